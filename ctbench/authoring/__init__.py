@@ -1,0 +1,1 @@
+"""ctbench authoring component."""

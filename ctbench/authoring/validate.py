@@ -1,0 +1,576 @@
+"""Task validation: what a reviewer would otherwise catch by hand, with file and line for each finding.
+
+Fast path first: every file is read with the C YAML loader and checked against the models; only files
+that have findings are re-read in round-trip mode to put a line number on them. Recording text is
+read only where a check needs it (an RCA object that is neither an interface nor a known address is
+looked for in the node's own recordings).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ctbench.derived import derive, mismatches
+from ctbench.errors import CtbError
+from ctbench.model import Family, HiddenSpec, Network, TaskSpec
+from ctbench.store import (
+    CONFIG_FILE,
+    HIDDEN_FILE,
+    RECORDINGS_DIR,
+    TASK_FILE,
+    TAXONOMY_FILE,
+    RecordingAccessError,
+    TaskRef,
+    TaskSet,
+    safe_recording_path,
+)
+from ctbench.taxonomy import TaskSetConfig, Taxonomy
+from ctbench.vendor import Vendors
+from ctbench.yamlio import YamlFileError, line_of, load_document, load_fast, read_text
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Finding(BaseModel):
+    severity: Severity
+    code: str
+    file: str
+    line: int | None = None
+    message: str
+    expected: str = ""
+    task: str | None = None
+    loc: list[str | int] = []
+
+    def render(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        tail = f" (expected {self.expected})" if self.expected else ""
+        return f"{where}: {self.severity.value}[{self.code}]: {self.message}{tail}"
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    tasks_checked: int = 0
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == Severity.WARNING]
+
+    def for_task(self, task_id: str) -> list[Finding]:
+        return [f for f in self.findings if f.task == task_id]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tasks_checked": self.tasks_checked, "errors": len(self.errors), "warnings": len(self.warnings),
+                "findings": [f.model_dump(mode="json", exclude={"loc"}) for f in self.findings]}
+
+
+_IFACE_RE = re.compile(
+    r"^(?:[A-Za-z][A-Za-z-]*\d+(?:[/:.]\d+)*|(?:ge|xe|et|fe|ae|lo|irb|em|me|fxp|reth|vlan)-?\d*(?:[/.:]\d+)*)$",
+    re.IGNORECASE)
+
+
+def _is_address(text: str) -> bool:
+    try:
+        if "/" in text:
+            ipaddress.ip_network(text, strict=False)
+        else:
+            ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _known_address(obj: str, known: set[str]) -> bool:
+    """An address owned in the network, or a prefix that contains one (a route's destination)."""
+    if obj.split("/")[0] in known:
+        return True
+    if "/" not in obj:
+        return False
+    net = ipaddress.ip_network(obj, strict=False)
+    for addr in known:
+        try:
+            if ipaddress.ip_address(addr) in net:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+class _Ctx:
+    """Collects findings for one file and attaches line numbers lazily."""
+
+    def __init__(self, report: Report, root: Path, path: Path, task: str | None) -> None:
+        self.report, self.root, self.path, self.task = report, root, path, task
+        self.pending: list[Finding] = []
+
+    def rel(self) -> str:
+        try:
+            return str(self.path.relative_to(self.root.parent))
+        except ValueError:
+            return str(self.path)
+
+    def add(self, severity: Severity, code: str, message: str, *, loc: Sequence[str | int] = (),
+            expected: str = "", line: int | None = None) -> None:
+        self.pending.append(Finding(severity=severity, code=code, file=self.rel(), line=line, message=message,
+                                    expected=expected, task=self.task, loc=list(loc)))
+
+    def error(self, code: str, message: str, **kw: Any) -> None:
+        self.add(Severity.ERROR, code, message, **kw)
+
+    def warn(self, code: str, message: str, **kw: Any) -> None:
+        self.add(Severity.WARNING, code, message, **kw)
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        doc = None
+        if any(f.line is None and f.loc for f in self.pending) and self.path.is_file():
+            try:
+                doc = load_document(self.path)
+            except CtbError:
+                doc = None
+        for f in self.pending:
+            if f.line is None and doc is not None:
+                f.line = line_of(doc, f.loc)
+        self.report.findings.extend(self.pending)
+        self.pending = []
+
+
+def _schema_errors(ctx: _Ctx, exc: ValidationError, what: str) -> None:
+    for err in exc.errors():
+        loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        dotted = ".".join(str(p) for p in loc) or "(top level)"
+        kind = err["type"]
+        if kind == "missing":
+            ctx.error("schema", f"{dotted}: required field is missing", loc=loc[:-1],
+                      expected=f"a value for {dotted} in {what}")
+        elif kind == "extra_forbidden":
+            ctx.error("schema", f"{dotted}: unknown field", loc=loc, expected=f"only the fields of {what}")
+        else:
+            got = err.get("input")
+            got_s = repr(got) if not isinstance(got, dict | list) else type(got).__name__
+            ctx.error("schema", f"{dotted}: {err['msg']} (found {got_s[:80]})", loc=loc)
+
+
+def _load_model(ctx: _Ctx, model: type[BaseModel], what: str) -> tuple[Any, str | None]:
+    """Returns (model or None, raw text or None). Reports unreadable, broken or mistyped files."""
+    if not ctx.path.exists():
+        ctx.error("missing-file", f"{ctx.path.name} is missing", expected=f"a {what} file")
+        return None, None
+    try:
+        text = read_text(ctx.path)
+        data = load_fast(ctx.path, text)
+    except YamlFileError as exc:
+        ctx.error("yaml", exc.detail, line=exc.line)
+        return None, None
+    if data is None:
+        ctx.error("empty-file", f"{ctx.path.name} is empty", expected=f"a {what} mapping")
+        return None, text
+    if not isinstance(data, dict):
+        ctx.error("schema", f"top level is a {type(data).__name__}", expected=f"a mapping ({what})", line=1)
+        return None, text
+    try:
+        return model.model_validate(data), text
+    except ValidationError as exc:
+        _schema_errors(ctx, exc, what)
+        return None, text
+
+
+class Validator:
+    """Validates a task set or a selection of its tasks."""
+
+    def __init__(self, tasks: TaskSet) -> None:
+        self.ts = tasks
+        self.report = Report()
+        self.config: TaskSetConfig | None = None
+        self.taxonomy: Taxonomy | None = None
+        self.networks: dict[str, Network | None] = {}
+        self.vendors = Vendors(tasks.dialect_extensions())
+
+    # ------------------------------------------------------------------ set level
+
+    def check_set_files(self) -> None:
+        root = self.ts.root
+        ctx = _Ctx(self.report, root, root / CONFIG_FILE, None)
+        if ctx.path.exists():
+            self.config, _ = _load_model(ctx, TaskSetConfig, "task-set configuration")
+        else:
+            ctx.warn("missing-file", f"{CONFIG_FILE} is missing; defaults are used and no canary is checked",
+                     expected="a task-set configuration file")
+            self.config = TaskSetConfig()
+        ctx.flush()
+        ctx = _Ctx(self.report, root, root / TAXONOMY_FILE, None)
+        self.taxonomy, _ = _load_model(ctx, Taxonomy, "root-cause taxonomy")
+        ctx.flush()
+
+    def network(self, name: str) -> Network | None:
+        if name not in self.networks:
+            path = self.ts.network_path(name)
+            ctx = _Ctx(self.report, self.ts.root, path, None)
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or not path.is_file():
+                self.networks[name] = None
+                return None
+            net, _ = _load_model(ctx, Network, "network")
+            if net is not None and net.name != name:
+                ctx.error("network-name", f"network file {path.name} declares name {net.name!r}",
+                          loc=["name"], expected=repr(name))
+            if net is not None:
+                self._check_network(ctx, net)
+            ctx.flush()
+            self.networks[name] = net
+        return self.networks[name]
+
+    def _check_network(self, ctx: _Ctx, net: Network) -> None:
+        names = net.device_map()
+        seen: set[tuple[str, str]] = set()
+        for i, link in enumerate(net.links):
+            for end in (link.a, link.b):
+                if end.node not in names:
+                    ctx.error("link-device", f"link {i + 1} names unknown device {end.node!r}", loc=["links", i],
+                              expected="a device listed under devices")
+                key = (end.node, self.vendors.iface(names.get(end.node), end.interface))
+                if key in seen:
+                    ctx.warn("link-duplicate", f"interface {end} is cabled twice", loc=["links", i])
+                seen.add(key)
+
+    # ------------------------------------------------------------------ tasks
+
+    def run(self, refs: Iterable[TaskRef] | None = None) -> Report:
+        self.check_set_files()
+        all_refs = self.ts.refs()
+        selected = list(all_refs if refs is None else refs)
+        if refs is None and not all_refs:
+            ctx = _Ctx(self.report, self.ts.root, self.ts.root, None)
+            ctx.error("no-tasks", "no task folders found", expected="task folders under rca/ or path/")
+            ctx.flush()
+        ids = Counter(r.id for r in all_refs)
+        for ref in selected:
+            self.report.tasks_checked += 1
+            self.check_task(ref, duplicate=ids[ref.id] > 1)
+        return self.report
+
+    def check_task(self, ref: TaskRef, *, duplicate: bool = False) -> None:
+        root = self.ts.root
+        folder_ctx = _Ctx(self.report, root, ref.path, ref.id)
+        if not any(ref.path.iterdir()):
+            folder_ctx.error("empty-folder", "task folder is empty", expected=f"{TASK_FILE} and {HIDDEN_FILE}")
+            folder_ctx.flush()
+            return
+        if duplicate:
+            folder_ctx.error("duplicate-id", f"task id {ref.id!r} is used by more than one task folder",
+                             expected="ids unique across rca/ and path/")
+        folder_ctx.flush()
+
+        tctx = _Ctx(self.report, root, ref.task_file, ref.id)
+        task, ttext = _load_model(tctx, TaskSpec, "task")
+        hctx = _Ctx(self.report, root, ref.hidden_file, ref.id)
+        hidden, htext = _load_model(hctx, HiddenSpec, "hidden task part")
+        try:
+            if task is not None:
+                self._check_visible(tctx, ref, task, ttext or "")
+            if hidden is not None:
+                self._check_hidden_basics(hctx, ref, hidden, htext or "")
+            if task is not None and hidden is not None:
+                self._check_pair(tctx, hctx, ref, task, hidden)
+        finally:
+            tctx.flush()
+            hctx.flush()
+
+    def _canary(self, ctx: _Ctx, text: str, value: str) -> None:
+        canary = self.config.canary if self.config else ""
+        if canary and canary not in text:
+            ctx.error("canary", "the task set's canary string is missing", loc=["canary"],
+                      expected=f"canary: {canary!r}")
+        elif canary and value and value != canary:
+            ctx.error("canary", "canary differs from the task set's", loc=["canary"], expected=repr(canary))
+
+    def _check_visible(self, ctx: _Ctx, ref: TaskRef, task: TaskSpec, text: str) -> None:
+        if task.id != ref.id:
+            ctx.error("id-mismatch", f"id {task.id!r} differs from the folder name", loc=["id"], expected=repr(ref.id))
+        if task.family != ref.family:
+            ctx.error("family-mismatch", f"family {task.family.value!r} but the task is under {ref.family.value}/",
+                      loc=["family"], expected=repr(ref.family.value))
+        self._canary(ctx, text, task.canary)
+        net = self.network(task.network)
+        if net is None:
+            ctx.error("network", f"network {task.network!r} not found or invalid", loc=["network"],
+                      expected=f"networks/{task.network}.yaml")
+            return
+        devices = net.device_map()
+        for i, name in enumerate(task.accessible or []):
+            if name not in devices:
+                ctx.error("accessible", f"accessible device {name!r} is not in network {net.name}",
+                          loc=["accessible", i], expected="a device of the network")
+        seen: dict[tuple[str, str], int] = {}
+        indexed: set[str] = set()
+        for i, rec in enumerate(task.recordings):
+            loc: list[str | int] = ["recordings", i]
+            dev = devices.get(rec.device)
+            if dev is None:
+                ctx.error("recording-device", f"recording for unknown device {rec.device!r}", loc=loc,
+                          expected=f"a device of network {net.name}")
+            elif dev.os is None:
+                ctx.error("recording-device", f"{rec.device} has no CLI (no os) but has a recording", loc=loc)
+            elif (canon := self.vendors.canonical(dev, rec.command)) is not None and canon != rec.command:
+                ctx.error("not-canonical", f"command {rec.command!r} is not in canonical form", loc=[*loc, "command"],
+                          expected=repr(canon))
+            if rec.key in seen:
+                ctx.error("recording-duplicate", f"{rec.device} {rec.command!r} is recorded twice "
+                          f"(also entry {seen[rec.key] + 1})", loc=loc, expected="one recording per device and command")
+            seen[rec.key] = i
+            try:
+                safe_recording_path(ref.path, rec.file)
+                indexed.add(os.path.normpath(rec.file))
+            except RecordingAccessError as exc:
+                ctx.error("recording-file", str(exc), loc=[*loc, "file"])
+        rec_dir = ref.path / RECORDINGS_DIR
+        if rec_dir.is_dir():
+            for dirpath, _dirs, files in os.walk(rec_dir):
+                for fname in files:
+                    rel = os.path.normpath(os.path.relpath(os.path.join(dirpath, fname), ref.path))
+                    if rel not in indexed:
+                        ctx.warn("unused-recording", f"{rel} is not in the recordings index; nothing uses it",
+                                 loc=["recordings"], expected="an index entry or removal of the file")
+
+    def _check_hidden_basics(self, ctx: _Ctx, ref: TaskRef, hidden: HiddenSpec, text: str) -> None:
+        if hidden.id != ref.id:
+            ctx.error("id-mismatch", f"id {hidden.id!r} differs from the folder name", loc=["id"],
+                      expected=repr(ref.id))
+        self._canary(ctx, text, hidden.canary)
+        if ref.family == Family.RCA:
+            if not hidden.answer.rca:
+                ctx.error("answer", "an RCA task needs at least one root-cause triple", loc=["answer"],
+                          expected="answer.rca: [{node, object, label}]")
+            if hidden.answer.paths:
+                ctx.error("answer", "an RCA task carries paths", loc=["answer", "paths"], expected="answer.rca only")
+            if hidden.metadata.observability is None:
+                ctx.warn("metadata", "observability (O1/O2) is not set", loc=["metadata"],
+                         expected="metadata.observability")
+            if hidden.metadata.chain_length is None:
+                ctx.warn("metadata", "propagation-chain length is not set", loc=["metadata"],
+                         expected="metadata.chain_length")
+        else:
+            if not hidden.answer.paths:
+                ctx.error("answer", "a path task needs at least one path", loc=["answer"],
+                          expected="answer.paths: [{hops: [...]}]")
+            if hidden.answer.rca:
+                ctx.error("answer", "a path task carries RCA triples", loc=["answer", "rca"],
+                          expected="answer.paths only")
+        if not hidden.golden_actions:
+            ctx.error("golden", "no golden actions", loc=["golden_actions"], expected="at least one golden action")
+        if not hidden.metadata.protocol_mechanisms:
+            ctx.warn("metadata", "no protocol mechanisms listed (protocol complexity is 0)", loc=["metadata"],
+                     expected="metadata.protocol_mechanisms")
+
+    def _check_pair(self, tctx: _Ctx, hctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec) -> None:
+        net = self.network(task.network)
+        if net is None:
+            return
+        devices = net.device_map()
+        accessible = set(task.accessible) if task.accessible is not None else set(devices)
+        index = task.recording_index()
+        for i, act in enumerate(hidden.golden_actions):
+            loc: list[str | int] = ["golden_actions", i]
+            dev = devices.get(act.device)
+            if dev is None:
+                hctx.error("golden-device", f"golden action on unknown device {act.device!r}", loc=loc,
+                           expected=f"a device of network {net.name}")
+                continue
+            if act.device not in accessible:
+                hctx.error("golden-device", f"golden action on {act.device}, which the task makes inaccessible",
+                           loc=loc, expected="an accessible device")
+            canon = self.vendors.canonical(dev, act.command)
+            key = (act.device, canon or act.command)
+            if canon is not None and canon != act.command:
+                hctx.error("not-canonical", f"command {act.command!r} is not in canonical form",
+                           loc=[*loc, "command"], expected=repr(canon))
+            if key not in index:
+                hctx.error("golden-recording", f"no recording for {act.device} {act.command!r}", loc=loc,
+                           expected="a recording with this device and canonical command")
+        dup = [k for k, c in Counter(a.key for a in hidden.golden_actions).items() if c > 1]
+        for dev_name, cmd in dup:
+            hctx.warn("golden-duplicate", f"golden action {dev_name} {cmd!r} is listed twice", loc=["golden_actions"])
+
+        if self.taxonomy is not None and self.config is not None:
+            derived = derive(task, hidden, net, self.taxonomy, self.config)
+            for name, declared, actual in mismatches(hidden, derived):
+                hctx.error("metadata-mismatch", f"metadata {name} is {declared!r} but the task gives {actual!r}",
+                           loc=["metadata", "declared", name] if name != "root_cause_count" else
+                           ["metadata", "root_cause_count"], expected=repr(actual))
+        if ref.family == Family.RCA:
+            self._check_rca(hctx, ref, task, hidden, net)
+        else:
+            self._check_paths(hctx, hidden, net)
+        self._check_leaks(tctx, task, hidden)
+
+    def _check_rca(self, ctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec, net: Network) -> None:
+        devices = net.device_map()
+        known_addresses = {a.split("/")[0] for d in net.devices for a in d.addresses}
+        for i, t in enumerate(hidden.answer.rca or []):
+            loc: list[str | int] = ["answer", "rca", i]
+            dev = devices.get(t.node)
+            if dev is None:
+                ctx.error("answer-node", f"root-cause node {t.node!r} is not in network {net.name}",
+                          loc=[*loc, "node"], expected="a device of the network")
+            if self.taxonomy is not None and self.taxonomy.resolve(t.label) is None:
+                ctx.error("label", f"unknown root-cause label {t.label!r}", loc=[*loc, "label"],
+                          expected="a label or alias from taxonomy.yaml")
+            if dev is None:
+                continue
+            obj = t.object.strip()
+            ifaces = self._interfaces(net, dev.name)
+            if self.vendors.iface(dev, obj) in ifaces:
+                continue
+            if _is_address(obj) and _known_address(obj, known_addresses):
+                continue
+            if _IFACE_RE.match(obj) and not _is_address(obj) and ifaces:
+                ctx.error("answer-object", f"{t.node} has no interface {obj!r}", loc=[*loc, "object"],
+                          expected="one of " + ", ".join(sorted(ifaces)[:8]))
+                continue
+            if not self._seen_in_recordings(ref, task, dev.name, obj):
+                ctx.error("answer-object", f"object {obj!r} of {t.node} appears nowhere: not an interface or "
+                          "address in the network, nor in the node's recordings", loc=[*loc, "object"],
+                          expected="an interface, address or object visible on that node")
+
+    def _interfaces(self, net: Network, node: str) -> set[str]:
+        dev = net.device(node)
+        out = {self.vendors.iface(dev, i) for i in (dev.interfaces if dev else [])}
+        for link in net.links:
+            for end in (link.a, link.b):
+                if end.node == node:
+                    out.add(self.vendors.iface(dev, end.interface))
+        return out
+
+    def _seen_in_recordings(self, ref: TaskRef, task: TaskSpec, node: str, obj: str) -> bool:
+        needle = obj.encode("utf-8", "replace")
+        for rec in task.recordings:
+            if rec.device != node:
+                continue
+            try:
+                if needle in safe_recording_path(ref.path, rec.file).read_bytes():
+                    return True
+            except (RecordingAccessError, OSError):
+                continue
+        return False
+
+    def _check_paths(self, ctx: _Ctx, hidden: HiddenSpec, net: Network) -> None:
+        devices = net.device_map()
+        peer: dict[tuple[str, str], str] = {}
+        for link in net.links:
+            da, db = devices.get(link.a.node), devices.get(link.b.node)
+            peer[(link.a.node, self.vendors.iface(da, link.a.interface))] = link.b.node
+            peer[(link.b.node, self.vendors.iface(db, link.b.interface))] = link.a.node
+        seen_paths: set[tuple[tuple[str, str | None], ...]] = set()
+        for p, path in enumerate(hidden.answer.paths or []):
+            key = tuple((h.node, h.egress) for h in path.hops)
+            if key in seen_paths:
+                ctx.error("path-duplicate", f"path {p + 1} repeats an earlier path", loc=["answer", "paths", p])
+            seen_paths.add(key)
+            for h, hop in enumerate(path.hops):
+                loc: list[str | int] = ["answer", "paths", p, "hops", h]
+                dev = devices.get(hop.node)
+                if dev is None:
+                    ctx.error("answer-node", f"path {p + 1} hop {h + 1}: node {hop.node!r} is not in network "
+                              f"{net.name}", loc=[*loc, "node"], expected="a device of the network")
+                    continue
+                if hop.egress is None or h + 1 >= len(path.hops):
+                    continue
+                egress = self.vendors.iface(dev, hop.egress)
+                ifaces = self._interfaces(net, hop.node)
+                if ifaces and egress not in ifaces:
+                    ctx.error("answer-interface", f"path {p + 1} hop {h + 1}: {hop.node} has no interface "
+                              f"{hop.egress!r}", loc=[*loc, "egress"],
+                              expected="one of " + ", ".join(sorted(ifaces)[:8]))
+                    continue
+                nxt = path.hops[h + 1].node
+                linked = peer.get((hop.node, egress))
+                if linked is not None and linked != nxt:
+                    ctx.error("path-link", f"path {p + 1}: {hop.node} {hop.egress} is cabled to {linked}, "
+                              f"not to the next hop {nxt}", loc=[*loc, "egress"],
+                              expected=f"the interface of {hop.node} that links to {nxt}")
+                elif linked is None and net.links:
+                    ctx.warn("path-link-unknown", f"path {p + 1}: no link is recorded on {hop.node} {hop.egress}; "
+                             f"cannot check that it reaches {nxt}", loc=[*loc, "egress"])
+
+    def _check_leaks(self, ctx: _Ctx, task: TaskSpec, hidden: HiddenSpec) -> None:
+        statement = task.statement.lower()
+        norm = re.sub(r"\s+", " ", statement)
+        labels: set[str] = set()
+        for t in hidden.answer.rca or []:
+            labels.add(t.label)
+            if self.taxonomy is not None:
+                lab = self.taxonomy.get(t.label)
+                if lab is not None:
+                    labels.add(lab.label)
+            line = f"{t.node};{t.object}".lower()
+            if line in norm.replace(" ", ""):
+                ctx.error("leak", f"the statement contains the gold entry {t.node};{t.object}", loc=["statement"],
+                          expected="a statement that describes symptoms, not the answer")
+            elif re.search(rf"(?<![\w.]){re.escape(t.object.lower())}(?![\w.])", norm) and len(t.object) > 2:
+                ctx.warn("leak-object", f"the statement names the gold object {t.object!r}; fine if it is the "
+                         "symptom's target (e.g. a ping destination), a leak if it points at the fault",
+                         loc=["statement"])
+        for lab in labels:
+            if len(lab) > 3 and re.search(rf"(?<!\w){re.escape(lab.lower())}(?!\w)", norm):
+                ctx.error("leak", f"the statement contains the gold root-cause label {lab!r}", loc=["statement"],
+                          expected="a statement that does not name the root cause")
+        for p in hidden.answer.paths or []:
+            tokens = [f"{h.node}_{h.egress}".lower() for h in p.hops if h.egress]
+            if tokens and all(tok in norm for tok in tokens):
+                ctx.error("leak", "the statement spells out a gold path hop by hop", loc=["statement"],
+                          expected="only the endpoints")
+
+
+def resolve_targets(paths: Sequence[str]) -> tuple[TaskSet, list[TaskRef] | None]:
+    """Map command-line paths (a task set, task folders, or files inside them) to what to validate."""
+    if not paths:
+        return TaskSet.open(None), None
+    sets: dict[Path, TaskSet] = {}
+    chosen: list[TaskRef] = []
+    whole = False
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise CtbError(f"{raw}: no such file or folder")
+        ts = TaskSet.open(p)
+        sets.setdefault(ts.root, ts)
+        rp = p.resolve()
+        if rp == ts.root.resolve():
+            whole = True
+            continue
+        rel = rp.relative_to(ts.root.resolve()).parts
+        if len(rel) >= 2 and rel[0] in ("rca", "path"):
+            chosen.append(TaskRef(rel[1], Family(rel[0]), ts.root / rel[0] / rel[1]))
+        elif rel and rel[0] in ("rca", "path"):
+            chosen.extend(r for r in ts.refs() if r.family.value == rel[0])
+        else:
+            whole = True  # a set-level file (taxonomy, network, config) can break any task
+    if len(sets) > 1:
+        raise CtbError("paths belong to different task sets; validate one task set at a time")
+    ts = next(iter(sets.values()))
+    if whole:
+        return ts, None
+    unique = {r.path: r for r in chosen}
+    return ts, sorted(unique.values(), key=lambda r: (r.family.value, r.id))
+
+
+def validate_paths(paths: Sequence[str]) -> Report:
+    ts, refs = resolve_targets(paths)
+    return Validator(ts).run(refs)

@@ -1,0 +1,655 @@
+"""The paper's metrics, per task and aggregated (section 4, appendices B.1-B.3, C.1, C.5).
+
+Everything here is a pure function of plain values: gold and predicted answers as the
+:mod:`ctbench.answer` tuples, golden and executed evidence actions as ``(device, canonical command)``
+pairs, usage numbers, and - for the auxiliary near-miss scores - a taxonomy given as
+``label -> (L1, L2, L3)`` and a small :class:`Topology`. The task model is not imported; the scorer
+builds :class:`TaskRecord` values from it.
+
+Conventions fixed here (the paper leaves them implicit):
+
+- ``IoU(A, B) = |A & B| / |A | B|``; two empty sets have IoU 1 (identical). Gold sets are never
+  empty in the benchmark, so this only matters for hand-made cases.
+- A missing prediction (timeout, error) and an ``empty``/``unparsable`` one are the empty set and
+  score 0 on every IoU and on accuracy; they stay in every denominator (B.1, C.3, C.5).
+- Means use :func:`math.fsum` and records are sorted by task id, so the aggregate does not depend on
+  the order results were appended and its JSON dump is byte-identical across runs.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, TypeVar
+
+from ctbench.answer import Hop, Path, RcaEntry, path_edges
+from ctbench.evaluate.failures import FAILURE_MODES, classify_rca_failure
+from ctbench.evaluate.parse import ParsedAnswer
+
+Family = Literal["rca", "path"]
+FAMILIES: tuple[Family, ...] = ("rca", "path")
+Action = tuple[str, str]
+"""A golden or executed evidence action: ``(device, canonical command)``."""
+TaskStatus = Literal["answered", "unparsable", "empty", "missing"]
+TASK_STATUSES: tuple[TaskStatus, ...] = ("answered", "unparsable", "empty", "missing")
+
+_G = TypeVar("_G")
+_P = TypeVar("_P")
+
+
+# --------------------------------------------------------------------------- set metrics
+
+def iou(predicted: Set[Any], gold: Set[Any]) -> float:
+    """Intersection over union of two sets (section 4.1/4.2); 1.0 when both are empty."""
+    union = len(predicted | gold)
+    return 1.0 if union == 0 else len(predicted & gold) / union
+
+
+@dataclass(frozen=True)
+class RcaTaskScores:
+    """Per-task RCA scores: exact accuracy, RCA-Loc, RCA-ID (section 4.1) and triplet IoU (B.1)."""
+
+    exact: bool
+    loc: float
+    ident: float
+    triplet: float
+
+
+def rca_locations(entries: Iterable[RcaEntry]) -> frozenset[tuple[str, str]]:
+    """The RCA-Loc unit: the set of (node, object) pairs."""
+    return frozenset((e.node, e.object) for e in entries)
+
+
+def rca_labels(entries: Iterable[RcaEntry]) -> frozenset[str]:
+    """The RCA-ID unit: the set of root-cause labels."""
+    return frozenset(e.label for e in entries)
+
+
+def score_rca(gold: Set[RcaEntry], predicted: Set[RcaEntry] | None) -> RcaTaskScores:
+    """Score one RCA task. ``predicted=None`` (no usable answer) is the empty prediction (B.1).
+
+    Exact accuracy compares the whole set of triples; RCA-Loc and RCA-ID score node-object pairs and
+    labels separately, so they can be perfect while the pairing is wrong - the triplet IoU keeps the
+    binding between location and cause.
+    """
+    pred = frozenset(predicted or ())
+    gold = frozenset(gold)
+    return RcaTaskScores(
+        exact=pred == gold,
+        loc=iou(rca_locations(pred), rca_locations(gold)),
+        ident=iou(rca_labels(pred), rca_labels(gold)),
+        triplet=iou(pred, gold),
+    )
+
+
+@dataclass(frozen=True)
+class PathTaskScores:
+    """Per-task path scores (section 4.2, B.1, C.5).
+
+    ``edges_intersection`` / ``edges_union`` are kept so that the pooled (micro) directed-edge IoU
+    can be summed over tasks.
+    """
+
+    exact: bool
+    loc: float
+    rest: float
+    sequence: float
+    edges_intersection: int
+    edges_union: int
+
+
+def path_endpoints(paths: Iterable[Path]) -> frozenset[tuple[str, str]]:
+    """Role-labelled endpoints ``{("src", first node), ("dst", last node)}`` of all paths (4.2).
+
+    The role is part of the element, so a reversed path does not match its endpoints.
+    """
+    out: set[tuple[str, str]] = set()
+    for p in paths:
+        if p:
+            out.add(("src", p[0].node))
+            out.add(("dst", p[-1].node))
+    return frozenset(out)
+
+
+def path_edge_set(paths: Iterable[Path]) -> frozenset[tuple[Hop, Hop]]:
+    """Directed edges of all paths, egress interfaces included (:func:`ctbench.answer.path_edges`).
+
+    Because an edge is a pair of whole hop tokens, a wrong egress interface on an inner hop spoils
+    the two edges that touch that hop.
+    """
+    return frozenset(e for p in paths for e in path_edges(p))
+
+
+def score_paths(gold: Sequence[Path], predicted: Sequence[Path] | None) -> PathTaskScores:
+    """Score one path task. ``predicted=None`` (no usable answer) is the empty prediction (B.1).
+
+    Exact: the set of predicted paths equals the set of gold paths (order between paths is free, the
+    hops of a path are ordered). Path-Loc: IoU of role-labelled endpoints. Path-Rest: IoU of directed
+    edges. Path-sequence IoU: each whole ordered path is one set element.
+    """
+    pred_paths = frozenset(tuple(p) for p in (predicted or ()))
+    gold_paths = frozenset(tuple(p) for p in gold)
+    pred_edges, gold_edges = path_edge_set(pred_paths), path_edge_set(gold_paths)
+    return PathTaskScores(
+        exact=pred_paths == gold_paths,
+        loc=iou(path_endpoints(pred_paths), path_endpoints(gold_paths)),
+        rest=iou(pred_edges, gold_edges),
+        sequence=iou(pred_paths, gold_paths),
+        edges_intersection=len(pred_edges & gold_edges),
+        edges_union=len(pred_edges | gold_edges),
+    )
+
+
+# --------------------------------------------------------------------------- evidence
+
+@dataclass(frozen=True)
+class EvidenceCounts:
+    """Per-task evidence counts: covered golden actions C, golden actions G, unique executed A (C.5)."""
+
+    covered: int
+    golden: int
+    executed: int
+
+    @property
+    def complete(self) -> bool:
+        """Every golden action executed (a task with no golden action is complete, C.1)."""
+        return self.covered >= self.golden
+
+
+def evidence_counts(golden: Set[Action], executed: Iterable[Action] | None) -> EvidenceCounts:
+    """Count evidence for one task (sections 4.1/4.2).
+
+    A golden action is covered only by the same device *and* the same canonical command; the caller
+    canonicalises both sides (the replay dialects do). Executed actions are de-duplicated.
+    """
+    done = frozenset(executed or ())
+    gold = frozenset(golden)
+    return EvidenceCounts(covered=len(gold & done), golden=len(gold), executed=len(done))
+
+
+# --------------------------------------------------------------------------- near-miss scores (B.2, B.3)
+
+@dataclass(frozen=True)
+class LabelWeights:
+    """Hierarchical label similarity (B.2, Table 14): exact label, then same L1 (finest grouping,
+    the subtype), same L2 (technical domain), same L3 (broad fault family), else ``other``."""
+
+    exact: float = 1.0
+    l1: float = 0.75
+    l2: float = 0.5
+    l3: float = 0.25
+    other: float = 0.0
+
+
+@dataclass(frozen=True)
+class NodeWeights:
+    """Topology-aware node similarity (B.3, Table 15): same node 1; same cluster; same site and same
+    role; within ``k`` hops in the link graph; else 0."""
+
+    cluster: float = 0.75
+    site_role: float = 0.5
+    neighbour: float = 0.25
+    k: int = 1
+
+
+class NodeInfo(NamedTuple):
+    """What the node similarity needs to know about a device (``None`` = not recorded)."""
+
+    site: str | None = None
+    role: str | None = None
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A task network reduced to what B.3 needs: node attributes and an undirected adjacency.
+
+    Build it with :meth:`from_links`. The adjacency is made symmetric (links are physical, B.3 speaks
+    of a topology neighbourhood, not of a direction).
+    """
+
+    nodes: Mapping[str, NodeInfo]
+    adjacency: Mapping[str, frozenset[str]]
+
+    def __post_init__(self) -> None:
+        adj: dict[str, set[str]] = {}
+        for a, neighbours in self.adjacency.items():
+            for b in neighbours:
+                if a != b:
+                    adj.setdefault(a, set()).add(b)
+                    adj.setdefault(b, set()).add(a)
+        object.__setattr__(self, "nodes", MappingProxyType({n: NodeInfo(*i) for n, i in self.nodes.items()}))
+        object.__setattr__(self, "adjacency", MappingProxyType({n: frozenset(s) for n, s in adj.items()}))
+
+    @classmethod
+    def from_links(
+        cls, nodes: Mapping[str, NodeInfo | tuple[str | None, str | None, str | None]],
+        links: Iterable[tuple[str, str]],
+    ) -> Topology:
+        """``nodes``: name -> (site, role, cluster); ``links``: pairs of linked node names."""
+        adj: dict[str, set[str]] = {}
+        for a, b in links:
+            adj.setdefault(a, set()).add(b)
+        return cls({n: NodeInfo(*i) for n, i in nodes.items()}, {a: frozenset(s) for a, s in adj.items()})
+
+    def distance(self, a: str, b: str, limit: int) -> int | None:
+        """Hop count from ``a`` to ``b`` if at most ``limit``, else ``None`` (breadth-first)."""
+        if a == b:
+            return 0
+        seen = {a}
+        frontier: deque[tuple[str, int]] = deque([(a, 0)])
+        while frontier:
+            node, d = frontier.popleft()
+            if d >= limit:
+                continue
+            for nxt in self.adjacency.get(node, ()):
+                if nxt == b:
+                    return d + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    frontier.append((nxt, d + 1))
+        return None
+
+
+def label_sim(
+    gold: str, predicted: str, levels: Mapping[str, tuple[str, str, str]] | None,
+    weights: LabelWeights = LabelWeights(),
+) -> float:
+    """Hierarchical label similarity (B.2). A label absent from ``levels`` earns credit only when
+    exactly equal; an empty or ``None`` group never matches."""
+    if gold == predicted:
+        return weights.exact
+    if levels is None or gold not in levels or predicted not in levels:
+        return weights.other
+    g, p = levels[gold], levels[predicted]
+    for i, w in enumerate((weights.l1, weights.l2, weights.l3)):
+        if g[i] and g[i] == p[i]:
+            return w
+    return weights.other
+
+
+def node_sim(a: str, b: str, topology: Topology | None, weights: NodeWeights = NodeWeights()) -> float:
+    """Topology-aware node similarity (B.3): first rule that holds wins.
+
+    Without a topology only the same node earns credit. Attributes must be recorded on both nodes to
+    match (two nodes with no cluster are not "in the same cluster").
+    """
+    if a == b:
+        return 1.0
+    if topology is None:
+        return 0.0
+    ia, ib = topology.nodes.get(a), topology.nodes.get(b)
+    if ia is not None and ib is not None:
+        if ia.cluster and ia.cluster == ib.cluster:
+            return weights.cluster
+        if ia.site and ia.role and ia.site == ib.site and ia.role == ib.role:
+            return weights.site_role
+    if weights.k >= 1 and topology.distance(a, b, weights.k) is not None:
+        return weights.neighbour
+    return 0.0
+
+
+def best_matching(gold: Sequence[_G], predicted: Sequence[_P], sim: Callable[[_G, _P], float]) -> float:
+    """Maximum total similarity of a one-to-one matching of predicted to gold entries (B.2).
+
+    Solved with ``scipy.optimize.linear_sum_assignment(maximize=True)`` on the |G| x |P| similarity
+    matrix; unmatched entries (when the sizes differ) contribute nothing.
+    """
+    if not gold or not predicted:
+        return 0.0
+    from scipy.optimize import linear_sum_assignment  # lazy: keeps `import ctbench.evaluate` light
+
+    matrix = [[sim(g, p) for p in predicted] for g in gold]
+    rows, cols = linear_sum_assignment(matrix, maximize=True)
+    return math.fsum(matrix[r][c] for r, c in zip(rows.tolist(), cols.tolist(), strict=True))
+
+
+@dataclass(frozen=True)
+class EntryMatchScores:
+    """Recall-oriented entry-match sums over the gold entries of one task (B.2, B.3, Table 16).
+
+    Each field is the maximum total similarity of a one-to-one matching, *not yet divided* by
+    ``n_gold``, so that both the per-task score (``sum / n_gold``, the paper's Hier-RCA(q)) and an
+    entry-pooled score can be derived. ``id_hierarchical`` is ``None`` without a taxonomy.
+    """
+
+    n_gold: int
+    id_exact: float
+    id_hierarchical: float | None
+    loc_exact: float
+    loc_hierarchical: float
+
+
+def entry_match(
+    gold: Set[RcaEntry], predicted: Set[RcaEntry] | None, *,
+    levels: Mapping[str, tuple[str, str, str]] | None = None,
+    label_weights: LabelWeights = LabelWeights(),
+    topology: Topology | None = None,
+    node_weights: NodeWeights = NodeWeights(),
+) -> EntryMatchScores:
+    """Exact and hierarchical entry-match scores of one task.
+
+    - ID exact: sim = 1 iff same label; ID hierarchical: :func:`label_sim`.
+    - Loc exact: sim = 1 iff same (node, object); Loc hierarchical: :func:`node_sim` on the nodes
+      only ("this score evaluates node proximity only", B.3).
+    Each is its own optimal matching.
+    """
+    g = sorted(gold)
+    p = sorted(predicted or ())
+    return EntryMatchScores(
+        n_gold=len(g),
+        id_exact=best_matching(g, p, lambda a, b: float(a.label == b.label)),
+        id_hierarchical=None if levels is None else best_matching(
+            g, p, lambda a, b: label_sim(a.label, b.label, levels, label_weights)),
+        loc_exact=best_matching(g, p, lambda a, b: float((a.node, a.object) == (b.node, b.object))),
+        loc_hierarchical=best_matching(g, p, lambda a, b: node_sim(a.node, b.node, topology, node_weights)),
+    )
+
+
+def hierarchical_rca(
+    gold: Set[RcaEntry], predicted: Set[RcaEntry] | None,
+    levels: Mapping[str, tuple[str, str, str]], weights: LabelWeights = LabelWeights(),
+) -> float:
+    """Hier-RCA(q) = max over one-to-one matchings of sum sim(c_g, c_p) / |G| (B.2)."""
+    g, p = sorted(gold), sorted(predicted or ())
+    if not g:
+        return 0.0
+    return best_matching(g, p, lambda a, b: label_sim(a.label, b.label, levels, weights)) / len(g)
+
+
+def hierarchical_loc(
+    gold: Set[RcaEntry], predicted: Set[RcaEntry] | None,
+    topology: Topology | None, weights: NodeWeights = NodeWeights(),
+) -> float:
+    """Hierarchical node localisation: optimal matching of node_sim over gold entries / |G| (B.3)."""
+    g, p = sorted(gold), sorted(predicted or ())
+    if not g:
+        return 0.0
+    return best_matching(g, p, lambda a, b: node_sim(a.node, b.node, topology, weights)) / len(g)
+
+
+# --------------------------------------------------------------------------- records and per-task scores
+
+class Usage(NamedTuple):
+    """Resource usage of one task (section 4.3); ``None`` = not recorded."""
+
+    rounds: int | None = None
+    latency_s: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    @property
+    def total_tokens(self) -> int | None:
+        """Tokens_total = Tokens_input + Tokens_output; unknown when either side is unknown."""
+        if self.input_tokens is None or self.output_tokens is None:
+            return None
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """Everything the scorer needs about one task of one run, as plain values.
+
+    ``gold`` is a set of :class:`RcaEntry` (family ``rca``) or a sequence of paths (``path``);
+    ``prediction`` the parsed answer, ``None`` when the run produced none (timeout, error).
+    ``meta`` holds the stratification fields (observability, category list, ...) for
+    :func:`ctbench.evaluate.stats.breakdown`; ``topology`` the task's network for B.3.
+    """
+
+    task_id: str
+    family: Family
+    gold: frozenset[RcaEntry] | tuple[Path, ...]
+    prediction: ParsedAnswer | None = None
+    golden_actions: frozenset[Action] = frozenset()
+    executed_actions: tuple[Action, ...] = ()
+    usage: Usage = Usage()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    topology: Topology | None = None
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"{self.task_id}: unknown family {self.family!r}")
+        if self.family == "rca":
+            gold: Any = frozenset(self.gold)
+            if not all(isinstance(e, RcaEntry) for e in gold):
+                raise ValueError(f"{self.task_id}: RCA gold must be RcaEntry values")
+        else:
+            gold = tuple(tuple(Hop(*h) for h in p) for p in self.gold)
+        if self.prediction is not None and self.prediction.family != self.family:
+            raise ValueError(f"{self.task_id}: a {self.family} task got a {self.prediction.family} answer")
+        object.__setattr__(self, "gold", gold)
+        object.__setattr__(self, "golden_actions", frozenset(tuple(a) for a in self.golden_actions))
+        object.__setattr__(self, "executed_actions", tuple(tuple(a) for a in self.executed_actions))
+        object.__setattr__(self, "usage", Usage(*self.usage))
+
+
+@dataclass(frozen=True)
+class ScoringConfig:
+    """Parameters of the auxiliary near-miss scores (B.2, B.3); the primary metrics take none."""
+
+    levels: Mapping[str, tuple[str, str, str]] | None = None
+    label_weights: LabelWeights = LabelWeights()
+    node_weights: NodeWeights = NodeWeights()
+
+
+@dataclass(frozen=True)
+class TaskScores:
+    """All per-task numbers of one task; :func:`summarize` and :mod:`.stats` work on these.
+
+    Family-specific fields are ``None`` on the other family. ``failure`` is the F1-F5 label of a wrong
+    RCA answer (``None`` when correct, or for paths).
+    """
+
+    task_id: str
+    family: Family
+    status: TaskStatus
+    exact: bool
+    loc: float
+    evidence: EvidenceCounts
+    usage: Usage
+    meta: Mapping[str, Any]
+    ident: float | None = None
+    triplet: float | None = None
+    rest: float | None = None
+    sequence: float | None = None
+    edges_intersection: int = 0
+    edges_union: int = 0
+    entries: EntryMatchScores | None = None
+    has_topology: bool = False
+    failure: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON value for a per-task score listing (deterministic key order)."""
+        out: dict[str, Any] = {
+            "task_id": self.task_id, "family": self.family, "status": self.status,
+            "exact": self.exact, "loc": self.loc,
+        }
+        if self.family == "rca":
+            out.update(ident=self.ident, triplet=self.triplet, failure=self.failure)
+            if self.entries is not None:
+                n = self.entries.n_gold
+                out["entry_match"] = {
+                    "n_gold": n,
+                    "id_exact": _div(self.entries.id_exact, n),
+                    "id_hierarchical": None if self.entries.id_hierarchical is None
+                    else _div(self.entries.id_hierarchical, n),
+                    "loc_exact": _div(self.entries.loc_exact, n),
+                    "loc_hierarchical": _div(self.entries.loc_hierarchical, n),
+                }
+        else:
+            out.update(rest=self.rest, sequence=self.sequence,
+                       edges_intersection=self.edges_intersection, edges_union=self.edges_union)
+        out["evidence"] = {"covered": self.evidence.covered, "golden": self.evidence.golden,
+                           "executed": self.evidence.executed}
+        out["usage"] = {"rounds": self.usage.rounds, "latency_s": self.usage.latency_s,
+                        "input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens}
+        return out
+
+
+def score_task(record: TaskRecord, config: ScoringConfig = ScoringConfig()) -> TaskScores:
+    """Compute every per-task metric of one record."""
+    pred = record.prediction
+    status: TaskStatus = "missing" if pred is None else pred.status
+    evidence = evidence_counts(record.golden_actions, record.executed_actions)
+    common: dict[str, Any] = dict(task_id=record.task_id, family=record.family, status=status,
+                                  evidence=evidence, usage=record.usage, meta=record.meta)
+    if record.family == "rca":
+        gold_rca: frozenset[RcaEntry] = record.gold  # type: ignore[assignment]
+        pred_rca = None if pred is None else pred.rca
+        s = score_rca(gold_rca, pred_rca)
+        return TaskScores(
+            **common, exact=s.exact, loc=s.loc, ident=s.ident, triplet=s.triplet,
+            entries=entry_match(gold_rca, pred_rca, levels=config.levels,
+                                label_weights=config.label_weights, topology=record.topology,
+                                node_weights=config.node_weights),
+            has_topology=record.topology is not None,
+            failure=classify_rca_failure(gold_rca, pred),
+        )
+    gold_paths: tuple[Path, ...] = record.gold  # type: ignore[assignment]
+    p = score_paths(gold_paths, None if pred is None else pred.paths)
+    return TaskScores(**common, exact=p.exact, loc=p.loc, rest=p.rest, sequence=p.sequence,
+                      edges_intersection=p.edges_intersection, edges_union=p.edges_union)
+
+
+# --------------------------------------------------------------------------- aggregation
+
+def _div(num: float, den: float) -> float | None:
+    return None if den == 0 else num / den
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return None if not values else math.fsum(values) / len(values)
+
+
+def evidence_summary(scores: Sequence[TaskScores]) -> dict[str, Any]:
+    """Pooled evidence: coverage sum C / sum G (4.1/4.2) and F1 = 2C / (G + A) (C.5)."""
+    c = sum(s.evidence.covered for s in scores)
+    g = sum(s.evidence.golden for s in scores)
+    a = sum(s.evidence.executed for s in scores)
+    return {"covered": c, "golden": g, "executed": a, "coverage": _div(c, g), "f1": _div(2 * c, g + a)}
+
+
+def evidence_on_correct(scores: Sequence[TaskScores]) -> dict[str, Any]:
+    """Evidence restricted to exactly correct tasks (C.1, Table 18).
+
+    ``incomplete`` counts correct tasks with per-task coverage below 100% (a golden action not
+    executed); ``incomplete_freq`` = incomplete / correct; ``coverage`` pools C and G over them.
+    """
+    correct = [s for s in scores if s.exact]
+    incomplete = sum(1 for s in correct if not s.evidence.complete)
+    c = sum(s.evidence.covered for s in correct)
+    g = sum(s.evidence.golden for s in correct)
+    return {"n_correct": len(correct), "incomplete": incomplete,
+            "incomplete_freq": _div(incomplete, len(correct)), "covered": c, "golden": g,
+            "coverage": _div(c, g)}
+
+
+_USAGE_FIELDS: tuple[str, ...] = ("rounds", "latency_s", "input_tokens", "output_tokens", "total_tokens")
+
+
+def efficiency(scores: Sequence[TaskScores]) -> dict[str, Any]:
+    """Means and medians of rounds, latency and tokens (4.3); missing values excluded and counted."""
+    out: dict[str, Any] = {}
+    for name in _USAGE_FIELDS:
+        values = [float(v) for s in scores if (v := getattr(s.usage, name)) is not None]
+        out[name] = {"n": len(values), "missing": len(scores) - len(values), "mean": _mean(values),
+                     "median": statistics.median(sorted(values)) if values else None}
+    return out
+
+
+def _macro_entry(scores: Sequence[TaskScores], attr: str) -> dict[str, Any]:
+    per_task: list[float] = []
+    total = 0.0
+    n_gold = 0
+    for s in scores:
+        e = s.entries
+        if e is None or getattr(e, attr) is None:
+            return {"macro": None, "micro": None}
+        v = getattr(e, attr)
+        if e.n_gold:
+            per_task.append(v / e.n_gold)
+        total = math.fsum((total, v))
+        n_gold += e.n_gold
+    return {"macro": _mean(per_task), "micro": _div(total, n_gold)}
+
+
+def _status_counts(scores: Sequence[TaskScores]) -> dict[str, int]:
+    return {st: sum(1 for s in scores if s.status == st) for st in TASK_STATUSES}
+
+
+def _summarize_rca(scores: Sequence[TaskScores]) -> dict[str, Any]:
+    wrong = [s for s in scores if not s.exact]
+    return {
+        "n_tasks": len(scores),
+        "status": _status_counts(scores),
+        "accuracy": _mean([float(s.exact) for s in scores]),
+        "n_correct": sum(1 for s in scores if s.exact),
+        "loc_iou": _mean([s.loc for s in scores]),
+        "id_iou": _mean([s.ident or 0.0 for s in scores]),
+        "triplet_iou": _mean([s.triplet or 0.0 for s in scores]),
+        "evidence": evidence_summary(scores),
+        "evidence_on_correct": evidence_on_correct(scores),
+        "entry_match": {
+            "n_gold_entries": sum(s.entries.n_gold for s in scores if s.entries is not None),
+            "id_exact": _macro_entry(scores, "id_exact"),
+            "id_hierarchical": _macro_entry(scores, "id_hierarchical"),
+            "loc_exact": _macro_entry(scores, "loc_exact"),
+            "loc_hierarchical": _macro_entry(scores, "loc_hierarchical"),
+            "n_tasks_without_topology": sum(1 for s in scores if not s.has_topology),
+        },
+        "failures": {"n_wrong": len(wrong),
+                     **{m: sum(1 for s in wrong if s.failure == m) for m in sorted(FAILURE_MODES)}},
+    }
+
+
+def _summarize_path(scores: Sequence[TaskScores]) -> dict[str, Any]:
+    inter = sum(s.edges_intersection for s in scores)
+    union = sum(s.edges_union for s in scores)
+    return {
+        "n_tasks": len(scores),
+        "status": _status_counts(scores),
+        "accuracy": _mean([float(s.exact) for s in scores]),
+        "n_correct": sum(1 for s in scores if s.exact),
+        "loc_iou": _mean([s.loc for s in scores]),
+        "rest_iou": _mean([s.rest or 0.0 for s in scores]),
+        "sequence_iou": _mean([s.sequence or 0.0 for s in scores]),
+        "micro_edge_iou": _div(inter, union),
+        "edges": {"intersection": inter, "union": union},
+        "evidence": evidence_summary(scores),
+        "evidence_on_correct": evidence_on_correct(scores),
+    }
+
+
+def summarize(scores: Iterable[TaskScores]) -> dict[str, Any]:
+    """Aggregate per-task scores into the plain dict of every metric, per family.
+
+    Task-macro means for accuracy and the IoUs (4.1, 4.2, B.1); pooled ratios for evidence (4.1,
+    C.5) and path micro IoU; the correct-only evidence table (C.1); entry-match scores (Table 16) as
+    the task mean of per-task scores (``macro``, the paper's Hier-RCA(q) averaged) and pooled over gold
+    entries (``micro``); failure counts of wrong RCA answers (Table 29); efficiency per family and
+    overall. Both families are always present (``n_tasks`` 0 and ``None`` values when empty).
+    Raises ``ValueError`` on a duplicate task id.
+    """
+    rows = sorted(scores, key=lambda s: (s.family, s.task_id))
+    seen: set[tuple[str, str]] = set()
+    for s in rows:
+        if (s.family, s.task_id) in seen:
+            raise ValueError(f"duplicate task {s.family}/{s.task_id}")
+        seen.add((s.family, s.task_id))
+    rca = [s for s in rows if s.family == "rca"]
+    path = [s for s in rows if s.family == "path"]
+    return {
+        "n_tasks": len(rows),
+        "rca": _summarize_rca(rca),
+        "path": _summarize_path(path),
+        "efficiency": {"all": efficiency(rows), "rca": efficiency(rca), "path": efficiency(path)},
+    }
+
+
+def aggregate(records: Iterable[TaskRecord], config: ScoringConfig = ScoringConfig()) -> dict[str, Any]:
+    """Score every record and :func:`summarize` them: the whole metric dict of a run."""
+    return summarize([score_task(r, config) for r in records])

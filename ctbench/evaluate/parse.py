@@ -1,0 +1,341 @@
+"""Answer parsing: from an agent's (or a blind reviewer's) final message to answer values.
+
+The paper scores normalised answers only (section 3.1, appendix A.2/A.3): an RCA answer is a set of
+``node;object;label`` triples, a path answer a set of ordered hop sequences written
+``node_egress -> node_egress -> node``. Agents wrap those lines in prose, result tags, code fences or a
+"Final answer:" heading, so this module is *tolerant about where the answer is* and *strict about what
+an answer line is*. An answer with no valid line is recorded as ``unparsable`` (or ``empty`` when the
+answer is blank) - the paper's failure mode F5 (appendix E.2/E.3, example q12) - never dropped.
+
+Where the answer is (first rule that applies wins, no fall-back past it):
+
+1. ``<result>``/``<answer>``/``<final_answer>`` tags (any case, attributes allowed): the content of
+   the *last* tagged block is the answer (an unclosed last tag runs to the end of the text). An agent
+   that declares its answer is held to that declaration: a bad tagged block is not rescued by lines
+   found elsewhere in its reasoning.
+2. A "Final answer:" marker: the text after the last marker.
+3. Fenced code blocks: the last fenced block that holds at least one valid line; when none does, the
+   whole text (rule 4) is used, because fences in prose usually show CLI commands, not answers.
+4. The whole text.
+
+In regions 1-3 every non-blank line is an answer attempt (valid or recorded as invalid); in the whole
+text only lines carrying the schema's separator (``;`` for RCA, an arrow for paths) are attempts, the
+rest is prose. Fence lines (```), bullets (``-``, ``*``, ``•``, ``+``), numbering (``1.``, ``2)``,
+``(3)``, ``[4]``), surrounding backticks and ``**`` are stripped from every line.
+
+Nothing here knows the task model: node names, the taxonomy's label resolver and the dialects'
+interface/object normalisers are passed in as plain values and callables.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from ctbench.answer import Hop, Path, RcaEntry
+
+AnswerStatus = Literal["answered", "unparsable", "empty"]
+ANSWER_STATUSES: tuple[str, ...] = ("answered", "unparsable", "empty")
+
+_TAG_OPEN = re.compile(r"<\s*(result|answer|final_answer)\b[^>]*>", re.IGNORECASE)
+_FINAL_MARKER = re.compile(r"final[ \t]+answer[ \t]*[:：]", re.IGNORECASE)
+_FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_BULLET = re.compile(r"^(?:[-*•+]|\d{1,3}[.)]|\(\d{1,3}\)|\[\d{1,3}\])\s+")
+_RCA_SEP = re.compile(r"[;；]")
+_ARROW = re.compile(r"\s*(?:->|→)\s*")
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """A parsed final answer.
+
+    Exactly one of ``rca`` / ``paths`` is not ``None``: it says which family the text was parsed as.
+    When ``status`` is not ``"answered"`` that field is empty (``frozenset()`` / ``()``): the paper
+    scores an unanswered or unparsable prediction as the empty set (appendix B.1), and keeping the
+    family's empty value lets the metrics do exactly that without a special case.
+    ``invalid_lines`` keeps every answer attempt that failed the schema, for review and for F5.
+    """
+
+    status: AnswerStatus
+    rca: frozenset[RcaEntry] | None = None
+    paths: tuple[Path, ...] | None = None
+    invalid_lines: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.status not in ANSWER_STATUSES:
+            raise ValueError(f"unknown answer status {self.status!r}")
+        if (self.rca is None) == (self.paths is None):
+            raise ValueError("a ParsedAnswer holds exactly one of rca / paths")
+        if self.status != "answered" and (self.rca or self.paths):
+            raise ValueError(f"a {self.status} answer holds no entries")
+        if self.status == "answered" and not (self.rca or self.paths):
+            raise ValueError("an answered ParsedAnswer holds at least one entry")
+
+    @property
+    def family(self) -> Literal["rca", "path"]:
+        return "rca" if self.rca is not None else "path"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON value, deterministic (RCA entries sorted) so result files diff cleanly."""
+        return {
+            "status": self.status,
+            "rca": None if self.rca is None else [
+                {"node": e.node, "object": e.object, "label": e.label} for e in sorted(self.rca)
+            ],
+            "paths": None if self.paths is None else [
+                [{"node": h.node, "egress": h.egress} for h in p] for p in self.paths
+            ],
+            "invalid_lines": list(self.invalid_lines),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ParsedAnswer:
+        """Inverse of :meth:`to_json`."""
+        rca = data.get("rca")
+        paths = data.get("paths")
+        return cls(
+            status=data["status"],
+            rca=None if rca is None else frozenset(
+                RcaEntry(str(e["node"]), str(e["object"]), str(e["label"])) for e in rca
+            ),
+            paths=None if paths is None else tuple(
+                tuple(Hop(str(h["node"]), None if h.get("egress") is None else str(h["egress"])) for h in p)
+                for p in paths
+            ),
+            invalid_lines=tuple(str(x) for x in data.get("invalid_lines", ())),
+        )
+
+
+# --------------------------------------------------------------------------- answer region
+
+@dataclass(frozen=True)
+class _Region:
+    text: str
+    explicit: bool  # every non-blank line is an attempt
+
+
+def _regions(text: str) -> tuple[list[_Region], bool]:
+    """Candidate answer regions in the order they are tried; the bool says whether they fall back.
+
+    Returns ``([region], False)`` for a tagged block or a final-answer marker (no fall-back), and
+    the fenced blocks (last first) followed by the whole text, with ``True``, otherwise.
+    """
+    opens = list(_TAG_OPEN.finditer(text))
+    if opens:
+        last = opens[-1]
+        close = re.compile(rf"<\s*/\s*{re.escape(last.group(1))}\s*>", re.IGNORECASE)
+        end = close.search(text, last.end())
+        return [_Region(text[last.end(): end.start() if end else len(text)], True)], False
+    markers = list(_FINAL_MARKER.finditer(text))
+    if markers:
+        return [_Region(text[markers[-1].end():], True)], False
+    fences = [_Region(m.group(1), True) for m in _FENCE.finditer(text)]
+    return [*reversed(fences), _Region(text, False)], True
+
+
+def _clean_line(raw: str) -> str:
+    line = raw.strip()
+    line = _BULLET.sub("", line).strip()
+    for wrap in ("**", "`"):
+        if line.startswith(wrap) and line.endswith(wrap) and len(line) >= 2 * len(wrap):
+            line = line[len(wrap): len(line) - len(wrap)].strip()
+    return line
+
+
+def _attempts(region: _Region, separator: re.Pattern[str]) -> list[str]:
+    out = []
+    for raw in region.text.splitlines():
+        if raw.strip().startswith("```"):
+            continue
+        line = _clean_line(raw)
+        if not line:
+            continue
+        if region.explicit or separator.search(line):
+            out.append(line)
+    return out
+
+
+# --------------------------------------------------------------------------- node names
+
+class _NodeIndex:
+    """Case-insensitive lookup of known node names, returning the canonical spelling."""
+
+    def __init__(self, names: Collection[str]) -> None:
+        self._exact = {n: n for n in names}
+        folded: dict[str, list[str]] = {}
+        for n in names:
+            folded.setdefault(n.casefold(), []).append(n)
+        # Two names equal but for case are ambiguous unless spelled exactly.
+        self._folded = {k: v[0] for k, v in folded.items() if len(v) == 1}
+        self._by_length = sorted(names, key=len, reverse=True)
+
+    def lookup(self, token: str) -> str | None:
+        return self._exact.get(token) or self._folded.get(token.casefold())
+
+    def split_hop(self, token: str) -> tuple[str, str | None] | None:
+        """``node_iface`` -> (node, iface) using the longest known node name that is a prefix + ``_``.
+
+        An exact node name is a hop with no egress interface (the paper scores the egress "when
+        present", appendix B.1).
+        """
+        node = self.lookup(token)
+        if node is not None:
+            return node, None
+        folded = token.casefold()
+        for name in self._by_length:
+            head = name.casefold() + "_"
+            if folded.startswith(head) and len(token) > len(head):
+                canonical = self.lookup(token[: len(name)])
+                if canonical is None:
+                    continue
+                return canonical, token[len(head):]
+        return None
+
+
+# --------------------------------------------------------------------------- RCA
+
+def _parse_rca_line(
+    line: str,
+    nodes: _NodeIndex,
+    resolve_label: Callable[[str], str | None],
+    normalize_object: Callable[[str, str], str],
+) -> RcaEntry | None:
+    fields = [f.strip() for f in _RCA_SEP.split(line)]
+    if len(fields) == 4 and fields[3] == "":
+        fields = fields[:3]  # a trailing separator is harmless
+    if len(fields) != 3:
+        return None
+    node_raw, obj_raw, label_raw = (f.strip().strip("`'\"").strip() for f in fields)
+    if not node_raw or not label_raw:
+        return None
+    node = nodes.lookup(node_raw)
+    if node is None:
+        return None
+    label = resolve_label(label_raw)
+    if label is None:
+        return None
+    try:
+        obj = normalize_object(node, obj_raw)
+    except ValueError:
+        return None
+    return RcaEntry(node, obj, label)
+
+
+def parse_rca(
+    text: str | None,
+    *,
+    node_names: Collection[str],
+    resolve_label: Callable[[str], str | None],
+    normalize_object: Callable[[str, str], str] = lambda node, obj: obj,
+) -> ParsedAnswer:
+    """Parse an RCA answer: one ``node;object;label`` line per root cause (section 3.1, A.3).
+
+    ``node`` must be a known node (matched case-insensitively, canonical spelling returned);
+    ``label`` goes through ``resolve_label`` (taxonomy aliases -> canonical L0 label, ``None`` for an
+    unknown label); ``object`` through ``normalize_object(node, object)`` (e.g. interface names); a
+    ``ValueError`` from it, an unknown node or label, or a field count other than three makes the line
+    invalid. The object may be empty (three fields are still required). Full-width ``；`` is accepted
+    as separator. Duplicate entries collapse (the answer is a set).
+    """
+    index = _NodeIndex(node_names)
+
+    def parse_line(line: str) -> RcaEntry | None:
+        return _parse_rca_line(line, index, resolve_label, normalize_object)
+
+    status, entries, invalid = _parse(text, _RCA_SEP, parse_line)
+    return ParsedAnswer(status=status, rca=frozenset(entries), invalid_lines=invalid)
+
+
+# --------------------------------------------------------------------------- paths
+
+def _parse_path_line(
+    line: str, nodes: _NodeIndex, normalize_interface: Callable[[str, str], str]
+) -> Path | None:
+    tokens = [t.strip().strip("`'\"").strip() for t in _ARROW.split(line)]
+    if len(tokens) < 2 or any(not t for t in tokens):
+        return None
+    hops: list[Hop] = []
+    for tok in tokens[:-1]:
+        split = nodes.split_hop(tok)
+        if split is None:
+            return None
+        node, iface = split
+        if iface is not None:
+            try:
+                iface = normalize_interface(node, iface)
+            except ValueError:
+                return None
+        hops.append(Hop(node, iface))
+    terminal = nodes.lookup(tokens[-1])
+    if terminal is None:
+        return None
+    hops.append(Hop(terminal, None))
+    return tuple(hops)
+
+
+def parse_paths(
+    text: str | None,
+    *,
+    node_names: Collection[str],
+    normalize_interface: Callable[[str, str], str],
+) -> ParsedAnswer:
+    """Parse a path answer: one ``A_GE1/0/1 -> B_Gi0/1 -> C`` line per path (appendix A.2).
+
+    Node names may contain ``_``, so each non-terminal token is split against the known node names:
+    a token equal to a node name is that node with no egress; otherwise the longest known name that
+    is a prefix followed by ``_`` is the node and the rest is its egress interface, normalised by
+    ``normalize_interface(node, iface)``. The last token must be a node name only. ``->`` and ``→``
+    are arrows. An unknown node, an empty token or a one-token line makes the line invalid.
+    Duplicate paths are removed, order of first appearance kept.
+    """
+    index = _NodeIndex(node_names)
+
+    def parse_line(line: str) -> Path | None:
+        return _parse_path_line(line, index, normalize_interface)
+
+    status, paths, invalid = _parse(text, _ARROW, parse_line)
+    return ParsedAnswer(status=status, paths=tuple(paths), invalid_lines=invalid)
+
+
+# --------------------------------------------------------------------------- shared driver
+
+def _dedupe(items: Iterable[_T]) -> list[_T]:
+    seen: set[_T] = set()
+    out: list[_T] = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def _parse(
+    text: str | None, separator: re.Pattern[str], parse_line: Callable[[str], _T | None]
+) -> tuple[AnswerStatus, list[_T], tuple[str, ...]]:
+    """Try the answer regions in order; see the module docstring for the rules."""
+    if text is None or not text.strip():
+        return "empty", [], ()
+    regions, falls_back = _regions(text)
+    first_invalid: tuple[str, ...] | None = None
+    for region in regions:
+        valid: list[_T] = []
+        invalid: list[str] = []
+        for line in _attempts(region, separator):
+            parsed = parse_line(line)
+            if parsed is None:
+                invalid.append(line)
+            else:
+                valid.append(parsed)
+        if valid:
+            return "answered", _dedupe(valid), tuple(invalid)
+        if not falls_back:
+            if not invalid:  # a declared answer with nothing in it
+                return "empty", [], ()
+            return "unparsable", [], tuple(invalid)
+        if first_invalid is None and invalid:
+            first_invalid = tuple(invalid)
+    return "unparsable", [], first_invalid or ()

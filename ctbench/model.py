@@ -1,0 +1,320 @@
+"""The task model: what a task *is*, independent of how it is stored or shown.
+
+A task is split in two on purpose (DESIGN.md, "The task folder"): :class:`TaskSpec` is everything an
+agent or a blind reviewer may see (statement, network reference, accessible devices, recordings
+index); :class:`HiddenSpec` is everything they must never see (gold answer, golden actions, authored
+metadata, the author's rationale). Code that serves agents only ever constructs a ``TaskSpec``.
+
+Every field of the paper's Table 10 has a home here: family and id on ``TaskSpec``; observability,
+root-cause count, propagation-chain length, protocol mechanisms (complexity) in
+:class:`AuthoredMetadata`; categories, entries, path count, golden length, vendors, device types,
+h_L and heterogeneity level in :class:`DerivedMetadata` (computed, and optionally declared by the
+author in ``AuthoredMetadata.declared`` so validation can compare the two).
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+
+from ctbench.answer import Hop, Path, RcaEntry
+
+SCHEMA_VERSION = 1
+
+Name = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\s;]+$")]
+"""Device and node names: no spaces (answers are split on spaces) and no ``;`` (RCA separator)."""
+
+TaskId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+
+
+class Strict(BaseModel):
+    """Base for on-disk models: unknown keys are errors, so typos surface in validation."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _link_schema(schema: dict[str, object]) -> None:
+    """On disk a link is a pair of ``node:interface`` strings; say so in the exported JSON Schema."""
+    schema.clear()
+    schema.update({"type": "array", "minItems": 2, "maxItems": 2, "title": "Link",
+                   "description": "A cable: [node:interface, node:interface]",
+                   "items": {"type": "string", "pattern": "^[^:\\s]+:.+$"}})
+
+
+class Family(StrEnum):
+    RCA = "rca"
+    PATH = "path"
+
+
+class Status(StrEnum):
+    """Review state of a task (DESIGN.md, "Review workflow")."""
+
+    DRAFT = "draft"
+    SUBMITTED = "submitted"
+    IN_REVIEW = "in_review"
+    NEEDS_REVISION = "needs_revision"
+    APPROVED = "approved"
+    DISCARDED = "discarded"
+
+
+class Observability(StrEnum):
+    O1 = "O1"  # decisive evidence directly observable through a permitted command
+    O2 = "O2"  # decisive evidence only inferable from indirect observations
+
+
+OS_FAMILIES = ("huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_junos")
+
+
+# --------------------------------------------------------------------------- networks
+
+
+class Device(Strict):
+    name: Name
+    vendor: str = Field(description="Vendor as engineers say it: Huawei, H3C, Cisco, Juniper, ...")
+    os: Literal["huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_junos"] | None = Field(
+        default=None,
+        description="CLI family; selects the vendor dialect. Omitted for hosts without a CLI (PCs, servers).")
+    type: str = Field(description="Device type: router, switch, firewall, server, pc, ...")
+    role: str = Field(default="", description="Role in the network: core, access, gateway, PE, leaf ...")
+    site: str = Field(default="", description="Site or data centre the device sits in.")
+    cluster: str = Field(default="", description="Logical cluster (HA pair, stack, server cluster).")
+    model: str = Field(default="", description="Hardware model, informational.")
+    interfaces: list[str] = Field(default_factory=list, description="Interface names (full form).")
+    addresses: list[str] = Field(default_factory=list, description="IP addresses/prefixes owned.")
+
+
+class Endpoint(Strict):
+    node: Name
+    interface: str = Field(min_length=1)
+
+    @classmethod
+    def parse(cls, text: str) -> Endpoint:
+        node, sep, iface = text.partition(":")
+        if not sep:
+            raise ValueError(f"link endpoint {text!r} must be written node:interface")
+        return cls(node=node.strip(), interface=iface.strip())
+
+    def __str__(self) -> str:
+        return f"{self.node}:{self.interface}"
+
+
+class Link(Strict):
+    """A cable between two interfaces; written ``[A:GE1/0/1, B:Gi0/1]`` in YAML."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_link_schema)
+
+    a: Endpoint
+    b: Endpoint
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_pair(cls, data: object) -> object:
+        if isinstance(data, list | tuple):
+            if len(data) != 2:
+                raise ValueError("a link is a pair [node:interface, node:interface]")
+            return {"a": Endpoint.parse(str(data[0])), "b": Endpoint.parse(str(data[1]))}
+        return data
+
+    @model_serializer(mode="plain")
+    def _to_pair(self) -> list[str]:
+        return [str(self.a), str(self.b)]
+
+    def as_pair(self) -> list[str]:
+        return [str(self.a), str(self.b)]
+
+
+class Network(Strict):
+    """A (possibly shared) network: devices and the links between their interfaces."""
+
+    schema_: str | None = Field(default=None, alias="$schema", exclude=True)
+    name: Name
+    description: str = ""
+    devices: list[Device]
+    links: list[Link] = Field(default_factory=list)
+
+    @field_validator("devices")
+    @classmethod
+    def _unique_devices(cls, devices: list[Device]) -> list[Device]:
+        seen: set[str] = set()
+        for d in devices:
+            if d.name in seen:
+                raise ValueError(f"device {d.name!r} is listed twice")
+            seen.add(d.name)
+        return devices
+
+    def device(self, name: str) -> Device | None:
+        for d in self.devices:
+            if d.name == name:
+                return d
+        return None
+
+    def device_map(self) -> dict[str, Device]:
+        return {d.name: d for d in self.devices}
+
+    def neighbours(self) -> dict[str, set[str]]:
+        adj: dict[str, set[str]] = {d.name: set() for d in self.devices}
+        for link in self.links:
+            adj.setdefault(link.a.node, set()).add(link.b.node)
+            adj.setdefault(link.b.node, set()).add(link.a.node)
+        return adj
+
+
+# --------------------------------------------------------------------------- visible part
+
+
+class Recording(Strict):
+    """One recorded command output, indexed by (device, canonical command)."""
+
+    device: Name
+    command: str = Field(min_length=1, description="Canonical command (full keywords).")
+    file: str = Field(min_length=1, description="Path relative to the task folder.")
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.device, self.command)
+
+
+class TaskSpec(Strict):
+    """The agent-visible part of a task (``task.yaml``)."""
+
+    schema_: str | None = Field(default=None, alias="$schema", exclude=True)
+    id: TaskId
+    family: Family
+    status: Status = Status.DRAFT
+    title: str = ""
+    statement: str = Field(min_length=1, description="What is observed, where, and the answer format.")
+    network: Name = Field(description="Name of a network file in the task set's networks/ folder.")
+    accessible: list[Name] | None = Field(
+        default=None, description="Devices the agent may query; omitted means every network device.")
+    recordings: list[Recording] = Field(default_factory=list)
+    authors: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    canary: str = Field(default="", description="The task set's contamination-guard string.")
+
+    def recording_index(self) -> dict[tuple[str, str], Recording]:
+        return {r.key: r for r in self.recordings}
+
+
+# --------------------------------------------------------------------------- hidden part
+
+
+class RcaTriple(Strict):
+    node: Name
+    object: str = Field(min_length=1)
+    label: str = Field(min_length=1)
+
+    def entry(self) -> RcaEntry:
+        return RcaEntry(self.node, self.object, self.label)
+
+
+class PathHop(Strict):
+    node: Name
+    egress: str | None = Field(default=None, description="Egress interface; omitted on the terminal hop.")
+
+
+class GoldPath(Strict):
+    hops: list[PathHop] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _terminal(self) -> GoldPath:
+        for i, hop in enumerate(self.hops[:-1]):
+            if not hop.egress:
+                raise ValueError(f"hop {i + 1} ({hop.node}) needs an egress interface; only the last hop has none")
+        if self.hops[-1].egress:
+            raise ValueError(f"the terminal hop {self.hops[-1].node} takes no egress interface")
+        return self
+
+    def value(self) -> Path:
+        return tuple(Hop(h.node, h.egress) for h in self.hops)
+
+
+class GoldAnswer(Strict):
+    rca: list[RcaTriple] | None = None
+    paths: list[GoldPath] | None = None
+
+
+class GoldenAction(Strict):
+    device: Name
+    command: str = Field(min_length=1, description="Canonical command; must have a recording.")
+    why: str = Field(default="", description="Why this observation matters for the diagnosis.")
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.device, self.command)
+
+
+class DeclaredMetadata(Strict):
+    """Values the author states for fields ctbench can also derive; validation compares the two."""
+
+    categories: list[str] | None = None
+    entries: int | None = None
+    path_count: int | None = None
+    golden_length: int | None = None
+    vendors: int | None = None
+    device_types: int | None = None
+    h_l: int | None = None
+    heterogeneity: str | None = None
+
+
+class AuthoredMetadata(Strict):
+    observability: Observability | None = Field(default=None, description="RCA only: O1 or O2.")
+    chain_length: int | None = Field(default=None, ge=1, description="RCA: propagation-chain length N_c.")
+    protocol_mechanisms: list[str] = Field(
+        default_factory=list, description="Mechanisms involved; protocol complexity N_p is their count.")
+    root_cause_count: int | None = Field(
+        default=None, ge=1, description="Independent root causes N_r, where it differs from the entry count.")
+    declared: DeclaredMetadata = Field(default_factory=DeclaredMetadata)
+
+
+class HiddenSpec(Strict):
+    """The part agents and blind reviewers never see (``hidden.yaml``)."""
+
+    schema_: str | None = Field(default=None, alias="$schema", exclude=True)
+    id: TaskId
+    answer: GoldAnswer
+    golden_actions: list[GoldenAction] = Field(default_factory=list)
+    metadata: AuthoredMetadata = Field(default_factory=AuthoredMetadata)
+    rationale: str = Field(default="", description="One sentence: how the evidence leads to the answer.")
+    canary: str = Field(default="", description="The task set's contamination-guard string.")
+
+    def rca_entries(self) -> frozenset[RcaEntry]:
+        return frozenset(t.entry() for t in self.answer.rca or [])
+
+    def gold_paths(self) -> tuple[Path, ...]:
+        return tuple(p.value() for p in self.answer.paths or [])
+
+    def golden_keys(self) -> frozenset[tuple[str, str]]:
+        return frozenset(a.key for a in self.golden_actions)
+
+
+# --------------------------------------------------------------------------- derived
+
+
+class DerivedMetadata(BaseModel):
+    """Metadata computed from the task itself (see :mod:`ctbench.derived`)."""
+
+    family: Family
+    entries: int = 0
+    mentions: int = 0
+    labels: list[str] = Field(default_factory=list)
+    categories: list[str] = Field(default_factory=list)
+    root_cause_count: int = 0
+    path_count: int = 0
+    path_lengths: list[int] = Field(default_factory=list)
+    golden_length: int = 0
+    golden_tier: str = ""
+    vendors: int = 0
+    device_types: int = 0
+    h_l: int = 0
+    heterogeneity: str = ""
+    protocol_complexity: int = 0
+    observability: str | None = None
+    chain_length: int | None = None
+
+
+def split_answer_line(line: str) -> list[str]:
+    """Split an RCA answer line on ``;`` (helper shared by import and the CLI)."""
+    return [part.strip() for part in re.split(r";", line)]

@@ -1,0 +1,1 @@
+"""ctbench replay component."""

@@ -1,0 +1,1 @@
+"""ctbench review component."""

@@ -1,0 +1,319 @@
+"""The task store: task folders on disk, as DESIGN.md fixes them.
+
+Layout of a task set::
+
+    ctbench.yaml              task-set configuration (canary, thresholds, weights, review limits)
+    taxonomy.yaml             root-cause taxonomy
+    networks/<name>.yaml      shared networks
+    dialects/<os>.yaml        optional command-tree extensions for the vendor dialects
+    schema/*.schema.json      JSON Schemas exported from the models (editor validation)
+    rca/<ID>/task.yaml        agent-visible part         path/<ID>/task.yaml
+    rca/<ID>/hidden.yaml      gold, golden actions, metadata (never read by replay)
+    rca/<ID>/recordings/<device>/<command>.txt   byte-exact recorded output
+    rca/<ID>/reviews/round-NN.yaml               one review record per round
+
+Recording text is never read when a task is loaded; :meth:`TaskSet.read_recording` reads one file on
+demand and refuses anything that is not a plain file inside the task's ``recordings/`` folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ctbench.errors import CtbError
+from ctbench.model import Family, HiddenSpec, Network, Recording, TaskSpec
+from ctbench.taxonomy import TaskSetConfig, Taxonomy
+from ctbench.yamlio import (
+    atomic_write_bytes,
+    atomic_write_text,
+    dump_document,
+    load_document,
+    load_fast,
+    merge_into,
+    plain,
+    to_commented,
+)
+
+TASK_FILE = "task.yaml"
+HIDDEN_FILE = "hidden.yaml"
+CONFIG_FILE = "ctbench.yaml"
+TAXONOMY_FILE = "taxonomy.yaml"
+RECORDINGS_DIR = "recordings"
+REVIEWS_DIR = "reviews"
+FAMILIES = (Family.RCA, Family.PATH)
+
+SCHEMA_FILES = {
+    TASK_FILE: "task.schema.json",
+    HIDDEN_FILE: "hidden.schema.json",
+    "network": "network.schema.json",
+    TAXONOMY_FILE: "taxonomy.schema.json",
+    CONFIG_FILE: "config.schema.json",
+}
+
+
+class TaskNotFound(CtbError):
+    pass
+
+
+class RecordingAccessError(CtbError):
+    """A recording index entry that points outside the task's recordings folder."""
+
+
+class ModelFileError(CtbError):
+    """A file that parsed as YAML but does not match its model; keeps the pydantic errors."""
+
+    def __init__(self, path: Path, errors: ValidationError) -> None:
+        first = errors.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        super().__init__(f"{path}: {loc}: {first['msg']}")
+        self.path = path
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    """Where a task lives; cheap to list without reading any file."""
+
+    id: str
+    family: Family
+    path: Path
+
+    @property
+    def task_file(self) -> Path:
+        return self.path / TASK_FILE
+
+    @property
+    def hidden_file(self) -> Path:
+        return self.path / HIDDEN_FILE
+
+
+def schema_modeline(kind: str, depth: int) -> str:
+    rel = "../" * depth + "schema/" + SCHEMA_FILES[kind]
+    return f"# yaml-language-server: $schema={rel}\n"
+
+
+def recording_filename(device: str, command: str) -> str:
+    """A stable, readable, portable file name for a recording of ``command`` on ``device``."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", command.strip()).strip("_.") or "command"
+    if len(slug) > 80:
+        digest = hashlib.sha1(command.encode()).hexdigest()[:8]
+        slug = f"{slug[:70]}_{digest}"
+    dev = re.sub(r"[^A-Za-z0-9._-]+", "_", device).strip(".") or "device"
+    return f"{RECORDINGS_DIR}/{dev}/{slug}.txt"
+
+
+def safe_recording_path(task_dir: Path, rel: str) -> Path:
+    """Resolve a recording path, refusing traversal, absolute paths, symlinks and non-files."""
+    if not rel or "\x00" in rel:
+        raise RecordingAccessError(f"recording path {rel!r} is empty or malformed")
+    p = Path(rel)
+    if p.is_absolute() or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
+        raise RecordingAccessError(f"recording path {rel!r} is absolute; it must be relative to the task folder")
+    if any(part == ".." for part in p.parts) or "\\" in rel:
+        raise RecordingAccessError(f"recording path {rel!r} leaves the task folder")
+    if not p.parts or p.parts[0] != RECORDINGS_DIR:
+        raise RecordingAccessError(f"recording path {rel!r} is not under {RECORDINGS_DIR}/")
+    full = task_dir / p
+    base = task_dir.resolve() / RECORDINGS_DIR
+    current = task_dir
+    for part in p.parts:
+        current = current / part
+        if current.is_symlink():
+            raise RecordingAccessError(f"recording path {rel!r} goes through a symbolic link")
+    try:
+        resolved = full.resolve(strict=True)
+    except FileNotFoundError:
+        raise RecordingAccessError(f"recording file {rel} is missing") from None
+    except OSError as exc:
+        raise RecordingAccessError(f"recording file {rel} cannot be opened: {exc.strerror}") from None
+    if not resolved.is_relative_to(base):
+        raise RecordingAccessError(f"recording path {rel!r} leaves the task folder")
+    if not resolved.is_file():
+        raise RecordingAccessError(f"recording path {rel!r} is not a regular file")
+    return resolved
+
+
+def find_task_set_root(start: Path) -> Path | None:
+    """Walk up from ``start`` to the folder holding ``ctbench.yaml`` (or ``taxonomy.yaml``)."""
+    start = start.resolve()
+    for cand in [start, *start.parents]:
+        if (cand / CONFIG_FILE).is_file() or (cand / TAXONOMY_FILE).is_file():
+            return cand
+    return None
+
+
+def _validate(model: type[BaseModel], data: Any, path: Path) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ModelFileError(path, exc) from None
+
+
+@dataclass
+class TaskSet:
+    """A task set folder. Loads lazily and caches networks, taxonomy and configuration."""
+
+    root: Path
+    _networks: dict[str, Network] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def open(cls, path: Path | str | None = None) -> TaskSet:
+        """Open the task set containing ``path`` (default: ``./tasks`` or the current folder)."""
+        if path is None:
+            env = os.environ.get("CTBENCH_TASKS")
+            path = Path(env) if env else (Path("tasks") if Path("tasks").is_dir() else Path("."))
+        path = Path(path)
+        if not path.exists():
+            raise CtbError(f"{path}: no such task set folder")
+        root = find_task_set_root(path if path.is_dir() else path.parent)
+        if root is None:
+            raise CtbError(f"{path}: not inside a task set (no {CONFIG_FILE} or {TAXONOMY_FILE} found above it)")
+        return cls(root=root)
+
+    # -------------------------------------------------------------- set-level files
+
+    @cached_property
+    def config(self) -> TaskSetConfig:
+        p = self.root / CONFIG_FILE
+        if not p.exists():
+            return TaskSetConfig()
+        return _validate(TaskSetConfig, load_fast(p), p)
+
+    @cached_property
+    def taxonomy(self) -> Taxonomy:
+        p = self.root / TAXONOMY_FILE
+        return _validate(Taxonomy, load_fast(p), p)
+
+    def network_path(self, name: str) -> Path:
+        return self.root / "networks" / f"{name}.yaml"
+
+    def network(self, name: str) -> Network:
+        if name not in self._networks:
+            p = self.network_path(name)
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or not p.is_file():
+                raise CtbError(f"network {name!r} not found (expected {p})")
+            self._networks[name] = _validate(Network, load_fast(p), p)
+        return self._networks[name]
+
+    def network_names(self) -> list[str]:
+        folder = self.root / "networks"
+        return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
+
+    def dialect_extensions(self) -> tuple[Path, ...]:
+        folder = self.root / "dialects"
+        return tuple(sorted(folder.glob("*.yaml"))) if folder.is_dir() else ()
+
+    # -------------------------------------------------------------- tasks
+
+    def refs(self) -> list[TaskRef]:
+        """Every task folder, sorted by family then id. Reads no file."""
+        out: list[TaskRef] = []
+        for fam in FAMILIES:
+            folder = self.root / fam.value
+            if not folder.is_dir():
+                continue
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if entry.is_dir() and not entry.name.startswith("."):
+                        out.append(TaskRef(entry.name, fam, Path(entry.path)))
+        out.sort(key=lambda r: (r.family.value, _natural(r.id)))
+        return out
+
+    def __iter__(self) -> Iterator[TaskRef]:
+        return iter(self.refs())
+
+    def ref(self, task_id: str) -> TaskRef:
+        for fam in FAMILIES:
+            p = self.root / fam.value / task_id
+            if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", task_id) and p.is_dir():
+                return TaskRef(task_id, fam, p)
+        raise TaskNotFound(f"task {task_id!r} not found in {self.root}")
+
+    def load_task(self, ref: TaskRef | str) -> TaskSpec:
+        """The agent-visible part only. Never touches ``hidden.yaml``."""
+        ref = self.ref(ref) if isinstance(ref, str) else ref
+        return _validate(TaskSpec, load_fast(ref.task_file), ref.task_file)
+
+    def load_hidden(self, ref: TaskRef | str) -> HiddenSpec:
+        ref = self.ref(ref) if isinstance(ref, str) else ref
+        return _validate(HiddenSpec, load_fast(ref.hidden_file), ref.hidden_file)
+
+    def read_recording(self, ref: TaskRef | str, rec: Recording) -> bytes:
+        ref = self.ref(ref) if isinstance(ref, str) else ref
+        return safe_recording_path(ref.path, rec.file).read_bytes()
+
+    # -------------------------------------------------------------- writing
+
+    def task_dir(self, family: Family, task_id: str) -> Path:
+        return self.root / family.value / task_id
+
+    def save_model(self, path: Path, model: BaseModel, *, kind: str) -> bool:
+        """Save with minimal diff: merge into the existing document, write only if bytes change."""
+        data = model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)
+        full = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for key in ("status", "golden_actions", "recordings", "answer"):
+            if key in full and key not in data:
+                data[key] = full[key]  # always spelled out, even at their defaults
+        data = _drop_empty(data)
+        if path.exists():
+            doc = load_document(path)
+            doc = merge_into(doc, data)
+            text = dump_document(doc)
+        else:
+            depth = len(path.relative_to(self.root).parts) - 1
+            header = schema_modeline(kind, depth) if kind in SCHEMA_FILES else ""
+            text = header + dump_document(to_commented(data))
+        return atomic_write_text(path, text)
+
+    def save_task(self, spec: TaskSpec) -> Path:
+        folder = self.task_dir(spec.family, spec.id)
+        self.save_model(folder / TASK_FILE, spec, kind=TASK_FILE)
+        return folder
+
+    def save_hidden(self, family: Family, hidden: HiddenSpec) -> Path:
+        folder = self.task_dir(family, hidden.id)
+        self.save_model(folder / HIDDEN_FILE, hidden, kind=HIDDEN_FILE)
+        return folder
+
+    def save_network(self, network: Network) -> Path:
+        p = self.network_path(network.name)
+        self.save_model(p, network, kind="network")
+        self._networks.pop(network.name, None)
+        return p
+
+    def write_recording(self, folder: Path, device: str, command: str, data: bytes) -> str:
+        rel = recording_filename(device, command)
+        atomic_write_bytes(folder / rel, data)
+        return rel
+
+
+def _natural(text: str) -> list[Any]:
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", text)]
+
+
+def _drop_empty(data: Any) -> Any:
+    """Drop empty optional containers so new files stay short; keeps required empty lists."""
+    if isinstance(data, dict):
+        out = {}
+        for k, v in data.items():
+            v = _drop_empty(v)
+            if v in ({}, None) and k not in ("answer",):
+                continue
+            out[k] = v
+        return out
+    if isinstance(data, list):
+        return [_drop_empty(v) for v in data]
+    return data
+
+
+def plain_data(doc: Any) -> Any:
+    return plain(doc)

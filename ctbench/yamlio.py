@@ -1,0 +1,222 @@
+"""All YAML quirks in one place: round-trip loading, minimal-diff saving, line numbers, atomic writes.
+
+Task files are edited by people and by tools. Round-trip mode keeps comments, key order and quoting;
+:func:`merge_into` updates a loaded document in place so that changing one field changes one line of
+the diff, and :func:`save_document` does not touch a file whose bytes would not change. Validation of
+large task sets first uses the fast C loader and only re-reads a file in round-trip mode when it needs
+line numbers for a finding.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from ctbench.errors import CtbError
+
+
+class YamlFileError(CtbError):
+    """A YAML file that cannot be read; carries file and line for the finding."""
+
+    def __init__(self, path: Path, line: int | None, message: str) -> None:
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {message}")
+        self.path = path
+        self.line = line
+        self.detail = message
+
+
+def _rt() -> YAML:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.indent(mapping=2, sequence=4, offset=2)
+    y.width = 4096
+    return y
+
+
+def _safe() -> YAML:
+    return YAML(typ="safe")  # uses libyaml when ruamel.yaml.clib is present
+
+
+def _describe(exc: YAMLError) -> tuple[int | None, str]:
+    if isinstance(exc, MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        msg = " ".join(str(x) for x in (exc.context, exc.problem) if x)
+        return mark.line + 1, f"broken YAML: {msg} (column {mark.column + 1})"
+    return None, f"broken YAML: {exc}"
+
+
+def read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise YamlFileError(path, None, "file not found") from None
+    except IsADirectoryError:
+        raise YamlFileError(path, None, "is a folder, expected a YAML file") from None
+    except OSError as exc:
+        raise YamlFileError(path, None, f"cannot read: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise YamlFileError(path, None, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def load_fast(path: Path, text: str | None = None) -> Any:
+    """Plain Python data, via the C loader; no comments, no line numbers."""
+    text = read_text(path) if text is None else text
+    try:
+        return _safe().load(text)
+    except YAMLError as exc:
+        line, msg = _describe(exc)
+        raise YamlFileError(path, line, msg) from None
+
+
+def load_document(path: Path, text: str | None = None) -> Any:
+    """Round-trip document (CommentedMap) that keeps comments, order and quoting."""
+    text = read_text(path) if text is None else text
+    try:
+        return _rt().load(text)
+    except YAMLError as exc:
+        line, msg = _describe(exc)
+        raise YamlFileError(path, line, msg) from None
+
+
+def dump_document(doc: Any) -> str:
+    buf = io.StringIO()
+    _rt().dump(doc, buf)
+    return buf.getvalue()
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> bool:
+    """Write via a temporary file in the same folder and rename; returns False if nothing changed."""
+    try:
+        if path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return True
+
+
+def atomic_write_text(path: Path, text: str) -> bool:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def save_document(path: Path, doc: Any) -> bool:
+    return atomic_write_text(path, dump_document(doc))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def to_commented(value: Any) -> Any:
+    """Convert plain data to ruamel containers so new subtrees dump in block style."""
+    if isinstance(value, Mapping):
+        cm = CommentedMap()
+        for k, v in value.items():
+            cm[k] = to_commented(v)
+        return cm
+    if isinstance(value, list | tuple):
+        seq = CommentedSeq()
+        for v in value:
+            seq.append(to_commented(v))
+        return seq
+    if isinstance(value, str) and "\n" in value:
+        from ruamel.yaml.scalarstring import LiteralScalarString
+
+        return LiteralScalarString(value if value.endswith("\n") else value + "\n")
+    return value
+
+
+def _same_scalar(old: Any, new: Any) -> bool:
+    if isinstance(old, str) and isinstance(new, str):
+        return str(old).rstrip("\n") == new.rstrip("\n") if "\n" in new or "\n" in str(old) else str(old) == new
+    return type(old) is type(new) and old == new or (
+        isinstance(old, bool) is isinstance(new, bool) and not isinstance(old, str | list | dict) and old == new)
+
+
+def merge_into(doc: Any, new: Any) -> Any:
+    """Update ``doc`` in place to equal ``new``, touching only what differs.
+
+    Mappings keep their key order and comments; new keys are appended; removed keys are deleted.
+    Sequences are merged element by element so an edit in the middle of a list stays local.
+    Returns the (possibly replaced) value to store at the parent.
+    """
+    if isinstance(doc, CommentedMap) and isinstance(new, Mapping):
+        for key in [k for k in doc if k not in new]:
+            del doc[key]
+        for key, value in new.items():
+            if key in doc:
+                doc[key] = merge_into(doc[key], value)
+            else:
+                doc[key] = to_commented(value)
+        return doc
+    if isinstance(doc, CommentedSeq) and isinstance(new, Sequence) and not isinstance(new, str):
+        new_list = list(new)
+        while len(doc) > len(new_list):
+            del doc[len(doc) - 1]
+        for i, value in enumerate(new_list):
+            if i < len(doc):
+                doc[i] = merge_into(doc[i], value)
+            else:
+                doc.append(to_commented(value))
+        return doc
+    if _same_scalar(doc, new):
+        return doc
+    if isinstance(doc, str) and isinstance(new, str) and type(doc) is not str and "\n" not in new:
+        return type(doc)(new)  # keep the author's quoting style
+    return to_commented(new)
+
+
+def line_of(doc: Any, loc: Iterable[str | int]) -> int | None:
+    """1-based line of the deepest node of ``loc`` that exists in a round-trip document."""
+    line: int | None = None
+    node = doc
+    for part in loc:
+        try:
+            if isinstance(node, CommentedMap) and part in node:
+                pos = node.lc.key(part)
+                line = pos[0] + 1
+                node = node[part]
+            elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
+                pos = node.lc.item(part)
+                line = pos[0] + 1
+                node = node[part]
+            else:
+                break
+        except (KeyError, IndexError, TypeError, AttributeError):
+            break
+    if line is None and isinstance(doc, CommentedMap | CommentedSeq):
+        line = doc.lc.line + 1 if doc.lc.line is not None else None
+    return line
+
+
+def plain(value: Any) -> Any:
+    """Deep-convert ruamel containers to dicts/lists (for pydantic)."""
+    return _plain(value)
