@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -111,17 +111,49 @@ def recording_filename(device: str, command: str) -> str:
     return f"{RECORDINGS_DIR}/{dev}/{slug}.txt"
 
 
-def safe_recording_path(task_dir: Path, rel: str) -> Path:
-    """Resolve a recording path, refusing traversal, absolute paths, symlinks and non-files."""
+def check_recording_rel(rel: str) -> PurePosixPath:
+    """Lexical checks on an index entry: relative, inside ``recordings/``, no traversal."""
     if not rel or "\x00" in rel:
         raise RecordingAccessError(f"recording path {rel!r} is empty or malformed")
-    p = Path(rel)
+    p = PurePosixPath(rel)
     if p.is_absolute() or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
         raise RecordingAccessError(f"recording path {rel!r} is absolute; it must be relative to the task folder")
     if any(part == ".." for part in p.parts) or "\\" in rel:
         raise RecordingAccessError(f"recording path {rel!r} leaves the task folder")
-    if not p.parts or p.parts[0] != RECORDINGS_DIR:
+    if not p.parts or p.parts[0] != RECORDINGS_DIR or len(p.parts) < 2:
         raise RecordingAccessError(f"recording path {rel!r} is not under {RECORDINGS_DIR}/")
+    return p
+
+
+def scan_recordings(task_dir: Path) -> tuple[set[str], set[str]]:
+    """(regular files, symbolic links) under ``recordings/``, as posix paths relative to the task.
+
+    One directory walk per task, using the file types the directory listing already gives, so that
+    validating thousands of index entries costs no system call per entry.
+    """
+    regular: set[str] = set()
+    links: set[str] = set()
+    stack = [(task_dir / RECORDINGS_DIR, RECORDINGS_DIR)]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for e in entries:
+            rel = f"{prefix}/{e.name}"
+            if e.is_symlink():
+                links.add(rel)
+            elif e.is_dir(follow_symlinks=False):
+                stack.append((Path(e.path), rel))
+            elif e.is_file(follow_symlinks=False):
+                regular.add(rel)
+    return regular, links
+
+
+def safe_recording_path(task_dir: Path, rel: str) -> Path:
+    """Resolve a recording path, refusing traversal, absolute paths, symlinks and non-files."""
+    p = check_recording_rel(rel)
     full = task_dir / p
     base = task_dir.resolve() / RECORDINGS_DIR
     current = task_dir
@@ -266,6 +298,11 @@ class TaskSet:
         data = _drop_empty(data)
         if path.exists():
             doc = load_document(path)
+            try:
+                if type(model).model_validate(plain(doc)) == model:
+                    return False  # same content: leave the author's bytes alone
+            except ValidationError:
+                pass
             doc = merge_into(doc, data)
             text = dump_document(doc)
         else:

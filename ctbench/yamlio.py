@@ -42,8 +42,8 @@ def _rt() -> YAML:
     return y
 
 
-def _safe() -> YAML:
-    return YAML(typ="safe")  # uses libyaml when ruamel.yaml.clib is present
+def _safe(pure: bool = False) -> YAML:
+    return YAML(typ="safe", pure=pure)  # pure=False: libyaml via ruamel.yaml.clib when present
 
 
 def _describe(exc: YAMLError) -> tuple[int | None, str]:
@@ -74,6 +74,10 @@ def load_fast(path: Path, text: str | None = None) -> Any:
     text = read_text(path) if text is None else text
     try:
         return _safe().load(text)
+    except YAMLError:
+        pass  # libyaml is YAML 1.1 and refuses some valid 1.2 (e.g. ``[a:b, c:d]``): ask the pure parser
+    try:
+        return _safe(pure=True).load(text)
     except YAMLError as exc:
         line, msg = _describe(exc)
         raise YamlFileError(path, line, msg) from None

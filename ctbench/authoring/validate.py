@@ -9,7 +9,6 @@ looked for in the node's own recordings).
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -26,13 +25,14 @@ from ctbench.model import Family, HiddenSpec, Network, TaskSpec
 from ctbench.store import (
     CONFIG_FILE,
     HIDDEN_FILE,
-    RECORDINGS_DIR,
     TASK_FILE,
     TAXONOMY_FILE,
     RecordingAccessError,
     TaskRef,
     TaskSet,
+    check_recording_rel,
     safe_recording_path,
+    scan_recordings,
 )
 from ctbench.taxonomy import TaskSetConfig, Taxonomy
 from ctbench.vendor import Vendors
@@ -320,6 +320,7 @@ class Validator:
                           loc=["accessible", i], expected="a device of the network")
         seen: dict[tuple[str, str], int] = {}
         indexed: set[str] = set()
+        regular, links = scan_recordings(ref.path)
         for i, rec in enumerate(task.recordings):
             loc: list[str | int] = ["recordings", i]
             dev = devices.get(rec.device)
@@ -336,18 +337,20 @@ class Validator:
                           f"(also entry {seen[rec.key] + 1})", loc=loc, expected="one recording per device and command")
             seen[rec.key] = i
             try:
-                safe_recording_path(ref.path, rec.file)
-                indexed.add(os.path.normpath(rec.file))
+                rel = str(check_recording_rel(rec.file))
             except RecordingAccessError as exc:
                 ctx.error("recording-file", str(exc), loc=[*loc, "file"])
-        rec_dir = ref.path / RECORDINGS_DIR
-        if rec_dir.is_dir():
-            for dirpath, _dirs, files in os.walk(rec_dir):
-                for fname in files:
-                    rel = os.path.normpath(os.path.relpath(os.path.join(dirpath, fname), ref.path))
-                    if rel not in indexed:
-                        ctx.warn("unused-recording", f"{rel} is not in the recordings index; nothing uses it",
-                                 loc=["recordings"], expected="an index entry or removal of the file")
+                continue
+            indexed.add(rel)
+            if rel in links or any(rel.startswith(link + "/") for link in links):
+                ctx.error("recording-file", f"recording path {rec.file!r} goes through a symbolic link",
+                          loc=[*loc, "file"], expected="a regular file inside recordings/")
+            elif rel not in regular:
+                ctx.error("recording-file", f"recording file {rec.file} is missing", loc=[*loc, "file"],
+                          expected="the file the index names")
+        for rel in sorted(regular - indexed):
+            ctx.warn("unused-recording", f"{rel} is not in the recordings index; nothing uses it",
+                     loc=["recordings"], expected="an index entry or removal of the file")
 
     def _check_hidden_basics(self, ctx: _Ctx, ref: TaskRef, hidden: HiddenSpec, text: str) -> None:
         if hidden.id != ref.id:
