@@ -14,7 +14,6 @@ author in ``AuthoredMetadata.declared`` so validation can compare the two).
 
 from __future__ import annotations
 
-import re
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -313,8 +312,3 @@ class DerivedMetadata(BaseModel):
     protocol_complexity: int = 0
     observability: str | None = None
     chain_length: int | None = None
-
-
-def split_answer_line(line: str) -> list[str]:
-    """Split an RCA answer line on ``;`` (helper shared by import and the CLI)."""
-    return [part.strip() for part in re.split(r";", line)]

@@ -350,7 +350,3 @@ def _drop_empty(data: Any) -> Any:
     if isinstance(data, list):
         return [_drop_empty(v) for v in data]
     return data
-
-
-def plain_data(doc: Any) -> Any:
-    return plain(doc)

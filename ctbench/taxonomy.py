@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from ctbench.model import Family, Strict
 
@@ -159,12 +158,3 @@ class TaskSetConfig(Strict):
     similarity: Similarity = Field(default_factory=Similarity)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     min_stratum: int = Field(default=10, ge=1, description="Warn when a reported stratum has fewer tasks.")
-
-
-class Loaded(BaseModel):
-    """Convenience pair for callers that need both files and where they came from."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    root: Path
-    config: TaskSetConfig
-    taxonomy: Taxonomy
