@@ -414,9 +414,12 @@ class TaskRecord:
         if self.family not in FAMILIES:
             raise ValueError(f"{self.task_id}: unknown family {self.family!r}")
         if self.family == "rca":
-            gold: Any = frozenset(self.gold)
-            if not all(isinstance(e, RcaEntry) for e in gold):
-                raise ValueError(f"{self.task_id}: RCA gold must be RcaEntry values")
+            try:
+                gold: Any = frozenset(RcaEntry(*e) for e in self.gold)
+            except TypeError as exc:
+                raise ValueError(f"{self.task_id}: RCA gold must be (node, object, label) entries") from exc
+            if not all(isinstance(x, str) for e in gold for x in e):
+                raise ValueError(f"{self.task_id}: RCA gold must be (node, object, label) strings")
         else:
             gold = tuple(tuple(Hop(*h) for h in p) for p in self.gold)
         if self.prediction is not None and self.prediction.family != self.family:
@@ -562,19 +565,20 @@ def efficiency(scores: Sequence[TaskScores]) -> dict[str, Any]:
 
 
 def _macro_entry(scores: Sequence[TaskScores], attr: str) -> dict[str, Any]:
+    """Task mean of sum/|G| (``macro``) and sum over tasks / total gold entries (``micro``)."""
+    sums: list[float] = []
     per_task: list[float] = []
-    total = 0.0
     n_gold = 0
     for s in scores:
         e = s.entries
-        if e is None or getattr(e, attr) is None:
+        v = None if e is None else getattr(e, attr)
+        if e is None or v is None:
             return {"macro": None, "micro": None}
-        v = getattr(e, attr)
+        sums.append(v)
         if e.n_gold:
             per_task.append(v / e.n_gold)
-        total = math.fsum((total, v))
         n_gold += e.n_gold
-    return {"macro": _mean(per_task), "micro": _div(total, n_gold)}
+    return {"macro": _mean(per_task), "micro": _div(math.fsum(sums), n_gold)}
 
 
 def _status_counts(scores: Sequence[TaskScores]) -> dict[str, int]:

@@ -43,6 +43,7 @@ _TAG_OPEN = re.compile(r"<\s*(result|answer|final_answer)\b[^>]*>", re.IGNORECAS
 _FINAL_MARKER = re.compile(r"final[ \t]+answer[ \t]*[:：]", re.IGNORECASE)
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 _BULLET = re.compile(r"^(?:[-*•+]|\d{1,3}[.)]|\(\d{1,3}\)|\[\d{1,3}\])\s+")
+_MARKUP_ONLY = re.compile(r"^[\s*_#=>:\-`~|]*$")
 _RCA_SEP = re.compile(r"[;；]")
 _ARROW = re.compile(r"\s*(?:->|→)\s*")
 
@@ -139,6 +140,8 @@ def _regions(text: str) -> tuple[list[_Region], bool]:
 
 def _clean_line(raw: str) -> str:
     line = raw.strip()
+    if _MARKUP_ONLY.match(line):  # "**" left by "**Final answer:**", rules, bare bullets
+        return ""
     line = _BULLET.sub("", line).strip()
     for wrap in ("**", "`"):
         if line.startswith(wrap) and line.endswith(wrap) and len(line) >= 2 * len(wrap):
