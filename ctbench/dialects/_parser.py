@@ -1,0 +1,190 @@
+"""Resolving one command line against a compiled tree, the way the device's CLI parser does.
+
+The line is split into tokens (blanks separate them; ``|`` is always a token of its own before the
+first filter). Tokens are consumed left to right from a set of *configurations*: a node of the graph,
+the canonical words produced so far and their rank. At each token:
+
+- a keyword that equals the token wins; otherwise a keyword the token is a unique prefix of wins;
+  two or more such keywords make the token ambiguous (the device's rule);
+- every parameter type at the node that can read the token (or the token and the next one) is
+  followed as well, ranked below keywords, so a value is only taken where no keyword fits better;
+- at ``|``, a configuration that may end there continues into the *pipe* node, whose keywords are
+  the vendor's filters (which end the command) and its output-changing pipes (Junos
+  ``| display xml``, which are part of the command).
+
+Configurations reaching the same node are merged, keeping the better rank, so the work per token
+stays small. When nothing survives, the furthest token reached is where the device would put its
+caret, and what the surviving configurations expected there decides which error it prints.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ._grammar import KwEdge, Node
+from ._params import RANK_KEYWORD, ParamContext
+from ._types import CliError
+
+TOKEN_RE = re.compile(r"\||[^ \t|]+")
+
+Cfg = tuple[Node, tuple[str, ...], tuple[int, ...], bool]
+"""(node, canonical words so far, rank per word, reached through recorded commands)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A successful parse: canonical words, and where the filter chain starts (if any)."""
+
+    words: tuple[str, ...]
+    recorded: bool
+    filter_start: int | None
+
+
+def tokenize(line: str) -> list[tuple[str, int]]:
+    """Tokens with their offsets; blanks are spaces and tabs only (anything else is token text)."""
+    return [(m.group(), m.start()) for m in TOKEN_RE.finditer(line)]
+
+
+def _put(
+    bucket: dict[int, Cfg], node: Node, words: tuple[str, ...], rank: tuple[int, ...], recorded: bool
+) -> None:
+    old = bucket.get(id(node))
+    if old is None or rank < old[2]:
+        bucket[id(node)] = (node, words, rank, recorded)
+
+
+def _prefixed(node: Node, low: str) -> list[str]:
+    keys = node.keys
+    pos = bisect_left(keys, low)
+    out: list[str] = []
+    while pos < len(keys) and keys[pos].startswith(low):
+        out.append(keys[pos])
+        pos += 1
+    return out
+
+
+def looks_like_value(token: str) -> bool:
+    """Addresses, interface names and numbers: a failed match there is a *wrong parameter*."""
+    return any(ch.isdigit() or ch in "./:" for ch in token)
+
+
+class Parser:
+    """Parses lines against a tree root (plus a task's recorded-command root) and a pipe root."""
+
+    def __init__(self, pipe_root: Node, ctx: ParamContext, aliases: Mapping[str, str]) -> None:
+        self.pipe_root = pipe_root
+        self.ctx = ctx
+        self.aliases = aliases
+
+    def parse(self, line: str, roots: Sequence[tuple[Node, bool]]) -> Parsed | CliError:
+        toks = tokenize(line)
+        texts = [t for t, _ in toks]
+        n = len(texts)
+        if n == 0:
+            return CliError("incomplete", len(line), "", index=0)
+        buckets: list[dict[int, Cfg]] = [{} for _ in range(n + 1)]
+        for node, recorded in roots:
+            _put(buckets[0], node, (), (), recorded)
+        pipe_root = self.pipe_root
+        ctx = self.ctx
+        for i in range(n):
+            bucket = buckets[i]
+            if not bucket:
+                continue
+            tok = texts[i]
+            nxt = buckets[i + 1]
+            if tok == "|":
+                for node, words, rank, recorded in bucket.values():
+                    edge = node.kw.get("|")
+                    if edge is not None:
+                        for target in edge.targets:
+                            _put(nxt, target, (*words, edge.text), (*rank, RANK_KEYWORD), recorded)
+                    if node.terminal:
+                        _put(nxt, pipe_root, words, rank, recorded)
+                continue
+            low = tok.lower()
+            if i == 0:
+                low = self.aliases.get(low, low)
+            filter_hits: list[Cfg] = []
+            for cfg, edge in self._keyword_moves(bucket, low):
+                node, words, rank, recorded = cfg
+                if edge.filter:
+                    filter_hits.append(cfg)
+                    continue
+                new_words = (*words, "|", edge.text) if node is pipe_root else (*words, edge.text)
+                new_rank = (*rank, RANK_KEYWORD)
+                for target in edge.targets:
+                    old = nxt.get(id(target))
+                    if old is None or new_rank < old[2]:
+                        nxt[id(target)] = (target, new_words, new_rank, recorded)
+            if filter_hits:
+                _node, words, _rank, recorded = min(filter_hits, key=lambda c: c[2])
+                return Parsed(words, recorded, toks[i - 1][1])
+            # Values: recorded literals, then every parameter type that reads the token here.
+            for node, words, rank, recorded in tuple(bucket.values()):
+                if node.literals:
+                    edge = node.literals.get(low) or node.literals.get(ctx.interfaces.normalize(tok).lower())
+                    if edge is not None:
+                        for target in edge.targets:
+                            _put(nxt, target, (*words, edge.text), (*rank, RANK_KEYWORD), recorded)
+                for pedge in node.params.values():
+                    ptype = pedge.type
+                    for consumed, value in ptype.match(texts, i, ctx):
+                        dst = buckets[i + consumed]
+                        new_words = (*words, value)
+                        new_rank = (*rank, ptype.rank)
+                        for target in pedge.targets:
+                            old = dst.get(id(target))
+                            if old is None or new_rank < old[2]:
+                                dst[id(target)] = (target, new_words, new_rank, recorded)
+        done = [cfg for cfg in buckets[n].values() if cfg[0].terminal]
+        if done:
+            _node, words, _rank, recorded = min(done, key=lambda c: c[2])
+            return Parsed(words, recorded, None)
+        return self._diagnose(line, toks, buckets)
+
+    def _keyword_moves(self, bucket: dict[int, Cfg], low: str) -> list[tuple[Cfg, KwEdge]]:
+        exact: list[tuple[Cfg, KwEdge]] = []
+        for cfg in bucket.values():
+            edge = cfg[0].kw.get(low)
+            if edge is not None:
+                exact.append((cfg, edge))
+        if exact:
+            return exact
+        found: dict[str, list[tuple[Cfg, KwEdge]]] = {}
+        for cfg in bucket.values():
+            kw = cfg[0].kw
+            for key in _prefixed(cfg[0], low):
+                found.setdefault(key, []).append((cfg, kw[key]))
+        if len(found) == 1:
+            return next(iter(found.values()))
+        return []
+
+    def _diagnose(self, line: str, toks: list[tuple[str, int]], buckets: list[dict[int, Cfg]]) -> CliError:
+        """The error the device prints for the furthest token any reading reached."""
+        n = len(toks)
+        last = max(j for j in range(n + 1) if buckets[j])
+        best = min(buckets[last].values(), key=lambda c: c[2])
+        context = best[1]
+        if last == n:
+            end = toks[-1][1] + len(toks[-1][0])
+            return CliError("incomplete", end, "", index=n, context=context)
+        tok, pos = toks[last]
+        if tok == "|":
+            # A filter after a command that cannot end there: the command is what is incomplete.
+            return CliError("incomplete", pos, tok, index=last, context=context)
+        nodes = [cfg[0] for cfg in buckets[last].values()]
+        if not any(node.has_edges or node is self.pipe_root for node in nodes):
+            return CliError("too_many", pos, tok, index=last, context=context)
+        low = tok.lower()
+        candidates = sorted({key for node in nodes for key in _prefixed(node, low)})
+        if len(candidates) > 1:
+            return CliError("ambiguous", pos, tok, index=last, candidates=tuple(candidates), context=context)
+        value_slot = any(node.value_params for node in nodes)
+        keyword_slot = any(node.kw for node in nodes)
+        if value_slot and (looks_like_value(tok) or not keyword_slot):
+            return CliError("wrong_parameter", pos, tok, index=last, context=context)
+        return CliError("unrecognised", pos, tok, index=last, context=context)

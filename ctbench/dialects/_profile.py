@@ -1,0 +1,185 @@
+"""Loading a vendor's tree file (``data/<os>.yaml``) and a task set's extra tree files.
+
+Everything vendor-specific lives in the data file, not in code: prompts, error texts and where the
+caret goes, first-word aliases, interface names, prefix spelling, filter keywords, and the command
+templates. A task set extends a vendor with files holding only ``commands`` (and optionally
+``pipe_commands``), so that a command a task needs can be made valid without touching the package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from ._filters import FilterOptions, FilterSpec
+from ._interfaces import InterfaceNaming
+from ._params import PrefixStyle
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+KNOWN_OS = ("huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_junos")
+"""The families with a data file; ``dialect.OS_FAMILIES`` re-exports this tuple."""
+
+_PROFILE_KEYS = {
+    "os",
+    "display_name",
+    "prompt",
+    "max_line",
+    "aliases",
+    "messages",
+    "denied",
+    "prefix_style",
+    "prefix6_style",
+    "interfaces",
+    "filters",
+    "filter_options",
+    "pipe_commands",
+    "commands",
+    "notes",
+}
+_EXTRA_KEYS = {"os", "commands", "pipe_commands", "notes"}
+_FILTER_KINDS = {"include", "exclude", "begin", "count", "section", "last", "trim", "passthrough"}
+_FILTER_ARGS = {"regex", "optional-regex", "number", "optional-number", "none"}
+_STYLES = {"slash", "length", "mask"}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One error text and whether the device prints a caret line above it."""
+
+    text: str
+    caret: bool = True
+
+
+@dataclass(slots=True)
+class Profile:
+    """A vendor's CLI as described by its data file plus any extra tree files."""
+
+    os: str
+    display_name: str
+    prompt: str
+    max_line: int
+    aliases: dict[str, str]
+    messages: dict[str, Message]
+    denied: str
+    prefix_style: PrefixStyle
+    prefix6_style: PrefixStyle
+    interfaces: InterfaceNaming
+    filters: dict[str, FilterSpec]
+    filter_options: FilterOptions
+    pipe_commands: list[tuple[str, str]] = field(default_factory=list)
+    commands: list[tuple[str, str]] = field(default_factory=list)
+    """Templates with where they came from (``file:index``), for error messages."""
+
+
+def _read(path: Path) -> Mapping[str, Any]:
+    try:
+        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+    except (OSError, YAMLError) as exc:
+        raise ValueError(f"cannot read tree file {path}: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise ValueError(f"tree file {path} must be a mapping")
+    return data
+
+
+def _str_list(data: Mapping[str, Any], key: str, path: Path) -> list[tuple[str, str]]:
+    items = data.get(key) or []
+    if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+        raise ValueError(f"{path}: '{key}' must be a list of strings")
+    return [(item, f"{path.name}:{key}[{i}]") for i, item in enumerate(items)]
+
+
+def _message(value: Any, where: str) -> Message:
+    if isinstance(value, str):
+        return Message(value)
+    if isinstance(value, Mapping) and isinstance(value.get("text"), str):
+        return Message(value["text"], bool(value.get("caret", True)))
+    raise ValueError(f"{where}: a message is a string or {{text: ..., caret: true|false}}")
+
+
+def _style(value: Any, where: str) -> PrefixStyle:
+    if value not in _STYLES:
+        raise ValueError(f"{where}: style must be one of {sorted(_STYLES)}")
+    return cast(PrefixStyle, value)
+
+
+def extra_tree_targets(path: Path, data: Mapping[str, Any]) -> tuple[str, ...]:
+    """The OS families an extra tree file extends: its ``os`` key (a name or a list of names), or
+    else the first part of its file name (``huawei_vrp.yaml``, ``huawei_vrp.firewall.yaml``)."""
+    value = data.get("os", path.name.split(".", 1)[0])
+    names = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, list) else ()
+    if not names or not all(isinstance(n, str) and n in KNOWN_OS for n in names):
+        raise ValueError(
+            f"{path}: cannot tell which OS this tree file extends; set 'os' to one or more of "
+            f"{', '.join(KNOWN_OS)} or name the file <os>.yaml"
+        )
+    return names
+
+
+def load_profile(os_name: str, extra_trees: tuple[Path, ...] = ()) -> Profile:
+    """Read ``data/<os_name>.yaml`` and merge the extra tree files into it."""
+    path = DATA_DIR / f"{os_name}.yaml"
+    data = _read(path)
+    unknown = set(data) - _PROFILE_KEYS
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {sorted(unknown)}")
+    if data.get("os") != os_name:
+        raise ValueError(f"{path}: 'os' must be {os_name!r}")
+    messages = {str(k): _message(v, f"{path}: messages.{k}") for k, v in (data.get("messages") or {}).items()}
+    for required in ("unrecognised", "incomplete", "ambiguous"):
+        if required not in messages:
+            raise ValueError(f"{path}: messages.{required} is required")
+    iface = data.get("interfaces") or {}
+    naming = InterfaceNaming(
+        {str(k): [str(a) for a in (v or [])] for k, v in (iface.get("types") or {}).items()},
+        **({"number": str(iface["number"])} if "number" in iface else {}),
+        exact=iface.get("exact"),
+    )
+    filters: dict[str, FilterSpec] = {}
+    for name, spec in (data.get("filters") or {}).items():
+        kind = spec.get("kind", name)
+        arg = spec.get("arg", "regex")
+        if kind not in _FILTER_KINDS or arg not in _FILTER_ARGS:
+            raise ValueError(
+                f"{path}: filters.{name}: kind in {sorted(_FILTER_KINDS)}, arg in {sorted(_FILTER_ARGS)}"
+            )
+        filters[str(name).lower()] = FilterSpec(str(name).lower(), kind, arg, spec.get("default"))
+    fopts = data.get("filter_options") or {}
+    profile = Profile(
+        os=os_name,
+        display_name=str(data.get("display_name", os_name)),
+        prompt=str(data.get("prompt", "{host}>")),
+        max_line=int(data.get("max_line", 1024)),
+        aliases={str(k).lower(): str(v).lower() for k, v in (data.get("aliases") or {}).items()},
+        messages=messages,
+        denied=str(data.get("denied", "")),
+        prefix_style=_style(data.get("prefix_style", "slash"), f"{path}: prefix_style"),
+        prefix6_style=_style(data.get("prefix6_style", "slash"), f"{path}: prefix6_style"),
+        interfaces=naming,
+        filters=filters,
+        filter_options=FilterOptions(
+            count_format=str(fopts.get("count_format", "{n}")),
+            ignore_case=bool(fopts.get("ignore_case", False)),
+            underscore=bool(fopts.get("underscore", False)),
+            strip_quotes=bool(fopts.get("strip_quotes", False)),
+        ),
+        pipe_commands=_str_list(data, "pipe_commands", path),
+        commands=_str_list(data, "commands", path),
+    )
+    for extra in extra_trees:
+        more = _read(Path(extra))
+        unknown = set(more) - _EXTRA_KEYS
+        if unknown:
+            raise ValueError(
+                f"{extra}: an extra tree file may hold only {sorted(_EXTRA_KEYS)}; got {sorted(unknown)}"
+            )
+        if os_name not in extra_tree_targets(Path(extra), more):
+            continue  # a task set passes all its tree files to every vendor; this one is another's
+        profile.commands.extend(_str_list(more, "commands", Path(extra)))
+        profile.pipe_commands.extend(_str_list(more, "pipe_commands", Path(extra)))
+    return profile

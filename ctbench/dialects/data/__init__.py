@@ -1,0 +1,1 @@
+"""Vendor command trees (``<os>.yaml``), shipped as package data; see ``README.md`` here."""

@@ -1,0 +1,218 @@
+"""The ``Dialect``: one vendor's command line, as the replay engine and the authoring tools see it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+from ._filters import apply_filters, parse_filters
+from ._grammar import Graph, KwEdge, Lit, Node, Seq
+from ._grammar import Kw as _Kw
+from ._params import ParamContext
+from ._parser import Parsed, Parser, looks_like_value, tokenize
+from ._profile import KNOWN_OS, Message, Profile, load_profile
+from ._types import CliError, OutputFilter, Resolution
+
+OS_FAMILIES: tuple[str, ...] = KNOWN_OS
+"""The vendor operating systems with a dialect, named as network-automation tools name them."""
+
+RESOLVE_CACHE_SIZE = 65_536
+"""Resolutions kept per dialect: an agent run repeats a few hundred distinct lines per task, and
+the bound keeps an agent that sends only new lines from growing the server's memory."""
+
+_EMPTY: frozenset[str] = frozenset()
+
+
+def _printable(text: str) -> str:
+    """Echoed input with control characters shown as '?', so an error text cannot drive a terminal."""
+    return text if text.isprintable() else "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
+class Dialect:
+    """A vendor CLI: resolves command lines to canonical commands and prints the vendor's errors.
+
+    Instances are immutable after construction (caches aside) and safe to share between threads;
+    obtain them through ``get_dialect`` so that each vendor's tree is compiled once.
+    """
+
+    def __init__(self, profile: Profile) -> None:
+        self._profile = profile
+        graph = Graph()
+        for template, source in profile.commands:
+            graph.add(template, source)
+        self._graph = graph.freeze()
+        pipes = Graph()
+        for template, source in profile.pipe_commands:
+            pipes.add(template, source)
+        for name in profile.filters:
+            edge = KwEdge(name)
+            edge.filter = True
+            pipes.root.kw[name] = edge
+        self._pipe_root = pipes.freeze().root
+        self._ctx = ParamContext(profile.interfaces, profile.prefix_style, profile.prefix6_style)
+        self._parser = Parser(self._pipe_root, self._ctx, profile.aliases)
+        self._roots: tuple[tuple[Node, bool], ...] = ((self._graph.root, False),)
+        # Per-instance memo tables (not module globals): the hot path of the replay server.
+        self._resolve_cached = lru_cache(maxsize=RESOLVE_CACHE_SIZE)(self._resolve_uncached)
+        self._extras = lru_cache(maxsize=256)(self._build_extras)
+
+    # ------------------------------------------------------------------ identity
+
+    @property
+    def os(self) -> str:
+        """Platform name (``huawei_vrp``), as in ``OS_FAMILIES`` and the vendor-cli MANIFEST."""
+        return self._profile.os
+
+    @property
+    def display_name(self) -> str:
+        """Human name (``Huawei VRP``) for reports and the authoring UI."""
+        return self._profile.display_name
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        """The command templates of the tree (vendor file then extra tree files), for help and docs."""
+        return tuple(self._graph.templates)
+
+    def prompt(self, hostname: str, user: str = "admin") -> str:
+        """The prompt the device prints (``<HOST>``, ``HOST#``, ``admin@HOST>``)."""
+        return self._profile.prompt.replace("{host}", hostname).replace("{user}", user)
+
+    def normalize_interface(self, name: str) -> str:
+        """Full interface name (``GE1/0/1`` -> ``GigabitEthernet1/0/1``); unknown forms unchanged."""
+        return self._profile.interfaces.normalize(name)
+
+    # ------------------------------------------------------------------ resolving
+
+    def resolve(self, line: str, recorded: Iterable[str] = _EMPTY) -> Resolution:
+        """Resolve one command line as the device would.
+
+        ``recorded`` are the canonical commands recorded for this device in the task: they are valid
+        (and abbreviable) even where the vendor tree lacks them. Whether a valid command is served or
+        denied is the replay engine's decision, not the dialect's.
+        """
+        if not isinstance(recorded, frozenset):
+            recorded = frozenset(recorded)
+        limit = self._profile.max_line
+        if len(line) > limit:
+            # Devices stop accepting input at their buffer size; never cache or scan a huge line.
+            return Resolution(line, None, error=CliError("unrecognised", limit, "", index=-1))
+        return self._resolve_cached(line, recorded)
+
+    def canonical(self, line: str) -> str:
+        """Canonical form of a valid command; ValueError carrying the device's error text otherwise."""
+        res = self.resolve(line)
+        if res.error is not None:
+            prompt = self.prompt("device")
+            raise ValueError(
+                f"{prompt}{line[:200]}\n{self.render_error(res.error, line, prompt)}".rstrip("\n")
+            )
+        assert res.canonical is not None
+        return res.canonical
+
+    def _resolve_uncached(self, line: str, recorded: frozenset[str]) -> Resolution:
+        text = line.rstrip("\r\n")
+        roots = self._roots
+        if recorded:
+            extra = self._extras(recorded)
+            if extra is not None:
+                roots = (*roots, (extra, True))
+        parsed = self._parser.parse(text, roots)
+        if isinstance(parsed, CliError):
+            return Resolution(line, None, error=parsed)
+        return self._finish(line, text, parsed)
+
+    def _finish(self, line: str, text: str, parsed: Parsed) -> Resolution:
+        canonical = " ".join(parsed.words)
+        if parsed.filter_start is None:
+            return Resolution(line, canonical, recorded=parsed.recorded)
+        filters = parse_filters(
+            text, parsed.filter_start, self._profile.filters, self._profile.filter_options
+        )
+        if isinstance(filters, CliError):
+            return Resolution(line, None, error=filters)
+        return Resolution(line, canonical, filters, recorded=parsed.recorded)
+
+    def _build_extras(self, recorded: frozenset[str]) -> Node | None:
+        """A graph of the recorded commands that the vendor tree does not already accept.
+
+        Value-like words (addresses, interface names, numbers) are matched exactly, since a
+        prefix of an address is not that address; other words are keywords, abbreviable like the
+        tree's. Each keeps its recorded spelling so the canonical form equals the recording key.
+        """
+        graph = Graph()
+        added = False
+        for command in sorted(recorded):
+            if len(command) > self._profile.max_line:
+                continue
+            if isinstance(self._parser.parse(command, self._roots), Parsed):
+                continue  # the tree already takes it (with or without filters)
+            words = [tok for tok, _ in tokenize(command)]
+            if not words:
+                continue
+            items = tuple(Lit(w, (w.lower(),)) if looks_like_value(w) else _Kw(w) for w in words)
+            graph.add(Seq(items) if len(items) > 1 else items[0])
+            added = True
+        return graph.freeze().root if added else None
+
+    # ------------------------------------------------------------------ output
+
+    def render_error(self, err: CliError, line: str, prompt: str) -> str:
+        """Exactly what the device prints after echoing ``<prompt><line>``: caret line and message.
+
+        The caret sits under the offending character of the echoed line, so its column counts the
+        prompt. The text ends with a newline; the engine prints the next prompt after it.
+        """
+        msg = self._message(err, line)
+        completions = "\n".join(f"  {c}" for c in err.candidates)
+        keyword = err.context[0] if err.context else err.token
+        text = (
+            msg.text.replace("{token}", _printable(err.token[:200]))
+            .replace("{input}", _printable(line.strip()[:1024]))
+            .replace("{keyword}", keyword)
+            .replace("{completions}", completions)
+        )
+        if not msg.caret:
+            return text + "\n"
+        position = min(err.position, self._profile.max_line)
+        return " " * (len(prompt) + position) + "^\n" + text + "\n"
+
+    def _message(self, err: CliError, line: str) -> Message:
+        messages = self._profile.messages
+        keys: list[str] = []
+        single = len(tokenize(line[: self._profile.max_line])) == 1
+        if single and (err.kind != "incomplete" or len(err.context) == 1):
+            keys.append(f"{err.kind}_single")
+        if err.index == 0:
+            keys.append(f"{err.kind}_first")
+        keys += [err.kind, "unrecognised"]
+        for key in keys:
+            if key in messages:
+                return messages[key]
+        raise AssertionError("profile without an 'unrecognised' message")  # load_profile checks it
+
+    def denied_text(self, canonical: str) -> str:
+        """The vendor's permission-denied style answer for a valid command with no recording."""
+        return self._profile.denied.replace("{command}", canonical) + "\n"
+
+    def apply_filters(self, data: bytes, filters: tuple[OutputFilter, ...]) -> bytes:
+        """Run resolved output filters over recorded bytes (vendor's ``count`` wording included)."""
+        return apply_filters(data, filters, self._profile.filter_options.count_format)
+
+    def __repr__(self) -> str:
+        return f"<Dialect {self.os}: {len(self._graph.templates)} command templates>"
+
+
+@lru_cache(maxsize=64)
+def _dialect(os_name: str, extra_trees: tuple[Path, ...]) -> Dialect:
+    return Dialect(load_profile(os_name, extra_trees))
+
+
+def get_dialect(os_name: str, extra_trees: Iterable[Path | str] = ()) -> Dialect:
+    """The dialect of ``os_name`` (one of ``OS_FAMILIES``), extended by a task set's tree files.
+
+    Dialects are compiled once per (os, extra trees) and shared.
+    """
+    if os_name not in OS_FAMILIES:
+        raise ValueError(f"unknown OS family {os_name!r}; known: {', '.join(OS_FAMILIES)}")
+    return _dialect(os_name, tuple(Path(p) for p in extra_trees))
