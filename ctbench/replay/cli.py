@@ -5,8 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ctbench.cli_support import add_command, build_parser, not_built, run
+from ctbench.cli_support import add_command, build_parser, emit_json, run
+from ctbench.errors import CtbError
+
+if TYPE_CHECKING:
+    from ctbench.replay.engine import ReplayEngine
 
 DESCRIPTION = """\
 Serve a task's recorded device output as if the devices were live.
@@ -24,17 +30,248 @@ examples:
   ctb-replay gaps runs/my-run                    commands agents wanted that were not recorded
 """
 
+SHELL_HELP = """\
+An interactive prompt on a task's devices, as on a jump host: 'connect DEVICE' logs in and shows the
+device's own prompt (<CORE_SW_01>, GW_01#, admin@PE_01>); type its commands as on the real device
+(abbreviations, '| include' filters, Tab completes device names); 'quit' returns to the jump host,
+'exit' there leaves. Lines piped on stdin are answered as a transcript.
+
+example:
+  ctb-replay shell RCA-001
+  printf 'connect CORE_SW_01\\ndis int br\\n' | ctb-replay shell RCA-001
+"""
+
+MCP_HELP = """\
+Serve one task to an agent over the Model Context Protocol: tools list_devices, run_command(device,
+command) and submit_answer(answer). Without --http it speaks MCP on stdin/stdout (what agent CLIs
+start as a 'stdio' server); with --http HOST:PORT it serves streamable HTTP at http://HOST:PORT/mcp
+(port 0 picks a free port; the URL is printed on stdout).
+
+examples:
+  ctb-replay mcp RCA-001 --trajectory runs/r1/trajectories/RCA-001.jsonl --answer /tmp/RCA-001.answer
+  ctb-replay mcp RCA-001 --http 127.0.0.1:8765
+"""
+
+SERVE_HELP = """\
+HTTP JSON API serving many concurrent replay sessions (the backend for harnesses that run agents
+outside this process). The first line on stdout is the URL it listens on (--port 0 picks a free port).
+
+  POST /sessions {"task_id": "RCA-001", "trajectory": "/abs/path/RCA-001.jsonl"}  -> {"session_id", ...}
+  POST /sessions/ID/run {"device": "CORE_SW_01", "command": "dis int br"}         -> observation
+  POST /sessions/ID/submit {"answer": "..."};  GET /sessions/ID/devices;  GET /sessions/ID/trajectory
+  GET /sessions/ID;  DELETE /sessions/ID;  GET /health
+
+A trajectory path (optional, must end in .jsonl; relative paths are taken from this server's folder)
+gets one JSON line per call, flushed as it is answered; a non-empty file already there is kept as
+<name>.prev1 rather than overwritten. Errors come back as {"error": {"code", "message"}} with a 4xx.
+"""
+
+EXEC_HELP = """\
+Run one command on one device through a replay session, for agents that only have a shell. The
+session comes from the environment: CTBENCH_REPLAY_URL (the server) and CTBENCH_REPLAY_SESSION.
+Prints what the device prints; exit status 0 when the device answered with output, 1 when it
+refused the command (not recorded, invalid, unknown device), 2 when the server could not be used.
+Quote commands that contain '|' so your shell does not take it.
+
+examples:
+  ctb-replay exec CORE_SW_01 display interface brief
+  ctb-replay exec GW_01 'sh run | i ospf'
+"""
+
+GAPS_HELP = """\
+List the commands agents tried that were denied (valid, but not recorded), per task and device,
+most frequent first: what authors should record next. Give run folders (runs/NAME, holding
+trajectories/<ID>.jsonl) or a folder of runs.
+
+examples:
+  ctb-replay gaps runs/gpt-run runs/claude-run
+  ctb-replay gaps runs/ --task RCA-001 --json
+"""
+
+
+def _tasks_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tasks", metavar="DIR", default=None,
+                   help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
+
+
+def _engine(args: argparse.Namespace) -> ReplayEngine:
+    from ctbench.replay.engine import ReplayEngine
+    from ctbench.store import TaskSet
+
+    return ReplayEngine(TaskSet.open(args.tasks))
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise CtbError(f"--http {text!r}: expected HOST:PORT, for example 127.0.0.1:8765")
+    return host, int(port)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_shell(args: argparse.Namespace) -> int:
+    from ctbench.replay.shell import DeviceShell, run_shell
+
+    engine = _engine(args)
+    with engine.open_session(args.task_id, trajectory_path=args.trajectory) as session:
+        return run_shell(DeviceShell(session))
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from ctbench.replay.mcp_server import build_server, run_http, run_stdio
+
+    engine = _engine(args)
+    target = _host_port(args.http) if args.http else None
+    with engine.open_session(args.task_id, trajectory_path=args.trajectory) as session:
+        server = build_server(session, answer_file=args.answer)
+        if target is None:
+            run_stdio(server)
+        else:
+            def announce(url: str) -> None:
+                print(url, flush=True)
+                print(f"ctb-replay mcp: task {args.task_id} on {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
+
+            run_http(server, *target, announce=announce)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ctbench.replay.http_server import SessionRegistry, bind_socket, build_app, socket_url, uvicorn_server
+
+    engine = _engine(args)
+    registry = SessionRegistry(engine, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout)
+    sock = bind_socket(args.host, args.port)
+    print(socket_url(sock), flush=True)
+    print(f"ctb-replay serve: task set {engine.task_set.root} on {socket_url(sock)} (Ctrl-C stops)",
+          file=sys.stderr, flush=True)
+    try:
+        uvicorn_server(build_app(engine, registry)).run(sockets=[sock])
+    finally:
+        registry.close_all()
+    return 0
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    from ctbench.replay.client import ReplayClient
+
+    command = " ".join(args.words).strip()
+    if not command:
+        raise CtbError("give the command to run after the device name, e.g. ctb-replay exec R1 show ip route",
+                       exit_code=2)
+    with ReplayClient.from_env() as client:
+        obs = client.run(args.device, command)
+    text = obs.with_echo()
+    # bytes, so a terminal or pipe with a narrow encoding cannot turn device output into a traceback
+    sys.stdout.buffer.write((text if not text or text.endswith("\n") else text + "\n").encode("utf-8", "replace"))
+    sys.stdout.flush()
+    return 0 if obs.ok else 1
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from ctbench.replay.client import ReplayClient
+
+    if args.answer_file == "-":
+        answer = sys.stdin.read()
+    else:
+        path = Path(args.answer_file)
+        try:
+            answer = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CtbError(f"{path}: cannot read the answer: {exc.strerror}", exit_code=2) from None
+        except UnicodeDecodeError:
+            raise CtbError(f"{path}: the answer is not UTF-8 text", exit_code=2) from None
+    if not answer.strip():
+        raise CtbError("the answer is empty", exit_code=2)
+    with ReplayClient.from_env() as client:
+        sub = client.submit(answer)
+    again = " (replacing the previous one)" if sub.count > 1 else ""
+    print(f"answer submitted{again}: {sub.lines} line(s)")
+    return 0
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    from ctbench.replay.client import ReplayClient
+    from ctbench.replay.observation import devices_text
+
+    with ReplayClient.from_env() as client:
+        devices = client.devices()
+    if args.json:
+        emit_json([d.model_dump() for d in devices])
+    else:
+        print(devices_text(devices))
+    return 0
+
+
+def cmd_gaps(args: argparse.Namespace) -> int:
+    from ctbench.replay.gaps import gap_report
+    from ctbench.tables import render
+
+    report = gap_report(args.runs, tasks=args.task or ())
+    for bad in report.bad_lines[:20]:
+        print(f"warning: skipped {bad}", file=sys.stderr)
+    if len(report.bad_lines) > 20:
+        print(f"warning: {len(report.bad_lines) - 20} more bad lines skipped", file=sys.stderr)
+    if args.json:
+        emit_json(report.to_json(args.limit))
+    else:
+        sys.stdout.write(render([report.table(args.limit)], args.format))
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+
 
 def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-replay", DESCRIPTION)
-    for name, what in [
-        ("shell", "interactive device prompt on a task's recordings"),
-        ("mcp", "MCP server (stdio or streamable HTTP) for one task"),
-        ("serve", "HTTP JSON API serving many concurrent replay sessions"),
-        ("exec", "run one command through a replay session (for shell-only agents)"),
-        ("gaps", "list denied commands from runs: what to record next"),
-    ]:
-        add_command(sub, name, what, not_built(f"ctb-replay {name}"))
+
+    p = add_command(sub, "shell", "interactive device prompt on a task's recordings", cmd_shell, SHELL_HELP)
+    p.add_argument("task_id", metavar="TASK_ID", help="task to replay, e.g. RCA-001")
+    _tasks_arg(p)
+    p.add_argument("--trajectory", metavar="FILE", type=Path, default=None,
+                   help="also log every command to this JSONL trajectory file")
+
+    p = add_command(sub, "mcp", "MCP server (stdio or streamable HTTP) for one task", cmd_mcp, MCP_HELP)
+    p.add_argument("task_id", metavar="TASK_ID", help="task to serve, e.g. RCA-001")
+    _tasks_arg(p)
+    p.add_argument("--http", metavar="HOST:PORT", default=None,
+                   help="serve streamable HTTP on HOST:PORT instead of stdio (use 127.0.0.1)")
+    p.add_argument("--trajectory", metavar="FILE", type=Path, default=None,
+                   help="JSONL trajectory file, one line per call (run folder: trajectories/<ID>.jsonl)")
+    p.add_argument("--answer", metavar="FILE", type=Path, default=None,
+                   help="write the submitted answer to this file (replaced on each submission)")
+
+    p = add_command(sub, "serve", "HTTP JSON API serving many concurrent replay sessions", cmd_serve, SERVE_HELP)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8700, help="port to listen on (default 8700; 0 = any free port)")
+    _tasks_arg(p)
+    p.add_argument("--max-sessions", type=int, default=10_000, metavar="N",
+                   help="refuse new sessions past N open ones (default 10000)")
+    p.add_argument("--idle-timeout", type=float, default=3600.0, metavar="SECONDS",
+                   help="close sessions unused for this long (default 3600)")
+
+    p = add_command(sub, "exec", "run one command through a replay session (for shell-only agents)", cmd_exec,
+                    EXEC_HELP)
+    p.add_argument("device", metavar="DEVICE", help="device name, as listed by 'ctb-replay devices'")
+    p.add_argument("words", metavar="COMMAND", nargs=argparse.REMAINDER, help="the command, as typed on the device")
+
+    p = add_command(sub, "submit", "submit the final answer of a replay session", cmd_submit,
+                    "Submit the final answer (a file, or - for stdin) to the session in "
+                    "$CTBENCH_REPLAY_URL / $CTBENCH_REPLAY_SESSION. A later submission replaces it.")
+    p.add_argument("answer_file", metavar="ANSWER_FILE|-", help="file holding the answer, or - to read stdin")
+
+    p = add_command(sub, "devices", "list the devices of the current replay session", cmd_devices,
+                    "List the devices the session in $CTBENCH_REPLAY_URL / $CTBENCH_REPLAY_SESSION may query.")
+    p.add_argument("--json", action="store_true", help="JSON output")
+
+    p = add_command(sub, "gaps", "list denied commands from runs: what to record next", cmd_gaps, GAPS_HELP)
+    p.add_argument("runs", metavar="RUN", nargs="+", type=Path, help="run folder(s), or a folder of runs")
+    p.add_argument("--task", metavar="ID", action="append", help="only this task (repeatable)")
+    p.add_argument("--limit", metavar="N", type=int, default=None, help="show the N most frequent only")
+    p.add_argument("--format", choices=["text", "md", "latex"], default="text", help="table format")
+    p.add_argument("--json", action="store_true", help="JSON output (with the raw counts)")
     return parser, sub
 
 

@@ -1,0 +1,195 @@
+"""The MCP server: one replay session exposed as three tools, over stdio or streamable HTTP.
+
+Tools (short snake_case names, as agent CLIs list them next to their own):
+
+- ``list_devices`` — the devices the agent may log into, with vendor, OS, type, role and site;
+- ``run_command(device, command)`` — the device's answer, exactly as the device prints it;
+- ``submit_answer(answer)`` — the final answer (the last submission counts).
+
+The two query tools are annotated read-only, so headless agent CLIs run them without asking for
+approval. A mistake the model can correct (an unknown device, a command the device does not
+accept) comes back as a tool error carrying the device's own text; a valid command that was not
+recorded is a normal result with the vendor's permission message, as a real device would answer.
+
+Built on the SDK's low-level ``Server`` rather than ``MCPServer``: three fixed tools need no
+signature introspection, and an agent loop pays the per-call overhead on every command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mcp.server import Server, ServerRequestContext
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+
+from ctbench.errors import CtbError
+from ctbench.replay.observation import Outcome, devices_text
+from ctbench.replay.session import Session
+from ctbench.yamlio import atomic_write_text
+
+SERVER_NAME = "ctbench-replay"
+
+INSTRUCTIONS = """\
+You are logged into the network of a troubleshooting task. The devices answer read-only CLI commands
+from output recorded on the real devices. Call list_devices first, then run_command with the vendor's
+own syntax (display ... on Huawei and H3C, show ... on Cisco and Juniper; abbreviations and output
+filters such as '| include' or '| match' work as on the device). Commands that were not captured are
+refused with the device's permission message: try another command. When you know the answer, call
+submit_answer with it in the format the task asks for."""
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+SUBMIT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                         open_world_hint=False)
+
+
+def _schema(**props: str) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": False, "required": list(props),
+            "properties": {name: {"type": "string", "description": desc} for name, desc in props.items()}}
+
+
+TOOLS = [
+    Tool(name="list_devices", title="List devices", annotations=READ_ONLY, input_schema=_schema(),
+         description="List the network devices you can log into for this task, with vendor, OS, device type, "
+                     "role and site. Other devices cannot be queried."),
+    Tool(name="run_command", title="Run a CLI command", annotations=READ_ONLY,
+         input_schema=_schema(device="Device name, as list_devices gives it.",
+                              command="One CLI command as typed on the device, e.g. 'display interface brief' "
+                                      "or 'show ip route | include 10.1.'."),
+         description="Run one read-only CLI command on one device and get its output as the device prints it. "
+                     "Use the vendor's syntax (display on Huawei/H3C, show on Cisco/Juniper); abbreviations, "
+                     "interface short names and output filters ('| include X', '| match X') work as on the "
+                     "device. Commands that were not captured are refused with the device's permission message."),
+    Tool(name="submit_answer", title="Submit the final answer", annotations=SUBMIT,
+         input_schema=_schema(answer="The final answer, in the format the task statement asks for."),
+         description="Submit your final answer, in the format the task statement asks for (one line per root "
+                     "cause, or one line per path). A later call replaces the answer."),
+]
+_SCHEMAS = {t.name: t.input_schema for t in TOOLS}
+
+
+def _result(text: str, *, error: bool = False, meta: dict[str, Any] | None = None) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error, _meta=meta)
+
+
+class ReplayTools:
+    """The three tools, bound to one session; transport-free so the logic is plain to test."""
+
+    def __init__(self, session: Session, *, answer_file: Path | None = None,
+                 on_submit: Callable[[str], None] | None = None) -> None:
+        self.session = session
+        self.answer_file = answer_file
+        self.on_submit = on_submit
+        self._handlers: dict[str, Callable[[Mapping[str, Any]], CallToolResult]] = {
+            "list_devices": self.list_devices, "run_command": self.run_command,
+            "submit_answer": self.submit_answer}
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> CallToolResult:
+        handler = self._handlers.get(name)
+        if handler is None:
+            return _result(f"Unknown tool {name[:64]!r}; the tools are {', '.join(self._handlers)}.", error=True)
+        args = arguments or {}
+        problem = _check(name, args)
+        if problem:
+            return _result(problem, error=True)
+        try:
+            return handler(args)
+        except CtbError as exc:
+            return _result(str(exc), error=True)
+
+    def list_devices(self, args: Mapping[str, Any]) -> CallToolResult:
+        return _result(devices_text(self.session.devices()))
+
+    def run_command(self, args: Mapping[str, Any]) -> CallToolResult:
+        obs = self.session.run(args["device"], args["command"])
+        meta = {"outcome": obs.outcome.value, "canonical": obs.canonical, "seq": obs.seq,
+                "truncated": obs.truncated}
+        fixable = obs.outcome in (Outcome.INVALID, Outcome.UNKNOWN_DEVICE)
+        return _result(obs.with_echo() or "(the command printed nothing)", error=fixable, meta=meta)
+
+    def submit_answer(self, args: Mapping[str, Any]) -> CallToolResult:
+        answer: str = args["answer"]
+        sub = self.session.submit(answer)
+        if self.answer_file is not None:
+            try:
+                atomic_write_text(self.answer_file, answer if not answer or answer.endswith("\n") else answer + "\n")
+            except OSError as exc:
+                raise CtbError(f"the answer was recorded but could not be saved to {self.answer_file}: "
+                               f"{exc.strerror or exc}") from None
+        if self.on_submit is not None:
+            self.on_submit(answer)
+        again = " (replacing the previous one)" if sub.count > 1 else ""
+        return _result(f"Answer recorded{again}: {sub.lines} line(s).")
+
+
+def _check(name: str, args: Mapping[str, Any]) -> str | None:
+    """The argument problem, worded for a model to fix, or None."""
+    schema = _SCHEMAS[name]
+    props: dict[str, Any] = schema["properties"]
+    missing = [p for p in schema["required"] if p not in args]
+    extra = [a for a in args if a not in props]
+    wrong = [p for p in props if p in args and not isinstance(args[p], str)]
+    if not (missing or extra or wrong):
+        return None
+    parts = []
+    if missing:
+        parts.append(f"missing {', '.join(missing)}")
+    if extra:
+        parts.append(f"unexpected {', '.join(a[:40] for a in extra[:5])}")
+    if wrong:
+        parts.append(f"{', '.join(wrong)} must be text")
+    usage = ", ".join(props) or "no arguments"
+    return f"{name}: {'; '.join(parts)} (takes {usage})."
+
+
+def build_server(session: Session, *, answer_file: Path | None = None,
+                 on_submit: Callable[[str], None] | None = None) -> Server[Any]:
+    """A low-level MCP server whose tools act on ``session`` (one task, one trajectory)."""
+    tools = ReplayTools(session, answer_file=answer_file, on_submit=on_submit)
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=TOOLS)
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        return tools.call(params.name, params.arguments)
+
+    server: Server[Any] = Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=list_tools,
+                                 on_call_tool=call_tool, get_tool_input_schema=_SCHEMAS.get)
+    # The SDK's OpenTelemetry middleware is a no-op without an exporter but still costs per call.
+    server.middleware.clear()
+    return server
+
+
+def run_stdio(server: Server[Any]) -> None:
+    """Serve on stdin/stdout until the client closes the pipe."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def run_http(server: Server[Any], host: str, port: int, *,
+             announce: Callable[[str], None] | None = None) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` until interrupted (port 0: a free port)."""
+    from ctbench.replay.http_server import bind_socket, socket_url, uvicorn_server
+
+    sock = bind_socket(host, port)
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    if announce is not None:
+        announce(f"{socket_url(sock)}/mcp")
+    uvicorn_server(app).run(sockets=[sock])
+
