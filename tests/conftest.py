@@ -15,10 +15,35 @@ BUNDLED = REPO / "tasks"
 VENDOR_CLI = REPO.parent / "shared" / "data" / "vendor-cli"
 
 
+STARTERS = ("rca/RCA-001", "rca/RCA-002", "path/PATH-001")
+
+
+def copy_starters(dst: Path) -> Path:
+    """The bundled set's configuration, taxonomy, networks and its three starter tasks.
+
+    Small and stable on purpose: tests that count or score tasks must not change when the sample set
+    grows. Tests about the whole sample set read ``tasks/`` itself.
+    """
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in ("ctbench.yaml", "taxonomy.yaml"):
+        shutil.copy(BUNDLED / name, dst / name)
+    for folder in ("networks", "schema"):
+        shutil.copytree(BUNDLED / folder, dst / folder)
+    for rel in STARTERS:
+        shutil.copytree(BUNDLED / rel, dst / rel)
+    return dst
+
+
 @pytest.fixture
 def task_set(tmp_path: Path) -> Path:
-    """A private copy of the bundled task set."""
-    dst = tmp_path / "tasks"
+    """A private copy of the bundled starter tasks (see :func:`copy_starters`)."""
+    return copy_starters(tmp_path / "tasks")
+
+
+@pytest.fixture
+def full_task_set(tmp_path: Path) -> Path:
+    """A private copy of the whole bundled task set."""
+    dst = tmp_path / "full-tasks"
     shutil.copytree(BUNDLED, dst)
     return dst
 

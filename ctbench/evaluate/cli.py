@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-from ctbench.cli_support import add_command, build_parser, not_built, run
+from ctbench.cli_support import add_command, build_parser, emit_json, run
+from ctbench.errors import CtbError
 
 DESCRIPTION = """\
 Run agents on the benchmark, score the runs with the paper's metrics, compare and report.
@@ -21,17 +24,386 @@ examples:
 """
 
 
+RUN_HELP = """\
+Run an agent on every approved task (or a --select'ion), each in a fresh replay session, and write a
+run folder: run.yaml, results.jsonl (one line per task, appended as it finishes), trajectories/<ID>.jsonl
+(every command the agent ran) and logs/<ID>.log (the agent's own output). At the end the run is scored
+and the scorecard printed.
+
+Rerunning into the same --out folder (or --resume DIR) skips finished tasks and runs the rest; it
+refuses when the agent, model, options or task-set commit differ, unless --force. Each task ends as
+answered, unparsable, timeout, or error (agent = the agent failed, never retried; infrastructure = the
+replay backend or the model endpoint was unavailable, retried --retries times).
+
+agents:
+{agents}
+
+--select takes ids or globs (RCA-001,PATH-*), a family (rca, path), or field filters joined with
+spaces or commas, all of which must hold: status=draft, tag=bgp, observability=O2, category=C1|C2,
+heterogeneity=high, golden_length>=5, tier=long, label='static route missing'.
+
+examples:
+  ctb-eval run --agent oracle                           every approved task; the pipeline's ceiling
+  ctb-eval run --agent openai --model gpt-4o --concurrency 8
+  ctb-eval run --agent openai --model qwen --base-url http://127.0.0.1:8000/v1 --select rca
+  ctb-eval run --agent command --agent-cmd 'my-agent --model {{model}}' --model m1 --timeout 1800
+  ctb-eval run --resume runs/openai-gpt-4o-20260725T101500Z      finish an interrupted run
+
+exit status: 0 when every task ran (whatever the agent answered), 1 when infrastructure errors remain,
+130 when interrupted (finished tasks are kept; resume to run the rest).
+"""
+
+PROMPT_HELP = """\
+Print the exact prompt an agent receives for a task: the statement, the question id, the devices,
+the tool interface and the answer format. It is built from task.yaml, the network and the taxonomy's
+label list only; the gold answer, golden actions and metadata are never part of it.
+
+examples:
+  ctb-eval prompt RCA-001
+  ctb-eval prompt PATH-001 --tasks ../my-tasks
+"""
+
+
+def _add_run(sub: Any) -> None:
+    from ctbench.evaluate.agents import AGENT_NAMES, agent_help
+
+    p = add_command(sub, "run", "run an agent on the tasks and write a run folder", cmd_run,
+                    description=RUN_HELP.format(agents=agent_help()))
+    p.add_argument("--agent", choices=AGENT_NAMES, metavar="NAME", help="oracle, null, probe, openai or command")
+    p.add_argument("--model", metavar="M", help="model name (openai: required; command: passed as {model})")
+    p.add_argument("--tasks", metavar="PATH", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
+    p.add_argument("--select", metavar="EXPR", help="which tasks: ids, globs, family, field filters (see above)")
+    p.add_argument("--all-statuses", action="store_true", help="run tasks in every review state, not only approved")
+    p.add_argument("--concurrency", type=int, metavar="N", help="tasks run at once (default 4)")
+    p.add_argument("--timeout", type=float, metavar="S", help="seconds per task before the agent is stopped "
+                   "(default 3600)")
+    p.add_argument("--retries", type=int, metavar="N", help="retries after an infrastructure error (default 2)")
+    p.add_argument("--max-rounds", type=int, metavar="N", help="openai: model requests per task (default 50)")
+    p.add_argument("--out", metavar="DIR", help="run folder (default runs/<agent>-<model>-<UTC time>); an "
+                   "existing run folder is resumed")
+    p.add_argument("--resume", metavar="DIR", help="resume the run in DIR with the settings in its run.yaml")
+    p.add_argument("--force", action="store_true", help="resume even though settings or the task set changed")
+    p.add_argument("--base-url", metavar="URL", help="openai: OpenAI-compatible endpoint (key from "
+                   "OPENAI_API_KEY or CTBENCH_API_KEY)")
+    p.add_argument("--agent-cmd", metavar="CMD", help="command: the program and its arguments")
+    p.add_argument("--progress", choices=("auto", "rich", "plain", "none"), default="auto",
+                   help="live display in a terminal, plain lines otherwise (default auto)")
+    p.add_argument("--no-score", action="store_true", help="do not score the run at the end")
+    p.add_argument("--json", action="store_true", help="print the run summary as JSON on stdout")
+
+
+def _add_prompt(sub: Any) -> None:
+    p = add_command(sub, "prompt", "print the prompt an agent receives for a task", cmd_prompt,
+                    description=PROMPT_HELP)
+    p.add_argument("task_id", metavar="ID", help="task id, e.g. RCA-001")
+    p.add_argument("--tasks", metavar="PATH", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
+    p.add_argument("--json", action="store_true", help="print {task_id, family, prompt} as JSON")
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from ctbench.evaluate.prompt import prompt_for
+    from ctbench.store import TaskSet
+
+    ts = TaskSet.open(args.tasks)
+    ref = ts.ref(args.task_id)
+    text = prompt_for(ts, ref)
+    if args.json:
+        emit_json({"task_id": ref.id, "family": ref.family.value, "prompt": text})
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _run_settings(args: argparse.Namespace) -> Any:
+    from ctbench.evaluate.runfolder import RunFolder
+    from ctbench.evaluate.runner import RunSettings, run_settings_from_config
+
+    given = {"agent": args.agent, "model": args.model, "tasks": args.tasks, "select": args.select,
+             "all_statuses": args.all_statuses or None, "concurrency": args.concurrency,
+             "timeout_s": args.timeout, "retries": args.retries, "max_rounds": args.max_rounds,
+             "base_url": args.base_url, "agent_cmd": args.agent_cmd}
+    if args.resume:
+        if args.out and Path(args.out) != Path(args.resume):
+            raise CtbError("give either --resume DIR or --out DIR, not two different folders", exit_code=2)
+        folder = RunFolder(args.resume)
+        if not folder.exists():
+            raise CtbError(f"{args.resume}: not a run folder (no run.yaml)", exit_code=2)
+        settings = run_settings_from_config(folder.load_config(), **given)
+        settings.out = Path(args.resume)
+    else:
+        if not args.agent:
+            raise CtbError("choose an agent with --agent (oracle, null, probe, openai, command), or "
+                           "--resume DIR", exit_code=2)
+        settings = RunSettings(**{k: v for k, v in given.items() if v is not None})
+        settings.out = Path(args.out) if args.out else None
+    settings.force = args.force
+    return settings
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ctbench.evaluate.progress import choose_display
+    from ctbench.evaluate.runner import Runner
+
+    settings = _run_settings(args)
+    display = choose_display(args.progress, sys.stderr)
+    runner = Runner(settings, display)
+    report = runner.run()
+    counts = report.counts()
+    scores: Any = None
+    note = None
+    if not args.no_score:
+        scores, note = _score(report.folder, runner.task_set, quiet=args.json)
+    if args.json:
+        emit_json({"run_dir": str(report.folder), "complete": report.complete, "ran": report.ran,
+                   "skipped": report.skipped, "counts": counts, "scores": scores, "note": note})
+    elif note:
+        print(note)
+    return 1 if counts.get("infrastructure error") else 0
+
+
+def _score(folder: Path, task_set: Any, *, quiet: bool) -> tuple[Any, str | None]:
+    """Score the finished run with the scorer when it is installed; otherwise say how to later."""
+    try:
+        from ctbench.evaluate import score as scoring
+    except ImportError:
+        return None, (f"scorecard: the scorer is not available in this installation; "
+                      f"score later with: ctb-eval score {folder}")
+    score_run = getattr(scoring, "score_run", None)
+    if score_run is None:
+        return None, f"scorecard: this scorer has no score_run(); score with: ctb-eval score {folder}"
+    scores = score_run(folder, task_set)
+    if not quiet:
+        printer = getattr(scoring, "print_scorecard", None)
+        render = getattr(scoring, "render_scorecard", None) or getattr(scoring, "format_scorecard", None)
+        if printer is not None:
+            printer(scores)
+        elif render is not None:
+            print(render(scores))
+        else:
+            return scores, f"scores written; see them with: ctb-eval score {folder}"
+    return scores, None
+
+
+
+# --------------------------------------------------------------------------- score, compare, report, import
+
+SCORE_HELP = """\
+Score a run folder with the paper's metrics and print the scorecard (Table 5 shape: accuracy,
+localisation, identification/restoration and evidence coverage, each ± its standard error across
+tasks). Writes RUN/scores.json: per-task scores, every aggregate, standard errors (bootstrap for
+pooled ratios: 10,000 resamples, base seed 20260725), breakdowns by every metadata field, evidence on
+correct answers, the F1-F5 failure mode of each wrong RCA answer, and efficiency. Scoring the same run
+twice writes the same bytes.
+
+Answers are re-parsed from the answer text; timeouts, errors and tasks the run never finished count
+as unanswered (wrong, 0 on every metric). Evidence compares the (device, canonical command) pairs
+the agent ran (recorded or denied) with the golden actions.
+
+examples:
+  ctb-eval score runs/oracle-20260725T101500Z
+  ctb-eval score runs/my-run --tasks ../ctbench-tasks --json > scores.json
+"""
+
+COMPARE_HELP = """\
+Paired comparison of runs on the same tasks (paper appendix D.2, Table 25): the first run is A and
+is compared with each other run B; differences are A minus B in percentage points. Accuracy: exact
+two-sided McNemar test on the tasks where exactly one run is right, plus a paired bootstrap interval.
+Localisation, identification/restoration and evidence coverage: paired bootstrap percentile 95%
+intervals and sign probabilities. p-values are Holm-adjusted within each family and metric across
+the comparisons; intervals are not.
+
+Runs over different tasks are refused (the difference is listed); --common-tasks compares them on
+the tasks they all have instead, with a warning.
+
+examples:
+  ctb-eval compare runs/codex-gpt runs/claude-sonnet runs/hermes-qwen
+  ctb-eval compare runs/a runs/b --json
+"""
+
+REPORT_HELP = """\
+Tables (and, in HTML, charts) for one or more runs in the shapes of the paper's tables: 5 overall,
+6 efficiency, 13 structural consistency, 16 entry-match and hierarchical scores, 18 evidence on
+correct answers, 19 by root-cause category, 20 by observability, 22 by heterogeneity, 25 paired
+comparisons of the first run with the others, 29 failure modes, and the other metadata breakdowns.
+Strata smaller than min_stratum (ctbench.yaml) are marked.
+
+--format html writes one self-contained file (inline CSS and SVG charts: per-category radar,
+heterogeneity and observability bars, cost vs accuracy with error bars); json keeps raw numbers.
+
+examples:
+  ctb-eval report runs/a runs/b runs/c --format md
+  ctb-eval report runs/* --format html --out report.html
+  ctb-eval report runs/a --format latex --out tables.tex
+"""
+
+IMPORT_HELP = """\
+Turn a result JSON in the paper's runner style into a run folder that `ctb-eval score`, `compare`
+and `report` read like any other. The file is a list of per-question objects (or {"results": [...]})
+with the task id (task_id / question_id / id), the final answer (answer_text / final_answer /
+last_message / answer), the commands executed (commands / tool_calls: {device, command} objects or
+"DEVICE: command" strings) and usage (rounds, latency, input/output tokens; at top level or under
+"usage"). Commands may be raw or abbreviated: they are canonicalised with the vendor dialects; a
+command the dialect accepts counts as executed. Task ids must exist in the task set.
+
+examples:
+  ctb-eval import-results codex_gpt55_results.json --out runs/codex-gpt55 --model gpt-5.5 --agent codex
+  ctb-eval import-results results.json --out runs/imported --tasks ../ctbench-tasks && ctb-eval score runs/imported
+"""
+
+
+def _add_scoring(sub: Any) -> None:
+    tasks_help = "task set folder (default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)"
+    resamples_help = "bootstrap resamples (default 10000, the paper's; fewer for a quick look)"
+    p = add_command(sub, "score", "score a run folder (writes scores.json, prints the scorecard)", cmd_score,
+                    description=SCORE_HELP)
+    p.add_argument("run_dir", metavar="RUN", help="run folder (holds run.yaml and results.jsonl)")
+    p.add_argument("--tasks", metavar="DIR", help=tasks_help)
+    p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
+    p.add_argument("--json", action="store_true", help="print scores.json on stdout instead of the scorecard")
+
+    p = add_command(sub, "compare", "paired comparison of runs on the same tasks", cmd_compare,
+                    description=COMPARE_HELP)
+    p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folders; the first is A")
+    p.add_argument("--tasks", metavar="DIR", help=tasks_help)
+    p.add_argument("--common-tasks", action="store_true", help="compare on the tasks every run has")
+    p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
+    p.add_argument("--json", action="store_true", help="print the comparisons as JSON")
+
+    p = add_command(sub, "report", "tables and charts for one or more runs (text, md, latex, json, html)",
+                    cmd_report, description=REPORT_HELP)
+    p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folders; the first is A in comparisons")
+    p.add_argument("--tasks", metavar="DIR", help=tasks_help)
+    p.add_argument("--format", choices=("text", "md", "latex", "json", "html"), default="text",
+                   help="output format (default text)")
+    p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
+
+    p = add_command(sub, "import-results", "turn a paper-style result JSON into a run folder", cmd_import_results,
+                    description=IMPORT_HELP)
+    p.add_argument("file", metavar="FILE", help="result JSON (a list of per-question results, or {results: [...]})")
+    p.add_argument("--out", metavar="RUN_DIR", required=True, help="run folder to create (must not exist yet)")
+    p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
+    p.add_argument("--name", metavar="NAME", help="run name (default: the folder name)")
+    p.add_argument("--agent", metavar="NAME", help="agent or harness name (default: from the file, else imported)")
+    p.add_argument("--model", metavar="M", help="model name (default: from the file)")
+    p.add_argument("--harness", metavar="H", help="harness name (default: from the file)")
+    p.add_argument("--json", action="store_true", help="print the import summary as JSON")
+
+
+def _task_set_for(tasks: str | None, run_dirs: Sequence[str]) -> Any:
+    """--tasks, else $CTBENCH_TASKS or ./tasks, else the task set a run recorded in its run.yaml."""
+    import os
+
+    from ctbench.store import TaskSet
+
+    if tasks or os.environ.get("CTBENCH_TASKS") or Path("tasks").is_dir():
+        return TaskSet.open(tasks)
+    for run_dir in run_dirs:
+        try:
+            from ctbench.yamlio import load_fast
+
+            recorded = load_fast(Path(run_dir) / "run.yaml").get("task_set", {}).get("path")
+        except (CtbError, AttributeError):
+            continue
+        if recorded and Path(recorded).is_dir():
+            return TaskSet.open(recorded)
+    return TaskSet.open(None)
+
+
+def _check_resamples(n: int | None) -> None:
+    if n is not None and n < 100:
+        raise CtbError("--resamples must be at least 100 (the paper uses 10000)", exit_code=2)
+
+
+def _scoring_progress() -> Any:
+    """A progress callback on stderr when it is a terminal; silent in pipes and CI logs."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if done == total or done % 50 == 0:
+            end = "\n" if done == total else ""
+            print(f"\rscoring {done}/{total} task(s)", end=end, file=sys.stderr, flush=True)
+
+    return show
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from ctbench.evaluate.score import SCORES_FILE, print_scorecard, score_run
+
+    _check_resamples(args.resamples)
+    task_set = _task_set_for(args.tasks, [args.run_dir])
+    scores = score_run(Path(args.run_dir), task_set, progress=_scoring_progress(), n_resamples=args.resamples)
+    if args.json:
+        emit_json(scores)
+    else:
+        print_scorecard(scores)
+        print(f"scores written to {Path(args.run_dir) / SCORES_FILE}", file=sys.stderr)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ctbench.evaluate.compare import compare_folders, comparison_table
+    from ctbench.tables import render_text
+
+    if len(args.run_dirs) < 2:
+        raise CtbError("give at least two run folders: A, then the run(s) to compare it with", exit_code=2)
+    _check_resamples(args.resamples)
+    task_set = _task_set_for(args.tasks, args.run_dirs)
+    cmp = compare_folders(args.run_dirs, task_set, common=args.common_tasks, n_resamples=args.resamples)
+    if args.json:
+        emit_json(cmp.to_json())
+    else:
+        sys.stdout.write(render_text([comparison_table(cmp)]))
+    for warning in cmp.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ctbench.evaluate.report import build_report, render_report
+    from ctbench.yamlio import atomic_write_text
+
+    _check_resamples(args.resamples)
+    task_set = _task_set_for(args.tasks, args.run_dirs)
+    show = (lambda msg: print(msg, file=sys.stderr)) if sys.stderr.isatty() else None
+    report = build_report(args.run_dirs, task_set, n_resamples=args.resamples, progress=show)
+    text = render_report(report, args.format)
+    if args.out:
+        try:
+            atomic_write_text(Path(args.out), text)
+        except OSError as exc:
+            raise CtbError(f"{args.out}: cannot write the report: {exc.strerror or exc}") from None
+        print(f"report written to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_import_results(args: argparse.Namespace) -> int:
+    from ctbench.evaluate.importer import import_results
+    from ctbench.store import TaskSet
+
+    task_set = TaskSet.open(args.tasks)
+    summary = import_results(Path(args.file), Path(args.out), task_set, name=args.name, agent=args.agent,
+                             model=args.model, harness=args.harness)
+    if args.json:
+        emit_json(summary.to_json())
+        return 0
+    outcomes = ", ".join(f"{n} {k}" for k, n in summary.outcomes.items() if n)
+    print(f"imported {summary.tasks} task(s) ({summary.answered} answered, {summary.commands} command(s)"
+          f"{': ' + outcomes if outcomes else ''}) into {summary.run_dir}")
+    for warning in summary.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"next: ctb-eval score {summary.run_dir}")
+    return 0
+
+
 def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-eval", DESCRIPTION)
-    for name, what in [
-        ("run", "run an agent on the tasks and write a run folder"),
-        ("score", "score a run folder (writes scores.json, prints the scorecard)"),
-        ("compare", "paired comparison of runs on the same tasks"),
-        ("report", "tables and charts for one or more runs (text, md, latex, json, html)"),
-        ("prompt", "print the prompt an agent receives for a task"),
-        ("import-results", "turn a paper-style result JSON into a run folder"),
-    ]:
-        add_command(sub, name, what, not_built(f"ctb-eval {name}"))
+    _add_run(sub)
+    _add_scoring(sub)
+    _add_prompt(sub)
     return parser, sub
 
 

@@ -301,6 +301,8 @@ def best_matching(gold: Sequence[_G], predicted: Sequence[_P], sim: Callable[[_G
     """
     if not gold or not predicted:
         return 0.0
+    if len(gold) == 1 or len(predicted) == 1:  # one row or column: the optimum is its best cell (common case)
+        return max(sim(g, p) for g in gold for p in predicted)
     from scipy.optimize import linear_sum_assignment  # lazy: keeps `import ctbench.evaluate` light
 
     matrix = [[sim(g, p) for p in predicted] for g in gold]

@@ -12,17 +12,36 @@ runs; for coverage each resample recomputes both pooled ratios before differenci
 sign probability. Holm's step-down correction is applied within a family of comparisons.
 
 Seeds (the rule, so that anyone can reproduce a figure): every bootstrap draws its index matrix from
-``numpy.random.default_rng(seed)`` with ``seed = BASE_SEED + zlib.crc32(key.encode("utf-8"))`` where
-``key = "|".join([metric_key, *run_names])`` (:func:`seed_for`); ``BASE_SEED = 20260725`` (D.1).
-Metric keys: ``"se:<family>.<metric>"`` for a standard error of one run (run names: that run), and
-``"paired:<family>.<metric>"`` for a comparison (run names: A then B). So each (metric, run) gets its
-own deterministic stream, a different metric or run gets different draws, and re-running gives the
-same numbers.
+``numpy.random.default_rng(seed)`` - ``rng.integers(0, n, size=(rows, n))``, rows in order - with
+``seed = BASE_SEED + zlib.crc32(key.encode("utf-8"))`` where ``key = "|".join([key, *names])``
+(:func:`seed_for`); ``BASE_SEED = 20260725`` (D.1). The run-level statistics (:func:`standard_errors`,
+:func:`compare_runs`, :func:`compare_scope`) use **one index matrix per task family**, key
+``"bootstrap:<family>"`` (:func:`family_seed`), for every metric, every run and every pair: the draws
+depend only on the family and its (sorted) task list. So re-running gives the same numbers; a run's
+standard errors are the same whether it is scored alone or in a report with other runs; every comparison
+of a report and the standard errors beside it are computed on the same resampled task sets; and the
+draw - the dominant cost, ~4 ns per index - is paid once per family instead of once per metric, run and pair
+(a 4-run report's bootstraps measured 4-7x faster at 234 tasks and 10-16x faster at 100,000 than with
+one draw per metric, run and pair; ``tests/bench/bench_report.py``). The paper mentions metric- and model-specific
+offsets instead; it never published them, so its exact draws cannot be reproduced either way, and
+sharing resamples across metrics and runs changes no bootstrap's validity - each is still 10,000
+resamples of the family's tasks. The single-metric functions (:func:`bootstrap_pooled_se`,
+:func:`paired_mean_difference`, ...) take an explicit seed and draw the same stream for it.
 
-Vectorisation: indices are drawn as ``(rows, n)`` int64 matrices, many resamples per numpy call, and
-the statistic is computed on a whole matrix at once. Chunks hold ``max_chunk_bytes`` (index matrix
-plus one gathered float64 temporary), default 2 MiB: that size keeps the working set in cache and
-measured 30-60% faster than 200 MB chunks (``tests/bench/bench_stats.py``), and memory stays far
+Vectorisation: indices are drawn as ``(rows, n)`` int64 matrices, many resamples per numpy call. The
+single-metric functions gather the statistic's values with the index matrix. The shared engine
+(:func:`resample_sums`) turns each row into per-task multiplicities (``bincount``) and multiplies them
+by the task-by-column matrix of every run (exact, loc, ID/Rest, covered, golden, executed, edge
+counts): one matrix product for all of them, since every run-level statistic is a function of those resampled
+sums. Its columns are first rounded to multiples of 2**-30 (evidence counts and accuracy are unchanged;
+an IoU moves by at most 5e-10), so every resampled sum is an exact integer in float64 and the result
+depends neither on the BLAS library nor on how the product is blocked. The products are cut into blocks
+BLAS computes on the calling thread (:func:`_product`): a multithreaded OpenBLAS product busy-waits for
+idle cores, and on a loaded machine the product measured up to 50x slower. The two families' draws run
+on a small thread pool (numpy releases the GIL while drawing and multiplying); each has its own
+generator, so the numbers do not depend on the thread count. Chunks hold ``max_chunk_bytes`` (index
+matrix plus its temporaries, at least 8 resamples), default 2 MiB: small chunks keep the working set in
+cache and measured 30-60% faster than 200 MB chunks (``tests/bench/bench_stats.py``), and memory stays
 below the ~200 MB ceiling (``MAX_CHUNK_BYTES``) at any task count. Chunking does not change the draws
 (the generator's stream is consumed in the same order), so results do not depend on the chunk size.
 """
@@ -30,8 +49,10 @@ below the ~200 MB ceiling (``MAX_CHUNK_BYTES``) at any task count. Chunking does
 from __future__ import annotations
 
 import math
+import os
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -134,6 +155,143 @@ def bootstrap_pooled_se(
     return None if ratios.size < 2 else float(ratios.std(ddof=1))
 
 
+# --------------------------------------------------------------------------- shared resamples
+
+QUANTUM_BITS = 30
+"""Columns of :func:`resample_sums` are rounded to multiples of ``2**-QUANTUM_BITS`` (fewer bits when
+``n * max|value|`` is so large that the sums would not stay exact below 2**52)."""
+_SUM_BYTES_PER_CELL = 24  # int64 index + int64 multiplicity + float64 multiplicity per cell
+
+
+def _quantised(columns: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``(round(columns * 2**q), 2**q)`` per column, so that every resampled sum is an exact integer.
+
+    ``q`` is :data:`QUANTUM_BITS` unless ``n * max|value|`` of the column needs fewer bits to stay below
+    2**52; it depends on the column alone, so a column sums the same whatever columns sit beside it.
+    """
+    n = columns.shape[0]
+    top = np.abs(columns).max(axis=0) if columns.size else np.zeros(columns.shape[1])
+    scales = np.empty(columns.shape[1], dtype=np.float64)
+    for j, value in enumerate(top.tolist()):
+        bound = max(1.0, n * max(float(value), 1.0))  # a resampled column sum is at most n * max|value|
+        q = min(QUANTUM_BITS, 52 - math.ceil(math.log2(bound)))
+        if q < 0:
+            raise ValueError("column values too large to resample exactly")
+        scales[j] = 2.0 ** q
+    return np.rint(columns * scales), scales
+
+
+def resample_sums(
+    columns: ArrayLike,
+    *,
+    seed: int,
+    n_resamples: int = N_RESAMPLES,
+    max_chunk_bytes: int = CHUNK_BYTES,
+) -> FloatArray:
+    """Column sums over ``n_resamples`` task resamples: ``out[b, j] = sum_i columns[idx[b, i], j]``.
+
+    ``columns`` is ``(n, k)``: one row per task, one column per quantity a statistic needs (evidence
+    counts, per-task scores or their paired differences). The index rows are exactly those
+    :func:`bootstrap` draws for the same seed; each becomes a multiplicity vector (``bincount``) and
+    one matrix product gives all ``k`` sums, so adding a metric costs almost nothing. Values are
+    rounded to multiples of ``2**-QUANTUM_BITS`` first (see the module docstring), which makes every
+    sum exact and the result independent of BLAS, threads and chunking.
+    """
+    cols = np.asarray(columns, dtype=np.float64)
+    if cols.ndim == 1:
+        cols = cols[:, None]
+    if cols.ndim != 2 or cols.shape[0] == 0:
+        raise ValueError("cannot resample zero tasks")
+    n, k = cols.shape
+    quantised, scales = _quantised(cols)
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_resamples, k), dtype=np.float64)
+    per_row = _SUM_BYTES_PER_CELL * n
+    rows = min(max_chunk_bytes, MAX_CHUNK_BYTES) // per_row
+    rows = max(1, min(n_resamples, max(rows, _MIN_PRODUCT_ROWS), MAX_CHUNK_BYTES // per_row))
+    offsets = np.arange(rows, dtype=np.int64)[:, None] * n
+    done = 0
+    while done < n_resamples:
+        r = min(rows, n_resamples - done)
+        idx = rng.integers(0, n, size=(r, n), dtype=np.int64)
+        if r > 1:
+            idx += offsets[:r]  # row b counts into bins [b*n, (b+1)*n): one bincount per chunk
+        counts = np.bincount(idx.ravel(), minlength=r * n).reshape(r, n)
+        out[done: done + r] = _product(counts.astype(np.float64), quantised)
+        done += r
+    out /= scales
+    return out
+
+
+_BLAS_SINGLE_THREAD = 4 * 65_536
+"""Largest ``m * n * k`` OpenBLAS multiplies on one thread (GEMM_MULTITHREAD_THRESHOLD x 65,536)."""
+_MIN_PRODUCT_ROWS = 8  # keep products matrix-matrix (BLAS gemm), never matrix-vector
+
+
+def _product(counts: FloatArray, cols: FloatArray) -> FloatArray:
+    """``counts @ cols`` as blocks small enough for BLAS to compute on the calling thread.
+
+    Above its threshold OpenBLAS spreads one product over every core and busy-waits for them: on a
+    machine already busy (CI, other test runs, our own bootstrap threads) that measured up to 50x
+    slower than one thread. The values are integers (multiplicities
+    times quantised columns), so blocking the sum changes no result.
+    """
+    r, n = counts.shape
+    k = cols.shape[1]
+    if r * n * k <= _BLAS_SINGLE_THREAD:
+        return counts @ cols
+    nb = min(n, max(64, _BLAS_SINGLE_THREAD // (k * _MIN_PRODUCT_ROWS)))
+    rb = max(1, _BLAS_SINGLE_THREAD // (nb * k))
+    out = np.zeros((r, k), dtype=np.float64)
+    for i in range(0, r, rb):
+        block = out[i: i + rb]
+        for j in range(0, n, nb):
+            block += counts[i: i + rb, j: j + nb] @ cols[j: j + nb]
+    return out
+
+
+def _workers(jobs: int, workers: int | None) -> int:
+    if workers is None:
+        workers = os.cpu_count() or 1
+    return max(1, min(jobs, workers))
+
+
+def resample_sums_many(
+    jobs: Sequence[tuple[FloatArray, int]],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    max_chunk_bytes: int | Sequence[int] = CHUNK_BYTES,
+    workers: int | None = None,
+) -> list[FloatArray]:
+    """:func:`resample_sums` of several ``(columns, seed)`` jobs, on up to ``workers`` threads.
+
+    Each job has its own generator and output, so the results are those of running the jobs one by
+    one, whatever the number of threads (default: the machine's cores). ``max_chunk_bytes`` may be
+    given per job.
+    """
+    budgets = [max_chunk_bytes] * len(jobs) if isinstance(max_chunk_bytes, int) else list(max_chunk_bytes)
+
+    def one(i: int) -> FloatArray:
+        cols, seed = jobs[i]
+        return resample_sums(cols, seed=seed, n_resamples=n_resamples, max_chunk_bytes=budgets[i])
+
+    n_workers = _workers(len(jobs), workers)
+    if n_workers == 1:
+        return [one(i) for i in range(len(jobs))]
+    with ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="ctb-bootstrap") as pool:
+        return list(pool.map(one, range(len(jobs))))
+
+
+def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _sd(samples: FloatArray) -> float | None:
+    s = samples[~np.isnan(samples)]
+    return None if s.size < 2 else float(s.std(ddof=1))
+
+
 # --------------------------------------------------------------------------- paired tests
 
 def mcnemar_exact(a_correct: ArrayLike, b_correct: ArrayLike) -> tuple[int, int, float]:
@@ -156,17 +314,24 @@ def mcnemar_exact(a_correct: ArrayLike, b_correct: ArrayLike) -> tuple[int, int,
     return a_only, b_only, p
 
 
-def sign_probability(diffs: ArrayLike) -> float:
+ZERO_TOLERANCE = 1e-9
+"""A resampled difference this close to zero is a tie (see :func:`sign_probability`)."""
+
+
+def sign_probability(diffs: ArrayLike, tolerance: float = ZERO_TOLERANCE) -> float:
     """Bootstrap sign probability (D.2): ``min(1, 2 * min(P(d <= 0), P(d >= 0)))``.
 
-    Resampled differences exactly at zero count on both sides, so identical runs give 1, not 0.
+    Resampled differences at zero count on both sides, so identical runs give 1, not 0. "At zero"
+    means within ``tolerance``: a difference of task means of IoUs is a sum of fractions that is
+    often exactly zero (+1/2 - 1/3 - 1/6), and whether floating point leaves 0 or 3e-17 there
+    must not decide its sign; no real difference in percentage points is that small.
     """
     d = np.asarray(diffs, dtype=np.float64)
     d = d[~np.isnan(d)]
     if d.size == 0:
         return 1.0
-    below = float(np.mean(d <= 0))
-    above = float(np.mean(d >= 0))
+    below = float(np.mean(d <= tolerance))
+    above = float(np.mean(d >= -tolerance))
     return min(1.0, 2.0 * min(below, above))
 
 
@@ -301,7 +466,7 @@ _POOLED: dict[Family, tuple[str, ...]] = {
 }
 
 
-def _by_family(rows: Iterable[TaskScores]) -> dict[Family, list[TaskScores]]:
+def _by_family(rows: Iterable[TaskScores], run: str | None = None) -> dict[Family, list[TaskScores]]:
     out: dict[Family, list[TaskScores]] = {f: [] for f in FAMILIES}
     for s in rows:
         out[s.family].append(s)
@@ -309,88 +474,217 @@ def _by_family(rows: Iterable[TaskScores]) -> dict[Family, list[TaskScores]]:
         out[f].sort(key=lambda s: s.task_id)
         ids = [s.task_id for s in out[f]]
         if len(set(ids)) != len(ids):
-            raise ValueError(f"duplicate task id in family {f}")
+            raise ValueError(f"duplicate task id in family {f}" + (f" of run {run!r}" if run else ""))
     return out
 
 
+def family_seed(family: str, base_seed: int = BASE_SEED) -> int:
+    """The seed of every run-level bootstrap of a task family: ``seed_for("bootstrap:<family>")``."""
+    return seed_for(f"bootstrap:{family}", base_seed=base_seed)
+
+
+def _run_columns(rows: Sequence[TaskScores], family: Family) -> FloatArray:
+    """Per-task columns of one run: exact, loc, ID/Rest, then C, G, A (and edge I, U for paths).
+
+    Every run-level statistic is a function of resampled sums of these columns: task means are
+    sums / n, pooled ratios quotients of sums, paired differences differences of two runs' sums.
+    """
+    cols = [_values(rows, attr) for _, attr in _MACRO[family][:3]]
+    cols += [np.array([getattr(s.evidence, a) for s in rows], dtype=np.float64)
+             for a in ("covered", "golden", "executed")]
+    if family == "path":
+        cols += [_values(rows, "edges_intersection"), _values(rows, "edges_union")]
+    return np.column_stack(cols)
+
+
+def _pooled_from_sums(sums: FloatArray, metric: str) -> FloatArray:
+    c, g, a = sums[:, 3], sums[:, 4], sums[:, 5]
+    if metric == "evidence_coverage":
+        return _ratio(c, g)
+    if metric == "evidence_f1":
+        return _ratio(2.0 * c, g + a)
+    if metric == "micro_edge_iou":
+        return _ratio(sums[:, 6], sums[:, 7])
+    raise ValueError(f"unknown pooled metric {metric!r}")
+
+
+def _resample_runs(
+    fams: Mapping[str, Mapping[Family, list[TaskScores]]], *, n_resamples: int, base_seed: int,
+    max_chunk_bytes: int, workers: int | None,
+) -> dict[tuple[str, Family], FloatArray]:
+    """Resampled column sums of every run and family: ``{(run, family): (n_resamples, k)}``.
+
+    Runs holding the same tasks of a family share one index matrix (seed :func:`family_seed`); their
+    columns go side by side into one :func:`resample_sums` call, so the draw - the dominant cost - is
+    paid once per family, whatever the number of runs and metrics. A run whose task list differs
+    (an unfinished run) gets its own call with the same seed.
+    """
+    groups: dict[tuple[Family, tuple[str, ...]], list[str]] = {}
+    for name, fam in fams.items():
+        for f in FAMILIES:
+            if fam[f]:
+                groups.setdefault((f, tuple(s.task_id for s in fam[f])), []).append(name)
+    plan = [(f, names, [_run_columns(fams[n][f], f) for n in names]) for (f, _), names in groups.items()]
+    jobs = [(np.hstack(cols), family_seed(f, base_seed)) for f, _, cols in plan]
+    sums = resample_sums_many(jobs, n_resamples=n_resamples, max_chunk_bytes=max_chunk_bytes, workers=workers)
+    out: dict[tuple[str, Family], FloatArray] = {}
+    for (f, names, cols), total in zip(plan, sums, strict=True):
+        at = 0
+        for name, c in zip(names, cols, strict=True):
+            out[(name, f)] = total[:, at: at + c.shape[1]]
+            at += c.shape[1]
+    return out
+
+
+def _standard_errors_of(rows: Mapping[Family, list[TaskScores]],
+                        sums: Mapping[Family, FloatArray]) -> dict[str, dict[str, float | None]]:
+    out: dict[str, dict[str, float | None]] = {}
+    for f in FAMILIES:
+        res: dict[str, float | None] = {}
+        for name, attr in _MACRO[f]:
+            res[name] = standard_error(_values(rows[f], attr)) if rows[f] else None
+        for metric in _POOLED[f]:
+            res[metric] = _sd(_pooled_from_sums(sums[f], metric)) if rows[f] else None
+        out[f] = res
+    return out
+
+
+def standard_errors_many(
+    runs: Mapping[str, Iterable[TaskScores]], *, n_resamples: int = N_RESAMPLES, base_seed: int = BASE_SEED,
+    max_chunk_bytes: int = CHUNK_BYTES, workers: int | None = None,
+) -> dict[str, dict[str, dict[str, float | None]]]:
+    """:func:`standard_errors` of several runs at once, sharing the draws (same numbers, less work)."""
+    fams = {name: _by_family(rows, name) for name, rows in runs.items()}
+    sums = _resample_runs(fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes,
+                          workers=workers)
+    return {name: _standard_errors_of(fam, {f: sums[(name, f)] for f in FAMILIES if fam[f]})
+            for name, fam in fams.items()}
+
+
 def standard_errors(
-    scores: Iterable[TaskScores], *, run: str, n_resamples: int = N_RESAMPLES,
-    base_seed: int = BASE_SEED, max_chunk_bytes: int = CHUNK_BYTES,
+    scores: Iterable[TaskScores], *, run: str = "run", n_resamples: int = N_RESAMPLES,
+    base_seed: int = BASE_SEED, max_chunk_bytes: int = CHUNK_BYTES, workers: int | None = None,
 ) -> dict[str, dict[str, float | None]]:
     """Standard errors of one run's headline metrics, per family (D.1, Table 5).
 
     Task-macro metrics: sample sd / sqrt(n). Pooled ratios (evidence coverage, evidence F1, and for
-    paths the micro edge IoU): bootstrap SE within the family, seed ``seed_for("se:<family>.<metric>",
-    run)``.
+    paths the micro edge IoU): bootstrap SE within the family from the family's index matrix (seed
+    :func:`family_seed`; module docstring). ``run`` names the run in error messages only: the draws
+    depend on the family and its task list, so a run's standard errors are the same whether it is
+    scored alone or in a report with others.
     """
-    fam = _by_family(scores)
-    out: dict[str, dict[str, float | None]] = {}
-    for f in FAMILIES:
-        rows = fam[f]
-        res: dict[str, float | None] = {}
-        for name, attr in _MACRO[f]:
-            res[name] = standard_error(_values(rows, attr)) if rows else None
-        for metric in _POOLED[f]:
-            if not rows:
-                res[metric] = None
-                continue
-            num, den = _pooled_parts(rows, metric)
-            res[metric] = bootstrap_pooled_se(
-                num, den, seed=seed_for(f"se:{f}.{metric}", run, base_seed=base_seed),
-                n_resamples=n_resamples, max_chunk_bytes=max_chunk_bytes)
-        out[f] = res
-    return out
+    return standard_errors_many({run: scores}, n_resamples=n_resamples, base_seed=base_seed,
+                                max_chunk_bytes=max_chunk_bytes, workers=workers)[run]
+
+
+def _paired_results(
+    ra: Sequence[TaskScores], rb: Sequence[TaskScores], family: Family, *, run_a: str, run_b: str,
+    sums_a: FloatArray, sums_b: FloatArray, seed: int, n_resamples: int, confidence: float,
+) -> list[PairedResult]:
+    n = len(ra)
+    common = dict(family=family, run_a=run_a, run_b=run_b, n=n, n_resamples=n_resamples, seed=seed)
+    results: list[PairedResult] = []
+    for j, (name, attr) in enumerate(_MACRO[family][:3]):
+        x, y = _values(ra, attr), _values(rb, attr)
+        diffs = (sums_a[:, j] - sums_b[:, j]) / n
+        ci = percentile_interval(diffs, confidence)
+        ci_low, ci_high = ci if ci is not None else (None, None)
+        diff = float((x - y).mean())
+        if name == "accuracy":
+            a_only, b_only, p = mcnemar_exact(x > 0.5, y > 0.5)
+            results.append(PairedResult(**common, metric=name, a=float(x.mean()), b=float(y.mean()),
+                                        diff=diff, ci_low=ci_low, ci_high=ci_high, p_value=p,
+                                        test="mcnemar-exact", a_only=a_only, b_only=b_only))
+        else:
+            results.append(PairedResult(**common, metric=name, a=float(x.mean()), b=float(y.mean()),
+                                        diff=diff, ci_low=ci_low, ci_high=ci_high,
+                                        p_value=sign_probability(diffs), test="bootstrap-sign"))
+    na, da = _pooled_parts(ra, "evidence_coverage")
+    nb, db = _pooled_parts(rb, "evidence_coverage")
+    a_cov = float(na.sum() / da.sum()) if da.sum() > 0 else None
+    b_cov = float(nb.sum() / db.sum()) if db.sum() > 0 else None
+    diffs = _pooled_from_sums(sums_a, "evidence_coverage") - _pooled_from_sums(sums_b, "evidence_coverage")
+    ci = percentile_interval(diffs, confidence)
+    ci_low, ci_high = ci if ci is not None else (None, None)
+    results.append(PairedResult(
+        **common, metric="evidence_coverage", a=a_cov, b=b_cov,
+        diff=None if a_cov is None or b_cov is None else a_cov - b_cov,
+        ci_low=ci_low, ci_high=ci_high, p_value=sign_probability(diffs), test="bootstrap-sign"))
+    return results
+
+
+def _check_pairs(fams: Mapping[str, Mapping[Family, list[TaskScores]]], pairs: Sequence[tuple[str, str]]) -> None:
+    for a, b in pairs:
+        for f in FAMILIES:
+            if [s.task_id for s in fams[a][f]] != [s.task_id for s in fams[b][f]]:
+                raise ValueError(f"runs {a!r} and {b!r} do not hold the same {f} tasks")
+
+
+def _paired_from(
+    fams: Mapping[str, Mapping[Family, list[TaskScores]]], sums: Mapping[tuple[str, Family], FloatArray],
+    pairs: Sequence[tuple[str, str]], *, n_resamples: int, base_seed: int, confidence: float,
+) -> list[PairedResult]:
+    results: list[PairedResult] = []
+    for a, b in pairs:
+        for f in FAMILIES:
+            if fams[a][f]:
+                results.extend(_paired_results(
+                    fams[a][f], fams[b][f], f, run_a=a, run_b=b, sums_a=sums[(a, f)], sums_b=sums[(b, f)],
+                    seed=family_seed(f, base_seed), n_resamples=n_resamples, confidence=confidence))
+    return results
+
+
+def _compare_pairs(
+    runs: Mapping[str, Iterable[TaskScores]], pairs: Sequence[tuple[str, str]], *,
+    n_resamples: int, base_seed: int, confidence: float, max_chunk_bytes: int, workers: int | None,
+) -> list[PairedResult]:
+    """Every (A, B) pair's comparison, all from the families' shared index matrices."""
+    used = list(dict.fromkeys(name for pair in pairs for name in pair))
+    fams = {name: _by_family(runs[name], name) for name in used}
+    _check_pairs(fams, pairs)
+    sums = _resample_runs(fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes,
+                          workers=workers)
+    return _paired_from(fams, sums, pairs, n_resamples=n_resamples, base_seed=base_seed, confidence=confidence)
+
+
+def run_statistics(
+    runs: Mapping[str, Iterable[TaskScores]], pairs: Sequence[tuple[str, str]], *,
+    n_resamples: int = N_RESAMPLES, base_seed: int = BASE_SEED, confidence: float = CONFIDENCE,
+    max_chunk_bytes: int = CHUNK_BYTES, workers: int | None = None,
+) -> tuple[dict[str, dict[str, dict[str, float | None]]], list[PairedResult]]:
+    """Standard errors of every run and the Holm-adjusted comparisons of ``pairs``, in one pass.
+
+    The numbers are exactly those of :func:`standard_errors_many` and :func:`compare_scope`; a
+    report computes both from the same draw (one per family) instead of drawing twice.
+    """
+    fams = {name: _by_family(rows, name) for name, rows in runs.items()}
+    _check_pairs(fams, pairs)
+    sums = _resample_runs(fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes,
+                          workers=workers)
+    se = {name: _standard_errors_of(fam, {f: sums[(name, f)] for f in FAMILIES if fam[f]})
+          for name, fam in fams.items()}
+    paired = _paired_from(fams, sums, pairs, n_resamples=n_resamples, base_seed=base_seed, confidence=confidence)
+    return se, holm_adjust(paired)
 
 
 def compare_runs(
     a: Iterable[TaskScores], b: Iterable[TaskScores], *, run_a: str, run_b: str,
     n_resamples: int = N_RESAMPLES, base_seed: int = BASE_SEED, confidence: float = CONFIDENCE,
-    max_chunk_bytes: int = CHUNK_BYTES,
+    max_chunk_bytes: int = CHUNK_BYTES, workers: int | None = None,
 ) -> list[PairedResult]:
     """Paired comparison A - B of two runs on the same tasks, per family (D.2).
 
     Metrics per family: accuracy (exact McNemar + paired bootstrap interval), the two task-macro IoUs
-    (RCA-Loc, RCA-ID / Path-Loc, Path-Rest) and pooled evidence coverage. Both runs must hold the same
-    task ids in each family (unanswered tasks are records too, scored as wrong): a ``ValueError``
-    otherwise, rather than silently comparing different task sets.
+    (RCA-Loc, RCA-ID / Path-Loc, Path-Rest) and pooled evidence coverage, all from the family's
+    index matrix (seed :func:`family_seed`), resampled jointly for both runs. Both runs must hold the
+    same task ids in each family (unanswered tasks are records too, scored as wrong): a
+    ``ValueError`` otherwise, rather than silently comparing different task sets.
     """
-    fa, fb = _by_family(a), _by_family(b)
-    results: list[PairedResult] = []
-    for f in FAMILIES:
-        ra, rb = fa[f], fb[f]
-        if [s.task_id for s in ra] != [s.task_id for s in rb]:
-            raise ValueError(f"runs {run_a!r} and {run_b!r} do not hold the same {f} tasks")
-        if not ra:
-            continue
-        n = len(ra)
-        common = dict(family=f, run_a=run_a, run_b=run_b, n=n, n_resamples=n_resamples)
-        for name, attr in _MACRO[f][:3]:
-            x, y = _values(ra, attr), _values(rb, attr)
-            seed = seed_for(f"paired:{f}.{name}", run_a, run_b, base_seed=base_seed)
-            diff, ci, sign_p = paired_mean_difference(x, y, seed=seed, n_resamples=n_resamples,
-                                                      confidence=confidence, max_chunk_bytes=max_chunk_bytes)
-            ci_low, ci_high = ci if ci is not None else (None, None)
-            if name == "accuracy":
-                a_only, b_only, p = mcnemar_exact(x > 0.5, y > 0.5)
-                results.append(PairedResult(**common, metric=name, a=float(x.mean()), b=float(y.mean()),
-                                            diff=diff, ci_low=ci_low, ci_high=ci_high, p_value=p,
-                                            test="mcnemar-exact", seed=seed, a_only=a_only, b_only=b_only))
-            else:
-                results.append(PairedResult(**common, metric=name, a=float(x.mean()), b=float(y.mean()),
-                                            diff=diff, ci_low=ci_low, ci_high=ci_high, p_value=sign_p,
-                                            test="bootstrap-sign", seed=seed))
-        na, da = _pooled_parts(ra, "evidence_coverage")
-        nb, db = _pooled_parts(rb, "evidence_coverage")
-        seed = seed_for(f"paired:{f}.evidence_coverage", run_a, run_b, base_seed=base_seed)
-        diff_p, ci, sign_p = paired_pooled_difference(na, da, nb, db, seed=seed, n_resamples=n_resamples,
-                                                      confidence=confidence, max_chunk_bytes=max_chunk_bytes)
-        ci_low, ci_high = ci if ci is not None else (None, None)
-        results.append(PairedResult(
-            **common, metric="evidence_coverage",
-            a=float(na.sum() / da.sum()) if da.sum() > 0 else None,
-            b=float(nb.sum() / db.sum()) if db.sum() > 0 else None,
-            diff=diff_p, ci_low=ci_low, ci_high=ci_high, p_value=sign_p, test="bootstrap-sign", seed=seed))
-    return results
+    if run_a == run_b:
+        raise ValueError("the two runs of a comparison need different names")
+    return _compare_pairs({run_a: list(a), run_b: list(b)}, [(run_a, run_b)], n_resamples=n_resamples,
+                          base_seed=base_seed, confidence=confidence, max_chunk_bytes=max_chunk_bytes,
+                          workers=workers)
 
 
 def holm_adjust(results: Sequence[PairedResult]) -> list[PairedResult]:
@@ -411,17 +705,18 @@ def holm_adjust(results: Sequence[PairedResult]) -> list[PairedResult]:
 
 
 def compare_scope(
-    runs: Mapping[str, Iterable[TaskScores]], pairs: Sequence[tuple[str, str]], **options: Any,
+    runs: Mapping[str, Iterable[TaskScores]], pairs: Sequence[tuple[str, str]], *,
+    n_resamples: int = N_RESAMPLES, base_seed: int = BASE_SEED, confidence: float = CONFIDENCE,
+    max_chunk_bytes: int = CHUNK_BYTES, workers: int | None = None,
 ) -> list[PairedResult]:
     """All pairs of one comparison scope, Holm-adjusted within family and metric (D.2).
 
-    ``runs`` maps run names to their scores; ``pairs`` lists (A, B) run names. ``options`` go to
-    :func:`compare_runs`.
+    ``runs`` maps run names to their scores; ``pairs`` lists (A, B) run names. Each pair's numbers are
+    those :func:`compare_runs` gives it alone; only the Holm adjustment depends on the scope.
     """
     materialised = {name: list(rows) for name, rows in runs.items()}
-    results: list[PairedResult] = []
-    for a, b in pairs:
-        results.extend(compare_runs(materialised[a], materialised[b], run_a=a, run_b=b, **options))
+    results = _compare_pairs(materialised, pairs, n_resamples=n_resamples, base_seed=base_seed,
+                             confidence=confidence, max_chunk_bytes=max_chunk_bytes, workers=workers)
     return holm_adjust(results)
 
 

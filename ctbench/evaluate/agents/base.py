@@ -1,0 +1,155 @@
+"""The adapter interface every agent implements, and the context the runner hands it.
+
+An adapter answers three questions (issue 5): how the agent is started (:meth:`Agent.solve`, with
+:meth:`Agent.open`/:meth:`Agent.close` around a whole run for shared clients), how it reaches the
+replay backend (``ctx.session`` in-process, or ``ctx.replay_url`` + the session id over HTTP when
+:attr:`Agent.needs_http` is set), and how its answer and usage are collected (:class:`AgentResult`).
+
+Failures are classified by the exception an adapter raises: :class:`InfrastructureError` for the
+harness side (replay backend, model endpoint unreachable or overloaded) - the runner retries those -
+and :class:`AgentError` (or any other exception) for the agent itself, which is recorded, never
+retried. Timeouts are the runner's business: it cancels :meth:`Agent.solve`, and adapters that start
+processes end the whole process group on cancellation.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, ClassVar, Literal
+
+from ctbench.errors import CtbError
+
+if TYPE_CHECKING:
+    from ctbench.model import HiddenSpec, TaskSpec
+    from ctbench.replay.session import Session
+
+AnswerSource = Literal["submit", "answer_file", "stdout", "final_message"]
+
+
+class AgentError(Exception):
+    """The agent failed: crashed, exited non-zero, or its model endpoint refused the request."""
+
+
+class InfrastructureError(Exception):
+    """The harness side failed (replay backend, network to the model endpoint); worth a retry."""
+
+
+class AgentConfigError(CtbError):
+    """The agent cannot run at all with these options (missing model, command not found, no key)."""
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """What the user chose on the command line, as far as agents care."""
+
+    model: str | None = None
+    base_url: str | None = None
+    agent_cmd: str | None = None
+    max_rounds: int | None = None
+    timeout_s: float = 600.0
+
+
+class AgentLog:
+    """The agent's raw log (``logs/<ID>.log``): bytes in, appended, flushed at once.
+
+    Opened in append mode so that every attempt at a task, and a rerun after a crash, adds to the
+    same file instead of erasing what an earlier attempt wrote.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[bytes] | None = path.open("ab")
+
+    def fileno(self) -> int:
+        assert self._fh is not None
+        return self._fh.fileno()
+
+    def write(self, text: str | bytes) -> None:
+        if self._fh is None:
+            return
+        self._fh.write(text.encode("utf-8", errors="replace") if isinstance(text, str) else text)
+        self._fh.flush()
+
+    def line(self, text: str) -> None:
+        self.write(text if text.endswith("\n") else text + "\n")
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+@dataclass
+class AgentResult:
+    """What an attempt produced. ``answer_text`` None means the agent gave no answer at all."""
+
+    answer_text: str | None = None
+    answer_source: AnswerSource | None = None
+    rounds: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AgentContext:
+    """Everything one attempt at one task may use. ``hidden`` is set only for :attr:`Agent.needs_hidden`."""
+
+    task_id: str
+    family: str
+    spec: TaskSpec
+    prompt: str
+    session: Session
+    log: AgentLog
+    workdir: Path
+    options: AgentOptions
+    attempt: int = 1
+    hidden: HiddenSpec | None = None
+    replay_url: str | None = None
+    result: AgentResult = field(default_factory=AgentResult)
+    """Filled as the agent goes (rounds, tokens), so a timed-out attempt still reports its usage."""
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
+
+class Agent(ABC):
+    """One kind of agent. Instances live for a whole run; :meth:`solve` runs once per task attempt."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    needs_hidden: ClassVar[bool] = False
+    """Only the oracle: the runner loads hidden.yaml and puts it in the context."""
+    needs_http: ClassVar[bool] = False
+    """The agent runs outside this process and reaches the replay backend over HTTP."""
+
+    def __init__(self, options: AgentOptions) -> None:
+        self.options = options
+
+    def check(self) -> None:  # noqa: B027 - optional hook, most agents accept any options
+        """Refuse bad options before any task starts (raise :class:`AgentConfigError`)."""
+
+    @property
+    def harness(self) -> str:
+        """What ran, as recorded in run.yaml (an external command line, or ``ctbench-<name>``)."""
+        return f"ctbench-{self.name}"
+
+    @property
+    def harness_version(self) -> str:
+        from ctbench import __version__
+
+        return __version__
+
+    async def open(self) -> None:  # noqa: B027 - optional hook
+        """Set up run-wide resources (an API client) inside the runner's event loop."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release run-wide resources."""
+
+    @abstractmethod
+    async def solve(self, ctx: AgentContext) -> AgentResult:
+        """Work on one task through ``ctx.session`` (or over HTTP) and return the answer and usage."""

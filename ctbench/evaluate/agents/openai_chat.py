@@ -1,0 +1,222 @@
+"""A tool-calling agent loop for any OpenAI-compatible chat endpoint, on the official ``openai`` client.
+
+The loop is deliberately plain - the benchmark measures the model, not clever scaffolding: the prompt
+as the one user message, three tools (``list_devices``, ``run_command``, ``submit_answer``), and
+rounds of "ask the model, run the tool calls it made" until it submits an answer, replies without a
+tool call (that reply is its answer), or reaches ``--max-rounds``. A round is one model request;
+input and output tokens are summed from each response's ``usage`` (left unknown when the endpoint
+reports none). Every request and reply is written to the task's raw log.
+
+The key comes from ``OPENAI_API_KEY`` or ``CTBENCH_API_KEY``; an endpoint given with ``--base-url``
+(a local server, say) may need none. Endpoint trouble that a retry can fix - connection failures,
+timeouts, rate limits, 5xx - is an infrastructure error; a request the endpoint refuses (bad model
+name, bad key, malformed request) is the agent's error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ctbench.evaluate.agents.base import (
+    Agent,
+    AgentConfigError,
+    AgentContext,
+    AgentError,
+    AgentResult,
+    InfrastructureError,
+)
+from ctbench.replay.engine import InputError
+
+DEFAULT_MAX_ROUNDS = 50
+MAX_TOOL_OUTPUT = 60_000
+"""Characters of one command's output passed back to the model (the full output stays in the replay)."""
+KEY_VARIABLES = ("OPENAI_API_KEY", "CTBENCH_API_KEY")
+
+TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "list_devices",
+        "description": "List the devices you may query, with vendor, CLI family, type, role and site.",
+        "parameters": {"type": "object", "properties": {}, "additionalProperties": False}}},
+    {"type": "function", "function": {
+        "name": "run_command",
+        "description": "Run one read-only CLI command on one device and return its output as the device "
+                       "printed it.",
+        "parameters": {"type": "object", "properties": {
+            "device": {"type": "string", "description": "Device name, as listed."},
+            "command": {"type": "string", "description": "One CLI command in the device's own syntax."}},
+            "required": ["device", "command"], "additionalProperties": False}}},
+    {"type": "function", "function": {
+        "name": "submit_answer",
+        "description": "Submit the final answer, all lines at once, in the required format. Ends the task.",
+        "parameters": {"type": "object", "properties": {
+            "answer": {"type": "string", "description": "The answer lines."}},
+            "required": ["answer"], "additionalProperties": False}}},
+]
+
+
+def api_key() -> str | None:
+    for name in KEY_VARIABLES:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def _clip(text: str, limit: int = MAX_TOOL_OUTPUT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[output clipped at {limit} of {len(text)} characters; narrow the command]\n"
+
+
+class OpenAIAgent(Agent):
+    name = "openai"
+    description = "tool-calling loop on an OpenAI-compatible endpoint"
+
+    def __init__(self, options: Any) -> None:
+        super().__init__(options)
+        self._client: Any = None
+
+    def check(self) -> None:
+        if not self.options.model:
+            raise AgentConfigError("--agent openai needs --model (the model name the endpoint serves)")
+        if api_key() is None and not self.options.base_url:
+            raise AgentConfigError("--agent openai needs an API key in OPENAI_API_KEY or CTBENCH_API_KEY "
+                                   "(or --base-url for an endpoint that needs none)")
+        try:
+            import openai  # noqa: F401
+        except ImportError:
+            raise AgentConfigError("--agent openai needs the 'openai' package: pip install openai") from None
+
+    @property
+    def harness_version(self) -> str:
+        import openai
+
+        from ctbench import __version__
+
+        return f"{__version__} (openai {openai.__version__})"
+
+    async def open(self) -> None:
+        import openai
+
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key() or "not-needed", base_url=self.options.base_url,
+            timeout=min(600.0, self.options.timeout_s), max_retries=2)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    # ----------------------------------------------------------------- the loop
+
+    async def solve(self, ctx: AgentContext) -> AgentResult:
+        import openai
+
+        if self._client is None:
+            await self.open()
+        client = self._client
+        max_rounds = ctx.options.max_rounds or DEFAULT_MAX_ROUNDS
+        messages: list[dict[str, Any]] = [{"role": "user", "content": ctx.prompt}]
+        result = ctx.result
+        result.rounds = 0
+        ctx.log.line(f"[user]\n{ctx.prompt}")
+        final_text: str | None = None
+        submitted = False
+        for round_no in range(1, max_rounds + 1):
+            try:
+                response = await client.chat.completions.create(
+                    model=ctx.options.model, messages=messages, tools=TOOLS)
+            except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
+                raise InfrastructureError(f"model endpoint: {type(exc).__name__}: {exc}") from None
+            except openai.APIStatusError as exc:
+                raise AgentError(f"model endpoint refused the request: HTTP {exc.status_code}: "
+                                 f"{_error_text(exc)}") from None
+            except openai.OpenAIError as exc:
+                raise AgentError(f"model endpoint: {type(exc).__name__}: {exc}") from None
+            result.rounds = round_no
+            usage = getattr(response, "usage", None)
+            if usage is not None:
+                result.input_tokens = (result.input_tokens or 0) + int(usage.prompt_tokens or 0)
+                result.output_tokens = (result.output_tokens or 0) + int(usage.completion_tokens or 0)
+            if not response.choices:
+                raise AgentError("model endpoint returned no choices")
+            message = response.choices[0].message
+            calls = list(message.tool_calls or [])
+            ctx.log.line(f"[assistant, round {round_no}]\n{message.content or ''}")
+            entry: dict[str, Any] = {"role": "assistant", "content": message.content}
+            if calls:
+                entry["tool_calls"] = [_call_json(c) for c in calls]
+            messages.append(entry)
+            if not calls:
+                final_text = message.content
+                break
+            for call in calls:
+                content, submitted_now = self._tool(ctx, call)
+                submitted = submitted or submitted_now
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            if submitted:
+                break
+        else:
+            ctx.log.line(f"[ctbench] round limit {max_rounds} reached without a final answer")
+            result.notes.append(f"round limit {max_rounds} reached")
+        answer = ctx.session.answer
+        if answer is not None:
+            result.answer_text, result.answer_source = answer.answer, "submit"
+        elif final_text is not None and final_text.strip():
+            result.answer_text, result.answer_source = final_text, "final_message"
+        return result
+
+    def _tool(self, ctx: AgentContext, call: Any) -> tuple[str, bool]:
+        """Run one tool call; returns the tool message content and whether it was a submission."""
+        function = getattr(call, "function", None)
+        if getattr(call, "type", "function") != "function" or function is None:
+            return "error: only the function tools list_devices, run_command, submit_answer exist", False
+        name = function.name
+        try:
+            args = json.loads(function.arguments or "{}")
+            if not isinstance(args, dict):
+                raise ValueError("arguments must be a JSON object")
+        except ValueError as exc:
+            ctx.log.line(f"[tool {name}] bad arguments {function.arguments!r}: {exc}")
+            return f"error: the arguments are not a JSON object ({exc})", False
+        ctx.log.line(f"[tool call] {name} {json.dumps(args, ensure_ascii=False)}")
+        if name == "list_devices":
+            return json.dumps([d.model_dump() for d in ctx.session.devices()], ensure_ascii=False), False
+        if name == "run_command":
+            device, command = args.get("device"), args.get("command")
+            if not isinstance(device, str) or not isinstance(command, str):
+                return "error: run_command needs 'device' and 'command' as strings", False
+            try:
+                obs = ctx.session.run(device, command)
+            except InputError as exc:
+                return f"error: {exc}", False
+            ctx.log.line(f"[tool result] {obs.outcome.value}, {obs.output_bytes} bytes")
+            return _clip(obs.text), False
+        if name == "submit_answer":
+            answer = args.get("answer")
+            if not isinstance(answer, str):
+                return "error: submit_answer needs 'answer' as a string", False
+            try:
+                ctx.session.submit(answer)
+            except InputError as exc:
+                return f"error: {exc}", False
+            ctx.log.line(f"[submitted]\n{answer}")
+            return "answer recorded", True
+        return f"error: unknown tool {name!r}; the tools are list_devices, run_command, submit_answer", False
+
+
+def _call_json(call: Any) -> dict[str, Any]:
+    function = getattr(call, "function", None)
+    return {"id": call.id, "type": "function",
+            "function": {"name": getattr(function, "name", ""), "arguments": getattr(function, "arguments", "")}}
+
+
+def _error_text(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])[:300]
+    return str(exc)[:300]

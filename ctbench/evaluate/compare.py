@@ -1,0 +1,208 @@
+"""Paired comparisons of runs on the same tasks (paper appendix D.2, Tables 25-27).
+
+The first run is A; every other run is a comparator B, and each difference is A minus B. Accuracy
+gets the exact McNemar test, the IoUs and pooled evidence coverage paired-bootstrap percentile
+intervals and sign probabilities; p-values are Holm-adjusted within each task family and metric
+across the comparators (the "comparison scope" of D.2). Intervals are not adjusted.
+
+A paired test only means something on the same tasks. Runs over different task selections are
+refused with the difference spelled out, unless the caller asks to restrict every run to the tasks
+they all have (``common=True``), which is then said loudly in the warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctbench.errors import CtbError
+from ctbench.evaluate.score import ScoredRun, Scorer
+from ctbench.store import TaskSet
+from ctbench.tables import Table
+
+METRIC_TITLES = {"accuracy": "Acc", "loc_iou": "Loc", "id_iou": "ID", "rest_iou": "Rest",
+                 "evidence_coverage": "Evid. cov."}
+FAMILY_TITLES = {"rca": "RCA", "path": "Path"}
+
+
+@dataclass
+class Comparison:
+    """A against each comparator: the scored runs (restricted to the compared tasks) and the tests."""
+
+    runs: list[ScoredRun]
+    names: list[str]
+    labels: list[str]
+    results: list[Any]  # stats.PairedResult, Holm-adjusted within (family, metric)
+    warnings: list[str] = field(default_factory=list)
+    n_tasks: dict[str, int] = field(default_factory=dict)
+    se: dict[str, Any] | None = None  # standard errors of each run on all its tasks, when asked and computable
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "a": self.names[0],
+            "runs": [{"name": n, "label": lab, **r.info.to_json()} for n, lab, r in
+                     zip(self.names, self.labels, self.runs, strict=True)],
+            "n_tasks": self.n_tasks,
+            "warnings": list(self.warnings),
+            "comparisons": [r.to_json() for r in self.results],
+        }
+
+
+def unique_names(runs: Sequence[ScoredRun]) -> tuple[list[str], list[str]]:
+    """Seed names (run names) and display labels (``agent+model``), both made unique.
+
+    Seeds are keyed by run names, so two runs that happen to share a name get ``#2``, ``#3`` suffixes
+    in the order given; labels fall back to the run name when two configurations look the same.
+    """
+    names: list[str] = []
+    for r in runs:
+        name, k = r.info.name, 2
+        while name in names:
+            name = f"{r.info.name}#{k}"
+            k += 1
+        names.append(name)
+    labels = [r.info.label for r in runs]
+    if len(set(labels)) != len(labels):
+        labels = list(names)
+    return names, labels
+
+
+def _keys(run: ScoredRun) -> set[tuple[str, str]]:
+    return {(s.family, s.task_id) for s in run.scores}
+
+
+def _show(keys: set[tuple[str, str]]) -> str:
+    ids = sorted(t for _, t in keys)
+    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def align(runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool) -> tuple[list[ScoredRun], list[str]]:
+    """The runs on one task set: unchanged when they agree; else an error, or (``common``) restricted to
+    the tasks all of them hold, with a warning per run that lost tasks."""
+    keys = [_keys(r) for r in runs]
+    shared = set.intersection(*keys) if keys else set()
+    warnings: list[str] = []
+    commits = {r.info.task_set_commit for r in runs if r.info.task_set_commit not in (None, "none")}
+    if len(commits) > 1:
+        warnings.append("the runs were made on different task-set commits ("
+                        + ", ".join(sorted(c[:12] for c in commits if c)) + "); all are scored against the "
+                        "same task set, but the agents may have seen different statements or recordings")
+    if all(k == keys[0] for k in keys):
+        return list(runs), warnings
+    if not common:
+        details = []
+        for lab, k in zip(labels, keys, strict=True):
+            extra = k - shared
+            details.append(f"{lab}: {len(k)} task(s)" + (f", {len(extra)} not in every run ({_show(extra)})"
+                                                        if extra else ""))
+        raise CtbError("the runs were not made on the same tasks, so a paired comparison is not defined: "
+                       + "; ".join(details) + ". Use --common-tasks to compare on the "
+                       f"{len(shared)} task(s) every run has.")
+    if not shared:
+        raise CtbError("the runs have no task in common; nothing to compare")
+    for lab, k in zip(labels, keys, strict=True):
+        dropped = k - shared
+        if dropped:
+            warnings.append(f"{lab}: compared on {len(shared)} common task(s); {len(dropped)} task(s) left out "
+                            f"({_show(dropped)})")
+    return [r.restricted(shared) for r in runs], warnings
+
+
+def compare(runs: Sequence[ScoredRun], *, common: bool = False, n_resamples: int | None = None,
+            workers: int | None = None, min_stratum: int = 10, with_se: bool = False) -> Comparison:
+    """Run A (``runs[0]``) against every other run, Holm-adjusted within family and metric (D.2).
+
+    ``with_se`` also returns every run's standard errors from the same draw when the runs were not
+    restricted to common tasks (a report needs both; the numbers are those of ``standard_errors``).
+    """
+    from ctbench.evaluate import stats
+
+    if len(runs) < 2:
+        raise CtbError("a comparison needs at least two runs (A, then one or more runs to compare it with)")
+    names, labels = unique_names(runs)
+    aligned, warnings = align(runs, labels, common=common)
+    n_resamples = stats.N_RESAMPLES if n_resamples is None else n_resamples
+    by_name = {n: r.scores for n, r in zip(names, aligned, strict=True)}
+    pairs = [(names[0], n) for n in names[1:]]
+    se = None
+    try:
+        if with_se and all(x is y for x, y in zip(aligned, runs, strict=True)):
+            se, results = stats.run_statistics(by_name, pairs, n_resamples=n_resamples, workers=workers)
+        else:
+            results = stats.compare_scope(by_name, pairs, n_resamples=n_resamples, workers=workers)
+    except ValueError as exc:  # the alignment above makes this a bug, but say it plainly
+        raise CtbError(f"cannot compare the runs: {exc}") from None
+    n_tasks = {f: sum(1 for s in aligned[0].scores if s.family == f) for f in FAMILY_TITLES}
+    for fam, n in n_tasks.items():
+        if 0 < n < min_stratum:
+            warnings.append(f"only {n} {fam} task(s) compared (< {min_stratum}): paired intervals and tests are too "
+                            "wide to mean much")
+    return Comparison(runs=aligned, names=names, labels=labels, results=results, warnings=warnings,
+                      n_tasks=n_tasks, se=se)
+
+
+def compare_folders(run_dirs: Sequence[Path | str], task_set: TaskSet, *, common: bool = False,
+                    n_resamples: int | None = None, scorer: Scorer | None = None) -> Comparison:
+    """Score the run folders against the task set and compare them (``ctb-eval compare``)."""
+    scorer = scorer or Scorer(task_set)
+    runs = [scorer.score_folder(d) for d in run_dirs]
+    return compare(runs, common=common, n_resamples=n_resamples, min_stratum=scorer.min_stratum)
+
+
+# --------------------------------------------------------------------------- Table 25
+
+
+def _pp(value: float | None) -> float | None:
+    return None if value is None else 100.0 * value
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def comparison_table(cmp: Comparison, *, split: bool = False) -> Table:
+    """Table 25's shape: one row per comparator, family and metric; differences in percentage points.
+
+    ``split`` keeps every number in its own column as a raw float (for JSON); otherwise intervals and
+    p-values are formatted for reading.
+    """
+    label = dict(zip(cmp.names, cmp.labels, strict=True))
+    a_label = cmp.labels[0]
+    if split:
+        columns = ["Family", "Metric", "A", "B", "n", "A (%)", "B (%)", "A-B (pp)", "CI low (pp)", "CI high (pp)",
+                   "p", "p Holm", "test", "A only", "B only"]
+    else:
+        columns = ["Family", "Metric", "B", "n", "A (%)", "B (%)", "A-B (pp)", "95% CI (pp)", "p", "p Holm",
+                   "A only / B only"]
+    table = Table(title=f"Paired comparisons (Table 25 shape): A = {a_label}, difference A minus B",
+                  columns=columns, key="table25")
+    order = {"rca": 0, "path": 1}
+    rows = sorted(cmp.results, key=lambda r: (order[r.family], _metric_order(r.metric), cmp.names.index(r.run_b)))
+    for r in rows:
+        fam, metric, b = FAMILY_TITLES[r.family], METRIC_TITLES.get(r.metric, r.metric), label[r.run_b]
+        if split:
+            table.add(fam, metric, a_label, b, r.n, _pp(r.a), _pp(r.b), _pp(r.diff), _pp(r.ci_low), _pp(r.ci_high),
+                      r.p_value, r.p_holm, r.test, r.a_only, r.b_only)
+        else:
+            ci = "–" if r.ci_low is None else f"[{_num(_pp(r.ci_low))}, {_num(_pp(r.ci_high))}]"
+            disc = "" if r.a_only is None else f"{r.a_only} / {r.b_only}"
+            table.add(fam, metric, b, r.n, _pp(r.a), _pp(r.b), _pp(r.diff), ci, _p(r.p_value), _p(r.p_holm), disc)
+    n_res = cmp.results[0].n_resamples if cmp.results else 0
+    table.note = ("Accuracy: exact two-sided McNemar test on discordant tasks (A only / B only). Loc, ID/Rest and "
+                  f"evidence coverage: paired bootstrap over tasks ({n_res:,} resamples), percentile 95% interval "
+                  "and two-sided sign probability. p Holm: Holm-adjusted within each family and metric across the "
+                  f"{len(cmp.names) - 1} comparison(s); intervals are not adjusted.")
+    return table
+
+
+def _metric_order(metric: str) -> int:
+    order = ["accuracy", "loc_iou", "id_iou", "rest_iou", "evidence_coverage"]
+    return order.index(metric) if metric in order else len(order)

@@ -1,0 +1,365 @@
+"""Reports over one or more runs, in the shapes of the paper's tables (section 5, appendices B-D).
+
+Every table is a :class:`ctbench.tables.Table`, so text, Markdown, LaTeX and JSON come from one place
+(:func:`ctbench.tables.render`); HTML (:mod:`.report_html`) lays the same tables out with charts.
+Figures are percentages; "x ± y" is the value and its standard error across tasks (D.1). For JSON
+the tables are built *split*: every number in its own column as a raw float, never a formatted string.
+
+Tables, by the paper's numbering: 5 overall, 6 efficiency, 13 structural consistency, 16 entry match
+and hierarchical scores, 18 evidence on correct answers, 19 by category, 20 by observability, 22 by
+heterogeneity, 25 paired comparisons (two runs or more), 29 failure modes; then the remaining
+metadata breakdowns (root-cause count, chain length, protocol complexity, golden-length tier, path
+count), because each stratification field deserves a look. Strata below the task set's
+``min_stratum`` are marked in a "note" column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ctbench.errors import CtbError
+from ctbench.evaluate.compare import Comparison, compare, comparison_table, unique_names
+from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, build_scores
+from ctbench.evaluate.stats import N_RESAMPLES
+from ctbench.store import TaskSet
+from ctbench.tables import Cell, Table, render
+
+FORMATS = ("text", "md", "latex", "json", "html")
+FAMILY_TITLES = {"rca": "RCA", "path": "Path"}
+FIELD_TITLES = {
+    "category": "root-cause category", "observability": "observability", "heterogeneity": "heterogeneity",
+    "root_cause_count": "root-cause count", "chain_length": "propagation-chain length",
+    "protocol_complexity": "protocol complexity", "golden_tier": "golden-length tier", "path_count": "path count",
+}
+
+
+@dataclass
+class RunReport:
+    """One run in a report: its display label and its scores.json document."""
+
+    label: str
+    name: str
+    scores: dict[str, Any]
+    run: ScoredRun
+
+
+@dataclass
+class Report:
+    """Everything a report shows: the runs (in the order given) and, for two runs or more, the paired
+    comparisons of the first run against each other one."""
+
+    runs: list[RunReport]
+    comparison: Comparison | None
+    category_names: dict[str, str]
+    min_stratum: int
+    warnings: list[str] = field(default_factory=list)
+    level_order: dict[str, list[str]] = field(default_factory=dict)
+    """Configured order of named levels (heterogeneity low -> high, golden tiers short -> long)."""
+
+    def ordered(self, name: str, values: Sequence[str]) -> list[str]:
+        """Strata values of a field in reading order: configured levels first, in their order."""
+        order = self.level_order.get(name, [])
+        return sorted(values, key=lambda v: (order.index(v) if v in order else len(order), list(values).index(v)))
+
+
+def build_report(run_dirs: Sequence[Path | str], task_set: TaskSet, *, n_resamples: int | None = None,
+                 scorer: Scorer | None = None, workers: int | None = None,
+                 progress: Callable[[str], None] | None = None) -> Report:
+    """Score every run folder against the task set and compare the first with the others.
+
+    Runs over different task selections are each reported on their own tasks; the paired table then
+    uses the tasks common to all of them, with a warning (``ctb-eval compare`` refuses instead).
+    """
+    if not run_dirs:
+        raise CtbError("give at least one run folder")
+    scorer = scorer or Scorer(task_set)
+    scored: list[ScoredRun] = []
+    for d in run_dirs:
+        if progress:
+            progress(f"scoring {d}")
+        scored.append(scorer.score_folder(d))
+    from ctbench.evaluate.stats import standard_errors_many
+
+    names, labels = unique_names(scored)
+    for name, run in zip(names, scored, strict=True):
+        run.info = replace(run.info, name=name)  # runs are told apart by name
+    warnings: list[str] = []
+    comparison = None
+    if len(scored) > 1:
+        if progress:
+            progress("standard errors and paired comparisons")
+        try:
+            comparison = compare(scored, common=True, n_resamples=n_resamples, workers=workers,
+                                 min_stratum=scorer.min_stratum, with_se=True)
+        except CtbError as exc:
+            warnings.append(f"comparison left out: {exc}")
+    se = comparison.se if comparison is not None else None
+    if se is None:  # one run, or runs on different tasks: each run's errors on all its own tasks
+        se = standard_errors_many({r.info.name: r.scores for r in scored},
+                                  n_resamples=n_resamples or N_RESAMPLES, workers=workers)
+    runs = [RunReport(label=label, name=run.info.name, run=run,
+                      scores=build_scores(run, min_stratum=scorer.min_stratum, n_resamples=n_resamples,
+                                          workers=workers, se=se[run.info.name]))
+            for label, run in zip(labels, scored, strict=True)]
+    warnings = [f"{r.label}: {w}" for r in runs for w in r.scores["warnings"]] + warnings
+    if comparison is not None:
+        warnings.extend(f"comparison: {w}" for w in comparison.warnings)
+    tax, cfg = task_set.taxonomy, task_set.config
+    return Report(runs=runs, comparison=comparison, min_stratum=scorer.min_stratum, warnings=warnings,
+                  category_names={c.id: c.name for c in tax.categories}, level_order=level_order(cfg))
+
+
+def level_order(config: Any) -> dict[str, list[str]]:
+    """The configured level names of the heterogeneity and golden-tier fields, low to high."""
+    out: dict[str, list[str]] = {}
+    for name, per_family in (("heterogeneity", config.heterogeneity), ("golden_tier", config.golden_tiers)):
+        names: list[str] = []
+        for levels in (per_family.rca, per_family.path):
+            names += [lv.name for lv in levels if lv.name not in names]
+        out[name] = names
+    return out
+
+
+# --------------------------------------------------------------------------- cells
+
+
+def pct(value: float | None) -> float | None:
+    return None if value is None else 100.0 * value
+
+
+def _pm_text(value: float | None, se: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{100 * value:.2f}" if se is None else f"{100 * value:.2f} ± {100 * se:.2f}"
+
+
+class _Cols:
+    """Builds header and cells for "value ± SE" columns, either formatted or split into two floats."""
+
+    def __init__(self, split: bool) -> None:
+        self.split = split
+
+    def head(self, name: str, with_se: bool = True) -> list[str]:
+        return [name, f"{name} SE"] if self.split and with_se else [name]
+
+    def cell(self, value: float | None, se: float | None = None, with_se: bool = True) -> list[Cell]:
+        if not with_se:
+            return [pct(value)]
+        if self.split:
+            return [pct(value), pct(se)]
+        return [_pm_text(value, se)]
+
+
+def _headline(summ: Mapping[str, Any], fam: str) -> tuple[float | None, float | None, float | None, float | None]:
+    third = summ["id_iou"] if fam == "rca" else summ["rest_iou"]
+    return summ["accuracy"], summ["loc_iou"], third, summ["evidence"]["coverage"]
+
+
+# --------------------------------------------------------------------------- the tables
+
+
+def table_runs(report: Report) -> Table:
+    t = Table(title="Runs", key="runs",
+              columns=["Run", "Name", "Agent", "Model", "Harness", "Version", "Task-set commit", "Tasks", "Incomplete"])
+    for r in report.runs:
+        run = r.scores["run"]
+        commit = run["task_set_commit"]
+        t.add(r.label, r.name, run["agent"], run["model"], run["harness"], run["harness_version"],
+              commit[:12] if commit else None, r.scores["n_tasks"], "yes" if r.scores["incomplete"] else "no")
+    return t
+
+
+def table5(report: Report, split: bool) -> Table:
+    c = _Cols(split)
+    cols = ["Run", "RCA n", *c.head("RCA Acc"), *c.head("RCA Loc"), *c.head("RCA ID"), *c.head("RCA Evid."),
+            "Path n", *c.head("Path Acc"), *c.head("Path Loc"), *c.head("Path Rest"), *c.head("Path Evid.")]
+    t = Table(title="Overall pass@1 capabilities (Table 5 shape)", columns=cols, key="table5")
+    se_keys = {"rca": ("accuracy", "loc_iou", "id_iou", "evidence_coverage"),
+               "path": ("accuracy", "loc_iou", "rest_iou", "evidence_coverage")}
+    for r in report.runs:
+        row: list[Cell] = [r.label]
+        for fam in ("rca", "path"):
+            summ, se = r.scores["summary"][fam], r.scores["se"][fam]
+            row.append(summ["n_tasks"])
+            for value, key in zip(_headline(summ, fam), se_keys[fam], strict=True):
+                row += c.cell(value, se.get(key))
+        t.rows.append(row)
+    t.note = ("Percent ± SE across tasks (not across repeated runs). Acc and IoUs are task means (SE = sd/sqrt(n)); "
+              "Evid. is pooled golden-action coverage with a bootstrap SE (10,000 resamples, base seed 20260725). "
+              "Unanswered tasks count as wrong and 0.")
+    return t
+
+
+def table6(report: Report, split: bool) -> Table:
+    t = Table(title="Efficiency and cost (Table 6 shape)", key="table6",
+              columns=["Run", "Family", "n", "Rounds", "Latency (s)", "Input tokens", "Output tokens", "Total tokens"])
+    for r in report.runs:
+        for fam in ("rca", "path"):
+            if not r.scores["summary"][fam]["n_tasks"]:
+                continue
+            eff = r.scores["summary"]["efficiency"][fam]
+            cells: list[Cell] = [r.label, FAMILY_TITLES[fam], r.scores["summary"][fam]["n_tasks"]]
+            for key in ("rounds", "latency_s", "input_tokens", "output_tokens", "total_tokens"):
+                mean = eff[key]["mean"]
+                if mean is not None and not split and key.endswith("tokens"):
+                    cells.append(int(round(mean)))
+                else:
+                    cells.append(mean)
+            t.rows.append(cells)
+    t.note = "Means per task over the tasks where the harness recorded the figure; medians are in scores.json."
+    return t
+
+
+def table13(report: Report, split: bool) -> Table:
+    c = _Cols(split)
+    t = Table(title="Structural consistency (Table 13 shape)", key="table13",
+              columns=["Run", *c.head("RCA triplet IoU"), *c.head("Path sequence IoU"), *c.head("Path micro edge IoU")])
+    for r in report.runs:
+        rca, path = r.scores["summary"]["rca"], r.scores["summary"]["path"]
+        se_r, se_p = r.scores["se"]["rca"], r.scores["se"]["path"]
+        t.rows.append([r.label, *c.cell(rca["triplet_iou"] if rca["n_tasks"] else None, se_r.get("triplet_iou")),
+                       *c.cell(path["sequence_iou"] if path["n_tasks"] else None, se_p.get("sequence_iou")),
+                       *c.cell(path["micro_edge_iou"], se_p.get("micro_edge_iou"))])
+    t.note = ("Triplet IoU keeps each (node, object, cause) together; sequence IoU treats each whole ordered path as "
+              "one element; micro edge IoU pools directed edges over tasks (bootstrap SE).")
+    return t
+
+
+def table16(report: Report, split: bool) -> Table:
+    t = Table(title="Exact entry-match and hierarchical RCA scores (Table 16 shape)", key="table16",
+              columns=["Run", "Gold entries", "ID exact", "ID hierarchical", "Loc exact", "Loc hierarchical"])
+    for r in report.runs:
+        em = r.scores["summary"]["rca"]["entry_match"]
+        if not r.scores["summary"]["rca"]["n_tasks"]:
+            continue
+        t.add(r.label, em["n_gold_entries"], pct(em["id_exact"]["micro"]), pct(em["id_hierarchical"]["micro"]),
+              pct(em["loc_exact"]["micro"]), pct(em["loc_hierarchical"]["micro"]))
+    t.note = ("Recall-oriented, pooled over gold RCA entries (optimal one-to-one matching of predicted to gold "
+              "entries); not the task-macro IoUs of Table 5. Hierarchical ID credits the taxonomy's L1/L2/L3 "
+              "groups; hierarchical Loc credits same cluster, same site and role, or neighbouring nodes. Task-mean "
+              "variants are in scores.json.")
+    return t
+
+
+def table18(report: Report, split: bool) -> Table:
+    t = Table(title="Golden-action coverage on exactly correct answers (Table 18 shape)", key="table18",
+              columns=["Run", "Family", "Correct", "Incomplete", "Freq. (%)", "Cov. (%)"])
+    for r in report.runs:
+        for fam in ("rca", "path"):
+            summ = r.scores["summary"][fam]
+            if not summ["n_tasks"]:
+                continue
+            corr = summ["evidence_on_correct"]
+            t.add(r.label, FAMILY_TITLES[fam], corr["n_correct"], corr["incomplete"], pct(corr["incomplete_freq"]),
+                  pct(corr["coverage"]))
+    t.note = ("Incomplete: correct answers with at least one golden action not executed; Freq. = Incomplete / "
+              "Correct; Cov. pools covered and total golden actions over correct answers. Matching needs the same "
+              "device and the same canonical command.")
+    return t
+
+
+def _stratum_table(report: Report, name: str, title: str, key: str, families: Sequence[str], split: bool,
+                   value_title: str, value_names: Mapping[str, str] | None = None) -> Table:
+    third = "ID" if families == ("rca",) else "ID / Rest"
+    cols = ["Run", *(["Family"] if len(families) > 1 else []), value_title,
+            *(["Name"] if value_names else []), "n", "Acc", "Loc", third, "Evid.", "Note"]
+    t = Table(title=title, key=key, columns=cols)
+    for r in report.runs:
+        strata = r.scores["breakdowns"][name]["strata"]
+        for fam in families:
+            for value in report.ordered(name, list(strata)):
+                st = strata[value]
+                summ = st["metrics"][fam]
+                if not summ["n_tasks"]:
+                    continue
+                acc, loc, third_v, evid = _headline(summ, fam)
+                small = 0 < summ["n_tasks"] < report.min_stratum
+                row: list[Cell] = [r.label]
+                if len(families) > 1:
+                    row.append(FAMILY_TITLES[fam])
+                row.append(value)
+                if value_names:
+                    row.append(value_names.get(value, ""))
+                row += [summ["n_tasks"], pct(acc), pct(loc), pct(third_v), pct(evid),
+                        f"n < {report.min_stratum}" if small else ""]
+                t.rows.append(row)
+    t.note = (f"Percent. Acc and IoUs are task means, Evid. pooled golden-action coverage. Strata with fewer than "
+              f"{report.min_stratum} tasks are marked: their figures are too noisy to compare.")
+    return t
+
+
+def table19(report: Report, split: bool) -> Table:
+    t = _stratum_table(report, "category", "RCA results by root-cause category (Table 19 shape)", "table19",
+                       ("rca",), split, "Category", report.category_names)
+    t.note = "A task with causes in several categories counts in each. " + t.note
+    return t
+
+
+def table20(report: Report, split: bool) -> Table:
+    return _stratum_table(report, "observability", "RCA results by observability (Table 20 shape)", "table20",
+                          ("rca",), split, "Level")
+
+
+def table22(report: Report, split: bool) -> Table:
+    t = _stratum_table(report, "heterogeneity", "Results by network heterogeneity (Table 22 shape)", "table22",
+                       ("rca", "path"), split, "Level")
+    t.note = ("h_L = max(distinct vendors, distinct device types) among devices in the golden actions, levels per "
+              "family from ctbench.yaml. Low and high strata hold different tasks: differences are correlational. "
+              + t.note)
+    return t
+
+
+def table29(report: Report, split: bool) -> Table:
+    t = Table(title="Failure modes of wrong RCA answers (Table 29 shape)", key="table29",
+              columns=["Run", "Wrong", "F1 coverage", "F2 minimality", "F3 object", "F4 mechanism", "F5 realisation"])
+    for r in report.runs:
+        fails = r.scores["summary"]["rca"]["failures"]
+        if not r.scores["summary"]["rca"]["n_tasks"]:
+            continue
+        t.add(r.label, fails["n_wrong"], fails["F1"], fails["F2"], fails["F3"], fails["F4"], fails["F5"])
+    t.note = ("Assigned automatically in the paper's priority order: F5 unparsable or missing answer, F1 fewer causes "
+              "than gold, F2 more causes than gold, then per entry F4 wrong mechanism before F3 wrong node/object.")
+    return t
+
+
+def more_breakdowns(report: Report, split: bool) -> list[Table]:
+    out = []
+    fams = {"root_cause_count": ("rca",), "chain_length": ("rca",), "protocol_complexity": ("rca", "path"),
+            "golden_tier": ("rca", "path"), "path_count": ("path",)}
+    for name, _ in BREAKDOWNS:
+        if name not in fams:
+            continue
+        t = _stratum_table(report, name, f"Results by {FIELD_TITLES[name]}", f"by_{name}", fams[name], split,
+                           "Value")
+        if t.rows:
+            out.append(t)
+    return out
+
+
+def report_tables(report: Report, *, split: bool = False) -> list[Table]:
+    """Every table of the report, in reading order."""
+    tables = [table_runs(report), table5(report, split), table6(report, split), table13(report, split),
+              table16(report, split), table18(report, split), table19(report, split), table20(report, split),
+              table22(report, split)]
+    if report.comparison is not None:
+        tables.append(comparison_table(report.comparison, split=split))
+    tables.append(table29(report, split))
+    tables.extend(more_breakdowns(report, split))
+    if report.warnings:
+        tables.append(Table(title="Warnings", key="warnings", columns=["Warning"],
+                            rows=[[w] for w in report.warnings]))
+    return [t for t in tables if t.rows or t.key in ("table5",)]
+
+
+def render_report(report: Report, fmt: str) -> str:
+    """The report as text, md, latex, json (tables via :func:`ctbench.tables.render`) or html."""
+    if fmt not in FORMATS:
+        raise CtbError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if fmt == "html":
+        from ctbench.evaluate.report_html import render_html
+
+        return render_html(report, report_tables(report))
+    return render(report_tables(report, split=(fmt == "json")), fmt)

@@ -1,0 +1,401 @@
+"""The run folder: the on-disk contract between the runner and the scorer (DESIGN.md, "The run folder").
+
+::
+
+    runs/<run-name>/
+      run.yaml                  RunConfig: agent, model, harness and version, options, task-set commit,
+                                task selection, started/finished, host, resume history
+      results.jsonl             one ResultLine per finished task, appended as it finishes
+      trajectories/<ID>.jsonl   one replay call per line (written by the replay session)
+      logs/<ID>.log             the agent's own raw log (stdout/stderr, model exchanges)
+      scores.json               written by ``ctb-eval score``
+
+Durability is the point of this module. Each result line goes to the file with a single ``write`` on
+an ``O_APPEND`` descriptor followed by ``fsync``, so a run killed with SIGKILL (or a machine that loses
+power) leaves, at worst, one torn last line; :meth:`RunFolder.read_results` detects it and
+:meth:`RunFolder.repair` cuts it off before the resumed run appends again. A task counts as finished
+exactly when its line is in ``results.jsonl``: anything else is rerun on resume, and its stale
+trajectory is set aside by the replay session rather than mixed into the new attempt. An exclusive
+``flock`` on the folder keeps two runners from appending to the same file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import platform
+import re
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ctbench.errors import CtbError
+from ctbench.yamlio import atomic_write_text, dump_document, load_fast, to_commented
+
+RUN_FILE = "run.yaml"
+RESULTS_FILE = "results.jsonl"
+TRAJECTORIES_DIR = "trajectories"
+LOGS_DIR = "logs"
+LOCK_FILE = ".lock"
+RUN_FORMAT = 1
+
+ResultStatus = Literal["answered", "unparsable", "timeout", "error"]
+ErrorKind = Literal["agent", "infrastructure"]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def timestamp_slug(when: datetime) -> str:
+    """``20260725T101500Z``: sortable, portable in file names."""
+    return when.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def default_run_name(agent: str, model: str | None, when: datetime) -> str:
+    """``<agent>-<model>-<UTC timestamp>``, with characters unsafe in folder names replaced."""
+    parts = [agent, model or "", timestamp_slug(when)]
+    return "-".join(re.sub(r"[^A-Za-z0-9._]+", "_", p).strip("_") for p in parts if p)
+
+
+# --------------------------------------------------------------------------- run.yaml
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TaskSetRef(_Model):
+    """Which task set, at which commit. ``commit`` is ``none`` outside git; ``dirty`` covers the set only."""
+
+    path: str
+    commit: str = "none"
+    dirty: bool = False
+
+
+class HostInfo(_Model):
+    hostname: str
+    platform: str
+    python: str
+
+    @classmethod
+    def current(cls) -> HostInfo:
+        return cls(hostname=socket.gethostname(), platform=platform.platform(),
+                   python=sys.version.split()[0])
+
+
+class RunOptions(_Model):
+    """Everything that can change an agent's results; a resume must use the same values."""
+
+    timeout_s: float = Field(gt=0)
+    retries: int = Field(ge=0, description="Extra attempts after an infrastructure error.")
+    max_rounds: int | None = None
+    base_url: str | None = None
+    agent_cmd: str | None = None
+    select: str | None = None
+    all_statuses: bool = False
+    prompt_version: str = ""
+
+
+class ResumeRecord(_Model):
+    """Provenance of each resume: when, and which differences ``--force`` accepted."""
+
+    at: datetime
+    already_done: int
+    forced: bool = False
+    differences: list[str] = Field(default_factory=list)
+
+
+class RunConfig(_Model):
+    """``run.yaml``."""
+
+    format: int = RUN_FORMAT
+    name: str
+    agent: str
+    model: str | None = None
+    harness: str
+    harness_version: str
+    options: RunOptions
+    concurrency: int = Field(ge=1, description="Not compared on resume: it does not change results.")
+    task_set: TaskSetRef
+    tasks: list[str] = Field(description="The selected task ids, in run order.")
+    started: datetime
+    finished: datetime | None = None
+    host: HostInfo
+    resumes: list[ResumeRecord] = Field(default_factory=list)
+
+    def differences(self, other: RunConfig) -> list[str]:
+        """What differs between two configurations in ways that make their results incomparable."""
+        out: list[str] = []
+        for name in ("agent", "model", "harness", "harness_version"):
+            a, b = getattr(self, name), getattr(other, name)
+            if a != b:
+                out.append(f"{name}: {a!r} -> {b!r}")
+        old_opts, new_opts = self.options.model_dump(), other.options.model_dump()
+        for key in old_opts:
+            if old_opts[key] != new_opts.get(key):
+                out.append(f"option {key}: {old_opts[key]!r} -> {new_opts.get(key)!r}")
+        if self.task_set.commit != other.task_set.commit:
+            out.append(f"task-set commit: {self.task_set.commit[:12]} -> {other.task_set.commit[:12]}")
+        if self.task_set.dirty != other.task_set.dirty:
+            out.append(f"task set uncommitted changes: {self.task_set.dirty} -> {other.task_set.dirty}")
+        if self.tasks != other.tasks:
+            out.append(f"task selection: {len(self.tasks)} -> {len(other.tasks)} tasks")
+        return out
+
+
+def task_set_commit(root: Path) -> TaskSetRef:
+    """``git rev-parse HEAD`` of the repository holding the task set, and whether the set is dirty.
+
+    Only changes under the task-set folder count as dirty: a run folder created inside the same
+    repository must not make the next resume look like it ran on different tasks.
+    """
+    root = Path(root).resolve()
+    try:
+        import git
+    except ImportError:  # GitPython is a dependency, but a broken install must not stop a run
+        return TaskSetRef(path=str(root))
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return TaskSetRef(path=str(root))
+    try:
+        commit = repo.head.commit.hexsha
+    except ValueError:  # a repository without commits
+        return TaskSetRef(path=str(root), dirty=True)
+    workdir = Path(repo.working_tree_dir or root).resolve()
+    rel = os.path.relpath(root, workdir)
+    dirty = repo.is_dirty(untracked_files=True, path=None if rel == "." else rel)
+    return TaskSetRef(path=str(root), commit=commit, dirty=dirty)
+
+
+# --------------------------------------------------------------------------- results.jsonl
+
+
+class RetryRecord(_Model):
+    """One attempt that ended in an infrastructure error and was retried."""
+
+    attempt: int
+    error: str
+    at: datetime
+
+
+class ResultLine(BaseModel):
+    """One line of ``results.jsonl``. Extra keys written by other tools are kept, not rejected.
+
+    How the runner's outcomes map onto DESIGN's ``status``:
+
+    ==========================  ============  ==============  ===========================================
+    outcome                     status        error_kind      answer
+    ==========================  ============  ==============  ===========================================
+    parsed answer               answered      -               ParsedAnswer JSON, status "answered"
+    answer with no valid line   unparsable    -               ParsedAnswer JSON, status "unparsable"
+    no answer at all            unparsable    -               ParsedAnswer JSON, status "empty" (F5)
+    ran out of time             timeout       -               None
+    agent crashed / refused     error         agent           None (never retried)
+    backend / endpoint down     error         infrastructure  None (after ``retries`` further attempts)
+    ==========================  ============  ==============  ===========================================
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    task_id: str
+    family: Literal["rca", "path"]
+    status: ResultStatus
+    error_kind: ErrorKind | None = Field(
+        default=None, description="Set when status is 'error': who failed, the agent or the harness.")
+    answer_text: str | None = None
+    answer: dict[str, Any] | None = Field(default=None, description="ParsedAnswer.to_json(), or None.")
+    answer_source: Literal["submit", "answer_file", "stdout", "final_message"] | None = None
+    rounds: int | None = None
+    latency_s: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    commands: int = Field(default=0, description="Replay calls made (lines in the trajectory).")
+    error: str | None = None
+    attempts: int = 1
+    retries: list[RetryRecord] = Field(default_factory=list)
+    started: datetime | None = None
+    finished: datetime | None = None
+    trajectory: str | None = None
+    log: str | None = None
+    notes: list[str] = Field(default_factory=list, description="Remarks from the agent adapter.")
+
+
+@dataclass(frozen=True)
+class ResultsScan:
+    """What is in ``results.jsonl``: the parsed lines and whether the last one was torn."""
+
+    lines: list[ResultLine]
+    torn_bytes: int
+    valid_size: int
+
+    @property
+    def finished_ids(self) -> set[str]:
+        return {r.task_id for r in self.lines}
+
+
+class RunFolderError(CtbError):
+    pass
+
+
+class RunFolder:
+    """A run folder on disk. Create or open it, then hold :meth:`lock` while writing results."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._lock_fh: IO[str] | None = None
+        self._results_fd: int | None = None
+        self._append_lock = threading.Lock()
+
+    # ----------------------------------------------------------------- layout
+
+    @property
+    def run_file(self) -> Path:
+        return self.path / RUN_FILE
+
+    @property
+    def results_file(self) -> Path:
+        return self.path / RESULTS_FILE
+
+    def trajectory_path(self, task_id: str) -> Path:
+        return self.path / TRAJECTORIES_DIR / f"{task_id}.jsonl"
+
+    def log_path(self, task_id: str) -> Path:
+        return self.path / LOGS_DIR / f"{task_id}.log"
+
+    def relative(self, p: Path) -> str:
+        return p.relative_to(self.path).as_posix()
+
+    def exists(self) -> bool:
+        return self.run_file.is_file()
+
+    # ----------------------------------------------------------------- lock
+
+    def lock(self) -> None:
+        """Take the folder's writer lock, or explain who holds it. Released on :meth:`close` or death."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        fh = (self.path / LOCK_FILE).open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise RunFolderError(f"{self.path}: another ctb-eval run is writing to this folder ({holder}); "
+                                 "wait for it to finish or use another --out folder") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        fh.flush()
+        self._lock_fh = fh
+        (self.path / TRAJECTORIES_DIR).mkdir(exist_ok=True)
+        (self.path / LOGS_DIR).mkdir(exist_ok=True)
+
+    def close(self) -> None:
+        with self._append_lock:  # an append still running in a worker thread finishes first
+            if self._results_fd is not None:
+                os.close(self._results_fd)
+                self._results_fd = None
+        if self._lock_fh is not None:
+            self._lock_fh.close()  # closing the descriptor releases the flock
+            self._lock_fh = None
+
+    def __enter__(self) -> RunFolder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------- run.yaml
+
+    def load_config(self) -> RunConfig:
+        data = load_fast(self.run_file)
+        try:
+            return RunConfig.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"]) or "run.yaml"
+            raise RunFolderError(f"{self.run_file}: {loc}: {first['msg']}") from None
+
+    def save_config(self, config: RunConfig) -> None:
+        data = config.model_dump(mode="json")
+        header = ("# ctbench run configuration: what ran, on which tasks, with which options.\n"
+                  "# Written by `ctb-eval run`; read by `ctb-eval score`. Do not edit by hand.\n")
+        atomic_write_text(self.run_file, header + dump_document(to_commented(data)))
+
+    # ----------------------------------------------------------------- results.jsonl
+
+    def read_results(self) -> ResultsScan:
+        """Every complete result line; a final line without its newline is torn and reported apart.
+
+        A complete line that is not a valid result is an error naming the file and line: it means the
+        file was edited or written by something else, and silently skipping it would lose a result.
+        """
+        try:
+            data = self.results_file.read_bytes()
+        except FileNotFoundError:
+            return ResultsScan([], 0, 0)
+        cut = data.rfind(b"\n") + 1
+        body, torn = data[:cut], data[cut:]
+        lines: list[ResultLine] = []
+        for n, raw in enumerate(body.split(b"\n")[:-1], start=1):
+            if not raw.strip():
+                continue
+            try:
+                lines.append(ResultLine.model_validate(json.loads(raw)))
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise RunFolderError(f"{self.results_file}:{n}: not a JSON object ({exc})") from None
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                loc = ".".join(str(p) for p in first["loc"]) or "line"
+                raise RunFolderError(f"{self.results_file}:{n}: {loc}: {first['msg']}") from None
+        return ResultsScan(lines, len(torn), cut)
+
+    def repair(self, scan: ResultsScan) -> bool:
+        """Cut a torn last line off ``results.jsonl`` so the next append starts on a fresh line."""
+        if not scan.torn_bytes:
+            return False
+        with self.results_file.open("r+b") as fh:
+            fh.truncate(scan.valid_size)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return True
+
+    def append_result(self, line: ResultLine) -> None:
+        """Append one line: a single ``write`` on an O_APPEND descriptor, then ``fsync``. Thread-safe."""
+        data = (line.model_dump_json(exclude_none=False) + "\n").encode("utf-8")
+        with self._append_lock:
+            if self._results_fd is None:
+                created = not self.results_file.exists()
+                self._results_fd = os.open(self.results_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                if created:
+                    _fsync_dir(self.path)
+            written = os.write(self._results_fd, data)
+            while written < len(data):  # only on exotic file systems; keeps the line whole
+                written += os.write(self._results_fd, data[written:])
+            os.fsync(self._results_fd)
+
+    def iter_results(self) -> Iterator[ResultLine]:
+        yield from self.read_results().lines
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,599 @@
+"""Scoring a run folder: run folder + task set -> per-task records -> ``scores.json``.
+
+This is the adapter between the on-disk contracts (DESIGN.md "The run folder", "The task folder")
+and the pure scoring core (:mod:`.parse`, :mod:`.metrics`, :mod:`.stats`, :mod:`.failures`). It
+decides what the scorer *believes* about a run, so the rules are spelled out here:
+
+- **The answer is re-parsed** from each result's ``answer_text`` with the task's network node names,
+  the taxonomy's aliases and the vendor dialects' interface names; the ``answer`` a runner stored is
+  only used when no text was kept. Scores therefore follow the current parser and task set, whatever
+  tool wrote the run.
+- **Timeout and error results score as "missing"** (no prediction: 0 on every IoU, wrong, F5), as do
+  tasks the run selected (``run.yaml`` ``tasks``) but never finished: the paper keeps unanswered
+  tasks in every denominator (B.1, C.3, C.5). An unfinished run is flagged ``incomplete``.
+- **Executed actions** are the distinct (device, canonical command) pairs of trajectory calls whose
+  outcome is ``recorded`` or ``denied`` (the device accepted the command); invalid commands and
+  unknown devices execute nothing. Both these and the golden actions go through the device's dialect
+  (full keywords, normal parameters; an output filter only stays part of the command when the task
+  recorded the command with it, as in replay), so an abbreviation or a ``| include`` never hides a
+  match, and a match is always the same device *and* the same command (4.1).
+- **The gold** goes through the same normalisers as the prediction (taxonomy label, interface names),
+  so an author who wrote ``GE0/0/24`` in hidden.yaml is matched by an agent who wrote the full name.
+
+``scores.json`` is a pure function of the run folder and the task set: no timestamps, no absolute
+paths, lists sorted, floats as Python writes them, so scoring the same run twice gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ctbench import __version__
+from ctbench.answer import Hop, RcaEntry
+from ctbench.answer import Path as AnswerPath
+from ctbench.derived import derive
+from ctbench.errors import CtbError
+from ctbench.evaluate import metrics
+from ctbench.evaluate.failures import FAILURE_MODES, PRIORITY
+from ctbench.evaluate.metrics import ScoringConfig, TaskRecord, TaskScores, Topology, Usage, score_task
+from ctbench.evaluate.parse import ParsedAnswer, parse_paths, parse_rca
+from ctbench.evaluate.runfolder import (
+    RESULTS_FILE,
+    RUN_FILE,
+    TRAJECTORIES_DIR,
+    ResultLine,
+    RunFolder,
+    RunFolderError,
+)
+from ctbench.model import Device, Family, Network
+from ctbench.store import TaskNotFound, TaskSet
+from ctbench.vendor import Vendors
+from ctbench.yamlio import atomic_write_text, load_fast
+
+SCORES_FILE = "scores.json"
+SCORES_FORMAT = 1
+EXECUTED_OUTCOMES = frozenset({"recorded", "denied"})
+
+BREAKDOWNS: tuple[tuple[str, str], ...] = (
+    # (name in scores.json and reports, meta field)
+    ("category", "categories"),
+    ("observability", "observability"),
+    ("heterogeneity", "heterogeneity"),
+    ("root_cause_count", "root_cause_count"),
+    ("chain_length", "chain_length"),
+    ("protocol_complexity", "protocol_complexity"),
+    ("golden_tier", "golden_tier"),
+    ("path_count", "path_count"),
+)
+"""Every metadata field the scores are broken down by (issue 4; paper Tables 19-22, A.5-A.6)."""
+
+
+# --------------------------------------------------------------------------- the run folder
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What a report needs to know about a run, read from ``run.yaml``.
+
+    ``name`` keys the bootstrap seeds (:func:`ctbench.evaluate.stats.seed_for`), so it comes from
+    run.yaml and not from where the folder happens to live.
+    """
+
+    name: str
+    agent: str | None = None
+    model: str | None = None
+    harness: str | None = None
+    harness_version: str | None = None
+    task_set_commit: str | None = None
+    tasks: tuple[str, ...] | None = None
+
+    @property
+    def label(self) -> str:
+        """Short label for table rows: ``agent+model`` as the paper writes configurations."""
+        if self.agent and self.model:
+            return f"{self.agent}+{self.model}"
+        return self.agent or self.name
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "agent": self.agent, "model": self.model, "harness": self.harness,
+                "harness_version": self.harness_version, "task_set_commit": self.task_set_commit,
+                "n_selected": None if self.tasks is None else len(self.tasks)}
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def read_run_info(run_dir: Path) -> tuple[RunInfo, list[str]]:
+    """``run.yaml`` as :class:`RunInfo`, plus warnings.
+
+    A run written by ``ctb-eval run`` matches :class:`~ctbench.evaluate.runfolder.RunConfig`; a run
+    written by another tool may carry fewer fields, and only ``name``/``agent``/``model``/``tasks``
+    matter for scoring, so such a file is read leniently with a warning rather than refused.
+    """
+    folder = RunFolder(run_dir)
+    if not folder.path.exists():
+        raise CtbError(f"{run_dir}: no such run folder")
+    if not folder.path.is_dir():
+        raise CtbError(f"{run_dir}: not a folder (a run is a folder holding {RUN_FILE} and {RESULTS_FILE})")
+    if not folder.run_file.is_file():
+        raise CtbError(f"{run_dir}: not a run folder (no {RUN_FILE}; expected {RUN_FILE}, {RESULTS_FILE} and "
+                       f"{TRAJECTORIES_DIR}/ as written by `ctb-eval run` or `ctb-eval import-results`)")
+    try:
+        config = folder.load_config()
+    except RunFolderError as exc:
+        data = load_fast(folder.run_file)
+        if not isinstance(data, Mapping):
+            raise CtbError(f"{folder.run_file}: expected a mapping of run settings (agent, model, tasks, ...)") \
+                from None
+        tasks = data.get("tasks")
+        if tasks is not None and not (isinstance(tasks, list) and all(isinstance(t, str) for t in tasks)):
+            raise CtbError(f"{folder.run_file}: tasks: expected a list of task ids") from None
+        task_set = data.get("task_set")
+        commit = task_set.get("commit") if isinstance(task_set, Mapping) else None
+        info = RunInfo(name=_text(data.get("name")) or folder.path.resolve().name,
+                       agent=_text(data.get("agent")), model=_text(data.get("model")),
+                       harness=_text(data.get("harness")), harness_version=_text(data.get("harness_version")),
+                       task_set_commit=_text(commit), tasks=None if tasks is None else tuple(tasks))
+        return info, [f"{RUN_FILE} is not in ctbench's run format ({exc}); read leniently"]
+    return RunInfo(name=config.name, agent=config.agent, model=config.model, harness=config.harness,
+                   harness_version=config.harness_version, task_set_commit=config.task_set.commit,
+                   tasks=tuple(config.tasks)), []
+
+
+def read_results(run_dir: Path) -> tuple[dict[str, tuple[int, ResultLine]], list[str]]:
+    """Result lines by task id (with their line numbers), plus warnings.
+
+    A torn last line (a run killed while writing it) is left out with a warning: the task counts as
+    unfinished. A broken line elsewhere is an error naming file and line (from the run-folder reader).
+    A task listed twice keeps its last line.
+    """
+    folder = RunFolder(run_dir)
+    warnings: list[str] = []
+    if not folder.results_file.is_file():
+        return {}, [f"{RESULTS_FILE} is missing: no task finished"]
+    scan = folder.read_results()
+    if scan.torn_bytes:
+        warnings.append(f"{RESULTS_FILE}: the last line is incomplete ({scan.torn_bytes} bytes, written when the "
+                        "run was interrupted); it is ignored and its task counts as unfinished")
+    by_id: dict[str, tuple[int, ResultLine]] = {}
+    duplicates: list[str] = []
+    for n, line in enumerate(scan.lines, start=1):
+        if line.task_id in by_id:
+            duplicates.append(line.task_id)
+        by_id[line.task_id] = (n, line)
+    if duplicates:
+        shown = ", ".join(sorted(set(duplicates))[:5])
+        warnings.append(f"{RESULTS_FILE}: {len(duplicates)} task(s) have more than one result line ({shown}); "
+                        "the last line of each is scored")
+    return by_id, warnings
+
+
+def _trajectory_file(folder: RunFolder, task_id: str, result: ResultLine | None) -> Path:
+    """The trajectory a result points at, when that is a plain path inside the run folder."""
+    default = folder.trajectory_path(task_id)
+    rel = result.trajectory if result is not None else None
+    if not rel:
+        return default
+    candidate = (folder.path / rel).resolve()
+    return candidate if candidate.is_relative_to(folder.path.resolve()) else default
+
+
+# --------------------------------------------------------------------------- one task, prepared once
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """Everything scoring needs about one task; built once and shared by every run scored with it."""
+
+    task_id: str
+    family: str
+    gold: frozenset[RcaEntry] | tuple[AnswerPath, ...]
+    golden_actions: frozenset[tuple[str, str]]
+    node_names: tuple[str, ...]
+    devices: Mapping[str, Device]
+    recorded: Mapping[str, frozenset[str]]
+    recorded_forms: Mapping[str, frozenset[str]]
+    topology: Topology | None
+    meta: Mapping[str, Any]
+    _folded: Mapping[str, str] = field(default_factory=dict)
+
+    def device_name(self, typed: str) -> str:
+        """The network's spelling of a device name (case-insensitive), else the name as given."""
+        if typed in self.devices:
+            return typed
+        return self._folded.get(typed.casefold(), typed)
+
+
+class Scorer:
+    """Scores run folders against one task set. Task contexts are cached, so scoring several runs
+    (``compare``, ``report``) loads each task, network and dialect once."""
+
+    def __init__(self, task_set: TaskSet) -> None:
+        self.task_set = task_set
+        self.vendors = Vendors(task_set.dialect_extensions())
+        self._contexts: dict[str, TaskContext] = {}
+        self._topologies: dict[str, Topology] = {}
+        cfg = task_set.config.similarity
+        self.config = ScoringConfig(
+            levels=task_set.taxonomy.levels(),
+            label_weights=metrics.LabelWeights(exact=cfg.label.exact, l1=cfg.label.l1, l2=cfg.label.l2,
+                                               l3=cfg.label.l3),
+            node_weights=metrics.NodeWeights(cluster=cfg.node.cluster, site_role=cfg.node.site_role,
+                                             neighbour=cfg.node.neighbour, k=cfg.node.hops),
+        )
+
+    @property
+    def min_stratum(self) -> int:
+        return self.task_set.config.min_stratum
+
+    # ------------------------------------------------------------------ normalisers
+
+    def _iface(self, ctx_devices: Mapping[str, Device], node: str, name: str) -> str:
+        return self.vendors.iface(ctx_devices.get(node), name)
+
+    def resolve_command(self, devices: Mapping[str, Device], recorded: Mapping[str, frozenset[str]],
+                        forms: Mapping[str, frozenset[str]], device: str, command: str) -> str | None:
+        """The canonical command the replay engine logs for ``command`` on ``device``; None if rejected.
+
+        Full keywords and normal parameters; output filters stay part of the command only when the
+        task recorded the command with that filter (``forms`` holds each device's recorded commands in
+        canonical spelling), otherwise the filter ran on the unfiltered recording and the bare command
+        is what was executed - as in replay, so ``dis int br | inc GE`` covers ``display interface
+        brief``. A device without a CLI dialect keeps the text, spaces collapsed.
+        """
+        dev = devices.get(device)
+        dialect = self.vendors.dialect(dev.os if dev else None)
+        if dialect is None:
+            return " ".join(command.split())
+        try:
+            res = dialect.resolve(command, recorded=recorded.get(device, frozenset()))
+        except Exception:  # a dialect bug must not stop scoring a whole run
+            return None
+        if not res.ok or res.canonical is None:
+            return None
+        if res.filters and res.full in forms.get(device, frozenset()):
+            return str(res.full)
+        return str(res.canonical)
+
+    def action_key(self, ctx: TaskContext, device: str, command: str) -> tuple[str, str]:
+        """(device, canonical command) of an executed or golden action; the text as written, spaces
+        collapsed, when the dialect cannot read it (so an odd golden command still matches itself)."""
+        name = ctx.device_name(device)
+        canonical = self.resolve_command(ctx.devices, ctx.recorded, ctx.recorded_forms, name, command)
+        return name, canonical if canonical is not None else " ".join(command.split())
+
+    def _recorded_forms(self, devices: Mapping[str, Device],
+                        recorded: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+        out: dict[str, frozenset[str]] = {}
+        for device, commands in recorded.items():
+            dev = devices.get(device)
+            dialect = self.vendors.dialect(dev.os if dev else None)
+            forms = set()
+            for command in commands:
+                res = None
+                if dialect is not None:
+                    try:
+                        res = dialect.resolve(command, recorded=commands)
+                    except Exception:
+                        res = None
+                forms.add(res.full if res is not None and res.ok and res.full else " ".join(command.split()))
+            out[device] = frozenset(forms)
+        return out
+
+    def _topology(self, network: Network) -> Topology:
+        if network.name not in self._topologies:
+            nodes = {d.name: (d.site or None, d.role or None, d.cluster or None) for d in network.devices}
+            links = sorted((a, b) for a, bs in network.neighbours().items() for b in bs)
+            self._topologies[network.name] = Topology.from_links(nodes, links)
+        return self._topologies[network.name]
+
+    # ------------------------------------------------------------------ tasks
+
+    def context(self, task_id: str) -> TaskContext:
+        """The prepared task; :class:`CtbError` when the task set has no such task."""
+        if task_id in self._contexts:
+            return self._contexts[task_id]
+        ts = self.task_set
+        ref = ts.ref(task_id)
+        spec = ts.load_task(ref)
+        hidden = ts.load_hidden(ref)
+        try:
+            network: Network | None = ts.network(spec.network)
+        except CtbError:
+            network = None
+        devices = network.device_map() if network else {}
+        names = tuple(devices) or tuple(spec.accessible or ())
+        recorded: dict[str, set[str]] = {}
+        for rec in spec.recordings:
+            recorded.setdefault(rec.device, set()).add(rec.command)
+        frozen = {k: frozenset(v) for k, v in recorded.items()}
+        tax = ts.taxonomy
+        gold: frozenset[RcaEntry] | tuple[AnswerPath, ...]
+        if spec.family == Family.RCA:
+            gold = frozenset(RcaEntry(t.node, self._iface(devices, t.node, t.object), tax.resolve(t.label) or t.label)
+                             for t in hidden.answer.rca or [])
+        else:
+            gold = tuple(tuple(Hop(h.node, None if h.egress is None else self._iface(devices, h.node, h.egress))
+                               for h in p) for p in hidden.gold_paths())
+        d = derive(spec, hidden, network, tax, ts.config)
+        rca = spec.family == Family.RCA
+        meta: dict[str, Any] = {
+            "categories": list(d.categories) if rca and d.categories else None,
+            "observability": d.observability if rca else None,
+            "heterogeneity": d.heterogeneity or None,
+            "root_cause_count": d.root_cause_count if rca else None,
+            "chain_length": d.chain_length if rca else None,
+            "protocol_complexity": d.protocol_complexity,
+            "golden_tier": d.golden_tier or None,
+            "path_count": None if rca else d.path_count,
+            "golden_length": d.golden_length,
+            "h_l": d.h_l,
+        }
+        ctx = TaskContext(task_id=spec.id, family=spec.family.value, gold=gold, golden_actions=frozenset(),
+                          node_names=names, devices=devices, recorded=frozen,
+                          recorded_forms=self._recorded_forms(devices, frozen),
+                          topology=self._topology(network) if network else None, meta=meta,
+                          _folded={n.casefold(): n for n in devices})
+        golden = frozenset(self.action_key(ctx, a.device, a.command) for a in hidden.golden_actions)
+        ctx = replace(ctx, golden_actions=golden)
+        self._contexts[task_id] = ctx
+        return ctx
+
+    def parse(self, ctx: TaskContext, text: str | None) -> ParsedAnswer:
+        def normalize(node: str, name: str) -> str:
+            return self._iface(ctx.devices, node, name)
+
+        if ctx.family == "rca":
+            return parse_rca(text, node_names=ctx.node_names, resolve_label=self.task_set.taxonomy.resolve,
+                             normalize_object=normalize)
+        return parse_paths(text, node_names=ctx.node_names, normalize_interface=normalize)
+
+    # ------------------------------------------------------------------ runs
+
+    def record(self, ctx: TaskContext, result: ResultLine | None,
+               trajectory: Iterable[tuple[str, str | None, str, str]]) -> TaskRecord:
+        """One task's :class:`TaskRecord`; ``trajectory`` yields (device, canonical, command, outcome)."""
+        prediction: ParsedAnswer | None = None
+        usage = Usage()
+        if result is not None:
+            usage = Usage(result.rounds, result.latency_s, result.input_tokens, result.output_tokens)
+            if result.status in ("answered", "unparsable"):
+                if result.answer_text is not None or result.answer is None:
+                    prediction = self.parse(ctx, result.answer_text)
+                else:
+                    prediction = _stored_answer(result.answer, ctx.family)
+        executed: set[tuple[str, str]] = set()
+        for device, canonical, command, outcome in trajectory:
+            if outcome not in EXECUTED_OUTCOMES:
+                continue
+            executed.add(self.action_key(ctx, device, canonical or command))
+        return TaskRecord(task_id=ctx.task_id, family=ctx.family, gold=ctx.gold, prediction=prediction,  # type: ignore[arg-type]
+                          golden_actions=ctx.golden_actions, executed_actions=tuple(sorted(executed)),
+                          usage=usage, meta=ctx.meta, topology=ctx.topology)
+
+    def score_folder(self, run_dir: Path | str,
+                     progress: Callable[[int, int], None] | None = None) -> ScoredRun:
+        """Read and score every task of a run folder (see the module docstring for the rules)."""
+        from ctbench.replay.trajectory import BadLine, iter_trajectory
+
+        run_dir = Path(run_dir)
+        info, warnings = read_run_info(run_dir)
+        results, more = read_results(run_dir)
+        warnings.extend(more)
+        folder = RunFolder(run_dir)
+        selected = list(info.tasks) if info.tasks is not None else []
+        task_ids = list(dict.fromkeys([*selected, *sorted(results)]))
+        unknown = []
+        for tid in task_ids:
+            try:
+                self.context(tid)
+            except TaskNotFound:  # a broken task file is not "unknown": its own error names file and line
+                unknown.append(tid)
+        if unknown:
+            where = [f"{RESULTS_FILE}:{results[t][0]}" if t in results else RUN_FILE for t in unknown[:5]]
+            shown = ", ".join(f"{t} ({w})" for t, w in zip(unknown[:5], where, strict=True))
+            more_text = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            raise CtbError(f"{run_dir}: {len(unknown)} task id(s) are not in the task set {self.task_set.root}: "
+                           f"{shown}{more_text}. Score with the task set the run used (--tasks DIR).")
+        missing = sorted(t for t in task_ids if t not in results)
+        if missing:
+            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            warnings.append(f"the run is incomplete: {len(missing)} of {len(task_ids)} selected task(s) have no "
+                            f"result ({shown}); they count as unanswered (wrong, 0 on every metric)")
+        bad_trajectories: list[str] = []
+        scores: list[TaskScores] = []
+        for i, tid in enumerate(task_ids):
+            ctx = self._contexts[tid]
+            line = results.get(tid)
+            result = line[1] if line else None
+            if result is not None and result.family != ctx.family:
+                raise CtbError(f"{folder.results_file}:{line[0] if line else '?'}: task {tid} is a {ctx.family} "
+                               f"task in the task set but the result says {result.family!r}")
+            calls: list[tuple[str, str | None, str, str]] = []
+            path = _trajectory_file(folder, tid, result)
+            if path.is_file():
+                bad = 0
+                first_bad: BadLine | None = None
+                for rec in iter_trajectory(path):
+                    if isinstance(rec, BadLine):
+                        bad += 1
+                        first_bad = first_bad or rec
+                        continue
+                    calls.append((rec.device, rec.canonical, rec.command, rec.outcome.value))
+                if first_bad is not None:
+                    bad_trajectories.append(f"{_relative(path, folder)}:{first_bad.line}: {first_bad.reason} "
+                                            f"({bad} unreadable line(s) skipped)")
+            elif result is not None and result.commands:
+                bad_trajectories.append(f"{_relative(path, folder)}: missing although the result counts "
+                                        f"{result.commands} command(s); no evidence is credited")
+            scores.append(score_task(self.record(ctx, result, calls), self.config))
+            if progress is not None:
+                progress(i + 1, len(task_ids))
+        if bad_trajectories:
+            warnings.append(f"{len(bad_trajectories)} trajector(y/ies) had problems: " + "; ".join(bad_trajectories[:3])
+                            + (" ..." if len(bad_trajectories) > 3 else ""))
+        scores.sort(key=lambda s: (s.family, s.task_id))
+        return ScoredRun(info=info, scores=scores, warnings=warnings, missing=missing, path=run_dir)
+
+
+def _relative(path: Path, folder: RunFolder) -> str:
+    """A path as shown in scores.json: relative to the run folder, so the file does not change when the
+    run folder moves."""
+    try:
+        return path.resolve().relative_to(folder.path.resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _stored_answer(data: Mapping[str, Any], family: str) -> ParsedAnswer | None:
+    """A runner's parsed answer, used only when it kept no answer text."""
+    try:
+        parsed = ParsedAnswer.from_json(data)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return parsed if parsed.family == family else None
+
+
+@dataclass
+class ScoredRun:
+    """One run scored: its info, per-task scores (sorted by family and id) and what went wrong."""
+
+    info: RunInfo
+    scores: list[TaskScores]
+    warnings: list[str]
+    missing: list[str]
+    path: Path
+
+    def restricted(self, keys: set[tuple[str, str]]) -> ScoredRun:
+        """The same run on a subset of its tasks (comparisons on common tasks)."""
+        return ScoredRun(info=self.info, scores=[s for s in self.scores if (s.family, s.task_id) in keys],
+                         warnings=self.warnings, missing=[m for m in self.missing], path=self.path)
+
+
+# --------------------------------------------------------------------------- scores.json
+
+
+def task_json(s: TaskScores) -> dict[str, Any]:
+    """One task's entry in scores.json: the core's per-task scores plus its strata values."""
+    out = s.to_json()
+    out["failure_name"] = FAILURE_MODES.get(s.failure) if s.failure else None
+    out["meta"] = {k: s.meta.get(k) for _, k in BREAKDOWNS if s.meta.get(k) is not None}
+    out["meta"].update({k: s.meta[k] for k in ("golden_length", "h_l") if s.meta.get(k) is not None})
+    return out
+
+
+def small_strata(breakdowns: Mapping[str, Any]) -> list[str]:
+    """``"field=value (n)"`` for every stratum with a family below the minimum size."""
+    out: list[str] = []
+    for name, bd in breakdowns.items():
+        for value, st in bd["strata"].items():
+            if st["warning"]:
+                counts = "/".join(f"{st[f'n_{f}']} {f}" for f in metrics.FAMILIES if st[f"n_{f}"])
+                out.append(f"{name}={value} ({counts})")
+    return out
+
+
+def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = None,
+                 base_seed: int | None = None, workers: int | None = None,
+                 se: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The scores.json document of one scored run (every figure of the scorecard and the reports).
+
+    ``se`` takes standard errors already computed for this run (a report computes those of all its
+    runs in one pass, :func:`ctbench.evaluate.stats.standard_errors_many`: the same numbers).
+    """
+    from ctbench.evaluate import stats
+
+    n_resamples = stats.N_RESAMPLES if n_resamples is None else n_resamples
+    base_seed = stats.BASE_SEED if base_seed is None else base_seed
+    rows = run.scores
+    summary = metrics.summarize(rows)
+    if se is None:
+        se = stats.standard_errors(rows, run=run.info.name, n_resamples=n_resamples, base_seed=base_seed,
+                                   workers=workers)
+    breakdowns = {name: stats.breakdown(rows, key, min_tasks=min_stratum) for name, key in BREAKDOWNS}
+    for name, bd in breakdowns.items():
+        bd["key"] = name
+    warnings = list(run.warnings)
+    for fam in metrics.FAMILIES:
+        n = summary[fam]["n_tasks"]
+        if 0 < n < min_stratum:
+            warnings.append(f"only {n} {fam} task(s) (< {min_stratum}): standard errors and intervals are too "
+                            "wide to mean much")
+    small = small_strata(breakdowns)
+    if small:
+        warnings.append(f"{len(small)} stratum/strata have fewer than {min_stratum} tasks of a family; their figures "
+                        f"are indicative only: {', '.join(small[:6])}{' ...' if len(small) > 6 else ''}")
+    wrong_rca = [s for s in rows if s.family == "rca" and s.failure]
+    return {
+        "format": SCORES_FORMAT,
+        "run": run.info.to_json(),
+        "scoring": {"ctbench": __version__, "n_resamples": n_resamples, "base_seed": base_seed,
+                    "seed_rule": "numpy default_rng(base_seed + crc32('bootstrap:<family>')), one index matrix "
+                                 "per task family", "min_stratum": min_stratum},
+        "n_tasks": len(rows),
+        "incomplete": bool(run.missing),
+        "missing_results": list(run.missing),
+        "warnings": warnings,
+        "summary": summary,
+        "se": se,
+        "failures": {
+            "priority": list(PRIORITY),
+            "names": dict(FAILURE_MODES),
+            "counts": {m: sum(1 for s in wrong_rca if s.failure == m) for m in sorted(FAILURE_MODES)},
+            "tasks": {s.task_id: s.failure for s in wrong_rca},
+        },
+        "breakdowns": breakdowns,
+        "tasks": [task_json(s) for s in rows],
+    }
+
+
+def dumps(document: Any) -> str:
+    """The one JSON spelling of scores: indented, UTF-8, and strict JSON (an undefined figure is null)."""
+    return json.dumps(_finite(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def score_run(run_dir: Path | str, task_set: TaskSet, *, write: bool = True,
+              progress: Callable[[int, int], None] | None = None, n_resamples: int | None = None,
+              scorer: Scorer | None = None) -> dict[str, Any]:
+    """Score a run folder and (by default) write ``RUN/scores.json`` atomically; returns its content.
+
+    This is what ``ctb-eval score`` and the end of ``ctb-eval run`` call.
+    """
+    scorer = scorer or Scorer(task_set)
+    run = scorer.score_folder(run_dir, progress=progress)
+    document = build_scores(run, min_stratum=scorer.min_stratum, n_resamples=n_resamples)
+    text = dumps(document)
+    if write:
+        try:
+            atomic_write_text(Path(run_dir) / SCORES_FILE, text)
+        except OSError as exc:
+            raise CtbError(f"{Path(run_dir) / SCORES_FILE}: cannot write: {exc.strerror or exc}") from None
+    result: dict[str, Any] = json.loads(text)  # plain JSON values, exactly what the file holds
+    return result
+
+
+def print_scorecard(scores: Mapping[str, Any], file: Any = None) -> None:
+    """Print the scorecard of a scores.json document (the runner calls this at the end of a run)."""
+    from ctbench.evaluate.scorecard import print_scorecard as _print
+
+    _print(scores, file=file)
+
+
+def families_present(runs: Sequence[ScoredRun]) -> list[str]:
+    return [f for f in metrics.FAMILIES if any(s.family == f for r in runs for s in r.scores)]

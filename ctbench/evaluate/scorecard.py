@@ -1,0 +1,126 @@
+"""The scorecard: one run's headline figures, in the shape of the paper's Table 5.
+
+Printed at the end of ``ctb-eval run`` and by ``ctb-eval score``. It reads a scores.json document
+only (never the run folder), so what is printed is exactly what was written. In a terminal it is a
+rich table with colour; piped or in CI logs the same table in plain characters.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import IO, Any
+
+FAMILY_TITLES = {"rca": "RCA", "path": "Path"}
+HEADLINE: dict[str, tuple[tuple[str, str, str], ...]] = {
+    # (column, summary key, se key)
+    "rca": (("Acc", "accuracy", "accuracy"), ("Loc", "loc_iou", "loc_iou"), ("ID / Rest", "id_iou", "id_iou")),
+    "path": (("Acc", "accuracy", "accuracy"), ("Loc", "loc_iou", "loc_iou"), ("ID / Rest", "rest_iou", "rest_iou")),
+}
+
+
+def pct(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{100.0 * value:.{digits}f}"
+
+
+def pm(value: float | None, se: float | None) -> str:
+    """``63.99 ± 2.10`` (percent); the ± part is left out when the SE is undefined (< 2 tasks)."""
+    if value is None:
+        return "–"
+    return pct(value) if se is None else f"{pct(value)} ± {pct(se)}"
+
+
+def headline_rows(scores: Mapping[str, Any]) -> list[list[str]]:
+    """Table 5 cells for one run: family, n, Acc, Loc, ID/Rest, Evidence (each ± SE)."""
+    rows: list[list[str]] = []
+    for fam in ("rca", "path"):
+        summ = scores["summary"][fam]
+        if not summ["n_tasks"]:
+            continue
+        se = scores["se"][fam]
+        cells = [FAMILY_TITLES[fam], str(summ["n_tasks"])]
+        cells += [pm(summ[key], se.get(se_key)) for _, key, se_key in HEADLINE[fam]]
+        cells.append(pm(summ["evidence"]["coverage"], se.get("evidence_coverage")))
+        rows.append(cells)
+    return rows
+
+
+def _usage_line(eff: Mapping[str, Any]) -> str:
+    parts = []
+    for key, name, digits in (("rounds", "rounds", 1), ("latency_s", "latency s", 1),
+                              ("input_tokens", "input tok", 0), ("output_tokens", "output tok", 0),
+                              ("total_tokens", "total tok", 0)):
+        mean = eff[key]["mean"]
+        if mean is not None:
+            parts.append(f"{name} {mean:,.{digits}f}")
+    return ", ".join(parts) if parts else "not recorded"
+
+
+def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> None:
+    """Print the scorecard of one scores.json document."""
+    from rich.console import Console
+    from rich.table import Table
+
+    out = file if file is not None else sys.stdout
+    console = Console(file=out, highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = 120  # CI logs and files: do not wrap at 80 columns
+    run = scores["run"]
+    who = run["agent"] or run["name"]
+    if run.get("model"):
+        who = f"{who} + {run['model']}"
+    table = Table(title=f"Scorecard: {who}  (run {run['name']}, {scores['n_tasks']} task(s))",
+                  title_justify="left",
+                  caption="Percent ± standard error across tasks. Acc and IoUs are task means; Evidence is pooled "
+                          "golden-action coverage (bootstrap SE, "
+                          f"{scores['scoring']['n_resamples']:,} resamples).",
+                  caption_justify="left")
+    table.add_column("Family")
+    table.add_column("n", justify="right")
+    for col in ("Acc", "Loc", "ID / Rest", "Evidence"):
+        table.add_column(col, justify="right")
+    for row in headline_rows(scores):
+        table.add_row(*row)
+    console.print(table)
+    if not scores["n_tasks"]:
+        console.print("no task was scored: the run selected no task and finished none", soft_wrap=True)
+
+    lines: list[str] = []
+    for fam in ("rca", "path"):
+        summ = scores["summary"][fam]
+        if not summ["n_tasks"]:
+            continue
+        title = FAMILY_TITLES[fam]
+        status = summ["status"]
+        not_answered = {k: v for k, v in status.items() if k != "answered" and v}
+        state = ", ".join(f"{v} {k}" for k, v in not_answered.items())
+        lines.append(f"{title}: {summ['n_correct']}/{summ['n_tasks']} correct"
+                     + (f"; not answered: {state}" if state else ""))
+        if fam == "rca":
+            lines.append(f"  triplet IoU {pct(summ['triplet_iou'])}; hierarchical ID "
+                         f"{pct(summ['entry_match']['id_hierarchical']['micro'])} vs exact "
+                         f"{pct(summ['entry_match']['id_exact']['micro'])}; hierarchical Loc "
+                         f"{pct(summ['entry_match']['loc_hierarchical']['micro'])} vs exact "
+                         f"{pct(summ['entry_match']['loc_exact']['micro'])} (over gold entries)")
+            fails = summ["failures"]
+            if fails["n_wrong"]:
+                counts = ", ".join(f"{m} {fails[m]}" for m in ("F1", "F2", "F3", "F4", "F5") if fails[m])
+                lines.append(f"  failure modes of {fails['n_wrong']} wrong answer(s): {counts}")
+        else:
+            lines.append(f"  sequence IoU {pct(summ['sequence_iou'])}; micro edge IoU {pct(summ['micro_edge_iou'])}")
+        ev = summ["evidence"]
+        corr = summ["evidence_on_correct"]
+        lines.append(f"  evidence: {ev['covered']}/{ev['golden']} golden actions covered, F1 {pct(ev['f1'])}; "
+                     f"on correct answers {corr['incomplete']}/{corr['n_correct']} incomplete, coverage "
+                     f"{pct(corr['coverage'])}")
+        lines.append(f"  usage per task: {_usage_line(scores['summary']['efficiency'][fam])}")
+    for line in lines:
+        console.print(line, soft_wrap=True)  # long lines wrap in the terminal, not in logs
+    for warning in scores.get("warnings", []):
+        console.print(f"[yellow]warning:[/yellow] {_escape(warning)}", soft_wrap=True)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

@@ -1,0 +1,102 @@
+"""Runner benchmarks: per-task overhead and concurrency speed-up (issue 5). Prints figures.
+
+    cd /work/main && /work/venv/bin/python tests/bench/bench_runner.py [--tasks 1000] [--sleep-tasks 64]
+
+1. Overhead: an agent that answers instantly (no replay call, a valid answer submitted) on 1,000
+   generated tasks, concurrency 1 - everything measured is the runner's own work per task: replay
+   session and trajectory file, prompt, answer parsing, the fsynced result line, progress.
+   Target: under 20 ms per task.
+2. Speed-up: an agent that sleeps 1 s, at concurrency 1 and 32, both as an in-process agent and as a
+   real ``command`` agent (``sleep 1`` in its own process group). Target: near 32x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from ctbench.evaluate.agents import Agent, AgentContext, AgentOptions, AgentResult  # noqa: E402
+from ctbench.evaluate.runner import Runner, RunSettings  # noqa: E402
+from tests.test_runner import clone_tasks  # noqa: E402
+
+
+class InstantAgent(Agent):
+    name = "instant"
+    description = "submits a valid answer at once"
+
+    async def solve(self, ctx: AgentContext) -> AgentResult:
+        ctx.session.submit("CORE_SW_01;GigabitEthernet0/0/24;shutdown")
+        return AgentResult(rounds=1, input_tokens=0, output_tokens=0)
+
+
+class SleepAgent(Agent):
+    name = "sleep"
+    description = "sleeps one second, answers nothing"
+
+    async def solve(self, ctx: AgentContext) -> AgentResult:
+        await asyncio.sleep(1.0)
+        return AgentResult(rounds=0)
+
+
+def _run(tasks: Path, out: Path, *, agent: Agent | None, name: str, concurrency: int, select: str,
+         agent_cmd: str | None = None) -> tuple[float, float, int]:
+    """(prepare seconds, execute seconds, tasks run)."""
+    runner = Runner(RunSettings(agent=name, tasks=tasks, out=out, select=select, concurrency=concurrency,
+                                agent_cmd=agent_cmd, timeout_s=60), agent=agent)
+    t0 = time.perf_counter()
+    runner.prepare()
+    t1 = time.perf_counter()
+    report = runner.run()
+    t2 = time.perf_counter()
+    return t1 - t0, t2 - t1, report.ran
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tasks", type=int, default=1000, help="generated tasks for the overhead run")
+    ap.add_argument("--sleep-tasks", type=int, default=64, help="tasks for the concurrency-32 run")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="ctbench-bench-runner-"))
+    try:
+        tasks = work / "tasks"
+        clone_tasks(tasks, max(args.tasks, args.sleep_tasks))
+        print(f"task set: {tasks} ({args.tasks} generated RCA tasks + the 3 bundled)")
+
+        prep, run_s, n = _run(tasks, work / "overhead", agent=InstantAgent(AgentOptions()), name="instant",
+                              concurrency=1, select=f"GEN-{'?' * 4}" if args.tasks >= 1000 else "GEN-*")
+        print("\n1. runner overhead, instant agent, concurrency 1")
+        print(f"   tasks run                 {n}")
+        print(f"   selection + folder setup  {prep:.2f} s ({prep / n * 1000:.2f} ms/task)")
+        print(f"   execution                 {run_s:.2f} s")
+        per_task = run_s / n * 1000
+        print(f"   overhead per task         {per_task:.2f} ms   (target < 20 ms: {'met' if per_task < 20 else 'MISSED'})")
+
+        k = args.sleep_tasks
+        first = "GEN-0001,GEN-000[2-8]"
+        for label, agent, name, cmd in (("in-process agent", SleepAgent(AgentOptions()), "sleep", None),
+                                        ("command agent 'sleep 1'", None, "command", "sleep 1")):
+            _, t1, n1 = _run(tasks, work / f"c1-{name}", agent=agent, name=name, concurrency=1, select=first,
+                             agent_cmd=cmd)
+            sel = ",".join(f"GEN-{i:04d}" for i in range(1, k + 1))
+            _, t32, n32 = _run(tasks, work / f"c32-{name}", agent=agent, name=name, concurrency=32, select=sel,
+                               agent_cmd=cmd)
+            per1, per32 = t1 / n1, t32 / n32
+            print(f"\n2. speed-up, {label}, 1 s per task")
+            print(f"   concurrency 1             {n1} tasks in {t1:.2f} s = {per1:.3f} s/task")
+            print(f"   concurrency 32            {n32} tasks in {t32:.2f} s = {per32:.3f} s/task")
+            print(f"   speed-up                  {per1 / per32:.1f}x   (ideal 32x)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""The ``openai`` agent against a scripted OpenAI-compatible server on 127.0.0.1, over real HTTP.
+
+The server is a small Starlette app served by uvicorn in a thread. It plays a fixed script chosen by
+the model name: tool calls first (``list_devices``, two ``run_command`` in one round, one call with
+broken JSON arguments), then a final answer - as a plain final message or through ``submit_answer``.
+It records every request so the tests can check what the agent actually sent back to the model.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ctbench.evaluate.runner import Runner, RunSettings
+from tests.conftest import run_cli
+from tests.test_runner import results
+
+ANSWER = "CORE_SW_01;GigabitEthernet0/0/24;shutdown"
+
+
+def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+SCRIPT: list[list[dict[str, Any]]] = [
+    [_call("c1", "list_devices", "{}")],
+    [_call("c2", "run_command", json.dumps({"device": "CORE_SW_01", "command": "dis int br"})),
+     _call("c3", "run_command", json.dumps({"device": "NOPE_99", "command": "show version"}))],
+    [_call("c4", "run_command", "{not json")],
+]
+
+
+@dataclass
+class ScriptedServer:
+    url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    failures_left: int = 0
+
+
+def _app(state: ScriptedServer) -> Starlette:
+    async def completions(request: Request) -> JSONResponse:
+        body = await request.json()
+        state.requests.append(body)
+        state.headers.append(dict(request.headers))
+        model = body["model"]
+        if model == "scripted-refuse":
+            return JSONResponse({"error": {"message": "model 'scripted-refuse' does not exist",
+                                           "type": "invalid_request_error"}}, status_code=404)
+        if model == "scripted-flaky" and state.failures_left > 0:
+            state.failures_left -= 1
+            return JSONResponse({"error": {"message": "overloaded"}}, status_code=503,
+                                headers={"x-should-retry": "false"})
+        step = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if step < len(SCRIPT) and model != "scripted-flaky":
+            message["tool_calls"] = SCRIPT[step]
+            finish = "tool_calls"
+        elif model == "scripted-submit":
+            message["tool_calls"] = [_call("c9", "submit_answer", json.dumps({"answer": ANSWER}))]
+            finish = "tool_calls"
+        else:
+            message["content"] = f"The core switch port is shut down.\n<answer>\n{ANSWER}\n</answer>"
+            finish = "stop"
+        return JSONResponse({
+            "id": f"chatcmpl-{len(state.requests)}", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 100 * (step + 1), "completion_tokens": 10 + step,
+                      "total_tokens": 100 * (step + 1) + 10 + step}})
+
+    return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+
+
+@pytest.fixture
+def scripted() -> Iterator[ScriptedServer]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    state = ScriptedServer(url=f"http://127.0.0.1:{sock.getsockname()[1]}/v1")
+    server = uvicorn.Server(uvicorn.Config(_app(state), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "scripted server did not start"
+        time.sleep(0.01)
+    yield state
+    server.should_exit = True
+    thread.join(10)
+    sock.close()
+
+
+def test_openai_agent_end_to_end_through_the_cli(scripted: ScriptedServer, task_set: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = run_cli("evaluate", "run", "--agent", "openai", "--model", "scripted-final", "--base-url", scripted.url,
+                   "--tasks", str(task_set), "--select", "RCA-001", "--out", str(out), "--progress", "plain",
+                   "--no-score", env={"CTBENCH_API_KEY": "sk-test-123", "OPENAI_API_KEY": ""})
+    assert proc.returncode == 0, proc.stderr
+    (line,) = results(out)
+    assert line["status"] == "answered" and line["answer_source"] == "final_message"
+    assert line["answer"]["rca"] == [{"node": "CORE_SW_01", "object": "GigabitEthernet0/0/24", "label": "shutdown"}]
+    # Four model requests; usage summed from the responses.
+    assert line["rounds"] == len(scripted.requests) == 4
+    assert line["input_tokens"] == 100 + 200 + 300 + 400 and line["output_tokens"] == 10 + 11 + 12 + 13
+    # What the model was given: the one prompt, the three tools, the key from CTBENCH_API_KEY.
+    first = scripted.requests[0]
+    assert first["model"] == "scripted-final"
+    assert first["messages"][0]["role"] == "user" and "question RCA-001" in first["messages"][0]["content"]
+    assert {t["function"]["name"] for t in first["tools"]} == {"list_devices", "run_command", "submit_answer"}
+    assert scripted.headers[0]["authorization"] == "Bearer sk-test-123"
+    # What came back from the tools, round by round.
+    tool_messages = [m for m in scripted.requests[-1]["messages"] if m["role"] == "tool"]
+    by_id = {m["tool_call_id"]: m["content"] for m in tool_messages}
+    devices = json.loads(by_id["c1"])
+    assert [d["name"] for d in devices] == ["ACC_SW_01", "CORE_SW_01", "FW_01", "GW_01", "PE_01"]
+    assert "GigabitEthernet0/0/24" in by_id["c2"]  # the recorded output of display interface brief
+    assert "Unknown device" in by_id["c3"] and "CORE_SW_01" in by_id["c3"]
+    assert by_id["c4"].startswith("error: the arguments are not a JSON object")
+    assistant = [m for m in scripted.requests[-1]["messages"] if m["role"] == "assistant"]
+    assert [c["id"] for c in assistant[1]["tool_calls"]] == ["c2", "c3"]
+    # The trajectory holds the two replay calls, with canonical command and outcome.
+    trajectory = [json.loads(t) for t in (out / line["trajectory"]).read_text().splitlines()]
+    assert [(t["device"], t["canonical"], t["outcome"]) for t in trajectory] == [
+        ("CORE_SW_01", "display interface brief", "recorded"), ("NOPE_99", None, "unknown-device")]
+    log = (out / line["log"]).read_text(encoding="utf-8")
+    assert "[assistant, round 4]" in log and "The core switch port is shut down." in log
+    config = (out / "run.yaml").read_text(encoding="utf-8")
+    assert "openai" in config and "scripted-final" in config and "sk-test" not in config
+
+
+def test_submit_answer_tool_ends_the_loop(scripted: ScriptedServer, task_set: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    report = Runner(RunSettings(agent="openai", model="scripted-submit", base_url=scripted.url, tasks=task_set,
+                                select="RCA-001", out=tmp_path / "run")).run()
+    (line,) = results(report.folder)
+    assert line["status"] == "answered" and line["answer_source"] == "submit" and line["answer_text"] == ANSWER
+    assert line["rounds"] == 4 == len(scripted.requests)
+
+
+def test_round_limit_and_refusal(scripted: ScriptedServer, task_set: Path, tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    report = Runner(RunSettings(agent="openai", model="scripted-final", base_url=scripted.url, tasks=task_set,
+                                select="RCA-001", out=tmp_path / "limited", max_rounds=2)).run()
+    (line,) = results(report.folder)
+    assert (line["status"], line["rounds"], line["answer"]["status"]) == ("unparsable", 2, "empty")
+    assert line["input_tokens"] == 300 and line["output_tokens"] == 21
+    assert line["notes"] == ["round limit 2 reached"]
+
+    report = Runner(RunSettings(agent="openai", model="scripted-refuse", base_url=scripted.url, tasks=task_set,
+                                select="RCA-001", out=tmp_path / "refused", retries=2)).run()
+    (line,) = results(report.folder)
+    assert (line["status"], line["error_kind"], line["attempts"]) == ("error", "agent", 1)
+    assert "HTTP 404" in line["error"] and "does not exist" in line["error"]
+
+
+def test_unavailable_endpoint_is_an_infrastructure_error_and_is_retried(
+        scripted: ScriptedServer, task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setattr("ctbench.evaluate.runner.RETRY_BACKOFF_S", 0.0)
+    scripted.failures_left = 1
+    report = Runner(RunSettings(agent="openai", model="scripted-flaky", base_url=scripted.url, tasks=task_set,
+                                select="RCA-001", out=tmp_path / "run")).run()
+    (line,) = results(report.folder)
+    assert line["status"] == "answered" and line["attempts"] == 2
+    assert len(line["retries"]) == 1 and "InternalServerError" in line["retries"][0]["error"]
