@@ -46,7 +46,7 @@ def test_derived_heterogeneity_uses_golden_devices_only(task_set: Path) -> None:
     t, h = ts.load_task("PATH-001"), ts.load_hidden("PATH-001")
     d = derive(t, h, ts.network(t.network), ts.taxonomy, ts.config)
     # golden devices: H3C switch, Huawei switch, Huawei firewall, Cisco router, Juniper router
-    assert (d.vendors, d.device_types, d.h_l, d.heterogeneity) == (4, 3, 4, "low")
+    assert (d.vendors, d.device_types, d.h_l, d.heterogeneity) == (4, 3, 4, "high")
     t, h = ts.load_task("RCA-001"), ts.load_hidden("RCA-001")
     d = derive(t, h, ts.network(t.network), ts.taxonomy, ts.config)
     assert (d.h_l, d.heterogeneity, d.categories, d.golden_tier) == (1, "low", ["C1"], "short")

@@ -6,8 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ctbench.cli_support import add_command, build_parser, emit_json, not_built, run
+from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
 
 DESCRIPTION = """\
@@ -20,6 +21,9 @@ commands and the metadata; never shown to agents) and recordings/ (device output
 Run without a command in a terminal to browse the tasks in the authoring app.
 
 examples:
+  ctb-author                                 browse the tasks in the authoring app
+  ctb-author new                             write a new task in the app
+  ctb-author edit RCA-001                    revise a task in the app
   ctb-author validate tasks/                 check every task; exit 1 on errors
   ctb-author validate tasks/rca/RCA-001      check one task
   ctb-author stats tasks/ --format md        the paper's dataset tables
@@ -131,11 +135,232 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- editing (app and scripts)
+
+if TYPE_CHECKING:
+    from ctbench.authoring.editing import Action, EditSession
+    from ctbench.store import TaskSet
+
+
+def _in_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _run_app(args: argparse.Namespace, mode: str, task_id: str | None = None) -> int:
+    from ctbench.store import TaskSet
+
+    ts = TaskSet.open(args.tasks)
+    from ctbench.authoring.app.app import AuthorApp, NewTaskDefaults  # Textual only for the app
+
+    defaults = NewTaskDefaults(family=getattr(args, "family", None), task_id=getattr(args, "id", None),
+                               network=getattr(args, "network", None), title=getattr(args, "title", None))
+    app = AuthorApp(ts, mode=mode, task_id=task_id, author=getattr(args, "author", None), new_defaults=defaults)
+    app.run()
+    return app.return_code or 0
+
+
+def _edit_session(args: argparse.Namespace) -> tuple[TaskSet, EditSession, str]:
+    from ctbench.authoring.editing import EditSession, default_author
+    from ctbench.store import TaskSet
+
+    ts = TaskSet.open(args.tasks)
+    author = args.author or default_author(ts.root)
+    return ts, EditSession.open(ts, args.id), author
+
+
+def _finish(args: argparse.Namespace, ts: TaskSet, session: EditSession, author: str, action: Action,
+            what: str) -> int:
+    """Save (and commit), then say what happened and where the task stands now."""
+    from ctbench.authoring.validate import Validator
+
+    result = session.save(commit=not args.no_commit, author=author, action=action)
+    report = Validator(ts).run([ts.ref(session.task_id)])
+    folder = result.folder.relative_to(ts.root.parent) if result.folder.is_relative_to(ts.root.parent) \
+        else result.folder
+    if args.json:
+        emit_json({"task": session.task_id, "action": action, "done": what, "folder": str(folder),
+                   "commit": result.commit, "note": result.note, "errors": len(report.errors),
+                   "warnings": len(report.warnings),
+                   "findings": [f.model_dump(mode="json", exclude={"loc"}) for f in report.findings]})
+        return 0
+    print(f"{session.task_id}: {what}")
+    if result.commit:
+        print(f"committed {result.commit[:10]} ({action})")
+    elif result.note:
+        print(result.note, file=sys.stderr)
+    state = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+    print(f"{session.task_id} now has {state}" + (f"; see: ctb-author validate {folder}" if report.findings else ""),
+          file=sys.stderr)
+    return 0
+
+
+def _read_input(name: str) -> bytes:
+    if name == "-":
+        return sys.stdin.buffer.read()
+    path = Path(name)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise CtbError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise CtbError(f"{name}: is a folder, expected a file with the command output") from None
+    except OSError as exc:
+        raise CtbError(f"{name}: cannot read ({exc.strerror})") from None
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    missing = [flag for flag, value in (("--family", args.family), ("--id", args.id), ("--network", args.network))
+               if not value]
+    if missing:
+        if not _in_terminal():
+            raise CtbError(f"new: {', '.join(missing)} missing; without a terminal ctb-author new needs "
+                           "--family, --id and --network (or run it in a terminal to use the app)", exit_code=2)
+        return _run_app(args, "new")
+    from ctbench.authoring.editing import EditSession, default_author
+    from ctbench.store import TaskSet
+
+    ts = TaskSet.open(args.tasks)
+    author = args.author or default_author(ts.root)
+    statement = None
+    if args.statement_file:
+        raw = _read_input(args.statement_file)
+        try:
+            statement = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CtbError(f"{args.statement_file}: the statement is not UTF-8 text") from None
+    session = EditSession.create(ts, args.family, args.id, args.network, statement=statement,
+                                 title=args.title or "", author=author)
+    what = f"created {args.family} task in {args.family}/{args.id} on network {args.network}"
+    if statement is None:
+        what += " (the statement is a template: write yours with the app or --statement-file)"
+    return _finish(args, ts, session, author, "create", what)
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    if not _in_terminal():
+        raise CtbError("edit opens the authoring app and needs a terminal; scripts use add-recording, "
+                       "add-golden and set-answer", exit_code=2)
+    from ctbench.store import TaskSet
+
+    TaskSet.open(args.tasks).ref(args.id)  # a clear error before the screen switches
+    return _run_app(args, "edit", args.id)
+
+
+def cmd_add_recording(args: argparse.Namespace) -> int:
+    ts, session, author = _edit_session(args)
+    data = _read_input(args.file)
+    rec, note = session.add_recording(args.device, args.command, data, replace=args.replace)
+    what = f"{'replaced' if args.replace else 'recorded'} {rec.device} {rec.command!r} ({rec.file}, {len(data)} bytes)"
+    if note:
+        what += f"; {note}"
+    return _finish(args, ts, session, author, "replace-recording" if args.replace else "add-recording", what)
+
+
+def cmd_add_golden(args: argparse.Namespace) -> int:
+    ts, session, author = _edit_session(args)
+    act = session.add_golden(args.device, args.command, args.why)
+    return _finish(args, ts, session, author, "add-golden", f"golden action {act.device} {act.command!r}")
+
+
+def cmd_set_answer(args: argparse.Namespace) -> int:
+    from ctbench.authoring.editing import path_text, rca_text
+    from ctbench.model import Family
+
+    ts, session, author = _edit_session(args)
+    session.require_family(Family.RCA if args.rca else Family.PATH)
+    if args.rca:
+        triples = [session.parse_rca(line) for line in args.rca]
+        if args.append:
+            for t in triples:
+                session.add_rca(t)
+        else:
+            session.set_rca(triples)
+        shown = "; ".join(rca_text(t) for t in session.draft.hidden.answer.rca or [])
+    else:
+        paths = [session.parse_path(line) for line in args.path]
+        if args.append:
+            for p in paths:
+                session.add_path(p)
+        else:
+            session.set_paths(paths)
+        shown = " | ".join(path_text(p) for p in session.draft.hidden.answer.paths or [])
+    return _finish(args, ts, session, author, "set-answer", f"gold answer is now: {shown}")
+
+
+def _editing_options(p: argparse.ArgumentParser, *, json_out: bool = True) -> None:
+    p.add_argument("--author", metavar="NAME", help="who made the change, for the commit trailer "
+                   "(default: $CTBENCH_AUTHOR, else git's user.name <user.email>)")
+    p.add_argument("--no-commit", action="store_true", help="write the files but do not make a git commit")
+    if json_out:
+        p.add_argument("--json", action="store_true", help="machine-readable result on stdout")
+    _tasks_arg(p)
+
+
+def _add_editing_commands(sub: object) -> None:
+    p = add_command(sub, "new", "create a task (opens the authoring app; flags for scripts)", cmd_new,
+                    description="Create a task.\n\nIn a terminal without flags, opens the authoring app on a new "
+                    "task. With --family, --id and --network it creates the task folder directly (for scripts) "
+                    "and commits it.\n\nexamples:\n"
+                    "  ctb-author new\n"
+                    "  ctb-author new --family rca --id RCA-007 --network campus-lab --statement-file stmt.txt")
+    p.add_argument("--family", choices=["rca", "path"], help="root-cause analysis or path restoration")
+    p.add_argument("--id", metavar="ID", help="task id, e.g. RCA-007 (becomes the folder name)")
+    p.add_argument("--network", metavar="NAME", help="shared network the task runs on (networks/NAME.yaml)")
+    p.add_argument("--statement-file", metavar="FILE", help="statement text from FILE ('-' for stdin)")
+    p.add_argument("--title", metavar="TEXT", help="one-line title")
+    _editing_options(p)
+
+    p = add_command(sub, "edit", "edit a task in the authoring app", cmd_edit,
+                    description="Open a task in the authoring app: statement, network, recordings, golden "
+                    "actions, gold answer, metadata, live validation and a replay console.")
+    p.add_argument("id", metavar="ID", help="task id")
+    p.add_argument("--author", metavar="NAME", help="who is editing (default: $CTBENCH_AUTHOR, else git's user)")
+    _tasks_arg(p)
+
+    p = add_command(sub, "add-recording", "add a recorded command output to a task", cmd_add_recording,
+                    description="Add what a device printed for a command, byte for byte, to a task.\n\n"
+                    "The command is stored in its canonical form (full keywords) so the replay backend finds it "
+                    "however an agent abbreviates it.\n\nexamples:\n"
+                    "  ctb-author add-recording RCA-007 --device CORE_SW_01 --command 'dis int br' --file out.txt\n"
+                    "  ssh core1 'display ip routing-table' | ctb-author add-recording RCA-007 "
+                    "--device CORE_SW_01 --command 'display ip routing-table' --file -")
+    p.add_argument("id", metavar="ID", help="task id")
+    p.add_argument("--device", required=True, metavar="NAME", help="device name in the task's network")
+    p.add_argument("--command", required=True, metavar="CMD", help="the command as typed on the device")
+    p.add_argument("--file", required=True, metavar="FILE", help="captured output ('-' for stdin)")
+    p.add_argument("--replace", action="store_true", help="replace an existing recording of the same command")
+    _editing_options(p)
+
+    p = add_command(sub, "add-golden", "add a golden evidence action to a task", cmd_add_golden,
+                    description="Mark a recorded command as a golden action: evidence the diagnosis needs.\n\n"
+                    "example:\n  ctb-author add-golden RCA-007 --device CORE_SW_01 --command 'display interface "
+                    "brief' --why 'GE0/0/24 is administratively down'")
+    p.add_argument("id", metavar="ID", help="task id")
+    p.add_argument("--device", required=True, metavar="NAME", help="device the command runs on")
+    p.add_argument("--command", required=True, metavar="CMD", help="a recorded command (abbreviations allowed)")
+    p.add_argument("--why", required=True, metavar="TEXT", help="what this observation shows")
+    _editing_options(p)
+
+    p = add_command(sub, "set-answer", "set a task's gold answer", cmd_set_answer,
+                    description="Set the gold answer (replaces it; --append adds to it).\n\nexamples:\n"
+                    "  ctb-author set-answer RCA-007 --rca 'CORE_SW_01;GigabitEthernet0/0/24;shutdown'\n"
+                    "  ctb-author set-answer PATH-007 --path 'PC_01_eth0 -> ACC_SW_01_GigabitEthernet1/0/48 -> "
+                    "CORE_SW_01'")
+    p.add_argument("id", metavar="ID", help="task id")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--rca", action="append", metavar="'NODE;OBJECT;LABEL'",
+                       help="one root cause (repeat for several); labels and aliases from taxonomy.yaml")
+    group.add_argument("--path", action="append", metavar="'A_IF -> B_IF -> C'",
+                       help="one path (repeat for several): node_egress-interface hops, last hop a node name")
+    p.add_argument("--append", action="store_true", help="add to the current answer instead of replacing it")
+    _editing_options(p)
+
+
 def _browse(args: argparse.Namespace) -> int:
-    if not sys.stdin.isatty() or not sys.stdout.isatty():
+    if not _in_terminal():
         build()[0].print_help()
         return 0
-    return not_built("the authoring app (ctb-author with no command)")(args)
+    return _run_app(args, "browse")
 
 
 def build() -> tuple[argparse.ArgumentParser, object]:
@@ -177,15 +402,10 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("--replace", action="store_true", help="overwrite files that differ")
     _tasks_arg(p)
 
-    for name, what in [
-        ("new", "create a task (opens the authoring app; flags for scripts)"),
-        ("edit", "edit a task in the authoring app"),
-        ("import-capture", "split a terminal session log into recordings"),
-        ("add-recording", "add a recorded command output to a task"),
-        ("add-golden", "add a golden evidence action to a task"),
-        ("set-answer", "set a task's gold answer"),
-    ]:
-        add_command(sub, name, what, not_built(f"ctb-author {name}"))
+    _add_editing_commands(sub)
+    from ctbench.authoring.capture_cli import add_import_capture
+
+    add_import_capture(sub)
     return parser, sub
 
 

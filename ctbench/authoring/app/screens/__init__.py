@@ -1,0 +1,1 @@
+"""Full screens of the authoring app: the task list and the task editor."""

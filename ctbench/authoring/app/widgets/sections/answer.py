@@ -1,0 +1,145 @@
+"""Gold answer: RCA triples built with pickers, or paths built hop by hop along the network's links.
+
+An RCA triple is node (from the network), object (that node's interfaces and addresses, or typed),
+label (searched in the taxonomy by label, alias, group or description; aliases are stored as their
+canonical label). A path is built in the path builder, which offers at each node only the egress
+interfaces and neighbours the links allow.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Label, Static
+
+from ctbench.authoring.app.dialogs.confirm import ConfirmDialog
+from ctbench.authoring.app.dialogs.path_builder import PathBuilderDialog
+from ctbench.authoring.app.dialogs.pick import Choice, PickDialog
+from ctbench.authoring.app.widgets.sections.base import Section
+from ctbench.authoring.app.widgets.validation_panel import Target
+from ctbench.authoring.app.workers import background
+from ctbench.authoring.editing import path_text, rca_text
+from ctbench.model import Family
+
+
+class AnswerSection(Section):
+    SECTION_ID = "answer"
+    TITLE = "Gold answer"
+    HELP = "What a correct agent answers. RCA: node;object;label per root cause. Paths: hop by hop."
+
+    BINDINGS = [
+        Binding("a", "add", "Add", id="answer.add", tooltip="Add a root cause (RCA) or a path (path restoration)"),
+        Binding("x", "remove", "Remove", id="answer.remove", tooltip="Remove the highlighted entry"),
+    ]
+
+    DEFAULT_CSS = """
+    AnswerSection #answer-lines { height: auto; max-height: 8; border: round $primary-background; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.TITLE, classes="section-title")
+        yield Label(self.HELP, classes="section-help")
+        yield DataTable(id="answer-table", cursor_type="row", zebra_stripes=True)
+        yield Label("As the agent must write it", classes="label")
+        yield Static("", id="answer-lines")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#answer-table", DataTable)
+        if self.session.family == Family.RCA:
+            table.add_columns("#", "Node", "Object", "Root-cause label", "Category")
+        else:
+            table.add_columns("#", "Hops", "Path")
+        self.refresh_view()
+
+    def refresh_view(self) -> None:
+        table = self.query_one("#answer-table", DataTable)
+        row = table.cursor_row
+        table.clear()
+        answer = self.session.draft.hidden.answer
+        lines: list[str] = []
+        if self.session.family == Family.RCA:
+            tax = self.session.ts.taxonomy
+            for i, t in enumerate(answer.rca or []):
+                cat = tax.category_of(t.label) or "?"
+                table.add_row(str(i + 1), t.node, t.object, t.label, f"{cat} {tax.category_name(cat)}")
+                lines.append(rca_text(t))
+        else:
+            for i, p in enumerate(answer.paths or []):
+                table.add_row(str(i + 1), str(len(p.hops)), path_text(p))
+                lines.append(path_text(p))
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1), animate=False)
+        self.query_one("#answer-lines", Static).update(
+            Text("\n".join(lines)) if lines else Text("(no answer yet: press a to add)", style="dim"))
+
+    def focus_first(self) -> None:
+        self.query_one("#answer-table", DataTable).focus()
+
+    def focus_target(self, target: Target) -> None:
+        self.move_to_row(self.query_one("#answer-table", DataTable), target.row)
+
+    def _index(self) -> int | None:
+        table = self.query_one("#answer-table", DataTable)
+        answer = self.session.draft.hidden.answer
+        n = len((answer.rca if self.session.family == Family.RCA else answer.paths) or [])
+        return table.cursor_row if n and table.cursor_row is not None and table.cursor_row < n else None
+
+    # ------------------------------------------------------------------ actions
+
+    def action_add(self) -> None:
+        if self.session.family == Family.RCA:
+            self.add_rca()
+        else:
+            self.add_path()
+
+    @background()
+    async def add_rca(self) -> None:
+        session = self.session
+        net = session.network
+        nodes = [Choice(d.name, d.name, f"{d.vendor} {d.type} {d.role}".strip()) for d in net.devices]
+        node = await self.app.push_screen_wait(PickDialog("Root cause 1/3 — faulty node", nodes))
+        if node is None:
+            return
+        objects = [Choice(o, o) for o in session.rca_objects(node)]
+        obj = await self.app.push_screen_wait(PickDialog(
+            f"Root cause 2/3 — faulty object on {node}", objects, allow_custom=True,
+            help="An interface or address of the node, or type another object (route, policy, VPN instance…)"))
+        if not obj:
+            return
+        tax = session.ts.taxonomy
+        labels = [Choice(lab.label, lab.label, f"{lab.category} · {lab.l1} · {', '.join(lab.aliases[:3])}")
+                  for lab in tax.labels]
+        label = await self.app.push_screen_wait(PickDialog(
+            f"Root cause 3/3 — label for {node};{obj}", labels, allow_custom=True,
+            help="Search by label, alias, group or category; an alias is stored as its label"))
+        if not label:
+            return
+        self.edit(lambda s: s.add_rca(s.make_triple(node, obj, label)), "root cause")
+
+    @background()
+    async def add_path(self) -> None:
+        session = self.session
+        devices = [(d.name, f"{d.vendor} {d.type} {d.role}".strip()) for d in session.network.devices]
+        n = len(session.draft.hidden.answer.paths or []) + 1
+        hops = await self.app.push_screen_wait(PathBuilderDialog(devices, session.next_hops, title=f"Path {n}"))
+        if not hops:
+            return
+        self.edit(lambda s: s.add_path(s.make_path(hops)), "path")
+
+    @background()
+    async def action_remove(self) -> None:
+        idx = self._index()
+        if idx is None:
+            return
+        answer = self.session.draft.hidden.answer
+        if self.session.family == Family.RCA:
+            what = rca_text((answer.rca or [])[idx])
+        else:
+            what = path_text((answer.paths or [])[idx])
+        if not await self.app.push_screen_wait(ConfirmDialog(f"Remove {what} from the gold answer?")):
+            return
+        if self.session.family == Family.RCA:
+            self.edit(lambda s: s.remove_rca(idx), "root cause removed")
+        else:
+            self.edit(lambda s: s.remove_path(idx), "path removed")

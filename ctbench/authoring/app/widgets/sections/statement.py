@@ -1,0 +1,136 @@
+"""Statement: the title and the text the agent reads, with the full agent prompt one key away."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import ScrollableContainer
+from textual.widgets import ContentSwitcher, Input, Label, Static, TextArea
+
+from ctbench.authoring.app.widgets.sections.base import Section
+from ctbench.authoring.app.widgets.validation_panel import Target
+from ctbench.authoring.editing import STATEMENT_TEMPLATES, EditSession
+from ctbench.model import Family
+
+
+def prompt_preview(session: EditSession) -> tuple[str, bool]:
+    """(text, official) — the prompt agents get, from ctbench.evaluate.prompt when it is installed.
+
+    The preview is built from the working copy (unsaved statement and network edits included). When
+    the evaluate component is missing, a local approximation is shown and says so.
+    """
+    spec = session.draft.spec()
+    try:
+        network = session.network
+    except Exception:
+        network = None
+    try:
+        from ctbench.evaluate import prompt as prompt_mod
+    except ImportError:
+        prompt_mod = None
+    if prompt_mod is not None:
+        render = getattr(prompt_mod, "render_prompt", None)
+        build = getattr(prompt_mod, "build_prompt", None)
+        try:
+            if callable(build):
+                labels = [lab.label for lab in session.ts.taxonomy.labels] if spec.family == Family.RCA else []
+                return str(build(spec, network, labels)), True
+            if callable(render):
+                return str(render(spec)), True
+        except Exception as exc:  # a broken renderer must not break editing
+            return f"(the agent prompt cannot be rendered: {exc})", False
+    devices = session.accessible_devices()
+    fmt = ("one line per root cause: node;object;root-cause label" if spec.family == Family.RCA else
+           "one line per path: node_egress-interface -> ... -> destination node")
+    text = (f"LOCAL PREVIEW — ctbench.evaluate.prompt is not available, so this is an approximation.\n\n"
+            f"Question {spec.id}\n\n{spec.statement.strip()}\n\nDevices you may query: {', '.join(devices)}\n\n"
+            f"Answer format: {fmt}\n")
+    return text, False
+
+
+class StatementSection(Section):
+    SECTION_ID = "statement"
+    TITLE = "Statement"
+    HELP = "What the agent is told: the symptom, where it is seen, and the answer format — never the answer."
+
+    BINDINGS = [Binding("ctrl+t", "toggle_preview", "Prompt preview", id="statement.preview",
+                        tooltip="Switch between the statement and the full prompt an agent receives")]
+
+    DEFAULT_CSS = """
+    StatementSection #statement-text { height: 1fr; }
+    StatementSection #statement-views { height: 1fr; }
+    StatementSection #prompt-preview { height: 1fr; border: round $primary-background; }
+    StatementSection #prompt-text { width: auto; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.TITLE, classes="section-title")
+        yield Label(self.HELP, classes="section-help")
+        yield Label("Title", classes="label")
+        yield Input(id="statement-title", placeholder="one line an author recognises the case by")
+        yield Label("Statement  (ctrl+t: the agent's full prompt)", classes="label", id="statement-label")
+        with ContentSwitcher(initial="statement-text", id="statement-views"):
+            yield TextArea(id="statement-text", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+            with ScrollableContainer(id="prompt-preview", can_focus=True):
+                yield Static("", id="prompt-text")
+
+    def on_mount(self) -> None:
+        self.query_one("#statement-text", TextArea).placeholder = STATEMENT_TEMPLATES[self.session.family]
+        self.refresh_view()
+
+    def refresh_view(self) -> None:
+        draft = self.session.draft
+        title = self.query_one("#statement-title", Input)
+        if title.value != draft.task.title and not title.has_focus:
+            with title.prevent(Input.Changed):
+                title.value = draft.task.title
+        area = self.query_one("#statement-text", TextArea)
+        if area.text != draft.statement and not area.has_focus:
+            with area.prevent(TextArea.Changed):
+                area.load_text(draft.statement)
+        if self.query_one("#statement-views", ContentSwitcher).current == "prompt-preview":
+            self._render_preview()
+
+    def _render_preview(self) -> None:
+        text, official = prompt_preview(self.session)
+        body = Text(text, no_wrap=True)  # line breaks exactly as the agent receives them
+        if not official:
+            body.stylize("italic")
+        self.query_one("#prompt-text", Static).update(body)
+
+    @on(TextArea.Changed, "#statement-text")
+    def _statement(self, event: TextArea.Changed) -> None:
+        text = event.text_area.text
+        self.edit(lambda s: s.set_statement(text), "statement")
+
+    @on(Input.Changed, "#statement-title")
+    def _title(self, event: Input.Changed) -> None:
+        value = event.value
+        self.edit(lambda s: s.set_title(value), "title")
+
+    def action_toggle_preview(self) -> None:
+        switcher = self.query_one("#statement-views", ContentSwitcher)
+        label = self.query_one("#statement-label", Label)
+        if switcher.current == "statement-text":
+            self._render_preview()
+            switcher.current = "prompt-preview"
+            label.update("Agent prompt preview  (ctrl+t: back to the statement)")
+            self.query_one("#prompt-preview").focus()
+        else:
+            switcher.current = "statement-text"
+            label.update("Statement  (ctrl+t: the agent's full prompt)")
+            self.query_one("#statement-text", TextArea).focus()
+
+    def focus_first(self) -> None:
+        self.query_one("#statement-text", TextArea).focus()
+
+    def focus_target(self, target: Target) -> None:
+        if target.field == "title":
+            self.query_one("#statement-title", Input).focus()
+            return
+        switcher = self.query_one("#statement-views", ContentSwitcher)
+        if switcher.current != "statement-text":
+            self.action_toggle_preview()
+        self.focus_first()

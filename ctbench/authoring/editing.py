@@ -1,0 +1,1171 @@
+"""Editing a task: the domain operations behind both the authoring app and the scripted commands.
+
+Everything an author can do to a task goes through :class:`EditSession`, which works on a
+:class:`TaskDraft` — an in-memory working copy of the task folder (both YAML files, the network it
+uses, and the recording bytes that are not on disk yet). The app calls the same methods on every key
+press that the ``ctb-author add-recording``/``add-golden``/``set-answer`` commands call once, so a task
+built by script and one built by hand are indistinguishable and checked by the same code.
+
+Nothing here touches the disk until :meth:`EditSession.save`, which writes in an order that never
+leaves an index pointing at a missing file (recordings first, then ``task.yaml``, then ``hidden.yaml``,
+then removal of dropped recordings; a new task is assembled in a hidden folder and renamed into
+place) and then commits the touched paths with machine-readable trailers.
+
+Live validation writes the working copy into a throw-away *shadow* task set (configuration, taxonomy,
+the task's network, the task folder) and runs the very :class:`~ctbench.authoring.validate.Validator`
+that ``ctb-author validate`` runs, so the app never shows a finding the command would not.
+"""
+
+from __future__ import annotations
+
+import difflib
+import getpass
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ctbench.derived import DECLARED_FIELDS, derive, mismatches
+from ctbench.errors import CtbError
+from ctbench.model import (
+    AuthoredMetadata,
+    DerivedMetadata,
+    Device,
+    Endpoint,
+    Family,
+    GoldAnswer,
+    GoldenAction,
+    GoldPath,
+    HiddenSpec,
+    Link,
+    Network,
+    PathHop,
+    RcaTriple,
+    Recording,
+    Status,
+    TaskSpec,
+)
+from ctbench.store import (
+    CONFIG_FILE,
+    FAMILIES,
+    HIDDEN_FILE,
+    RECORDINGS_DIR,
+    TASK_FILE,
+    TAXONOMY_FILE,
+    TaskRef,
+    TaskSet,
+    recording_filename,
+    safe_recording_path,
+)
+from ctbench.taxonomy import Label
+from ctbench.vendor import Vendors
+from ctbench.yamlio import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from ctbench.authoring.validate import Finding
+
+TRAILER_TASK = "Ctbench-Task"
+TRAILER_ACTION = "Ctbench-Action"
+TRAILER_AUTHOR = "Ctbench-Author"
+
+Action = Literal["create", "edit", "duplicate", "delete", "add-recording", "replace-recording",
+                 "remove-recording", "add-golden", "remove-golden", "set-answer", "set-metadata"]
+"""What a commit did, as written in its ``Ctbench-Action:`` trailer."""
+
+TASK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+STATEMENT_TEMPLATES: dict[Family, str] = {
+    Family.RCA: (
+        "Describe what is observed, where and by whom (the symptom, not its cause).\n"
+        "You may run display/show commands on the network devices. Find the minimal set of root causes.\n"
+        "\n"
+        "Answer with one line per root cause: node;object;root-cause label\n"),
+    Family.PATH: (
+        "Restore the forwarding path taken by traffic from SOURCE to DESTINATION.\n"
+        "You may run display/show commands on the network devices.\n"
+        "\n"
+        "Answer with one line per path, hops joined by ->, each non-terminal hop written\n"
+        "node_egress-interface and the final hop the node name only.\n"),
+}
+"""A new task starts from its family's answer-format sentence, which every statement must carry."""
+
+
+class EditError(CtbError):
+    """An edit that cannot be made as asked; the message says what was expected instead."""
+
+
+class ConflictError(CtbError):
+    """The task's files changed on disk since the draft was taken from them."""
+
+
+# --------------------------------------------------------------------------- the working copy
+
+
+class TaskDraft(BaseModel):
+    """A task being edited, complete enough to be autosaved and recovered after a crash.
+
+    ``statement`` is kept apart from ``task.statement`` because an author may empty the text box while
+    typing, which the task model rejects; the model keeps the last non-empty text so that the draft
+    always loads back. ``pending`` holds recording bytes that are not on disk yet (base64 in JSON), so a
+    pasted capture survives a killed terminal too.
+    """
+
+    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+
+    format: Literal["ctbench-draft"] = "ctbench-draft"
+    version: int = 1
+    task: TaskSpec
+    statement: str
+    hidden: HiddenSpec
+    network: Network | None = Field(
+        default=None, description="Working copy of the network when edited or new; None = the shared file as is.")
+    network_is_new: bool = False
+    pending: dict[str, bytes] = Field(default_factory=dict, description="recording file -> bytes to write")
+    removed_files: list[str] = Field(default_factory=list, description="recording files to delete on save")
+    is_new: bool = False
+    origin: str | None = Field(default=None, description="Task this one was duplicated from.")
+    base_digest: str = Field(default="", description="Digest of the task files when editing began.")
+    changes: list[str] = Field(default_factory=list, description="What was done since the last save.")
+    saved_at: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.task.id
+
+    @property
+    def family(self) -> Family:
+        return self.task.family
+
+    def spec(self) -> TaskSpec:
+        """The task part as it will be written (statement possibly empty: not validated)."""
+        return self.task.model_copy(update={"statement": self.statement})
+
+
+@dataclass(frozen=True)
+class HopChoice:
+    """One way a path can continue from a node: out of ``egress`` to ``neighbour`` (from the links)."""
+
+    egress: str
+    neighbour: str
+    neighbour_interface: str
+
+
+@dataclass(frozen=True)
+class MetaRow:
+    """One metadata field as the editor shows it: what the author declared beside what ctbench derives."""
+
+    name: str
+    declared: object
+    derived: object
+    mismatch: bool
+
+
+@dataclass
+class SaveResult:
+    task_id: str
+    folder: Path
+    written: list[Path] = field(default_factory=list)
+    removed: list[Path] = field(default_factory=list)
+    commit: str | None = None
+    note: str = ""
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def files_digest(folder: Path) -> str:
+    """Digest of a task's two YAML files, to notice edits made behind the author's back."""
+    h = hashlib.sha256()
+    for name in (TASK_FILE, HIDDEN_FILE):
+        try:
+            h.update((folder / name).read_bytes())
+        except OSError:
+            h.update(b"\0missing\0")
+    return h.hexdigest()[:16]
+
+
+def normalise_command(command: str) -> str:
+    return " ".join(command.split())
+
+
+def split_csv(text: str) -> list[str]:
+    """Comma- or newline-separated list as typed in a form field; blanks dropped, order kept."""
+    return [part.strip() for part in re.split(r"[,\n]", text) if part.strip()]
+
+
+def default_author(root: Path | None = None) -> str:
+    """Who is editing: $CTBENCH_AUTHOR, else git's user.name <user.email>, else the login name."""
+    env = os.environ.get("CTBENCH_AUTHOR", "").strip()
+    if env:
+        return env
+    try:
+        import git
+
+        repo = git.Repo(root or Path.cwd(), search_parent_directories=True)
+        reader = repo.config_reader()
+        name = str(reader.get_value("user", "name", "")).strip()
+        email = str(reader.get_value("user", "email", "")).strip()
+        if name:
+            return f"{name} <{email}>" if email else name
+    except Exception:  # no repository, no git, unreadable config: fall back to the login name
+        pass
+    try:
+        return getpass.getuser()
+    except Exception:
+        return "unknown"
+
+
+def next_free_id(ts: TaskSet, family: Family) -> str:
+    """The next ``RCA-NNN`` / ``PATH-NNN`` not used in the task set (suggested by the new-task dialog)."""
+    prefix = "RCA" if family == Family.RCA else "PATH"
+    used = {r.id for r in ts.refs()}
+    highest = 0
+    for tid in used:
+        m = re.fullmatch(rf"{prefix}-(\d+)", tid)
+        if m:
+            highest = max(highest, int(m.group(1)))
+    n = highest + 1
+    while f"{prefix}-{n:03d}" in used:
+        n += 1
+    return f"{prefix}-{n:03d}"
+
+
+def check_new_id(ts: TaskSet, task_id: str) -> None:
+    if not TASK_ID_RE.match(task_id) or len(task_id) > 64:
+        raise EditError(f"task id {task_id!r} is not valid (expected letters, digits, '-', '_' or '.', "
+                        "starting with a letter or digit, e.g. RCA-007)")
+    for fam in FAMILIES:
+        if (ts.root / fam.value / task_id).exists():
+            raise EditError(f"task {task_id} already exists ({fam.value}/{task_id})")
+
+
+def _format_validation(exc: ValidationError, what: str) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    return f"{what}: {loc + ': ' if loc else ''}{err['msg']}"
+
+
+# --------------------------------------------------------------------------- the session
+
+
+class EditSession:
+    """A task set plus one task's working copy, with every edit an author can make.
+
+    Methods raise :class:`EditError` with a message for a person when an edit does not make sense
+    (unknown device, a golden action without a recording, an unknown root-cause label...), and
+    otherwise change the draft and append a line to ``draft.changes`` for the commit message.
+    """
+
+    def __init__(self, ts: TaskSet, draft: TaskDraft) -> None:
+        self.ts = ts
+        self.draft = draft
+        self.vendors = Vendors(ts.dialect_extensions())
+
+    # -------------------------------------------------------------- opening
+
+    @classmethod
+    def open(cls, ts: TaskSet, task_id: str) -> EditSession:
+        ref = ts.ref(task_id)
+        task = ts.load_task(ref)
+        hidden = ts.load_hidden(ref)
+        draft = TaskDraft(task=task, statement=task.statement, hidden=hidden, base_digest=files_digest(ref.path))
+        return cls(ts, draft)
+
+    @classmethod
+    def create(cls, ts: TaskSet, family: Family | str, task_id: str, network: str, *,
+               statement: str | None = None, title: str = "", author: str = "",
+               new_network: Network | None = None) -> EditSession:
+        """A new task (not on disk until saved). ``new_network`` creates the named network with it."""
+        family = Family(family)
+        check_new_id(ts, task_id)
+        if new_network is not None:
+            if new_network.name != network:
+                raise EditError(f"new network is named {new_network.name!r}, the task asks for {network!r}")
+            if ts.network_path(network).exists():
+                raise EditError(f"network {network} already exists; pick it instead of creating it")
+        elif network not in ts.network_names():
+            known = ", ".join(ts.network_names()) or "none yet"
+            raise EditError(f"network {network!r} not found in {ts.root / 'networks'} (known: {known})")
+        # None: start from the family's template. "" (the app): start empty, the template is a placeholder;
+        # the model keeps the template meanwhile because task.yaml can never hold an empty statement.
+        text = STATEMENT_TEMPLATES[family] if statement is None else statement
+        canary = ts.config.canary
+        try:
+            task = TaskSpec(id=task_id, family=family, status=Status.DRAFT, title=title,
+                            statement=text if text.strip() else STATEMENT_TEMPLATES[family],
+                            network=network, authors=[author] if author else [], canary=canary)
+        except ValidationError as exc:
+            raise EditError(_format_validation(exc, "new task")) from None
+        hidden = HiddenSpec(id=task_id, answer=GoldAnswer(rca=[] if family == Family.RCA else None,
+                                                          paths=[] if family == Family.PATH else None),
+                            canary=canary)
+        draft = TaskDraft(task=task, statement=text, hidden=hidden, network=new_network,
+                          network_is_new=new_network is not None, is_new=True,
+                          changes=[f"created {family.value} task {task_id} on network {network}"])
+        return cls(ts, draft)
+
+    @classmethod
+    def duplicate(cls, ts: TaskSet, source_id: str, new_id: str, *, author: str = "") -> EditSession:
+        """A new draft task copied from ``source_id``: same content, recordings carried along, status draft."""
+        check_new_id(ts, new_id)
+        src = cls.open(ts, source_id)
+        ref = ts.ref(source_id)
+        pending: dict[str, bytes] = {}
+        for rec in src.draft.task.recordings:
+            try:
+                pending[rec.file] = ts.read_recording(ref, rec)
+            except CtbError as exc:
+                raise EditError(f"cannot copy {source_id}: {exc}") from None
+        task = src.draft.task.model_copy(update={
+            "id": new_id, "status": Status.DRAFT, "authors": [author] if author else list(src.draft.task.authors)})
+        hidden = src.draft.hidden.model_copy(update={"id": new_id})
+        draft = TaskDraft(task=task, statement=src.draft.statement, hidden=hidden, pending=pending, is_new=True,
+                          origin=source_id, changes=[f"duplicated from {source_id}"])
+        return cls(ts, draft)
+
+    # -------------------------------------------------------------- context
+
+    @property
+    def task_id(self) -> str:
+        return self.draft.id
+
+    @property
+    def family(self) -> Family:
+        return self.draft.family
+
+    @property
+    def folder(self) -> Path:
+        return self.ts.task_dir(self.family, self.task_id)
+
+    @property
+    def network(self) -> Network:
+        if self.draft.network is not None:
+            return self.draft.network
+        return self.ts.network(self.draft.task.network)
+
+    def device(self, name: str) -> Device:
+        dev = self.network.device(name)
+        if dev is None:
+            names = ", ".join(d.name for d in self.network.devices) or "none"
+            raise EditError(f"device {name!r} is not in network {self.network.name} (devices: {names})")
+        return dev
+
+    def accessible_devices(self) -> list[str]:
+        """Devices an agent may query (the task's list, or every device with a CLI)."""
+        acc = self.draft.task.accessible
+        names = [d.name for d in self.network.devices if d.os is not None]
+        return [n for n in names if acc is None or n in acc]
+
+    def _note(self, text: str) -> None:
+        self.draft.changes.append(text)
+
+    def _set_task(self, **update: object) -> None:
+        self.draft.task = self.draft.task.model_copy(update=update)
+
+    def _set_hidden(self, **update: object) -> None:
+        self.draft.hidden = self.draft.hidden.model_copy(update=update)
+
+    # -------------------------------------------------------------- statement
+
+    def set_statement(self, text: str) -> None:
+        if text == self.draft.statement:
+            return
+        self.draft.statement = text
+        if text.strip():
+            self._set_task(statement=text)
+        if "edited the statement" not in self.draft.changes:
+            self._note("edited the statement")
+
+    def set_title(self, title: str) -> None:
+        if title != self.draft.task.title:
+            self._set_task(title=title)  # stripped when saved: the author may be typing a space
+            self._note("changed the title")
+
+    def set_rationale(self, text: str) -> None:
+        if text != self.draft.hidden.rationale:
+            self._set_hidden(rationale=text.strip())
+            self._note("edited the rationale")
+
+    # -------------------------------------------------------------- network
+
+    def use_network(self, name: str) -> None:
+        """Point the task at another shared network (drops a working copy of the old one)."""
+        if name not in self.ts.network_names():
+            raise EditError(f"network {name!r} not found (known: {', '.join(self.ts.network_names())})")
+        self.draft.network = None
+        self.draft.network_is_new = False
+        self._set_task(network=name)
+        self._note(f"uses network {name}")
+
+    def create_network(self, name: str, description: str = "") -> None:
+        if self.ts.network_path(name).exists():
+            raise EditError(f"network {name} already exists; pick it instead")
+        try:
+            net = Network(name=name, description=description, devices=[])
+        except ValidationError as exc:
+            raise EditError(_format_validation(exc, "network")) from None
+        self.draft.network = net
+        self.draft.network_is_new = True
+        self._set_task(network=name, accessible=None)
+        self._note(f"created network {name}")
+
+    def _edit_network(self) -> Network:
+        if self.draft.network is None:
+            self.draft.network = self.ts.network(self.draft.task.network).model_copy(deep=True)
+        return self.draft.network
+
+    def upsert_device(self, device: Device, *, replaces: str | None = None) -> None:
+        """Add a device, or replace ``replaces`` (renaming it in links when the name changes)."""
+        net = self._edit_network()
+        devices = list(net.devices)
+        target = replaces or device.name
+        idx = next((i for i, d in enumerate(devices) if d.name == target), None)
+        if device.name != target and net.device(device.name) is not None:
+            raise EditError(f"network {net.name} already has a device {device.name}")
+        if idx is None:
+            if net.device(device.name) is not None:
+                raise EditError(f"network {net.name} already has a device {device.name}")
+            devices.append(device)
+            self._note(f"added device {device.name} to network {net.name}")
+        else:
+            devices[idx] = device
+            self._note(f"edited device {device.name} in network {net.name}")
+        links = list(net.links)
+        if replaces and device.name != replaces:
+            links = [Link(a=self._rename(lk.a, replaces, device.name), b=self._rename(lk.b, replaces, device.name))
+                     for lk in links]
+            acc = self.draft.task.accessible
+            if acc is not None:
+                self._set_task(accessible=[device.name if n == replaces else n for n in acc])
+        self.draft.network = net.model_copy(update={"devices": devices, "links": links})
+
+    @staticmethod
+    def _rename(end: Endpoint, old: str, new: str) -> Endpoint:
+        return Endpoint(node=new, interface=end.interface) if end.node == old else end
+
+    def remove_device(self, name: str) -> None:
+        net = self._edit_network()
+        self.device(name)
+        used = [r for r in self.draft.task.recordings if r.device == name]
+        if used:
+            raise EditError(f"{name} has {len(used)} recording(s) in this task; remove them first")
+        links = [lk for lk in net.links if name not in (lk.a.node, lk.b.node)]
+        self.draft.network = net.model_copy(update={
+            "devices": [d for d in net.devices if d.name != name], "links": links})
+        acc = self.draft.task.accessible
+        if acc is not None and name in acc:
+            self._set_task(accessible=[n for n in acc if n != name])
+        self._note(f"removed device {name} from network {net.name}")
+
+    def add_link(self, a: str, b: str) -> Link:
+        """Cable ``node:interface`` to ``node:interface``; interfaces are added to the devices if new."""
+        net = self._edit_network()
+        try:
+            link = Link.model_validate([a, b])
+        except (ValidationError, ValueError) as exc:
+            raise EditError(f"link {a} -- {b}: expected node:interface on both ends ({exc})") from None
+        devices = {d.name: d for d in net.devices}
+        for end in (link.a, link.b):
+            if end.node not in devices:
+                raise EditError(f"link end {end}: no device {end.node!r} in network {net.name}")
+        for existing in net.links:
+            for end in (link.a, link.b):
+                for other in (existing.a, existing.b):
+                    if other.node == end.node and self.vendors.iface(devices[end.node], other.interface) == \
+                            self.vendors.iface(devices[end.node], end.interface):
+                        raise EditError(f"{end} is already cabled ({existing.as_pair()[0]} -- {existing.as_pair()[1]})")
+        new_devices = []
+        for d in net.devices:
+            for end in (link.a, link.b):
+                if end.node == d.name and end.interface not in d.interfaces:
+                    d = d.model_copy(update={"interfaces": [*d.interfaces, end.interface]})
+            new_devices.append(d)
+        self.draft.network = net.model_copy(update={"devices": new_devices, "links": [*net.links, link]})
+        self._note(f"linked {link.a} -- {link.b}")
+        return link
+
+    def remove_link(self, index: int) -> None:
+        net = self._edit_network()
+        if not 0 <= index < len(net.links):
+            raise EditError(f"there is no link {index + 1}")
+        gone = net.links[index]
+        self.draft.network = net.model_copy(update={"links": [lk for i, lk in enumerate(net.links) if i != index]})
+        self._note(f"removed link {gone.a} -- {gone.b}")
+
+    def set_accessible(self, name: str, accessible: bool) -> None:
+        """Let agents query ``name`` or not. ``accessible`` is written out only when it restricts."""
+        dev = self.device(name)
+        if accessible and dev.os is None:
+            raise EditError(f"{name} has no CLI (no os), agents cannot log into it")
+        with_cli = [d.name for d in self.network.devices if d.os is not None]
+        current = set(self.draft.task.accessible if self.draft.task.accessible is not None else with_cli)
+        current = current | {name} if accessible else current - {name}
+        ordered = [n for n in with_cli if n in current]
+        # Hosts never count: "every device with a CLI" is written as an explicit list for clarity.
+        self._set_task(accessible=ordered)
+        self._note(f"{'opened' if accessible else 'closed'} {name} to agents")
+
+    # -------------------------------------------------------------- recordings
+
+    def canonical(self, device: str, command: str) -> tuple[str, str]:
+        """(canonical command, note) for a command typed by an author on ``device``.
+
+        The recording key must be what the replay engine resolves an agent's command to, so a
+        command the vendor dialect understands is stored in its canonical spelling; output filters
+        are refused because replay applies them to the unfiltered recording.
+        """
+        dev = self.device(device)
+        if dev.os is None:
+            raise EditError(f"{device} has no CLI (no os in the network), so it cannot have recordings")
+        typed = normalise_command(command)
+        if not typed:
+            raise EditError("the command is empty")
+        try:
+            dialect = self.vendors.dialect(dev.os)
+            if dialect is None:
+                return typed, ""
+            res = dialect.resolve(typed)
+        except Exception:  # a dialect bug must not stop an author; validation reports what it can
+            return typed, ""
+        if getattr(res, "filters", ()):
+            raise EditError(f"{typed!r} has an output filter; record the unfiltered output "
+                            "(replay applies | include/| match to it when an agent asks)")
+        if res.ok and res.canonical:
+            note = "" if res.canonical == typed else f"stored as {res.canonical!r}"
+            return str(res.canonical), note
+        return typed, f"the {dev.os} dialect does not know {typed!r}; kept as typed"
+
+    def find_recording(self, device: str, command: str) -> tuple[int, Recording]:
+        canon, _ = self.canonical(device, command)
+        for i, rec in enumerate(self.draft.task.recordings):
+            if rec.device == device and rec.command in (canon, normalise_command(command)):
+                return i, rec
+        on_dev = [r.command for r in self.draft.task.recordings if r.device == device]
+        hint = ("; recorded on it: " + "; ".join(on_dev)) if on_dev else f"; {device} has no recordings"
+        raise EditError(f"no recording of {canon!r} on {device}{hint}")
+
+    def _file_for(self, device: str, command: str) -> str:
+        rel = recording_filename(device, command)
+        taken = {r.file for r in self.draft.task.recordings}
+        if rel in taken:
+            digest = hashlib.sha1(f"{device}\0{command}".encode()).hexdigest()[:8]
+            rel = rel[: -len(".txt")] + f"_{digest}.txt"
+        return rel
+
+    def add_recording(self, device: str, command: str, data: bytes, *, replace: bool = False) -> tuple[Recording, str]:
+        """Index ``data`` (bytes exactly as captured) as the output of ``command`` on ``device``."""
+        if not data:
+            raise EditError(f"the output for {device} {command!r} is empty; record what the device printed")
+        canon, note = self.canonical(device, command)
+        recs = list(self.draft.task.recordings)
+        for rec in recs:
+            if rec.key == (device, canon):
+                if not replace:
+                    raise EditError(f"{device} {canon!r} is already recorded ({rec.file}); "
+                                    "replace it explicitly (--replace, or Replace in the app)")
+                self.draft.pending[rec.file] = data
+                if rec.file in self.draft.removed_files:
+                    self.draft.removed_files.remove(rec.file)
+                self._note(f"replaced recording {device} {canon!r}")
+                return rec, note
+        rel = self._file_for(device, canon)
+        rec = Recording(device=device, command=canon, file=rel)
+        recs.append(rec)
+        self._set_task(recordings=recs)
+        self.draft.pending[rel] = data
+        if rel in self.draft.removed_files:
+            self.draft.removed_files.remove(rel)
+        self._note(f"added recording {device} {canon!r}")
+        return rec, note
+
+    def remove_recording(self, device: str, command: str, *, cascade: bool = False) -> list[GoldenAction]:
+        """Drop a recording; golden actions on it go too when ``cascade``, else the edit is refused."""
+        _, rec = self.find_recording(device, command)
+        golden = [a for a in self.draft.hidden.golden_actions if a.key == rec.key]
+        if golden and not cascade:
+            raise EditError(f"{device} {rec.command!r} backs a golden action; remove the golden action first")
+        self._set_task(recordings=[r for r in self.draft.task.recordings if r.key != rec.key])
+        if golden:
+            self._set_hidden(golden_actions=[a for a in self.draft.hidden.golden_actions if a.key != rec.key])
+        self.draft.pending.pop(rec.file, None)
+        if (self.folder / rec.file).exists() and rec.file not in self.draft.removed_files:
+            self.draft.removed_files.append(rec.file)
+        self._note(f"removed recording {device} {rec.command!r}")
+        return golden
+
+    def read_recording(self, rec: Recording) -> bytes:
+        """The bytes of a recording as they will be stored (pending edit first, else the file)."""
+        if rec.file in self.draft.pending:
+            return self.draft.pending[rec.file]
+        if self.draft.is_new:
+            raise EditError(f"recording {rec.file} has no content")
+        return safe_recording_path(self.folder, rec.file).read_bytes()
+
+    # -------------------------------------------------------------- golden actions
+
+    def add_golden(self, device: str, command: str, why: str = "") -> GoldenAction:
+        _, rec = self.find_recording(device, command)
+        if any(a.key == rec.key for a in self.draft.hidden.golden_actions):
+            raise EditError(f"{device} {rec.command!r} is already a golden action")
+        action = GoldenAction(device=device, command=rec.command, why=why.strip())
+        self._set_hidden(golden_actions=[*self.draft.hidden.golden_actions, action])
+        self._note(f"added golden action {device} {rec.command!r}")
+        return action
+
+    def set_golden_why(self, index: int, why: str) -> None:
+        acts = list(self.draft.hidden.golden_actions)
+        if not 0 <= index < len(acts):
+            raise EditError(f"there is no golden action {index + 1}")
+        acts[index] = acts[index].model_copy(update={"why": why.strip()})
+        self._set_hidden(golden_actions=acts)
+        self._note(f"explained golden action {acts[index].device} {acts[index].command!r}")
+
+    def remove_golden(self, index: int) -> GoldenAction:
+        acts = list(self.draft.hidden.golden_actions)
+        if not 0 <= index < len(acts):
+            raise EditError(f"there is no golden action {index + 1}")
+        gone = acts.pop(index)
+        self._set_hidden(golden_actions=acts)
+        self._note(f"removed golden action {gone.device} {gone.command!r}")
+        return gone
+
+    def golden_candidates(self) -> list[Recording]:
+        """Recordings that are not golden actions yet (what the golden-action picker offers)."""
+        keys = self.draft.hidden.golden_keys()
+        return [r for r in self.draft.task.recordings if r.key not in keys]
+
+    # -------------------------------------------------------------- gold answer: RCA
+
+    def resolve_label(self, text: str) -> str:
+        """The taxonomy's canonical label for a label or alias; a clear error with close matches."""
+        tax = self.ts.taxonomy
+        found = tax.resolve(text)
+        if found:
+            return found
+        names = [lab.label for lab in tax.labels] + [a for lab in tax.labels for a in lab.aliases]
+        close = difflib.get_close_matches(text, names, n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else \
+            " (see taxonomy.yaml for the labels)"
+        raise EditError(f"unknown root-cause label {text!r}{hint}")
+
+    def search_labels(self, query: str) -> list[Label]:
+        """Taxonomy labels matching every word of ``query`` in the label, aliases, groups or description."""
+        words = query.lower().split()
+        out = []
+        for lab in self.ts.taxonomy.labels:
+            hay = " ".join([lab.label, *lab.aliases, lab.l1, lab.l2, lab.l3, lab.domain, lab.category,
+                            lab.description]).lower()
+            if all(w in hay for w in words):
+                out.append(lab)
+        return out
+
+    def rca_objects(self, node: str) -> list[str]:
+        """What an RCA object on ``node`` can be: its interfaces (named or cabled), then its addresses."""
+        dev = self.device(node)
+        objs: list[str] = list(dev.interfaces)
+        for lk in self.network.links:
+            for end in (lk.a, lk.b):
+                if end.node == node and end.interface not in objs:
+                    objs.append(end.interface)
+        for addr in dev.addresses:
+            bare = addr.split("/")[0]
+            for cand in (bare, addr):
+                if cand not in objs:
+                    objs.append(cand)
+        return objs
+
+    def make_triple(self, node: str, obj: str, label: str) -> RcaTriple:
+        self.device(node)
+        canon = self.resolve_label(label.strip())
+        try:
+            return RcaTriple(node=node, object=obj.strip(), label=canon)
+        except ValidationError as exc:
+            raise EditError(_format_validation(exc, "root cause")) from None
+
+    def parse_rca(self, line: str) -> RcaTriple:
+        parts = [p.strip() for p in line.split(";")]
+        if len(parts) != 3 or not all(parts):
+            raise EditError(f"{line!r}: expected node;object;root-cause label")
+        return self.make_triple(*parts)
+
+    def require_family(self, family: Family) -> None:
+        """Refuse an answer of the other family with a message that says which one the task is."""
+        if self.family != family:
+            raise EditError(f"{self.task_id} is a {self.family.value} task; that answer belongs to {family.value} tasks")
+
+    def add_rca(self, triple: RcaTriple) -> None:
+        self.require_family(Family.RCA)
+        current = list(self.draft.hidden.answer.rca or [])
+        if any(t == triple for t in current):
+            raise EditError(f"{triple.node};{triple.object};{triple.label} is already in the answer")
+        self._set_answer(rca=[*current, triple])
+        self._note(f"added root cause {triple.node};{triple.object};{triple.label}")
+
+    def remove_rca(self, index: int) -> RcaTriple:
+        current = list(self.draft.hidden.answer.rca or [])
+        if not 0 <= index < len(current):
+            raise EditError(f"there is no root cause {index + 1}")
+        gone = current.pop(index)
+        self._set_answer(rca=current)
+        self._note(f"removed root cause {gone.node};{gone.object};{gone.label}")
+        return gone
+
+    def set_rca(self, triples: Sequence[RcaTriple]) -> None:
+        self.require_family(Family.RCA)
+        self._set_answer(rca=list(triples))
+        self._note("set the root causes: " + ", ".join(f"{t.node};{t.object};{t.label}" for t in triples))
+
+    def _set_answer(self, **update: object) -> None:
+        self._set_hidden(answer=self.draft.hidden.answer.model_copy(update=update))
+
+    # -------------------------------------------------------------- gold answer: paths
+
+    def next_hops(self, node: str) -> list[HopChoice]:
+        """Where traffic can go from ``node``: each cabled interface and the neighbour behind it."""
+        self.device(node)
+        out: list[HopChoice] = []
+        for lk in self.network.links:
+            if lk.a.node == node:
+                out.append(HopChoice(lk.a.interface, lk.b.node, lk.b.interface))
+            if lk.b.node == node:
+                out.append(HopChoice(lk.b.interface, lk.a.node, lk.a.interface))
+        return out
+
+    def make_path(self, hops: Sequence[tuple[str, str | None]]) -> GoldPath:
+        for node, _ in hops:
+            self.device(node)
+        try:
+            return GoldPath(hops=[PathHop(node=n, egress=e) for n, e in hops])
+        except ValidationError as exc:
+            raise EditError(_format_validation(exc, "path")) from None
+
+    def parse_path(self, line: str) -> GoldPath:
+        """``A_GE1/0/1 -> B_Gi0/1 -> C``, node names split against the network (they may contain ``_``)."""
+        tokens = [t.strip() for t in line.split("->")]
+        if len(tokens) < 2 or not all(tokens):
+            raise EditError(f"{line!r}: expected at least two hops joined by ->")
+        names = sorted((d.name for d in self.network.devices), key=len, reverse=True)
+        hops: list[tuple[str, str | None]] = []
+        for i, tok in enumerate(tokens):
+            last = i == len(tokens) - 1
+            if last:
+                if tok not in names:
+                    raise EditError(f"{line!r}: the last hop {tok!r} must be a node name of network "
+                                    f"{self.network.name} (no interface)")
+                hops.append((tok, None))
+                continue
+            node = next((n for n in names if tok.startswith(n + "_") and len(tok) > len(n) + 1), None)
+            if node is None:
+                raise EditError(f"{line!r}: hop {i + 1} {tok!r} is not node_egress-interface for a node of "
+                                f"network {self.network.name}")
+            hops.append((node, tok[len(node) + 1:]))
+        return self.make_path(hops)
+
+    def add_path(self, path: GoldPath) -> None:
+        self.require_family(Family.PATH)
+        current = list(self.draft.hidden.answer.paths or [])
+        if any(p == path for p in current):
+            raise EditError("that path is already in the answer")
+        self._set_answer(paths=[*current, path])
+        self._note("added path " + path_text(path))
+
+    def remove_path(self, index: int) -> GoldPath:
+        current = list(self.draft.hidden.answer.paths or [])
+        if not 0 <= index < len(current):
+            raise EditError(f"there is no path {index + 1}")
+        gone = current.pop(index)
+        self._set_answer(paths=current)
+        self._note("removed path " + path_text(gone))
+        return gone
+
+    def set_paths(self, paths: Sequence[GoldPath]) -> None:
+        self.require_family(Family.PATH)
+        self._set_answer(paths=list(paths))
+        self._note("set the paths: " + "; ".join(path_text(p) for p in paths))
+
+    # -------------------------------------------------------------- metadata
+
+    def set_metadata(self, **fields: object) -> AuthoredMetadata:
+        """Update authored metadata fields (and ``declared`` ones as a dict); validated as a whole."""
+        data = self.draft.hidden.metadata.model_dump()
+        declared = fields.pop("declared", None)
+        data.update(fields)
+        if isinstance(declared, dict):
+            data["declared"] = {**data["declared"], **declared}
+        try:
+            meta = AuthoredMetadata.model_validate(data)
+        except ValidationError as exc:
+            raise EditError(_format_validation(exc, "metadata")) from None
+        if meta != self.draft.hidden.metadata:
+            self._set_hidden(metadata=meta)
+            self._note("edited the metadata")
+        return meta
+
+    def derived(self) -> DerivedMetadata:
+        return derive(self.draft.spec(), self.draft.hidden, self.network, self.ts.taxonomy, self.ts.config)
+
+    def metadata_rows(self) -> list[MetaRow]:
+        """Declared beside derived for every field ctbench can derive; mismatches as validation sees them."""
+        derived = self.derived()
+        bad = {name for name, _, _ in mismatches(self.draft.hidden, derived)}
+        declared = self.draft.hidden.metadata.declared
+        rows = []
+        for name in DECLARED_FIELDS:
+            if self.family == Family.RCA and name == "path_count":
+                continue
+            if self.family == Family.PATH and name in ("categories", "entries"):
+                continue
+            rows.append(MetaRow(name, getattr(declared, name), getattr(derived, name), name in bad))
+        if self.family == Family.RCA:
+            rows.append(MetaRow("root_cause_count", self.draft.hidden.metadata.root_cause_count,
+                                derived.entries, "root_cause_count" in bad))
+        return rows
+
+    # -------------------------------------------------------------- snapshot / save
+
+    def snapshot(self) -> TaskDraft:
+        """A copy a worker thread may read while the author keeps typing."""
+        return self.draft.model_copy(deep=True)
+
+    def save(self, *, commit: bool = True, author: str = "", action: Action | None = None,
+             message: str | None = None, force: bool = False) -> SaveResult:
+        saved = self.snapshot()
+        result = save_draft(self.ts, saved, commit=commit, author=author, action=action, message=message,
+                            force=force)
+        self.mark_saved(saved)
+        return result
+
+    def mark_saved(self, saved: TaskDraft) -> None:
+        """After ``saved`` (a snapshot) reached the disk: forget what it wrote, keep later edits."""
+        d = self.draft
+        for rel, data in saved.pending.items():
+            if d.pending.get(rel) == data:
+                del d.pending[rel]
+        d.removed_files = [f for f in d.removed_files if f not in saved.removed_files]
+        d.is_new = False
+        d.origin = None
+        if d.network_is_new and saved.network_is_new:
+            d.network_is_new = False
+        if d.network is not None and d.network == saved.network:
+            d.network = None
+        d.changes = d.changes[len(saved.changes):]
+        d.base_digest = files_digest(self.folder)
+
+
+def path_text(path: GoldPath) -> str:
+    return " -> ".join(h.node if h.egress is None else f"{h.node}_{h.egress}" for h in path.hops)
+
+
+def rca_text(t: RcaTriple) -> str:
+    return f"{t.node};{t.object};{t.label}"
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def build_models(draft: TaskDraft) -> tuple[TaskSpec, HiddenSpec]:
+    """Validated models for writing; a draft that does not meet the schema cannot be saved."""
+    if not draft.statement.strip():
+        raise EditError(f"{draft.id}: the statement is empty; describe the symptom and the answer format")
+    try:
+        spec = draft.spec()
+        task = TaskSpec.model_validate(spec.model_copy(update={"title": spec.title.strip()}).model_dump(by_alias=True))
+        hidden = HiddenSpec.model_validate(draft.hidden.model_dump(by_alias=True))
+    except ValidationError as exc:
+        raise EditError(_format_validation(exc, draft.id)) from None
+    return task, hidden
+
+
+def _checked_rel(rel: str) -> str:
+    """A recording path from a draft, refused unless it stays under ``recordings/`` (drafts are files too)."""
+    parts = Path(rel).parts
+    if Path(rel).is_absolute() or "\\" in rel or ".." in parts or len(parts) < 2 or parts[0] != RECORDINGS_DIR:
+        raise EditError(f"recording path {rel!r} is not a file under {RECORDINGS_DIR}/; the draft is damaged")
+    return rel
+
+
+def _write_task_files(ts: TaskSet, folder: Path, draft: TaskDraft, task: TaskSpec, hidden: HiddenSpec,
+                      source: Path | None) -> list[Path]:
+    """Recordings, then task.yaml, then hidden.yaml into ``folder`` (the order that is safe to interrupt)."""
+    written: list[Path] = []
+    for rel, data in draft.pending.items():
+        if not any(r.file == rel for r in task.recordings):
+            continue  # pending bytes of a recording removed again before saving
+        target = folder / _checked_rel(rel)
+        if atomic_write_bytes(target, data):
+            written.append(target)
+    if source is not None and source != folder:
+        # Carry over recordings (and anything else, such as review records) not rewritten from memory.
+        for path in sorted(source.rglob("*")):
+            rel = path.relative_to(source).as_posix()
+            if path.is_file() and not path.is_symlink() and rel not in draft.pending \
+                    and rel not in (TASK_FILE, HIDDEN_FILE) and rel not in draft.removed_files:
+                target = folder / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, target)
+    if ts.save_model(folder / TASK_FILE, task, kind=TASK_FILE):
+        written.append(folder / TASK_FILE)
+    if ts.save_model(folder / HIDDEN_FILE, hidden, kind=HIDDEN_FILE):
+        written.append(folder / HIDDEN_FILE)
+    return written
+
+
+def save_draft(ts: TaskSet, draft: TaskDraft, *, commit: bool = True, author: str = "",
+               action: Action | None = None, message: str | None = None, force: bool = False) -> SaveResult:
+    """Write a draft to its task folder (and network file), then commit the touched paths."""
+    task, hidden = build_models(draft)
+    folder = ts.task_dir(task.family, task.id)
+    result = SaveResult(task_id=task.id, folder=folder)
+    if draft.is_new:
+        check_new_id(ts, task.id)
+    elif not force and draft.base_digest and folder.is_dir() and files_digest(folder) != draft.base_digest:
+        raise ConflictError(f"{task.id}: task.yaml or hidden.yaml changed on disk since you started editing; "
+                            "save again to overwrite them, or reopen the task")
+    touched: list[Path] = [folder]
+    if draft.network is not None:
+        if draft.network_is_new and ts.network_path(draft.network.name).exists():
+            raise EditError(f"network {draft.network.name} was created meanwhile; pick it instead of creating it")
+        result.written.append(ts.save_network(draft.network))
+        touched.append(ts.network_path(draft.network.name))
+    if draft.is_new:
+        staging = folder.parent / f".{task.id}.saving-{uuid.uuid4().hex[:8]}"
+        try:
+            staging.mkdir(parents=True)
+            _write_task_files(ts, staging, draft, task, hidden, None)
+            os.rename(staging, folder)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        result.written.extend(p for p in sorted(folder.rglob("*")) if p.is_file())
+    else:
+        result.written.extend(_write_task_files(ts, folder, draft, task, hidden, folder))
+        indexed = {r.file for r in task.recordings}
+        for rel in draft.removed_files:
+            if rel in indexed:
+                continue
+            try:
+                path = safe_recording_path(folder, rel)
+            except CtbError:
+                continue
+            path.unlink()
+            result.removed.append(path)
+            _prune_empty(path.parent, folder / RECORDINGS_DIR)
+    if commit:
+        act: Action = action or ("duplicate" if draft.origin else "create" if draft.is_new else "edit")
+        subject = message or _subject(act, task.id, draft)
+        result.commit, result.note = commit_paths(ts.root, touched, task_id=task.id, action=act,
+                                                  author=author or default_author(ts.root), subject=subject,
+                                                  details=draft.changes)
+    return result
+
+
+def _subject(action: Action, task_id: str, draft: TaskDraft) -> str:
+    if action == "duplicate":
+        return f"{task_id}: duplicate of {draft.origin}"
+    if action == "create":
+        return f"{task_id}: new {draft.family.value} task"
+    if len(draft.changes) == 1:
+        return f"{task_id}: {draft.changes[0]}"
+    return f"{task_id}: edit ({len(draft.changes)} changes)" if draft.changes else f"{task_id}: edit"
+
+
+def _prune_empty(folder: Path, stop: Path) -> None:
+    while folder != stop and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def delete_task(ts: TaskSet, task_id: str, *, commit: bool = True, author: str = "") -> SaveResult:
+    """Remove a task folder (all of it: files, recordings, review records) and commit the removal."""
+    ref = ts.ref(task_id)
+    shutil.rmtree(ref.path)
+    result = SaveResult(task_id=task_id, folder=ref.path, removed=[ref.path])
+    if commit:
+        result.commit, result.note = commit_paths(ts.root, [ref.path], task_id=task_id, action="delete",
+                                                  author=author or default_author(ts.root),
+                                                  subject=f"{task_id}: delete task", details=[])
+    return result
+
+
+# --------------------------------------------------------------------------- git
+
+
+def _split_author(author: str) -> tuple[str, str]:
+    m = re.fullmatch(r"\s*(.*?)\s*<([^>]*)>\s*", author)
+    if m:
+        return m.group(1) or m.group(2), m.group(2)
+    name = author.strip() or "ctbench author"
+    return name, f"{re.sub(r'[^A-Za-z0-9._-]+', '.', name).strip('.') or 'author'}@localhost"
+
+
+def commit_message(subject: str, *, task_id: str, action: Action, author: str, details: Iterable[str] = ()) -> str:
+    """Subject, a bullet list of what changed, and the trailers review statistics read back."""
+    lines = [subject, ""]
+    body = [f"- {d}" for d in dict.fromkeys(details)]
+    if body:
+        lines += [*body, ""]
+    lines += [f"{TRAILER_TASK}: {task_id}", f"{TRAILER_ACTION}: {action}", f"{TRAILER_AUTHOR}: {author}"]
+    return "\n".join(lines) + "\n"
+
+
+def commit_paths(root: Path, paths: Sequence[Path], *, task_id: str, action: Action, author: str,
+                 subject: str, details: Iterable[str] = ()) -> tuple[str | None, str]:
+    """Commit exactly ``paths`` (additions, changes, removals) with trailers; (sha or None, note).
+
+    Other staged or unstaged work in the repository is left alone: the commit is limited to the
+    task's own paths. A task set outside a git repository is saved without a commit and says so.
+    """
+    import git
+
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None, f"{root} is not in a git repository; saved without a commit"
+    top = Path(repo.working_tree_dir or root).resolve()
+    rels = []
+    for p in paths:
+        try:
+            rels.append(Path(os.path.abspath(p)).resolve().relative_to(top).as_posix())
+        except ValueError:
+            continue
+    if not rels:
+        return None, "nothing to commit"
+    msg = commit_message(subject, task_id=task_id, action=action, author=author, details=details)
+    name, email = _split_author(author)
+    env: dict[str, str] = {}
+    reader = repo.config_reader()
+    if not reader.has_option("user", "name") or not reader.has_option("user", "email"):
+        env.update(GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
+    try:
+        repo.git.add("-A", "--", *rels)
+        if repo.head.is_valid() and not repo.git.diff("--cached", "--name-only", "--", *rels).strip():
+            return None, "nothing changed; no commit made"
+        repo.git.commit("-m", msg, f"--author={name} <{email}>", "--", *rels, env=env)
+    except git.GitCommandError as exc:
+        text = (exc.stderr or exc.stdout or str(exc)).strip().splitlines()
+        if any("nothing to commit" in t or "no changes added" in t for t in text):
+            return None, "nothing changed; no commit made"
+        raise CtbError(f"the files are saved but git commit failed: {text[-1] if text else exc}") from None
+    return repo.head.commit.hexsha, ""
+
+
+# --------------------------------------------------------------------------- capture files
+
+
+@dataclass(frozen=True)
+class CapturedOutput:
+    """One command found in a session log, ready for :meth:`EditSession.add_recording`."""
+
+    device: str
+    command: str
+    data: bytes
+    source: str
+
+
+def read_captures(ts: TaskSet, spec: TaskSpec, files: Sequence[Path | str], *, device: str | None = None
+                  ) -> tuple[list[CapturedOutput], list[str]]:
+    """Split session logs with the capture importer without writing anything; (outputs, problems).
+
+    The importer attributes each command to a device of the task's network by its prompt (or to
+    ``device``) and resolves it to its canonical form; what it cannot attribute comes back as a
+    problem line naming the log line, so nothing is dropped silently.
+    """
+    try:
+        from ctbench.authoring.capture import collect
+    except ImportError:
+        raise EditError("the capture importer (ctbench.authoring.capture) is not available in this "
+                        "installation; paste the output instead") from None
+    captures: dict[str, bytes] = {}
+    for f in files:
+        try:
+            captures[str(f)] = Path(f).expanduser().read_bytes()
+        except FileNotFoundError:
+            raise EditError(f"{f}: no such file") from None
+        except IsADirectoryError:
+            raise EditError(f"{f}: is a folder, expected a session log") from None
+        except OSError as exc:
+            raise EditError(f"{f}: cannot read ({exc.strerror})") from None
+    candidates, report = collect(ts, spec, captures, device=device)
+    found = [CapturedOutput(c.device.name, c.canonical, c.output, c.source) for c in candidates]
+    problems = [f"{u.source}: {u.host} {u.typed!r}: {u.reason}" for u in report.unattributed]
+    problems += list(report.notes)
+    return found, problems
+
+
+# --------------------------------------------------------------------------- validation of a draft
+
+
+def write_shadow(ts: TaskSet, draft: TaskDraft, dest: Path) -> TaskSet:
+    """Lay the draft out as a one-task task set under ``dest/<root name>`` and return it.
+
+    The root folder keeps the real one's name so that findings name the same files
+    (``tasks/rca/RCA-007/hidden.yaml``) as ``ctb-author validate`` would.
+    """
+    root = dest / ts.root.name
+    root.mkdir(parents=True, exist_ok=True)
+    for name in (CONFIG_FILE, TAXONOMY_FILE):
+        if (ts.root / name).is_file():
+            shutil.copyfile(ts.root / name, root / name)
+    if (ts.root / "dialects").is_dir():
+        shutil.copytree(ts.root / "dialects", root / "dialects", dirs_exist_ok=True)
+    shadow = TaskSet(root=root)
+    (root / "networks").mkdir(exist_ok=True)
+    net_name = draft.task.network
+    if draft.network is not None:
+        real = ts.network_path(draft.network.name)
+        if real.is_file():
+            shutil.copyfile(real, root / "networks" / real.name)  # merged into, so lines match the real file
+        shadow.save_model(shadow.network_path(draft.network.name), draft.network, kind="network")
+    elif ts.network_path(net_name).is_file():
+        shutil.copyfile(ts.network_path(net_name), shadow.network_path(net_name))
+    folder = shadow.task_dir(draft.family, draft.id)
+    folder.mkdir(parents=True, exist_ok=True)
+    real_folder = ts.task_dir(draft.family, draft.id)
+    if not draft.is_new and real_folder.is_dir():
+        for name in (TASK_FILE, HIDDEN_FILE):
+            if (real_folder / name).is_file():
+                shutil.copyfile(real_folder / name, folder / name)
+        rec_dir = real_folder / RECORDINGS_DIR
+        if rec_dir.is_dir():
+            for path in rec_dir.rglob("*"):
+                rel = path.relative_to(real_folder).as_posix()
+                if path.is_file() and not path.is_symlink() and rel not in draft.removed_files:
+                    target = folder / rel
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    try:
+                        os.link(path, target)
+                    except OSError:
+                        shutil.copyfile(path, target)
+    for rel, data in draft.pending.items():
+        target = folder / _checked_rel(rel)
+        if target.exists():
+            target.unlink()  # may be a hard link to the real file: never write through it
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    shadow.save_model(folder / TASK_FILE, draft.spec(), kind=TASK_FILE)
+    shadow.save_model(folder / HIDDEN_FILE, draft.hidden, kind=HIDDEN_FILE)
+    return shadow
+
+
+def validate_draft(ts: TaskSet, draft: TaskDraft) -> list[Finding]:
+    """The findings ``ctb-author validate`` would print for this draft if it were saved now."""
+    from ctbench.authoring.validate import Validator
+
+    with tempfile.TemporaryDirectory(prefix="ctb-validate-") as tmp:
+        shadow = write_shadow(ts, draft, Path(tmp))
+        v = Validator(shadow)
+        v.check_set_files()
+        ref = TaskRef(draft.id, draft.family, shadow.task_dir(draft.family, draft.id))
+        others = sum((ts.root / fam.value / draft.id).is_dir() for fam in FAMILIES
+                     if not (fam == draft.family and not draft.is_new))
+        v.report.tasks_checked = 1
+        v.check_task(ref, duplicate=others > 0)
+        return list(v.report.findings)
