@@ -30,6 +30,11 @@ class Table:
         return {"key": self.key, "title": self.title, "columns": self.columns, "rows": self.rows, "note": self.note}
 
 
+def _numeric(t: Table, i: int) -> bool:
+    """Right-align a column only when it holds numbers, as typeset tables do."""
+    return all(isinstance(r[i], int | float) or r[i] is None for r in t.rows if i < len(r))
+
+
 def fmt(cell: Cell, digits: int = 2) -> str:
     if cell is None:
         return "–"
@@ -49,8 +54,7 @@ def render_text(tables: Sequence[Table], *, width: int | None = None) -> str:
     for t in tables:
         rt = RichTable(title=t.title, caption=t.note or None, title_justify="left", caption_justify="left")
         for i, col in enumerate(t.columns):
-            numeric = all(isinstance(r[i], int | float) or r[i] is None for r in t.rows if i < len(r))
-            rt.add_column(col, justify="right" if numeric and i > 0 else "left")
+            rt.add_column(col, justify="right" if i and _numeric(t, i) else "left")
         for row in t.rows:
             rt.add_row(*(fmt(c) for c in row))
         console.print(rt)
@@ -67,7 +71,7 @@ def render_markdown(tables: Sequence[Table]) -> str:
     for t in tables:
         out.append(f"### {t.title}\n")
         out.append("| " + " | ".join(_md_escape(c) for c in t.columns) + " |")
-        out.append("|" + "|".join(["---"] + ["---:"] * (len(t.columns) - 1)) + "|")
+        out.append("|" + "|".join("---:" if i and _numeric(t, i) else "---" for i in range(len(t.columns))) + "|")
         for row in t.rows:
             out.append("| " + " | ".join(_md_escape(fmt(c)) for c in row) + " |")
         if t.note:
@@ -89,7 +93,8 @@ def render_latex(tables: Sequence[Table]) -> str:
     for t in tables:
         out.append("\\begin{table}[t]\n\\centering\\small")
         out.append(f"\\caption{{{latex_escape(t.title)}}}")
-        out.append("\\begin{tabular}{l" + "r" * (len(t.columns) - 1) + "}\n\\toprule")
+        align = "".join("r" if i and _numeric(t, i) else "l" for i in range(len(t.columns)))
+        out.append("\\begin{tabular}{" + align + "}\n\\toprule")
         out.append(" & ".join(latex_escape(c) for c in t.columns) + " \\\\\n\\midrule")
         for row in t.rows:
             out.append(" & ".join(latex_escape(fmt(c)) for c in row) + " \\\\")
