@@ -3,40 +3,595 @@
 from __future__ import annotations
 
 import argparse
+import getpass
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ctbench.cli_support import add_command, build_parser, not_built, run
+from ctbench.cli_support import add_command, build_parser, emit_json, run
+from ctbench.errors import CtbError
+
+if TYPE_CHECKING:
+    from ctbench.review.workflow import Revealed, ReviewDesk, StepResult
+    from ctbench.store import TaskSet
 
 DESCRIPTION = """\
 Blind review: a second expert solves each task through the replay backend without seeing the gold,
 then compares, rules on four criteria (solvability, answer completeness, golden-action consistency,
-metadata correctness) and agrees with the author, or the task is discarded. Every step is a commit.
+metadata correctness) and agrees with the author, or the task is discarded. Every step is a commit
+on the task's branch review/<ID>, with Ctbench-* trailers; the branch is offered as a pull request.
+
+States: draft -> submitted -> in_review -> needs_revision -> submitted ... -> approved | discarded
 
 examples:
-  ctb-review queue --reviewer alice         what waits for alice
-  ctb-review blind RCA-001                  solve blind (statement + device console only)
-  ctb-review reveal RCA-001                 score the blind answer against the gold, rule on criteria
-  ctb-review status                         yields, rounds, agreement
+  ctb-review submit RCA-101                       the author asks for review (creates review/RCA-101)
+  ctb-review assign --apply                       pick reviewers for submitted tasks (tasks/reviewers.yaml)
+  ctb-review queue bob                            what waits for bob
+  ctb-review blind RCA-101                        solve blind in the app (statement + device console only)
+  ctb-review blind RCA-101 --answer ans.txt --commands cmds.txt      the same, scripted
+  ctb-review reveal RCA-101                       score the blind answer against the gold, rule on criteria
+  ctb-review reveal RCA-101 --agree solvability completeness golden --disagree metadata "chain is 3"
+  ctb-review respond RCA-101 --concede metadata "fixed chain_length"  the author answers and resubmits
+  ctb-review pr RCA-101 --out pr.md               push the branch, write the pull-request description
+  ctb-review merge RCA-101                        merge an approved (or discarded) review into main
+  ctb-review audit                                prove every decided task was answered blind
+  ctb-review status                               yields, revisions, blind accuracy, agreement
+
+Who you are: --as NAME, else $CTBENCH_USER, else git config user.name, else your login name.
 """
+
+
+# --------------------------------------------------------------------------- plumbing
+
+
+def _tasks_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tasks", metavar="DIR", default=argparse.SUPPRESS,
+                   help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
+
+
+def _who_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--as", dest="actor", metavar="NAME", default=None,
+                   help="who does this step (default: $CTBENCH_USER, git user.name, login name)")
+
+
+def _push_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-push", action="store_true", help="do not push the branch to the review remote")
+
+
+def _notify(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def _open(args: argparse.Namespace) -> TaskSet:
+    from ctbench.store import TaskSet
+
+    return TaskSet.open(getattr(args, "tasks", None))
+
+
+def _desk(args: argparse.Namespace) -> ReviewDesk:
+    from ctbench.review.workflow import ReviewDesk
+
+    desk = ReviewDesk(_open(args), notify=_notify, push=not getattr(args, "no_push", False))
+    if getattr(args, "offline", False):
+        desk.repo.offline = True
+    return desk
+
+
+def _actor(args: argparse.Namespace, desk: ReviewDesk | None = None) -> str:
+    name = getattr(args, "actor", None) or os.environ.get("CTBENCH_USER")
+    if not name and desk is not None:
+        name = desk.repo.config_name()
+    if not name:
+        try:
+            name = getpass.getuser()
+        except Exception:
+            name = ""
+    if not name:
+        raise CtbError("who are you? pass --as NAME or set CTBENCH_USER")
+    return name.strip()
+
+
+def _report(result: StepResult, as_json: bool) -> int:
+    if as_json:
+        emit_json({"task": result.task, "status": result.status.value, "round": result.round,
+                   "commits": result.commits, "messages": result.messages})
+    else:
+        for m in result.messages:
+            print(m)
+    return 0
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _read_file(name: str, what: str) -> bytes:
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).read_bytes()
+    except FileNotFoundError:
+        raise CtbError(f"{name}: no such file ({what})") from None
+    except IsADirectoryError:
+        raise CtbError(f"{name}: is a folder, expected a file ({what})") from None
+    except OSError as exc:
+        raise CtbError(f"{name}: cannot read: {exc.strerror}") from None
+
+
+def _criteria_flags(args: argparse.Namespace) -> dict[Any, tuple[Any, str]]:
+    """--agree/--disagree/--comment/--all-agree -> {criterion: (verdict, comment)}."""
+    from ctbench.review.states import CRITERIA, Verdict, parse_criterion
+
+    rulings: dict[Any, tuple[Any, str]] = {}
+    comments = {parse_criterion(c): t for c, t in (args.comment or [])}
+    agree = list(CRITERIA) if args.all_agree else [parse_criterion(c) for c in (args.agree or [])]
+    for crit in agree:
+        rulings[crit] = (Verdict.AGREE, comments.pop(crit, ""))
+    for name, text in args.disagree or []:
+        crit = parse_criterion(name)
+        if crit in rulings and not args.all_agree:
+            raise CtbError(f"{crit.label} is given both --agree and --disagree")
+        rulings[crit] = (Verdict.DISAGREE, text)
+    if comments:
+        names = ", ".join(c.value for c in comments)
+        raise CtbError(f"--comment on {names} without a verdict: add --agree or --disagree for it")
+    return rulings
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    return _report(desk.submit(args.id, _actor(args, desk), args.why or ""), args.json)
+
+
+def cmd_checkout(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    return _report(desk.checkout(args.id), args.json)
+
+
+def cmd_assign(args: argparse.Namespace) -> int:
+    from ctbench.review.assign import load_reviewers, propose
+    from ctbench.review.view import collect
+
+    desk = _desk(args)
+    if not args.offline:
+        desk.repo.fetch_reviews()
+    reviewers = load_reviewers(desk.ts, Path(args.reviewers) if args.reviewers else None)
+    states = collect(desk.ts, desk.repo, skipped=lambda m: _notify(f"skipped: {m}"))
+    force = None
+    if args.reviewer:
+        if len(args.ids) != 1:
+            raise CtbError("--reviewer NAME assigns by hand: name exactly one task")
+        force = {args.ids[0]: args.reviewer}
+    proposals = propose(desk.ts, states, reviewers, only=list(args.ids) or None, force=force)
+    if not args.apply:
+        if args.json:
+            emit_json({"applied": False, "proposals": [p.to_json() for p in proposals]})
+            return 0
+        if not proposals:
+            print("no submitted task is waiting for a reviewer")
+        for p in proposals:
+            why = f"  ({', '.join(p.match)})" if p.match else ""
+            note = f"  [{p.note}]" if p.note else ""
+            print(f"{p.task} round {p.round}: {p.reviewer or '-'}{why}{note}")
+        if proposals:
+            print("(a proposal: add --apply to record it)", file=sys.stderr)
+        return 0
+    results = desk.apply_assignments(proposals, _actor(args, desk))
+    if args.json:
+        emit_json({"applied": True, "proposals": [p.to_json() for p in proposals],
+                   "commits": [c for r in results for c in r.commits]})
+    else:
+        for r in results:
+            for m in r.messages:
+                print(m)
+    return 0 if all(p.reviewer for p in proposals) else 1
+
+
+def cmd_queue(args: argparse.Namespace) -> int:
+    from ctbench.review.assign import queue
+    from ctbench.review.view import collect
+
+    desk = _desk(args)
+    if not args.offline:
+        desk.repo.fetch_reviews()
+    states = collect(desk.ts, desk.repo, skipped=lambda m: _notify(f"skipped: {m}"))
+    items = queue(states, args.person)
+    if args.json:
+        emit_json([i.to_json() for i in items])
+        return 0
+    if not items:
+        print(f"nothing waits for {args.person}" if args.person else "no review is waiting")
+        return 0
+    from ctbench.tables import Table, render_text
+
+    t = Table(title=f"Review queue{' of ' + args.person if args.person else ''}",
+              columns=["task", "family", "status", "round", "who", "as", "next"])
+    for i in items:
+        t.add(i.task, i.family, i.status, i.round, i.who, i.role, i.next)
+    sys.stdout.write(render_text([t], width=160))
+    return 0
+
+
+def cmd_blind(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    actor = _actor(args, desk)
+    if args.answer is None:
+        if not _interactive():
+            raise CtbError("no terminal for the blind app: give the answer with --answer FILE "
+                           "(and the commands you ran with --commands FILE or --trajectory FILE)")
+        from ctbench.review.blind_app import BlindApp
+
+        app = BlindApp(desk, args.id, actor)
+        app.run()
+        return app.return_code or 0
+    if args.commands and args.trajectory:
+        raise CtbError("give either --commands (run them now) or --trajectory (already run), not both")
+    answer = _read_file(args.answer, "the blind answer").decode("utf-8", "replace")
+    minutes = args.minutes
+    with desk.repo.locked(f"blind {args.id}"):
+        start = desk.begin_blind(args.id, actor)
+        trajectory: bytes | None = None
+        if args.trajectory:
+            trajectory = _read_file(args.trajectory, "a replay trajectory (JSON lines)")
+        elif args.commands:
+            trajectory = run_commands(desk, args.id, _read_file(args.commands, "commands, one per line"))
+        result = desk.record_blind(start, answer, trajectory,
+                                   time_spent_s=minutes * 60 if minutes is not None else None)
+    return _report(result, args.json)
+
+
+def run_commands(desk: ReviewDesk, task_id: str, data: bytes) -> bytes:
+    """Run ``DEVICE COMMAND`` lines through the replay engine; the trajectory it wrote, as bytes."""
+    from ctbench.replay.engine import ReplayEngine
+
+    path = desk.repo.state_dir / "blind" / f"{task_id}.jsonl"
+    path.unlink(missing_ok=True)
+    session = ReplayEngine(desk.ts).open_session(task_id, trajectory_path=path)
+    try:
+        for n, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split(None, 1)
+            if len(parts) != 2:
+                raise CtbError(f"commands file line {n}: expected DEVICE COMMAND, got {line!r}")
+            session.run(parts[0].rstrip(":"), parts[1].strip())
+    finally:
+        session.close()
+    data_out = path.read_bytes() if path.exists() else b""
+    path.unlink(missing_ok=True)
+    return data_out
+
+
+def render_reveal(rev: Revealed) -> str:
+    """The side-by-side comparison as text (the app shows the same in tables)."""
+    from ctbench.tables import Table, render_text
+
+    c = rev.comparison
+    s = c.scores
+    head = [f"{rev.task.id} round {rev.record.round}: blind answer by {rev.blind.reviewer} vs the gold",
+            f"  exact match: {'yes' if c.exact else 'no'}   parse: {c.parse_status}"]
+    nums = []
+    for key, label in (("loc", "Loc IoU"), ("ident", "ID IoU"), ("triplet", "triplet IoU"),
+                       ("rest", "Rest IoU"), ("sequence", "sequence IoU")):
+        if s.get(key) is not None:
+            nums.append(f"{label} {float(s[key]):.2f}")
+    ev = s.get("evidence") or {}
+    nums.append(f"evidence {ev.get('covered', 0)}/{ev.get('golden', 0)}")
+    head.append("  " + "   ".join(nums))
+    lines = Table(title="Answer lines", columns=["", "gold", "blind"])
+    both = [g for g in c.gold_lines if g in c.blind_lines]
+    for g in both:
+        lines.add("=", g, g)
+    for g in c.gold_lines:
+        if g not in both:
+            lines.add("-", g, "")
+    for b in c.blind_lines:
+        if b not in both:
+            lines.add("+", "", b)
+    for bad in c.invalid_lines:
+        lines.add("?", "", f"unparsable: {bad}")
+    acts = Table(title="Golden actions vs your commands", columns=["", "device", "command"])
+    for d, cmd in c.golden_covered:
+        acts.add("ran", d, cmd)
+    for d, cmd in c.golden_missed:
+        acts.add("missed", d, cmd)
+    for d, cmd in c.extra_commands:
+        acts.add("extra", d, cmd)
+    meta = Table(title="Metadata: authored vs derived", columns=["field", "authored", "derived", "agrees"])
+    for m in c.metadata:
+        meta.add(m.field, _cell(m.authored), _cell(m.derived), m.agrees)
+    crit = Table(title=f"Criteria (round {rev.record.round})", columns=["criterion", "verdict", "note"])
+    for k, cr in rev.record.criteria.items():
+        note = "carried from an earlier round" if cr.carried else (
+            f"reopened: {', '.join(cr.reopened_by)} changed" if cr.reopened_by else "")
+        crit.add(k.label, cr.verdict.value, note)
+    return "\n".join(head) + "\n\n" + render_text([lines, acts, meta, crit], width=140)
+
+
+def _cell(value: object) -> str | int | float | None:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return str(value)
+
+
+def cmd_reveal(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    actor = _actor(args, desk)
+    rulings = _criteria_flags(args)
+    if not rulings and not args.json and not args.no_app and _interactive():
+        from ctbench.review.blind_app import BlindApp
+
+        app = BlindApp(desk, args.id, actor, reveal_only=True)
+        app.run()
+        return app.return_code or 0
+    revealed, result = desk.reveal(args.id, actor)
+    ruled = None
+    if rulings:
+        ruled = desk.rule(args.id, actor, rulings,
+                          review_time_s=args.minutes * 60 if args.minutes is not None else None)
+    if args.json:
+        emit_json({"task": args.id, "round": revealed.record.round,
+                   "comparison": revealed.comparison.model_dump(mode="json"),
+                   "status": (ruled or result).status.value,
+                   "commits": result.commits + (ruled.commits if ruled else []),
+                   "messages": result.messages + (ruled.messages if ruled else [])})
+        return 0
+    for m in result.messages:
+        _notify(m)
+    sys.stdout.write(render_reveal(revealed))
+    if ruled is not None:
+        for m in ruled.messages:
+            print(m)
+    else:
+        print(f"rule on the criteria: ctb-review reveal {args.id} --agree CRITERION... "
+              "--disagree CRITERION TEXT", file=sys.stderr)
+    return 0
+
+
+def cmd_respond(args: argparse.Namespace) -> int:
+    from ctbench.review.states import parse_criterion
+
+    replies: dict[Any, tuple[Any, str]] = {}
+    for stance, items in (("concede", args.concede or []), ("rebut", args.rebut or [])):
+        for name, text in items:
+            crit = parse_criterion(name)
+            if crit in replies:
+                raise CtbError(f"{crit.label} is answered twice")
+            replies[crit] = (stance, text)
+    desk = _desk(args)
+    return _report(desk.respond(args.id, _actor(args, desk), replies, args.why or ""), args.json)
+
+
+def cmd_discard(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    return _report(desk.discard(args.id, _actor(args, desk), args.reason), args.json)
+
+
+def cmd_pr(args: argparse.Namespace) -> int:
+    from ctbench.review.gitflow import branch_name
+    from ctbench.review.prdesc import describe
+    from ctbench.review.view import read_at
+    from ctbench.yamlio import atomic_write_text
+
+    desk = _desk(args)
+    repo = desk.repo
+    branch = branch_name(args.id)
+    tip = repo.rev(f"refs/heads/{branch}") or repo.fetch_branch(branch)
+    if not tip:
+        raise CtbError(f"{args.id} has no review branch ({branch}); submit it first: ctb-review submit {args.id}")
+    if not args.no_push:
+        with repo.locked(f"pr {args.id}"):
+            if repo.rev(f"refs/heads/{branch}"):
+                repo.push(branch, required=True)
+                _notify(f"pushed {branch} to {repo.remote_name}")
+    state = read_at(repo, tip, args.id)
+    if state is None:
+        raise CtbError(f"{branch} does not contain {args.id}")
+    text = describe(desk.ts, repo, state)
+    if args.out:
+        atomic_write_text(Path(args.out), text)
+        _notify(f"wrote the pull-request description to {args.out} "
+                f"(e.g. gh pr create --head {branch} --body-file {args.out})")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    return _report(desk.merge(args.id, _actor(args, desk)), args.json)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from ctbench.review.audit import audit
+    from ctbench.review.view import collect
+
+    desk = _desk(args)
+    pending = desk.repo.pending()
+    if pending:
+        _notify("warning: an interrupted ctb-review step is pending; any write command (or ctb-review recover) "
+                "finishes it")
+    states = collect(desk.ts, desk.repo, skipped=lambda m: _notify(f"skipped: {m}"))
+    items = audit(desk.ts, desk.repo, states, list(args.ids) or None)
+    ok = all(i.ok for i in items)
+    if args.json:
+        emit_json({"ok": ok, "tasks": [i.to_json() for i in items]})
+        return 0 if ok else 1
+    for i in items:
+        print(f"{i.task} ({i.status.value}): {'ok' if i.ok else 'FAILED'}")
+        for p in i.proofs:
+            print(f"  proof: {p}")
+        for p in i.problems:
+            print(f"  problem: {p}")
+    bad = sum(1 for i in items if not i.ok)
+    summary = (f"{len(items)} decided task(s) audited: "
+               + ("every blind answer was committed before its reveal" if ok else f"{bad} failed"))
+    print(summary, file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from ctbench.review.gitflow import ReviewRepo
+    from ctbench.review.history import review_stats
+    from ctbench.tables import render
+
+    ts = _open(args)
+    try:
+        repo: ReviewRepo | None = ReviewRepo(ts, notify=_notify)
+    except CtbError:
+        repo = None
+        _notify(f"note: {ts.root} is not in a git repository; statistics come from the review records alone")
+    if repo is not None:
+        repo.offline = bool(args.offline)
+        repo.fetch_reviews()
+        if repo.pending():
+            _notify("warning: an interrupted ctb-review step is pending; any write command (or ctb-review "
+                    "recover) finishes it")
+    stats = review_stats(ts, repo)
+    if args.json or args.format == "json":
+        emit_json(stats.to_json())
+        return 0
+    sys.stdout.write(render(stats.tables(), args.format))
+    return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    with desk.repo.locked("recover"):
+        pass  # taking the lock finishes any interrupted step and reports it
+    if not desk.repo.pending():
+        print("the review state of this working tree is consistent")
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
 
 
 def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-review", DESCRIPTION)
-    for name, what in [
-        ("submit", "submit a draft task for review"),
-        ("assign", "propose reviewers for submitted tasks"),
-        ("queue", "what waits for a reviewer"),
-        ("blind", "solve a task blind (app, or --answer FILE)"),
-        ("reveal", "score the blind answer against the gold and record verdicts"),
-        ("respond", "the author answers the reviewer's verdicts"),
-        ("discard", "discard a task with a reason"),
-        ("pr", "push the review branch and write the pull-request description"),
-        ("merge", "merge an approved review branch"),
-        ("audit", "prove every approved task was answered blind"),
-        ("status", "yields, revisions, blind accuracy, agreement"),
-    ]:
-        add_command(sub, name, what, not_built(f"ctb-review {name}"))
+    parser.add_argument("--tasks", metavar="DIR", default=None,
+                        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
+    parser.add_argument("--offline", action="store_true",
+                        help="do not fetch from or push to the review remote")
+
+    def cmd(name: str, help_text: str, handler: Any, description: str | None = None) -> argparse.ArgumentParser:
+        p = add_command(sub, name, help_text, handler, description)
+        _tasks_arg(p)
+        p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+        return p
+
+    p = cmd("submit", "submit a task for review (draft, or approved and changed since)", cmd_submit,
+            "Submit a task for review. The task must pass `ctb-author validate`. Its review branch\n"
+            "review/<ID> is created from the main branch (uncommitted changes to the task folder are\n"
+            "committed on it), a review round is opened and the branch is pushed.\n"
+            "An approved task whose content changed is resubmitted with exactly the criteria the change\n"
+            "touches reopened (recordings: golden-action consistency + solvability; gold: answer\n"
+            "completeness + solvability; golden actions: golden-action consistency; metadata: metadata\n"
+            "correctness; statement: solvability).")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--why", metavar="TEXT", help="a note kept in the record's provenance")
+    _who_arg(p)
+    _push_arg(p)
+
+    p = cmd("checkout", "switch to a task's review branch (to revise it, or to look)", cmd_checkout)
+    p.add_argument("id", metavar="ID")
+    _who_arg(p)
+
+    p = cmd("assign", "propose (and with --apply record) reviewers for submitted tasks", cmd_assign,
+            "Propose a reviewer for every submitted task whose round has none, from the reviewers file\n"
+            "(tasks/reviewers.yaml: name, vendors, domains, capacity). Never an author of the task,\n"
+            "never over capacity, least loaded among those whose expertise matches (a vendor of the\n"
+            "task's devices, its family, a tag), then best match, then by name: deterministic.\n"
+            "Exit status 1 when a task found nobody eligible.")
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these tasks (default: every waiting task)")
+    p.add_argument("--reviewers", metavar="FILE", help="reviewers file (default: <task set>/reviewers.yaml)")
+    p.add_argument("--reviewer", metavar="NAME", help="assign this reviewer by hand (one task only)")
+    p.add_argument("--apply", action="store_true", help="record the assignment (a commit on each review branch)")
+    _who_arg(p)
+    _push_arg(p)
+
+    p = cmd("queue", "what waits for each reviewer and author", cmd_queue)
+    p.add_argument("person", nargs="?", metavar="NAME", help="only this person's queue")
+
+    p = cmd("blind", "solve a task blind (app, or --answer FILE)", cmd_blind,
+            "Solve a task as an agent would: the statement and a device console over the replay\n"
+            "backend, never the gold. The answer (one line per root cause `node;object;label`, or one\n"
+            "line per path `A_GE1/0/1 -> B_Gi0/1 -> C`) and the trajectory of commands are committed\n"
+            "and pushed before anything hidden can be shown; the record keeps the answer's sha256.\n"
+            "In a terminal without --answer, the blind app opens.")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--answer", metavar="FILE", help="the blind answer ('-' for standard input)")
+    p.add_argument("--commands", metavar="FILE",
+                   help="commands to run through the replay backend first, one `DEVICE COMMAND` per line")
+    p.add_argument("--trajectory", metavar="FILE", help="a replay trajectory (JSON lines) of the commands you ran")
+    p.add_argument("--minutes", type=float, metavar="N", help="time spent solving (default: measured)")
+    _who_arg(p)
+    _push_arg(p)
+
+    p = cmd("reveal", "score the blind answer against the gold and rule on the criteria", cmd_reveal,
+            "Reveal the gold to the reviewer (refused until the reviewer's blind answer is committed),\n"
+            "score the blind answer with the evaluator's metrics and lay out the answer lines, the golden\n"
+            "actions against the reviewer's commands and the authored against the derived metadata.\n"
+            "Verdicts by flags (criteria: solvability, completeness, golden, metadata), or in the app.\n"
+            "Consensus on all four approves the task; a standing disagreement sends it back to the author.")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--agree", nargs="+", action="extend", metavar="CRITERION", help="criteria you agree on")
+    p.add_argument("--disagree", nargs=2, action="append", metavar=("CRITERION", "TEXT"),
+                   help="a criterion you disagree on, with what is wrong (repeatable)")
+    p.add_argument("--comment", nargs=2, action="append", metavar=("CRITERION", "TEXT"),
+                   help="a comment on an agreed criterion (repeatable)")
+    p.add_argument("--all-agree", action="store_true", help="agree on all four criteria")
+    p.add_argument("--minutes", type=float, metavar="N", help="time spent on the comparison")
+    p.add_argument("--no-app", action="store_true", help="print the comparison even in a terminal")
+    _who_arg(p)
+    _push_arg(p)
+
+    p = cmd("respond", "the author answers the reviewer's disagreements and resubmits", cmd_respond,
+            "Answer every disagreement of the round: --concede CRITERION TEXT when you revised the task\n"
+            "(edit it first, on its review branch: ctb-review checkout ID), --rebut CRITERION TEXT when it\n"
+            "is right as it is. Uncommitted changes to the task folder are committed as the revision,\n"
+            "then the task is resubmitted: agreements on unchanged parts carry over, the rest reopens.")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--concede", nargs=2, action="append", metavar=("CRITERION", "TEXT"))
+    p.add_argument("--rebut", nargs=2, action="append", metavar=("CRITERION", "TEXT"))
+    p.add_argument("--why", metavar="TEXT", help="what the revision changed (commit body and provenance)")
+    _who_arg(p)
+    _push_arg(p)
+
+    p = cmd("discard", "discard a task with a reason", cmd_discard)
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--reason", required=True, metavar="TEXT", help="why (kept in the record and the commit)")
+    _who_arg(p)
+    _push_arg(p)
+
+    p = cmd("pr", "push the review branch and write the pull-request description (Markdown)", cmd_pr)
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--out", metavar="FILE", help="write the description here instead of standard output")
+    _push_arg(p)
+
+    p = cmd("merge", "merge an approved or discarded review branch into the main branch", cmd_merge)
+    p.add_argument("id", metavar="ID")
+    _who_arg(p)
+    _push_arg(p)
+
+    p = cmd("audit", "prove every decided task was answered blind (exit 1 if not)", cmd_audit,
+            "For every approved or discarded task (or the ones named): the blind answer's sha256 matches,\n"
+            "its commit exists and strictly precedes the reveal commit, and an approved task has not\n"
+            "changed since its approval. Exit status 1 when any check fails.")
+    p.add_argument("ids", nargs="*", metavar="ID")
+
+    p = cmd("status", "yields, revisions, blind accuracy, agreement", cmd_status)
+    p.add_argument("--format", choices=["text", "md", "latex", "json"], default="text")
+
+    cmd("recover", "finish a review step a killed process left half done", cmd_recover)
     return parser, sub
 
 

@@ -1,0 +1,199 @@
+"""Reviewer assignment and queues: who reviews what next.
+
+Reviewers are described in a file beside the tasks (``tasks/reviewers.yaml``): their vendor and
+domain expertise and how many reviews they take at once. Assignment is a proposal a maintainer can
+apply, and it is deterministic: the same task set and file always give the same proposal.
+
+The rules, in order: never an author of the task; never over capacity; among reviewers whose
+expertise matches the task (a vendor of its devices, its family, or one of its tags) the least
+loaded, then the best match, then by name; when nobody matches, the least loaded eligible reviewer,
+flagged as such. Only the visible task is used (devices, family, tags): an assignment never hints
+at the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import Field, ValidationError, field_validator
+
+from ctbench.errors import CtbError
+from ctbench.model import Status, Strict
+from ctbench.review.states import Role, Verdict
+from ctbench.review.view import TaskState
+from ctbench.store import TaskSet
+from ctbench.yamlio import load_fast
+
+REVIEWERS_FILE = "reviewers.yaml"
+OPEN_STATES = (Status.SUBMITTED, Status.IN_REVIEW, Status.NEEDS_REVISION)
+
+
+class Reviewer(Strict):
+    name: str = Field(min_length=1)
+    vendors: list[str] = Field(default_factory=list, description="Vendors the reviewer knows (Huawei, Cisco, ...).")
+    domains: list[str] = Field(default_factory=list,
+                               description="Task families (rca, path) and topics matching task tags (ospf, vrrp, ...).")
+    capacity: int = Field(default=3, ge=0, description="Reviews in progress at once.")
+
+    @field_validator("vendors", "domains")
+    @classmethod
+    def _fold(cls, values: list[str]) -> list[str]:
+        return [v.strip() for v in values if v.strip()]
+
+
+class ReviewersFile(Strict):
+    reviewers: list[Reviewer]
+
+    @field_validator("reviewers")
+    @classmethod
+    def _unique(cls, reviewers: list[Reviewer]) -> list[Reviewer]:
+        seen: set[str] = set()
+        for r in reviewers:
+            if r.name in seen:
+                raise ValueError(f"reviewer {r.name!r} is listed twice")
+            seen.add(r.name)
+        return reviewers
+
+
+def load_reviewers(ts: TaskSet, path: Path | None = None) -> list[Reviewer]:
+    p = path or ts.root / REVIEWERS_FILE
+    if not p.is_file():
+        raise CtbError(f"{p}: no reviewers file; create it with one entry per reviewer, e.g.\n"
+                       "reviewers:\n  - {name: alice, vendors: [Huawei, Cisco], domains: [rca, ospf], capacity: 3}")
+    try:
+        return ReviewersFile.model_validate(load_fast(p)).reviewers
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise CtbError(f"{p}: {loc}: {first['msg']}") from None
+
+
+@dataclass
+class Proposal:
+    task: str
+    round: int
+    reviewer: str | None
+    match: list[str] = field(default_factory=list)
+    note: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"task": self.task, "round": self.round, "reviewer": self.reviewer, "match": self.match,
+                "note": self.note}
+
+
+def task_vendors(ts: TaskSet, state: TaskState) -> list[str]:
+    try:
+        net = ts.network(state.network)
+    except CtbError:
+        return []
+    allowed = set(state.accessible) if state.accessible is not None else None
+    return sorted({d.vendor for d in net.devices if allowed is None or d.name in allowed})
+
+
+def current_load(states: list[TaskState]) -> dict[str, int]:
+    """Open reviews per reviewer: rounds in progress whose reviewer is set."""
+    load: dict[str, int] = {}
+    for s in states:
+        if s.status in OPEN_STATES and s.current and s.current.reviewer:
+            load[s.current.reviewer] = load.get(s.current.reviewer, 0) + 1
+    return load
+
+
+def propose(ts: TaskSet, states: list[TaskState], reviewers: list[Reviewer], *,
+            only: list[str] | None = None, force: dict[str, str] | None = None) -> list[Proposal]:
+    """A reviewer for every submitted task whose current round has none (or the ``only`` tasks)."""
+    load = current_load(states)
+    names = {r.name for r in reviewers}
+    out: list[Proposal] = []
+    for s in sorted(states, key=lambda x: _natural(x.id)):  # the same proposal whatever the input order
+        if only is not None and s.id not in only:
+            continue
+        if s.status != Status.SUBMITTED or s.current is None:
+            continue
+        if s.current.reviewer and not (force and s.id in force):
+            continue
+        if force and s.id in force:
+            name = force[s.id]
+            if name in s.authors:
+                raise CtbError(f"{name} is an author of {s.id} and cannot review it")
+            if name not in names:
+                raise CtbError(f"{name} is not in the reviewers file")
+            out.append(Proposal(s.id, s.current.round, name, note="assigned by hand"))
+            load[name] = load.get(name, 0) + 1
+            continue
+        vendors = {v.lower() for v in task_vendors(ts, s)}
+        topics = {s.family.value, *(t.lower() for t in s.tags)}
+        ranked: list[tuple[tuple[int, int, float, str], Reviewer, list[str]]] = []
+        for r in reviewers:
+            if r.name in s.authors or load.get(r.name, 0) >= r.capacity:
+                continue
+            v_hit = sorted(v for v in r.vendors if v.lower() in vendors)
+            d_hit = sorted(d for d in r.domains if d.lower() in topics)
+            coverage = len(v_hit) / len(vendors) if vendors else 0.0
+            qualified = 0 if (v_hit or d_hit) else 1
+            match = round(coverage + 0.5 * len(d_hit), 6)  # a family or topic weighs half the vendor set
+            ranked.append(((qualified, load.get(r.name, 0), -match, r.name), r, v_hit + d_hit))
+        if not ranked:
+            out.append(Proposal(s.id, s.current.round, None,
+                                note="nobody eligible (every reviewer is an author or at capacity)"))
+            continue
+        ranked.sort(key=lambda x: x[0])
+        key, best, match = ranked[0]
+        load[best.name] = load.get(best.name, 0) + 1
+        out.append(Proposal(s.id, s.current.round, best.name, match,
+                            note="" if key[0] == 0 else "no expertise match; least loaded eligible reviewer"))
+    return out
+
+
+def _natural(text: str) -> list[object]:
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", text)]
+
+
+@dataclass
+class QueueItem:
+    task: str
+    family: str
+    status: str
+    round: int
+    who: str
+    role: str
+    next: str
+
+    def to_json(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def queue(states: list[TaskState], person: str | None = None) -> list[QueueItem]:
+    """What waits for each reviewer and author (or for one person)."""
+    out: list[QueueItem] = []
+    for s in states:
+        rec = s.current
+        if rec is None or s.status not in OPEN_STATES:
+            continue
+        if s.status == Status.NEEDS_REVISION:
+            for author in s.authors or ["(no author)"]:
+                if person in (None, author):
+                    names = ", ".join(c.value for c in rec.disagreements())
+                    out.append(QueueItem(s.id, s.family.value, s.status.value, rec.round, author, Role.AUTHOR.value,
+                                         f"revise and answer ({names}): ctb-review respond {s.id}"))
+            continue
+        reviewer = rec.reviewer
+        if reviewer is None:
+            if person is None or person not in s.authors:
+                out.append(QueueItem(s.id, s.family.value, s.status.value, rec.round, person or "(unassigned)",
+                                     Role.REVIEWER.value, f"unassigned: ctb-review assign, or take it: ctb-review blind {s.id}"))
+            continue
+        if person not in (None, reviewer):
+            continue
+        solved = any(r.blind is not None and r.blind.reviewer == reviewer for r in s.records)
+        if not solved:
+            step = f"solve blind: ctb-review blind {s.id}"
+        elif rec.comparison is None:
+            step = f"reveal and rule: ctb-review reveal {s.id}"
+        else:
+            left = [c.value for c, cr in rec.criteria.items() if cr.verdict == Verdict.OPEN]
+            step = f"rule on {', '.join(left)}: ctb-review reveal {s.id}"
+        out.append(QueueItem(s.id, s.family.value, s.status.value, rec.round, reviewer, Role.REVIEWER.value, step))
+    return out

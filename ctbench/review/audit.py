@@ -1,0 +1,144 @@
+"""The blindness audit: proof from the commit graph that every reviewer answered before seeing the gold.
+
+For every decided task (approved or discarded) and every round in which the gold was revealed, the
+audit checks that
+
+1. the reviewer's blind answer is in the record, and its sha256 (taken before the reveal) matches it;
+2. a ``blind`` commit by that reviewer exists in the task's history, and the round file *as committed
+   there* holds the same answer and hash (the answer was not rewritten afterwards);
+3. that commit is a strict ancestor of the round's ``reveal`` commit (the answer existed first);
+
+and, for approved tasks, that the last round reached consensus on all four criteria and that nothing
+the verdicts were given on has changed since (content hashes), which would reopen criteria.
+A squashed or rebased history that lost the blind commit fails the audit, as it should.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ctbench.model import Status
+from ctbench.review.gitflow import LogEntry, ReviewRepo
+from ctbench.review.hashes import PART_TITLES, PartReader, content_hashes, disk_reader, stale_criteria
+from ctbench.review.records import parse_record, record_rel
+from ctbench.review.states import CRITERIA, Action, Verdict
+from ctbench.review.view import TaskState
+from ctbench.store import TaskSet
+
+
+@dataclass
+class AuditItem:
+    task: str
+    status: Status
+    ok: bool = True
+    proofs: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def fail(self, message: str) -> None:
+        self.ok = False
+        self.problems.append(message)
+
+    def to_json(self) -> dict[str, object]:
+        return {"task": self.task, "status": self.status.value, "ok": self.ok, "proofs": self.proofs,
+                "problems": self.problems}
+
+
+def git_reader(repo: ReviewRepo, rev: str, task_rel: str) -> PartReader:
+    def read(rel: str) -> bytes | None:
+        if rel.startswith("/") or ".." in rel.split("/"):
+            return None
+        return repo.read_blob(rev, f"{task_rel}/{rel}")
+
+    return read
+
+
+def _first(entries: list[LogEntry], **want: object) -> list[LogEntry]:
+    out = []
+    for e in entries:
+        if all((e.round if k == "round" else e.get(k)) == v for k, v in want.items()):
+            out.append(e)
+    return out
+
+
+def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
+    item = AuditItem(state.id, state.status)
+    rev = state.rev or "HEAD"
+    history = list(reversed(repo.log(rev, task=state.id)))  # oldest first
+    revealed = [r for r in state.records if r.comparison is not None]
+    if not state.records:
+        item.fail("decided without any review record (not reviewed through ctb-review)")
+        return item
+    by_round = {r.round: r for r in state.records}
+    for record in revealed:
+        reviewer = record.reviewer or "?"
+        k = record.blind_round or record.round
+        blind_record = by_round.get(k)
+        blind = blind_record.blind if blind_record else None
+        where = f"round {record.round}"
+        if blind is None or blind.reviewer != reviewer:
+            item.fail(f"{where}: the gold was revealed to {reviewer} but no blind answer of theirs is recorded")
+            continue
+        if not blind.answer_intact():
+            item.fail(f"{where}: the blind answer does not match its recorded sha256 (it was edited)")
+            continue
+        blinds = _first(history, action=Action.BLIND.value, round=k, reviewer=reviewer)
+        reveals = _first(history, action=Action.REVEAL.value, round=record.round, reviewer=reviewer)
+        if not blinds:
+            item.fail(f"{where}: no blind commit by {reviewer} for round {k} in the history of {state.source}")
+            continue
+        if not reveals:
+            item.fail(f"{where}: no reveal commit in the history of {state.source}")
+            continue
+        b, r = blinds[0], reveals[0]
+        committed = repo.read_blob(b.sha, f"{state.rel}/{record_rel(k)}")
+        if committed is None:
+            item.fail(f"{where}: the blind commit {b.sha[:10]} does not hold the round file")
+            continue
+        then = parse_record(committed.decode("utf-8"), f"{record_rel(k)}@{b.sha[:10]}").blind
+        if then is None or then.answer != blind.answer or then.answer_sha256 != blind.answer_sha256:
+            item.fail(f"{where}: the blind answer differs from the one committed in {b.sha[:10]}")
+            continue
+        trailer = b.get("answer-sha256")
+        if trailer and trailer != blind.answer_sha256:
+            item.fail(f"{where}: the blind commit's Ctbench-Answer-Sha256 trailer does not match the record")
+            continue
+        if b.sha == r.sha or not repo.is_ancestor(b.sha, r.sha):
+            item.fail(f"{where}: the blind commit {b.sha[:10]} does not precede the reveal commit {r.sha[:10]}")
+            continue
+        item.proofs.append(f"{where}: blind answer by {reviewer} committed {b.sha[:10]} ({b.when}) before the "
+                           f"reveal {r.sha[:10]} ({r.when}); sha256 {blind.answer_sha256[7:19]}... matches")
+    if state.status == Status.APPROVED:
+        last = state.records[-1]
+        if not revealed:
+            item.fail("approved without any blind solve and reveal")
+        if last.outcome != "approved" or any(last.criteria[c].verdict != Verdict.AGREE for c in CRITERIA):
+            item.fail(f"approved, but round {last.round} does not record consensus on all four criteria")
+        else:
+            reader = disk_reader(ts.ref(state.id).path) if state.rev is None else git_reader(repo, rev, state.rel)
+            stale = stale_criteria(lambda c: last.criteria[c].basis, content_hashes(reader))
+            for crit, parts in stale.items():
+                item.fail(f"{crit.label} reopened: {', '.join(PART_TITLES[p] for p in parts)} changed after the "
+                          f"approval (resubmit: ctb-review submit {state.id})")
+            if not stale:
+                item.proofs.append(f"content unchanged since the approval in round {last.round}")
+    elif state.status == Status.DISCARDED and not revealed:
+        reason = state.records[-1].discard_reason
+        item.proofs.append(f"discarded before any reveal ({reason}); nothing hidden was shown")
+    return item
+
+
+def audit(ts: TaskSet, repo: ReviewRepo, states: list[TaskState], ids: list[str] | None = None) -> list[AuditItem]:
+    wanted = set(ids or [])
+    out = []
+    for state in states:
+        if wanted and state.id not in wanted:
+            continue
+        if not wanted and state.status not in (Status.APPROVED, Status.DISCARDED):
+            continue
+        out.append(audit_task(ts, repo, state))
+    missing = wanted - {s.id for s in states}
+    for task_id in sorted(missing):
+        item = AuditItem(task_id, Status.DRAFT)
+        item.fail("no such task")
+        out.append(item)
+    return out

@@ -1,0 +1,229 @@
+"""The pull-request description of a task's review, in Markdown, from the branch alone.
+
+It is what a maintainer reads before merging: where the review stands, how the blind answer
+compared with the gold, which disagreements are open, and exactly which fields changed since the
+previous round (so a re-review looks only at what moved). It is plain Markdown, ready to paste
+into a hosting site or to hand to its command-line client (``gh pr create --body-file``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ctbench.review.audit import audit_task, git_reader
+from ctbench.review.gitflow import LogEntry, ReviewRepo, branch_name
+from ctbench.review.hashes import PartReader, sha256_bytes
+from ctbench.review.records import ReviewRecord
+from ctbench.review.states import CRITERIA, Action, Role, Verdict
+from ctbench.review.view import TaskState
+from ctbench.store import HIDDEN_FILE, TASK_FILE, TaskSet
+from ctbench.yamlio import load_fast
+
+_MARK = {Verdict.AGREE: "✅ agree", Verdict.DISAGREE: "❌ disagree", Verdict.OPEN: "⏳ open"}
+
+
+def _md(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            _flatten(v, f"{prefix}[{i}]", out)
+    else:
+        out[prefix] = value
+
+
+def snapshot(read: PartReader) -> dict[str, Any]:
+    """Every reviewed field of one task version as ``file: dotted.path -> value`` (recordings by hash)."""
+    out: dict[str, Any] = {}
+    for name in (TASK_FILE, HIDDEN_FILE):
+        data = read(name)
+        if data is None:
+            continue
+        try:
+            doc = load_fast(Path(name), data.decode("utf-8"))
+        except Exception:
+            out[f"{name}"] = sha256_bytes(data)
+            continue
+        flat: dict[str, Any] = {}
+        _flatten(doc if isinstance(doc, dict) else {"value": doc}, "", flat)
+        for k, v in flat.items():
+            if name == TASK_FILE and (k == "status" or k.startswith("recordings")):
+                continue
+            out[f"{name}: {k}"] = v
+    task = read(TASK_FILE)
+    if task is not None:
+        try:
+            doc = load_fast(Path(TASK_FILE), task.decode("utf-8")) or {}
+        except Exception:
+            doc = {}
+        for rec in doc.get("recordings") or []:
+            if isinstance(rec, dict):
+                data = read(str(rec.get("file", "")))
+                out[f"recording {rec.get('device')}: {rec.get('command')}"] = (
+                    sha256_bytes(data)[7:19] if data is not None else "missing")
+    return out
+
+
+def field_diff(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    lines = []
+    for key in sorted(set(before) | set(after)):
+        a, b = before.get(key, None), after.get(key, None)
+        if key not in before:
+            lines.append(f"- added `{_md(key)}`: `{_md(_short(b))}`")
+        elif key not in after:
+            lines.append(f"- removed `{_md(key)}` (was `{_md(_short(a))}`)")
+        elif a != b:
+            lines.append(f"- changed `{_md(key)}`: `{_md(_short(a))}` → `{_md(_short(b))}`")
+    return lines
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _base_of_round(log: Iterable[LogEntry], round_no: int) -> LogEntry | None:
+    """The last reviewer-side commit of the previous round: what the re-review is relative to."""
+    ends = {Action.REQUEST_REVISION.value, Action.APPROVE.value, Action.MERGE.value}
+    for e in log:  # newest first
+        if e.round is not None and e.round < round_no and e.action in ends:
+            return e
+    return None
+
+
+def describe(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> str:
+    rev = state.rev or "HEAD"
+    log = repo.log(rev, task=state.id)
+    rec = state.current
+    lines: list[str] = [f"## Review of {state.id}: {_md(state.title or '(untitled)')}", ""]
+    reviewers = ", ".join(state.reviewers()) or "not assigned yet"
+    lines += ["| | |", "|---|---|",
+              f"| Task | `{state.id}` ({state.family.value}) |",
+              f"| Status | **{state.status.value}** after {len(state.records)} round(s) |",
+              f"| Authors | {_md(', '.join(state.authors) or '—')} |",
+              f"| Reviewers | {_md(reviewers)} |",
+              f"| Branch | `{branch_name(state.id)}` |", ""]
+    if rec is not None:
+        lines += [f"### Criteria (round {rec.round})", "", "| criterion | verdict | last word |", "|---|---|---|"]
+        for c in CRITERIA:
+            cr = rec.criteria[c]
+            last = cr.thread[-1] if cr.thread else None
+            said = (last.text or (last.verdict.value if last.verdict else last.stance or "")) if last else ""
+            word = f"{last.who} ({last.role.value}): {said}" if last and said else (
+                "carried from an earlier round" if cr.carried else
+                f"reopened: {', '.join(cr.reopened_by)} changed" if cr.reopened_by else "")
+            lines.append(f"| {c.label} | {_MARK[cr.verdict]} | {_md(_short(word, 160))} |")
+        lines.append("")
+        if rec.discard_reason:
+            lines += [f"**Discarded:** {_md(rec.discard_reason)}", ""]
+    lines += _blind_section(state)
+    lines += ["### Open disagreements", ""]
+    open_items = _open_disagreements(state.records)
+    lines += open_items or ["None.", ""]
+    lines += ["### Changes since the last round", ""]
+    lines += _changes(repo, state, rev, log)
+    item = audit_task(ts, repo, state) if state.records else None
+    if item is not None:
+        lines += ["### Blindness audit", ""]
+        lines += [f"- ✅ {_md(p)}" for p in item.proofs] + [f"- ❌ {_md(p)}" for p in item.problems]
+        if not item.proofs and not item.problems:
+            lines.append("- nothing revealed yet")
+        lines.append("")
+    lines += ["<sub>Generated by `ctb-review pr`; every step is a commit with `Ctbench-*` trailers "
+              f"(`git log --grep='Ctbench-Task: {state.id}'`).</sub>", ""]
+    return "\n".join(lines)
+
+
+def _blind_section(state: TaskState) -> list[str]:
+    lines = ["### Blind result vs gold", ""]
+    shown = False
+    revealed = [r for r in state.records if r.comparison is not None]
+    for r in revealed[-1:]:  # the latest comparison: the blind answer against the gold as it is now
+        assert r.comparison is not None
+        shown = True
+        cmp_ = r.comparison
+        blind_round = r.blind_round or r.round
+        blind = next((x.blind for x in state.records if x.round == blind_round), None)
+        s = cmp_.scores
+        parts = [f"exact match: **{'yes' if cmp_.exact else 'no'}**"]
+        for key, label in (("loc", "Loc IoU"), ("ident", "ID IoU"), ("triplet", "triplet IoU"),
+                           ("rest", "Rest IoU"), ("sequence", "sequence IoU")):
+            if s.get(key) is not None:
+                parts.append(f"{label} {float(s[key]):.2f}")
+        ev = s.get("evidence") or {}
+        if ev.get("golden"):
+            parts.append(f"evidence {ev.get('covered', 0)}/{ev.get('golden')}")
+        who = blind.reviewer if blind else r.reviewer
+        extra = (f", {blind.time_spent_s / 60:.1f} min, {blind.commands} command(s), sha256 "
+                 f"`{blind.answer_sha256[7:19]}…`") if blind else ""
+        lines += [f"Round {r.round}: blind answer by {who} (solved in round {blind_round}{extra}) — "
+                  + ", ".join(parts) + f"; parse: {cmp_.parse_status}.", ""]
+        lines += ["| gold | blind |", "|---|---|"]
+        gold, mine = list(cmp_.gold_lines), list(cmp_.blind_lines)
+        both = [g for g in gold if g in mine]
+        rows = [(g, g) for g in both] + [(g, "") for g in gold if g not in both] + [("", m) for m in mine if m not in both]
+        for g, m in rows:
+            lines.append(f"| {'`' + _md(g) + '`' if g else ''} | {'`' + _md(m) + '`' if m else ''} |")
+        for bad in cmp_.invalid_lines:
+            lines.append(f"| | unparsable: `{_md(bad)}` |")
+        lines.append("")
+        if cmp_.golden_missed:
+            lines.append("Golden actions the reviewer did not run: " +
+                         ", ".join(f"`{d}: {c}`" for d, c in cmp_.golden_missed))
+            lines.append("")
+        mismatched = [m for m in cmp_.metadata if m.agrees is False]
+        if mismatched:
+            lines.append("Metadata where the author's value and the derived one differ: " +
+                         ", ".join(f"`{m.field}` {m.authored} vs {m.derived}" for m in mismatched))
+            lines.append("")
+    if not shown:
+        lines += ["Not revealed yet.", ""]
+    return lines
+
+
+def _open_disagreements(records: list[ReviewRecord]) -> list[str]:
+    if not records:
+        return []
+    rec = records[-1]
+    out = []
+    for c in CRITERIA:
+        cr = rec.criteria[c]
+        if cr.verdict != Verdict.DISAGREE:
+            continue
+        out.append(f"- **{c.label}** (round {rec.round})")
+        for m in cr.thread:
+            tag = m.verdict.value if m.role == Role.REVIEWER and m.verdict else (m.stance or "")
+            out.append(f"  - {m.who} ({m.role.value}{', ' + tag if tag else ''}, {m.when:%Y-%m-%d %H:%M}): "
+                       f"{_md(m.text)}")
+    return out + [""] if out else []
+
+
+def _changes(repo: ReviewRepo, state: TaskState, rev: str, log: list[LogEntry]) -> list[str]:
+    rec = state.current
+    if rec is None:
+        return ["No review round yet.", ""]
+    base = _base_of_round(log, rec.round) if rec.round > 1 else None
+    base_sha = base.sha if base else None
+    label = f"round {base.round} ({base.sha[:10]})" if base else ""
+    if base_sha is None:
+        main = repo.rev(f"refs/heads/{repo.main_branch}") or repo.rev(repo.remote_ref(repo.main_branch))
+        if main:
+            try:
+                base_sha = repo.git("merge-base", main, rev) or None
+            except Exception:
+                base_sha = None
+            label = f"{repo.main_branch} ({(base_sha or '')[:10]})"
+    after = snapshot(git_reader(repo, rev, state.rel))
+    if base_sha is None or repo.read_blob(base_sha, f"{state.rel}/{TASK_FILE}") is None:
+        return [f"New task: {len(after)} reviewed field(s) and recording(s), all new since "
+                f"{label or 'the main branch'}.", ""]
+    before = snapshot(git_reader(repo, base_sha, state.rel))
+    diff = field_diff(before, after)
+    return [f"Relative to {label}:", "", *(diff or ["- no reviewed field changed"]), ""]

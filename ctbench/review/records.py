@@ -1,0 +1,264 @@
+"""Review records: one YAML file per review round, kept in the task folder (``reviews/round-NN.yaml``).
+
+A record is the durable memory of a round: who reviewed, when, the blind answer and its hash, the
+blind trajectory, the comparison with the gold, and for each criterion the verdict with its comment
+thread. Every change appends a provenance entry (who, role, when, what, why), in the file and in the
+commit trailers, so a record read on its own tells its story without git.
+
+Files are written through :mod:`ctbench.yamlio`: merged into the existing document so that a new
+verdict changes a few lines of the diff, and replaced atomically so a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+
+from ctbench.errors import CtbError
+from ctbench.model import Family, Strict
+from ctbench.review.hashes import ContentHashes, sha256_text
+from ctbench.review.states import CRITERIA, Action, Criterion, Role, Verdict
+from ctbench.store import REVIEWS_DIR
+from ctbench.yamlio import dump_document, load_document, load_fast, merge_into, to_commented
+
+RECORD_VERSION = 1
+_ROUND_FILE = re.compile(r"^round-(\d{2,})\.yaml$")
+
+Outcome = Literal["open", "approved", "needs_revision", "discarded"]
+Stance = Literal["concede", "rebut"]
+
+
+def utcnow() -> datetime:
+    """Whole seconds in UTC: records are read by people, and sub-second noise only bloats diffs."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+class Provenance(Strict):
+    """Who changed the record, in which role, when, doing what and why (inspect_ai-style provenance)."""
+
+    who: str
+    role: Role
+    when: datetime
+    action: Action
+    why: str = ""
+    criterion: Criterion | None = None
+
+
+class Comment(Strict):
+    """One entry of a criterion's thread: a reviewer ruling or an author's answer to it."""
+
+    who: str
+    role: Role
+    when: datetime
+    verdict: Verdict | None = Field(default=None, description="The reviewer's ruling this comment gives.")
+    stance: Stance | None = Field(
+        default=None, description="Author only: concede (the reviewer is right, revised) or rebut.")
+    text: str = ""
+
+
+class CriterionReview(Strict):
+    verdict: Verdict = Verdict.OPEN
+    carried: bool = Field(default=False, description="Agreed in an earlier round; its parts are unchanged.")
+    reopened_by: list[str] = Field(default_factory=list,
+                                   description="Parts whose change since the last agreement reopened it.")
+    basis: dict[str, str] = Field(default_factory=dict,
+                                  description="Hashes of the parts the verdict was given on.")
+    thread: list[Comment] = Field(default_factory=list)
+
+    def last_reviewer_comment(self) -> Comment | None:
+        for c in reversed(self.thread):
+            if c.role == Role.REVIEWER:
+                return c
+        return None
+
+    def author_stance(self) -> Stance | None:
+        """The author's latest answer, if it came after the reviewer's latest ruling."""
+        for c in reversed(self.thread):
+            if c.role == Role.REVIEWER:
+                return None
+            if c.role == Role.AUTHOR and c.stance:
+                return c.stance
+        return None
+
+
+class BlindSolve(Strict):
+    """What the reviewer produced before seeing anything hidden."""
+
+    reviewer: str
+    started: datetime
+    submitted: datetime
+    time_spent_s: float = Field(ge=0)
+    answer: str
+    answer_sha256: str = Field(description="sha256 of the answer text, taken before the reveal.")
+    trajectory: str | None = Field(default=None, description="Trajectory file in reviews/ (JSON lines).")
+    trajectory_sha256: str | None = None
+    commands: int = 0
+    visible: ContentHashes = Field(default_factory=ContentHashes,
+                                   description="Hashes of the statement and recordings that were solved.")
+
+    def answer_intact(self) -> bool:
+        return sha256_text(self.answer) == self.answer_sha256
+
+
+class MetadataRow(Strict):
+    field: str
+    authored: Any = None
+    derived: Any = None
+    agrees: bool | None = None
+
+
+class Comparison(Strict):
+    """The reveal: the blind answer scored against the gold with the evaluator's own metrics."""
+
+    revealed_at: datetime
+    revealed_by: str
+    parse_status: str
+    exact: bool
+    scores: dict[str, Any] = Field(default_factory=dict)
+    invalid_lines: list[str] = Field(default_factory=list)
+    gold_lines: list[str] = Field(default_factory=list)
+    blind_lines: list[str] = Field(default_factory=list)
+    golden_covered: list[list[str]] = Field(default_factory=list)
+    golden_missed: list[list[str]] = Field(default_factory=list)
+    extra_commands: list[list[str]] = Field(default_factory=list)
+    metadata: list[MetadataRow] = Field(default_factory=list)
+    hashes: ContentHashes = Field(default_factory=ContentHashes)
+
+
+class ReviewRecord(Strict):
+    version: int = RECORD_VERSION
+    task: str
+    family: Family
+    round: int = Field(ge=1)
+    authors: list[str] = Field(default_factory=list)
+    reviewer: str | None = None
+    opened: datetime
+    started: datetime | None = None
+    finished: datetime | None = None
+    outcome: Outcome = "open"
+    discard_reason: str = ""
+    blind: BlindSolve | None = None
+    blind_round: int | None = Field(
+        default=None, description="Round of this reviewer's blind solve when it was an earlier one.")
+    comparison: Comparison | None = None
+    criteria: dict[Criterion, CriterionReview] = Field(default_factory=dict, validate_default=True)
+    review_time_s: float = Field(default=0, ge=0, description="Time spent on reveal and verdicts.")
+    provenance: list[Provenance] = Field(default_factory=list)
+
+    @field_validator("criteria")
+    @classmethod
+    def _all_criteria(cls, value: dict[Criterion, CriterionReview]) -> dict[Criterion, CriterionReview]:
+        return {c: value.get(c, CriterionReview()) for c in CRITERIA}
+
+    # -------------------------------------------------------------- views
+
+    def verdicts(self) -> dict[Criterion, Verdict]:
+        return {c: self.criteria[c].verdict for c in CRITERIA}
+
+    def disagreements(self) -> list[Criterion]:
+        return [c for c in CRITERIA if self.criteria[c].verdict == Verdict.DISAGREE]
+
+    def open_criteria(self) -> list[Criterion]:
+        return [c for c in CRITERIA if self.criteria[c].verdict == Verdict.OPEN]
+
+    @property
+    def time_spent_s(self) -> float:
+        blind = self.blind.time_spent_s if self.blind is not None else 0.0
+        return blind + self.review_time_s
+
+    def note(self, who: str, role: Role, action: Action, why: str = "",
+             criterion: Criterion | None = None, when: datetime | None = None) -> None:
+        self.provenance.append(Provenance(who=who, role=role, when=when or utcnow(), action=action,
+                                          why=why, criterion=criterion))
+
+
+def round_summary(record: ReviewRecord) -> str:
+    """The round as an author reads it before revising: each criterion's verdict and its thread.
+
+    Plain text, for ``ctb-review checkout`` and for tools that show the review beside the task
+    (the authoring editor).
+    """
+    lines = [f"{record.task} round {record.round}: reviewer {record.reviewer or '(not assigned)'}, "
+             f"outcome {record.outcome}"]
+    if record.discard_reason:
+        lines.append(f"  discarded: {record.discard_reason}")
+    for crit in CRITERIA:
+        cr = record.criteria[crit]
+        extra = " (carried)" if cr.carried else (f" (reopened: {', '.join(cr.reopened_by)})" if cr.reopened_by else "")
+        lines.append(f"  {crit.label}: {cr.verdict.value}{extra}")
+        for c in cr.thread:
+            tag = c.verdict.value if c.verdict else (c.stance or "")
+            lines.append(f"    {c.who} ({c.role.value}{', ' + tag if tag else ''}): {c.text}".rstrip())
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def record_name(round_no: int) -> str:
+    return f"round-{round_no:02d}.yaml"
+
+
+def trajectory_name(round_no: int) -> str:
+    return f"round-{round_no:02d}.blind.jsonl"
+
+
+def record_rel(round_no: int) -> str:
+    """Path of a round file relative to the task folder."""
+    return f"{REVIEWS_DIR}/{record_name(round_no)}"
+
+
+def parse_record(text: str, where: Path | str) -> ReviewRecord:
+    path = Path(where)
+    data = load_fast(path, text)
+    try:
+        return ReviewRecord.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise CtbError(f"{path}: {loc}: {first['msg']} (a review record, see ctbench/review/records.py)") from None
+
+
+def render_record(record: ReviewRecord, existing: str | None = None, where: Path | str = "record") -> str:
+    """YAML text for a record; merged into ``existing`` so unchanged lines stay byte-identical."""
+    data = record.model_dump(mode="json", exclude_none=True)
+    if existing:
+        doc = merge_into(load_document(Path(where), existing), data)
+        return dump_document(doc)
+    header = ("# Review record written by ctb-review; edit through ctb-review so provenance stays true.\n")
+    return header + dump_document(to_commented(data))
+
+
+def round_numbers(task_dir: Path) -> list[int]:
+    folder = task_dir / REVIEWS_DIR
+    if not folder.is_dir():
+        return []
+    out = []
+    for p in folder.iterdir():
+        m = _ROUND_FILE.match(p.name)
+        if m:
+            out.append(int(m.group(1)))
+    return sorted(out)
+
+
+def round_numbers_from_names(names: list[str]) -> list[int]:
+    return sorted(int(m.group(1)) for n in names if (m := _ROUND_FILE.match(n)))
+
+
+def load_records(task_dir: Path) -> list[ReviewRecord]:
+    """Every round of a task in the working tree, oldest first."""
+    out = []
+    for n in round_numbers(task_dir):
+        p = task_dir / REVIEWS_DIR / record_name(n)
+        out.append(parse_record(p.read_text(encoding="utf-8"), p))
+    return out
+
+
+def new_record(task: str, family: Family, round_no: int, authors: list[str], when: datetime,
+               reviewer: str | None = None) -> ReviewRecord:
+    return ReviewRecord(task=task, family=family, round=round_no, authors=list(authors), opened=when,
+                        reviewer=reviewer)

@@ -1,0 +1,199 @@
+"""The reveal screen: the blind answer against the gold, and the reviewer's verdict on each criterion.
+
+It lays out what the four criteria are judged on, side by side: the answer lines (gold | blind),
+the golden actions against the commands the reviewer ran, and the authored metadata against what
+ctbench derives. Each criterion gets a verdict (``a`` agree, ``d`` disagree, ``o`` open) and a
+comment; a disagreement needs one. Criteria carried over from an earlier round start as agreed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Label, Static
+
+from ctbench.errors import CtbError
+from ctbench.review.states import CRITERIA, Criterion, Verdict
+from ctbench.review.widgets import TitleBar, VerdictToggle
+from ctbench.review.workflow import Revealed, ReviewDesk, StepResult
+
+
+class RevealScreen(Screen[None]):
+    """Scores, side-by-side comparison and verdicts for the current round."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "record", "Record verdicts", id="reveal.record", priority=True,
+                tooltip="Commit a verdict for every criterion you ruled on"),
+        Binding("ctrl+q", "app.quit", "Quit", id="reveal.quit", priority=True),
+    ]
+
+    @dataclass
+    class Loaded(Message):
+        revealed: Revealed
+        result: StepResult
+
+    @dataclass
+    class Recorded(Message):
+        result: StepResult
+
+    @dataclass
+    class Failed(Message):
+        text: str
+
+    def __init__(self, desk: ReviewDesk, task_id: str, reviewer: str) -> None:
+        super().__init__()
+        self.desk = desk
+        self.task_id = task_id
+        self.reviewer = reviewer
+        self.revealed: Revealed | None = None
+        self._opened = time.monotonic()
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar(f"reveal: {self.task_id} ({self.reviewer})")
+        with VerticalScroll(id="reveal-body"):
+            yield Static("Revealing the gold...", id="summary")
+            yield Label("Answer lines", classes="section")
+            yield DataTable(id="lines", cursor_type="none", zebra_stripes=True)
+            yield Label("Golden actions vs your commands", classes="section")
+            yield DataTable(id="actions", cursor_type="none")
+            yield Label("Metadata: authored vs derived", classes="section")
+            yield DataTable(id="metadata", cursor_type="none")
+            yield Label("Verdicts (a agree, d disagree, o open; Tab to the comment)", classes="section")
+            for crit in CRITERIA:
+                with Horizontal(classes="verdict-row", id=f"row-{crit.value}"):
+                    yield Label(crit.label, classes="verdict-name")
+                    yield VerdictToggle(crit, id=f"verdict-{crit.value}")
+                    yield Input(placeholder="comment (required when you disagree)", id=f"comment-{crit.value}",
+                                classes="verdict-comment")
+                    yield Label("", id=f"note-{crit.value}", classes="verdict-note")
+            yield Static("", id="outcome")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if not getattr(self.app, "blink", True):
+            for w in self.query(Input):
+                w.cursor_blink = False
+        self._load()
+
+    @work(thread=True, exclusive=True, group="reveal")
+    def _load(self) -> None:
+        try:
+            revealed, result = self.desk.reveal(self.task_id, self.reviewer)  # the first read of hidden.yaml
+        except CtbError as exc:
+            self.post_message(self.Failed(str(exc)))
+            return
+        self.post_message(self.Loaded(revealed, result))
+
+    def on_reveal_screen_failed(self, event: Failed) -> None:
+        self.query_one("#summary", Static).update(Text(f"Cannot reveal: {event.text}", style="bold"))
+        self.app.exit_status = 1  # type: ignore[attr-defined]
+
+    def on_reveal_screen_loaded(self, event: Loaded) -> None:
+        rev = event.revealed
+        self.revealed = rev
+        c = rev.comparison
+        s = c.scores
+        nums = [f"exact match: {'yes' if c.exact else 'no'}", f"parse: {c.parse_status}"]
+        for key, label in (("loc", "Loc IoU"), ("ident", "ID IoU"), ("triplet", "triplet IoU"),
+                           ("rest", "Rest IoU"), ("sequence", "sequence IoU")):
+            if s.get(key) is not None:
+                nums.append(f"{label} {float(s[key]):.2f}")
+        ev = s.get("evidence") or {}
+        nums.append(f"evidence {ev.get('covered', 0)}/{ev.get('golden', 0)}")
+        head = (f"{rev.task.id} round {rev.record.round}: blind answer by {rev.blind.reviewer} "
+                f"({rev.blind.commands} command(s)) against the gold\n" + "   ".join(nums))
+        self.query_one("#summary", Static).update(Text(head))
+        lines = self.query_one("#lines", DataTable)
+        lines.add_columns("", "gold", "blind")
+        both = [g for g in c.gold_lines if g in c.blind_lines]
+        for g in both:
+            lines.add_row("=", g, g)
+        for g in c.gold_lines:
+            if g not in both:
+                lines.add_row("-", g, "")
+        for b in c.blind_lines:
+            if b not in both:
+                lines.add_row("+", "", b)
+        for bad in c.invalid_lines:
+            lines.add_row("?", "", f"unparsable: {bad}")
+        acts = self.query_one("#actions", DataTable)
+        acts.add_columns("", "device", "command")
+        for d, cmd in c.golden_covered:
+            acts.add_row("ran", d, cmd)
+        for d, cmd in c.golden_missed:
+            acts.add_row("missed", d, cmd)
+        for d, cmd in c.extra_commands:
+            acts.add_row("extra", d, cmd)
+        meta = self.query_one("#metadata", DataTable)
+        meta.add_columns("field", "authored", "derived", "agrees")
+        for m in c.metadata:
+            meta.add_row(m.field, _cell(m.authored), _cell(m.derived),
+                         "" if m.agrees is None else ("yes" if m.agrees else "NO"))
+        for crit in CRITERIA:
+            cr = rev.record.criteria[crit]
+            self.query_one(f"#verdict-{crit.value}", VerdictToggle).verdict = cr.verdict
+            last = cr.last_reviewer_comment()
+            if last is not None and last.text:
+                self.query_one(f"#comment-{crit.value}", Input).value = last.text
+            note = "carried from an earlier round" if cr.carried else (
+                f"reopened: {', '.join(cr.reopened_by)} changed" if cr.reopened_by else "")
+            author = cr.author_stance()
+            if author:
+                note = (note + "; " if note else "") + f"author {author}s"
+            self.query_one(f"#note-{crit.value}", Label).update(note)
+        first_open = next((c for c in CRITERIA if rev.record.criteria[c].verdict == Verdict.OPEN), CRITERIA[0])
+        self.query_one(f"#verdict-{first_open.value}", VerdictToggle).focus()
+        self._opened = time.monotonic()
+
+    def action_record(self) -> None:
+        if self.revealed is None:
+            self.notify("Nothing revealed yet.", severity="warning")
+            return
+        rulings: dict[Criterion, tuple[Verdict, str]] = {}
+        for crit in CRITERIA:
+            verdict = self.query_one(f"#verdict-{crit.value}", VerdictToggle).verdict
+            comment = self.query_one(f"#comment-{crit.value}", Input).value.strip()
+            if verdict == Verdict.OPEN:
+                continue
+            if verdict == Verdict.DISAGREE and not comment:
+                self.notify(f"Say what is wrong with {crit.label}.", severity="error")
+                self.query_one(f"#comment-{crit.value}", Input).focus()
+                return
+            rulings[crit] = (verdict, comment)
+        if not rulings:
+            self.notify("Rule on at least one criterion (a / d).", severity="warning")
+            return
+        self.query_one("#outcome", Static).update("Recording verdicts...")
+        self._record(rulings, time.monotonic() - self._opened)
+
+    @work(thread=True, exclusive=True, group="reveal")
+    def _record(self, rulings: dict[Criterion, tuple[Verdict, str]], spent: float) -> None:
+        try:
+            result = self.desk.rule(self.task_id, self.reviewer, rulings, review_time_s=round(spent, 1))
+        except CtbError as exc:
+            self.post_message(self.Failed(str(exc)))
+            return
+        self.post_message(self.Recorded(result))
+
+    def on_reveal_screen_recorded(self, event: Recorded) -> None:
+        r = event.result
+        text = "\n".join(r.messages[-2:]) if r.messages else f"{r.task} is {r.status.value}"
+        outcome = self.query_one("#outcome", Static)
+        outcome.update(Text(f"{text}\nThe task is now {r.status.value}. Ctrl+Q quits.", style="bold"))
+        outcome.scroll_visible()
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)

@@ -1,0 +1,729 @@
+"""The review steps as domain operations, shared by the command line and the Textual app.
+
+Each public method of :class:`ReviewDesk` is one step of the paper's pipeline (section 3.2, A.3):
+submit, solve blind, reveal, rule on the four criteria, answer disagreements, resubmit, discard,
+merge. Every step checks the state machine first, changes the task folder (status in ``task.yaml``,
+the round's record in ``reviews/``) and commits it on the task's review branch with trailers, so a
+step is either fully recorded or not at all (see :mod:`ctbench.review.gitflow`).
+
+Blindness is structural: :meth:`ReviewDesk.begin_blind` and :meth:`ReviewDesk.record_blind` read the
+visible task file, the recordings and the review records only. The first method that loads
+``hidden.yaml`` is :meth:`ReviewDesk.reveal`, and it refuses unless the reviewer's blind answer is
+already a commit in the branch history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ctbench.errors import CtbError
+from ctbench.model import Family, HiddenSpec, Status, TaskSpec
+from ctbench.review.assign import Proposal
+from ctbench.review.gitflow import BRANCH_PREFIX, Notify, ReviewRepo, branch_name, format_message
+from ctbench.review.hashes import (
+    CRITERION_PARTS,
+    PART_TITLES,
+    ContentHashes,
+    content_hashes,
+    disk_reader,
+    sha256_bytes,
+    sha256_text,
+    visible_hashes,
+)
+from ctbench.review.records import (
+    BlindSolve,
+    Comment,
+    Comparison,
+    CriterionReview,
+    ReviewRecord,
+    Stance,
+    load_records,
+    new_record,
+    record_rel,
+    render_record,
+    round_summary,
+    trajectory_name,
+    utcnow,
+)
+from ctbench.review.states import (
+    CRITERIA,
+    Action,
+    Criterion,
+    IllegalTransition,
+    Role,
+    Verdict,
+    check_move,
+    consensus,
+    require_status,
+)
+from ctbench.store import REVIEWS_DIR, TASK_FILE, TaskNotFound, TaskRef, TaskSet
+from ctbench.yamlio import dump_document, load_document
+
+Clock = Callable[[], datetime]
+
+
+@dataclass
+class StepResult:
+    """What a step did, for the CLI to print and the app to show."""
+
+    task: str
+    status: Status
+    round: int
+    commits: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BlindStart:
+    """A blind solve in progress: enough to build the replay session and to commit the answer."""
+
+    task_id: str
+    reviewer: str
+    round: int
+    started: datetime
+    task: TaskSpec
+    ref: TaskRef
+
+
+@dataclass
+class Revealed:
+    """Everything the reveal screen shows; the first object in a review that holds hidden data."""
+
+    task: TaskSpec
+    hidden: HiddenSpec
+    record: ReviewRecord
+    comparison: Comparison
+    blind: BlindSolve
+
+
+def _message(task_id: str, family: Family, record: ReviewRecord, subject: str, action: Action, actor: str, *,
+             status: Status | None = None, criterion: Criterion | None = None,
+             extra: Iterable[tuple[str, str | int | None]] = (), body: str = "") -> str:
+    trailers: list[tuple[str, str | int | None]] = [
+        ("Task", task_id), ("Family", family.value), ("Round", record.round), ("Action", action.value),
+        ("Criterion", criterion.value if criterion else None), ("Reviewer", record.reviewer),
+        ("Author", actor if actor in record.authors else None),
+        ("Status", status.value if status else None), *extra]
+    return format_message(f"review({task_id}): {subject}", trailers, body)
+
+
+def _role(actor: str, task: TaskSpec, record: ReviewRecord | None) -> Role:
+    if actor in task.authors:
+        return Role.AUTHOR
+    if record is not None and record.reviewer == actor:
+        return Role.REVIEWER
+    return Role.MAINTAINER
+
+
+class ReviewDesk:
+    """The review workflow over one task set in one git working tree."""
+
+    def __init__(self, ts: TaskSet, *, notify: Notify | None = None, clock: Clock = utcnow,
+                 push: bool = True) -> None:
+        self._notify = notify or (lambda _m: None)
+        self.ts = ts
+        self.repo = ReviewRepo(ts, notify=self._notify)
+        self.clock = clock
+        self.push_enabled = push
+
+    # -------------------------------------------------------------- helpers
+
+    def locate(self, task_id: str) -> Family:
+        """The family of a task, from the working tree or else from its review branch."""
+        try:
+            return self.ts.ref(task_id).family
+        except TaskNotFound:
+            pass
+        from ctbench.review.view import read_at
+
+        tip = self.repo.review_branches().get(task_id) or self.repo.fetch_branch(branch_name(task_id))
+        if tip:
+            state = read_at(self.repo, tip, task_id)
+            if state is not None:
+                return state.family
+        raise TaskNotFound(f"task {task_id!r} not found in {self.ts.root} nor on a review branch")
+
+    def _enter(self, task_id: str, *, create: bool = False, author_changes: bool = False
+               ) -> tuple[TaskRef, TaskSpec, list[ReviewRecord]]:
+        family = self.locate(task_id)
+        rel = self.repo.task_rel(family.value, task_id)
+        self.repo.ensure_branch(task_id, rel, create_from=self.repo.main_branch if create else None,
+                                allow_task_changes=author_changes)
+        if not author_changes:
+            dirty = [p for p in self.repo.dirty_paths() if p.startswith(rel + "/")]
+            if dirty:
+                raise CtbError(f"uncommitted changes in {', '.join(dirty[:3])}: a reviewer never changes the task; "
+                               f"revert them (git checkout -- {rel}) or let the author commit them")
+        self.ts = TaskSet(root=self.ts.root)  # the branch may carry other networks or configuration
+        ref = self.ts.ref(task_id)
+        return ref, self.ts.load_task(ref), load_records(ref.path)
+
+    def _rel(self, ref: TaskRef, name: str) -> str:
+        return self.repo.rel(ref.path) + "/" + name
+
+    def _status_bytes(self, ref: TaskRef, status: Status) -> bytes:
+        """task.yaml with only its ``status`` line changed (comments and layout kept)."""
+        doc = load_document(ref.task_file)
+        doc["status"] = status.value
+        return dump_document(doc).encode("utf-8")
+
+    def _record_bytes(self, ref: TaskRef, record: ReviewRecord) -> tuple[str, bytes]:
+        path = ref.path / record_rel(record.round)
+        existing = path.read_text(encoding="utf-8") if path.exists() else None
+        return self._rel(ref, record_rel(record.round)), render_record(record, existing, path).encode("utf-8")
+
+    def _commit(self, ref: TaskRef, record: ReviewRecord, subject: str, action: Action, actor: str, *,
+                status: Status | None = None, criterion: Criterion | None = None,
+                files: Mapping[str, bytes] | None = None, add: Iterable[str] = (),
+                extra: Iterable[tuple[str, str | int | None]] = (), body: str = "") -> str | None:
+        rel, data = self._record_bytes(ref, record)
+        all_files = {rel: data, **(files or {})}
+        if status is not None:
+            all_files[self._rel(ref, TASK_FILE)] = self._status_bytes(ref, status)
+        message = _message(ref.id, ref.family, record, subject, action, actor, status=status,
+                           criterion=criterion, extra=extra, body=body)
+        return self.repo.commit(branch_name(ref.id), message, files=all_files, add=list(add), actor=actor)
+
+    def _push(self, task_id: str, result: StepResult) -> None:
+        if self.push_enabled and self.repo.push(branch_name(task_id)):
+            result.messages.append(f"pushed {branch_name(task_id)} to {self.repo.remote_name}")
+
+    def _max_rounds_reached(self, records: list[ReviewRecord]) -> bool:
+        """Rounds count from the start of the current review cycle (a re-review after approval starts anew)."""
+        start = 0
+        for r in records:
+            if r.outcome == "approved":
+                start = r.round
+        used = (records[-1].round - start) if records else 0
+        return used >= self.ts.config.review.max_rounds
+
+    def hashes(self, ref: TaskRef) -> ContentHashes:
+        return content_hashes(disk_reader(ref.path))
+
+    # -------------------------------------------------------------- submit
+
+    def submit(self, task_id: str, actor: str, why: str = "") -> StepResult:
+        with self.repo.locked(f"submit {task_id}"):
+            ref, task, records = self._enter(task_id, create=True, author_changes=True)
+            self._catch_up_with_main(task_id)
+            task = self.ts.load_task(ref)
+            if task.status == Status.NEEDS_REVISION:
+                raise IllegalTransition(f"{task_id} needs revision: answer the reviewer with "
+                                        f"ctb-review respond {task_id} (it resubmits the task)")
+            check_move(task_id, task.status, Status.SUBMITTED)
+            if task.authors and actor not in task.authors:
+                self._notify(f"note: {actor} is not an author of {task_id} ({', '.join(task.authors)}); "
+                             "submitting as maintainer")
+            self._check_valid(ref)
+            now = self.clock()
+            last = records[-1] if records else None
+            number = (last.round + 1) if last else 1
+            record = new_record(task_id, task.family, number, task.authors, now)
+            parts: list[str] = []
+            if task.status == Status.APPROVED and last is not None:
+                now_hashes = self.hashes(ref)
+                for crit in CRITERIA:
+                    prev = last.criteria[crit]
+                    changed = [p for p in CRITERION_PARTS[crit]
+                               if p in prev.basis and prev.basis[p] != now_hashes.get(p)]
+                    parts += [p for p in changed if p not in parts]
+                    record.criteria[crit] = (CriterionReview(reopened_by=changed) if changed else
+                                             CriterionReview(verdict=Verdict.AGREE, carried=True, basis=prev.basis))
+                if not parts:
+                    raise CtbError(f"{task_id} is approved and nothing it was approved on has changed "
+                                   "(statement, recordings, gold, golden actions, metadata): nothing to review")
+            record.note(actor, _role(actor, task, None), Action.SUBMIT, why or "submitted for review", when=now)
+            reopened = [c.label for c in CRITERIA if record.criteria[c].reopened_by]
+            body = f"Reopened: {', '.join(reopened)} ({', '.join(PART_TITLES[p] for p in parts)} changed)" if parts else ""
+            sha = self._commit(ref, record, f"submitted for review (round {number})", Action.SUBMIT, actor,
+                               status=Status.SUBMITTED, add=[self.repo.rel(ref.path)], body=body,
+                               extra=[("Parts", ",".join(parts) or None)])
+            result = StepResult(task_id, Status.SUBMITTED, number, [sha] if sha else [])
+            result.messages.append(f"{task_id} submitted for review, round {number}"
+                                   + (f"; reopened: {', '.join(reopened)}" if reopened else ""))
+            self._push(task_id, result)
+            return result
+
+    def _catch_up_with_main(self, task_id: str) -> None:
+        """A re-review after a merge starts from main, not from the branch's old tip."""
+        main = self.repo.rev(f"refs/heads/{self.repo.main_branch}")
+        head = self.repo.rev("HEAD")
+        if main and head and main != head and self.repo.is_ancestor(head, main):
+            self.repo.git("merge", "--quiet", "--ff-only", main)
+            self.ts = TaskSet(root=self.ts.root)
+
+    def _check_valid(self, ref: TaskRef) -> None:
+        from ctbench.authoring.validate import Validator
+
+        report = Validator(self.ts).run([ref])
+        errors = [f for f in report.errors if f.task in (ref.id, None)]
+        if errors:
+            shown = "\n  ".join(f.render() for f in errors[:8])
+            more = f"\n  ... and {len(errors) - 8} more" if len(errors) > 8 else ""
+            raise CtbError(f"{ref.id} does not pass validation; fix it before review:\n  {shown}{more}")
+
+    # -------------------------------------------------------------- blind solve
+
+    def begin_blind(self, task_id: str, actor: str) -> BlindStart:
+        """Check the reviewer may solve this task blind now (on its branch); reads nothing hidden."""
+        with self.repo.locked(f"blind {task_id}"):
+            return self._begin_blind(task_id, actor)
+
+    def _begin_blind(self, task_id: str, actor: str) -> BlindStart:
+        ref, task, records = self._enter(task_id)
+        require_status(task_id, task.status, (Status.SUBMITTED, Status.IN_REVIEW), "solve blind")
+        if actor in task.authors:
+            raise CtbError(f"{actor} is an author of {task_id}; the blind solve must be done by another expert")
+        if not records:
+            raise CtbError(f"{task_id} has no review round; submit it first: ctb-review submit {task_id}")
+        record = records[-1]
+        if record.reviewer and record.reviewer != actor:
+            raise CtbError(f"round {record.round} of {task_id} is assigned to {record.reviewer}, not {actor} "
+                           f"(reassign: ctb-review assign {task_id} --reviewer {actor} --apply)")
+        for r in records:
+            if r.blind is not None and r.blind.reviewer == actor:
+                raise CtbError(f"{actor} already solved {task_id} blind in round {r.round}; that answer stands "
+                               f"(a reviewer is blind only once): go on with ctb-review reveal {task_id}")
+        if record.blind is not None:
+            raise CtbError(f"round {record.round} of {task_id} already has a blind answer by {record.blind.reviewer}")
+        return BlindStart(task_id, actor, record.round, self.clock(), task, ref)
+
+    def record_blind(self, start: BlindStart, answer: str, trajectory: bytes | None = None, *,
+                     commands: int | None = None, time_spent_s: float | None = None) -> StepResult:
+        """Commit the blind answer and trajectory (and push them) before anything hidden is read."""
+        with self.repo.locked(f"blind {start.task_id}"):
+            return self._record_blind(start, answer, trajectory, commands=commands, time_spent_s=time_spent_s)
+
+    def _record_blind(self, start: BlindStart, answer: str, trajectory: bytes | None, *,
+                      commands: int | None, time_spent_s: float | None) -> StepResult:
+        if not answer.strip():
+            raise CtbError("the blind answer is empty; write one line per root cause or path")
+        ref = start.ref
+        records = load_records(ref.path)
+        task = self.ts.load_task(ref)
+        require_status(start.task_id, task.status, (Status.SUBMITTED, Status.IN_REVIEW), "record a blind answer for")
+        record = records[-1]
+        if record.round != start.round or record.blind is not None:
+            raise CtbError(f"round {start.round} of {start.task_id} changed while you solved it; nothing committed")
+        now = self.clock()
+        spent = time_spent_s if time_spent_s is not None else max(0.0, (now - start.started).total_seconds())
+        files: dict[str, bytes] = {}
+        traj_name: str | None = None
+        if trajectory is not None:
+            traj_name = trajectory_name(record.round)
+            files[self._rel(ref, f"{REVIEWS_DIR}/{traj_name}")] = trajectory
+        if commands is None:
+            commands = sum(1 for line in (trajectory or b"").splitlines() if line.strip())
+        record.reviewer = start.reviewer
+        record.started = record.started or start.started
+        record.blind = BlindSolve(
+            reviewer=start.reviewer, started=start.started, submitted=now, time_spent_s=round(spent, 1),
+            answer=answer, answer_sha256=sha256_text(answer), trajectory=traj_name,
+            trajectory_sha256=sha256_bytes(trajectory) if trajectory is not None else None,
+            commands=commands, visible=visible_hashes(disk_reader(ref.path)))
+        record.note(start.reviewer, Role.REVIEWER, Action.BLIND, "blind answer committed before the reveal", when=now)
+        status = Status.IN_REVIEW if task.status == Status.SUBMITTED else None
+        if status:
+            check_move(start.task_id, task.status, status)
+        sha = self._commit(ref, record, f"blind answer by {start.reviewer} (round {record.round})", Action.BLIND,
+                           start.reviewer, status=status, files=files,
+                           extra=[("Answer-Sha256", record.blind.answer_sha256)])
+        result = StepResult(start.task_id, Status.IN_REVIEW, record.round, [sha] if sha else [])
+        result.messages.append(f"blind answer for {start.task_id} committed ({(sha or '')[:10]}); "
+                               f"sha256 {record.blind.answer_sha256[7:19]}...")
+        self._push(start.task_id, result)
+        return result
+
+    # -------------------------------------------------------------- reveal and verdicts
+
+    def _blind_of(self, records: list[ReviewRecord], actor: str) -> tuple[int, BlindSolve] | None:
+        for r in records:
+            if r.blind is not None and r.blind.reviewer == actor:
+                return r.round, r.blind
+        return None
+
+    def reveal(self, task_id: str, actor: str) -> tuple[Revealed, StepResult]:
+        """Score the committed blind answer against the gold; the first step that reads ``hidden.yaml``."""
+        from ctbench.review.compare import compare, read_trajectory
+
+        with self.repo.locked(f"reveal {task_id}"):
+            ref, task, records = self._enter(task_id)
+            require_status(task_id, task.status, (Status.IN_REVIEW, Status.SUBMITTED), "reveal the gold of")
+            if actor in task.authors:
+                raise CtbError(f"{actor} is an author of {task_id}; the reveal belongs to its reviewer")
+            record = records[-1]
+            if record.reviewer and record.reviewer != actor:
+                raise CtbError(f"round {record.round} of {task_id} is reviewed by {record.reviewer}, not {actor}")
+            found = self._blind_of(records, actor)
+            if found is None:
+                raise CtbError(f"no blind answer by {actor} is committed for {task_id}: the gold stays hidden "
+                               f"until you solve it blind (ctb-review blind {task_id})")
+            blind_round, blind = found
+            commits = [e for e in self.repo.log("HEAD", task=task_id)
+                       if e.action == Action.BLIND.value and e.round == blind_round and e.get("reviewer") == actor]
+            if not commits:
+                raise CtbError(f"the blind answer of round {blind_round} for {task_id} is not committed; the gold "
+                               f"stays hidden until it is (rerun ctb-review blind {task_id})")
+            result = StepResult(task_id, task.status, record.round)
+            if self.push_enabled and self.repo.has_remote():
+                self._push(task_id, result)  # the remote holds the blind answer before the gold is shown
+            hidden = self.ts.load_hidden(ref)
+            if record.comparison is None:
+                now = self.clock()
+                traj = None
+                if blind.trajectory:
+                    path = ref.path / REVIEWS_DIR / blind.trajectory
+                    traj = path.read_bytes() if path.is_file() else None
+                side = compare(self.ts, task, hidden, blind.answer, read_trajectory(traj),
+                               time_spent_s=blind.time_spent_s)
+                record.comparison = Comparison(
+                    revealed_at=now, revealed_by=actor, parse_status=side.parsed.status, exact=side.exact,
+                    scores=side.scores, invalid_lines=list(side.parsed.invalid_lines), gold_lines=side.gold_lines,
+                    blind_lines=side.blind_lines, golden_covered=side.golden_covered,
+                    golden_missed=side.golden_missed, extra_commands=side.extra_commands,
+                    metadata=side.metadata, hashes=self.hashes(ref))
+                record.reviewer = actor
+                record.started = record.started or now
+                if blind_round != record.round:
+                    record.blind_round = blind_round
+                status = None
+                if task.status == Status.SUBMITTED:
+                    check_move(task_id, task.status, Status.IN_REVIEW)
+                    status = Status.IN_REVIEW
+                record.note(actor, Role.REVIEWER, Action.REVEAL,
+                            f"gold revealed after the blind answer of round {blind_round}", when=now)
+                sha = self._commit(ref, record, f"reveal to {actor} (round {record.round})", Action.REVEAL, actor,
+                                   status=status, extra=[("Blind-Round", blind_round),
+                                                         ("Exact", "yes" if side.exact else "no")])
+                if sha:
+                    result.commits.append(sha)
+                result.status = Status.IN_REVIEW
+                self._push(task_id, result)
+            assert record.comparison is not None
+            return Revealed(task, hidden, record, record.comparison, blind), result
+
+    def rule(self, task_id: str, actor: str, rulings: Mapping[Criterion, tuple[Verdict, str]], *,
+             review_time_s: float | None = None) -> StepResult:
+        """Record the reviewer's verdicts (one commit each) and move the task if consensus is decided."""
+        for crit, (verdict, text) in rulings.items():
+            if verdict == Verdict.DISAGREE and not text.strip():
+                raise CtbError(f"a disagreement on {crit.label} needs a comment saying what is wrong")
+            if verdict == Verdict.OPEN:
+                raise CtbError(f"{crit.label}: a verdict is agree or disagree")
+        with self.repo.locked(f"verdicts {task_id}"):
+            ref, task, records = self._enter(task_id)
+            require_status(task_id, task.status, (Status.IN_REVIEW,), "rule on")
+            record = records[-1]
+            if record.comparison is None:
+                raise CtbError(f"reveal {task_id} before ruling on it: ctb-review reveal {task_id}")
+            if record.reviewer != actor:
+                raise CtbError(f"round {record.round} of {task_id} is reviewed by {record.reviewer}, not {actor}")
+            result = StepResult(task_id, task.status, record.round)
+            now_hashes = self.hashes(ref)
+            pending = [c for c in CRITERIA if c in rulings]
+            if review_time_s:
+                record.review_time_s = round(record.review_time_s + review_time_s, 1)
+            for crit in pending:
+                verdict, text = rulings[crit]
+                cr = record.criteria[crit]
+                last = cr.last_reviewer_comment()
+                if cr.verdict == verdict and not cr.carried and last is not None and last.text == text.strip():
+                    continue  # the same ruling again: a repeated command changes nothing
+                now = self.clock()
+                cr.verdict = verdict
+                cr.carried = False
+                cr.reopened_by = []
+                cr.basis = now_hashes.subset(CRITERION_PARTS[crit])
+                cr.thread.append(Comment(who=actor, role=Role.REVIEWER, when=now, verdict=verdict, text=text.strip()))
+                record.note(actor, Role.REVIEWER, Action.VERDICT, text.strip() or verdict.value, crit, when=now)
+                sha = self._commit(ref, record, f"{crit.label}: {verdict.value} (round {record.round})",
+                                   Action.VERDICT, actor, criterion=crit, extra=[("Verdict", verdict.value)],
+                                   body=text.strip())
+                if sha:
+                    result.commits.append(sha)
+                result.messages.append(f"{crit.label}: {verdict.value}")
+            self._decide(ref, task, record, actor, now_hashes, result)
+            self._push(task_id, result)
+            return result
+
+    def _decide(self, ref: TaskRef, task: TaskSpec, record: ReviewRecord, actor: str, now_hashes: ContentHashes,
+                result: StepResult) -> None:
+        for crit in CRITERIA:  # content changed during the round: an agreement on the old version is void
+            cr = record.criteria[crit]
+            stale = [p for p, h in cr.basis.items() if now_hashes.get(p) not in (None, h)]
+            if cr.verdict == Verdict.AGREE and stale:
+                record.criteria[crit] = CriterionReview(reopened_by=stale, thread=cr.thread)
+                result.messages.append(f"{crit.label} reopened: {', '.join(PART_TITLES[p] for p in stale)} changed")
+        target = consensus(record.verdicts())
+        if target is None:
+            left = ", ".join(c.label for c in record.open_criteria())
+            result.messages.append(f"{task.id} stays in review; still open: {left}")
+            return
+        now = self.clock()
+        check_move(task.id, task.status, target)
+        record.finished = now
+        if target == Status.APPROVED:
+            record.outcome = "approved"
+            record.note(actor, Role.REVIEWER, Action.APPROVE, "consensus on all four criteria", when=now)
+            sha = self._commit(ref, record, f"approved (round {record.round})", Action.APPROVE, actor, status=target)
+            result.messages.append(f"{task.id} approved: consensus on all four criteria")
+        else:
+            record.outcome = "needs_revision"
+            names = ", ".join(c.label for c in record.disagreements())
+            record.note(actor, Role.REVIEWER, Action.REQUEST_REVISION, f"disagreement on {names}", when=now)
+            sha = self._commit(ref, record, f"revision requested: {names} (round {record.round})",
+                               Action.REQUEST_REVISION, actor, status=target)
+            last = self._max_rounds_reached(load_records(ref.path))
+            result.messages.append(f"{task.id} needs revision: {names}"
+                                   + (" (that was the last round allowed: without consensus now, discard it)"
+                                      if last else ""))
+        if sha:
+            result.commits.append(sha)
+        result.status = target
+
+    # -------------------------------------------------------------- author's answer
+
+    def respond(self, task_id: str, actor: str, replies: Mapping[Criterion, tuple[Stance, str]],
+                why: str = "") -> StepResult:
+        """Commit the author's revision, answer each disagreement, and resubmit as the next round."""
+        for crit, (_stance, text) in replies.items():
+            if not text.strip():
+                raise CtbError(f"the answer on {crit.label} needs a comment")
+        with self.repo.locked(f"respond {task_id}"):
+            ref, task, records = self._enter(task_id, author_changes=True)
+            require_status(task_id, task.status, (Status.NEEDS_REVISION,), "respond to the review of")
+            if task.authors and actor not in task.authors:
+                raise CtbError(f"{actor} is not an author of {task_id} ({', '.join(task.authors)}); "
+                               "only an author answers the reviewer")
+            record = records[-1]
+            disagreed = record.disagreements()
+            stray = [c.label for c in replies if c not in disagreed]
+            if stray:
+                raise CtbError(f"the reviewer did not disagree on {', '.join(stray)} in round {record.round}; "
+                               f"disagreements to answer: {', '.join(c.label for c in disagreed)}")
+            missing = [c for c in disagreed if c not in replies and record.criteria[c].author_stance() is None]
+            if missing:
+                names = ", ".join(c.value for c in missing)
+                raise CtbError(f"answer every disagreement of round {record.round}: {names} "
+                               "(--concede CRITERION TEXT when you revised, --rebut CRITERION TEXT when the task "
+                               "is right as it is)")
+            if self._max_rounds_reached(records):
+                limit = self.ts.config.review.max_rounds
+                raise IllegalTransition(
+                    f"{task_id} has had {limit} review round(s), the maximum (review.max_rounds in ctbench.yaml); "
+                    f"without consensus it is discarded: ctb-review discard {task_id} --reason TEXT")
+            now_hashes = self.hashes(ref)
+            for crit, (stance, _text) in replies.items():
+                basis = record.criteria[crit].basis
+                if stance == "concede" and not any(basis.get(p) not in (None, now_hashes.get(p))
+                                                   for p in CRITERION_PARTS[crit]):
+                    parts = " or ".join(PART_TITLES[p] for p in CRITERION_PARTS[crit])
+                    raise CtbError(f"you concede {crit.label}, but its {parts} did not change: revise the task "
+                                   f"first (on branch {branch_name(task_id)}), or --rebut if it is right as it is")
+            result = StepResult(task_id, task.status, record.round)
+            rel = self.repo.rel(ref.path)
+            changed_files = [p for p in self.repo.dirty_paths() if p.startswith(rel + "/")]
+            changed_files += self.repo.untracked_paths(rel)
+            basis = record.comparison.hashes if record.comparison else ContentHashes()
+            parts = [p for p in CRITERION_PARTS[Criterion.SOLVABILITY] + ("golden_actions", "metadata")
+                     if basis.get(p) and basis.get(p) != now_hashes.get(p)]
+            parts = list(dict.fromkeys(parts))
+            if changed_files:
+                when = self.clock()
+                record.note(actor, Role.AUTHOR, Action.REVISE, why or "revised after review", when=when)
+                sha = self._commit(ref, record, f"revised {', '.join(PART_TITLES[p] for p in parts) or 'task'} "
+                                   f"(round {record.round})", Action.REVISE, actor, add=[rel],
+                                   extra=[("Parts", ",".join(parts) or None)], body=why)
+                if sha:
+                    result.commits.append(sha)
+                    result.messages.append(f"committed the revision ({', '.join(parts) or 'no reviewed part'} changed)")
+            for crit in CRITERIA:
+                if crit not in replies:
+                    continue
+                stance, text = replies[crit]
+                now = self.clock()
+                record.criteria[crit].thread.append(
+                    Comment(who=actor, role=Role.AUTHOR, when=now, stance=stance, text=text.strip()))
+                record.note(actor, Role.AUTHOR, Action.RESPOND, text.strip(), crit, when=now)
+                sha = self._commit(ref, record, f"{crit.label}: author {stance}s (round {record.round})",
+                                   Action.RESPOND, actor, criterion=crit, extra=[("Stance", stance)], body=text)
+                if sha:
+                    result.commits.append(sha)
+            # The next round: agreements whose parts are unchanged carry over, everything else is open.
+            now = self.clock()
+            nxt = new_record(task_id, task.family, record.round + 1, task.authors, now, reviewer=record.reviewer)
+            for crit in CRITERIA:
+                prev = record.criteria[crit]
+                changed = [p for p in CRITERION_PARTS[crit] if p in prev.basis and prev.basis[p] != now_hashes.get(p)]
+                if prev.verdict == Verdict.AGREE and not changed:
+                    nxt.criteria[crit] = CriterionReview(verdict=Verdict.AGREE, carried=True, basis=prev.basis)
+                else:
+                    nxt.criteria[crit] = CriterionReview(reopened_by=changed)
+            nxt.note(actor, Role.AUTHOR, Action.RESUBMIT, why or "answered the review", when=now)
+            check_move(task_id, task.status, Status.SUBMITTED)
+            sha = self._commit(ref, nxt, f"resubmitted for round {nxt.round}", Action.RESUBMIT, actor,
+                               status=Status.SUBMITTED)
+            if sha:
+                result.commits.append(sha)
+            result.status = Status.SUBMITTED
+            result.round = nxt.round
+            open_names = ", ".join(c.label for c in nxt.open_criteria())
+            result.messages.append(f"{task_id} resubmitted for round {nxt.round}; open: {open_names}")
+            self._push(task_id, result)
+            return result
+
+    # -------------------------------------------------------------- discard and merge
+
+    def discard(self, task_id: str, actor: str, reason: str) -> StepResult:
+        if not reason.strip():
+            raise CtbError("say why the task is discarded: --reason TEXT (it is kept in the record)")
+        with self.repo.locked(f"discard {task_id}"):
+            ref, task, records = self._enter(task_id)
+            check_move(task_id, task.status, Status.DISCARDED)
+            now = self.clock()
+            record = records[-1] if records else new_record(task_id, task.family, 1, task.authors, now)
+            record.outcome = "discarded"
+            record.discard_reason = reason.strip()
+            record.finished = now
+            record.note(actor, _role(actor, task, record), Action.DISCARD, reason.strip(), when=now)
+            sha = self._commit(ref, record, f"discarded (round {record.round})", Action.DISCARD, actor,
+                               status=Status.DISCARDED, body=reason, extra=[("Discarded-By", actor)])
+            result = StepResult(task_id, Status.DISCARDED, record.round, [sha] if sha else [],
+                                [f"{task_id} discarded: {reason.strip()}"])
+            self._push(task_id, result)
+            return result
+
+    def merge(self, task_id: str, actor: str) -> StepResult:
+        """Merge a decided review branch into the main branch (a merge commit keeps the review history)."""
+        from ctbench.review.audit import audit_task
+        from ctbench.review.view import read_at
+
+        repo = self.repo
+        with repo.locked(f"merge {task_id}"):
+            if (repo.git_dir / "MERGE_HEAD").exists():
+                raise CtbError("a git merge is in progress in this working tree; finish it or git merge --abort")
+            branch = branch_name(task_id)
+            remote_tip = repo.fetch_branch(branch)
+            local_tip = repo.rev(f"refs/heads/{branch}")
+            tip = local_tip or remote_tip
+            if local_tip and remote_tip and local_tip != remote_tip and repo.is_ancestor(local_tip, remote_tip):
+                tip = remote_tip
+            if not tip:
+                raise CtbError(f"{task_id} has no review branch ({branch}) to merge")
+            state = read_at(repo, tip, task_id)
+            if state is None:
+                raise CtbError(f"{branch} does not contain {task_id}")
+            if state.status not in (Status.APPROVED, Status.DISCARDED):
+                raise IllegalTransition(f"{task_id} is {state.status.value}: only approved or discarded reviews are "
+                                        "merged (a discarded one is merged so the yield keeps counting it)")
+            item = audit_task(self.ts, repo, state)
+            if not item.ok:
+                raise CtbError(f"{task_id} fails the audit, not merged: " + "; ".join(item.problems))
+            main = repo.main_branch
+            dirty = repo.dirty_paths()
+            if repo.current_branch() != main:
+                if dirty:
+                    raise CtbError(f"uncommitted changes in {', '.join(dirty[:5])}: commit or stash them before "
+                                   f"switching to {main} to merge")
+                repo.git("checkout", "--quiet", main)
+                self._notify(f"switched to branch {main}")
+            main_remote = repo.fetch_branch(main)
+            if main_remote:
+                repo._catch_up(main, main_remote)
+            result = StepResult(task_id, state.status, state.current.round if state.current else 0)
+            head = repo.rev("HEAD")
+            if head and repo.is_ancestor(tip, head):
+                result.messages.append(f"{branch} is already merged into {main}")
+                return result
+            message = format_message(
+                f"review({task_id}): merge {state.status.value} review", [
+                    ("Task", task_id), ("Family", state.family.value),
+                    ("Round", state.current.round if state.current else None), ("Action", Action.MERGE.value),
+                    ("Reviewer", state.current.reviewer if state.current else None), ("Status", state.status.value),
+                    ("Merged-By", actor)])
+            msg_file = repo.state_dir / "merge-message.txt"
+            repo.state_dir.mkdir(parents=True, exist_ok=True)
+            msg_file.write_text(message, encoding="utf-8")
+            try:
+                repo.git("merge", "--quiet", "--no-ff", "--file", str(msg_file), tip,
+                         env=repo._identity_env(actor))
+            except CtbError as exc:
+                try:
+                    repo.git("merge", "--abort")
+                except CtbError:
+                    pass
+                raise CtbError(f"merging {branch} into {main} failed and was undone: {exc}") from None
+            finally:
+                msg_file.unlink(missing_ok=True)
+            sha = repo.rev("HEAD")
+            result.commits.append(sha or "")
+            result.messages.append(f"merged {branch} into {main} ({(sha or '')[:10]})")
+            if self.push_enabled and repo.push(main):
+                result.messages.append(f"pushed {main} to {repo.remote_name}")
+            self.ts = TaskSet(root=self.ts.root)
+            return result
+
+    # -------------------------------------------------------------- assignment
+
+    def apply_assignments(self, proposals: Iterable[Proposal], actor: str) -> list[StepResult]:
+        """Record proposed reviewers in each task's current round (committed on its review branch)."""
+        from ctbench.review.view import read_at
+
+        results = []
+        with self.repo.locked("assign"):
+            for p in proposals:
+                if p.reviewer is None:
+                    continue
+                branch = branch_name(p.task)
+                why = f"assigned to {p.reviewer}" + (f" ({', '.join(p.match)})" if p.match else "")
+                if self.repo.current_branch() == branch:
+                    ref, task, records = self._enter(p.task)
+                    record = records[-1]
+                    self._check_assignable(p, task.status, record)
+                    record.reviewer = p.reviewer
+                    record.note(actor, Role.MAINTAINER, Action.ASSIGN, why, when=self.clock())
+                    sha = self._commit(ref, record, f"assigned to {p.reviewer} (round {record.round})",
+                                       Action.ASSIGN, actor)
+                else:
+                    tip = self.repo.review_branches().get(p.task)
+                    state = read_at(self.repo, tip, p.task) if tip else None
+                    if state is None or state.current is None:
+                        raise CtbError(f"{p.task}: no review branch with a review round to assign")
+                    record = state.current
+                    self._check_assignable(p, state.status, record)
+                    record.reviewer = p.reviewer
+                    record.note(actor, Role.MAINTAINER, Action.ASSIGN, why, when=self.clock())
+                    rel = f"{state.rel}/{record_rel(record.round)}"
+                    old = self.repo.read_blob(tip or "", rel)
+                    text = render_record(record, old.decode("utf-8") if old else None, rel)
+                    message = _message(p.task, state.family, record, f"assigned to {p.reviewer} (round {record.round})",
+                                       Action.ASSIGN, actor)
+                    sha = self.repo.commit_to_branch(branch, message, {rel: text.encode("utf-8")}, actor=actor)
+                result = StepResult(p.task, Status.SUBMITTED, record.round, [sha] if sha else [],
+                                    [f"{p.task} round {record.round} assigned to {p.reviewer}"])
+                self._push(p.task, result)
+                results.append(result)
+        return results
+
+    @staticmethod
+    def _check_assignable(p: Proposal, status: Status, record: ReviewRecord) -> None:
+        if status != Status.SUBMITTED or record.round != p.round:
+            raise CtbError(f"{p.task} changed since the proposal (now {status.value}, round {record.round}); "
+                           "run ctb-review assign again")
+        if record.blind is not None:
+            raise CtbError(f"{p.task} round {record.round} already has a blind answer by {record.blind.reviewer}")
+
+    # -------------------------------------------------------------- navigation
+
+    def checkout(self, task_id: str) -> StepResult:
+        """Switch to a task's review branch (e.g. for the author to revise it); changes nothing else."""
+        with self.repo.locked(f"checkout {task_id}"):
+            ref, task, records = self._enter(task_id, author_changes=True)
+            result = StepResult(task_id, task.status, records[-1].round if records else 0)
+            result.messages.append(f"on {BRANCH_PREFIX}{task_id}: {task_id} is {task.status.value}, "
+                                   f"task folder {self.repo.rel(ref.path)}")
+            if records:
+                result.messages.append(round_summary(records[-1]))
+            return result
