@@ -10,7 +10,7 @@ import pytest
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.compare import compare_folders, comparison_table
-from ctbench.evaluate.stats import family_seed, paired_mean_difference, resample_sums, resample_sums_many
+from ctbench.evaluate.stats import metric_seed, paired_mean_difference, resample_sums, resample_sums_many
 from ctbench.store import TaskSet
 from tests.conftest import run_cli
 from tests.test_score_support import clone_rca, gold_text, starter_copy, write_run
@@ -63,8 +63,8 @@ def test_mcnemar_and_holm_by_hand(big_set: Path, tmp_path: Path) -> None:
     order = ["RCA-001", "RCA-002", *sorted(clones(*range(1, 11)))]  # tasks sorted by id
     xa = np.array([1.0 if t in clones(*range(1, 11)) else 0.0 for t in order])
     xb = np.array([1.0 if t in clones(1, 2, 3) else 0.0 for t in order])
-    _, ci, _ = paired_mean_difference(xa, xb, seed=family_seed("rca"), n_resamples=N)
-    assert (acc["B"].ci_low, acc["B"].ci_high) == ci and acc["B"].seed == family_seed("rca")
+    _, ci, _ = paired_mean_difference(xa, xb, seed=metric_seed("rca", "accuracy"), n_resamples=N)
+    assert (acc["B"].ci_low, acc["B"].ci_high) == ci and acc["B"].seed == metric_seed("rca", "accuracy")
     # identical path answers: no discordant pair, p = 1, zero-width interval
     path_acc = [r for r in cmp.results if (r.family, r.metric) == ("path", "accuracy")]
     assert all(r.p_value == 1.0 and r.a_only == r.b_only == 0 and r.ci_low == r.ci_high == 0 for r in path_acc)

@@ -18,10 +18,10 @@ from ctbench.evaluate.stats import (
     breakdown,
     compare_runs,
     compare_scope,
-    family_seed,
     holm,
     holm_adjust,
     mcnemar_exact,
+    metric_seed,
     paired_mean_difference,
     paired_pooled_difference,
     percentile_interval,
@@ -212,7 +212,9 @@ def test_compare_runs_structure_and_seeds() -> None:
     assert (acc.a_only, acc.b_only, acc.p_value) == mcnemar_exact(ea, eb)
     assert acc.diff == pytest.approx(ea.mean() - eb.mean())
     assert acc.ci_low is not None and acc.ci_high is not None and acc.ci_low <= acc.diff <= acc.ci_high
-    assert acc.seed == res[3].seed == family_seed("rca") == seed_for("bootstrap:rca")  # one matrix per family
+    # one matrix per family and metric (the per-metric offsets of D.1/D.2), shared by both runs
+    assert acc.seed == metric_seed("rca", "accuracy") == seed_for("bootstrap:rca:accuracy")
+    assert res[3].seed == metric_seed("rca", "evidence_coverage") != acc.seed
     # the shared engine draws the same resamples as the single-metric function with that seed
     _, ci, _ = paired_mean_difference(ea.astype(float), eb.astype(float), seed=acc.seed, n_resamples=500)
     assert (acc.ci_low, acc.ci_high) == ci
@@ -256,7 +258,7 @@ def test_standard_errors_of_a_run() -> None:
     num = np.array([s.evidence.covered for s in rca], dtype=float)
     den = np.array([s.evidence.golden for s in rca], dtype=float)
     assert se["rca"]["evidence_coverage"] == bootstrap_pooled_se(
-        num, den, seed=family_seed("rca"), n_resamples=400)
+        num, den, seed=metric_seed("rca", "evidence_coverage"), n_resamples=400)
     assert set(se["path"]) == {"accuracy", "loc_iou", "rest_iou", "sequence_iou", "evidence_coverage",
                                "evidence_f1", "micro_edge_iou"}
     assert standard_errors(rows, run="A", n_resamples=400) == se

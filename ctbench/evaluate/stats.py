@@ -15,18 +15,15 @@ Seeds (the rule, so that anyone can reproduce a figure): every bootstrap draws i
 ``numpy.random.default_rng(seed)`` - ``rng.integers(0, n, size=(rows, n))``, rows in order - with
 ``seed = BASE_SEED + zlib.crc32(key.encode("utf-8"))`` where ``key = "|".join([key, *names])``
 (:func:`seed_for`); ``BASE_SEED = 20260725`` (D.1). The run-level statistics (:func:`standard_errors`,
-:func:`compare_runs`, :func:`compare_scope`) use **one index matrix per task family**, key
-``"bootstrap:<family>"`` (:func:`family_seed`), for every metric, every run and every pair: the draws
-depend only on the family and its (sorted) task list. So re-running gives the same numbers; a run's
-standard errors are the same whether it is scored alone or in a report with other runs; every comparison
-of a report and the standard errors beside it are computed on the same resampled task sets; and the
-draw - the dominant cost, ~4 ns per index - is paid once per family instead of once per metric, run and pair
-(a 4-run report's bootstraps measured 4-7x faster at 234 tasks and 10-16x faster at 100,000 than with
-one draw per metric, run and pair; ``tests/bench/bench_report.py``). The paper mentions metric- and model-specific
-offsets instead; it never published them, so its exact draws cannot be reproduced either way, and
-sharing resamples across metrics and runs changes no bootstrap's validity - each is still 10,000
-resamples of the family's tasks. The single-metric functions (:func:`bootstrap_pooled_se`,
-:func:`paired_mean_difference`, ...) take an explicit seed and draw the same stream for it.
+:func:`compare_runs`, :func:`compare_scope`) draw **one index matrix per task family and metric**, key
+``"bootstrap:<family>:<metric>"`` (:func:`metric_seed`) - the per-metric offsets of D.1/D.2 - and use it
+for every run and every pair: a paired comparison resamples both runs jointly by construction, a run's
+standard errors are the same whether it is scored alone or in a report with other runs, and the draws
+depend only on the family, the metric and the (sorted) task list. The D.2 text also mentions
+model-specific offsets; sharing a metric's matrix across runs is what makes the paired resampling joint,
+and the paper never published its offsets, so its exact draws cannot be reproduced either way. The
+single-metric functions (:func:`bootstrap_pooled_se`, :func:`paired_mean_difference`, ...) take an
+explicit seed and draw the same stream for it, so ``metric_seed`` reproduces any figure with them.
 
 Vectorisation: indices are drawn as ``(rows, n)`` int64 matrices, many resamples per numpy call. The
 single-metric functions gather the statistic's values with the index matrix. The shared engine
@@ -478,9 +475,14 @@ def _by_family(rows: Iterable[TaskScores], run: str | None = None) -> dict[Famil
     return out
 
 
-def family_seed(family: str, base_seed: int = BASE_SEED) -> int:
-    """The seed of every run-level bootstrap of a task family: ``seed_for("bootstrap:<family>")``."""
-    return seed_for(f"bootstrap:{family}", base_seed=base_seed)
+def metric_seed(family: str, metric: str, base_seed: int = BASE_SEED) -> int:
+    """The seed of a metric's run-level bootstraps: ``seed_for("bootstrap:<family>:<metric>")``."""
+    return seed_for(f"bootstrap:{family}:{metric}", base_seed=base_seed)
+
+
+def _boot_metrics(family: Family) -> tuple[str, ...]:
+    """Metrics that need resampling: the paired task-macro ones and every pooled ratio."""
+    return tuple(name for name, _ in _MACRO[family][:3]) + _POOLED[family]
 
 
 def _run_columns(rows: Sequence[TaskScores], family: Family) -> FloatArray:
@@ -511,40 +513,43 @@ def _pooled_from_sums(sums: FloatArray, metric: str) -> FloatArray:
 def _resample_runs(
     fams: Mapping[str, Mapping[Family, list[TaskScores]]], *, n_resamples: int, base_seed: int,
     max_chunk_bytes: int, workers: int | None,
-) -> dict[tuple[str, Family], FloatArray]:
-    """Resampled column sums of every run and family: ``{(run, family): (n_resamples, k)}``.
+) -> dict[tuple[str, Family], dict[str, FloatArray]]:
+    """Resampled column sums of every run and family, per metric: ``{(run, family): {metric: sums}}``.
 
-    Runs holding the same tasks of a family share one index matrix (seed :func:`family_seed`); their
-    columns go side by side into one :func:`resample_sums` call, so the draw - the dominant cost - is
-    paid once per family, whatever the number of runs and metrics. A run whose task list differs
-    (an unfinished run) gets its own call with the same seed.
+    Each metric has its own index matrix (seed :func:`metric_seed`); runs holding the same tasks of
+    a family go side by side into one :func:`resample_sums` call per metric, so a metric's draw is
+    paid once whatever the number of runs and pairs. A run whose task list differs (an unfinished
+    run) gets its own calls with the same seeds.
     """
     groups: dict[tuple[Family, tuple[str, ...]], list[str]] = {}
     for name, fam in fams.items():
         for f in FAMILIES:
             if fam[f]:
                 groups.setdefault((f, tuple(s.task_id for s in fam[f])), []).append(name)
-    plan = [(f, names, [_run_columns(fams[n][f], f) for n in names]) for (f, _), names in groups.items()]
-    jobs = [(np.hstack(cols), family_seed(f, base_seed)) for f, _, cols in plan]
+    plan = [(f, m, names, cols)
+            for (f, _), names in groups.items()
+            for cols in [[_run_columns(fams[n][f], f) for n in names]]
+            for m in _boot_metrics(f)]
+    jobs = [(np.hstack(cols), metric_seed(f, m, base_seed)) for f, m, _, cols in plan]
     sums = resample_sums_many(jobs, n_resamples=n_resamples, max_chunk_bytes=max_chunk_bytes, workers=workers)
-    out: dict[tuple[str, Family], FloatArray] = {}
-    for (f, names, cols), total in zip(plan, sums, strict=True):
+    out: dict[tuple[str, Family], dict[str, FloatArray]] = {}
+    for (f, m, names, cols), total in zip(plan, sums, strict=True):
         at = 0
         for name, c in zip(names, cols, strict=True):
-            out[(name, f)] = total[:, at: at + c.shape[1]]
+            out.setdefault((name, f), {})[m] = total[:, at: at + c.shape[1]]
             at += c.shape[1]
     return out
 
 
 def _standard_errors_of(rows: Mapping[Family, list[TaskScores]],
-                        sums: Mapping[Family, FloatArray]) -> dict[str, dict[str, float | None]]:
+                        sums: Mapping[Family, Mapping[str, FloatArray]]) -> dict[str, dict[str, float | None]]:
     out: dict[str, dict[str, float | None]] = {}
     for f in FAMILIES:
         res: dict[str, float | None] = {}
         for name, attr in _MACRO[f]:
             res[name] = standard_error(_values(rows[f], attr)) if rows[f] else None
         for metric in _POOLED[f]:
-            res[metric] = _sd(_pooled_from_sums(sums[f], metric)) if rows[f] else None
+            res[metric] = _sd(_pooled_from_sums(sums[f][metric], metric)) if rows[f] else None
         out[f] = res
     return out
 
@@ -568,8 +573,8 @@ def standard_errors(
     """Standard errors of one run's headline metrics, per family (D.1, Table 5).
 
     Task-macro metrics: sample sd / sqrt(n). Pooled ratios (evidence coverage, evidence F1, and for
-    paths the micro edge IoU): bootstrap SE within the family from the family's index matrix (seed
-    :func:`family_seed`; module docstring). ``run`` names the run in error messages only: the draws
+    paths the micro edge IoU): bootstrap SE within the family from the metric's index matrix (seed
+    :func:`metric_seed`; module docstring). ``run`` names the run in error messages only: the draws
     depend on the family and its task list, so a run's standard errors are the same whether it is
     scored alone or in a report with others.
     """
@@ -579,35 +584,39 @@ def standard_errors(
 
 def _paired_results(
     ra: Sequence[TaskScores], rb: Sequence[TaskScores], family: Family, *, run_a: str, run_b: str,
-    sums_a: FloatArray, sums_b: FloatArray, seed: int, n_resamples: int, confidence: float,
+    sums_a: Mapping[str, FloatArray], sums_b: Mapping[str, FloatArray], base_seed: int, n_resamples: int,
+    confidence: float,
 ) -> list[PairedResult]:
     n = len(ra)
-    common = dict(family=family, run_a=run_a, run_b=run_b, n=n, n_resamples=n_resamples, seed=seed)
+    common = dict(family=family, run_a=run_a, run_b=run_b, n=n, n_resamples=n_resamples)
     results: list[PairedResult] = []
     for j, (name, attr) in enumerate(_MACRO[family][:3]):
         x, y = _values(ra, attr), _values(rb, attr)
-        diffs = (sums_a[:, j] - sums_b[:, j]) / n
+        diffs = (sums_a[name][:, j] - sums_b[name][:, j]) / n
+        seed = metric_seed(family, name, base_seed)
         ci = percentile_interval(diffs, confidence)
         ci_low, ci_high = ci if ci is not None else (None, None)
         diff = float((x - y).mean())
         if name == "accuracy":
             a_only, b_only, p = mcnemar_exact(x > 0.5, y > 0.5)
-            results.append(PairedResult(**common, metric=name, a=float(x.mean()), b=float(y.mean()),
+            results.append(PairedResult(**common, seed=seed, metric=name, a=float(x.mean()), b=float(y.mean()),
                                         diff=diff, ci_low=ci_low, ci_high=ci_high, p_value=p,
                                         test="mcnemar-exact", a_only=a_only, b_only=b_only))
         else:
-            results.append(PairedResult(**common, metric=name, a=float(x.mean()), b=float(y.mean()),
+            results.append(PairedResult(**common, seed=seed, metric=name, a=float(x.mean()), b=float(y.mean()),
                                         diff=diff, ci_low=ci_low, ci_high=ci_high,
                                         p_value=sign_probability(diffs), test="bootstrap-sign"))
     na, da = _pooled_parts(ra, "evidence_coverage")
     nb, db = _pooled_parts(rb, "evidence_coverage")
     a_cov = float(na.sum() / da.sum()) if da.sum() > 0 else None
     b_cov = float(nb.sum() / db.sum()) if db.sum() > 0 else None
-    diffs = _pooled_from_sums(sums_a, "evidence_coverage") - _pooled_from_sums(sums_b, "evidence_coverage")
+    diffs = (_pooled_from_sums(sums_a["evidence_coverage"], "evidence_coverage")
+             - _pooled_from_sums(sums_b["evidence_coverage"], "evidence_coverage"))
     ci = percentile_interval(diffs, confidence)
     ci_low, ci_high = ci if ci is not None else (None, None)
     results.append(PairedResult(
-        **common, metric="evidence_coverage", a=a_cov, b=b_cov,
+        **common, seed=metric_seed(family, "evidence_coverage", base_seed), metric="evidence_coverage",
+        a=a_cov, b=b_cov,
         diff=None if a_cov is None or b_cov is None else a_cov - b_cov,
         ci_low=ci_low, ci_high=ci_high, p_value=sign_probability(diffs), test="bootstrap-sign"))
     return results
@@ -621,7 +630,8 @@ def _check_pairs(fams: Mapping[str, Mapping[Family, list[TaskScores]]], pairs: S
 
 
 def _paired_from(
-    fams: Mapping[str, Mapping[Family, list[TaskScores]]], sums: Mapping[tuple[str, Family], FloatArray],
+    fams: Mapping[str, Mapping[Family, list[TaskScores]]],
+    sums: Mapping[tuple[str, Family], Mapping[str, FloatArray]],
     pairs: Sequence[tuple[str, str]], *, n_resamples: int, base_seed: int, confidence: float,
 ) -> list[PairedResult]:
     results: list[PairedResult] = []
@@ -630,7 +640,7 @@ def _paired_from(
             if fams[a][f]:
                 results.extend(_paired_results(
                     fams[a][f], fams[b][f], f, run_a=a, run_b=b, sums_a=sums[(a, f)], sums_b=sums[(b, f)],
-                    seed=family_seed(f, base_seed), n_resamples=n_resamples, confidence=confidence))
+                    base_seed=base_seed, n_resamples=n_resamples, confidence=confidence))
     return results
 
 
@@ -638,7 +648,7 @@ def _compare_pairs(
     runs: Mapping[str, Iterable[TaskScores]], pairs: Sequence[tuple[str, str]], *,
     n_resamples: int, base_seed: int, confidence: float, max_chunk_bytes: int, workers: int | None,
 ) -> list[PairedResult]:
-    """Every (A, B) pair's comparison, all from the families' shared index matrices."""
+    """Every (A, B) pair's comparison, from the metrics' shared index matrices."""
     used = list(dict.fromkeys(name for pair in pairs for name in pair))
     fams = {name: _by_family(runs[name], name) for name in used}
     _check_pairs(fams, pairs)
@@ -655,7 +665,7 @@ def run_statistics(
     """Standard errors of every run and the Holm-adjusted comparisons of ``pairs``, in one pass.
 
     The numbers are exactly those of :func:`standard_errors_many` and :func:`compare_scope`; a
-    report computes both from the same draw (one per family) instead of drawing twice.
+    report computes both from the same draws (one per family and metric) instead of drawing twice.
     """
     fams = {name: _by_family(rows, name) for name, rows in runs.items()}
     _check_pairs(fams, pairs)
@@ -675,8 +685,8 @@ def compare_runs(
     """Paired comparison A - B of two runs on the same tasks, per family (D.2).
 
     Metrics per family: accuracy (exact McNemar + paired bootstrap interval), the two task-macro IoUs
-    (RCA-Loc, RCA-ID / Path-Loc, Path-Rest) and pooled evidence coverage, all from the family's
-    index matrix (seed :func:`family_seed`), resampled jointly for both runs. Both runs must hold the
+    (RCA-Loc, RCA-ID / Path-Loc, Path-Rest) and pooled evidence coverage, each from its metric's
+    index matrix (seed :func:`metric_seed`), resampled jointly for both runs. Both runs must hold the
     same task ids in each family (unanswered tasks are records too, scored as wrong): a
     ``ValueError`` otherwise, rather than silently comparing different task sets.
     """

@@ -330,24 +330,27 @@ def _arr(values: Any) -> np.ndarray:
     return np.asarray(list(values), dtype=np.float64)
 
 
-def loop_se(rows: Sequence[TaskScores], family: str, seed: int, n_resamples: int) -> dict[str, float]:
-    """Pooled-ratio SEs of one family of one run, one resample per iteration."""
+def loop_se(rows: Sequence[TaskScores], family: str, n_resamples: int) -> dict[str, float]:
+    """Pooled-ratio SEs of one family of one run, one resample per iteration, one stream per metric."""
     c, g, a = (_arr(s.evidence.covered for s in rows), _arr(s.evidence.golden for s in rows),
                _arr(s.evidence.executed for s in rows))
     inter, union = _arr(s.edges_intersection for s in rows), _arr(s.edges_union for s in rows)
-    rng = np.random.default_rng(seed)
     n = len(rows)
-    out: dict[str, list[float]] = {"evidence_coverage": [], "evidence_f1": [], "micro_edge_iou": []}
-    for _ in range(n_resamples):
-        idx = rng.integers(0, n, size=n)
-        cs, gs, as_ = c[idx].sum(), g[idx].sum(), a[idx].sum()
-        out["evidence_coverage"].append(cs / gs if gs > 0 else np.nan)
-        out["evidence_f1"].append(2 * cs / (gs + as_) if gs + as_ > 0 else np.nan)
-        if family == "path":
-            us = union[idx].sum()
-            out["micro_edge_iou"].append(inter[idx].sum() / us if us > 0 else np.nan)
+    metrics = ["evidence_coverage", "evidence_f1"] + (["micro_edge_iou"] if family == "path" else [])
     res = {}
-    for metric, values in out.items():
+    for metric in metrics:
+        rng = np.random.default_rng(stats.metric_seed(family, metric))
+        values = []
+        for _ in range(n_resamples):
+            idx = rng.integers(0, n, size=n)
+            cs, gs, as_ = c[idx].sum(), g[idx].sum(), a[idx].sum()
+            if metric == "evidence_coverage":
+                values.append(cs / gs if gs > 0 else np.nan)
+            elif metric == "evidence_f1":
+                values.append(2 * cs / (gs + as_) if gs + as_ > 0 else np.nan)
+            else:
+                us = union[idx].sum()
+                values.append(inter[idx].sum() / us if us > 0 else np.nan)
         v = np.asarray(values)
         v = v[~np.isnan(v)]
         if v.size >= 2:
@@ -355,7 +358,7 @@ def loop_se(rows: Sequence[TaskScores], family: str, seed: int, n_resamples: int
     return res
 
 
-def loop_paired(ra: Sequence[TaskScores], rb: Sequence[TaskScores], family: str, seed: int,
+def loop_paired(ra: Sequence[TaskScores], rb: Sequence[TaskScores], family: str,
                 n_resamples: int) -> dict[str, tuple[float, float, float]]:
     """(CI low, CI high, sign p) of the four paired metrics of one family, one resample per iteration."""
     third = ("id_iou", "ident") if family == "rca" else ("rest_iou", "rest")
@@ -363,18 +366,18 @@ def loop_paired(ra: Sequence[TaskScores], rb: Sequence[TaskScores], family: str,
              for m, attr in (("accuracy", "exact"), ("loc_iou", "loc"), third)}
     ca, ga = _arr(s.evidence.covered for s in ra), _arr(s.evidence.golden for s in ra)
     cb, gb = _arr(s.evidence.covered for s in rb), _arr(s.evidence.golden for s in rb)
-    rng = np.random.default_rng(seed)
     n = len(ra)
-    samples: dict[str, list[float]] = {m: [] for m in [*diffs, "evidence_coverage"]}
-    for _ in range(n_resamples):
-        idx = rng.integers(0, n, size=n)
-        for m, d in diffs.items():
-            samples[m].append(d[idx].mean())
-        gas, gbs = ga[idx].sum(), gb[idx].sum()
-        samples["evidence_coverage"].append(ca[idx].sum() / gas - cb[idx].sum() / gbs if gas > 0 and gbs > 0
-                                            else np.nan)
     out = {}
-    for m, values in samples.items():
+    for m in [*diffs, "evidence_coverage"]:
+        rng = np.random.default_rng(stats.metric_seed(family, m))
+        values = []
+        for _ in range(n_resamples):
+            idx = rng.integers(0, n, size=n)
+            if m in diffs:
+                values.append(diffs[m][idx].mean())
+            else:
+                gas, gbs = ga[idx].sum(), gb[idx].sum()
+                values.append(ca[idx].sum() / gas - cb[idx].sum() / gbs if gas > 0 and gbs > 0 else np.nan)
         v = np.asarray(values)
         v = v[~np.isnan(v)]
         lo, hi = np.percentile(v, [2.5, 97.5])
@@ -389,16 +392,16 @@ def _by_family(rows: Sequence[TaskScores], family: str) -> list[TaskScores]:
 
 def loop_all(runs: dict[str, list[TaskScores]], n_resamples: int) -> tuple[dict[str, Any], dict[str, Any]]:
     names = list(runs)
-    se = {(name, f): loop_se(_by_family(rows, f), f, stats.family_seed(f), n_resamples)
+    se = {(name, f): loop_se(_by_family(rows, f), f, n_resamples)
           for name, rows in runs.items() for f in ("rca", "path") if _by_family(rows, f)}
     paired = {(names[0], b, f): loop_paired(_by_family(runs[names[0]], f), _by_family(runs[b], f), f,
-                                            stats.family_seed(f), n_resamples)
+                                            n_resamples)
               for b in names[1:] for f in ("rca", "path") if _by_family(runs[b], f)}
     return se, paired
 
 
 def vector_all(runs: dict[str, list[TaskScores]], n_resamples: int) -> tuple[dict[str, Any], list[Any]]:
-    """Every bootstrap of the report, as the report computes them (one draw per family)."""
+    """Every bootstrap of the report, as the report computes them (one draw per family and metric)."""
     names = list(runs)
     return stats.run_statistics(runs, [(names[0], b) for b in names[1:]], n_resamples=n_resamples)
 
