@@ -285,24 +285,11 @@ def render_reveal(rev: Revealed) -> str:
     nums.append(f"evidence {ev.get('covered', 0)}/{ev.get('golden', 0)}")
     head.append("  " + "   ".join(nums))
     lines = Table(title="Answer lines", columns=["", "gold", "blind"])
-    both = [g for g in c.gold_lines if g in c.blind_lines]
-    for g in both:
-        lines.add("=", g, g)
-    for g in c.gold_lines:
-        if g not in both:
-            lines.add("-", g, "")
-    for b in c.blind_lines:
-        if b not in both:
-            lines.add("+", "", b)
-    for bad in c.invalid_lines:
-        lines.add("?", "", f"unparsable: {bad}")
+    for row in c.answer_rows():
+        lines.add(*row)
     acts = Table(title="Golden actions vs your commands", columns=["", "device", "command"])
-    for d, cmd in c.golden_covered:
-        acts.add("ran", d, cmd)
-    for d, cmd in c.golden_missed:
-        acts.add("missed", d, cmd)
-    for d, cmd in c.extra_commands:
-        acts.add("extra", d, cmd)
+    for row in c.action_rows():
+        acts.add(*row)
     meta = Table(title="Metadata: authored vs derived", columns=["field", "authored", "derived", "agrees"])
     for m in c.metadata:
         meta.add(m.field, _cell(m.authored), _cell(m.derived), m.agrees)

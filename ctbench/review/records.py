@@ -128,6 +128,24 @@ class Comparison(Strict):
     metadata: list[MetadataRow] = Field(default_factory=list)
     hashes: ContentHashes = Field(default_factory=ContentHashes)
 
+    def answer_rows(self) -> list[tuple[str, str, str]]:
+        """(mark, gold line, blind line): ``=`` both, ``-`` gold only, ``+`` blind only, ``?`` unparsable.
+
+        One definition of the side-by-side view, shared by ``ctb-review reveal`` in text and the app.
+        """
+        both = [g for g in self.gold_lines if g in self.blind_lines]
+        rows = [("=", g, g) for g in both]
+        rows += [("-", g, "") for g in self.gold_lines if g not in both]
+        rows += [("+", "", b) for b in self.blind_lines if b not in both]
+        rows += [("?", "", f"unparsable: {bad}") for bad in self.invalid_lines]
+        return rows
+
+    def action_rows(self) -> list[tuple[str, str, str]]:
+        """(mark, device, command): golden actions the reviewer ran or missed, and extra commands."""
+        return ([("ran", d, cmd) for d, cmd in self.golden_covered]
+                + [("missed", d, cmd) for d, cmd in self.golden_missed]
+                + [("extra", d, cmd) for d, cmd in self.extra_commands])
+
 
 class ReviewRecord(Strict):
     version: int = RECORD_VERSION

@@ -113,25 +113,12 @@ class RevealScreen(Screen[None]):
         self.query_one("#summary", Static).update(Text(head))
         lines = self.query_one("#lines", DataTable)
         lines.add_columns("", "gold", "blind")
-        both = [g for g in c.gold_lines if g in c.blind_lines]
-        for g in both:
-            lines.add_row("=", g, g)
-        for g in c.gold_lines:
-            if g not in both:
-                lines.add_row("-", g, "")
-        for b in c.blind_lines:
-            if b not in both:
-                lines.add_row("+", "", b)
-        for bad in c.invalid_lines:
-            lines.add_row("?", "", f"unparsable: {bad}")
+        for row in c.answer_rows():
+            lines.add_row(*row)
         acts = self.query_one("#actions", DataTable)
         acts.add_columns("", "device", "command")
-        for d, cmd in c.golden_covered:
-            acts.add_row("ran", d, cmd)
-        for d, cmd in c.golden_missed:
-            acts.add_row("missed", d, cmd)
-        for d, cmd in c.extra_commands:
-            acts.add_row("extra", d, cmd)
+        for row in c.action_rows():
+            acts.add_row(*row)
         meta = self.query_one("#metadata", DataTable)
         meta.add_columns("field", "authored", "derived", "agrees")
         for m in c.metadata:
