@@ -558,11 +558,24 @@ _USAGE_FIELDS: tuple[str, ...] = ("rounds", "latency_s", "input_tokens", "output
 
 def efficiency(scores: Sequence[TaskScores]) -> dict[str, Any]:
     """Means and medians of rounds, latency and tokens (4.3); missing values excluded and counted."""
+    columns: dict[str, list[float]] = {name: [] for name in _USAGE_FIELDS}
+    rounds, latency, tin, tout, total = columns.values()
+    for s in scores:  # one pass over the tasks: this runs once per stratum of every breakdown
+        r, lat, i, o = s.usage
+        if r is not None:
+            rounds.append(float(r))
+        if lat is not None:
+            latency.append(float(lat))
+        if i is not None:
+            tin.append(float(i))
+        if o is not None:
+            tout.append(float(o))
+            if i is not None:
+                total.append(float(i + o))
     out: dict[str, Any] = {}
-    for name in _USAGE_FIELDS:
-        values = [float(v) for s in scores if (v := getattr(s.usage, name)) is not None]
+    for name, values in columns.items():
         out[name] = {"n": len(values), "missing": len(scores) - len(values), "mean": _mean(values),
-                     "median": statistics.median(sorted(values)) if values else None}
+                     "median": statistics.median(values) if values else None}
     return out
 
 

@@ -530,15 +530,27 @@ def _resample_runs(
             for (f, _), names in groups.items()
             for cols in [[_run_columns(fams[n][f], f) for n in names]]
             for m in _boot_metrics(f)]
-    jobs = [(np.hstack(cols), metric_seed(f, m, base_seed)) for f, m, _, cols in plan]
+    # Each metric resamples only the columns it reads (the product's cost grows with them); the
+    # sums go back to their usual positions, the other columns stay NaN.
+    used = [_metric_columns(f, m) for f, m, _, _ in plan]
+    jobs = [(np.hstack([c[:, u] for c in cols]), metric_seed(f, m, base_seed))
+            for (f, m, _, cols), u in zip(plan, used, strict=True)]
     sums = resample_sums_many(jobs, n_resamples=n_resamples, max_chunk_bytes=max_chunk_bytes, workers=workers)
     out: dict[tuple[str, Family], dict[str, FloatArray]] = {}
-    for (f, m, names, cols), total in zip(plan, sums, strict=True):
-        at = 0
-        for name, c in zip(names, cols, strict=True):
-            out.setdefault((name, f), {})[m] = total[:, at: at + c.shape[1]]
-            at += c.shape[1]
+    for (f, m, names, cols), u, total in zip(plan, used, sums, strict=True):
+        for i, (name, c) in enumerate(zip(names, cols, strict=True)):
+            full = np.full((total.shape[0], c.shape[1]), np.nan)
+            full[:, u] = total[:, i * len(u): (i + 1) * len(u)]
+            out.setdefault((name, f), {})[m] = full
     return out
+
+
+def _metric_columns(family: Family, metric: str) -> list[int]:
+    """Positions in :func:`_run_columns` that a metric's bootstrap reads."""
+    macro = [name for name, _ in _MACRO[family][:3]]
+    if metric in macro:
+        return [macro.index(metric)]
+    return {"evidence_coverage": [3, 4], "evidence_f1": [3, 4, 5], "micro_edge_iou": [6, 7]}[metric]
 
 
 def _standard_errors_of(rows: Mapping[Family, list[TaskScores]],
