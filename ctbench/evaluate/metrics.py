@@ -556,11 +556,11 @@ def evidence_on_correct(scores: Sequence[TaskScores]) -> dict[str, Any]:
 _USAGE_FIELDS: tuple[str, ...] = ("rounds", "latency_s", "input_tokens", "output_tokens", "total_tokens")
 
 
-def efficiency(scores: Sequence[TaskScores]) -> dict[str, Any]:
-    """Means and medians of rounds, latency and tokens (4.3); missing values excluded and counted."""
+def _usage_columns(scores: Sequence[TaskScores]) -> dict[str, list[float]]:
+    """Known usage values per field, in one pass over the tasks (this runs for every stratum)."""
     columns: dict[str, list[float]] = {name: [] for name in _USAGE_FIELDS}
     rounds, latency, tin, tout, total = columns.values()
-    for s in scores:  # one pass over the tasks: this runs once per stratum of every breakdown
+    for s in scores:
         r, lat, i, o = s.usage
         if r is not None:
             rounds.append(float(r))
@@ -572,11 +572,18 @@ def efficiency(scores: Sequence[TaskScores]) -> dict[str, Any]:
             tout.append(float(o))
             if i is not None:
                 total.append(float(i + o))
-    out: dict[str, Any] = {}
-    for name, values in columns.items():
-        out[name] = {"n": len(values), "missing": len(scores) - len(values), "mean": _mean(values),
-                     "median": statistics.median(values) if values else None}
-    return out
+    return columns
+
+
+def _efficiency_of(columns: dict[str, list[float]], n_tasks: int) -> dict[str, Any]:
+    return {name: {"n": len(values), "missing": n_tasks - len(values), "mean": _mean(values),
+                   "median": statistics.median(values) if values else None}
+            for name, values in columns.items()}
+
+
+def efficiency(scores: Sequence[TaskScores]) -> dict[str, Any]:
+    """Means and medians of rounds, latency and tokens (4.3); missing values excluded and counted."""
+    return _efficiency_of(_usage_columns(scores), len(scores))
 
 
 def _macro_entry(scores: Sequence[TaskScores], attr: str) -> dict[str, Any]:
@@ -661,11 +668,13 @@ def summarize(scores: Iterable[TaskScores]) -> dict[str, Any]:
         seen.add((s.family, s.task_id))
     rca = [s for s in rows if s.family == "rca"]
     path = [s for s in rows if s.family == "path"]
+    ur, up = _usage_columns(rca), _usage_columns(path)  # "all" reuses them: means and medians ignore order
     return {
         "n_tasks": len(rows),
         "rca": _summarize_rca(rca),
         "path": _summarize_path(path),
-        "efficiency": {"all": efficiency(rows), "rca": efficiency(rca), "path": efficiency(path)},
+        "efficiency": {"all": _efficiency_of({k: ur[k] + up[k] for k in ur}, len(rows)),
+                       "rca": _efficiency_of(ur, len(rca)), "path": _efficiency_of(up, len(path))},
     }
 
 
