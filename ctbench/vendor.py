@@ -7,6 +7,7 @@ back to the text as written, so these helpers never fail on data the dialects do
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,3 +56,11 @@ class Vendors:
             return str(d.normalize_interface(name.strip()))
         except Exception:
             return name.strip()
+
+    def normalizer(self, devices: Mapping[str, Device]) -> Callable[[str, str], str]:
+        """``(node, interface) -> full interface name`` through each node's dialect (answer parsing)."""
+
+        def normalize(node: str, name: str) -> str:
+            return self.iface(devices.get(node), name)
+
+        return normalize

@@ -48,7 +48,7 @@ def gold_answer_text(ts: TaskSet, ref: TaskRef) -> str:
 
 def check_task(ts: TaskSet, ref: TaskRef, engine: object | None = None) -> OracleResult:
     """Replay the golden actions and parse the gold answer of one task."""
-    from ctbench.evaluate.parse import parse_paths, parse_rca
+    from ctbench.evaluate.parse import parse_answer
     from ctbench.replay.engine import ReplayEngine
 
     engine = engine or ReplayEngine(ts)
@@ -73,17 +73,14 @@ def check_task(ts: TaskSet, ref: TaskRef, engine: object | None = None) -> Oracl
     res.answer_lines = text.splitlines()
     names = list(devices)
 
-    def iface(node: str, name: str) -> str:
-        return vendors.iface(devices.get(node), name)
-
+    iface = vendors.normalizer(devices)
+    parsed = parse_answer(text, ref.family.value, node_names=names, resolve_label=ts.taxonomy.resolve,
+                          normalize=iface)
     if ref.family == Family.RCA:
-        parsed = parse_rca(text, node_names=names, resolve_label=ts.taxonomy.resolve,
-                           normalize_object=lambda node, obj: iface(node, obj))
         expected = {(t.node, iface(t.node, t.object), ts.taxonomy.resolve(t.label) or t.label)
                     for t in hidden.answer.rca or []}
         got = {tuple(e) for e in parsed.rca or ()}
     else:
-        parsed = parse_paths(text, node_names=names, normalize_interface=iface)
         expected = {tuple(Hop(h.node, None if h.egress is None else iface(h.node, h.egress)) for h in p)
                     for p in hidden.gold_paths()}
         got = set(parsed.paths or ())

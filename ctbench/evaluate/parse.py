@@ -342,3 +342,21 @@ def _parse(
         if first_invalid is None and invalid:
             first_invalid = tuple(invalid)
     return "unparsable", [], first_invalid or ()
+
+
+def parse_answer(
+    text: str | None,
+    family: str,
+    *,
+    node_names: Collection[str],
+    resolve_label: Callable[[str], str | None],
+    normalize: Callable[[str, str], str],
+) -> ParsedAnswer:
+    """Parse an answer of either family with one interface normaliser (RCA objects, path egresses).
+
+    The one entry point the runner, the scorer, the blind review and the oracle check share, so an
+    answer reads the same wherever it is judged.
+    """
+    if family == "rca":
+        return parse_rca(text, node_names=node_names, resolve_label=resolve_label, normalize_object=normalize)
+    return parse_paths(text, node_names=node_names, normalize_interface=normalize)

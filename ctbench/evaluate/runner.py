@@ -48,7 +48,7 @@ from ctbench.evaluate.agents import (
     InfrastructureError,
     make_agent,
 )
-from ctbench.evaluate.parse import ParsedAnswer, parse_paths, parse_rca
+from ctbench.evaluate.parse import ParsedAnswer, parse_answer
 from ctbench.evaluate.progress import NullDisplay, ProgressDisplay, ProgressTracker
 from ctbench.evaluate.prompt import PROMPT_VERSION, prompt_for
 from ctbench.evaluate.runfolder import (
@@ -251,14 +251,8 @@ class AnswerParser:
         except CtbError:
             devices = {}
         names = list(devices) or list(spec.accessible or [])
-
-        def normalize(node: str, name: str) -> str:
-            return self.vendors.iface(devices.get(node), name)
-
-        if spec.family == Family.RCA:
-            return parse_rca(text, node_names=names, resolve_label=self.task_set.taxonomy.resolve,
-                             normalize_object=normalize)
-        return parse_paths(text, node_names=names, normalize_interface=normalize)
+        return parse_answer(text, spec.family.value, node_names=names, resolve_label=self.task_set.taxonomy.resolve,
+                            normalize=self.vendors.normalizer(devices))
 
 
 # --------------------------------------------------------------------------- settings and report

@@ -41,7 +41,7 @@ from ctbench.errors import CtbError
 from ctbench.evaluate import metrics
 from ctbench.evaluate.failures import FAILURE_MODES, PRIORITY
 from ctbench.evaluate.metrics import ScoringConfig, TaskRecord, TaskScores, Topology, Usage, score_task
-from ctbench.evaluate.parse import ParsedAnswer, parse_paths, parse_rca
+from ctbench.evaluate.parse import ParsedAnswer, parse_answer
 from ctbench.evaluate.runfolder import (
     RESULTS_FILE,
     RUN_FILE,
@@ -349,10 +349,8 @@ class Scorer:
         def normalize(node: str, name: str) -> str:
             return self._iface(ctx.devices, node, name)
 
-        if ctx.family == "rca":
-            return parse_rca(text, node_names=ctx.node_names, resolve_label=self.task_set.taxonomy.resolve,
-                             normalize_object=normalize)
-        return parse_paths(text, node_names=ctx.node_names, normalize_interface=normalize)
+        return parse_answer(text, ctx.family, node_names=ctx.node_names,
+                            resolve_label=self.task_set.taxonomy.resolve, normalize=normalize)
 
     # ------------------------------------------------------------------ runs
 

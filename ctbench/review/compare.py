@@ -11,17 +11,17 @@ against what ctbench derives.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctbench.answer import Path, RcaEntry, path_line
 from ctbench.derived import DECLARED_FIELDS, derive
 from ctbench.evaluate.metrics import TaskRecord, Usage, score_task
-from ctbench.evaluate.parse import ParsedAnswer, parse_paths, parse_rca
+from ctbench.evaluate.parse import ParsedAnswer, parse_answer
 from ctbench.model import Family, HiddenSpec, Network, TaskSpec
 from ctbench.review.records import MetadataRow
 from ctbench.store import TaskSet
+from ctbench.vendor import Vendors
 
 
 @dataclass
@@ -37,30 +37,6 @@ class Side:
     golden_missed: list[list[str]] = field(default_factory=list)
     extra_commands: list[list[str]] = field(default_factory=list)
     metadata: list[MetadataRow] = field(default_factory=list)
-
-
-def _normalisers(ts: TaskSet, network: Network) -> Callable[[str, str], str]:
-    """Interface-name normaliser per node, through the node's vendor dialect when one exists."""
-    dialects: dict[str, Any] = {}
-    try:
-        from ctbench.dialects import get_dialect
-    except ImportError:  # dialects not available: compare names as written
-        return lambda node, name: name
-    devices = network.device_map()
-
-    def normalise(node: str, name: str) -> str:
-        dev = devices.get(node)
-        if dev is None or dev.os is None or not name:
-            return name
-        if dev.os not in dialects:
-            try:
-                dialects[dev.os] = get_dialect(dev.os, extra_trees=ts.dialect_extensions())
-            except Exception:
-                dialects[dev.os] = None
-        d = dialects[dev.os]
-        return d.normalize_interface(name) if d is not None else name
-
-    return normalise
 
 
 def read_trajectory(data: bytes | None) -> list[dict[str, Any]]:
@@ -114,19 +90,19 @@ def compare(ts: TaskSet, task: TaskSpec, hidden: HiddenSpec, answer: str,
             trajectory: list[dict[str, Any]], *, time_spent_s: float | None = None) -> Side:
     network = ts.network(task.network)
     nodes = [d.name for d in network.devices]
-    norm = _normalisers(ts, network)
+    norm = Vendors(ts.dialect_extensions()).normalizer(network.device_map())
     tax = ts.taxonomy
     executed = executed_actions(trajectory)
     usage = Usage(rounds=len(trajectory), latency_s=time_spent_s)
     if task.family == Family.RCA:
-        parsed = parse_rca(answer, node_names=nodes, resolve_label=tax.resolve, normalize_object=norm)
+        parsed = parse_answer(answer, "rca", node_names=nodes, resolve_label=tax.resolve, normalize=norm)
         gold: frozenset[RcaEntry] | tuple[Path, ...] = frozenset(
             RcaEntry(t.node, norm(t.node, t.object), tax.resolve(t.label) or t.label)
             for t in hidden.answer.rca or [])
         gold_lines = sorted(e.line() for e in gold)  # type: ignore[union-attr]
         blind_lines = sorted(e.line() for e in parsed.rca or ())
     else:
-        parsed = parse_paths(answer, node_names=nodes, normalize_interface=norm)
+        parsed = parse_answer(answer, "path", node_names=nodes, resolve_label=tax.resolve, normalize=norm)
         gold = tuple(tuple(h._replace(egress=norm(h.node, h.egress) if h.egress else None) for h in p)
                      for p in hidden.gold_paths())
         gold_lines = [path_line(p) for p in gold]  # type: ignore[arg-type]
