@@ -607,14 +607,21 @@ def _status_counts(scores: Sequence[TaskScores]) -> dict[str, int]:
     return {st: sum(1 for s in scores if s.status == st) for st in TASK_STATUSES}
 
 
-def _summarize_rca(scores: Sequence[TaskScores]) -> dict[str, Any]:
-    wrong = [s for s in scores if not s.exact]
+def _headline(scores: Sequence[TaskScores]) -> dict[str, Any]:
+    """The fields both families report first: counts, statuses, accuracy and localisation IoU."""
     return {
         "n_tasks": len(scores),
         "status": _status_counts(scores),
         "accuracy": _mean([float(s.exact) for s in scores]),
         "n_correct": sum(1 for s in scores if s.exact),
         "loc_iou": _mean([s.loc for s in scores]),
+    }
+
+
+def _summarize_rca(scores: Sequence[TaskScores]) -> dict[str, Any]:
+    wrong = [s for s in scores if not s.exact]
+    return {
+        **_headline(scores),
         "id_iou": _mean([s.ident or 0.0 for s in scores]),
         "triplet_iou": _mean([s.triplet or 0.0 for s in scores]),
         "evidence": evidence_summary(scores),
@@ -636,11 +643,7 @@ def _summarize_path(scores: Sequence[TaskScores]) -> dict[str, Any]:
     inter = sum(s.edges_intersection for s in scores)
     union = sum(s.edges_union for s in scores)
     return {
-        "n_tasks": len(scores),
-        "status": _status_counts(scores),
-        "accuracy": _mean([float(s.exact) for s in scores]),
-        "n_correct": sum(1 for s in scores if s.exact),
-        "loc_iou": _mean([s.loc for s in scores]),
+        **_headline(scores),
         "rest_iou": _mean([s.rest or 0.0 for s in scores]),
         "sequence_iou": _mean([s.sequence or 0.0 for s in scores]),
         "micro_edge_iou": _div(inter, union),
