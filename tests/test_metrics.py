@@ -21,7 +21,6 @@ from ctbench.evaluate.metrics import (
     TaskRecord,
     Topology,
     Usage,
-    aggregate,
     best_matching,
     entry_match,
     evidence_counts,
@@ -35,9 +34,9 @@ from ctbench.evaluate.metrics import (
     score_paths,
     score_rca,
     score_task,
-    summarize,
 )
 from ctbench.evaluate.parse import ParsedAnswer
+from ctbench.evaluate.summary import aggregate, summarize
 
 VRRP = "global VRRP hot standby redundancy protocol not enabled"
 POLICY = "security policy rule does not permit the corresponding user"
@@ -425,7 +424,8 @@ def test_aggregate_json_byte_identical_across_hash_seeds(tmp_path: FsPath) -> No
         import json, sys
         sys.path.insert(0, sys.argv[1])
         from tests.test_metrics import LEVELS, make_records
-        from ctbench.evaluate.metrics import ScoringConfig, aggregate, score_task
+        from ctbench.evaluate.metrics import ScoringConfig, score_task
+        from ctbench.evaluate.summary import aggregate
         recs = make_records()
         out = {"agg": aggregate(recs, ScoringConfig(levels=LEVELS)),
                "tasks": [score_task(r).to_json() for r in recs],

@@ -12,14 +12,12 @@ Conventions fixed here (the paper leaves them implicit):
   empty in the benchmark, so this only matters for hand-made cases.
 - A missing prediction (timeout, error) and an ``empty``/``unparsable`` one are the empty set and
   score 0 on every IoU and on accuracy; they stay in every denominator (B.1, C.3, C.5).
-- Means use :func:`math.fsum` and records are sorted by task id, so the aggregate does not depend on
-  the order results were appended and its JSON dump is byte-identical across runs.
+- Aggregation over tasks (means, pooled ratios, efficiency) lives in :mod:`ctbench.evaluate.summary`.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -27,7 +25,7 @@ from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from ctbench.answer import Hop, Path, RcaEntry, path_edges
-from ctbench.evaluate.failures import FAILURE_MODES, classify_rca_failure
+from ctbench.evaluate.failures import classify_rca_failure
 from ctbench.evaluate.parse import ParsedAnswer
 
 Family = Literal["rca", "path"]
@@ -495,6 +493,10 @@ class TaskScores:
         return out
 
 
+def _div(num: float, den: float) -> float | None:
+    return None if den == 0 else num / den
+
+
 def score_task(record: TaskRecord, config: ScoringConfig = ScoringConfig()) -> TaskScores:
     """Compute every per-task metric of one record."""
     pred = record.prediction
@@ -518,169 +520,3 @@ def score_task(record: TaskRecord, config: ScoringConfig = ScoringConfig()) -> T
     p = score_paths(gold_paths, None if pred is None else pred.paths)
     return TaskScores(**common, exact=p.exact, loc=p.loc, rest=p.rest, sequence=p.sequence,
                       edges_intersection=p.edges_intersection, edges_union=p.edges_union)
-
-
-# --------------------------------------------------------------------------- aggregation
-
-def _div(num: float, den: float) -> float | None:
-    return None if den == 0 else num / den
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return None if not values else math.fsum(values) / len(values)
-
-
-def evidence_summary(scores: Sequence[TaskScores]) -> dict[str, Any]:
-    """Pooled evidence: coverage sum C / sum G (4.1/4.2) and F1 = 2C / (G + A) (C.5)."""
-    c = sum(s.evidence.covered for s in scores)
-    g = sum(s.evidence.golden for s in scores)
-    a = sum(s.evidence.executed for s in scores)
-    return {"covered": c, "golden": g, "executed": a, "coverage": _div(c, g), "f1": _div(2 * c, g + a)}
-
-
-def evidence_on_correct(scores: Sequence[TaskScores]) -> dict[str, Any]:
-    """Evidence restricted to exactly correct tasks (C.1, Table 18).
-
-    ``incomplete`` counts correct tasks with per-task coverage below 100% (a golden action not
-    executed); ``incomplete_freq`` = incomplete / correct; ``coverage`` pools C and G over them.
-    """
-    correct = [s for s in scores if s.exact]
-    incomplete = sum(1 for s in correct if not s.evidence.complete)
-    c = sum(s.evidence.covered for s in correct)
-    g = sum(s.evidence.golden for s in correct)
-    return {"n_correct": len(correct), "incomplete": incomplete,
-            "incomplete_freq": _div(incomplete, len(correct)), "covered": c, "golden": g,
-            "coverage": _div(c, g)}
-
-
-_USAGE_FIELDS: tuple[str, ...] = ("rounds", "latency_s", "input_tokens", "output_tokens", "total_tokens")
-
-
-def _usage_columns(scores: Sequence[TaskScores]) -> dict[str, list[float]]:
-    """Known usage values per field, in one pass over the tasks (this runs for every stratum)."""
-    columns: dict[str, list[float]] = {name: [] for name in _USAGE_FIELDS}
-    rounds, latency, tin, tout, total = columns.values()
-    for s in scores:
-        r, lat, i, o = s.usage
-        if r is not None:
-            rounds.append(float(r))
-        if lat is not None:
-            latency.append(float(lat))
-        if i is not None:
-            tin.append(float(i))
-        if o is not None:
-            tout.append(float(o))
-            if i is not None:
-                total.append(float(i + o))
-    return columns
-
-
-def _efficiency_of(columns: dict[str, list[float]], n_tasks: int) -> dict[str, Any]:
-    return {name: {"n": len(values), "missing": n_tasks - len(values), "mean": _mean(values),
-                   "median": statistics.median(values) if values else None}
-            for name, values in columns.items()}
-
-
-def efficiency(scores: Sequence[TaskScores]) -> dict[str, Any]:
-    """Means and medians of rounds, latency and tokens (4.3); missing values excluded and counted."""
-    return _efficiency_of(_usage_columns(scores), len(scores))
-
-
-def _macro_entry(scores: Sequence[TaskScores], attr: str) -> dict[str, Any]:
-    """Task mean of sum/|G| (``macro``) and sum over tasks / total gold entries (``micro``)."""
-    sums: list[float] = []
-    per_task: list[float] = []
-    n_gold = 0
-    for s in scores:
-        e = s.entries
-        v = None if e is None else getattr(e, attr)
-        if e is None or v is None:
-            return {"macro": None, "micro": None}
-        sums.append(v)
-        if e.n_gold:
-            per_task.append(v / e.n_gold)
-        n_gold += e.n_gold
-    return {"macro": _mean(per_task), "micro": _div(math.fsum(sums), n_gold)}
-
-
-def _status_counts(scores: Sequence[TaskScores]) -> dict[str, int]:
-    return {st: sum(1 for s in scores if s.status == st) for st in TASK_STATUSES}
-
-
-def _headline(scores: Sequence[TaskScores]) -> dict[str, Any]:
-    """The fields both families report first: counts, statuses, accuracy and localisation IoU."""
-    return {
-        "n_tasks": len(scores),
-        "status": _status_counts(scores),
-        "accuracy": _mean([float(s.exact) for s in scores]),
-        "n_correct": sum(1 for s in scores if s.exact),
-        "loc_iou": _mean([s.loc for s in scores]),
-    }
-
-
-def _summarize_rca(scores: Sequence[TaskScores]) -> dict[str, Any]:
-    wrong = [s for s in scores if not s.exact]
-    return {
-        **_headline(scores),
-        "id_iou": _mean([s.ident or 0.0 for s in scores]),
-        "triplet_iou": _mean([s.triplet or 0.0 for s in scores]),
-        "evidence": evidence_summary(scores),
-        "evidence_on_correct": evidence_on_correct(scores),
-        "entry_match": {
-            "n_gold_entries": sum(s.entries.n_gold for s in scores if s.entries is not None),
-            "id_exact": _macro_entry(scores, "id_exact"),
-            "id_hierarchical": _macro_entry(scores, "id_hierarchical"),
-            "loc_exact": _macro_entry(scores, "loc_exact"),
-            "loc_hierarchical": _macro_entry(scores, "loc_hierarchical"),
-            "n_tasks_without_topology": sum(1 for s in scores if not s.has_topology),
-        },
-        "failures": {"n_wrong": len(wrong),
-                     **{m: sum(1 for s in wrong if s.failure == m) for m in sorted(FAILURE_MODES)}},
-    }
-
-
-def _summarize_path(scores: Sequence[TaskScores]) -> dict[str, Any]:
-    inter = sum(s.edges_intersection for s in scores)
-    union = sum(s.edges_union for s in scores)
-    return {
-        **_headline(scores),
-        "rest_iou": _mean([s.rest or 0.0 for s in scores]),
-        "sequence_iou": _mean([s.sequence or 0.0 for s in scores]),
-        "micro_edge_iou": _div(inter, union),
-        "edges": {"intersection": inter, "union": union},
-        "evidence": evidence_summary(scores),
-        "evidence_on_correct": evidence_on_correct(scores),
-    }
-
-
-def summarize(scores: Iterable[TaskScores]) -> dict[str, Any]:
-    """Aggregate per-task scores into the plain dict of every metric, per family.
-
-    Task-macro means for accuracy and the IoUs (4.1, 4.2, B.1); pooled ratios for evidence (4.1,
-    C.5) and path micro IoU; the correct-only evidence table (C.1); entry-match scores (Table 16) as
-    the task mean of per-task scores (``macro``, the paper's Hier-RCA(q) averaged) and pooled over gold
-    entries (``micro``); failure counts of wrong RCA answers (Table 29); efficiency per family and
-    overall. Both families are always present (``n_tasks`` 0 and ``None`` values when empty).
-    Raises ``ValueError`` on a duplicate task id.
-    """
-    rows = sorted(scores, key=lambda s: (s.family, s.task_id))
-    seen: set[tuple[str, str]] = set()
-    for s in rows:
-        if (s.family, s.task_id) in seen:
-            raise ValueError(f"duplicate task {s.family}/{s.task_id}")
-        seen.add((s.family, s.task_id))
-    rca = [s for s in rows if s.family == "rca"]
-    path = [s for s in rows if s.family == "path"]
-    ur, up = _usage_columns(rca), _usage_columns(path)  # "all" reuses them: means and medians ignore order
-    return {
-        "n_tasks": len(rows),
-        "rca": _summarize_rca(rca),
-        "path": _summarize_path(path),
-        "efficiency": {"all": _efficiency_of({k: ur[k] + up[k] for k in ur}, len(rows)),
-                       "rca": _efficiency_of(ur, len(rca)), "path": _efficiency_of(up, len(path))},
-    }
-
-
-def aggregate(records: Iterable[TaskRecord], config: ScoringConfig = ScoringConfig()) -> dict[str, Any]:
-    """Score every record and :func:`summarize` them: the whole metric dict of a run."""
-    return summarize([score_task(r, config) for r in records])

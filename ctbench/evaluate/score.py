@@ -71,6 +71,8 @@ BREAKDOWNS: tuple[tuple[str, str], ...] = (
     ("path_count", "path_count"),
 )
 """Every metadata field the scores are broken down by (issue 4; paper Tables 19-22, A.5-A.6)."""
+_TASK_META: tuple[str, ...] = (*(k for _, k in BREAKDOWNS), "golden_length", "h_l")
+"""The metadata a task's entry in scores.json shows: its strata values, golden length and H_L."""
 
 
 # --------------------------------------------------------------------------- the run folder
@@ -481,8 +483,8 @@ def task_json(s: TaskScores) -> dict[str, Any]:
     """One task's entry in scores.json: the core's per-task scores plus its strata values."""
     out = s.to_json()
     out["failure_name"] = FAILURE_MODES.get(s.failure) if s.failure else None
-    out["meta"] = {k: s.meta.get(k) for _, k in BREAKDOWNS if s.meta.get(k) is not None}
-    out["meta"].update({k: s.meta[k] for k in ("golden_length", "h_l") if s.meta.get(k) is not None})
+    meta = s.meta
+    out["meta"] = {k: v for k in _TASK_META if (v := meta.get(k)) is not None}
     return out
 
 
@@ -506,15 +508,17 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
     runs in one pass, :func:`ctbench.evaluate.stats.standard_errors_many`: the same numbers).
     """
     from ctbench.evaluate import stats
+    from ctbench.evaluate.summary import ScoreTable
 
     n_resamples = stats.N_RESAMPLES if n_resamples is None else n_resamples
     base_seed = stats.BASE_SEED if base_seed is None else base_seed
     rows = run.scores
-    summary = metrics.summarize(rows)
+    table = ScoreTable.of(rows)
+    summary = table.summarize()
     if se is None:
         se = stats.standard_errors(rows, run=run.info.name, n_resamples=n_resamples, base_seed=base_seed,
                                    workers=workers)
-    breakdowns = {name: stats.breakdown(rows, key, min_tasks=min_stratum) for name, key in BREAKDOWNS}
+    breakdowns = {name: stats.breakdown(table, key, min_tasks=min_stratum) for name, key in BREAKDOWNS}
     for name, bd in breakdowns.items():
         bd["key"] = name
     warnings = list(run.warnings)
@@ -532,8 +536,8 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
         "format": SCORES_FORMAT,
         "run": run.info.to_json(),
         "scoring": {"ctbench": __version__, "n_resamples": n_resamples, "base_seed": base_seed,
-                    "seed_rule": "numpy default_rng(base_seed + crc32('bootstrap:<family>')), one index matrix "
-                                 "per task family", "min_stratum": min_stratum},
+                    "seed_rule": "numpy default_rng(base_seed + crc32('bootstrap:<family>:<metric>')), one index "
+                                 "matrix per task family and metric", "min_stratum": min_stratum},
         "n_tasks": len(rows),
         "incomplete": bool(run.missing),
         "missing_results": list(run.missing),

@@ -56,7 +56,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ctbench.evaluate.metrics import FAMILIES, Family, TaskScores, summarize
+from ctbench.evaluate.metrics import FAMILIES, Family, TaskScores
+from ctbench.evaluate.summary import ScoreTable
 
 BASE_SEED = 20260725
 N_RESAMPLES = 10_000
@@ -765,7 +766,7 @@ def _stratum_order(value: Any) -> tuple[int, float, str]:
 
 
 def breakdown(
-    rows: Iterable[TaskScores],
+    rows: Iterable[TaskScores] | ScoreTable,
     key: str | Callable[[TaskScores], Any],
     *,
     min_tasks: int = MIN_STRATUM_TASKS,
@@ -775,32 +776,42 @@ def breakdown(
     ``key`` is a ``meta`` field name or a callable returning the task's stratum value: a single value,
     a collection (the task counts in each of its strata, as RCA categories do in Table 19), or
     ``None`` (the task is in no stratum and is counted under ``unassigned`` - e.g. path tasks for an
-    RCA-only field). Each stratum gets the full :func:`~ctbench.evaluate.metrics.summarize` dict and
+    RCA-only field). Each stratum gets the full :func:`~ctbench.evaluate.summary.summarize` dict and
     ``warning: True`` when one of its non-empty families has fewer than ``min_tasks`` tasks. Strata are
-    ordered numerically where the values are numbers, then by name.
+    ordered numerically where the values are numbers, then by name. Pass a
+    :class:`~ctbench.evaluate.summary.ScoreTable` to break one run down by several fields without
+    reading its scores into columns each time.
     """
+    table = rows if isinstance(rows, ScoreTable) else ScoreTable.of(rows)
     getter: Callable[[TaskScores], Any] = (lambda s: s.meta.get(key)) if isinstance(key, str) else key
-    members: dict[Any, list[TaskScores]] = {}
+    members: dict[Any, list[int]] = {}
     unassigned = 0
-    for s in rows:
-        values = _strata_of(getter(s))
-        if not values:
+    for i, s in enumerate(table.rows):
+        value = getter(s)
+        if value is None:
             unassigned += 1
-        for v in values:
-            members.setdefault(v, []).append(s)
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            values = _strata_of(value)
+            if not values:
+                unassigned += 1
+            for v in values:
+                members.setdefault(v, []).append(i)
+        else:
+            members.setdefault(value, []).append(i)
     strata: dict[str, Any] = {}
     for value in sorted(members, key=_stratum_order):
-        subset = members[value]
-        counts = {f: sum(1 for s in subset if s.family == f) for f in FAMILIES}
+        index = np.asarray(members[value], dtype=np.intp)
+        n_rca = int(table.family_index("rca", index).size)
+        counts = {"rca": n_rca, "path": int(index.size) - n_rca}
         name = str(value)
         if name in strata:
             raise ValueError(f"two strata of {key!r} render as {name!r}")
         strata[name] = {
-            "n_tasks": len(subset),
+            "n_tasks": int(index.size),
             "n_rca": counts["rca"],
             "n_path": counts["path"],
             "warning": any(0 < c < min_tasks for c in counts.values()),
-            "metrics": summarize(subset),
+            "metrics": table.summarize(index),
         }
     return {"key": key if isinstance(key, str) else getattr(key, "__name__", "key"),
             "min_tasks": min_tasks, "unassigned": unassigned, "strata": strata}

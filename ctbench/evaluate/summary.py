@@ -1,0 +1,244 @@
+"""Aggregation of per-task scores into every summary figure of a run or of a stratum (section 4, B.1-B.3,
+C.1, C.5, 4.3), column by column.
+
+Why columns: a report summarises each run once and then once per stratum of eight metadata fields, so a
+task is summarised about ten times. Done object by object, that cost ~8 s per run at 100,000 tasks (the
+issue's scaling target is a whole 4-run report in 60 s). :class:`ScoreTable` reads the per-task scores
+into numpy columns once; a summary of any subset is then a handful of array operations on an index.
+
+Exactness, so that a stratum's figures equal those of the same tasks summarised alone, in any order:
+means are :func:`math.fsum` of the selected values divided by their count (correctly rounded, so order
+does not matter); counts and evidence sums are integers (held exactly in float64 far beyond any task
+count); medians are picked from the sorted values exactly as :func:`statistics.median` does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ctbench.evaluate.failures import FAILURE_MODES
+from ctbench.evaluate.metrics import TASK_STATUSES, ScoringConfig, TaskRecord, TaskScores, score_task
+
+FloatArray = NDArray[np.float64]
+IndexArray = NDArray[np.intp]
+
+_FAILURES: tuple[str, ...] = tuple(sorted(FAILURE_MODES))
+_STATUS_CODE = {st: i for i, st in enumerate(TASK_STATUSES)}
+_FAILURE_CODE: dict[str | None, int] = {None: -1, **{m: i for i, m in enumerate(_FAILURES)}}
+_USAGE_FIELDS: tuple[str, ...] = ("rounds", "latency_s", "input_tokens", "output_tokens", "total_tokens")
+_ENTRY_FIELDS: tuple[str, ...] = ("id_exact", "id_hierarchical", "loc_exact", "loc_hierarchical")
+_NAN = math.nan
+
+# Column order of ScoreTable.matrix; one row per task.
+_COLUMNS: tuple[str, ...] = (
+    "rca", "exact", "loc", "ident", "triplet", "rest", "sequence", "edges_intersection", "edges_union",
+    "covered", "golden", "executed", "status", "failure", "has_entries", "n_gold", *_ENTRY_FIELDS,
+    "has_topology", "rounds", "latency_s", "input_tokens", "output_tokens",
+)
+_COL = {name: j for j, name in enumerate(_COLUMNS)}
+
+
+def _row(s: TaskScores) -> tuple[float, ...]:
+    ev, u, e = s.evidence, s.usage, s.entries
+    entries: tuple[float, ...] = (
+        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0) if e is None else
+        (1.0, e.n_gold, e.id_exact, _NAN if e.id_hierarchical is None else e.id_hierarchical, e.loc_exact,
+         e.loc_hierarchical))
+    r, lat, tin, tout = u
+    return (
+        s.family == "rca", s.exact, s.loc, s.ident or 0.0, s.triplet or 0.0, s.rest or 0.0, s.sequence or 0.0,
+        s.edges_intersection, s.edges_union, ev.covered, ev.golden, ev.executed, _STATUS_CODE[s.status],
+        _FAILURE_CODE[s.failure], *entries, s.has_topology,
+        _NAN if r is None else r, _NAN if lat is None else lat, _NAN if tin is None else tin,
+        _NAN if tout is None else tout,
+    )
+
+
+def _mean(values: FloatArray) -> float | None:
+    return None if values.size == 0 else math.fsum(values.tolist()) / values.size
+
+
+def _div(num: float, den: float) -> float | None:
+    return None if den == 0 else num / den
+
+
+def _median(values: FloatArray) -> float | None:
+    """:func:`statistics.median` of the values (the middle one, or the mean of the middle two)."""
+    n = values.size
+    if n == 0:
+        return None
+    ordered = np.sort(values)
+    m = n // 2
+    return float(ordered[m]) if n % 2 else (float(ordered[m - 1]) + float(ordered[m])) / 2
+
+
+def _total(values: FloatArray) -> int:
+    return int(values.sum())
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """The per-task scores of a run as a task-by-column matrix, for summaries of any subset of tasks.
+
+    ``rows`` keeps the tasks in the order given (row ``i`` of ``matrix`` is ``rows[i]``); unknown values
+    are NaN (usage, hierarchical ID without a taxonomy).
+    """
+
+    rows: tuple[TaskScores, ...]
+    matrix: FloatArray
+
+    @classmethod
+    def of(cls, scores: Iterable[TaskScores]) -> ScoreTable:
+        """Read the scores into columns; ``ValueError`` on a duplicate (family, task id)."""
+        rows = tuple(scores)
+        seen: set[tuple[str, str]] = set()
+        for s in rows:
+            key = (s.family, s.task_id)
+            if key in seen:
+                raise ValueError(f"duplicate task {s.family}/{s.task_id}")
+            seen.add(key)
+        matrix = np.array([_row(s) for s in rows], dtype=np.float64).reshape(len(rows), len(_COLUMNS))
+        return cls(rows=rows, matrix=matrix)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def column(self, name: str, index: IndexArray | None = None) -> FloatArray:
+        col = self.matrix[:, _COL[name]]
+        return col if index is None else col[index]
+
+    def family_index(self, family: str, index: IndexArray | None = None) -> IndexArray:
+        """The rows of ``family`` among ``index`` (all rows when ``None``)."""
+        base = np.arange(len(self.rows), dtype=np.intp) if index is None else np.asarray(index, dtype=np.intp)
+        is_rca = self.matrix[base, _COL["rca"]] == 1.0
+        return base[is_rca] if family == "rca" else base[~is_rca]
+
+    def summarize(self, index: IndexArray | None = None) -> dict[str, Any]:
+        """Every aggregate of the tasks at ``index`` (all when ``None``); see :func:`summarize`."""
+        rca, path = self.family_index("rca", index), self.family_index("path", index)
+        n = rca.size + path.size
+        both = np.concatenate([rca, path])
+        return {
+            "n_tasks": n,
+            "rca": self._rca(self.matrix[rca]),
+            "path": self._path(self.matrix[path]),
+            "efficiency": {"all": _efficiency(self.matrix[both]), "rca": _efficiency(self.matrix[rca]),
+                           "path": _efficiency(self.matrix[path])},
+        }
+
+    @staticmethod
+    def _rca(m: FloatArray) -> dict[str, Any]:
+        wrong = m[m[:, _COL["exact"]] == 0.0]
+        failures = np.bincount(wrong[:, _COL["failure"]][wrong[:, _COL["failure"]] >= 0].astype(np.intp),
+                               minlength=len(_FAILURES))
+        return {
+            **_headline(m),
+            "id_iou": _mean(m[:, _COL["ident"]]),
+            "triplet_iou": _mean(m[:, _COL["triplet"]]),
+            "evidence": _evidence(m),
+            "evidence_on_correct": _evidence_on_correct(m),
+            "entry_match": {
+                "n_gold_entries": _total(m[:, _COL["n_gold"]]),
+                **{f: _macro_entry(m, f) for f in _ENTRY_FIELDS},
+                "n_tasks_without_topology": int(m.shape[0] - np.count_nonzero(m[:, _COL["has_topology"]])),
+            },
+            "failures": {"n_wrong": int(wrong.shape[0]),
+                         **{mode: int(failures[i]) for i, mode in enumerate(_FAILURES)}},
+        }
+
+    @staticmethod
+    def _path(m: FloatArray) -> dict[str, Any]:
+        inter, union = _total(m[:, _COL["edges_intersection"]]), _total(m[:, _COL["edges_union"]])
+        return {
+            **_headline(m),
+            "rest_iou": _mean(m[:, _COL["rest"]]),
+            "sequence_iou": _mean(m[:, _COL["sequence"]]),
+            "micro_edge_iou": _div(inter, union),
+            "edges": {"intersection": inter, "union": union},
+            "evidence": _evidence(m),
+            "evidence_on_correct": _evidence_on_correct(m),
+        }
+
+
+def _headline(m: FloatArray) -> dict[str, Any]:
+    """The fields both families report first: counts, statuses, accuracy and localisation IoU."""
+    status = np.bincount(m[:, _COL["status"]].astype(np.intp), minlength=len(TASK_STATUSES))
+    exact = m[:, _COL["exact"]]
+    return {
+        "n_tasks": int(m.shape[0]),
+        "status": {st: int(status[i]) for i, st in enumerate(TASK_STATUSES)},
+        "accuracy": _mean(exact),
+        "n_correct": int(np.count_nonzero(exact)),
+        "loc_iou": _mean(m[:, _COL["loc"]]),
+    }
+
+
+def _evidence(m: FloatArray) -> dict[str, Any]:
+    """Pooled evidence: coverage sum C / sum G (4.1/4.2) and F1 = 2C / (G + A) (C.5)."""
+    c, g, a = _total(m[:, _COL["covered"]]), _total(m[:, _COL["golden"]]), _total(m[:, _COL["executed"]])
+    return {"covered": c, "golden": g, "executed": a, "coverage": _div(c, g), "f1": _div(2 * c, g + a)}
+
+
+def _evidence_on_correct(m: FloatArray) -> dict[str, Any]:
+    """Evidence restricted to exactly correct tasks (C.1, Table 18).
+
+    ``incomplete`` counts correct tasks with per-task coverage below 100% (a golden action not
+    executed); ``incomplete_freq`` = incomplete / correct; ``coverage`` pools C and G over them.
+    """
+    correct = m[m[:, _COL["exact"]] == 1.0]
+    covered, golden = correct[:, _COL["covered"]], correct[:, _COL["golden"]]
+    incomplete = int(np.count_nonzero(covered < golden))
+    n = int(correct.shape[0])
+    c, g = _total(covered), _total(golden)
+    return {"n_correct": n, "incomplete": incomplete, "incomplete_freq": _div(incomplete, n), "covered": c,
+            "golden": g, "coverage": _div(c, g)}
+
+
+def _macro_entry(m: FloatArray, field: str) -> dict[str, Any]:
+    """Task mean of sum/|G| (``macro``) and sum over tasks / total gold entries (``micro``); undefined
+    when a task has no entry-match scores (or, for hierarchical ID, no taxonomy)."""
+    values = m[:, _COL[field]]
+    if not np.all(m[:, _COL["has_entries"]] == 1.0) or np.isnan(values).any():
+        return {"macro": None, "micro": None}
+    n_gold = m[:, _COL["n_gold"]]
+    scored = n_gold > 0
+    return {"macro": _mean(values[scored] / n_gold[scored]), "micro": _div(math.fsum(values.tolist()),
+                                                                           _total(n_gold))}
+
+
+def _efficiency(m: FloatArray) -> dict[str, Any]:
+    """Means and medians of rounds, latency and tokens (4.3); missing values excluded and counted."""
+    n_tasks = int(m.shape[0])
+    tin, tout = m[:, _COL["input_tokens"]], m[:, _COL["output_tokens"]]
+    columns = [m[:, _COL["rounds"]], m[:, _COL["latency_s"]], tin, tout, tin + tout]  # NaN + x is NaN
+    out: dict[str, Any] = {}
+    for name, col in zip(_USAGE_FIELDS, columns, strict=True):
+        known = col[~np.isnan(col)]
+        out[name] = {"n": int(known.size), "missing": n_tasks - int(known.size), "mean": _mean(known),
+                     "median": _median(known)}
+    return out
+
+
+def summarize(scores: Iterable[TaskScores]) -> dict[str, Any]:
+    """Aggregate per-task scores into the plain dict of every metric, per family.
+
+    Task-macro means for accuracy and the IoUs (4.1, 4.2, B.1); pooled ratios for evidence (4.1,
+    C.5) and path micro IoU; the correct-only evidence table (C.1); entry-match scores (Table 16) as
+    the task mean of per-task scores (``macro``, the paper's Hier-RCA(q) averaged) and pooled over gold
+    entries (``micro``); failure counts of wrong RCA answers (Table 29); efficiency per family and
+    overall. Both families are always present (``n_tasks`` 0 and ``None`` values when empty). The
+    result does not depend on the order of the scores. Raises ``ValueError`` on a duplicate task id.
+    """
+    return ScoreTable.of(scores).summarize()
+
+
+def aggregate(records: Iterable[TaskRecord], config: ScoringConfig | None = None) -> dict[str, Any]:
+    """Score every record and :func:`summarize` them: the whole metric dict of a run."""
+    cfg = ScoringConfig() if config is None else config
+    return summarize([score_task(r, cfg) for r in records])
