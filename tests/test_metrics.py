@@ -262,6 +262,20 @@ def test_best_matching_rectangular() -> None:
     assert best_matching([], [1], lambda g, p: 1.0) == 0.0
 
 
+def test_exact_entry_match_equals_the_assignment_solver() -> None:
+    """entry_match counts equal labels / locations class by class; the solver must agree."""
+    rng = random.Random(5)
+    for _ in range(300):
+        gold = {RcaEntry(rng.choice("AB"), rng.choice("xy"), rng.choice(["L1", "L2", "L3"]))
+                for _ in range(rng.randint(1, 4))}
+        pred = {RcaEntry(rng.choice("ABC"), rng.choice("xyz"), rng.choice(["L1", "L2", "L4"]))
+                for _ in range(rng.randint(0, 5))}
+        em = entry_match(gold, pred)
+        g, p = sorted(gold), sorted(pred)
+        assert em.id_exact == best_matching(g, p, lambda a, b: float(a.label == b.label))
+        assert em.loc_exact == best_matching(g, p, lambda a, b: float(a[:2] == b[:2]))
+
+
 # --------------------------------------------------------------------------- topology (B.3)
 
 TOPO = Topology.from_links(

@@ -19,7 +19,7 @@ import pytest
 from ctbench.evaluate.failures import FAILURE_MODES
 from ctbench.evaluate.metrics import TASK_STATUSES, EntryMatchScores, EvidenceCounts, TaskScores, Usage
 from ctbench.evaluate.stats import breakdown
-from ctbench.evaluate.summary import ScoreTable, summarize
+from ctbench.evaluate.summary import ScoreTable, _sum, summarize
 
 
 def _mean(values: list[float]) -> float | None:
@@ -152,3 +152,11 @@ def test_duplicate_tasks_are_refused() -> None:
     rows = random_scores(5, 4)
     with pytest.raises(ValueError, match="duplicate task"):
         ScoreTable.of([*rows, rows[0]])
+
+
+@pytest.mark.parametrize("values", [
+    [], [0.5, 0.25, 1.0], [1 / 3, 2 / 3, 1 / 7] * 50, [120_000.0, 3.0, 987_654_321.0] * 1000,
+    [0.1, 0.2, 0.3], [2.0**-40, 1.0, -1.0], [1e300, 1.0, -1e300], [float(i) for i in range(100_000)],
+])
+def test_fast_sum_is_fsum(values: list[float]) -> None:
+    assert _sum(np.asarray(values, dtype=np.float64)) == math.fsum(values)

@@ -57,7 +57,7 @@ FAILURE_MODES: dict[str, str] = {
 PRIORITY: tuple[FailureMode, ...] = ("F5", "F1", "F2", "F4", "F3")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FailureDiagnosis:
     """The failure label of one wrong RCA answer, with what led to it.
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, TypeVar
@@ -47,7 +47,7 @@ def iou(predicted: Set[Any], gold: Set[Any]) -> float:
     return 1.0 if union == 0 else len(predicted & gold) / union
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RcaTaskScores:
     """Per-task RCA scores: exact accuracy, RCA-Loc, RCA-ID (section 4.1) and triplet IoU (B.1)."""
 
@@ -84,7 +84,7 @@ def score_rca(gold: Set[RcaEntry], predicted: Set[RcaEntry] | None) -> RcaTaskSc
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PathTaskScores:
     """Per-task path scores (section 4.2, B.1, C.5).
 
@@ -144,7 +144,7 @@ def score_paths(gold: Sequence[Path], predicted: Sequence[Path] | None) -> PathT
 
 # --------------------------------------------------------------------------- evidence
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EvidenceCounts:
     """Per-task evidence counts: covered golden actions C, golden actions G, unique executed A (C.5)."""
 
@@ -308,7 +308,7 @@ def best_matching(gold: Sequence[_G], predicted: Sequence[_P], sim: Callable[[_G
     return math.fsum(matrix[r][c] for r, c in zip(rows.tolist(), cols.tolist(), strict=True))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EntryMatchScores:
     """Recall-oriented entry-match sums over the gold entries of one task (B.2, B.3, Table 16).
 
@@ -342,12 +342,28 @@ def entry_match(
     p = sorted(predicted or ())
     return EntryMatchScores(
         n_gold=len(g),
-        id_exact=best_matching(g, p, lambda a, b: float(a.label == b.label)),
+        id_exact=_equal_matching([e.label for e in g], [e.label for e in p]),
         id_hierarchical=None if levels is None else best_matching(
             g, p, lambda a, b: label_sim(a.label, b.label, levels, label_weights)),
-        loc_exact=best_matching(g, p, lambda a, b: float((a.node, a.object) == (b.node, b.object))),
+        loc_exact=_equal_matching([(e.node, e.object) for e in g], [(e.node, e.object) for e in p]),
         loc_hierarchical=best_matching(g, p, lambda a, b: node_sim(a.node, b.node, topology, node_weights)),
     )
+
+
+def _equal_matching(gold: Sequence[Hashable], predicted: Sequence[Hashable]) -> float:
+    """:func:`best_matching` for the similarity "1 if equal, else 0", without building the matrix.
+
+    Equality splits the entries into classes and only entries of the same class earn credit, so the
+    best one-to-one matching pairs, in every class, as many entries as the smaller side holds - which
+    pairing each gold entry with any equal unmatched prediction achieves (answers are a few entries).
+    """
+    unmatched = list(predicted)
+    hits = 0
+    for value in gold:
+        if value in unmatched:
+            unmatched.remove(value)
+            hits += 1
+    return float(hits)
 
 
 def hierarchical_rca(
@@ -390,7 +406,7 @@ class Usage(NamedTuple):
         return self.input_tokens + self.output_tokens
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TaskRecord:
     """Everything the scorer needs about one task of one run, as plain values.
 
@@ -439,7 +455,7 @@ class ScoringConfig:
     node_weights: NodeWeights = NodeWeights()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TaskScores:
     """All per-task numbers of one task; :func:`summarize` and :mod:`.stats` work on these.
 
@@ -467,29 +483,31 @@ class TaskScores:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON value for a per-task score listing (deterministic key order)."""
-        out: dict[str, Any] = {
-            "task_id": self.task_id, "family": self.family, "status": self.status,
-            "exact": self.exact, "loc": self.loc,
-        }
+        ev, u = self.evidence, self.usage
         if self.family == "rca":
-            out.update(ident=self.ident, triplet=self.triplet, failure=self.failure)
-            if self.entries is not None:
-                n = self.entries.n_gold
+            out: dict[str, Any] = {
+                "task_id": self.task_id, "family": self.family, "status": self.status, "exact": self.exact,
+                "loc": self.loc, "ident": self.ident, "triplet": self.triplet, "failure": self.failure,
+            }
+            e = self.entries
+            if e is not None:
+                n = e.n_gold
                 out["entry_match"] = {
                     "n_gold": n,
-                    "id_exact": _div(self.entries.id_exact, n),
-                    "id_hierarchical": None if self.entries.id_hierarchical is None
-                    else _div(self.entries.id_hierarchical, n),
-                    "loc_exact": _div(self.entries.loc_exact, n),
-                    "loc_hierarchical": _div(self.entries.loc_hierarchical, n),
+                    "id_exact": _div(e.id_exact, n),
+                    "id_hierarchical": None if e.id_hierarchical is None else _div(e.id_hierarchical, n),
+                    "loc_exact": _div(e.loc_exact, n),
+                    "loc_hierarchical": _div(e.loc_hierarchical, n),
                 }
         else:
-            out.update(rest=self.rest, sequence=self.sequence,
-                       edges_intersection=self.edges_intersection, edges_union=self.edges_union)
-        out["evidence"] = {"covered": self.evidence.covered, "golden": self.evidence.golden,
-                           "executed": self.evidence.executed}
-        out["usage"] = {"rounds": self.usage.rounds, "latency_s": self.usage.latency_s,
-                        "input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens}
+            out = {
+                "task_id": self.task_id, "family": self.family, "status": self.status, "exact": self.exact,
+                "loc": self.loc, "rest": self.rest, "sequence": self.sequence,
+                "edges_intersection": self.edges_intersection, "edges_union": self.edges_union,
+            }
+        out["evidence"] = {"covered": ev.covered, "golden": ev.golden, "executed": ev.executed}
+        out["usage"] = {"rounds": u.rounds, "latency_s": u.latency_s, "input_tokens": u.input_tokens,
+                        "output_tokens": u.output_tokens}
         return out
 
 

@@ -50,7 +50,7 @@ _ARROW = re.compile(r"\s*(?:->|→)\s*")
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParsedAnswer:
     """A parsed final answer.
 

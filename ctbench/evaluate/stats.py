@@ -765,6 +765,34 @@ def _stratum_order(value: Any) -> tuple[int, float, str]:
     return (1, 0.0, str(value))
 
 
+def _members(rows: Sequence[TaskScores], key: str | Callable[[TaskScores], Any]) -> tuple[dict[Any, IndexArray], int]:
+    """Row indices of every stratum value, and the number of rows in no stratum.
+
+    This runs once per field over every task of a run, so it works on the few distinct values: each
+    row gets the code of its value, and a stratum gathers the codes whose value is or holds it.
+    """
+    values = [s.meta.get(key) for s in rows] if isinstance(key, str) else [key(s) for s in rows]
+    try:
+        distinct = set(values)
+    except TypeError:  # lists or sets (categories): their tuple stands for them
+        values = [tuple(v) if isinstance(v, (list, set)) else v for v in values]
+        distinct = set(values)
+    code = {v: i for i, v in enumerate(distinct)}
+    coded = np.fromiter((code[v] for v in values), dtype=np.intp, count=len(values))
+    by_stratum: dict[Any, list[int]] = {}
+    unassigned: list[int] = []
+    for value, c in code.items():
+        strata = _strata_of(value)
+        if not strata:
+            unassigned.append(c)
+        for stratum in strata:
+            by_stratum.setdefault(stratum, []).append(c)
+    sizes = np.bincount(coded, minlength=len(code))
+    members = {stratum: np.flatnonzero(coded == cs[0]) if len(cs) == 1 else np.flatnonzero(np.isin(coded, cs))
+               for stratum, cs in by_stratum.items()}
+    return members, int(sizes[unassigned].sum())
+
+
 def breakdown(
     rows: Iterable[TaskScores] | ScoreTable,
     key: str | Callable[[TaskScores], Any],
@@ -783,24 +811,10 @@ def breakdown(
     reading its scores into columns each time.
     """
     table = rows if isinstance(rows, ScoreTable) else ScoreTable.of(rows)
-    getter: Callable[[TaskScores], Any] = (lambda s: s.meta.get(key)) if isinstance(key, str) else key
-    members: dict[Any, list[int]] = {}
-    unassigned = 0
-    for i, s in enumerate(table.rows):
-        value = getter(s)
-        if value is None:
-            unassigned += 1
-        elif isinstance(value, (list, tuple, set, frozenset)):
-            values = _strata_of(value)
-            if not values:
-                unassigned += 1
-            for v in values:
-                members.setdefault(v, []).append(i)
-        else:
-            members.setdefault(value, []).append(i)
+    members, unassigned = _members(table.rows, key)
     strata: dict[str, Any] = {}
     for value in sorted(members, key=_stratum_order):
-        index = np.asarray(members[value], dtype=np.intp)
+        index = members[value]
         n_rca = int(table.family_index("rca", index).size)
         counts = {"rca": n_rca, "path": int(index.size) - n_rca}
         name = str(value)
