@@ -12,7 +12,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED = REPO / "tasks"
-VENDOR_CLI = REPO.parent / "shared" / "data" / "vendor-cli"
+VENDOR_CLI = Path(os.environ.get("CTBENCH_VENDOR_CLI") or REPO.parent / "shared" / "data" / "vendor-cli")
+"""The public device outputs of shared/data/vendor-cli (beside the repository; CTBENCH_VENDOR_CLI overrides)."""
 
 
 STARTERS = ("rca/RCA-001", "rca/RCA-002", "path/PATH-001")

@@ -15,11 +15,10 @@ from ctbench.authoring.capture import import_capture, split_session, strip_pagin
 from ctbench.errors import CtbError
 from ctbench.model import Family, TaskSpec
 from ctbench.store import TaskSet
+from tests.conftest import VENDOR_CLI
 
 REPO = Path(__file__).resolve().parents[1]
-VENDOR = REPO.parent / "shared" / "data" / "vendor-cli"
-if not VENDOR.is_dir():
-    VENDOR = Path("/work/shared/data/vendor-cli")
+VENDOR = VENDOR_CLI
 
 pytestmark = pytest.mark.skipif(not VENDOR.is_dir(), reason="vendor-cli captures not available")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from ctbench.dialects import OS_FAMILIES, CliError, Dialect, OutputFilter, Resolution, get_dialect
+from tests.conftest import VENDOR_CLI
 
 REPO = Path(__file__).resolve().parents[1]
-VENDOR_CLI = REPO.parent / "shared" / "data" / "vendor-cli"
 MANIFEST = VENDOR_CLI / "MANIFEST.tsv"
 
 needs_data = pytest.mark.skipif(

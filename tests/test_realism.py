@@ -15,11 +15,10 @@ from ctbench.authoring.realism import TemplateIndex, check_realism, parse_record
 from ctbench.authoring.validate import Report, Severity, validate_paths
 from ctbench.model import Family, Recording, TaskSpec
 from ctbench.store import TaskSet
+from tests.conftest import VENDOR_CLI
 
 REPO = Path(__file__).resolve().parents[1]
-VENDOR = Path("/work/shared/data/vendor-cli")
-if not VENDOR.is_dir():
-    VENDOR = REPO.parent / "shared" / "data" / "vendor-cli"
+VENDOR = VENDOR_CLI
 
 GOOD_BRIEF = (REPO / "tasks/rca/RCA-001/recordings/CORE_SW_01/display_interface_brief.txt").read_bytes()
 

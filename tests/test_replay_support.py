@@ -24,9 +24,9 @@ import pytest
 from ctbench.replay.engine import ReplayEngine
 from ctbench.replay.observation import Outcome
 from ctbench.store import TaskSet, recording_filename
+from tests.conftest import VENDOR_CLI
 
 REPO = Path(__file__).resolve().parents[1]
-VENDOR_CLI = REPO.parent / "shared" / "data" / "vendor-cli"
 PREFIX = {"huawei_vrp": "VRP", "hp_comware": "CMW", "cisco_ios": "IOS", "cisco_nxos": "NXOS",
           "juniper_junos": "JUN"}
 VENDOR = {"huawei_vrp": "Huawei", "hp_comware": "H3C", "cisco_ios": "Cisco", "cisco_nxos": "Cisco",

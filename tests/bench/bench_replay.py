@@ -1,6 +1,6 @@
 """Replay throughput, each figure beside a plain dict lookup of the same keys in the same run.
 
-    cd /work/main && /work/venv/bin/python tests/bench/bench_replay.py [--quick]
+    python tests/bench/bench_replay.py [--quick]
 
 Figures (targets from issue 3):
   in-process resolutions/s   Session.run on mixed commands (recorded, abbreviated, filtered,

@@ -2,8 +2,8 @@
 
 Run from the repository root (figures, not a timed test; pytest does not collect tests/bench):
 
-    /work/venv/bin/python tests/bench/bench_report.py             # both workloads, 10,000 resamples
-    /work/venv/bin/python tests/bench/bench_report.py --quick     # 20,000 tasks instead of 100,000
+    python tests/bench/bench_report.py             # both workloads, 10,000 resamples
+    python tests/bench/bench_report.py --quick     # 20,000 tasks instead of 100,000
 
 Workload 1 - the paper's shape, end to end from disk: a generated task set of 234 tasks (126 RCA + 108
 path, on the bundled campus-lab network, with varied labels, entries, paths, observability,

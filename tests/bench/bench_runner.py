@@ -1,6 +1,6 @@
 """Runner benchmarks: per-task overhead and concurrency speed-up (issue 5). Prints figures.
 
-    cd /work/main && /work/venv/bin/python tests/bench/bench_runner.py [--tasks 1000] [--sleep-tasks 64]
+    python tests/bench/bench_runner.py [--tasks 1000] [--sleep-tasks 64]
 
 1. Overhead: an agent that answers instantly (no replay call, a valid answer submitted) on 1,000
    generated tasks, concurrency 1 - everything measured is the runner's own work per task: replay

@@ -2,8 +2,8 @@
 
 Run from the repository root:
 
-    /work/venv/bin/python tests/bench/bench_stats.py            # full: 10,000 resamples
-    /work/venv/bin/python tests/bench/bench_stats.py --quick    # 1,000 resamples, smaller big case
+    python tests/bench/bench_stats.py            # full: 10,000 resamples
+    python tests/bench/bench_stats.py --quick    # 1,000 resamples, smaller big case
 
 Two workloads, both on synthetic per-task scores:
 
