@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ctbench.evaluate.runfolder import RunFolder
 from ctbench.evaluate.runner import Runner, RunSettings
 from tests.conftest import run_cli
 from tests.test_runner import results
@@ -177,3 +178,34 @@ def test_unavailable_endpoint_is_an_infrastructure_error_and_is_retried(
     (line,) = results(report.folder)
     assert line["status"] == "answered" and line["attempts"] == 2
     assert len(line["retries"]) == 1 and "InternalServerError" in line["retries"][0]["error"]
+
+
+def test_retry_errors_reruns_only_tasks_the_endpoint_failed(scripted: ScriptedServer, task_set: Path,
+                                                            tmp_path: Path) -> None:
+    """Endpoint down for the first task, no retries: exit 1; `--resume DIR --retry-errors` reruns just it."""
+    out = tmp_path / "run"
+    env = {"CTBENCH_API_KEY": "sk-test", "OPENAI_API_KEY": ""}
+    scripted.failures_left = 1
+    first = run_cli("evaluate", "run", "--agent", "openai", "--model", "scripted-flaky", "--base-url", scripted.url,
+                    "--tasks", str(task_set), "--select", "RCA-001,RCA-002", "--concurrency", "1",
+                    "--retries", "0", "--out", str(out), "--progress", "plain", "--no-score", env=env)
+    assert first.returncode == 1, first.stderr
+    before = results(out)
+    assert [(r["task_id"], r["status"], r.get("error_kind")) for r in before] == [
+        ("RCA-001", "error", "infrastructure"), ("RCA-002", "answered", None)]
+
+    plain = run_cli("evaluate", "run", "--resume", str(out), "--progress", "plain", "--no-score", env=env)
+    assert plain.returncode == 1 and results(out) == before  # a plain resume leaves the error as the result
+
+    again = run_cli("evaluate", "run", "--resume", str(out), "--retry-errors", "--progress", "plain", env=env)
+    assert again.returncode == 0, again.stderr
+    assert "running again 1 task(s)" in again.stderr
+    after = results(out)
+    assert after[:2] == before  # the error line is kept; the rerun is appended
+    assert [(r["task_id"], r["status"]) for r in after[2:]] == [("RCA-001", "answered")]
+    scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    assert scores["summary"]["rca"]["status"]["answered"] == 2  # the rerun's line is scored, not the error
+    assert "RCA-001" not in scores["failures"]["tasks"]  # and it holds the right answer
+    assert not any("more than one result line" in w for w in scores["warnings"])
+    resumes = RunFolder(out).load_config().resumes
+    assert [r.retried_errors for r in resumes] == [[], ["RCA-001"]]

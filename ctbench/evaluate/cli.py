@@ -48,9 +48,12 @@ examples:
   ctb-eval run --agent openai --model qwen --base-url http://127.0.0.1:8000/v1 --select rca
   ctb-eval run --agent command --agent-cmd 'my-agent --model {{model}}' --model m1 --timeout 1800
   ctb-eval run --resume runs/openai-gpt-4o-20260725T101500Z      finish an interrupted run
+  ctb-eval run --resume runs/openai-gpt-4o-20260725T101500Z --retry-errors
+                                                        ...and rerun tasks the endpoint failed
 
-exit status: 0 when every task ran (whatever the agent answered), 1 when infrastructure errors remain,
-130 when interrupted (finished tasks are kept; resume to run the rest).
+exit status: 0 when every task ran (whatever the agent answered), 1 when infrastructure errors remain
+(once the backend or endpoint is back, `--resume DIR --retry-errors` runs those tasks again), 130 when
+interrupted (finished tasks are kept; resume to run the rest).
 """
 
 PROMPT_HELP = """\
@@ -83,6 +86,8 @@ def _add_run(sub: Any) -> None:
                    "existing run folder is resumed")
     p.add_argument("--resume", metavar="DIR", help="resume the run in DIR with the settings in its run.yaml")
     p.add_argument("--force", action="store_true", help="resume even though settings or the task set changed")
+    p.add_argument("--retry-errors", action="store_true", help="on resume, also run again the tasks whose last "
+                   "attempt ended in an infrastructure error (timeouts and agent errors are results and stay)")
     p.add_argument("--base-url", metavar="URL", help="openai: OpenAI-compatible endpoint (key from "
                    "OPENAI_API_KEY or CTBENCH_API_KEY)")
     p.add_argument("--agent-cmd", metavar="CMD", help="command: the program and its arguments")
@@ -137,6 +142,7 @@ def _run_settings(args: argparse.Namespace) -> Any:
         settings = RunSettings(**{k: v for k, v in given.items() if v is not None})
         settings.out = Path(args.out) if args.out else None
     settings.force = args.force
+    settings.retry_errors = args.retry_errors
     return settings
 
 

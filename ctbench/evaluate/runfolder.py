@@ -106,12 +106,14 @@ class RunOptions(_Model):
 
 
 class ResumeRecord(_Model):
-    """Provenance of each resume: when, and which differences ``--force`` accepted."""
+    """Provenance of each resume: when, which differences ``--force`` accepted, which tasks ran again."""
 
     at: datetime
     already_done: int
     forced: bool = False
     differences: list[str] = Field(default_factory=list)
+    retried_errors: list[str] = Field(default_factory=list, description="Tasks run again by --retry-errors "
+                                      "because their last line was an infrastructure error.")
 
 
 class RunConfig(_Model):
@@ -229,6 +231,10 @@ class ResultLine(BaseModel):
     log: str | None = None
     notes: list[str] = Field(default_factory=list, description="Remarks from the agent adapter.")
 
+    @property
+    def is_infrastructure_error(self) -> bool:
+        return self.status == "error" and self.error_kind == "infrastructure"
+
 
 @dataclass(frozen=True)
 class ResultsScan:
@@ -241,6 +247,15 @@ class ResultsScan:
     @property
     def finished_ids(self) -> set[str]:
         return {r.task_id for r in self.lines}
+
+    @property
+    def latest(self) -> dict[str, ResultLine]:
+        """The last line of every task: what counts when a task was run again (``--retry-errors``)."""
+        return {r.task_id: r for r in self.lines}
+
+    def infrastructure_failed_ids(self) -> set[str]:
+        """Tasks whose last line is an infrastructure error (the harness failed, not the agent)."""
+        return {t for t, r in self.latest.items() if r.is_infrastructure_error}
 
 
 class RunFolderError(CtbError):

@@ -12,7 +12,9 @@ What it guarantees (issue 5, DESIGN.md "Runs and scores"):
   times, each retry recorded in the result line).
 - **Nothing lost, nothing doubled.** A result line is appended and fsynced as each task finishes; a
   task is done exactly when its line exists; a rerun into the same folder skips those and reruns the
-  rest, and refuses when the agent, model, options or task-set commit changed unless forced.
+  rest, and refuses when the agent, model, options or task-set commit changed unless forced. With
+  ``retry_errors`` a resume also runs again the tasks whose last line is an infrastructure error; the
+  new line is appended after the old one, and the last line of a task is the one that counts.
 
 The event loop runs agents concurrently (``concurrency`` workers pulling tasks in order); replay calls
 are in-memory and fast, and external agents reach the same engine through the HTTP API served from a
@@ -273,6 +275,8 @@ class RunSettings:
     max_rounds: int | None = None
     out: Path | None = None
     force: bool = False
+    retry_errors: bool = False
+    """On resume, run again the tasks whose last line is an infrastructure error (a new line is appended)."""
     base_url: str | None = None
     agent_cmd: str | None = None
     runs_root: Path = Path("runs")
@@ -303,7 +307,8 @@ class RunReport:
     def counts(self) -> dict[str, int]:
         selected = set(self.config.tasks)
         out = {"answered": 0, "unparsable": 0, "timeout": 0, "agent error": 0, "infrastructure error": 0}
-        for r in self.results:
+        latest = {r.task_id: r for r in self.results}  # a task run again counts by its last line
+        for r in latest.values():
             if r.task_id not in selected:
                 continue
             key = r.status if r.status != "error" else f"{r.error_kind or 'agent'} error"
@@ -402,10 +407,18 @@ class Runner:
         if folder.repair(scan):
             self.tracker.note(f"dropped a torn last line ({scan.torn_bytes} bytes) from {folder.results_file}")
         self.finished = scan.finished_ids
+        again: set[str] = set()
+        if self.settings.retry_errors:
+            again = scan.infrastructure_failed_ids() & set(config.tasks)
+            if again:
+                self.finished -= again
+                self.tracker.note(f"running again {len(again)} task(s) whose last attempt ended in an "
+                                  "infrastructure error (--retry-errors); their earlier lines stay in "
+                                  f"{folder.results_file.name}")
         self.resumed = True
         self.forced = diffs
         record = ResumeRecord(at=config.started, already_done=len(self.finished & set(config.tasks)),
-                              forced=bool(diffs), differences=diffs)
+                              forced=bool(diffs), differences=diffs, retried_errors=sorted(again))
         merged = config.model_copy(update={"name": old.name, "started": old.started, "finished": None,
                                            "resumes": [*old.resumes, record]})
         folder.save_config(merged)

@@ -153,7 +153,8 @@ def read_results(run_dir: Path) -> tuple[dict[str, tuple[int, ResultLine]], list
 
     A torn last line (a run killed while writing it) is left out with a warning: the task counts as
     unfinished. A broken line elsewhere is an error naming file and line (from the run-folder reader).
-    A task listed twice keeps its last line.
+    A task listed twice keeps its last line; that is expected after an infrastructure error (the task
+    was run again with ``--retry-errors``), and a warning otherwise.
     """
     folder = RunFolder(run_dir)
     warnings: list[str] = []
@@ -166,8 +167,8 @@ def read_results(run_dir: Path) -> tuple[dict[str, tuple[int, ResultLine]], list
     by_id: dict[str, tuple[int, ResultLine]] = {}
     duplicates: list[str] = []
     for n, line in enumerate(scan.lines, start=1):
-        if line.task_id in by_id:
-            duplicates.append(line.task_id)
+        if line.task_id in by_id and not by_id[line.task_id][1].is_infrastructure_error:
+            duplicates.append(line.task_id)  # a line after an infrastructure error is a rerun (--retry-errors)
         by_id[line.task_id] = (n, line)
     if duplicates:
         shown = ", ".join(sorted(set(duplicates))[:5])
