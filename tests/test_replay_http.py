@@ -64,8 +64,13 @@ def start_serve(*args: str) -> tuple[subprocess.Popen[str], str]:
 
 
 @pytest.fixture(scope="module")
-def server(vendor_root: Path) -> Iterator[str]:
-    proc, url = start_serve("--tasks", str(vendor_root))
+def traj_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("trajectories")
+
+
+@pytest.fixture(scope="module")
+def server(vendor_root: Path, traj_root: Path) -> Iterator[str]:
+    proc, url = start_serve("--tasks", str(vendor_root), "--trajectories", str(traj_root))
     try:
         yield url
     finally:
@@ -84,9 +89,10 @@ def open_session(url: str, task: str = ALL_TASK, **extra: str) -> str:
 # --------------------------------------------------------------------------- the API
 
 
-def test_session_lifecycle(server: str, tmp_path: Path) -> None:
-    traj = tmp_path / "run" / "trajectories" / f"{ALL_TASK}.jsonl"
-    r = httpx.post(f"{server}/sessions", json={"task_id": ALL_TASK, "trajectory": str(traj)})
+def test_session_lifecycle(server: str, traj_root: Path) -> None:
+    traj = traj_root / "run" / "trajectories" / f"{ALL_TASK}.jsonl"
+    r = httpx.post(f"{server}/sessions", json={"task_id": ALL_TASK,
+                                               "trajectory": f"run/trajectories/{ALL_TASK}.jsonl"})
     assert r.status_code == 201
     body = r.json()
     sid = body["session_id"]
@@ -126,6 +132,10 @@ def test_session_lifecycle(server: str, tmp_path: Path) -> None:
     ("POST", "/sessions", b'{"task_id": "NOPE-1"}', 404, "unknown_task"),
     ("POST", "/sessions", b'{"task_id": "../../etc/passwd"}', 404, "unknown_task"),
     ("POST", "/sessions", b'{"task_id": "VENDOR-ALL", "trajectory": "/etc/passwd"}', 400, "bad_trajectory"),
+    ("POST", "/sessions", b'{"task_id": "VENDOR-ALL", "trajectory": "/tmp/x.jsonl"}', 400, "bad_trajectory"),
+    ("POST", "/sessions", b'{"task_id": "VENDOR-ALL", "trajectory": "../x.jsonl"}', 400, "bad_trajectory"),
+    ("POST", "/sessions", b'{"task_id": "VENDOR-ALL", "trajectory": "a/../../x.jsonl"}', 400, "bad_trajectory"),
+    ("POST", "/sessions", b'{"task_id": "VENDOR-ALL", "trajectory": "~/x.jsonl"}', 400, "bad_trajectory"),
     ("POST", "/sessions", b'{"task_id": "VENDOR-ALL", "extra": 1}', 422, "bad_request"),
     ("POST", "/sessions", b"\xff\xfe\x00garbage", 400, "bad_json"),
     ("GET", "/sessions/does-not-exist/devices", None, 404, "unknown_session"),
@@ -326,3 +336,24 @@ def test_no_http_response_contains_the_gold(server: str, vendor_root: Path) -> N
                              for g in gold_strings(bundled / t))]
     for g in gold:
         assert json.dumps(g)[1:-1] not in everything and g not in everything, g
+
+
+def test_client_trajectories_stay_in_the_servers_folder(server: str, traj_root: Path, tmp_path: Path,
+                                                        vendor_root: Path) -> None:
+    """An agent holding the URL must not make the server write, or move aside, files elsewhere."""
+    outside = tmp_path / "other-run" / "RCA-002.jsonl"
+    outside.parent.mkdir()
+    outside.write_text('{"seq": 1}\n')
+    (traj_root / "link").symlink_to(outside.parent, target_is_directory=True)
+    r = httpx.post(f"{server}/sessions", json={"task_id": ALL_TASK, "trajectory": "link/RCA-002.jsonl"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "bad_trajectory"
+    assert outside.read_text() == '{"seq": 1}\n' and not (outside.parent / "RCA-002.jsonl.prev1").exists()
+
+    handle = serve_in_thread(ReplayEngine(TaskSet.open(vendor_root)))  # as the runner serves agents: no trajectory folder
+    try:
+        r = httpx.post(f"{handle.url}/sessions", json={"task_id": ALL_TASK, "trajectory": "x.jsonl"})
+        assert r.status_code == 403 and r.json()["error"]["code"] == "trajectories_disabled"
+        assert "--trajectories DIR" in r.json()["error"]["message"]
+        assert httpx.post(f"{handle.url}/sessions", json={"task_id": ALL_TASK}).status_code == 201
+    finally:
+        handle.stop()

@@ -56,14 +56,18 @@ SERVE_HELP = """\
 HTTP JSON API serving many concurrent replay sessions (the backend for harnesses that run agents
 outside this process). The first line on stdout is the URL it listens on (--port 0 picks a free port).
 
-  POST /sessions {"task_id": "RCA-001", "trajectory": "/abs/path/RCA-001.jsonl"}  -> {"session_id", ...}
+  POST /sessions {"task_id": "RCA-001", "trajectory": "RCA-001.jsonl"}  -> {"session_id", ...}
   POST /sessions/ID/run {"device": "CORE_SW_01", "command": "dis int br"}         -> observation
   POST /sessions/ID/submit {"answer": "..."};  GET /sessions/ID/devices;  GET /sessions/ID/trajectory
   GET /sessions/ID;  DELETE /sessions/ID;  GET /health
 
-A trajectory path (optional, must end in .jsonl; relative paths are taken from this server's folder)
-gets one JSON line per call, flushed as it is answered; a non-empty file already there is kept as
-<name>.prev1 rather than overwritten. Errors come back as {"error": {"code", "message"}} with a 4xx.
+A trajectory (optional; only when the server runs with --trajectories DIR) is a path ending in .jsonl,
+relative to DIR and staying inside it, so a client cannot touch files elsewhere; it gets one JSON line
+per call, flushed as it is answered, and a non-empty file already there is kept as <name>.prev1 rather
+than overwritten. Errors come back as {"error": {"code", "message"}} with a 4xx.
+
+example:
+  ctb-replay serve --port 8700 --trajectories runs/my-harness/trajectories
 """
 
 EXEC_HELP = """\
@@ -142,7 +146,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ctbench.replay.http_server import SessionRegistry, bind_socket, build_app, socket_url, uvicorn_server
 
     engine = _engine(args)
-    registry = SessionRegistry(engine, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout)
+    registry = SessionRegistry(engine, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout,
+                               trajectory_root=args.trajectories)
     sock = bind_socket(args.host, args.port)
     print(socket_url(sock), flush=True)
     print(f"ctb-replay serve: task set {engine.task_set.root} on {socket_url(sock)} (Ctrl-C stops)",
@@ -251,6 +256,9 @@ def build() -> tuple[argparse.ArgumentParser, object]:
                    help="refuse new sessions past N open ones (default 10000)")
     p.add_argument("--idle-timeout", type=float, default=3600.0, metavar="SECONDS",
                    help="close sessions unused for this long (default 3600)")
+    p.add_argument("--trajectories", metavar="DIR", type=Path, default=None,
+                   help="folder for the trajectory files clients ask for (paths relative to it); "
+                   "without it, clients cannot have trajectories written")
 
     p = add_command(sub, "exec", "run one command through a replay session (for shell-only agents)", cmd_exec,
                     EXEC_HELP)

@@ -46,7 +46,8 @@ class ReplayClient:
 
     @classmethod
     def open(cls, url: str, task_id: str, *, trajectory: str | None = None) -> ReplayClient:
-        """Open a new session on ``task_id``."""
+        """Open a new session on ``task_id``; ``trajectory`` is a path relative to the server's
+        ``--trajectories`` folder (a server started without one refuses it)."""
         body: dict[str, Any] = {"task_id": task_id}
         if trajectory:
             body["trajectory"] = trajectory

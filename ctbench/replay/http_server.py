@@ -4,6 +4,7 @@ Routes (all JSON; errors are ``{"error": {"code", "message"}}`` with a 4xx statu
 
     GET    /health                        {"status": "ok", "sessions": N}
     POST   /sessions                      {"task_id", "trajectory"?} -> {"session_id", "task_id", "devices"}
+                                          (trajectory: a path relative to the server's --trajectories DIR)
     GET    /sessions/{id}                 summary: task, calls, submitted answer, trajectory path
     GET    /sessions/{id}/devices         {"devices": [...]}
     POST   /sessions/{id}/run             {"device", "command"} -> observation
@@ -75,10 +76,12 @@ class SessionRegistry:
     """Open sessions by id, bounded in number and reaped after idling."""
 
     def __init__(self, engine: ReplayEngine, *, max_sessions: int = 10_000,
-                 idle_timeout: float = 3600.0) -> None:
+                 idle_timeout: float = 3600.0, trajectory_root: Path | None = None) -> None:
         self.engine = engine
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
+        self.trajectory_root = None if trajectory_root is None else Path(trajectory_root).resolve()
+        """Folder that client-named trajectory files must stay in; ``None``: clients cannot name one."""
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         self._last_sweep = time.monotonic()
@@ -168,12 +171,27 @@ async def _body(request: Request, model: type[BaseModel]) -> Any:
         raise ApiError(422, "bad_request", f"{loc}: {first['msg']}") from None
 
 
-def _trajectory_path(text: str | None) -> Path | None:
+def _trajectory_path(text: str | None, root: Path | None) -> Path | None:
+    """Where a client's trajectory goes: a ``.jsonl`` path relative to the server's trajectory folder.
+
+    A client (an agent under test, say) must not make the server append to, or move aside, files
+    elsewhere - other runs' trajectories included - so absolute paths, ``..`` and symbolic links that
+    lead out of the folder are refused, and a server started without one accepts no path at all.
+    """
     if text is None:
         return None
-    if "\x00" in text or not text.endswith(".jsonl"):
-        raise ApiError(400, "bad_trajectory", "trajectory must be a path ending in .jsonl")
-    return Path(text).expanduser().resolve()
+    if root is None:
+        raise ApiError(403, "trajectories_disabled", "this server writes no trajectory a client names; start it "
+                       "with `ctb-replay serve --trajectories DIR` to allow paths relative to DIR")
+    rel = Path(text)
+    if "\x00" in text or not text.endswith(".jsonl") or rel.is_absolute() or ".." in rel.parts or \
+            text.startswith("~"):
+        raise ApiError(400, "bad_trajectory", "trajectory must be a relative path ending in .jsonl, inside the "
+                       "server's trajectory folder (no '..')")
+    target = (root / rel).resolve()
+    if not target.is_relative_to(root):
+        raise ApiError(400, "bad_trajectory", "trajectory leads out of the server's trajectory folder")
+    return target
 
 
 def _devices(session: Session) -> list[dict[str, Any]]:
@@ -196,7 +214,7 @@ def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> 
 
     async def open_session(request: Request) -> Response:
         body: OpenRequest = await _body(request, OpenRequest)
-        session = reg.open(body.task_id, _trajectory_path(body.trajectory))
+        session = reg.open(body.task_id, _trajectory_path(body.trajectory, reg.trajectory_root))
         return JSONResponse({"session_id": session.id, "task_id": session.task_id,
                              "devices": _devices(session)}, status_code=201)
 
