@@ -413,14 +413,21 @@ def test_interrupt_ends_every_agent_and_resume_finishes(task_set: Path, tmp_path
     out = tmp_path / "run"
     argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "command", "--agent-cmd", cmd,
             "--tasks", str(task_set), "--out", str(out), "--progress", "plain", "--no-score"]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while len(list(gate.parent.glob("pid-*"))) < 3:
         assert time.monotonic() < deadline and proc.poll() is None, "agents did not start"
         time.sleep(0.02)
     proc.send_signal(sig)
-    _, stderr = proc.communicate(timeout=30)
+    try:
+        _, stderr = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        # A hang: SIGABRT makes faulthandler print every thread's stack, so the failure says where.
+        proc.send_signal(signal.SIGABRT)
+        _, stderr = proc.communicate(timeout=30)
+        gate.touch()  # let any agent still waiting finish instead of lingering
+        pytest.fail(f"the runner did not stop within 30 s of signal {sig}; its stderr:\n{stderr}")
     assert proc.returncode == 130, stderr
     assert "interrupted: 0 of 3 task(s) done" in stderr and f"--out {out}" in stderr
     assert "Traceback" not in stderr
