@@ -405,6 +405,10 @@ print("<answer>CORE_SW_01;GigabitEthernet0/0/24;shutdown</answer>")
 """
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_ends_every_agent_and_resume_finishes(task_set: Path, tmp_path: Path, sig: int) -> None:
     gate = tmp_path / "gate" / "open"
@@ -414,7 +418,10 @@ def test_interrupt_ends_every_agent_and_resume_finishes(task_set: Path, tmp_path
     argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "command", "--agent-cmd", cmd,
             "--tasks", str(task_set), "--out", str(out), "--progress", "plain", "--no-score"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONFAULTHANDLER": "1"}
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as a terminal sends it: a shell running this suite in the background (CI scripts often do)
+    # starts it with SIGINT ignored, and an ignored signal stays ignored across exec unless reset.
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
     deadline = time.monotonic() + 30
     while len(list(gate.parent.glob("pid-*"))) < 3:
         assert time.monotonic() < deadline and proc.poll() is None, "agents did not start"
