@@ -131,10 +131,6 @@ class ScoreTable:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def column(self, name: str, index: IndexArray | None = None) -> FloatArray:
-        col = self.matrix[:, _COL[name]]
-        return col if index is None else col[index]
-
     def family_index(self, family: str, index: IndexArray | None = None) -> IndexArray:
         """The rows of ``family`` among ``index`` (all rows when ``None``)."""
         base = np.arange(len(self.rows), dtype=np.intp) if index is None else np.asarray(index, dtype=np.intp)
@@ -142,7 +138,8 @@ class ScoreTable:
         return base[is_rca] if family == "rca" else base[~is_rca]
 
     def summarize(self, index: IndexArray | None = None) -> dict[str, Any]:
-        """Every aggregate of the tasks at ``index`` (all when ``None``); see :func:`summarize`."""
+        """Every aggregate of the tasks at ``index`` (distinct row numbers; all rows when ``None``); see
+        :func:`summarize`."""
         rca, path = self.family_index("rca", index), self.family_index("path", index)
         n = rca.size + path.size
         both = np.concatenate([rca, path])
