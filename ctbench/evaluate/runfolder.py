@@ -29,7 +29,7 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -236,6 +236,11 @@ class ResultLine(BaseModel):
         return self.status == "error" and self.error_kind == "infrastructure"
 
 
+def latest_lines(lines: Iterable[ResultLine]) -> dict[str, ResultLine]:
+    """The last line of every task: what counts when a task was run again (``--retry-errors``)."""
+    return {r.task_id: r for r in lines}
+
+
 @dataclass(frozen=True)
 class ResultsScan:
     """What is in ``results.jsonl``: the parsed lines and whether the last one was torn."""
@@ -250,8 +255,7 @@ class ResultsScan:
 
     @property
     def latest(self) -> dict[str, ResultLine]:
-        """The last line of every task: what counts when a task was run again (``--retry-errors``)."""
-        return {r.task_id: r for r in self.lines}
+        return latest_lines(self.lines)
 
     def infrastructure_failed_ids(self) -> set[str]:
         """Tasks whose last line is an infrastructure error (the harness failed, not the agent)."""

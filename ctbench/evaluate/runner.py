@@ -62,6 +62,7 @@ from ctbench.evaluate.runfolder import (
     RunFolder,
     RunOptions,
     default_run_name,
+    latest_lines,
     task_set_commit,
     utc_now,
 )
@@ -307,8 +308,7 @@ class RunReport:
     def counts(self) -> dict[str, int]:
         selected = set(self.config.tasks)
         out = {"answered": 0, "unparsable": 0, "timeout": 0, "agent error": 0, "infrastructure error": 0}
-        latest = {r.task_id: r for r in self.results}  # a task run again counts by its last line
-        for r in latest.values():
+        for r in latest_lines(self.results).values():  # a task run again counts by its last line
             if r.task_id not in selected:
                 continue
             key = r.status if r.status != "error" else f"{r.error_kind or 'agent'} error"

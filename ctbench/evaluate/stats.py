@@ -57,7 +57,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ctbench.evaluate.metrics import FAMILIES, Family, TaskScores
-from ctbench.evaluate.summary import ScoreTable
+from ctbench.evaluate.summary import ScoreTable, exact_bits
 
 BASE_SEED = 20260725
 N_RESAMPLES = 10_000
@@ -155,24 +155,21 @@ def bootstrap_pooled_se(
 
 # --------------------------------------------------------------------------- shared resamples
 
-QUANTUM_BITS = 30
-"""Columns of :func:`resample_sums` are rounded to multiples of ``2**-QUANTUM_BITS`` (fewer bits when
-``n * max|value|`` is so large that the sums would not stay exact below 2**52)."""
 _SUM_BYTES_PER_CELL = 24  # int64 index + int64 multiplicity + float64 multiplicity per cell
 
 
 def _quantised(columns: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``(round(columns * 2**q), 2**q)`` per column, so that every resampled sum is an exact integer.
 
-    ``q`` is :data:`QUANTUM_BITS` unless ``n * max|value|`` of the column needs fewer bits to stay below
-    2**52; it depends on the column alone, so a column sums the same whatever columns sit beside it.
+    ``q`` is :func:`~ctbench.evaluate.summary.exact_bits` of the column's size and largest value, the
+    rule the summaries' exact sums follow too; it depends on the column alone, so a column sums the same
+    whatever columns sit beside it.
     """
     n = columns.shape[0]
     top = np.abs(columns).max(axis=0) if columns.size else np.zeros(columns.shape[1])
     scales = np.empty(columns.shape[1], dtype=np.float64)
     for j, value in enumerate(top.tolist()):
-        bound = max(1.0, n * max(float(value), 1.0))  # a resampled column sum is at most n * max|value|
-        q = min(QUANTUM_BITS, 52 - math.ceil(math.log2(bound)))
+        q = exact_bits(n, value)  # a resampled column sum is at most n * max|value|
         if q < 0:
             raise ValueError("column values too large to resample exactly")
         scales[j] = 2.0 ** q
@@ -192,7 +189,7 @@ def resample_sums(
     counts, per-task scores or their paired differences). The index rows are exactly those
     :func:`bootstrap` draws for the same seed; each becomes a multiplicity vector (``bincount``) and
     one matrix product gives all ``k`` sums, so adding a metric costs almost nothing. Values are
-    rounded to multiples of ``2**-QUANTUM_BITS`` first (see the module docstring), which makes every
+    rounded to multiples of ``2**-q`` first (:func:`_quantised`; see the module docstring), which makes every
     sum exact and the result independent of BLAS, threads and chunking.
     """
     cols = np.asarray(columns, dtype=np.float64)
@@ -814,18 +811,17 @@ def breakdown(
     members, unassigned = _members(table.rows, key)
     strata: dict[str, Any] = {}
     for value in sorted(members, key=_stratum_order):
-        index = members[value]
-        n_rca = int(table.family_index("rca", index).size)
-        counts = {"rca": n_rca, "path": int(index.size) - n_rca}
         name = str(value)
         if name in strata:
             raise ValueError(f"two strata of {key!r} render as {name!r}")
+        summary = table.summarize(members[value])
+        counts = [summary[f]["n_tasks"] for f in FAMILIES]
         strata[name] = {
-            "n_tasks": int(index.size),
-            "n_rca": counts["rca"],
-            "n_path": counts["path"],
-            "warning": any(0 < c < min_tasks for c in counts.values()),
-            "metrics": table.summarize(index),
+            "n_tasks": summary["n_tasks"],
+            "n_rca": summary["rca"]["n_tasks"],
+            "n_path": summary["path"]["n_tasks"],
+            "warning": any(0 < c < min_tasks for c in counts),
+            "metrics": summary,
         }
     return {"key": key if isinstance(key, str) else getattr(key, "__name__", "key"),
             "min_tasks": min_tasks, "unassigned": unassigned, "strata": strata}

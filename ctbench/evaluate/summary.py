@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ctbench.evaluate.failures import FAILURE_MODES
-from ctbench.evaluate.metrics import TASK_STATUSES, ScoringConfig, TaskRecord, TaskScores, score_task
+from ctbench.evaluate.metrics import TASK_STATUSES, ScoringConfig, TaskRecord, TaskScores, _div, score_task
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
@@ -35,7 +35,6 @@ _FAILURE_CODE: dict[str | None, int] = {None: -1, **{m: i for i, m in enumerate(
 _USAGE_FIELDS: tuple[str, ...] = ("rounds", "latency_s", "input_tokens", "output_tokens", "total_tokens")
 _ENTRY_FIELDS: tuple[str, ...] = ("id_exact", "id_hierarchical", "loc_exact", "loc_hierarchical")
 _NAN = math.nan
-_SUM_BITS = 30
 
 # Column order of ScoreTable.matrix; one row per task.
 _COLUMNS: tuple[str, ...] = (
@@ -62,6 +61,17 @@ def _row(s: TaskScores) -> tuple[float, ...]:
     )
 
 
+QUANTUM_BITS = 30
+"""Finest binary fraction, ``2**-QUANTUM_BITS``, at which sums of per-task values are made exact (here
+and in the bootstrap's resampled sums, :func:`ctbench.evaluate.stats.resample_sums`)."""
+
+
+def exact_bits(n: int, top: float) -> int:
+    """The ``q`` (at most :data:`QUANTUM_BITS`) for which any sum of ``n`` multiples of ``2**-q`` bounded
+    by ``top`` in size stays an exact integer count of ``2**-q`` below 2**52; negative when none does."""
+    return min(QUANTUM_BITS, 52 - math.ceil(math.log2(max(1.0, n * max(top, 1.0)))))
+
+
 def _sum(values: FloatArray) -> float:
     """The sum :func:`math.fsum` gives (the exact sum, correctly rounded), faster where that is easy.
 
@@ -74,7 +84,7 @@ def _sum(values: FloatArray) -> float:
         return 0.0
     top = float(np.abs(values).max())
     if math.isfinite(top):
-        q = min(_SUM_BITS, 52 - math.ceil(math.log2(max(1.0, n * max(top, 1.0)))))
+        q = exact_bits(n, top)
         if q >= 0:
             scaled = values * (2.0 ** q)
             if np.array_equal(scaled, np.rint(scaled)):
@@ -84,10 +94,6 @@ def _sum(values: FloatArray) -> float:
 
 def _mean(values: FloatArray) -> float | None:
     return None if values.size == 0 else _sum(values) / values.size
-
-
-def _div(num: float, den: float) -> float | None:
-    return None if den == 0 else num / den
 
 
 def _median(values: FloatArray) -> float | None:
