@@ -454,7 +454,9 @@ class Runner:
             return await self.execute()
         except asyncio.CancelledError:
             assert self.folder is not None
-            done = len(self.folder.read_results().finished_ids & set(self.config.tasks if self.config else []))
+            # self.finished is exactly what is saved: resumed lines minus any --retry-errors reruns,
+            # plus every line appended since.
+            done = len(self.finished & set(self.config.tasks if self.config else []))
             raise RunInterrupted(f"interrupted: {done} of {len(self.plan)} task(s) done and saved in "
                                  f"{self.folder.path}; run the same command with --out {self.folder.path} "
                                  "to finish the rest") from None
@@ -600,16 +602,22 @@ class Runner:
         return log, session
 
     def _context(self, task: PlannedTask, attempt_no: int, log: AgentLog, session: Any, server: Any,
-                 result: AgentResult) -> AgentContext:
-        """Everything the agent gets (file system work: run in a thread)."""
+                 result: AgentResult) -> tuple[AgentContext, Path | None]:
+        """Everything the agent gets, and the private workspace to remove afterwards (file system work:
+        run in a thread).
+
+        Agents reached over HTTP (``server`` given) are external processes and get a fresh empty
+        workspace; in-process agents work in the run folder and leave nothing to remove (``None``).
+        """
         assert self.folder is not None and self.task_set is not None
         hidden: HiddenSpec | None = self.task_set.load_hidden(task.ref) if self.agent.needs_hidden else None
-        workdir = Path(tempfile.mkdtemp(prefix=f"ctbench-{task.id}-")) if self.agent.needs_http else None
-        return AgentContext(
+        scratch = Path(tempfile.mkdtemp(prefix=f"ctbench-{task.id}-")) if server is not None else None
+        ctx = AgentContext(
             task_id=task.id, family=task.spec.family.value, spec=task.spec,
             prompt=prompt_for(self.task_set, task.ref, task.spec), session=session, log=log,
-            workdir=workdir or self.folder.path, options=self.settings.agent_options(), attempt=attempt_no,
+            workdir=scratch or self.folder.path, options=self.settings.agent_options(), attempt=attempt_no,
             hidden=hidden, replay_url=server.url if server is not None else None, result=result)
+        return ctx, scratch
 
     @staticmethod
     def _teardown(log: AgentLog, session: Any, server: Any, workdir: Path | None) -> None:
@@ -638,13 +646,12 @@ class Runner:
         except _SessionFailed as failed:
             failed.log.close()
             return _Attempt("infrastructure", result, failed.message, self._clock() - t0, 0)
-        http = server if self.agent.needs_http else None
+        # ``server`` is None unless the agent needs HTTP (see execute()).
         workdir: Path | None = None
         try:
-            if http is not None:
-                http.registry.add(session)
-            ctx = await asyncio.to_thread(self._context, task, attempt_no, log, session, http, result)
-            workdir = ctx.workdir if http is not None else None
+            if server is not None:
+                server.registry.add(session)
+            ctx, workdir = await asyncio.to_thread(self._context, task, attempt_no, log, session, server, result)
             kind, error = "ok", None
             deadline = asyncio.timeout(self.settings.timeout_s)
             try:
@@ -672,7 +679,7 @@ class Runner:
                 log.line(f"[ctbench] {kind}: {error}")
             return _Attempt(kind, result, error, self._clock() - t0, session.calls)
         finally:
-            await asyncio.to_thread(self._teardown, log, session, http, workdir)
+            await asyncio.to_thread(self._teardown, log, session, server, workdir)
 
 
 class _SessionFailed(Exception):
