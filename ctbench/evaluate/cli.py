@@ -155,40 +155,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     runner = Runner(settings, display)
     report = runner.run()
     counts = report.counts()
-    scores: Any = None
-    note = None
-    if not args.no_score:
-        scores, note = _score(report.folder, runner.task_set, quiet=args.json)
+    scores = None if args.no_score else _score(report.folder, runner.task_set, quiet=args.json)
+    note = f"not scored (--no-score); score with: ctb-eval score {report.folder}" if args.no_score else None
     if args.json:
         emit_json({"run_dir": str(report.folder), "complete": report.complete, "ran": report.ran,
                    "skipped": report.skipped, "counts": counts, "scores": scores, "note": note})
-    elif note:
-        print(note)
     return 1 if counts.get("infrastructure error") else 0
 
 
-def _score(folder: Path, task_set: Any, *, quiet: bool) -> tuple[Any, str | None]:
-    """Score the finished run with the scorer when it is installed; otherwise say how to later."""
-    try:
-        from ctbench.evaluate import score as scoring
-    except ImportError:
-        return None, (f"scorecard: the scorer is not available in this installation; "
-                      f"score later with: ctb-eval score {folder}")
-    score_run = getattr(scoring, "score_run", None)
-    if score_run is None:
-        return None, f"scorecard: this scorer has no score_run(); score with: ctb-eval score {folder}"
+def _score(folder: Path, task_set: Any, *, quiet: bool) -> Any:
+    """Score the finished run (writes scores.json) and print the scorecard unless ``quiet``."""
+    from ctbench.evaluate.score import print_scorecard, score_run
+
     scores = score_run(folder, task_set)
     if not quiet:
-        printer = getattr(scoring, "print_scorecard", None)
-        render = getattr(scoring, "render_scorecard", None) or getattr(scoring, "format_scorecard", None)
-        if printer is not None:
-            printer(scores)
-        elif render is not None:
-            print(render(scores))
-        else:
-            return scores, f"scores written; see them with: ctb-eval score {folder}"
-    return scores, None
-
+        print_scorecard(scores)
+    return scores
 
 
 # --------------------------------------------------------------------------- score, compare, report, import

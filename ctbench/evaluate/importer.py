@@ -46,7 +46,7 @@ from ctbench.evaluate.runfolder import (
     RunOptions,
     TaskSetRef,
 )
-from ctbench.evaluate.score import Scorer, TaskContext
+from ctbench.evaluate.score import Scorer, TaskContext, _text
 from ctbench.store import TaskSet
 
 ID_KEYS = ("task_id", "question_id", "qid", "id", "task", "question")
@@ -335,6 +335,3 @@ def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name
         raise
     return summary
 
-
-def _text(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)

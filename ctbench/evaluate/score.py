@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -532,7 +532,6 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
     if small:
         warnings.append(f"{len(small)} stratum/strata have fewer than {min_stratum} tasks of a family; their figures "
                         f"are indicative only: {', '.join(small[:6])}{' ...' if len(small) > 6 else ''}")
-    wrong_rca = [s for s in rows if s.family == "rca" and s.failure]
     return {
         "format": SCORES_FORMAT,
         "run": run.info.to_json(),
@@ -548,8 +547,8 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
         "failures": {
             "priority": list(PRIORITY),
             "names": dict(FAILURE_MODES),
-            "counts": {m: sum(1 for s in wrong_rca if s.failure == m) for m in sorted(FAILURE_MODES)},
-            "tasks": {s.task_id: s.failure for s in wrong_rca},
+            "counts": {m: summary["rca"]["failures"][m] for m in sorted(FAILURE_MODES)},
+            "tasks": {s.task_id: s.failure for s in rows if s.family == "rca" and s.failure},
         },
         "breakdowns": breakdowns,
         "tasks": [task_json(s) for s in rows],
@@ -597,6 +596,3 @@ def print_scorecard(scores: Mapping[str, Any], file: Any = None) -> None:
 
     _print(scores, file=file)
 
-
-def families_present(runs: Sequence[ScoredRun]) -> list[str]:
-    return [f for f in metrics.FAMILIES if any(s.family == f for r in runs for s in r.scores)]
