@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ctbench.errors import CtbError, NotBuiltError
+from ctbench.errors import CtbError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -37,13 +37,6 @@ def add_command(sub: Any, name: str, help_text: str, handler: Handler, descripti
                        formatter_class=HelpFormatter)
     p.set_defaults(handler=handler)
     return p
-
-
-def not_built(what: str) -> Handler:
-    def handler(_: argparse.Namespace) -> int:
-        raise NotBuiltError(f"{what} is not built yet.")
-
-    return handler
 
 
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,

@@ -12,9 +12,3 @@ class CtbError(Exception):
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
-
-
-class NotBuiltError(CtbError):
-    """A subcommand that exists in the design but is not implemented yet."""
-
-    exit_code = 2

@@ -38,13 +38,8 @@ class ProgressSnapshot:
     running: tuple[str, ...]
     errors: int
     timeouts: int
-    answered: int
     elapsed_s: float
     eta_s: float | None
-
-    @property
-    def remaining(self) -> int:
-        return self.total - self.done
 
 
 @dataclass(frozen=True)
@@ -77,7 +72,6 @@ class ProgressTracker:
     _done: int = 0
     _errors: int = 0
     _timeouts: int = 0
-    _answered: int = 0
     _running: dict[str, None] = field(default_factory=dict)
     _t0: float | None = None
 
@@ -90,7 +84,7 @@ class ProgressTracker:
         return ProgressSnapshot(
             total=self.total, done=self.resumed + self._done, resumed=self.resumed,
             running=tuple(self._running), errors=self._errors, timeouts=self._timeouts,
-            answered=self._answered, elapsed_s=elapsed, eta_s=eta)
+            elapsed_s=elapsed, eta_s=eta)
 
     def _emit(self, kind: EventKind, **kw: Any) -> None:
         self.display.handle(ProgressEvent(kind=kind, snapshot=self.snapshot(), **kw))
@@ -113,8 +107,6 @@ class ProgressTracker:
             self._errors += 1
         elif result.status == "timeout":
             self._timeouts += 1
-        elif result.status == "answered":
-            self._answered += 1
         self._emit("task_finished", task_id=result.task_id, result=result)
 
     def note(self, message: str) -> None:

@@ -701,13 +701,6 @@ def run_settings_from_config(config: RunConfig, **overrides: Any) -> RunSettings
     return settings
 
 
-def describe_tasks(plan: Sequence[PlannedTask]) -> str:
-    fams: dict[str, int] = {}
-    for t in plan:
-        fams[t.spec.family.value] = fams.get(t.spec.family.value, 0) + 1
-    return ", ".join(f"{n} {f}" for f, n in sorted(fams.items()))
-
-
 __all__ = [
     "AnswerParser",
     "PlannedTask",
@@ -716,7 +709,6 @@ __all__ = [
     "RunSettings",
     "Runner",
     "Selection",
-    "describe_tasks",
     "run_settings_from_config",
     "select_tasks",
 ]

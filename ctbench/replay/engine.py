@@ -82,11 +82,6 @@ class _ByteCache:
                         self._size -= len(old) if old is not None else 0
         return data
 
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-            self._size = 0
-
 
 @dataclass(frozen=True, slots=True)
 class Answer:
@@ -224,15 +219,6 @@ class ReplayEngine:
                 task = self._load(task_id)
                 self._tasks[task_id] = task
         return task
-
-    def invalidate(self, task_id: str | None = None) -> None:
-        """Forget cached tasks and bytes (after an author edited recordings, say)."""
-        with self._lock:
-            if task_id is None:
-                self._tasks.clear()
-            else:
-                self._tasks.pop(task_id, None)
-        self._bytes.clear()
 
     def dialect(self, os_name: str) -> Any:
         with self._lock:

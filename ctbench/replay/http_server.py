@@ -278,8 +278,6 @@ def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> 
     handlers: dict[Any, Any] = {ApiError: api_error, CtbError: ctb_error, 404: not_found, 405: not_found,
                                 Exception: internal}
     app = Starlette(routes=routes, exception_handlers=handlers)
-    app.state.registry = reg
-    app.state.engine = engine
     return app
 
 
@@ -329,9 +327,6 @@ class ServerHandle:
     registry: SessionRegistry
     _server: Any
     _thread: threading.Thread
-
-    def session_url(self, session: Session) -> str:
-        return f"{self.url}/sessions/{session.id}"
 
     def stop(self, timeout: float = 10.0) -> None:
         self._server.should_exit = True

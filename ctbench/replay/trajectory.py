@@ -35,11 +35,6 @@ class TrajectoryRecord(BaseModel):
     outcome: Outcome
     output_bytes: int = 0
 
-    @classmethod
-    def of(cls, obs: Observation) -> TrajectoryRecord:
-        return cls(seq=obs.seq, t=obs.t, device=obs.device, command=obs.command, canonical=obs.canonical,
-                   outcome=obs.outcome, output_bytes=obs.output_bytes)
-
     @staticmethod
     def line(obs: Observation) -> str:
         """The JSONL line for ``obs``, serialised straight from the observation (the hot path)."""
@@ -60,7 +55,8 @@ class TrajectoryWriter:
 
     A non-empty file already at ``path`` belongs to an earlier, interrupted attempt at the same
     task: it is renamed to ``<name>.prev<N>`` rather than overwritten or mixed with the new attempt,
-    so nothing recorded is lost and the scorer still reads one clean trajectory.
+    so nothing recorded is lost and the scorer still reads one clean trajectory. ``previous`` names
+    that backup (None when there was none), for a caller that wants to say where it went.
     """
 
     def __init__(self, path: Path) -> None:
@@ -76,11 +72,9 @@ class TrajectoryWriter:
             raise CtbError(f"{self.path}: cannot write the trajectory: {exc.strerror or exc}") from None
         self._lock = threading.Lock()
 
-    def append(self, record: TrajectoryRecord | Observation) -> None:
-        if isinstance(record, Observation):
-            line = TrajectoryRecord.line(record)
-        else:
-            line = record.model_dump_json() + "\n"
+    def append(self, obs: Observation) -> None:
+        """Write ``obs`` as one run-folder line and flush, so a killed run keeps every answered call."""
+        line = TrajectoryRecord.line(obs)
         with self._lock:
             if self._fh is None:
                 raise CtbError(f"{self.path}: trajectory already closed")
