@@ -19,12 +19,12 @@ from typing import Any
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.score import ScoredRun, Scorer
+from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
 from ctbench.store import TaskSet
 from ctbench.tables import Table
 
 METRIC_TITLES = {"accuracy": "Acc", "loc_iou": "Loc", "id_iou": "ID", "rest_iou": "Rest",
                  "evidence_coverage": "Evid. cov."}
-FAMILY_TITLES = {"rca": "RCA", "path": "Path"}
 
 
 @dataclass
@@ -154,10 +154,6 @@ def compare_folders(run_dirs: Sequence[Path | str], task_set: TaskSet, *, common
 # --------------------------------------------------------------------------- Table 25
 
 
-def _pp(value: float | None) -> float | None:
-    return None if value is None else 100.0 * value
-
-
 def _num(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
@@ -189,12 +185,12 @@ def comparison_table(cmp: Comparison, *, split: bool = False) -> Table:
     for r in rows:
         fam, metric, b = FAMILY_TITLES[r.family], METRIC_TITLES.get(r.metric, r.metric), label[r.run_b]
         if split:
-            table.add(fam, metric, a_label, b, r.n, _pp(r.a), _pp(r.b), _pp(r.diff), _pp(r.ci_low), _pp(r.ci_high),
+            table.add(fam, metric, a_label, b, r.n, percent(r.a), percent(r.b), percent(r.diff), percent(r.ci_low), percent(r.ci_high),
                       r.p_value, r.p_holm, r.test, r.a_only, r.b_only)
         else:
-            ci = "–" if r.ci_low is None else f"[{_num(_pp(r.ci_low))}, {_num(_pp(r.ci_high))}]"
+            ci = "–" if r.ci_low is None else f"[{_num(percent(r.ci_low))}, {_num(percent(r.ci_high))}]"
             disc = "" if r.a_only is None else f"{r.a_only} / {r.b_only}"
-            table.add(fam, metric, b, r.n, _pp(r.a), _pp(r.b), _pp(r.diff), ci, _p(r.p_value), _p(r.p_holm), disc)
+            table.add(fam, metric, b, r.n, percent(r.a), percent(r.b), percent(r.diff), ci, _p(r.p_value), _p(r.p_holm), disc)
     n_res = cmp.results[0].n_resamples if cmp.results else 0
     table.note = ("Accuracy: exact two-sided McNemar test on discordant tasks (A only / B only). Loc, ID/Rest and "
                   f"evidence coverage: paired bootstrap over tasks ({n_res:,} resamples), percentile 95% interval "

@@ -23,12 +23,12 @@ from typing import Any
 from ctbench.errors import CtbError
 from ctbench.evaluate.compare import Comparison, compare, comparison_table, unique_names
 from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, build_scores
-from ctbench.evaluate.stats import N_RESAMPLES
+from ctbench.evaluate.scorecard import FAMILY_TITLES, HEADLINE, percent, pm
+from ctbench.evaluate.stats import BASE_SEED, N_RESAMPLES
 from ctbench.store import TaskSet
 from ctbench.tables import Cell, Table, render
 
 FORMATS = ("text", "md", "latex", "json", "html")
-FAMILY_TITLES = {"rca": "RCA", "path": "Path"}
 FIELD_TITLES = {
     "category": "root-cause category", "observability": "observability", "heterogeneity": "heterogeneity",
     "root_cause_count": "root-cause count", "chain_length": "propagation-chain length",
@@ -126,16 +126,6 @@ def level_order(config: Any) -> dict[str, list[str]]:
 # --------------------------------------------------------------------------- cells
 
 
-def pct(value: float | None) -> float | None:
-    return None if value is None else 100.0 * value
-
-
-def _pm_text(value: float | None, se: float | None) -> str:
-    if value is None:
-        return "–"
-    return f"{100 * value:.2f}" if se is None else f"{100 * value:.2f} ± {100 * se:.2f}"
-
-
 class _Cols:
     """Builds header and cells for "value ± SE" columns, either formatted or split into two floats."""
 
@@ -147,15 +137,16 @@ class _Cols:
 
     def cell(self, value: float | None, se: float | None = None, with_se: bool = True) -> list[Cell]:
         if not with_se:
-            return [pct(value)]
+            return [percent(value)]
         if self.split:
-            return [pct(value), pct(se)]
-        return [_pm_text(value, se)]
+            return [percent(value), percent(se)]
+        return [pm(value, se)]
 
 
-def _headline(summ: Mapping[str, Any], fam: str) -> tuple[float | None, float | None, float | None, float | None]:
-    third = summ["id_iou"] if fam == "rca" else summ["rest_iou"]
-    return summ["accuracy"], summ["loc_iou"], third, summ["evidence"]["coverage"]
+def _headline(summ: Mapping[str, Any], fam: str) -> list[tuple[float | None, str]]:
+    """Table 5's four figures of a family with their SE keys: the scorecard's headline, then evidence."""
+    return [(summ[key], se_key) for _, key, se_key in HEADLINE[fam]] + \
+        [(summ["evidence"]["coverage"], "evidence_coverage")]
 
 
 # --------------------------------------------------------------------------- the tables
@@ -177,19 +168,18 @@ def table5(report: Report, split: bool) -> Table:
     cols = ["Run", "RCA n", *c.head("RCA Acc"), *c.head("RCA Loc"), *c.head("RCA ID"), *c.head("RCA Evid."),
             "Path n", *c.head("Path Acc"), *c.head("Path Loc"), *c.head("Path Rest"), *c.head("Path Evid.")]
     t = Table(title="Overall pass@1 capabilities (Table 5 shape)", columns=cols, key="table5")
-    se_keys = {"rca": ("accuracy", "loc_iou", "id_iou", "evidence_coverage"),
-               "path": ("accuracy", "loc_iou", "rest_iou", "evidence_coverage")}
     for r in report.runs:
         row: list[Cell] = [r.label]
         for fam in ("rca", "path"):
             summ, se = r.scores["summary"][fam], r.scores["se"][fam]
             row.append(summ["n_tasks"])
-            for value, key in zip(_headline(summ, fam), se_keys[fam], strict=True):
+            for value, key in _headline(summ, fam):
                 row += c.cell(value, se.get(key))
         t.rows.append(row)
+    scoring = report.runs[0].scores["scoring"] if report.runs else {"n_resamples": N_RESAMPLES, "base_seed": BASE_SEED}
     t.note = ("Percent ± SE across tasks (not across repeated runs). Acc and IoUs are task means (SE = sd/sqrt(n)); "
-              "Evid. is pooled golden-action coverage with a bootstrap SE (10,000 resamples, base seed 20260725). "
-              "Unanswered tasks count as wrong and 0.")
+              f"Evid. is pooled golden-action coverage with a bootstrap SE ({scoring['n_resamples']:,} resamples, "
+              f"base seed {scoring['base_seed']}). Unanswered tasks count as wrong and 0.")
     return t
 
 
@@ -235,8 +225,8 @@ def table16(report: Report, split: bool) -> Table:
         em = r.scores["summary"]["rca"]["entry_match"]
         if not r.scores["summary"]["rca"]["n_tasks"]:
             continue
-        t.add(r.label, em["n_gold_entries"], pct(em["id_exact"]["micro"]), pct(em["id_hierarchical"]["micro"]),
-              pct(em["loc_exact"]["micro"]), pct(em["loc_hierarchical"]["micro"]))
+        t.add(r.label, em["n_gold_entries"], percent(em["id_exact"]["micro"]), percent(em["id_hierarchical"]["micro"]),
+              percent(em["loc_exact"]["micro"]), percent(em["loc_hierarchical"]["micro"]))
     t.note = ("Recall-oriented, pooled over gold RCA entries (optimal one-to-one matching of predicted to gold "
               "entries); not the task-macro IoUs of Table 5. Hierarchical ID credits the taxonomy's L1/L2/L3 "
               "groups; hierarchical Loc credits same cluster, same site and role, or neighbouring nodes. Task-mean "
@@ -253,8 +243,8 @@ def table18(report: Report, split: bool) -> Table:
             if not summ["n_tasks"]:
                 continue
             corr = summ["evidence_on_correct"]
-            t.add(r.label, FAMILY_TITLES[fam], corr["n_correct"], corr["incomplete"], pct(corr["incomplete_freq"]),
-                  pct(corr["coverage"]))
+            t.add(r.label, FAMILY_TITLES[fam], corr["n_correct"], corr["incomplete"], percent(corr["incomplete_freq"]),
+                  percent(corr["coverage"]))
     t.note = ("Incomplete: correct answers with at least one golden action not executed; Freq. = Incomplete / "
               "Correct; Cov. pools covered and total golden actions over correct answers. Matching needs the same "
               "device and the same canonical command.")
@@ -275,7 +265,6 @@ def _stratum_table(report: Report, name: str, title: str, key: str, families: Se
                 summ = st["metrics"][fam]
                 if not summ["n_tasks"]:
                     continue
-                acc, loc, third_v, evid = _headline(summ, fam)
                 small = 0 < summ["n_tasks"] < report.min_stratum
                 row: list[Cell] = [r.label]
                 if len(families) > 1:
@@ -283,7 +272,7 @@ def _stratum_table(report: Report, name: str, title: str, key: str, families: Se
                 row.append(value)
                 if value_names:
                     row.append(value_names.get(value, ""))
-                row += [summ["n_tasks"], pct(acc), pct(loc), pct(third_v), pct(evid),
+                row += [summ["n_tasks"], *(percent(v) for v, _ in _headline(summ, fam)),
                         f"n < {report.min_stratum}" if small else ""]
                 t.rows.append(row)
     t.note = (f"Percent. Acc and IoUs are task means, Evid. pooled golden-action coverage. Strata with fewer than "

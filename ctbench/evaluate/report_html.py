@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ctbench.evaluate.scorecard import FAMILY_TITLES
 from ctbench.tables import Table, fmt
 
 if TYPE_CHECKING:
     from ctbench.evaluate.report import Report
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
-FAMILY_TITLES = {"rca": "RCA", "path": "Path"}
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1180px;

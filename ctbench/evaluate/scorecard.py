@@ -19,6 +19,11 @@ HEADLINE: dict[str, tuple[tuple[str, str, str], ...]] = {
 }
 
 
+def percent(value: float | None) -> float | None:
+    """A fraction as a number of percent (tables keep numbers; each renderer formats them)."""
+    return None if value is None else 100.0 * value
+
+
 def pct(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{100.0 * value:.{digits}f}"
 
