@@ -113,10 +113,7 @@ def bootstrap(
 
 def _pooled(num: FloatArray, den: FloatArray) -> Callable[[IndexArray], FloatArray]:
     def stat(idx: IndexArray) -> FloatArray:
-        top = np.take(num, idx).sum(axis=1)
-        bottom = np.take(den, idx).sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
+        return _ratio(np.take(num, idx).sum(axis=1), np.take(den, idx).sum(axis=1))
     return stat
 
 
@@ -149,8 +146,7 @@ def bootstrap_pooled_se(
         return None
     ratios = bootstrap(num.size, _pooled(num, den), seed=seed, n_resamples=n_resamples,
                        max_chunk_bytes=max_chunk_bytes)
-    ratios = ratios[~np.isnan(ratios)]
-    return None if ratios.size < 2 else float(ratios.std(ddof=1))
+    return _sd(ratios)
 
 
 # --------------------------------------------------------------------------- shared resamples
@@ -442,17 +438,10 @@ def _values(rows: Sequence[TaskScores], attr: str) -> FloatArray:
     return np.array([float(getattr(s, attr) or 0.0) for s in rows], dtype=np.float64)
 
 
-def _pooled_parts(rows: Sequence[TaskScores], metric: str) -> tuple[FloatArray, FloatArray]:
-    if metric == "evidence_coverage":
-        return (np.array([s.evidence.covered for s in rows], dtype=np.float64),
-                np.array([s.evidence.golden for s in rows], dtype=np.float64))
-    if metric == "evidence_f1":
-        return (np.array([2 * s.evidence.covered for s in rows], dtype=np.float64),
-                np.array([s.evidence.golden + s.evidence.executed for s in rows], dtype=np.float64))
-    if metric == "micro_edge_iou":
-        return (np.array([s.edges_intersection for s in rows], dtype=np.float64),
-                np.array([s.edges_union for s in rows], dtype=np.float64))
-    raise ValueError(f"unknown pooled metric {metric!r}")
+def _coverage_parts(rows: Sequence[TaskScores]) -> tuple[FloatArray, FloatArray]:
+    """Per-task covered and golden action counts (the parts of pooled evidence coverage)."""
+    return (np.array([s.evidence.covered for s in rows], dtype=np.float64),
+            np.array([s.evidence.golden for s in rows], dtype=np.float64))
 
 
 _POOLED: dict[Family, tuple[str, ...]] = {
@@ -616,8 +605,8 @@ def _paired_results(
             results.append(PairedResult(**common, seed=seed, metric=name, a=float(x.mean()), b=float(y.mean()),
                                         diff=diff, ci_low=ci_low, ci_high=ci_high,
                                         p_value=sign_probability(diffs), test="bootstrap-sign"))
-    na, da = _pooled_parts(ra, "evidence_coverage")
-    nb, db = _pooled_parts(rb, "evidence_coverage")
+    na, da = _coverage_parts(ra)
+    nb, db = _coverage_parts(rb)
     a_cov = float(na.sum() / da.sum()) if da.sum() > 0 else None
     b_cov = float(nb.sum() / db.sum()) if db.sum() > 0 else None
     diffs = (_pooled_from_sums(sums_a["evidence_coverage"], "evidence_coverage")
