@@ -370,22 +370,20 @@ def hierarchical_rca(
     gold: Set[RcaEntry], predicted: Set[RcaEntry] | None,
     levels: Mapping[str, tuple[str, str, str]], weights: LabelWeights = LabelWeights(),
 ) -> float:
-    """Hier-RCA(q) = max over one-to-one matchings of sum sim(c_g, c_p) / |G| (B.2)."""
-    g, p = sorted(gold), sorted(predicted or ())
-    if not g:
-        return 0.0
-    return best_matching(g, p, lambda a, b: label_sim(a.label, b.label, levels, weights)) / len(g)
+    """Hier-RCA(q) = max over one-to-one matchings of sum sim(c_g, c_p) / |G| (B.2): the per-task value
+    of :func:`entry_match`'s ``id_hierarchical``."""
+    em = entry_match(gold, predicted, levels=levels, label_weights=weights)
+    return 0.0 if not em.n_gold or em.id_hierarchical is None else em.id_hierarchical / em.n_gold
 
 
 def hierarchical_loc(
     gold: Set[RcaEntry], predicted: Set[RcaEntry] | None,
     topology: Topology | None, weights: NodeWeights = NodeWeights(),
 ) -> float:
-    """Hierarchical node localisation: optimal matching of node_sim over gold entries / |G| (B.3)."""
-    g, p = sorted(gold), sorted(predicted or ())
-    if not g:
-        return 0.0
-    return best_matching(g, p, lambda a, b: node_sim(a.node, b.node, topology, weights)) / len(g)
+    """Hierarchical node localisation: optimal matching of node_sim over gold entries / |G| (B.3): the
+    per-task value of :func:`entry_match`'s ``loc_hierarchical``."""
+    em = entry_match(gold, predicted, topology=topology, node_weights=weights)
+    return 0.0 if not em.n_gold else em.loc_hierarchical / em.n_gold
 
 
 # --------------------------------------------------------------------------- records and per-task scores
