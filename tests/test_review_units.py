@@ -294,3 +294,21 @@ def test_queue_tells_each_person_the_next_step() -> None:
     assert [(i.task, i.who, i.role) for i in items] == [("T1", "bob", "reviewer"), ("T2", "alice", "author")]
     assert "ctb-review blind T1" in items[0].next and "ctb-review respond T2" in items[1].next
     assert queue([waiting, revise], "alice")[0].task == "T2"
+
+
+def test_comparison_views_are_one_definition() -> None:
+    """The reveal text, the app and the PR text share the score line, the rows and the carry note."""
+    from ctbench.review.records import Comparison, CriterionReview, cell_value
+
+    c = Comparison(revealed_at=T0, revealed_by="r", parse_status="answered", exact=False,
+                   scores={"loc": 0.5, "ident": None, "evidence": {"covered": 0, "golden": 0}},
+                   gold_lines=["a", "b"], blind_lines=["b", "c"], invalid_lines=["??"])
+    assert c.score_parts() == ["Loc IoU 0.50", "evidence 0/0"]
+    assert c.score_parts(evidence_always=False) == ["Loc IoU 0.50"]
+    assert c.answer_rows()[-1] == ("?", "", "unparsable: ??")
+    assert c.answer_rows(invalid=False) == [("=", "b", "b"), ("-", "a", ""), ("+", "", "c")]
+    assert CriterionReview(carried=True).carry_note() == "carried from an earlier round"
+    assert CriterionReview(reopened_by=["recordings"]).carry_note() == "reopened: recordings changed"
+    assert CriterionReview().carry_note() == ""
+    assert cell_value(["x", 1]) == "x, 1" and cell_value(None) is None and cell_value(3) == 3
+    assert cell_value(None, text=True) == "" and cell_value(3, text=True) == "3"

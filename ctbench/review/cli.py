@@ -270,20 +270,13 @@ def run_commands(desk: ReviewDesk, task_id: str, data: bytes) -> bytes:
 
 def render_reveal(rev: Revealed) -> str:
     """The side-by-side comparison as text (the app shows the same in tables)."""
+    from ctbench.review.records import cell_value
     from ctbench.tables import Table, render_text
 
     c = rev.comparison
-    s = c.scores
     head = [f"{rev.task.id} round {rev.record.round}: blind answer by {rev.blind.reviewer} vs the gold",
-            f"  exact match: {'yes' if c.exact else 'no'}   parse: {c.parse_status}"]
-    nums = []
-    for key, label in (("loc", "Loc IoU"), ("ident", "ID IoU"), ("triplet", "triplet IoU"),
-                       ("rest", "Rest IoU"), ("sequence", "sequence IoU")):
-        if s.get(key) is not None:
-            nums.append(f"{label} {float(s[key]):.2f}")
-    ev = s.get("evidence") or {}
-    nums.append(f"evidence {ev.get('covered', 0)}/{ev.get('golden', 0)}")
-    head.append("  " + "   ".join(nums))
+            f"  exact match: {'yes' if c.exact else 'no'}   parse: {c.parse_status}",
+            "  " + "   ".join(c.score_parts())]
     lines = Table(title="Answer lines", columns=["", "gold", "blind"])
     for row in c.answer_rows():
         lines.add(*row)
@@ -292,21 +285,11 @@ def render_reveal(rev: Revealed) -> str:
         acts.add(*row)
     meta = Table(title="Metadata: authored vs derived", columns=["field", "authored", "derived", "agrees"])
     for m in c.metadata:
-        meta.add(m.field, _cell(m.authored), _cell(m.derived), m.agrees)
+        meta.add(m.field, cell_value(m.authored), cell_value(m.derived), m.agrees)
     crit = Table(title=f"Criteria (round {rev.record.round})", columns=["criterion", "verdict", "note"])
     for k, cr in rev.record.criteria.items():
-        note = "carried from an earlier round" if cr.carried else (
-            f"reopened: {', '.join(cr.reopened_by)} changed" if cr.reopened_by else "")
-        crit.add(k.label, cr.verdict.value, note)
+        crit.add(k.label, cr.verdict.value, cr.carry_note())
     return "\n".join(head) + "\n\n" + render_text([lines, acts, meta, crit], width=140)
-
-
-def _cell(value: object) -> str | int | float | None:
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    if value is None or isinstance(value, str | int | float):
-        return value
-    return str(value)
 
 
 def cmd_reveal(args: argparse.Namespace) -> int:

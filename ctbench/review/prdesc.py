@@ -116,9 +116,7 @@ def describe(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> str:
             cr = rec.criteria[c]
             last = cr.thread[-1] if cr.thread else None
             said = (last.text or (last.verdict.value if last.verdict else last.stance or "")) if last else ""
-            word = f"{last.who} ({last.role.value}): {said}" if last and said else (
-                "carried from an earlier round" if cr.carried else
-                f"reopened: {', '.join(cr.reopened_by)} changed" if cr.reopened_by else "")
+            word = f"{last.who} ({last.role.value}): {said}" if last and said else cr.carry_note()
             lines.append(f"| {c.label} | {_MARK[cr.verdict]} | {_md(_short(word, 160))} |")
         lines.append("")
         if rec.discard_reason:
@@ -151,27 +149,16 @@ def _blind_section(state: TaskState) -> list[str]:
         cmp_ = r.comparison
         blind_round = r.blind_round or r.round
         blind = next((x.blind for x in state.records if x.round == blind_round), None)
-        s = cmp_.scores
-        parts = [f"exact match: **{'yes' if cmp_.exact else 'no'}**"]
-        for key, label in (("loc", "Loc IoU"), ("ident", "ID IoU"), ("triplet", "triplet IoU"),
-                           ("rest", "Rest IoU"), ("sequence", "sequence IoU")):
-            if s.get(key) is not None:
-                parts.append(f"{label} {float(s[key]):.2f}")
-        ev = s.get("evidence") or {}
-        if ev.get("golden"):
-            parts.append(f"evidence {ev.get('covered', 0)}/{ev.get('golden')}")
+        parts = [f"exact match: **{'yes' if cmp_.exact else 'no'}**", *cmp_.score_parts(evidence_always=False)]
         who = blind.reviewer if blind else r.reviewer
         extra = (f", {blind.time_spent_s / 60:.1f} min, {blind.commands} command(s), sha256 "
                  f"`{blind.answer_sha256[7:19]}…`") if blind else ""
         lines += [f"Round {r.round}: blind answer by {who} (solved in round {blind_round}{extra}) — "
                   + ", ".join(parts) + f"; parse: {cmp_.parse_status}.", ""]
         lines += ["| gold | blind |", "|---|---|"]
-        gold, mine = list(cmp_.gold_lines), list(cmp_.blind_lines)
-        both = [g for g in gold if g in mine]
-        rows = [(g, g) for g in both] + [(g, "") for g in gold if g not in both] + [("", m) for m in mine if m not in both]
-        for g, m in rows:
+        for _mark, g, m in cmp_.answer_rows(invalid=False):
             lines.append(f"| {'`' + _md(g) + '`' if g else ''} | {'`' + _md(m) + '`' if m else ''} |")
-        for bad in cmp_.invalid_lines:
+        for bad in cmp_.invalid_lines:  # the markup wraps the line alone, not the "unparsable:" label
             lines.append(f"| | unparsable: `{_md(bad)}` |")
         lines.append("")
         if cmp_.golden_missed:

@@ -69,6 +69,18 @@ class CriterionReview(Strict):
                                   description="Hashes of the parts the verdict was given on.")
     thread: list[Comment] = Field(default_factory=list)
 
+    def carry_note(self) -> str:
+        """Why the criterion starts where it does: carried over, or reopened by changed parts.
+
+        One wording for the reveal (text and app) and the pull-request description, so a reader
+        who meets the note in two places sees the same words.
+        """
+        if self.carried:
+            return "carried from an earlier round"
+        if self.reopened_by:
+            return f"reopened: {', '.join(self.reopened_by)} changed"
+        return ""
+
     def last_reviewer_comment(self) -> Comment | None:
         for c in reversed(self.thread):
             if c.role == Role.REVIEWER:
@@ -111,6 +123,25 @@ class MetadataRow(Strict):
     agrees: bool | None = None
 
 
+_SCORE_LABELS = (("loc", "Loc IoU"), ("ident", "ID IoU"), ("triplet", "triplet IoU"),
+                 ("rest", "Rest IoU"), ("sequence", "sequence IoU"))
+
+
+def cell_value(value: object, *, text: bool = False) -> str | int | float | None:
+    """A metadata value as a table cell: lists joined with commas, other objects as strings.
+
+    Plain tables keep numbers and ``None`` (they right-align numbers and print a dash for nothing);
+    ``text=True`` gives a string for widgets that want one, with nothing shown for ``None``.
+    """
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if text:
+        return "" if value is None else str(value)
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return str(value)
+
+
 class Comparison(Strict):
     """The reveal: the blind answer scored against the gold with the evaluator's own metrics."""
 
@@ -128,16 +159,33 @@ class Comparison(Strict):
     metadata: list[MetadataRow] = Field(default_factory=list)
     hashes: ContentHashes = Field(default_factory=ContentHashes)
 
-    def answer_rows(self) -> list[tuple[str, str, str]]:
+    def score_parts(self, *, evidence_always: bool = True) -> list[str]:
+        """The metric half of the score summary line (``Loc IoU 0.50``, ..., ``evidence 1/2``).
+
+        One definition for the reveal in text, in the app and in the pull-request description;
+        callers add their own exact/parse wording around it. ``evidence_always=False`` leaves out
+        the evidence count when the gold has no golden actions (the PR text has no use for ``0/0``).
+        """
+        s = self.scores
+        parts = [f"{label} {float(s[key]):.2f}" for key, label in _SCORE_LABELS if s.get(key) is not None]
+        ev = s.get("evidence") or {}
+        if evidence_always or ev.get("golden"):
+            parts.append(f"evidence {ev.get('covered', 0)}/{ev.get('golden', 0)}")
+        return parts
+
+    def answer_rows(self, *, invalid: bool = True) -> list[tuple[str, str, str]]:
         """(mark, gold line, blind line): ``=`` both, ``-`` gold only, ``+`` blind only, ``?`` unparsable.
 
-        One definition of the side-by-side view, shared by ``ctb-review reveal`` in text and the app.
+        One definition of the side-by-side view, shared by ``ctb-review reveal`` in text, the app and
+        the pull-request description; ``invalid=False`` leaves the unparsable lines to a caller that
+        marks them up differently.
         """
         both = [g for g in self.gold_lines if g in self.blind_lines]
         rows = [("=", g, g) for g in both]
         rows += [("-", g, "") for g in self.gold_lines if g not in both]
         rows += [("+", "", b) for b in self.blind_lines if b not in both]
-        rows += [("?", "", f"unparsable: {bad}") for bad in self.invalid_lines]
+        if invalid:
+            rows += [("?", "", f"unparsable: {bad}") for bad in self.invalid_lines]
         return rows
 
     def action_rows(self) -> list[tuple[str, str, str]]:

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from ctbench.errors import CtbError
+from ctbench.review.records import cell_value
 from ctbench.review.states import CRITERIA, Criterion, Verdict
 from ctbench.review.widgets import TitleBar, VerdictToggle
 from ctbench.review.workflow import Revealed, ReviewDesk, StepResult
@@ -100,14 +101,7 @@ class RevealScreen(Screen[None]):
         rev = event.revealed
         self.revealed = rev
         c = rev.comparison
-        s = c.scores
-        nums = [f"exact match: {'yes' if c.exact else 'no'}", f"parse: {c.parse_status}"]
-        for key, label in (("loc", "Loc IoU"), ("ident", "ID IoU"), ("triplet", "triplet IoU"),
-                           ("rest", "Rest IoU"), ("sequence", "sequence IoU")):
-            if s.get(key) is not None:
-                nums.append(f"{label} {float(s[key]):.2f}")
-        ev = s.get("evidence") or {}
-        nums.append(f"evidence {ev.get('covered', 0)}/{ev.get('golden', 0)}")
+        nums = [f"exact match: {'yes' if c.exact else 'no'}", f"parse: {c.parse_status}", *c.score_parts()]
         head = (f"{rev.task.id} round {rev.record.round}: blind answer by {rev.blind.reviewer} "
                 f"({rev.blind.commands} command(s)) against the gold\n" + "   ".join(nums))
         self.query_one("#summary", Static).update(Text(head))
@@ -122,7 +116,7 @@ class RevealScreen(Screen[None]):
         meta = self.query_one("#metadata", DataTable)
         meta.add_columns("field", "authored", "derived", "agrees")
         for m in c.metadata:
-            meta.add_row(m.field, _cell(m.authored), _cell(m.derived),
+            meta.add_row(m.field, cell_value(m.authored, text=True), cell_value(m.derived, text=True),
                          "" if m.agrees is None else ("yes" if m.agrees else "NO"))
         for crit in CRITERIA:
             cr = rev.record.criteria[crit]
@@ -130,8 +124,7 @@ class RevealScreen(Screen[None]):
             last = cr.last_reviewer_comment()
             if last is not None and last.text:
                 self.query_one(f"#comment-{crit.value}", Input).value = last.text
-            note = "carried from an earlier round" if cr.carried else (
-                f"reopened: {', '.join(cr.reopened_by)} changed" if cr.reopened_by else "")
+            note = cr.carry_note()
             author = cr.author_stance()
             if author:
                 note = (note + "; " if note else "") + f"author {author}s"
@@ -176,11 +169,3 @@ class RevealScreen(Screen[None]):
         outcome = self.query_one("#outcome", Static)
         outcome.update(Text(f"{text}\nThe task is now {r.status.value}. Ctrl+Q quits.", style="bold"))
         outcome.scroll_visible()
-
-
-def _cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    return str(value)
