@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
-from ctbench.answer import Hop, Path, RcaEntry
+from ctbench.answer import Hop, Path, RcaEntry, path_line
 
 SCHEMA_VERSION = 1
 
@@ -287,6 +287,16 @@ class HiddenSpec(Strict):
 
     def golden_keys(self) -> frozenset[tuple[str, str]]:
         return frozenset(a.key for a in self.golden_actions)
+
+    def gold_answer_lines(self, family: Family) -> list[str]:
+        """The gold answer as an agent would write it: one line per root cause or per path.
+
+        Rendered from the loaded spec so a caller that already holds it (the oracle check, the
+        oracle agent) does not read ``hidden.yaml`` a second time just to write the answer out.
+        """
+        if family == Family.RCA:
+            return [t.entry().line() for t in self.answer.rca or []]
+        return [path_line(p) for p in self.gold_paths()]
 
 
 # --------------------------------------------------------------------------- derived

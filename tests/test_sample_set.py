@@ -151,6 +151,8 @@ def test_oracle_every_task_is_solvable_through_replay_and_parser() -> None:
     ts = task_set()
     assert gold_answer_text(ts, ts.ref("RCA-015")).splitlines() == [
         "HQ_CORE_01;XGigabitEthernet0/0/23;shutdown", "DC_BL_02;xe-0/0/46;ACL denies the traffic"]
+    ref = ts.ref("RCA-015")
+    assert ts.load_hidden(ref).gold_answer_lines(ref.family) == gold_answer_text(ts, ref).splitlines()
 
 
 def test_every_hidden_file_has_a_rationale_and_the_canary() -> None:

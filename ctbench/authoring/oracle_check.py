@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ctbench.answer import Hop, path_line
+from ctbench.answer import Hop
 from ctbench.authoring.validate import Finding, Report, Severity, resolve_targets
 from ctbench.errors import CtbError
 from ctbench.model import Family
@@ -40,10 +40,7 @@ class OracleResult:
 
 def gold_answer_text(ts: TaskSet, ref: TaskRef) -> str:
     """The gold answer as an agent would write it: one line per root cause or per path."""
-    hidden = ts.load_hidden(ref)
-    if ref.family == Family.RCA:
-        return "\n".join(t.entry().line() for t in hidden.answer.rca or [])
-    return "\n".join(path_line(p) for p in hidden.gold_paths())
+    return "\n".join(ts.load_hidden(ref).gold_answer_lines(ref.family))
 
 
 def check_task(ts: TaskSet, ref: TaskRef, engine: object | None = None) -> OracleResult:
@@ -69,8 +66,8 @@ def check_task(ts: TaskSet, ref: TaskRef, engine: object | None = None) -> Oracl
                 res.problems.append(f"golden action {act.device} {act.command!r} is answered "
                                     f"{obs.outcome.value}: {first[:120]}")
 
-    text = gold_answer_text(ts, ref)
-    res.answer_lines = text.splitlines()
+    res.answer_lines = hidden.gold_answer_lines(ref.family)
+    text = "\n".join(res.answer_lines)
     names = list(devices)
 
     iface = vendors.normalizer(devices)
