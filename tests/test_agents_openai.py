@@ -67,7 +67,11 @@ def _app(state: ScriptedServer) -> Starlette:
                                 headers={"x-should-retry": "false"})
         step = sum(1 for m in body["messages"] if m["role"] == "assistant")
         message: dict[str, Any] = {"role": "assistant", "content": None}
-        if step < len(SCRIPT) and model != "scripted-flaky":
+        if model == "scripted-invalid" and step == 0:
+            message["tool_calls"] = [_call("c1", "run_command", json.dumps(
+                {"device": "CORE_SW_01", "command": "display interfaec brief"}))]
+            finish = "tool_calls"
+        elif step < len(SCRIPT) and model not in ("scripted-flaky", "scripted-invalid"):
             message["tool_calls"] = SCRIPT[step]
             finish = "tool_calls"
         elif model == "scripted-submit":
@@ -209,3 +213,20 @@ def test_retry_errors_reruns_only_tasks_the_endpoint_failed(scripted: ScriptedSe
     assert not any("more than one result line" in w for w in scores["warnings"])
     resumes = RunFolder(out).load_config().resumes
     assert [r.retried_errors for r in resumes] == [[], ["RCA-001"]]
+
+
+def test_invalid_command_gives_the_model_the_echoed_line(scripted: ScriptedServer, task_set: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The device's caret points into the echoed ``<prompt><command>`` line, so the model must get that
+    line too - the same text the MCP server returns for the same mistake."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    report = Runner(RunSettings(agent="openai", model="scripted-invalid", base_url=scripted.url, tasks=task_set,
+                                select="RCA-001", out=tmp_path / "run")).run()
+    (line,) = results(report.folder)
+    assert line["status"] == "answered" and line["rounds"] == 2
+    (tool,) = [m for m in scripted.requests[-1]["messages"] if m["role"] == "tool"]
+    lines = tool["content"].splitlines()
+    assert lines[0] == "<CORE_SW_01>display interfaec brief"
+    caret = lines[1].index("^")
+    assert lines[1].strip() == "^" and lines[0][caret:] == "interfaec brief"  # under the typo, past the prompt
+    assert "Unrecognized command" in lines[2]

@@ -12,7 +12,9 @@ accept) comes back as a tool error carrying the device's own text; a valid comma
 recorded is a normal result with the vendor's permission message, as a real device would answer.
 
 Built on the SDK's low-level ``Server`` rather than ``MCPServer``: three fixed tools need no
-signature introspection, and an agent loop pays the per-call overhead on every command.
+signature introspection, and an agent loop pays the per-call overhead on every command. What the
+tools do lives in :mod:`ctbench.replay.tools`, shared with the OpenAI agent; this module only adds
+the MCP descriptions and result type.
 """
 
 from __future__ import annotations
@@ -33,9 +35,8 @@ from mcp.types import (
 )
 
 from ctbench.errors import CtbError
-from ctbench.replay.observation import Outcome, devices_text
 from ctbench.replay.session import Session
-from ctbench.yamlio import atomic_write_text
+from ctbench.replay.tools import INPUT_SCHEMAS, ReplayTools
 
 SERVER_NAME = "ctbench-replay"
 
@@ -53,103 +54,36 @@ SUBMIT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
                          open_world_hint=False)
 
 
-def _schema(**props: str) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "required": list(props),
-            "properties": {name: {"type": "string", "description": desc} for name, desc in props.items()}}
-
-
 TOOLS = [
-    Tool(name="list_devices", title="List devices", annotations=READ_ONLY, input_schema=_schema(),
+    Tool(name="list_devices", title="List devices", annotations=READ_ONLY, input_schema=INPUT_SCHEMAS["list_devices"],
          description="List the network devices you can log into for this task, with vendor, OS, device type, "
                      "role and site. Other devices cannot be queried."),
     Tool(name="run_command", title="Run a CLI command", annotations=READ_ONLY,
-         input_schema=_schema(device="Device name, as list_devices gives it.",
-                              command="One CLI command as typed on the device, e.g. 'display interface brief' "
-                                      "or 'show ip route | include 10.1.'."),
+         input_schema=INPUT_SCHEMAS["run_command"],
          description="Run one read-only CLI command on one device and get its output as the device prints it. "
                      "Use the vendor's syntax (display on Huawei/H3C, show on Cisco/Juniper); abbreviations, "
                      "interface short names and output filters ('| include X', '| match X') work as on the "
                      "device. Commands that were not captured are refused with the device's permission message."),
     Tool(name="submit_answer", title="Submit the final answer", annotations=SUBMIT,
-         input_schema=_schema(answer="The final answer, in the format the task statement asks for."),
+         input_schema=INPUT_SCHEMAS["submit_answer"],
          description="Submit your final answer, in the format the task statement asks for (one line per root "
                      "cause, or one line per path). A later call replaces the answer."),
 ]
-_SCHEMAS = {t.name: t.input_schema for t in TOOLS}
 
 
 def _result(text: str, *, error: bool = False, meta: dict[str, Any] | None = None) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error, _meta=meta)
 
 
-class ReplayTools:
-    """The three tools, bound to one session; transport-free so the logic is plain to test."""
-
-    def __init__(self, session: Session, *, answer_file: Path | None = None,
-                 on_submit: Callable[[str], None] | None = None) -> None:
-        self.session = session
-        self.answer_file = answer_file
-        self.on_submit = on_submit
-        self._handlers: dict[str, Callable[[Mapping[str, Any]], CallToolResult]] = {
-            "list_devices": self.list_devices, "run_command": self.run_command,
-            "submit_answer": self.submit_answer}
-
-    def call(self, name: str, arguments: Mapping[str, Any] | None) -> CallToolResult:
-        handler = self._handlers.get(name)
-        if handler is None:
-            return _result(f"Unknown tool {name[:64]!r}; the tools are {', '.join(self._handlers)}.", error=True)
-        args = arguments or {}
-        problem = _check(name, args)
-        if problem:
-            return _result(problem, error=True)
-        try:
-            return handler(args)
-        except CtbError as exc:
-            return _result(str(exc), error=True)
-
-    def list_devices(self, args: Mapping[str, Any]) -> CallToolResult:
-        return _result(devices_text(self.session.devices()))
-
-    def run_command(self, args: Mapping[str, Any]) -> CallToolResult:
-        obs = self.session.run(args["device"], args["command"])
-        meta = {"outcome": obs.outcome.value, "canonical": obs.canonical, "seq": obs.seq,
-                "truncated": obs.truncated}
-        fixable = obs.outcome in (Outcome.INVALID, Outcome.UNKNOWN_DEVICE)
-        return _result(obs.with_echo() or "(the command printed nothing)", error=fixable, meta=meta)
-
-    def submit_answer(self, args: Mapping[str, Any]) -> CallToolResult:
-        answer: str = args["answer"]
-        sub = self.session.submit(answer)
-        if self.answer_file is not None:
-            try:
-                atomic_write_text(self.answer_file, answer if not answer or answer.endswith("\n") else answer + "\n")
-            except OSError as exc:
-                raise CtbError(f"the answer was recorded but could not be saved to {self.answer_file}: "
-                               f"{exc.strerror or exc}") from None
-        if self.on_submit is not None:
-            self.on_submit(answer)
-        again = " (replacing the previous one)" if sub.count > 1 else ""
-        return _result(f"Answer recorded{again}: {sub.lines} line(s).")
-
-
-def _check(name: str, args: Mapping[str, Any]) -> str | None:
-    """The argument problem, worded for a model to fix, or None."""
-    schema = _SCHEMAS[name]
-    props: dict[str, Any] = schema["properties"]
-    missing = [p for p in schema["required"] if p not in args]
-    extra = [a for a in args if a not in props]
-    wrong = [p for p in props if p in args and not isinstance(args[p], str)]
-    if not (missing or extra or wrong):
-        return None
-    parts = []
-    if missing:
-        parts.append(f"missing {', '.join(missing)}")
-    if extra:
-        parts.append(f"unexpected {', '.join(a[:40] for a in extra[:5])}")
-    if wrong:
-        parts.append(f"{', '.join(wrong)} must be text")
-    usage = ", ".join(props) or "no arguments"
-    return f"{name}: {'; '.join(parts)} (takes {usage})."
+def call_tool_result(tools: ReplayTools, name: str, arguments: Mapping[str, Any] | None) -> CallToolResult:
+    """One tool call as MCP returns it. A replay error the model cannot fix by itself (the session
+    closed, its call limit, an unwritable answer file) is still only text to an MCP client: it comes
+    back as a tool error rather than a protocol failure."""
+    try:
+        res = tools.call(name, arguments)
+    except CtbError as exc:
+        return _result(str(exc), error=True)
+    return _result(res.text, error=res.is_error, meta=res.meta)
 
 
 def build_server(session: Session, *, answer_file: Path | None = None,
@@ -161,10 +95,10 @@ def build_server(session: Session, *, answer_file: Path | None = None,
         return ListToolsResult(tools=TOOLS)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
-        return tools.call(params.name, params.arguments)
+        return call_tool_result(tools, params.name, params.arguments)
 
     server: Server[Any] = Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=list_tools,
-                                 on_call_tool=call_tool, get_tool_input_schema=_SCHEMAS.get)
+                                 on_call_tool=call_tool, get_tool_input_schema=INPUT_SCHEMAS.get)
     # The SDK's OpenTelemetry middleware is a no-op without an exporter but still costs per call.
     server.middleware.clear()
     return server

@@ -27,33 +27,24 @@ from ctbench.evaluate.agents.base import (
     AgentResult,
     InfrastructureError,
 )
-from ctbench.replay.engine import InputError
+from ctbench.replay.tools import INPUT_SCHEMAS, TOOL_NAMES, ReplayTools
 
 DEFAULT_MAX_ROUNDS = 50
 MAX_TOOL_OUTPUT = 60_000
 """Characters of one command's output passed back to the model (the full output stays in the replay)."""
 KEY_VARIABLES = ("OPENAI_API_KEY", "CTBENCH_API_KEY")
 
+_DESCRIPTIONS = {
+    "list_devices": "List the devices you may query, with vendor, CLI family, type, role and site.",
+    "run_command": "Run one read-only CLI command on one device and return its output as the device printed it.",
+    "submit_answer": "Submit the final answer, all lines at once, in the required format. Ends the task.",
+}
 TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {
-        "name": "list_devices",
-        "description": "List the devices you may query, with vendor, CLI family, type, role and site.",
-        "parameters": {"type": "object", "properties": {}, "additionalProperties": False}}},
-    {"type": "function", "function": {
-        "name": "run_command",
-        "description": "Run one read-only CLI command on one device and return its output as the device "
-                       "printed it.",
-        "parameters": {"type": "object", "properties": {
-            "device": {"type": "string", "description": "Device name, as listed."},
-            "command": {"type": "string", "description": "One CLI command in the device's own syntax."}},
-            "required": ["device", "command"], "additionalProperties": False}}},
-    {"type": "function", "function": {
-        "name": "submit_answer",
-        "description": "Submit the final answer, all lines at once, in the required format. Ends the task.",
-        "parameters": {"type": "object", "properties": {
-            "answer": {"type": "string", "description": "The answer lines."}},
-            "required": ["answer"], "additionalProperties": False}}},
+    {"type": "function", "function": {"name": name, "description": _DESCRIPTIONS[name],
+                                      "parameters": INPUT_SCHEMAS[name]}}
+    for name in TOOL_NAMES
 ]
+"""The three replay tools as chat-completions function specs (arguments as the shared tools check them)."""
 
 
 def api_key() -> str | None:
@@ -124,6 +115,7 @@ class OpenAIAgent(Agent):
         ctx.log.line(f"[user]\n{ctx.prompt}")
         final_text: str | None = None
         submitted = False
+        tools = ReplayTools(ctx.session)
         for round_no in range(1, max_rounds + 1):
             try:
                 response = await client.chat.completions.create(
@@ -153,7 +145,7 @@ class OpenAIAgent(Agent):
                 final_text = message.content
                 break
             for call in calls:
-                content, submitted_now = self._tool(ctx, call)
+                content, submitted_now = self._tool(ctx, tools, call)
                 submitted = submitted or submitted_now
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             if submitted:
@@ -168,11 +160,17 @@ class OpenAIAgent(Agent):
             result.answer_text, result.answer_source = final_text, "final_message"
         return result
 
-    def _tool(self, ctx: AgentContext, call: Any) -> tuple[str, bool]:
-        """Run one tool call; returns the tool message content and whether it was a submission."""
+    def _tool(self, ctx: AgentContext, tools: ReplayTools, call: Any) -> tuple[str, bool]:
+        """Run one tool call; returns the tool message content and whether it was a submission.
+
+        The tools themselves are :class:`~ctbench.replay.tools.ReplayTools`, the same the MCP server
+        serves, so both transports answer alike; only decoding the call and the size limit are ours.
+        A chat tool message has no error flag, so an error result goes back as its text alone (a
+        prefix would shift the echoed line an invalid command's caret points into).
+        """
         function = getattr(call, "function", None)
         if getattr(call, "type", "function") != "function" or function is None:
-            return "error: only the function tools list_devices, run_command, submit_answer exist", False
+            return f"error: only the function tools {', '.join(TOOL_NAMES)} exist", False
         name = function.name
         try:
             args = json.loads(function.arguments or "{}")
@@ -182,29 +180,17 @@ class OpenAIAgent(Agent):
             ctx.log.line(f"[tool {name}] bad arguments {function.arguments!r}: {exc}")
             return f"error: the arguments are not a JSON object ({exc})", False
         ctx.log.line(f"[tool call] {name} {json.dumps(args, ensure_ascii=False)}")
-        if name == "list_devices":
-            return json.dumps([d.model_dump() for d in ctx.session.devices()], ensure_ascii=False), False
-        if name == "run_command":
-            device, command = args.get("device"), args.get("command")
-            if not isinstance(device, str) or not isinstance(command, str):
-                return "error: run_command needs 'device' and 'command' as strings", False
-            try:
-                obs = ctx.session.run(device, command)
-            except InputError as exc:
-                return f"error: {exc}", False
-            ctx.log.line(f"[tool result] {obs.outcome.value}, {obs.output_bytes} bytes")
-            return _clip(obs.text), False
-        if name == "submit_answer":
-            answer = args.get("answer")
-            if not isinstance(answer, str):
-                return "error: submit_answer needs 'answer' as a string", False
-            try:
-                ctx.session.submit(answer)
-            except InputError as exc:
-                return f"error: {exc}", False
-            ctx.log.line(f"[submitted]\n{answer}")
-            return "answer recorded", True
-        return f"error: unknown tool {name!r}; the tools are list_devices, run_command, submit_answer", False
+        res = tools.call(name, args)
+        if res.meta is not None and "outcome" in res.meta:
+            ctx.log.line(f"[tool result] {res.meta['outcome']}, {len(res.text)} characters")
+        elif res.is_error:
+            ctx.log.line(f"[tool result] error: {res.text}")
+        submitted = name == "submit_answer" and not res.is_error
+        if submitted:
+            ctx.log.line(f"[submitted]\n{args['answer']}")
+        if res.data is not None and not res.is_error:
+            return json.dumps(res.data, ensure_ascii=False), submitted
+        return _clip(res.text), submitted
 
 
 def _call_json(call: Any) -> dict[str, Any]:
