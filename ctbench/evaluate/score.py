@@ -37,6 +37,7 @@ from ctbench import __version__
 from ctbench.answer import Hop, RcaEntry
 from ctbench.answer import Path as AnswerPath
 from ctbench.derived import derive
+from ctbench.dialects import Dialect, Resolution
 from ctbench.errors import CtbError
 from ctbench.evaluate import metrics
 from ctbench.evaluate.failures import FAILURE_MODES, PRIORITY
@@ -250,15 +251,11 @@ class Scorer:
         is what was executed - as in replay, so ``dis int br | inc GE`` covers ``display interface
         brief``. A device without a CLI dialect keeps the text, spaces collapsed.
         """
-        dev = devices.get(device)
-        dialect = self.vendors.dialect(dev.os if dev else None)
+        dialect = self._dialect(devices, device)
         if dialect is None:
-            return " ".join(command.split())
-        try:
-            res = dialect.resolve(command, recorded=recorded.get(device, frozenset()))
-        except Exception:  # a dialect bug must not stop scoring a whole run
-            return None
-        if not res.ok or res.canonical is None:
+            return _collapse(command)
+        res = _resolution(dialect, command, recorded.get(device, frozenset()))
+        if res is None or res.canonical is None:
             return None
         if res.filters and res.full in forms.get(device, frozenset()):
             return str(res.full)
@@ -269,25 +266,23 @@ class Scorer:
         collapsed, when the dialect cannot read it (so an odd golden command still matches itself)."""
         name = ctx.device_name(device)
         canonical = self.resolve_command(ctx.devices, ctx.recorded, ctx.recorded_forms, name, command)
-        return name, canonical if canonical is not None else " ".join(command.split())
+        return name, canonical if canonical is not None else _collapse(command)
 
     def _recorded_forms(self, devices: Mapping[str, Device],
                         recorded: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:
         out: dict[str, frozenset[str]] = {}
         for device, commands in recorded.items():
-            dev = devices.get(device)
-            dialect = self.vendors.dialect(dev.os if dev else None)
+            dialect = self._dialect(devices, device)
             forms = set()
             for command in commands:
-                res = None
-                if dialect is not None:
-                    try:
-                        res = dialect.resolve(command, recorded=commands)
-                    except Exception:
-                        res = None
-                forms.add(res.full if res is not None and res.ok and res.full else " ".join(command.split()))
+                res = None if dialect is None else _resolution(dialect, command, commands)
+                forms.add(res.full if res is not None and res.full else _collapse(command))
             out[device] = frozenset(forms)
         return out
+
+    def _dialect(self, devices: Mapping[str, Device], device: str) -> Dialect | None:
+        dev = devices.get(device)
+        return self.vendors.dialect(dev.os if dev else None)
 
     def _topology(self, network: Network) -> Topology:
         if network.name not in self._topologies:
@@ -441,6 +436,21 @@ class Scorer:
                             + (" ..." if len(bad_trajectories) > 3 else ""))
         scores.sort(key=lambda s: (s.family, s.task_id))
         return ScoredRun(info=info, scores=scores, warnings=warnings, missing=missing, path=run_dir)
+
+
+def _collapse(command: str) -> str:
+    """A command the dialects cannot read, as written with its spaces collapsed (so it matches itself)."""
+    return " ".join(command.split())
+
+
+def _resolution(dialect: Dialect, command: str, recorded: frozenset[str]) -> Resolution | None:
+    """The dialect's reading of ``command``; None when it rejects the line or fails on it (a dialect
+    bug must not stop scoring a whole run)."""
+    try:
+        res = dialect.resolve(command, recorded=recorded)
+    except Exception:
+        return None
+    return res if res.ok else None
 
 
 def _relative(path: Path, folder: RunFolder) -> str:
