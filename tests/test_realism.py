@@ -119,3 +119,14 @@ def test_structural_validation_is_unchanged_by_realism(tmp_path: Path) -> None:
     before = len(report.findings)
     check_realism([str(ts.root)], report)
     assert len(report.findings) == before + 2
+
+
+def test_realism_on_resolved_targets_matches_the_path_form(tmp_path: Path) -> None:
+    """validate --realism resolves its paths once and hands the same set and tasks to both checks."""
+    from ctbench.authoring.realism import check_realism_tasks
+
+    ts = _task_set(tmp_path)
+    by_path, by_targets = Report(), Report()
+    assert check_realism([str(ts.root / "rca" / "RCA-950")], by_path) == 4
+    assert check_realism_tasks(ts, [ts.ref("RCA-950")], by_targets) == 4
+    assert by_targets.findings == by_path.findings

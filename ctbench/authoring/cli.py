@@ -38,16 +38,17 @@ def _tasks_arg(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from ctbench.authoring.validate import validate_paths
+    from ctbench.authoring.validate import Validator, resolve_targets
 
     paths = list(args.paths) or ([args.tasks] if args.tasks else [])
-    report = validate_paths(paths)
+    ts, refs = resolve_targets(paths)  # once: the realism check works on the same set and tasks
+    report = Validator(ts).run(refs)
     if getattr(args, "realism", False):
         try:
-            from ctbench.authoring.realism import check_realism
+            from ctbench.authoring.realism import check_realism_tasks
         except ImportError:
             raise CtbError("--realism needs the 'realism' extra: pip install 'ctbench[realism]'") from None
-        check_realism(paths, report)
+        check_realism_tasks(ts, refs, report)
     if args.json:
         emit_json(report.to_json())
     else:

@@ -200,6 +200,16 @@ def _short(message: str) -> str:
 def check_realism(paths: Sequence[str], report: Report, *, template_dir: Path | None = None) -> int:
     """Run the TextFSM check over the tasks ``paths`` name; returns how many recordings had a template."""
     ts, refs = resolve_targets(paths)
+    return check_realism_tasks(ts, refs, report, template_dir=template_dir)
+
+
+def check_realism_tasks(ts: TaskSet, refs: Sequence[TaskRef] | None, report: Report, *,
+                        template_dir: Path | None = None) -> int:
+    """The TextFSM check over targets already resolved (``None``: every task of ``ts``).
+
+    ``ctb-author validate --realism`` resolves its paths once and hands the same task set (with its
+    cached networks) to the validator and to this check, instead of opening the set twice.
+    """
     index = TemplateIndex(template_dir)
     total = 0
     for ref in refs if refs is not None else ts.refs():

@@ -575,5 +575,6 @@ def resolve_targets(paths: Sequence[str]) -> tuple[TaskSet, list[TaskRef] | None
 
 
 def validate_paths(paths: Sequence[str]) -> Report:
+    """Validate what command-line ``paths`` name (see :func:`resolve_targets`)."""
     ts, refs = resolve_targets(paths)
     return Validator(ts).run(refs)
