@@ -289,6 +289,26 @@ def test_infrastructure_errors_are_retried_and_recorded_agent_errors_are_not(
     assert (line["status"], line["error_kind"], line["attempts"]) == ("error", "infrastructure", 1)
 
 
+class SubmitsAndSaysAgent(Agent):
+    """A plug-in adapter that submits one answer and returns another as its final message."""
+
+    name = "submits-and-says"
+    description = "submit one answer, return another"
+
+    async def solve(self, ctx: AgentContext) -> AgentResult:
+        ctx.session.submit("CORE_SW_01;GigabitEthernet0/0/24;shutdown")
+        return AgentResult(answer_text="nothing to see here", answer_source="final_message", rounds=1)
+
+
+def test_a_session_submission_is_the_answer_for_every_adapter(task_set: Path, tmp_path: Path) -> None:
+    """The runner, not each adapter, decides that a submission wins over whatever the agent returned."""
+    settings = RunSettings(agent="submits-and-says", tasks=task_set, out=tmp_path / "run", select="RCA-001")
+    report = Runner(settings, agent=SubmitsAndSaysAgent(AgentOptions())).run()
+    (line,) = results(report.folder)
+    assert (line["status"], line["answer_source"]) == ("answered", "submit")
+    assert line["answer_text"] == "CORE_SW_01;GigabitEthernet0/0/24;shutdown"
+
+
 # --------------------------------------------------------------------------- selection, progress, CLI
 
 

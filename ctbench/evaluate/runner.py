@@ -673,7 +673,9 @@ class Runner:
             except Exception as exc:  # an adapter bug or a replay refusal: the agent's failure, not ours
                 kind, error, result = "agent", f"{type(exc).__name__}: {exc}", ctx.result
                 log.write(traceback.format_exc())
-            if kind == "ok" and result.answer_text is None and session.answer is not None:
+            if kind == "ok" and session.answer is not None:
+                # One rule for every adapter: a submission through the replay tools is the answer, over
+                # whatever the agent also returned, printed or wrote to a file (the last one counts).
                 result.answer_text, result.answer_source = session.answer.answer, "submit"
             if error:
                 log.line(f"[ctbench] {kind}: {error}")

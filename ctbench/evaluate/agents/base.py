@@ -84,7 +84,12 @@ class AgentLog:
 
 @dataclass
 class AgentResult:
-    """What an attempt produced. ``answer_text`` None means the agent gave no answer at all."""
+    """What an attempt produced. ``answer_text`` None means the agent gave no answer at all.
+
+    Adapters set the answer they found outside the replay session (a final message, stdout, an answer
+    file); a submission in the session overrides it, and the runner applies that rule for every
+    adapter, so an adapter need not look at ``ctx.session.answer`` itself.
+    """
 
     answer_text: str | None = None
     answer_source: AnswerSource | None = None

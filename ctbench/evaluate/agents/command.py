@@ -276,10 +276,8 @@ class CommandAgent(Agent):
             raise AgentError(f"{program} {why}" + (f" (last log line: {last})" if last else ""))
         result = ctx.result
         _read_usage(files.usage, result)
-        submitted = ctx.session.answer
-        if submitted is not None:
-            result.answer_text, result.answer_source = submitted.answer, "submit"
-        elif (text := _read_text(files.answer)) is not None:
+        # A submission through the replay API, if any, wins: the runner takes it from the session.
+        if (text := _read_text(files.answer)) is not None:
             result.answer_text, result.answer_source = text, "answer_file"
         elif (text := _read_text(files.stdout)) is not None:
             result.answer_text, result.answer_source = text, "stdout"

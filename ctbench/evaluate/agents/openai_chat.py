@@ -153,10 +153,8 @@ class OpenAIAgent(Agent):
         else:
             ctx.log.line(f"[ctbench] round limit {max_rounds} reached without a final answer")
             result.notes.append(f"round limit {max_rounds} reached")
-        answer = ctx.session.answer
-        if answer is not None:
-            result.answer_text, result.answer_source = answer.answer, "submit"
-        elif final_text is not None and final_text.strip():
+        # A submit_answer call, if any, is the answer: the runner takes it from the session.
+        if final_text is not None and final_text.strip():
             result.answer_text, result.answer_source = final_text, "final_message"
         return result
 

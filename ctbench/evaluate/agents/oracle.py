@@ -37,5 +37,5 @@ class OracleAgent(Agent):
         answer = gold_answer_text(ctx)
         ctx.session.submit(answer)
         ctx.log.line("submitted:\n" + answer)
-        return AgentResult(answer_text=answer, answer_source="submit",
-                           rounds=len(ctx.hidden.golden_actions), input_tokens=0, output_tokens=0)
+        # The submission is the answer (the runner reads it from the session, source "submit").
+        return AgentResult(rounds=len(ctx.hidden.golden_actions), input_tokens=0, output_tokens=0)
