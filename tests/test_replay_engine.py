@@ -294,6 +294,24 @@ def test_hidden_yaml_is_never_opened(vendor_root: Path) -> None:
     assert not [p for p in opened if "hidden" in Path(p).name]
 
 
+def test_a_task_the_caller_loaded_is_not_parsed_again(vendor_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner selects tasks by parsing task.yaml; it hands (ref, spec) over instead of a second parse."""
+    ts = TaskSet.open(vendor_root)
+    ref = ts.ref(ALL_TASK)
+    spec = ts.load_task(ref)
+
+    def no_second_parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("task.yaml parsed again")
+
+    monkeypatch.setattr(ts, "load_task", no_second_parse)
+    monkeypatch.setattr(ts, "load_hidden", no_second_parse)
+    engine = ReplayEngine(ts)
+    s = engine.open_session(ALL_TASK, loaded=(ref, spec))
+    assert s.run("VRP_01", "dis int br").outcome is Outcome.RECORDED
+    with pytest.raises(ValueError, match="given for task"):
+        engine.open_session(HOSTILE_TASK, loaded=(ref, spec))
+
+
 def test_replay_works_without_hidden_yaml(vendor_root: Path, tmp_path: Path) -> None:
     import shutil
 

@@ -595,7 +595,8 @@ class Runner:
         model = f", model {self.settings.model}" if self.settings.model else ""
         log.line(f"=== {task.id} attempt {attempt_no} at {utc_now().isoformat()} (agent {self.settings.agent}{model}) ===")
         try:
-            session = engine.open_session(task.id, trajectory_path=self.folder.trajectory_path(task.id))
+            session = engine.open_session(task.id, trajectory_path=self.folder.trajectory_path(task.id),
+                                          loaded=(task.ref, task.spec))  # task.yaml parsed once, by select_tasks
         except Exception as exc:  # the backend could not serve this task
             log.line(f"[ctbench] replay session failed: {type(exc).__name__}: {exc}")
             raise _SessionFailed(log, f"replay session: {exc}") from None

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctbench.errors import CtbError
-from ctbench.model import Device, Recording
+from ctbench.model import Device, Recording, TaskSpec
 from ctbench.replay.observation import DeviceInfo, Outcome
 from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path
 
@@ -200,23 +200,35 @@ class ReplayEngine:
     # -------------------------------------------------------------- sessions
 
     def open_session(self, task_id: str, *, trajectory_path: Path | None = None,
-                     clock: Callable[[], float] = time.monotonic) -> Session:
-        """A fresh session on ``task_id``; calls are logged to ``trajectory_path`` when given."""
+                     clock: Callable[[], float] = time.monotonic,
+                     loaded: tuple[TaskRef, TaskSpec] | None = None) -> Session:
+        """A fresh session on ``task_id``; calls are logged to ``trajectory_path`` when given.
+
+        ``loaded`` is the task's ref and agent-visible spec when the caller has parsed task.yaml
+        already (the runner did, to select the task), so it is not parsed a second time.
+        """
         from ctbench.replay.session import Session
 
-        return Session(self, self.task(task_id), trajectory_path=trajectory_path, clock=clock)
+        return Session(self, self.task(task_id, loaded=loaded), trajectory_path=trajectory_path, clock=clock)
 
     # -------------------------------------------------------------- tasks
 
-    def task(self, task_id: str) -> LoadedTask:
-        """The compiled task (loaded once, then shared by every session)."""
+    def task(self, task_id: str, *, loaded: tuple[TaskRef, TaskSpec] | None = None) -> LoadedTask:
+        """The compiled task (loaded once, then shared by every session).
+
+        ``loaded`` - a (ref, spec) the caller already read with :meth:`TaskSet.load_task` - saves
+        reading task.yaml again. It is typed as the agent-visible :class:`TaskSpec`: the engine's
+        rule that it never sees ``hidden.yaml`` holds whoever parsed the file.
+        """
+        if loaded is not None and loaded[0].id != task_id:
+            raise ValueError(f"loaded task {loaded[0].id!r} given for task {task_id!r}")
         task = self._tasks.get(task_id)
         if task is not None:
             return task
         with self._lock:
             task = self._tasks.get(task_id)
             if task is None:
-                task = self._load(task_id)
+                task = self._load(task_id, loaded)
                 self._tasks[task_id] = task
         return task
 
@@ -230,11 +242,14 @@ class ReplayEngine:
                 self._dialects[os_name] = d
         return d
 
-    def _load(self, task_id: str) -> LoadedTask:
-        if not isinstance(task_id, str) or not task_id or len(task_id) > 64:
-            raise CtbError(f"task {printable(str(task_id))!r} not found")
-        ref = self.task_set.ref(task_id)
-        spec = self.task_set.load_task(ref)  # agent-visible part only, never hidden.yaml
+    def _load(self, task_id: str, loaded: tuple[TaskRef, TaskSpec] | None = None) -> LoadedTask:
+        if loaded is not None:
+            ref, spec = loaded
+        else:
+            if not isinstance(task_id, str) or not task_id or len(task_id) > 64:
+                raise CtbError(f"task {printable(str(task_id))!r} not found")
+            ref = self.task_set.ref(task_id)
+            spec = self.task_set.load_task(ref)  # agent-visible part only, never hidden.yaml
         network = self.task_set.network(spec.network)
         by_name = network.device_map()
         wanted = spec.accessible if spec.accessible is not None else [d.name for d in network.devices]
