@@ -21,8 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serial
 
 from ctbench.answer import Hop, Path, RcaEntry, path_line
 
-SCHEMA_VERSION = 1
-
 Name = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\s;]+$")]
 """Device and node names: no spaces (answers are split on spaces) and no ``;`` (RCA separator)."""
 

@@ -22,6 +22,7 @@ from ctbench.yamlio import atomic_write_bytes, load_fast
 FORMAT = "ctbench-task-bundle"
 VERSION = 1
 PRIVATE = (HIDDEN_FILE, REVIEWS_DIR)
+"""Top-level entries of a task folder a public bundle leaves out: the gold and the review records."""
 
 
 def _encode(data: bytes) -> dict[str, str]:
@@ -51,7 +52,7 @@ def export_task(ts: TaskSet, ref: TaskRef, *, public_only: bool = False) -> dict
         if not p.is_file() or p.is_symlink():
             continue
         rel = p.relative_to(ref.path).as_posix()
-        if public_only and (rel == HIDDEN_FILE or rel.startswith(REVIEWS_DIR + "/")):
+        if public_only and PurePosixPath(rel).parts[0] in PRIVATE:
             continue
         if any(part.startswith(".") for part in PurePosixPath(rel).parts):
             continue  # editor droppings, draft autosaves

@@ -65,7 +65,6 @@ from ctbench.store import (
     recording_filename,
     safe_recording_path,
 )
-from ctbench.taxonomy import Label
 from ctbench.vendor import Vendors
 from ctbench.yamlio import atomic_write_bytes
 
@@ -655,17 +654,6 @@ class EditSession:
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else \
             " (see taxonomy.yaml for the labels)"
         raise EditError(f"unknown root-cause label {text!r}{hint}")
-
-    def search_labels(self, query: str) -> list[Label]:
-        """Taxonomy labels matching every word of ``query`` in the label, aliases, groups or description."""
-        words = query.lower().split()
-        out = []
-        for lab in self.ts.taxonomy.labels:
-            hay = " ".join([lab.label, *lab.aliases, lab.l1, lab.l2, lab.l3, lab.domain, lab.category,
-                            lab.description]).lower()
-            if all(w in hay for w in words):
-                out.append(lab)
-        return out
 
     def rca_objects(self, node: str) -> list[str]:
         """What an RCA object on ``node`` can be: its interfaces (named or cabled), then its addresses."""

@@ -73,9 +73,6 @@ class Report:
     def warnings(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == Severity.WARNING]
 
-    def for_task(self, task_id: str) -> list[Finding]:
-        return [f for f in self.findings if f.task == task_id]
-
     def to_json(self) -> dict[str, Any]:
         return {"tasks_checked": self.tasks_checked, "errors": len(self.errors), "warnings": len(self.warnings),
                 "findings": [f.model_dump(mode="json", exclude={"loc"}) for f in self.findings]}

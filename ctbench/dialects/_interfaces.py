@@ -40,11 +40,6 @@ class InterfaceNaming:
         # Parsing is pure and the same few names come back all the time: memoise per instance.
         self.parse: Callable[[str], str | None] = lru_cache(maxsize=8192)(self._parse)
 
-    @property
-    def exact_only(self) -> bool:
-        """True when names are matched by pattern only (Junos): no short forms, no space form."""
-        return self._exact is not None
-
     def resolve_type(self, word: str) -> str | None:
         """Full type name for a typed type word: exact name, explicit alias, or unique prefix."""
         low = word.lower()

@@ -34,7 +34,6 @@ from ctbench.store import HIDDEN_FILE, TASK_FILE, safe_recording_path
 from ctbench.yamlio import load_fast
 
 PARTS: tuple[str, ...] = ("statement", "recordings", "gold", "golden_actions", "metadata")
-VISIBLE_PARTS: tuple[str, ...] = ("statement", "recordings")
 
 CRITERION_PARTS: dict[Criterion, tuple[str, ...]] = {
     Criterion.SOLVABILITY: ("statement", "recordings", "gold"),
