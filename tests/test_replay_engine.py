@@ -14,7 +14,7 @@ import pytest
 from ctbench.replay.engine import InputError, ReplayEngine
 from ctbench.replay.observation import Outcome
 from ctbench.replay.session import SessionClosed, SessionLimit
-from ctbench.replay.trajectory import TrajectoryRecord, read_trajectory
+from ctbench.replay.trajectory import BadLine, TrajectoryRecord, iter_trajectory, read_trajectory
 from ctbench.store import TaskNotFound, TaskSet
 from tests.test_replay_support import (
     ALL_TASK,
@@ -421,3 +421,18 @@ def test_sessions_are_isolated_and_thread_safe(engine: ReplayEngine, tmp_path: P
     assert [r.seq for r in read_trajectory(tmp_path / "shared.jsonl")] == list(range(1, 1201))
     assert [s.calls for s in own] == [300, 300, 300, 300]
     assert engine.task(ALL_TASK) is engine.task(ALL_TASK)
+
+
+def test_bad_trajectory_lines_name_the_first_problem(tmp_path: Path) -> None:
+    """A reader (the scorer, ``ctb-replay gaps``) is told the line and its first problem, not pydantic's wall."""
+    path = tmp_path / "t.jsonl"
+    good = {"seq": 1, "t": 0.5, "device": "VRP_01", "command": "dis int br", "canonical": None,
+            "outcome": "recorded", "output_bytes": 10}
+    path.write_text("\n".join([json.dumps(good), "[1, 2]", json.dumps({**good, "seq": "one"}), "{oops"]) + "\n",
+                    encoding="utf-8")
+    items = list(iter_trajectory(path))
+    assert isinstance(items[0], TrajectoryRecord)
+    bad = [str(i) for i in items if isinstance(i, BadLine)]
+    assert bad[0].startswith(f"{path}:2: record: ")  # the whole line is wrong: named as the record
+    assert bad[1].startswith(f"{path}:3: seq: ")
+    assert bad[2].startswith(f"{path}:4: not JSON")

@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ctbench.errors import CtbError
+from ctbench.errors import CtbError, validation_message
 from ctbench.replay.engine import InputError, ReplayEngine, printable
 from ctbench.replay.session import Session, SessionClosed, SessionLimit
 from ctbench.store import TaskNotFound
@@ -166,9 +166,7 @@ async def _body(request: Request, model: type[BaseModel]) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "body"
-        raise ApiError(422, "bad_request", f"{loc}: {first['msg']}") from None
+        raise ApiError(422, "bad_request", validation_message(exc, "body")) from None
 
 
 def _trajectory_path(text: str | None, root: Path | None) -> Path | None:

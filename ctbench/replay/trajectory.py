@@ -17,7 +17,7 @@ from typing import IO
 
 from pydantic import BaseModel, ValidationError
 
-from ctbench.errors import CtbError
+from ctbench.errors import CtbError, validation_message
 from ctbench.replay.observation import Observation, Outcome
 
 RECORD_FIELDS = ("seq", "t", "device", "command", "canonical", "outcome", "output_bytes")
@@ -115,9 +115,7 @@ def iter_trajectory(path: Path) -> Iterator[TrajectoryRecord | BadLine]:
             except json.JSONDecodeError as exc:
                 yield BadLine(Path(path), n, f"not JSON ({exc.msg} at column {exc.colno})")
             except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(p) for p in first["loc"]) or "record"
-                yield BadLine(Path(path), n, f"{loc}: {first['msg']}")
+                yield BadLine(Path(path), n, validation_message(exc, "record"))
 
 
 def read_trajectory(path: Path) -> list[TrajectoryRecord]:
