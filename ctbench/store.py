@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 from ctbench.errors import CtbError
 from ctbench.model import Family, HiddenSpec, Network, Recording, TaskSpec
 from ctbench.taxonomy import TaskSetConfig, Taxonomy
+from ctbench.vendor import Vendors
 from ctbench.yamlio import (
     atomic_write_bytes,
     atomic_write_text,
@@ -243,6 +244,15 @@ class TaskSet:
     def dialect_extensions(self) -> tuple[Path, ...]:
         folder = self.root / "dialects"
         return tuple(sorted(folder.glob("*.yaml"))) if folder.is_dir() else ()
+
+    @cached_property
+    def vendors(self) -> Vendors:
+        """Dialect lookups with this set's command-tree extensions, built once per task set.
+
+        Validation, editing, the oracle check and the review comparison all need it; building it
+        once spares a ``dialects/`` listing per caller (per task, in the oracle check).
+        """
+        return Vendors(self.dialect_extensions())
 
     # -------------------------------------------------------------- tasks
 

@@ -197,7 +197,7 @@ def _lldp_rows(net: Network, device: str, command: str, text: str) -> list[tuple
 
 def test_lldp_tables_agree_with_the_cabling() -> None:
     ts = task_set()
-    vendors = Vendors(ts.dialect_extensions())
+    vendors = ts.vendors
     checked = 0
     for task_id, net, device, command, text in recordings(r"(display lldp neighbor(-information list| brief)|"
                                                            r"show lldp neighbors)"):
@@ -228,7 +228,7 @@ _ROUTE_LINE = {
 def test_routed_next_hops_belong_to_the_cabled_neighbour() -> None:
     """A route's next hop on a cabled port must be an address of the device at the other end of the cable."""
     ts = task_set()
-    vendors = Vendors(ts.dialect_extensions())
+    vendors = ts.vendors
     checked = 0
     for task_id, net, device, _command, text in recordings(
             r"(display ip routing-table.*|show ip route.*|show route.*|show ip cef .*)"):

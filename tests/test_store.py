@@ -103,3 +103,10 @@ def test_atomic_write_leaves_no_temp_and_skips_identical(tmp_path: Path) -> None
     assert atomic_write_bytes(p, b"two") is True
     assert p.read_bytes() == b"two"
     assert [x.name for x in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_vendors_is_built_once_per_task_set(task_set: Path) -> None:
+    """Validation, editing, the oracle and the review share one Vendors, with the set's extensions."""
+    ts = TaskSet.open(task_set)
+    assert ts.vendors is ts.vendors
+    assert ts.vendors.extra == ts.dialect_extensions()

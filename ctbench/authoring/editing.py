@@ -65,7 +65,6 @@ from ctbench.store import (
     recording_filename,
     safe_recording_path,
 )
-from ctbench.vendor import Vendors
 from ctbench.yamlio import atomic_write_bytes
 
 if TYPE_CHECKING:
@@ -266,7 +265,7 @@ class EditSession:
     def __init__(self, ts: TaskSet, draft: TaskDraft) -> None:
         self.ts = ts
         self.draft = draft
-        self.vendors = Vendors(ts.dialect_extensions())
+        self.vendors = ts.vendors
 
     # -------------------------------------------------------------- opening
 

@@ -20,7 +20,6 @@ from ctbench.authoring.validate import Finding, Report, Severity, resolve_target
 from ctbench.errors import CtbError
 from ctbench.model import Family
 from ctbench.store import TaskRef, TaskSet
-from ctbench.vendor import Vendors
 
 
 @dataclass
@@ -54,7 +53,7 @@ def check_task(ts: TaskSet, ref: TaskRef, engine: object | None = None) -> Oracl
     task = ts.load_task(ref)
     net = ts.network(task.network)
     devices = net.device_map()
-    vendors = Vendors(ts.dialect_extensions())
+    vendors = ts.vendors
 
     with engine.open_session(ref.id) as session:  # type: ignore[attr-defined]
         for act in hidden.golden_actions:

@@ -35,7 +35,6 @@ from ctbench.store import (
     scan_recordings,
 )
 from ctbench.taxonomy import TaskSetConfig, Taxonomy
-from ctbench.vendor import Vendors
 from ctbench.yamlio import YamlFileError, line_of, load_document, load_fast, read_text
 
 
@@ -199,7 +198,7 @@ class Validator:
         self.config: TaskSetConfig | None = None
         self.taxonomy: Taxonomy | None = None
         self.networks: dict[str, Network | None] = {}
-        self.vendors = Vendors(tasks.dialect_extensions())
+        self.vendors = tasks.vendors
 
     # ------------------------------------------------------------------ set level
 

@@ -21,7 +21,6 @@ from ctbench.evaluate.parse import ParsedAnswer, parse_answer
 from ctbench.model import Family, HiddenSpec, Network, TaskSpec
 from ctbench.review.records import MetadataRow
 from ctbench.store import TaskSet
-from ctbench.vendor import Vendors
 
 
 @dataclass
@@ -90,7 +89,7 @@ def compare(ts: TaskSet, task: TaskSpec, hidden: HiddenSpec, answer: str,
             trajectory: list[dict[str, Any]], *, time_spent_s: float | None = None) -> Side:
     network = ts.network(task.network)
     nodes = [d.name for d in network.devices]
-    norm = Vendors(ts.dialect_extensions()).normalizer(network.device_map())
+    norm = ts.vendors.normalizer(network.device_map())
     tax = ts.taxonomy
     executed = executed_actions(trajectory)
     usage = Usage(rounds=len(trajectory), latency_s=time_spent_s)
