@@ -229,11 +229,20 @@ class TaskSet:
     def network_path(self, name: str) -> Path:
         return self.root / "networks" / f"{name}.yaml"
 
+    def network_file(self, name: str) -> Path | None:
+        """The file of network ``name``, or None when the name is unsafe or no such file exists.
+
+        The one lookup rule for loading (:meth:`network`) and validation, so a name the validator
+        accepts is always a name the loader finds.
+        """
+        p = self.network_path(name)
+        return p if re.fullmatch(r"[A-Za-z0-9_.-]+", name) and p.is_file() else None
+
     def network(self, name: str) -> Network:
         if name not in self._networks:
-            p = self.network_path(name)
-            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or not p.is_file():
-                raise CtbError(f"network {name!r} not found (expected {p})")
+            p = self.network_file(name)
+            if p is None:
+                raise CtbError(f"network {name!r} not found (expected {self.network_path(name)})")
             self._networks[name] = _validate(Network, load_fast(p), p)
         return self._networks[name]
 

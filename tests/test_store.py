@@ -110,3 +110,10 @@ def test_vendors_is_built_once_per_task_set(task_set: Path) -> None:
     ts = TaskSet.open(task_set)
     assert ts.vendors is ts.vendors
     assert ts.vendors.extra == ts.dialect_extensions()
+
+
+def test_network_file_is_the_one_lookup_rule(task_set: Path) -> None:
+    ts = TaskSet.open(task_set)
+    name = ts.network_names()[0]
+    assert ts.network_file(name) == ts.network_path(name)
+    assert ts.network_file("../etc") is None and ts.network_file("no-such-net") is None

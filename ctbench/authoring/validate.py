@@ -218,11 +218,11 @@ class Validator:
 
     def network(self, name: str) -> Network | None:
         if name not in self.networks:
-            path = self.ts.network_path(name)
-            ctx = _Ctx(self.report, self.ts.root, path, None)
-            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or not path.is_file():
+            path = self.ts.network_file(name)
+            if path is None:
                 self.networks[name] = None
                 return None
+            ctx = _Ctx(self.report, self.ts.root, path, None)
             net, _ = _load_model(ctx, Network, "network")
             if net is not None and net.name != name:
                 ctx.error("network-name", f"network file {path.name} declares name {net.name!r}",
