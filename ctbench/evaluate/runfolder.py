@@ -29,7 +29,7 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +37,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ctbench.errors import CtbError
+from ctbench.errors import CtbError, validation_message
 from ctbench.yamlio import atomic_write_text, dump_document, load_fast, to_commented
 
 RUN_FILE = "run.yaml"
@@ -341,9 +341,7 @@ class RunFolder:
         try:
             return RunConfig.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "run.yaml"
-            raise RunFolderError(f"{self.run_file}: {loc}: {first['msg']}") from None
+            raise RunFolderError(f"{self.run_file}: {validation_message(exc, 'run.yaml')}") from None
 
     def save_config(self, config: RunConfig) -> None:
         data = config.model_dump(mode="json")
@@ -374,9 +372,7 @@ class RunFolder:
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise RunFolderError(f"{self.results_file}:{n}: not a JSON object ({exc})") from None
             except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(p) for p in first["loc"]) or "line"
-                raise RunFolderError(f"{self.results_file}:{n}: {loc}: {first['msg']}") from None
+                raise RunFolderError(f"{self.results_file}:{n}: {validation_message(exc, 'line')}") from None
         return ResultsScan(lines, len(torn), cut)
 
     def repair(self, scan: ResultsScan) -> bool:
@@ -403,8 +399,6 @@ class RunFolder:
                 written += os.write(self._results_fd, data[written:])
             os.fsync(self._results_fd)
 
-    def iter_results(self) -> Iterator[ResultLine]:
-        yield from self.read_results().lines
 
 
 def _fsync_dir(path: Path) -> None:

@@ -8,8 +8,8 @@ runner gives the hidden part of a task.
 
 from __future__ import annotations
 
-from ctbench.answer import path_line
 from ctbench.evaluate.agents.base import Agent, AgentConfigError, AgentContext, AgentResult
+from ctbench.model import Family
 
 
 def gold_answer_text(ctx: AgentContext) -> str:
@@ -17,11 +17,7 @@ def gold_answer_text(ctx: AgentContext) -> str:
     hidden = ctx.hidden
     if hidden is None:
         raise AgentConfigError("the oracle needs the hidden part of the task")
-    if ctx.family == "rca":
-        lines = [t.entry().line() for t in hidden.answer.rca or []]
-    else:
-        lines = [path_line(p) for p in hidden.gold_paths()]
-    return "<answer>\n" + "\n".join(lines) + "\n</answer>\n"
+    return "<answer>\n" + "\n".join(hidden.gold_answer_lines(Family(ctx.family))) + "\n</answer>\n"
 
 
 class OracleAgent(Agent):
