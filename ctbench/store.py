@@ -175,6 +175,18 @@ def safe_recording_path(task_dir: Path, rel: str) -> Path:
     return resolved
 
 
+def set_relative(root: Path, path: Path) -> str:
+    """``path`` as reports and messages show it: relative to the task set's parent folder.
+
+    The set's own folder name leads (``tasks/rca/RCA-001/task.yaml``), which an author can paste
+    into the next command from the repository root; a path outside the set is shown as given.
+    """
+    try:
+        return str(path.relative_to(root.parent))
+    except ValueError:
+        return str(path)
+
+
 def find_task_set_root(start: Path) -> Path | None:
     """Walk up from ``start`` to the folder holding ``ctbench.yaml`` (or ``taxonomy.yaml``)."""
     start = start.resolve()

@@ -117,3 +117,13 @@ def test_network_file_is_the_one_lookup_rule(task_set: Path) -> None:
     name = ts.network_names()[0]
     assert ts.network_file(name) == ts.network_path(name)
     assert ts.network_file("../etc") is None and ts.network_file("no-such-net") is None
+
+
+def test_set_relative_starts_at_the_set_folder(task_set: Path) -> None:
+    from ctbench.store import set_relative
+
+    ts = TaskSet.open(task_set)
+    ref = ts.refs()[0]
+    assert set_relative(ts.root, ref.task_file) == f"{ts.root.name}/{ref.family.value}/{ref.id}/task.yaml"
+    outside = Path("/elsewhere/file.txt")
+    assert set_relative(ts.root, outside) == str(outside)

@@ -173,11 +173,11 @@ def _finish(args: argparse.Namespace, ts: TaskSet, session: EditSession, author:
             what: str) -> int:
     """Save (and commit), then say what happened and where the task stands now."""
     from ctbench.authoring.validate import Validator
+    from ctbench.store import set_relative
 
     result = session.save(commit=not args.no_commit, author=author, action=action)
     report = Validator(ts).run([ts.ref(session.task_id)])
-    folder = result.folder.relative_to(ts.root.parent) if result.folder.is_relative_to(ts.root.parent) \
-        else result.folder
+    folder = set_relative(ts.root, result.folder)
     if args.json:
         emit_json({"task": session.task_id, "action": action, "done": what, "folder": str(folder),
                    "commit": result.commit, "note": result.note, "errors": len(report.errors),

@@ -19,7 +19,7 @@ from ctbench.answer import Hop
 from ctbench.authoring.validate import Finding, Report, Severity, resolve_targets
 from ctbench.errors import CtbError
 from ctbench.model import Family
-from ctbench.store import TaskRef, TaskSet
+from ctbench.store import TaskRef, TaskSet, set_relative
 
 
 @dataclass
@@ -106,6 +106,6 @@ def check_oracle(paths: Sequence[str], report: Report | None = None) -> list[Ora
         if report is not None:
             for problem in res.problems:
                 report.findings.append(Finding(severity=Severity.ERROR, code="oracle", task=ref.id,
-                                               file=str(ref.hidden_file.relative_to(ts.root.parent)),
+                                               file=set_relative(ts.root, ref.hidden_file),
                                                message=problem, expected="a task a perfect agent can solve"))
     return results

@@ -29,7 +29,7 @@ from textfsm import clitable, texttable
 from ctbench.authoring.validate import Finding, Report, Severity, resolve_targets
 from ctbench.errors import CtbError
 from ctbench.model import Network, TaskSpec
-from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path
+from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path, set_relative
 
 PLATFORMS = ("huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_junos")
 
@@ -148,13 +148,6 @@ def parse_recording(index: TemplateIndex, platform: str, command: str, data: byt
     return index.parse(match, data.decode("utf-8", "replace"))
 
 
-def _rel(root: Path, path: Path) -> str:
-    try:
-        return str(path.relative_to(root.parent))
-    except ValueError:
-        return str(path)
-
-
 def check_task(ts: TaskSet, ref: TaskRef, index: TemplateIndex, report: Report) -> int:
     """Append a finding for every recording of one task that its template rejects; returns recordings parsed."""
     try:
@@ -177,7 +170,7 @@ def check_task(ts: TaskSet, ref: TaskRef, index: TemplateIndex, report: Report) 
         if outcome is None:
             continue
         parsed += 1
-        where = _rel(ts.root, path)
+        where = set_relative(ts.root, path)
         what = f"{rec.device} ({dev.os}) {rec.command!r}"
         if outcome.error is not None:
             report.findings.append(Finding(

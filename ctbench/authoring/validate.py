@@ -33,6 +33,7 @@ from ctbench.store import (
     check_recording_rel,
     safe_recording_path,
     scan_recordings,
+    set_relative,
 )
 from ctbench.taxonomy import TaskSetConfig, Taxonomy
 from ctbench.yamlio import YamlFileError, line_of, load_document, load_fast, read_text
@@ -117,10 +118,7 @@ class _Ctx:
         self.pending: list[Finding] = []
 
     def rel(self) -> str:
-        try:
-            return str(self.path.relative_to(self.root.parent))
-        except ValueError:
-            return str(self.path)
+        return set_relative(self.root, self.path)
 
     def add(self, severity: Severity, code: str, message: str, *, loc: Sequence[str | int] = (),
             expected: str = "", line: int | None = None) -> None:
