@@ -15,7 +15,7 @@ author in ``AuthoredMetadata.declared`` so validation can compare the two).
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
@@ -123,6 +123,28 @@ class Link(Strict):
         return [str(self.a), str(self.b)]
 
 
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_N = TypeVar("_N", bound=_Named)
+
+
+def unique_names(items: list[_N], noun: str) -> list[_N]:
+    """``items`` unchanged, or a ValueError ``{noun} 'x' is listed twice`` for a repeated ``.name``.
+
+    For pydantic list validators: lists keyed by name (a network's devices, the reviewers file)
+    where a repeat would silently shadow an entry, so the file's author hears about it instead.
+    """
+    seen: set[str] = set()
+    for item in items:
+        if item.name in seen:
+            raise ValueError(f"{noun} {item.name!r} is listed twice")
+        seen.add(item.name)
+    return items
+
+
 class Network(Strict):
     """A (possibly shared) network: devices and the links between their interfaces."""
 
@@ -135,12 +157,7 @@ class Network(Strict):
     @field_validator("devices")
     @classmethod
     def _unique_devices(cls, devices: list[Device]) -> list[Device]:
-        seen: set[str] = set()
-        for d in devices:
-            if d.name in seen:
-                raise ValueError(f"device {d.name!r} is listed twice")
-            seen.add(d.name)
-        return devices
+        return unique_names(devices, "device")
 
     def device(self, name: str) -> Device | None:
         for d in self.devices:

@@ -312,3 +312,17 @@ def test_comparison_views_are_one_definition() -> None:
     assert CriterionReview().carry_note() == ""
     assert cell_value(["x", 1]) == "x, 1" and cell_value(None) is None and cell_value(3) == 3
     assert cell_value(None, text=True) == "" and cell_value(3, text=True) == "3"
+
+
+def test_repeated_names_are_refused_with_their_noun() -> None:
+    """One uniqueness rule for a network's devices and the reviewers file, each message in its own words."""
+    from pydantic import ValidationError
+
+    from ctbench.model import Network
+    from ctbench.review.assign import ReviewersFile
+
+    with pytest.raises(ValidationError, match="reviewer 'alice' is listed twice"):
+        ReviewersFile.model_validate({"reviewers": [{"name": "alice"}, {"name": "alice"}]})
+    with pytest.raises(ValidationError, match="device 'R1' is listed twice"):
+        r1 = {"name": "R1", "vendor": "Huawei", "type": "router"}
+        Network.model_validate({"name": "n", "devices": [r1, r1]})

@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError, field_validator
 
 from ctbench.errors import CtbError
-from ctbench.model import Status, Strict
+from ctbench.model import Status, Strict, unique_names
 from ctbench.review.states import Role, Verdict
 from ctbench.review.view import TaskState
 from ctbench.store import TaskSet
@@ -49,12 +49,7 @@ class ReviewersFile(Strict):
     @field_validator("reviewers")
     @classmethod
     def _unique(cls, reviewers: list[Reviewer]) -> list[Reviewer]:
-        seen: set[str] = set()
-        for r in reviewers:
-            if r.name in seen:
-                raise ValueError(f"reviewer {r.name!r} is listed twice")
-            seen.add(r.name)
-        return reviewers
+        return unique_names(reviewers, "reviewer")
 
 
 def load_reviewers(ts: TaskSet, path: Path | None = None) -> list[Reviewer]:
