@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -52,6 +53,28 @@ def _describe(exc: YAMLError) -> tuple[int | None, str]:
         msg = " ".join(str(x) for x in (exc.context, exc.problem) if x)
         return mark.line + 1, f"broken YAML: {msg} (column {mark.column + 1})"
     return None, f"broken YAML: {exc}"
+
+
+def read_input(name: str | Path, what: str, *, stdin: bool = False,
+               error: type[CtbError] = CtbError) -> bytes:
+    """The bytes of an input file a person named, or ``error`` saying what was wrong, in one wording.
+
+    Command-line options (``--file``, ``--answer``, capture logs) and paths typed into the app all
+    come through here, so a typo reads the same everywhere: ``NAME: no such file (WHAT)``,
+    ``NAME: is a folder, expected WHAT`` or ``NAME: cannot read: REASON``. ``~`` is expanded because
+    paths typed into the app never pass through a shell. ``stdin=True`` lets ``-`` mean standard
+    input, for the commands that document it.
+    """
+    if stdin and str(name) == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).expanduser().read_bytes()
+    except FileNotFoundError:
+        raise error(f"{name}: no such file ({what})") from None
+    except IsADirectoryError:
+        raise error(f"{name}: is a folder, expected {what}") from None
+    except OSError as exc:
+        raise error(f"{name}: cannot read: {exc.strerror}") from None
 
 
 def read_text(path: Path) -> str:

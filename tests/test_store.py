@@ -127,3 +127,20 @@ def test_set_relative_starts_at_the_set_folder(task_set: Path) -> None:
     assert set_relative(ts.root, ref.task_file) == f"{ts.root.name}/{ref.family.value}/{ref.id}/task.yaml"
     outside = Path("/elsewhere/file.txt")
     assert set_relative(ts.root, outside) == str(outside)
+
+
+def test_read_input_says_what_is_wrong_in_one_wording(tmp_path: Path) -> None:
+    from ctbench.errors import CtbError
+    from ctbench.yamlio import read_input
+
+    class Custom(CtbError):
+        pass
+
+    (tmp_path / "f.txt").write_bytes(b"x\n")
+    assert read_input(tmp_path / "f.txt", "a log") == b"x\n"
+    with pytest.raises(CtbError, match=r"no such file \(a session log\)"):
+        read_input(tmp_path / "missing.txt", "a session log")
+    with pytest.raises(Custom, match="is a folder, expected a session log"):
+        read_input(tmp_path, "a session log", error=Custom)
+    with pytest.raises(CtbError, match="no such file"):
+        read_input("-", "a log")  # "-" is standard input only where a command says so

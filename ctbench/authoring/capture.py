@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 from ctbench.errors import CtbError
 from ctbench.model import Device, Recording, TaskSpec
 from ctbench.store import TaskSet, recording_filename
+from ctbench.yamlio import read_input
 
 # --------------------------------------------------------------------------- terminal artefacts
 
@@ -402,15 +403,7 @@ def import_capture(
     task = ts.load_task(ref)
     captures: dict[str, bytes] = {}
     for f in files:
-        p = Path(f)
-        try:
-            captures[str(f)] = p.read_bytes()
-        except FileNotFoundError:
-            raise CtbError(f"{f}: no such file") from None
-        except IsADirectoryError:
-            raise CtbError(f"{f}: is a folder, expected a session log") from None
-        except OSError as exc:
-            raise CtbError(f"{f}: cannot read ({exc.strerror})") from None
+        captures[str(f)] = read_input(f, "a session log")
     candidates, report = collect(ts, task, captures, device=device)
     index = task.recording_index()
     new_entries: list[Recording] = []

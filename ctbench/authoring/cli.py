@@ -195,20 +195,6 @@ def _finish(args: argparse.Namespace, ts: TaskSet, session: EditSession, author:
     return 0
 
 
-def _read_input(name: str) -> bytes:
-    if name == "-":
-        return sys.stdin.buffer.read()
-    path = Path(name)
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise CtbError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise CtbError(f"{name}: is a folder, expected a file with the command output") from None
-    except OSError as exc:
-        raise CtbError(f"{name}: cannot read ({exc.strerror})") from None
-
-
 def cmd_new(args: argparse.Namespace) -> int:
     missing = [flag for flag, value in (("--family", args.family), ("--id", args.id), ("--network", args.network))
                if not value]
@@ -219,12 +205,13 @@ def cmd_new(args: argparse.Namespace) -> int:
         return _run_app(args, "new")
     from ctbench.authoring.editing import EditSession, default_author
     from ctbench.store import TaskSet
+    from ctbench.yamlio import read_input
 
     ts = TaskSet.open(args.tasks)
     author = args.author or default_author(ts.root)
     statement = None
     if args.statement_file:
-        raw = _read_input(args.statement_file)
+        raw = read_input(args.statement_file, "the statement text", stdin=True)
         try:
             statement = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -248,8 +235,10 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 
 def cmd_add_recording(args: argparse.Namespace) -> int:
+    from ctbench.yamlio import read_input
+
     ts, session, author = _edit_session(args)
-    data = _read_input(args.file)
+    data = read_input(args.file, "a file with the command output", stdin=True)
     rec, note = session.add_recording(args.device, args.command, data, replace=args.replace)
     what = f"{'replaced' if args.replace else 'recorded'} {rec.device} {rec.command!r} ({rec.file}, {len(data)} bytes)"
     if note:

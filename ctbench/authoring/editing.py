@@ -65,7 +65,7 @@ from ctbench.store import (
     recording_filename,
     safe_recording_path,
 )
-from ctbench.yamlio import atomic_write_bytes
+from ctbench.yamlio import atomic_write_bytes, read_input
 
 if TYPE_CHECKING:
     from ctbench.authoring.validate import Finding
@@ -1072,14 +1072,7 @@ def read_captures(ts: TaskSet, spec: TaskSpec, files: Sequence[Path | str], *, d
                         "installation; paste the output instead") from None
     captures: dict[str, bytes] = {}
     for f in files:
-        try:
-            captures[str(f)] = Path(f).expanduser().read_bytes()
-        except FileNotFoundError:
-            raise EditError(f"{f}: no such file") from None
-        except IsADirectoryError:
-            raise EditError(f"{f}: is a folder, expected a session log") from None
-        except OSError as exc:
-            raise EditError(f"{f}: cannot read ({exc.strerror})") from None
+        captures[str(f)] = read_input(f, "a session log", error=EditError)
     candidates, report = collect(ts, spec, captures, device=device)
     found = [CapturedOutput(c.device.name, c.canonical, c.output, c.source) for c in candidates]
     problems = [f"{u.source}: {u.host} {u.typed!r}: {u.reason}" for u in report.unattributed]

@@ -107,19 +107,6 @@ def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def _read_file(name: str, what: str) -> bytes:
-    if name == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(name).read_bytes()
-    except FileNotFoundError:
-        raise CtbError(f"{name}: no such file ({what})") from None
-    except IsADirectoryError:
-        raise CtbError(f"{name}: is a folder, expected a file ({what})") from None
-    except OSError as exc:
-        raise CtbError(f"{name}: cannot read: {exc.strerror}") from None
-
-
 def _criteria_flags(args: argparse.Namespace) -> dict[Any, tuple[Any, str]]:
     """--agree/--disagree/--comment/--all-agree -> {criterion: (verdict, comment)}."""
     from ctbench.review.states import CRITERIA, Verdict, parse_criterion
@@ -218,6 +205,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 
 def cmd_blind(args: argparse.Namespace) -> int:
+    from ctbench.yamlio import read_input
+
     desk = _desk(args)
     actor = _actor(args, desk)
     if args.answer is None:
@@ -231,15 +220,16 @@ def cmd_blind(args: argparse.Namespace) -> int:
         return app.return_code or 0
     if args.commands and args.trajectory:
         raise CtbError("give either --commands (run them now) or --trajectory (already run), not both")
-    answer = _read_file(args.answer, "the blind answer").decode("utf-8", "replace")
+    answer = read_input(args.answer, "the blind answer", stdin=True).decode("utf-8", "replace")
     minutes = args.minutes
     with desk.repo.locked(f"blind {args.id}"):
         start = desk.begin_blind(args.id, actor)
         trajectory: bytes | None = None
         if args.trajectory:
-            trajectory = _read_file(args.trajectory, "a replay trajectory (JSON lines)")
+            trajectory = read_input(args.trajectory, "a replay trajectory (JSON lines)", stdin=True)
         elif args.commands:
-            trajectory = run_commands(desk, args.id, _read_file(args.commands, "commands, one per line"))
+            commands = read_input(args.commands, "commands, one per line", stdin=True)
+            trajectory = run_commands(desk, args.id, commands)
         result = desk.record_blind(start, answer, trajectory,
                                    time_spent_s=minutes * 60 if minutes is not None else None)
     return _report(result, args.json)
