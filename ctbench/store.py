@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ctbench.errors import CtbError
+from ctbench.errors import CtbError, validation_message
 from ctbench.model import Family, HiddenSpec, Network, Recording, TaskSpec
 from ctbench.taxonomy import TaskSetConfig, Taxonomy
 from ctbench.vendor import Vendors
@@ -73,9 +73,7 @@ class ModelFileError(CtbError):
     """A file that parsed as YAML but does not match its model; keeps the pydantic errors."""
 
     def __init__(self, path: Path, errors: ValidationError) -> None:
-        first = errors.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        super().__init__(f"{path}: {loc}: {first['msg']}")
+        super().__init__(f"{path}: {validation_message(errors, '')}")
         self.path = path
         self.errors = errors
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctbench.derived import DECLARED_FIELDS, derive, mismatches
-from ctbench.errors import CtbError
+from ctbench.errors import CtbError, validation_message
 from ctbench.model import (
     AuthoredMetadata,
     DerivedMetadata,
@@ -246,9 +246,7 @@ def check_new_id(ts: TaskSet, task_id: str) -> None:
 
 
 def _format_validation(exc: ValidationError, what: str) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    return f"{what}: {loc + ': ' if loc else ''}{err['msg']}"
+    return f"{what}: {validation_message(exc, '')}"
 
 
 # --------------------------------------------------------------------------- the session

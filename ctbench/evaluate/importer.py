@@ -48,6 +48,7 @@ from ctbench.evaluate.runfolder import (
 )
 from ctbench.evaluate.score import Scorer, TaskContext, _text
 from ctbench.store import TaskSet
+from ctbench.yamlio import read_input
 
 ID_KEYS = ("task_id", "question_id", "qid", "id", "task", "question")
 ANSWER_KEYS = ("answer_text", "final_answer", "last_message", "final_message", "answer", "output", "response",
@@ -93,15 +94,9 @@ def _first(item: Mapping[str, Any], keys: Sequence[str]) -> Any:
 def load_result_file(path: Path) -> tuple[list[Any], dict[str, Any]]:
     """(items, top-level metadata) of a result JSON; :class:`CtbError` naming what is wrong."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CtbError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CtbError(f"{path}: is a folder; expected a result JSON file") from None
+        text = read_input(path, "a result JSON file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CtbError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise CtbError(f"{path}: cannot read: {exc.strerror}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -400,7 +400,6 @@ class RunFolder:
             os.fsync(self._results_fd)
 
 
-
 def _fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)

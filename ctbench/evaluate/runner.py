@@ -242,10 +242,9 @@ class AnswerParser:
     """Parses final answers against a task's network, the taxonomy and the vendor dialects."""
 
     def __init__(self, task_set: TaskSet) -> None:
-        from ctbench.vendor import Vendors
 
         self.task_set = task_set
-        self.vendors = Vendors(task_set.dialect_extensions())
+        self.vendors = task_set.vendors
 
     def parse(self, spec: TaskSpec, text: str | None) -> ParsedAnswer:
         try:

@@ -53,7 +53,6 @@ from ctbench.evaluate.runfolder import (
 )
 from ctbench.model import Device, Family, Network
 from ctbench.store import TaskNotFound, TaskSet
-from ctbench.vendor import Vendors
 from ctbench.yamlio import atomic_write_text, load_fast
 
 SCORES_FILE = "scores.json"
@@ -220,7 +219,7 @@ class Scorer:
 
     def __init__(self, task_set: TaskSet) -> None:
         self.task_set = task_set
-        self.vendors = Vendors(task_set.dialect_extensions())
+        self.vendors = task_set.vendors
         self._contexts: dict[str, TaskContext] = {}
         self._topologies: dict[str, Topology] = {}
         cfg = task_set.config.similarity

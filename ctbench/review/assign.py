@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError, field_validator
 
-from ctbench.errors import CtbError
+from ctbench.errors import CtbError, validation_message
 from ctbench.model import Status, Strict, unique_names
 from ctbench.review.states import Role, Verdict
 from ctbench.review.view import TaskState
@@ -60,9 +60,7 @@ def load_reviewers(ts: TaskSet, path: Path | None = None) -> list[Reviewer]:
     try:
         return ReviewersFile.model_validate(load_fast(p)).reviewers
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise CtbError(f"{p}: {loc}: {first['msg']}") from None
+        raise CtbError(f"{p}: {validation_message(exc, '')}") from None
 
 
 @dataclass

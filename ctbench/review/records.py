@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from ctbench.errors import CtbError
+from ctbench.errors import CtbError, validation_message
 from ctbench.model import Family, Strict
 from ctbench.review.hashes import ContentHashes, sha256_text
 from ctbench.review.states import CRITERIA, Action, Criterion, Role, Verdict
@@ -284,9 +284,8 @@ def parse_record(text: str, where: Path | str) -> ReviewRecord:
     try:
         return ReviewRecord.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise CtbError(f"{path}: {loc}: {first['msg']} (a review record, see ctbench/review/records.py)") from None
+        raise CtbError(f"{path}: {validation_message(exc, '')} (a review record, see ctbench/review/records.py)") \
+            from None
 
 
 def render_record(record: ReviewRecord, existing: str | None = None, where: Path | str = "record") -> str:

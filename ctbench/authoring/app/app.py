@@ -38,7 +38,7 @@ from ctbench.authoring.editing import (
 )
 from ctbench.errors import CtbError
 from ctbench.model import Family, Network
-from ctbench.store import TaskSet
+from ctbench.store import TaskSet, set_relative
 
 Mode = Literal["browse", "new", "edit"]
 
@@ -258,7 +258,7 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
         except CtbError as exc:
             self.notify(str(exc), title="Not deleted", severity="error")
             return
-        rel = ref.path.relative_to(self.ts.root.parent)
+        rel = set_relative(self.ts.root, ref.path)
         if not await self.push_screen_wait(ConfirmDialog(
                 f"Delete task {task_id}?",
                 detail=f"This removes {rel}/ (task, hidden part, recordings, review records) and commits "

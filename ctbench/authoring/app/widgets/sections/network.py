@@ -16,6 +16,7 @@ from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.widgets.validation_panel import Target
 from ctbench.authoring.app.workers import background
 from ctbench.authoring.editing import EditError, EditSession, split_csv
+from ctbench.errors import validation_message
 from ctbench.model import OS_FAMILIES, Device
 
 
@@ -45,8 +46,7 @@ def device_from(values: FormValues) -> Device:
                       cluster=values["cluster"].strip(), model=values["model"].strip(),
                       interfaces=split_csv(values["interfaces"]), addresses=split_csv(values["addresses"]))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise EditError(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
+        raise EditError(validation_message(exc, "")) from None
 
 
 class NetworkSection(Section):
