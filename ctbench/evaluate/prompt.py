@@ -20,8 +20,10 @@ from ctbench.errors import CtbError
 from ctbench.model import Family, Network, TaskSpec
 from ctbench.store import TaskRef, TaskSet
 
-PROMPT_VERSION = "1"
-"""Bumped whenever the template text changes; recorded in run.yaml so runs state which prompt they used."""
+PROMPT_VERSION = "2"
+"""Bumped whenever what the model is told changes - the template text, or the wording of the replay
+tools' replies (2: an invalid command comes back with its echoed line, ctbench/replay/tools.py);
+recorded in run.yaml, so a resume refuses to mix two versions in one run unless forced."""
 
 _INTRO = """\
 You are a senior network engineer troubleshooting a multi-vendor network. This is question {task_id}
