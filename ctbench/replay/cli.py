@@ -47,9 +47,16 @@ command) and submit_answer(answer). Without --http it speaks MCP on stdin/stdout
 start as a 'stdio' server); with --http HOST:PORT it serves streamable HTTP at http://HOST:PORT/mcp
 (port 0 picks a free port; the URL is printed on stdout).
 
+With --connect URL --session ID instead of a task id, it is a thin stdio proxy: every tool call is
+forwarded to that session of a running replay HTTP server (the runner's, or 'ctb-replay serve'), so
+it needs no task set and no run folder - what an agent CLI in a sandbox starts. The session's token
+comes from $CTBENCH_REPLAY_TOKEN or --token-file; URL may be unix:/PATH for a Unix socket. The
+tools, their descriptions and every answer are the same as those of 'ctb-replay mcp TASK_ID'.
+
 examples:
   ctb-replay mcp RCA-001 --trajectory runs/r1/trajectories/RCA-001.jsonl --answer /tmp/RCA-001.answer
   ctb-replay mcp RCA-001 --http 127.0.0.1:8765
+  ctb-replay mcp --connect http://127.0.0.1:8700 --session Xy3... --token-file /ctb/token
 """
 
 SERVE_HELP = """\
@@ -124,9 +131,56 @@ def cmd_shell(args: argparse.Namespace) -> int:
         return run_shell(DeviceShell(session))
 
 
+def _token(args: argparse.Namespace) -> str | None:
+    import os
+
+    from ctbench.replay.client import TOKEN_ENV
+
+    if args.token_file is not None:
+        try:
+            token = args.token_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CtbError(f"--token-file {args.token_file}: cannot read the token: "
+                           f"{getattr(exc, 'strerror', None) or exc}", exit_code=2) from None
+        if not token:
+            raise CtbError(f"--token-file {args.token_file}: the file is empty", exit_code=2)
+        return token
+    return os.environ.get(TOKEN_ENV, "").strip() or None
+
+
+def cmd_mcp_connect(args: argparse.Namespace) -> int:
+    from ctbench.replay.client import RemoteSession, ReplayClient
+    from ctbench.replay.mcp_server import build_server, run_http, run_stdio
+
+    if args.task_id is not None:
+        raise CtbError("give either TASK_ID (serve a task set) or --connect URL (forward to a server), not both",
+                       exit_code=2)
+    if not args.session:
+        raise CtbError("--connect needs --session ID (the session the runner opened for this agent)", exit_code=2)
+    if args.trajectory is not None:
+        raise CtbError("--trajectory does not apply to --connect: the server that owns the session writes it",
+                       exit_code=2)
+    client = ReplayClient(args.connect, args.session, token=_token(args))
+    try:
+        client.summary()  # fail now, in one line, rather than on every tool call the agent makes
+        server = build_server(RemoteSession(client), answer_file=args.answer)
+        if args.http:
+            target = _host_port(args.http)
+            run_http(server, *target, announce=lambda url: print(url, flush=True))
+        else:
+            run_stdio(server)
+    finally:
+        client.close()
+    return 0
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from ctbench.replay.mcp_server import build_server, run_http, run_stdio
 
+    if args.connect is not None:
+        return cmd_mcp_connect(args)
+    if args.task_id is None:
+        raise CtbError("give the TASK_ID to serve, or --connect URL --session ID", exit_code=2)
     engine = _engine(args)
     target = _host_port(args.http) if args.http else None
     with engine.open_session(args.task_id, trajectory_path=args.trajectory) as session:
@@ -239,7 +293,13 @@ def build() -> tuple[argparse.ArgumentParser, object]:
                    help="also log every command to this JSONL trajectory file")
 
     p = add_command(sub, "mcp", "MCP server (stdio or streamable HTTP) for one task", cmd_mcp, MCP_HELP)
-    p.add_argument("task_id", metavar="TASK_ID", help="task to serve, e.g. RCA-001")
+    p.add_argument("task_id", metavar="TASK_ID", nargs="?", default=None,
+                   help="task to serve, e.g. RCA-001 (omit with --connect)")
+    p.add_argument("--connect", metavar="URL", default=None,
+                   help="forward every call to this replay HTTP server (http://HOST:PORT or unix:/PATH)")
+    p.add_argument("--session", metavar="ID", default=None, help="with --connect: the session to use")
+    p.add_argument("--token-file", metavar="FILE", type=Path, default=None,
+                   help="with --connect: file holding the session's token (default: $CTBENCH_REPLAY_TOKEN)")
     _tasks_arg(p)
     p.add_argument("--http", metavar="HOST:PORT", default=None,
                    help="serve streamable HTTP on HOST:PORT instead of stdio (use 127.0.0.1)")

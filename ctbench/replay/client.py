@@ -1,8 +1,12 @@
 """A small client of the HTTP JSON API, for shell-only agents (``ctb-replay exec``) and harnesses.
 
-An agent that only has a shell gets two environment variables from its harness,
-``CTBENCH_REPLAY_URL`` (the server) and ``CTBENCH_REPLAY_SESSION`` (its session), and runs
+An agent that only has a shell gets environment variables from its harness,
+``CTBENCH_REPLAY_URL`` (the server), ``CTBENCH_REPLAY_SESSION`` (its session) and, when the runner
+serves it, ``CTBENCH_REPLAY_TOKEN`` (the secret that grants that one session), and runs
 ``ctb-replay exec DEVICE COMMAND...`` like it would run ``ssh DEVICE COMMAND``.
+
+A URL ``unix:/PATH`` reaches a server listening on a Unix socket (how a sandboxed agent without a
+network reaches the runner: the socket file is mounted into its sandbox).
 """
 
 from __future__ import annotations
@@ -18,21 +22,47 @@ from ctbench.replay.observation import DeviceInfo, Observation, Submission
 
 URL_ENV = "CTBENCH_REPLAY_URL"
 SESSION_ENV = "CTBENCH_REPLAY_SESSION"
+TOKEN_ENV = "CTBENCH_REPLAY_TOKEN"
+UNIX_PREFIX = "unix:"
+UNIX_BASE = "http://ctbench-replay"
+"""Host name used in requests over a Unix socket (the server ignores it; httpx needs one)."""
 
 
 class ClientError(CtbError):
-    """The server could not be reached or refused the request (not a device answer)."""
+    """The server could not be reached or refused the request (not a device answer).
+
+    ``code`` and ``server_message`` are the server's own error code and text when it answered one,
+    so a proxy can hand the model exactly what an in-process session would have said.
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
+                 server_message: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.server_message = server_message
+
+
+def http_client(url: str, *, token: str | None = None, timeout: float = 30.0) -> httpx.Client:
+    """An httpx client for ``url`` (``http://HOST:PORT`` or ``unix:/PATH``), never reading proxy
+    settings from the environment (a replay server is local; an agent's HTTP_PROXY must not see it)."""
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    if url.startswith(UNIX_PREFIX):
+        transport = httpx.HTTPTransport(uds=url[len(UNIX_PREFIX):])
+        return httpx.Client(base_url=UNIX_BASE, transport=transport, timeout=timeout, trust_env=False,
+                            headers=headers)
+    return httpx.Client(base_url=url.rstrip("/"), timeout=timeout, trust_env=False, headers=headers)
 
 
 class ReplayClient:
     """One session of a replay server, over HTTP."""
 
-    def __init__(self, url: str, session_id: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, session_id: str, *, token: str | None = None, timeout: float = 30.0) -> None:
         self.url = url.rstrip("/")
         self.session_id = session_id
-        self._http = httpx.Client(base_url=self.url, timeout=timeout, trust_env=False)
+        self._http = http_client(self.url, token=token, timeout=timeout)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ReplayClient:
@@ -42,7 +72,7 @@ class ReplayClient:
             missing = " and ".join(n for n, v in ((URL_ENV, url), (SESSION_ENV, sid)) if not v)
             raise ClientError(f"{missing} not set: the harness that started this agent gives the replay server "
                               f"URL and the session id in {URL_ENV} and {SESSION_ENV}")
-        return cls(url, sid)
+        return cls(url, sid, token=env.get(TOKEN_ENV, "").strip() or None)
 
     @classmethod
     def open(cls, url: str, task_id: str, *, trajectory: str | None = None) -> ReplayClient:
@@ -51,8 +81,7 @@ class ReplayClient:
         body: dict[str, Any] = {"task_id": task_id}
         if trajectory:
             body["trajectory"] = trajectory
-        data = _request(httpx.Client(base_url=url.rstrip("/"), timeout=30.0, trust_env=False), "POST",
-                        "/sessions", body, owned=True)
+        data = _request(http_client(url), "POST", "/sessions", body, owned=True)
         return cls(url, data["session_id"])
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
@@ -99,5 +128,54 @@ def _request(http: httpx.Client, method: str, path: str, body: dict[str, Any] | 
         raise ClientError(f"the replay server answered {resp.status_code} without JSON") from None
     if resp.status_code >= 400:
         err = data.get("error", {}) if isinstance(data, dict) else {}
-        raise ClientError(f"replay server: {err.get('message') or resp.reason_phrase} ({resp.status_code})")
+        err = err if isinstance(err, dict) else {}
+        message = err.get("message") if isinstance(err.get("message"), str) else None
+        code = err.get("code") if isinstance(err.get("code"), str) else None
+        raise ClientError(f"replay server: {message or resp.reason_phrase} ({resp.status_code})",
+                          status=resp.status_code, code=code, server_message=message)
     return data
+
+
+class RemoteSession:
+    """A session of a runner's HTTP server, with the calls and errors of a local
+    :class:`~ctbench.replay.session.Session`, so :class:`~ctbench.replay.tools.ReplayTools` over it
+    answers byte for byte what it answers in-process.
+
+    A refusal the server states (an input the model can fix, the session closed, its call limit) is
+    raised as the error the local session raises, with the server's text; only a failure to reach
+    the server at all keeps the client's own wording.
+    """
+
+    def __init__(self, client: ReplayClient) -> None:
+        self.client = client
+
+    @property
+    def id(self) -> str:
+        return self.client.session_id
+
+    def _mapped(self, exc: ClientError) -> CtbError:
+        from ctbench.replay.engine import InputError
+
+        if exc.server_message is None:
+            return exc
+        if exc.code == "bad_request":
+            return InputError(exc.server_message)
+        return CtbError(exc.server_message)
+
+    def devices(self) -> list[DeviceInfo]:
+        try:
+            return self.client.devices()
+        except ClientError as exc:
+            raise self._mapped(exc) from None
+
+    def run(self, device: str, command: str) -> Observation:
+        try:
+            return self.client.run(device, command)
+        except ClientError as exc:
+            raise self._mapped(exc) from None
+
+    def submit(self, answer_text: str) -> Submission:
+        try:
+            return self.client.submit(answer_text)
+        except ClientError as exc:
+            raise self._mapped(exc) from None

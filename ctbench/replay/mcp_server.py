@@ -35,8 +35,7 @@ from mcp.types import (
 )
 
 from ctbench.errors import CtbError
-from ctbench.replay.session import Session
-from ctbench.replay.tools import INPUT_SCHEMAS, ReplayTools
+from ctbench.replay.tools import INPUT_SCHEMAS, ReplayTools, ToolSession
 
 SERVER_NAME = "ctbench-replay"
 
@@ -86,9 +85,10 @@ def call_tool_result(tools: ReplayTools, name: str, arguments: Mapping[str, Any]
     return _result(res.text, error=res.is_error, meta=res.meta)
 
 
-def build_server(session: Session, *, answer_file: Path | None = None,
+def build_server(session: ToolSession, *, answer_file: Path | None = None,
                  on_submit: Callable[[str], None] | None = None) -> Server[Any]:
-    """A low-level MCP server whose tools act on ``session`` (one task, one trajectory)."""
+    """A low-level MCP server whose tools act on ``session`` (one task, one trajectory): a local
+    session, or a :class:`~ctbench.replay.client.RemoteSession` (``ctb-replay mcp --connect``)."""
     tools = ReplayTools(session, answer_file=answer_file, on_submit=on_submit)
 
     async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
@@ -100,6 +100,26 @@ def build_server(session: Session, *, answer_file: Path | None = None,
     server: Server[Any] = Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=list_tools,
                                  on_call_tool=call_tool, get_tool_input_schema=INPUT_SCHEMAS.get)
     # The SDK's OpenTelemetry middleware is a no-op without an exporter but still costs per call.
+    server.middleware.clear()
+    return server
+
+
+def build_dispatch_server(tools_for: Callable[[Any], ReplayTools | None]) -> Server[Any]:
+    """One MCP server for many replay sessions: ``tools_for(http_request)`` picks the session's tools
+    for each call (None: the session is gone, answered as a tool error). The runner's per-session
+    streamable-HTTP endpoints use it; the tools, texts and results are those of :func:`build_server`."""
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=TOOLS)
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        tools = tools_for(ctx.request)
+        if tools is None:
+            return _result("This replay session is closed.", error=True)
+        return call_tool_result(tools, params.name, params.arguments)
+
+    server: Server[Any] = Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=list_tools,
+                                 on_call_tool=call_tool, get_tool_input_schema=INPUT_SCHEMAS.get)
     server.middleware.clear()
     return server
 

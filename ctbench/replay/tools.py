@@ -15,12 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ctbench.errors import CtbError
 from ctbench.replay.engine import InputError
-from ctbench.replay.observation import Outcome, devices_text
-from ctbench.replay.session import Session
+from ctbench.replay.observation import DeviceInfo, Observation, Outcome, Submission, devices_text
 from ctbench.yamlio import atomic_write_text
 
 TOOL_NAMES = ("list_devices", "run_command", "submit_answer")
@@ -39,6 +38,18 @@ INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "submit_answer": _schema(answer="The final answer, in the format the task statement asks for."),
 }
 """JSON Schema of each tool's arguments (all text); :meth:`ReplayTools.call` enforces them."""
+
+
+class ToolSession(Protocol):
+    """What the tools need of a session: a local :class:`~ctbench.replay.session.Session`, or
+    :class:`~ctbench.replay.client.RemoteSession` forwarding to a runner's HTTP server. One protocol,
+    so the ``--connect`` proxy answers with the very code that answers in-process."""
+
+    def devices(self) -> list[DeviceInfo]: ...
+
+    def run(self, device: str, command: str) -> Observation: ...
+
+    def submit(self, answer_text: str) -> Submission: ...
 
 
 @dataclass(frozen=True)
@@ -67,7 +78,7 @@ class ReplayTools:
     agent loop that owns the attempt can end it instead.
     """
 
-    def __init__(self, session: Session, *, answer_file: Path | None = None,
+    def __init__(self, session: ToolSession, *, answer_file: Path | None = None,
                  on_submit: Callable[[str], None] | None = None) -> None:
         self.session = session
         self.answer_file = answer_file
@@ -137,4 +148,4 @@ def check_arguments(name: str, args: Mapping[str, Any]) -> str | None:
     return f"{name}: {'; '.join(parts)} (takes {usage})."
 
 
-__all__ = ["INPUT_SCHEMAS", "TOOL_NAMES", "ReplayTools", "ToolResult", "check_arguments"]
+__all__ = ["INPUT_SCHEMAS", "TOOL_NAMES", "ReplayTools", "ToolResult", "ToolSession", "check_arguments"]
