@@ -29,12 +29,8 @@ import json
 import os
 import shlex
 import shutil
-import signal
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from ctbench.evaluate.agents.base import (
     Agent,
@@ -44,79 +40,18 @@ from ctbench.evaluate.agents.base import (
     AgentResult,
     InfrastructureError,
 )
+from ctbench.evaluate.agents.process import (
+    TERM_GRACE_S,
+    Launch,
+    ProcessStartError,
+    become_subreaper,
+    end_process_group,
+    run_agent_process,
+)
 
-TERM_GRACE_S = 2.0
-"""Seconds between SIGTERM and SIGKILL to the process group."""
-GROUP_GONE_WAIT_S = 10.0
-"""How long to wait for killed group members to be reaped before giving up (they are SIGKILLed)."""
-PR_SET_CHILD_SUBREAPER = 36
+__all__ = ["TERM_GRACE_S", "CommandAgent", "become_subreaper", "end_process_group"]
+
 PLACEHOLDERS = ("model", "task_id", "prompt_file", "answer_file", "workspace")
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # a member changed identity; it still exists
-        return True
-    return True
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def become_subreaper() -> bool:
-    """Make this process adopt its orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``).
-
-    An agent's grandchildren are orphaned when the runner kills the agent; killed, they stay zombies -
-    still members of the process group - until their new parent reaps them. In a container whose
-    PID 1 never reaps (Docker without ``--init``) that is forever. As their subreaper the runner reaps
-    them itself (:func:`_reap_group`), so "the group is gone" is something it can actually wait for.
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def _reap_group(pgid: int) -> None:
-    """Collect the exit status of any adopted member of the group that has died."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-pgid, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-async def end_process_group(proc: asyncio.subprocess.Process, pgid: int, grace_s: float = TERM_GRACE_S) -> None:
-    """SIGTERM the group, SIGKILL it after ``grace_s``, and wait until no member is left."""
-    if proc.returncode is None:
-        _signal_group(pgid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), grace_s)
-        except TimeoutError:
-            pass
-    _signal_group(pgid, signal.SIGKILL)
-    if proc.returncode is None:
-        await proc.wait()
-    deadline = time.monotonic() + GROUP_GONE_WAIT_S
-    while _group_alive(pgid) and time.monotonic() < deadline:
-        _signal_group(pgid, signal.SIGKILL)
-        _reap_group(pgid)  # the leader is reaped already; only adopted orphans are left to collect
-        if _group_alive(pgid):
-            await asyncio.sleep(0.01)
 
 
 def _tail(path: Path, limit: int = 300) -> str:
@@ -174,9 +109,6 @@ class _AttemptFiles:
         files.prompt.write_text(ctx.prompt, encoding="utf-8")
         return files
 
-    def open_streams(self) -> tuple[IO[bytes], IO[bytes]]:
-        return self.prompt.open("rb"), self.stdout.open("wb")
-
 
 class CommandAgent(Agent):
     name = "command"
@@ -231,39 +163,27 @@ class CommandAgent(Agent):
         files = await asyncio.to_thread(_AttemptFiles.create, ctx)
         values = {"model": ctx.options.model or "", "task_id": ctx.task_id, "prompt_file": str(files.prompt),
                   "answer_file": str(files.answer), "workspace": str(files.workspace)}
-        env = {**os.environ,
-               "CTBENCH_REPLAY_URL": ctx.replay_url, "CTBENCH_REPLAY_SESSION": ctx.session_id,
+        env = {"CTBENCH_REPLAY_URL": ctx.replay_url, "CTBENCH_REPLAY_SESSION": ctx.session_id,
                "CTBENCH_TASK_ID": ctx.task_id, "CTBENCH_ANSWER_FILE": str(files.answer),
                "CTBENCH_USAGE_FILE": str(files.usage), "CTBENCH_PROMPT_FILE": str(files.prompt),
                "CTBENCH_WORKSPACE": str(files.workspace)}
+        token = getattr(ctx, "session_token", None)
+        if token:
+            env["CTBENCH_REPLAY_TOKEN"] = token
         if ctx.options.model:
             env["CTBENCH_MODEL"] = ctx.options.model
         argv = self.argv(values)
         ctx.log.line(f"$ {shlex.join(argv)}")
-        stdin, stdout = await asyncio.to_thread(files.open_streams)
+        launch = Launch(argv=argv, workspace=files.workspace, env=env, read_write=(files.prompt.parent,))
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=stdin, stdout=stdout, stderr=ctx.log.fileno(), cwd=files.workspace, env=env,
-                start_new_session=True)
-        except FileNotFoundError:
-            raise AgentError(f"{argv[0]}: command not found") from None
-        except PermissionError:
-            raise AgentError(f"{argv[0]}: permission denied") from None
-        except OSError as exc:  # fork/exec resource limits: the machine, not the agent
-            raise InfrastructureError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-        finally:
-            stdin.close()
-            stdout.close()
-        pgid = proc.pid  # start_new_session: the child leads its own group
-        ctx.log.line(f"[ctbench] pid {proc.pid}, process group {pgid}")
-        try:
-            returncode = await proc.wait()
-        except BaseException:  # cancelled by the runner's timeout, or the run is interrupted
-            await asyncio.shield(end_process_group(proc, pgid))
-            ctx.log.line("[ctbench] process group ended by the runner (timeout or interrupt)")
+            returncode = await run_agent_process(launch, log=ctx.log, launcher=getattr(ctx, "launcher", None),
+                                                 stdin=files.prompt, stdout=files.stdout,
+                                                 attempt_dir=getattr(ctx, "attempt_dir", None))
+        except ProcessStartError as exc:
+            raise (InfrastructureError if exc.infrastructure else AgentError)(str(exc)) from None
+        except BaseException:
             self._copy_stdout(ctx, files.stdout)
             raise
-        await end_process_group(proc, pgid, grace_s=0.0)  # leftovers the agent started
         return await asyncio.to_thread(self._collect, ctx, files, argv[0], returncode)
 
     def _collect(self, ctx: AgentContext, files: _AttemptFiles, program: str, returncode: int) -> AgentResult:

@@ -1,0 +1,337 @@
+"""Start an external agent process, stream its output to the attempt's log, end its whole tree.
+
+Every adapter that runs a program (the ``command`` agent, the Codex / Claude Code / ... harness
+adapters) needs the same four guarantees, so they live here once:
+
+1. **Nothing outlives the attempt.** The child leads a new session and process group; when the
+   attempt is cancelled (timeout, Ctrl-C) the group gets SIGTERM, then SIGKILL after a grace
+   period, and :func:`run_agent_process` returns or raises only once no member is left.
+2. **Nothing outlives the runner.** Sandboxed, ``bwrap --die-with-parent`` takes the whole PID
+   namespace down with the runner. Unsandboxed, the child gets ``PR_SET_PDEATHSIG`` (SIGKILL when
+   the runner dies), and each attempt records its process group in ``owner.json`` in its scratch
+   folder, so the next run kills what a SIGKILLed runner left behind and removes the folder
+   (:func:`clean_stale_attempts`).
+3. **Output is never lost or blocking.** Standard output goes to a file, standard error to the
+   log's file descriptor - never a pipe a chatty agent could fill.
+4. **The sandbox is applied uniformly.** The caller describes the process as a :class:`Launch`
+   (argv, workspace, the environment the adapter sets, extra folders) and the run's
+   :class:`~ctbench.evaluate.sandbox.Launcher` turns it into what actually runs.
+
+Typical adapter code::
+
+    scratch = new_attempt_dir(ctx.task_id)                        # or the engine's per-attempt folder
+    launch = Launch(argv=[...], workspace=scratch / "workspace", env={"OPENAI_BASE_URL": ...},
+                    read_write=(scratch / "io",), read_only=(harness_install_dir,))
+    code = await run_agent_process(launch, log=ctx.log, launcher=ctx.launcher,
+                                   stdin=prompt_file, stdout=scratch / "io" / "stdout.txt")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ctbench.evaluate.sandbox import Launcher
+
+TERM_GRACE_S = 2.0
+"""Seconds between SIGTERM and SIGKILL to the process group."""
+GROUP_GONE_WAIT_S = 10.0
+"""How long to wait for killed group members to be reaped before giving up (they are SIGKILLed)."""
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+ATTEMPT_PREFIX = "ctbench-attempt-"
+"""Scratch folders of external agents in the temp folder; the stale ones are cleaned on start."""
+OWNER_FILE = "owner.json"
+
+
+class LogSink(Protocol):
+    """Where the process's standard error and the adapter's notes go (an ``AgentLog``)."""
+
+    def fileno(self) -> int: ...
+
+    def line(self, text: str) -> None: ...
+
+
+class ProcessStartError(Exception):
+    """The program could not be started. ``infrastructure`` says whether the machine (fork/exec
+    limits) rather than the agent's command line is to blame."""
+
+    def __init__(self, message: str, *, infrastructure: bool) -> None:
+        super().__init__(message)
+        self.infrastructure = infrastructure
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One agent process, described independently of any sandbox.
+
+    ``workspace`` is the fresh folder the agent works in (its working directory and, unless
+    ``home`` is given, its ``HOME``); ``env`` holds only what the adapter sets - a sandboxed launcher
+    adds a small allowlist of the runner's environment, an unsandboxed one the whole of it.
+    ``read_write`` / ``read_only`` are extra folders or files the program needs (the attempt's own
+    I/O folder; a harness install), ``unix_sockets`` socket files it must reach (the replay), and
+    ``secret_paths`` folders that must never be visible to it (the task set, the run folder): a
+    launcher refuses to mount anything inside them and drops environment values that name them.
+    """
+
+    argv: Sequence[str]
+    workspace: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    home: Path | None = None
+    read_write: Sequence[Path] = ()
+    read_only: Sequence[Path] = ()
+    unix_sockets: Sequence[Path] = ()
+    secret_paths: Sequence[Path] = ()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a launcher hands to ``exec``: the final argv, environment and working directory.
+
+    ``pdeathsig`` asks for ``PR_SET_PDEATHSIG`` in the child (unsandboxed: the child must die with
+    the runner); ``notes`` are lines for the attempt's log (what was dropped from the environment).
+    """
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    pdeathsig: bool = False
+    notes: tuple[str, ...] = ()
+
+
+def _pdeathsig_hook() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child SIGKILLed when the runner dies (Linux), or None.
+
+    The C function is looked up here, in the parent: between fork and exec the child of a
+    threaded process must not load libraries (a lock another thread held would never be released).
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def hook() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the runner died between fork and prctl
+            os._exit(137)
+
+    return hook
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member changed identity; it still exists
+        return True
+    return True
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def become_subreaper() -> bool:
+    """Make this process adopt its orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``).
+
+    An agent's grandchildren are orphaned when the runner kills the agent; killed, they stay zombies -
+    still members of the process group - until their new parent reaps them. In a container whose
+    PID 1 never reaps (Docker without ``--init``) that is forever. As their subreaper the runner reaps
+    them itself (:func:`_reap_group`), so "the group is gone" is something it can actually wait for.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _reap_group(pgid: int) -> None:
+    """Collect the exit status of any adopted member of the group that has died."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-pgid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+async def end_process_group(proc: asyncio.subprocess.Process, pgid: int, grace_s: float = TERM_GRACE_S) -> None:
+    """SIGTERM the group, SIGKILL it after ``grace_s``, and wait until no member is left."""
+    if proc.returncode is None:
+        _signal_group(pgid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), grace_s)
+        except TimeoutError:
+            pass
+    _signal_group(pgid, signal.SIGKILL)
+    if proc.returncode is None:
+        await proc.wait()
+    deadline = time.monotonic() + GROUP_GONE_WAIT_S
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        _signal_group(pgid, signal.SIGKILL)
+        _reap_group(pgid)  # the leader is reaped already; only adopted orphans are left to collect
+        if _group_alive(pgid):
+            await asyncio.sleep(0.01)
+
+
+# --------------------------------------------------------------------------- scratch folders
+
+
+def _start_time(pid: int) -> int | None:
+    """The kernel's start time of ``pid`` (clock ticks since boot), to tell a reused pid apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    try:
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def new_attempt_dir(label: str, *, root: Path | None = None) -> Path:
+    """A fresh private scratch folder for one attempt, owned by this runner process.
+
+    ``owner.json`` names the runner (pid and start time), so :func:`clean_stale_attempts` in a
+    later run can tell a folder whose runner died from one a live run is using.
+    """
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:40]
+    path = Path(tempfile.mkdtemp(prefix=f"{ATTEMPT_PREFIX}{safe}-", dir=root))
+    _write_owner(path, [])
+    return path
+
+
+def _write_owner(path: Path, groups: list[list[int]]) -> None:
+    pid = os.getpid()
+    data = {"runner_pid": pid, "runner_start": _start_time(pid), "groups": groups}
+    tmp = path / f".{OWNER_FILE}.tmp"
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    tmp.replace(path / OWNER_FILE)
+
+
+def record_group(attempt_dir: Path, pid: int) -> None:
+    """Note a started process group (leader pid = pgid) in the attempt's ``owner.json``."""
+    try:
+        data = json.loads((attempt_dir / OWNER_FILE).read_text(encoding="utf-8"))
+        groups = [g for g in data.get("groups", []) if isinstance(g, list)]
+    except (OSError, ValueError):
+        groups = []
+    groups.append([pid, _start_time(pid) or 0])
+    _write_owner(attempt_dir, groups)
+
+
+def _alive(pid: int, start: int | None) -> bool:
+    now = _start_time(pid)
+    return now is not None and (start is None or now == start)
+
+
+def clean_stale_attempts(root: Path | None = None) -> list[Path]:
+    """Kill the process groups and remove the scratch folders that dead runners left behind.
+
+    Only folders named ``ctbench-attempt-*`` whose ``owner.json`` names a runner that no longer runs
+    are touched; a group is killed only if its leader still has the start time recorded for it
+    (a reused pid is left alone). Returns the folders removed.
+    """
+    base = Path(root) if root is not None else Path(tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        candidates = [p for p in base.iterdir() if p.name.startswith(ATTEMPT_PREFIX) and p.is_dir()]
+    except OSError:
+        return removed
+    for path in candidates:
+        try:
+            data = json.loads((path / OWNER_FILE).read_text(encoding="utf-8"))
+            runner_pid, runner_start = int(data["runner_pid"]), data.get("runner_start")
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not ours, or a folder still being created
+        if runner_pid == os.getpid() or _alive(runner_pid, runner_start):
+            continue
+        for group in data.get("groups", []):
+            with contextlib.suppress(ValueError, TypeError, IndexError):
+                pgid, start = int(group[0]), int(group[1]) or None
+                if pgid > 1 and _alive(pgid, start):
+                    _signal_group(pgid, signal.SIGKILL)
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+# --------------------------------------------------------------------------- running
+
+
+async def run_agent_process(launch: Launch, *, log: LogSink, launcher: Launcher | None = None,
+                            stdin: Path | None = None, stdout: Path | None = None,
+                            attempt_dir: Path | None = None, grace_s: float = TERM_GRACE_S) -> int:
+    """Run ``launch`` to completion and return its exit status (negative: killed by that signal).
+
+    Standard input comes from ``stdin`` (else /dev/null), standard output goes to the file
+    ``stdout`` (else the log), standard error to the log. On cancellation the whole process group
+    is ended (SIGTERM, SIGKILL after ``grace_s``) before ``CancelledError`` propagates; after a
+    normal exit, members the agent left running are killed too. ``attempt_dir`` (from
+    :func:`new_attempt_dir`) gets the group recorded for the next run's clean-up. Raises
+    :class:`ProcessStartError` when the program cannot be started.
+    """
+    from ctbench.evaluate.sandbox import NoSandbox
+
+    prepared = (launcher or NoSandbox()).prepare(launch)
+    for note in prepared.notes:
+        log.line(f"[ctbench] {note}")
+    stdin_fh = open(stdin, "rb") if stdin is not None else open(os.devnull, "rb")  # noqa: SIM115
+    stdout_fh = open(stdout, "wb") if stdout is not None else None  # noqa: SIM115
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *prepared.argv, stdin=stdin_fh, stdout=stdout_fh if stdout_fh is not None else log.fileno(),
+            stderr=log.fileno(), cwd=prepared.cwd, env=prepared.env, start_new_session=True,
+            preexec_fn=_pdeathsig_hook() if prepared.pdeathsig else None)
+    except FileNotFoundError:
+        raise ProcessStartError(f"{prepared.argv[0]}: command not found", infrastructure=False) from None
+    except PermissionError:
+        raise ProcessStartError(f"{prepared.argv[0]}: permission denied", infrastructure=False) from None
+    except OSError as exc:  # fork/exec resource limits: the machine, not the agent
+        raise ProcessStartError(f"cannot start {prepared.argv[0]}: {exc.strerror or exc}",
+                                infrastructure=True) from None
+    finally:
+        stdin_fh.close()
+        if stdout_fh is not None:
+            stdout_fh.close()
+    pgid = proc.pid  # start_new_session: the child leads its own group
+    if attempt_dir is not None:
+        await asyncio.to_thread(record_group, attempt_dir, proc.pid)
+    log.line(f"[ctbench] pid {proc.pid}, process group {pgid}")
+    try:
+        returncode = await proc.wait()
+    except BaseException:  # cancelled by the runner's timeout, or the run is interrupted
+        await asyncio.shield(end_process_group(proc, pgid, grace_s))
+        log.line("[ctbench] process group ended by the runner (timeout or interrupt)")
+        raise
+    await end_process_group(proc, pgid, grace_s=0.0)  # leftovers the agent started
+    return returncode
+
+
+__all__ = ["Launch", "LogSink", "Prepared", "ProcessStartError", "TERM_GRACE_S", "become_subreaper",
+           "clean_stale_attempts", "end_process_group", "new_attempt_dir", "record_group", "run_agent_process"]

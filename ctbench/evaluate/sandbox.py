@@ -1,0 +1,438 @@
+"""What an external agent's process tree may see: the sandbox (``ctb-eval run --sandbox``).
+
+A coding agent has a shell and reads files. Unsandboxed it can read the gold out of ``hidden.yaml``,
+out of the task set's git history, out of the runner's ``/proc/<pid>/cwd`` or the run folder - a
+benchmark that allows that measures nothing. So every external agent runs through a
+:class:`Launcher`:
+
+``--sandbox bwrap``
+    Bubblewrap (the distribution's ``bwrap``; Debian package ``bubblewrap``). The agent's root is
+    an empty tmpfs holding only: its fresh workspace (read-write; its working directory and
+    ``HOME``), the adapter's per-attempt folders, read-only system folders (``/usr``, the ``/bin``
+    and ``/lib*`` links, a subset of ``/etc``), the Python runtime and virtual environment that run
+    the replay proxy, the ``ctbench`` package folder itself (never the checkout around it, so an
+    editable install from a checkout with ``tasks/`` shows no task), the files named on its
+    command line, a private ``/tmp``, its own ``/proc`` in a new PID namespace and a minimal
+    ``/dev``. The environment is an allowlist (``PATH`` limited to folders it can see, locale,
+    ``TERM``, ``TZ``) plus what the adapter sets; nothing that names the task set or the run
+    folder survives. The tree dies with the runner (``--die-with-parent``) and runs in a new
+    session (no terminal to inject keystrokes into).
+``--sandbox none``
+    The agent runs as the runner's user with the runner's environment and file system: it can
+    read the answers. Runs record this and every report calls them "unsandboxed".
+``--sandbox auto`` (default)
+    ``bwrap`` when it works on this machine; otherwise external agents refuse to start, with a
+    message that says how to install bubblewrap or to pass ``--sandbox none``.
+
+Network (``--sandbox-network``, bwrap only):
+
+``host``
+    The agent shares the runner's network: it reaches the replay on 127.0.0.1 and any model
+    endpoint - and anything else the machine can reach.
+``loopback``
+    A new network namespace with only a loopback interface. A small forwarder
+    (:mod:`ctbench.evaluate.netbridge`) inside listens on the same ``127.0.0.1:PORT`` as the
+    runner's replay server and on each configured model endpoint's port, and carries those
+    connections over Unix sockets mounted into the sandbox: the replay and the model answer at
+    their usual URLs, and nothing else is reachable at all. A model endpoint given by host name
+    is mapped to 127.0.0.1 in the sandbox's ``/etc/hosts`` (TLS passes through untouched).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctbench.errors import CtbError
+from ctbench.evaluate.agents.process import Launch, Prepared
+
+SandboxMode = Literal["auto", "bwrap", "none"]
+NetworkMode = Literal["host", "loopback"]
+
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install "
+                "bubblewrap) and allow unprivileged user namespaces, or pass --sandbox none to run the agent "
+                "unsandboxed (it can then read the answers; runs say 'unsandboxed')")
+
+ENV_ALLOWLIST = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TZ", "COLORTERM", "NO_COLOR")
+"""Runner variables an agent inside the sandbox keeps (everything else it gets from its adapter)."""
+
+ETC_FILES = ("passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf", "ssl",
+             "ca-certificates", "ca-certificates.conf", "pki", "alternatives", "ld.so.cache", "ld.so.conf",
+             "ld.so.conf.d", "localtime", "timezone", "os-release", "protocols", "services", "mime.types")
+"""What of /etc an agent sees: users, name resolution, certificates, the dynamic linker, the time."""
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+class SandboxError(CtbError):
+    """The sandbox cannot run this agent as asked (bubblewrap missing, a secret path to mount)."""
+
+
+class SandboxSettings(BaseModel):
+    """The run's sandbox choice, as recorded in run.yaml."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: SandboxMode = "auto"
+    network: NetworkMode = "host"
+    model_endpoints: tuple[str, ...] = Field(
+        default=(), description="URLs or HOST:PORT of model endpoints reachable under the loopback network")
+
+
+class Launcher(Protocol):
+    """Turns a :class:`~ctbench.evaluate.agents.process.Launch` into the command that really runs."""
+
+    name: str
+    """``bwrap`` or ``none``: what run.yaml and the reports record."""
+    sandboxed: bool
+
+    def prepare(self, launch: Launch) -> Prepared: ...
+
+    def close(self) -> None: ...
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def _overlaps(path: Path, secrets: Iterable[Path]) -> Path | None:
+    """The secret path that ``path`` is inside of, or that is inside ``path``."""
+    for secret in secrets:
+        if _inside(path, secret) or _inside(secret, path):
+            return secret
+    return None
+
+
+def _resolved(paths: Iterable[Path | str]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        with contextlib.suppress(OSError, RuntimeError):
+            out.append(Path(p).resolve())
+    return out
+
+
+def runtime_paths() -> list[Path]:
+    """What the replay proxy (``python -m ctbench.replay.cli mcp --connect``) needs to run, read-only:
+    the Python installation, the virtual environment, and the ``ctbench`` package folder alone."""
+    import ctbench
+
+    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(ctbench.__file__).parent}
+    return sorted(set(_resolved(paths)))
+
+
+def _endpoint(text: str) -> tuple[str, int]:
+    """``https://api.example.com/v1`` or ``HOST:PORT`` as (host, port)."""
+    if "://" in text:
+        parts = urlsplit(text)
+        if not parts.hostname:
+            raise SandboxError(f"model endpoint {text!r}: no host name")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return parts.hostname, port
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise SandboxError(f"model endpoint {text!r}: expected a URL or HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+# --------------------------------------------------------------------------- none
+
+
+@dataclass
+class NoSandbox:
+    """Unsandboxed: the runner's environment and file system, but the tree still dies with the runner."""
+
+    name: str = "none"
+    sandboxed: bool = False
+
+    def prepare(self, launch: Launch) -> Prepared:
+        env = {k: v for k, v in os.environ.items() if k not in ("PWD", "OLDPWD")}
+        env.update(launch.env)
+        if launch.home is not None:
+            env["HOME"] = str(launch.home)
+        return Prepared(argv=list(launch.argv), env=env, cwd=launch.workspace, pdeathsig=True)
+
+    def close(self) -> None:
+        pass
+
+
+# --------------------------------------------------------------------------- relays (loopback network)
+
+
+class _UnixRelay:
+    """Runner side of a model endpoint under ``loopback``: a Unix socket whose connections are
+    carried to ``host:port`` (the sandbox's forwarder connects to the socket)."""
+
+    def __init__(self, path: Path, host: str, port: int) -> None:
+        self.path, self.host, self.port = path, host, port
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.bind(str(path))
+        path.chmod(0o600)
+        self._sock.listen(128)
+        self._closed = False
+        threading.Thread(target=self._accept, name=f"ctb-relay-{host}:{port}", daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            upstream = socket.create_connection((self.host, self.port), timeout=30)
+            upstream.settimeout(None)
+        except OSError:
+            conn.close()
+            return
+        _pump_both(conn, upstream)
+
+    def close(self) -> None:
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._sock.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+
+def _pump_both(a: socket.socket, b: socket.socket) -> None:
+    t = threading.Thread(target=_pump, args=(b, a), daemon=True)
+    t.start()
+    _pump(a, b)
+    t.join()
+    a.close()
+    b.close()
+
+
+# --------------------------------------------------------------------------- bwrap
+
+
+@dataclass
+class _Forward:
+    """Inside the sandbox, TCP ``127.0.0.1:port`` is carried to the Unix socket ``path``."""
+
+    port: int
+    path: Path
+
+
+@dataclass
+class BwrapSandbox:
+    """Bubblewrap: see the module text for what an agent sees and what its network reaches."""
+
+    bwrap: str
+    network: NetworkMode = "host"
+    forwards: list[_Forward] = field(default_factory=list)
+    hosts_file: Path | None = None
+    state_dir: Path | None = None
+    relays: list[_UnixRelay] = field(default_factory=list)
+    secret_paths: list[Path] = field(default_factory=list)
+    """Run-wide paths no agent may see (the task set, its git folder, the run folder)."""
+    name: str = "bwrap"
+    sandboxed: bool = True
+
+    def _system_args(self) -> list[str]:
+        args: list[str] = []
+        for d in SYSTEM_DIRS:
+            p = Path(d)
+            if p.is_symlink():
+                args += ["--symlink", os.readlink(p), d]
+            elif p.is_dir():
+                args += ["--ro-bind", d, d]
+        for name in ETC_FILES:
+            if name == "hosts" and self.hosts_file is not None:
+                args += ["--ro-bind", str(self.hosts_file), "/etc/hosts"]
+            else:
+                args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        return args
+
+    def _path_env(self, visible: Sequence[Path]) -> str:
+        """The runner's PATH, kept only where the sandbox can see the folder."""
+        keep: list[str] = []
+        for entry in os.environ.get("PATH", "").split(os.pathsep) + [str(Path(sys.executable).parent)]:
+            if not entry or entry in keep:
+                continue
+            p = Path(entry)
+            if p.is_absolute() and any(_inside(p, v) for v in visible):
+                keep.append(entry)
+        return os.pathsep.join(keep) or "/usr/bin:/bin"
+
+    def prepare(self, launch: Launch) -> Prepared:
+        secrets = _resolved([*self.secret_paths, *launch.secret_paths])
+        workspace = Path(launch.workspace).resolve()
+        home = Path(launch.home).resolve() if launch.home is not None else workspace
+        ro = runtime_paths() + _resolved(launch.read_only)
+        # files named on the command line (an agent script given by path), each file alone
+        for arg in launch.argv:
+            if os.path.isabs(arg) and os.path.isfile(arg):
+                ro += _resolved([arg])
+        rw = [workspace, home, *_resolved(launch.read_write)]
+        for path in [*ro, *rw]:
+            if (secret := _overlaps(path, secrets)) is not None:
+                raise SandboxError(f"refusing to show {path} to the agent: it overlaps {secret}, which the "
+                                   "agent must not see")
+        args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+                "--cap-drop", "ALL"]
+        if self.network == "host":
+            args.append("--share-net")
+        args += self._system_args()
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run",
+                 "--dir", "/var"]
+        mounts = {p: "--ro-bind" for p in ro} | {p: "--bind" for p in rw}
+        for p in sorted(mounts, key=lambda p: len(p.parts)):  # a parent before what is mounted inside it
+            args += [mounts[p], str(p), str(p)]
+        for s in launch.unix_sockets:
+            args += ["--bind", str(s), str(s)]
+        for f in self.forwards:
+            args += ["--bind", str(f.path), str(f.path)]
+        args += ["--chdir", str(workspace)]
+        visible = [Path(d) for d in SYSTEM_DIRS] + ro + rw
+        env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
+        env.update({"PATH": self._path_env(visible), "HOME": str(home), "TMPDIR": "/tmp", "SHELL": "/bin/sh",
+                    "USER": "agent", "LOGNAME": "agent", "PYTHONDONTWRITEBYTECODE": "1"})
+        env.update(launch.env)
+        notes: list[str] = []
+        for key in list(env):
+            value = env[key]
+            if any(str(s) in value for s in secrets):
+                del env[key]
+                notes.append(f"sandbox: {key} not passed to the agent (it names a path the agent must not see)")
+        argv = list(launch.argv)
+        if self.forwards:
+            bridge = Path(__file__).with_name("netbridge.py").resolve()
+            argv = [sys.executable, "-I", "-S", str(bridge),
+                    *[f"{f.port}={f.path}" for f in self.forwards], "--", *argv]
+        return Prepared(argv=args + ["--", *argv], env=env, cwd=workspace, pdeathsig=True, notes=tuple(notes))
+
+    def close(self) -> None:
+        for relay in self.relays:
+            relay.close()
+        self.relays.clear()
+        if self.state_dir is not None:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+
+
+def find_bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+def probe_bwrap(bwrap: str, *, network: NetworkMode = "host") -> str | None:
+    """Why bubblewrap cannot run a sandbox here (its own words), or None when it can."""
+    sandbox = BwrapSandbox(bwrap, network=network)
+    argv = [*sandbox._system_args(), "--proc", "/proc", "--dev", "/dev"]
+    cmd = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", *argv, "--", "/bin/true"]
+    if network == "host":
+        cmd.insert(2, "--share-net")
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if proc.returncode != 0:
+        return (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+    return None
+
+
+def secret_paths_for(*paths: Path | None) -> list[Path]:
+    """The paths given (task set, run folder) and the ``.git`` folder of any repository holding them.
+
+    Only a repository's ``.git`` is secret, not its whole work tree: an editable install of ctbench
+    from a checkout that also holds ``tasks/`` must still be able to show the agent its package folder.
+    """
+    out: list[Path] = []
+    for path in paths:
+        if path is None:
+            continue
+        p = Path(path).resolve()
+        out.append(p)
+        for parent in [p, *p.parents]:
+            if (parent / ".git").exists():
+                out.append(parent / ".git")
+    return list(dict.fromkeys(out))
+
+
+def make_launcher(settings: SandboxSettings, *, replay_url: str | None = None,
+                  replay_socket: Path | None = None, secret_paths: Sequence[Path] = ()) -> Launcher:
+    """The run's launcher for external agents (call once per run, ``close()`` it at the end).
+
+    ``replay_url`` / ``replay_socket``: the runner's replay server over TCP and its Unix socket;
+    under ``loopback`` the sandbox carries the URL's port to the socket, so the same URL works
+    inside. ``secret_paths``: what no agent may see (pass :func:`secret_paths_for` of the task set
+    and the run folder); nothing inside or around them is mounted. Raises :class:`SandboxError`
+    when the sandbox asked for (or ``auto``'s) cannot run.
+    """
+    if settings.mode == "none":
+        return NoSandbox()
+    bwrap = find_bwrap()
+    if bwrap is None:
+        raise SandboxError(f"--sandbox {settings.mode}: bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
+    problem = probe_bwrap(bwrap, network=settings.network)
+    if problem is not None:
+        raise SandboxError(f"--sandbox {settings.mode}: bubblewrap cannot create a sandbox here ({problem}); "
+                           f"{INSTALL_HINT}")
+    secrets = list(secret_paths)
+    if settings.network == "host":
+        return BwrapSandbox(bwrap, network="host", secret_paths=secrets)
+    state = Path(tempfile.mkdtemp(prefix="ctbench-net-"))
+    sandbox = BwrapSandbox(bwrap, network="loopback", state_dir=state, secret_paths=secrets)
+    try:
+        hosts = ["127.0.0.1 localhost sandbox", "::1 localhost"]
+        if replay_url is not None:
+            if replay_socket is None:
+                raise SandboxError("--sandbox-network loopback needs the replay server's Unix socket")
+            _, port = _endpoint(replay_url)
+            sandbox.forwards.append(_Forward(port, Path(replay_socket)))
+        for i, text in enumerate(settings.model_endpoints):
+            host, port = _endpoint(text)
+            if any(f.port == port for f in sandbox.forwards):
+                raise SandboxError(f"model endpoint {text!r}: port {port} is taken inside the sandbox")
+            relay = _UnixRelay(state / f"model{i}.sock", host, port)
+            sandbox.relays.append(relay)
+            sandbox.forwards.append(_Forward(port, relay.path))
+            if host not in ("127.0.0.1", "localhost", "::1"):
+                hosts.append(f"127.0.0.1 {host}")
+        sandbox.hosts_file = state / "hosts"
+        sandbox.hosts_file.write_text("\n".join(hosts) + "\n", encoding="utf-8")
+    except BaseException:
+        sandbox.close()
+        raise
+    return sandbox
+
+
+def describe(launcher: Launcher | None) -> str:
+    """The one word reports print: ``bwrap``, ``bwrap (loopback network)`` or ``unsandboxed``."""
+    if launcher is None or not launcher.sandboxed:
+        return "unsandboxed"
+    network = getattr(launcher, "network", "host")
+    return "bwrap" if network == "host" else f"bwrap ({network} network)"
+
+
+__all__ = ["BwrapSandbox", "INSTALL_HINT", "Launcher", "NetworkMode", "NoSandbox", "SandboxError",
+           "SandboxMode", "SandboxSettings", "describe", "find_bwrap", "make_launcher", "probe_bwrap",
+           "runtime_paths", "secret_paths_for"]
