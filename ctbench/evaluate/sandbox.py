@@ -312,7 +312,7 @@ class BwrapSandbox:
             args += ["--bind", str(s), str(s)]
         for f in self.forwards:
             args += ["--bind", str(f.path), str(f.path)]
-        args += ["--chdir", str(workspace)]
+        args += ["--remount-ro", "/", "--chdir", str(workspace)]  # writable: the binds above and /tmp only
         visible = [Path(d) for d in SYSTEM_DIRS] + ro + rw
         env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
         env.update({"PATH": self._path_env(visible), "HOME": str(home), "TMPDIR": "/tmp", "SHELL": "/bin/sh",

@@ -1,0 +1,1 @@
+"""The adversarial agent of the sandbox tests (``agent.py``, run by ``--agent command``)."""
