@@ -37,10 +37,11 @@ prompt = sys.stdin.read()
 assert "RCA-001" in prompt and os.environ["CTBENCH_TASK_ID"] == "RCA-001"
 assert os.getcwd() == os.environ["CTBENCH_WORKSPACE"] and os.listdir(".") == []
 url, sid = os.environ["CTBENCH_REPLAY_URL"], os.environ["CTBENCH_REPLAY_SESSION"]
+token = os.environ["CTBENCH_REPLAY_TOKEN"]
 
 def post(path, body):
     req = urllib.request.Request(f"{url}/sessions/{sid}/{path}", data=json.dumps(body).encode(),
-                                 headers={"content-type": "application/json"})
+                                 headers={"content-type": "application/json", "authorization": f"Bearer {token}"})
     return json.load(urllib.request.urlopen(req))
 
 obs = post("run", {"device": "CORE_SW_01", "command": "dis int br"})
@@ -65,8 +66,9 @@ with open(os.environ["CTBENCH_USAGE_FILE"], "w") as fh:
 def test_timeout_ends_the_whole_process_group(task_set: Path, tmp_path: Path) -> None:
     pid_file = tmp_path / "agent.pid"
     cmd = agent_script(tmp_path, "hung.py", HUNG_AGENT) + f" {pid_file}"
-    settings = RunSettings(allow_unreviewed=True, agent="command", agent_cmd=cmd, tasks=task_set, out=tmp_path / "run",
-                           select="RCA-001", timeout_s=1.0)
+    # unsandboxed: the agent writes its pid where this test can read it
+    settings = RunSettings(allow_unreviewed=True, agent="command", agent_cmd=cmd, tasks=task_set,
+                           out=tmp_path / "run", select="RCA-001", timeout_s=1.0, sandbox="none")
     report = Runner(settings).run()
     (line,) = results(report.folder)
     assert line["status"] == "timeout" and line["error"] == "no answer within 1s"

@@ -436,8 +436,9 @@ def test_interrupt_ends_every_agent_and_resume_finishes(task_set: Path, tmp_path
     gate.parent.mkdir()
     cmd = agent_script(tmp_path, "gated.py", GATED_AGENT) + f" {gate}"
     out = tmp_path / "run"
+    # unsandboxed: the agents report their pids in, and wait on, files of this test
     argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command", "--agent-cmd", cmd,
-            "--tasks", str(task_set), "--out", str(out), "--progress", "plain", "--no-score"]
+            "--tasks", str(task_set), "--out", str(out), "--progress", "plain", "--no-score", "--sandbox", "none"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONFAULTHANDLER": "1"}
     # Ctrl-C as a terminal sends it: a shell running this suite in the background (CI scripts often do)
     # starts it with SIGINT ignored, and an ignored signal stays ignored across exec unless reset.

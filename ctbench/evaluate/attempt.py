@@ -43,6 +43,7 @@ from ctbench.evaluate.runfolder import utc_now
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, OutcomeKind, Usage, WorkUnit
 
 if TYPE_CHECKING:
+    from ctbench.evaluate.sandbox import Launcher
     from ctbench.replay.engine import ReplayEngine
     from ctbench.replay.http_server import ServerHandle
     from ctbench.replay.session import Session
@@ -89,6 +90,8 @@ class LocalEnv:
         self.engine: ReplayEngine = ReplayEngine(task_set)
         self._agent = agent
         self._server: ServerHandle | None = None
+        self._launcher: Launcher | None = None
+        self._state: Path | None = None
         self._warm = list(warm_tasks)
         self._loaded: dict[str, Any] = {}
 
@@ -101,24 +104,57 @@ class LocalEnv:
     def server(self) -> ServerHandle | None:
         return self._server
 
+    @property
+    def launcher(self) -> Launcher | None:
+        """How external agents are started (:mod:`ctbench.evaluate.sandbox`); None for in-process ones."""
+        return self._launcher
+
     async def start(self) -> None:
         if self._agent is None:
             self._agent = make_agent(self.settings.agent, agent_options(self.settings), self.settings.args)
         await asyncio.to_thread(self._warm_up)
         if self.agent.needs_http:
-            from ctbench.replay.http_server import serve_in_thread
-
-            self._server = await asyncio.to_thread(serve_in_thread, self.engine, "127.0.0.1", 0)
+            await asyncio.to_thread(self._start_external)
         await self.agent.open()
+
+    def _start_external(self) -> None:
+        """The runner-mode server (TCP on 127.0.0.1 and a Unix socket for sandboxes) and the launcher.
+
+        Only the runner creates sessions on it, each reachable with its own token; the launcher
+        refuses to start (``--sandbox auto|bwrap`` where bubblewrap cannot run) before any attempt.
+        """
+        from ctbench.evaluate.sandbox import make_launcher, secret_paths_for
+        from ctbench.replay.http_server import serve_in_thread
+
+        self._state = Path(tempfile.mkdtemp(prefix="ctbench-run-"))
+        sock = self._state / "replay.sock"
+        try:
+            self._server = serve_in_thread(self.engine, "127.0.0.1", 0, runner=True, unix_socket=sock)
+            self._launcher = make_launcher(
+                self.settings.sandbox, replay_url=self._server.url, replay_socket=sock,
+                secret_paths=secret_paths_for(self.task_set.root),
+                model_endpoints=[self.settings.base_url] if self.settings.base_url else [])
+        except BaseException:
+            self._stop_external()
+            raise
+
+    def _stop_external(self) -> None:
+        if self._launcher is not None:
+            self._launcher.close()
+            self._launcher = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        if self._state is not None:
+            shutil.rmtree(self._state, ignore_errors=True)
+            self._state = None
 
     async def close(self) -> None:
         try:
             if self._agent is not None:
                 await self._agent.close()
         finally:
-            if self._server is not None:
-                await asyncio.to_thread(self._server.stop)
-                self._server = None
+            await asyncio.to_thread(self._stop_external)
 
     async def __aenter__(self) -> LocalEnv:
         await self.start()
@@ -178,7 +214,12 @@ def _open_log(unit: WorkUnit) -> _Pieces:
 
 
 def mcp_proxy_command(url: str, session_id: str) -> list[str]:
-    """argv of the stdio MCP proxy an agent CLI starts for its ``ctb`` server (no task set needed)."""
+    """argv of the stdio MCP proxy an agent CLI starts for its ``ctb`` server (no task set needed).
+
+    The session's token is not on the command line (any local user can read a process's argv):
+    the adapter puts ``CTBENCH_REPLAY_TOKEN=<ctx.session_token>`` in the proxy's environment (the
+    agent CLI's MCP server ``env``), or writes it to a file and adds ``--token-file PATH``. The URL
+    works inside the sandbox too (``loopback`` carries its port to the runner's Unix socket)."""
     return [sys.executable, "-m", "ctbench.replay.cli", "mcp", "--connect", url, "--session", session_id]
 
 
@@ -207,7 +248,7 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         log=pieces.log, workdir=pieces.workdir or pieces.log_dir, options=agent_options(unit.settings),
         attempt=unit.attempt, hidden=unit.gold if agent.needs_hidden else None, replay_url=replay_url,
         result=result, trial=unit.trial, agent_args=agent.args, session_token=token, mcp_url=mcp_url,
-        mcp_command=mcp_command)
+        mcp_command=mcp_command, launcher=getattr(env, "launcher", None) if agent.needs_http else None)
 
 
 def _teardown(env: AttemptEnv, pieces: _Pieces) -> bytes:
@@ -315,7 +356,11 @@ def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
     A workspace belongs to a live attempt while some process still has it as its working directory;
     the sweep leaves those alone, so two runs on one machine never remove each other's.
     """
+    from ctbench.evaluate.agents.process import clean_stale_attempts
+
     tmp = Path(tempfile.gettempdir())
+    # first the processes: an agent a SIGKILLed runner left running still has its workspace as cwd
+    clean_stale_attempts(tmp)
     in_use = _cwds()
     removed = 0
     now = time.time()

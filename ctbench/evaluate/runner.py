@@ -280,7 +280,8 @@ class RunSettings:
     trials: int = 1
     executor: str = "local"
     executor_options: dict[str, Any] = field(default_factory=dict)
-    sandbox: str = "none"
+    sandbox: str = "auto"
+    """auto | bwrap | none (:mod:`ctbench.evaluate.sandbox`); auto resolves to bwrap or refuses to run."""
     sandbox_network: str = "host"
 
     @property
@@ -439,6 +440,11 @@ class Runner:
         """What run.yaml records: in-process agents need no sandbox; external ones get what was asked."""
         if not self.agent.needs_http:
             return "in-process"
+        if self.settings.sandbox in ("auto", "bwrap"):
+            from ctbench.evaluate.sandbox import require_bwrap
+
+            require_bwrap(self.settings.sandbox, self.settings.sandbox_network)  # type: ignore[arg-type]
+            self.settings.sandbox = "bwrap"
         return self.settings.sandbox
 
     def _open_folder(self, folder: RunFolder, config: RunConfig) -> RunConfig:

@@ -54,10 +54,9 @@ from pathlib import Path
 from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ctbench.errors import CtbError
 from ctbench.evaluate.agents.process import Launch, Prepared
+from ctbench.evaluate.work import SandboxSettings
 
 SandboxMode = Literal["auto", "bwrap", "none"]
 NetworkMode = Literal["host", "loopback"]
@@ -79,17 +78,6 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 class SandboxError(CtbError):
     """The sandbox cannot run this agent as asked (bubblewrap missing, a secret path to mount)."""
-
-
-class SandboxSettings(BaseModel):
-    """The run's sandbox choice, as recorded in run.yaml."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    mode: SandboxMode = "auto"
-    network: NetworkMode = "host"
-    model_endpoints: tuple[str, ...] = Field(
-        default=(), description="URLs or HOST:PORT of model endpoints reachable under the loopback network")
 
 
 class Launcher(Protocol):
@@ -377,25 +365,33 @@ def secret_paths_for(*paths: Path | None) -> list[Path]:
     return list(dict.fromkeys(out))
 
 
+def require_bwrap(mode: SandboxMode, network: NetworkMode = "host") -> str:
+    """The ``bwrap`` binary, once it has shown it can build this sandbox here; else the one-line
+    refusal ``--sandbox auto|bwrap`` gives before any external agent starts."""
+    bwrap = find_bwrap()
+    if bwrap is None:
+        raise SandboxError(f"--sandbox {mode}: bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
+    problem = probe_bwrap(bwrap, network=network)
+    if problem is not None:
+        raise SandboxError(f"--sandbox {mode}: bubblewrap cannot create a sandbox here ({problem}); {INSTALL_HINT}")
+    return bwrap
+
+
 def make_launcher(settings: SandboxSettings, *, replay_url: str | None = None,
-                  replay_socket: Path | None = None, secret_paths: Sequence[Path] = ()) -> Launcher:
+                  replay_socket: Path | None = None, secret_paths: Sequence[Path] = (),
+                  model_endpoints: Sequence[str] = ()) -> Launcher:
     """The run's launcher for external agents (call once per run, ``close()`` it at the end).
 
     ``replay_url`` / ``replay_socket``: the runner's replay server over TCP and its Unix socket;
     under ``loopback`` the sandbox carries the URL's port to the socket, so the same URL works
-    inside. ``secret_paths``: what no agent may see (pass :func:`secret_paths_for` of the task set
+    inside. ``model_endpoints`` (URLs or HOST:PORT, e.g. the run's ``--base-url``): what else a
+    ``loopback`` sandbox reaches. ``secret_paths``: what no agent may see (pass :func:`secret_paths_for` of the task set
     and the run folder); nothing inside or around them is mounted. Raises :class:`SandboxError`
     when the sandbox asked for (or ``auto``'s) cannot run.
     """
     if settings.mode == "none":
         return NoSandbox()
-    bwrap = find_bwrap()
-    if bwrap is None:
-        raise SandboxError(f"--sandbox {settings.mode}: bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
-    problem = probe_bwrap(bwrap, network=settings.network)
-    if problem is not None:
-        raise SandboxError(f"--sandbox {settings.mode}: bubblewrap cannot create a sandbox here ({problem}); "
-                           f"{INSTALL_HINT}")
+    bwrap = require_bwrap(settings.mode, settings.network)
     secrets = list(secret_paths)
     if settings.network == "host":
         return BwrapSandbox(bwrap, network="host", secret_paths=secrets)
@@ -408,7 +404,7 @@ def make_launcher(settings: SandboxSettings, *, replay_url: str | None = None,
                 raise SandboxError("--sandbox-network loopback needs the replay server's Unix socket")
             _, port = _endpoint(replay_url)
             sandbox.forwards.append(_Forward(port, Path(replay_socket)))
-        for i, text in enumerate(settings.model_endpoints):
+        for i, text in enumerate(dict.fromkeys(model_endpoints)):
             host, port = _endpoint(text)
             if any(f.port == port for f in sandbox.forwards):
                 raise SandboxError(f"model endpoint {text!r}: port {port} is taken inside the sandbox")
@@ -434,5 +430,5 @@ def describe(launcher: Launcher | None) -> str:
 
 
 __all__ = ["BwrapSandbox", "INSTALL_HINT", "Launcher", "NetworkMode", "NoSandbox", "SandboxError",
-           "SandboxMode", "SandboxSettings", "describe", "find_bwrap", "make_launcher", "probe_bwrap",
+           "SandboxMode", "SandboxSettings", "describe", "find_bwrap", "make_launcher", "probe_bwrap", "require_bwrap",
            "runtime_paths", "secret_paths_for"]

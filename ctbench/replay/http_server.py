@@ -91,11 +91,13 @@ class SubmitRequest(_Body):
 class Grant:
     """What the runner hands one agent: its session id and the token that alone grants it.
 
-    ``mcp_path`` is the session's own streamable-HTTP MCP endpoint, relative to the server's URL.
+    ``mcp_path`` is the session's own streamable-HTTP MCP endpoint, relative to the server's URL;
+    ``mcp_url`` the whole URL, when the grant came from a :class:`ServerHandle` that knows it.
     """
 
     session_id: str
     token: str
+    mcp_url: str | None = None
 
     @property
     def mcp_path(self) -> str:
@@ -528,6 +530,15 @@ class ServerHandle:
     def mcp_url(self, grant: Grant) -> str:
         """The streamable-HTTP MCP endpoint of one granted session, over TCP."""
         return self.url + grant.mcp_path
+
+    def grant(self, session: Session) -> Grant:
+        """Serve ``session`` to the one client given the returned token (and its MCP URL)."""
+        g = self.registry.grant(session)
+        return Grant(g.session_id, g.token, self.url + g.mcp_path)
+
+    def revoke(self, session_id: str) -> None:
+        """Stop serving a granted session and close it (its token grants nothing any more)."""
+        self.registry.close(session_id)
 
     def stop(self, timeout: float = 10.0) -> None:
         self._server.should_exit = True

@@ -178,7 +178,7 @@ class CommandAgent(Agent):
         try:
             returncode = await run_agent_process(launch, log=ctx.log, launcher=getattr(ctx, "launcher", None),
                                                  stdin=files.prompt, stdout=files.stdout,
-                                                 attempt_dir=getattr(ctx, "attempt_dir", None))
+                                                 attempt_dir=ctx.workdir)
         except ProcessStartError as exc:
             raise (InfrastructureError if exc.infrastructure else AgentError)(str(exc)) from None
         except BaseException:

@@ -51,8 +51,9 @@ GROUP_GONE_WAIT_S = 10.0
 """How long to wait for killed group members to be reaped before giving up (they are SIGKILLed)."""
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-ATTEMPT_PREFIX = "ctbench-attempt-"
-"""Scratch folders of external agents in the temp folder; the stale ones are cleaned on start."""
+ATTEMPT_PREFIX = "ctbench-ws-"
+"""Scratch folders of external agents in the temp folder (``attempt.WORKSPACE_PREFIX``); a later
+run kills the process groups recorded in the stale ones and removes them."""
 OWNER_FILE = "owner.json"
 
 
