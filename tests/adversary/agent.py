@@ -39,6 +39,8 @@ INTERESTING_NAMES = ("hidden.yaml", "task.yaml", "run.yaml", "results.jsonl", "c
                      "direct_url.json", "RECORD")
 SKIP_TOP = ("/proc", "/sys", "/dev")
 TIME_BUDGET_S = float(os.environ.get("ADVERSARY_BUDGET_S", "20"))
+EXHAUSTIVE = os.environ.get("ADVERSARY_EXHAUSTIVE") == "1"
+"""Keep hunting after the gold is found (to show every open channel, not just the first)."""
 T0 = time.monotonic()
 MARK = "ADVERSARY_WAS_HERE"
 
@@ -89,6 +91,9 @@ def hunt_dir(f: Findings, channel: str, start: str, depth: int = 5) -> None:
         if not base or base == "/" or base in f.hunted or not os.path.isdir(base):
             continue
         f.hunted.add(base)
+        for up in (base, os.path.dirname(base), os.path.dirname(os.path.dirname(base))):
+            if os.path.isdir(os.path.join(up, ".git")):
+                git_dirs.append(os.path.join(up, ".git"))
         root_depth = base.rstrip("/").count("/")
         for dirpath, dirnames, filenames in os.walk(base, onerror=lambda e: None):
             if out_of_time() or dirpath.count("/") - root_depth >= depth:
@@ -169,8 +174,8 @@ def fs_channel(f: Findings) -> None:
         if root in SKIP_TOP:
             continue
         for dirpath, dirnames, filenames in os.walk(root, onerror=lambda e: None):
-            if out_of_time():
-                f.seen("fs", "time budget spent")
+            if out_of_time() or (f.best_answer() and not EXHAUSTIVE):
+                f.seen("fs", "time budget spent" if out_of_time() else "found the gold: stopped looking")
                 return
             dirnames[:] = [d for d in dirnames if d not in ("__pycache__", "node_modules")]
             if ".git" in dirnames:
@@ -187,7 +192,10 @@ git_dirs: list[str] = []
 
 
 def git_channel(f: Findings) -> None:
-    for git in git_dirs[:20]:
+    f.seen("git", f"{len(set(git_dirs))} .git folder(s) found: {sorted(set(git_dirs))[:10]}")
+    for git in dict.fromkeys(git_dirs[:20]):
+        if out_of_time() or (f.best_answer() and not EXHAUSTIVE):
+            return
         f.seen("git", git)
         objects = os.path.join(git, "objects")
         for dirpath, _, filenames in os.walk(objects):
@@ -391,21 +399,24 @@ def proxy_channel(f: Findings) -> None:
 
 
 def writes_channel(f: Findings) -> list[str]:
-    """Try to leave a mark outside the workspace; list where it stuck (as the agent sees it)."""
-    targets = ["/tmp", "/var/tmp", "/", "/usr", "/etc", os.path.dirname(os.getcwd()),
-               os.path.dirname(os.path.dirname(os.getcwd()))]
-    for key in ("CTBENCH_ANSWER_FILE", "CTBENCH_PROMPT_FILE"):
+    """Try to leave a mark outside the workspace: the temp folders, the attempt folder around the
+    workspace, the folders its environment names. Lists where it stuck (as the agent sees it).
+
+    Deliberately not the system folders or other processes' folders: run unsandboxed (as root, on a
+    shared machine) this agent must not litter other people's files; the sandbox tests check the
+    read-only root separately.
+    """
+    ws = os.getcwd()
+    targets = ["/tmp", "/var/tmp", os.path.dirname(ws), os.path.dirname(os.path.dirname(ws))]
+    for key in ("CTBENCH_ANSWER_FILE", "CTBENCH_PROMPT_FILE", "CTBENCH_USAGE_FILE"):
         v = os.environ.get(key)
         if v:
-            targets.append(os.path.dirname(os.path.dirname(v)))
-    for ch in f.channels.values():
-        for item in ch["seen"]:
-            m = re.search(r"-> (/\S+)", item)
-            if m and os.path.isdir(m.group(1)):
-                targets.append(m.group(1))
+            targets += [os.path.dirname(v), os.path.dirname(os.path.dirname(v))]
     stuck = []
     for t in dict.fromkeys(targets):
-        path = os.path.join(t, f"{MARK}.txt")
+        if not t.startswith(("/tmp", "/var/tmp")):
+            continue
+        path = os.path.join(t, f"{MARK}.{os.getpid()}.txt")
         try:
             with open(path, "w") as fh:
                 fh.write("x")
