@@ -255,8 +255,8 @@ def clean_stale_attempts(root: Path | None = None) -> list[Path]:
     """Kill the process groups and remove the scratch folders that dead runners left behind.
 
     Only folders named ``ctbench-attempt-*`` whose ``owner.json`` names a runner that no longer runs
-    are touched; a group is killed only if its leader still has the start time recorded for it
-    (a reused pid is left alone). Returns the folders removed.
+    are touched; a group is killed only if its leader still has the start time recorded for it, or
+    is gone while members remain (a reused pid is left alone). Returns the folders removed.
     """
     base = Path(root) if root is not None else Path(tempfile.gettempdir())
     removed: list[Path] = []
@@ -275,7 +275,13 @@ def clean_stale_attempts(root: Path | None = None) -> list[Path]:
         for group in data.get("groups", []):
             with contextlib.suppress(ValueError, TypeError, IndexError):
                 pgid, start = int(group[0]), int(group[1]) or None
-                if pgid > 1 and _alive(pgid, start):
+                if pgid <= 1:
+                    continue
+                leader = _start_time(pgid)
+                # The kernel gives no new process the id of a group that still has members, so a group
+                # whose leader is gone is still the one recorded; a live leader must be the same process.
+                if (leader is None and _group_alive(pgid)) or (leader is not None and (start is None or
+                                                                                        leader == start)):
                     _signal_group(pgid, signal.SIGKILL)
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)

@@ -1,0 +1,364 @@
+"""The sandbox launcher with the real ``bwrap``, and agent processes that must die with the runner.
+
+Each view test runs a small probe program through :func:`run_agent_process` exactly as an adapter
+does, and reads what it saw from its standard output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctbench.evaluate.agents.process import Launch, new_attempt_dir, run_agent_process
+from ctbench.evaluate.sandbox import (
+    NoSandbox,
+    SandboxError,
+    find_bwrap,
+    make_launcher,
+    secret_paths_for,
+)
+from ctbench.evaluate.work import SandboxSettings
+from ctbench.replay.engine import ReplayEngine
+from ctbench.replay.http_server import serve_in_thread
+from ctbench.store import TaskSet
+from tests.conftest import REPO
+
+needs_bwrap = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
+
+PROBE = r"""
+import json, os, sys
+def can_write(d):
+    try:
+        with open(os.path.join(d, "probe-mark-" + os.environ["PROBE_ID"]), "w") as fh:
+            fh.write("x")
+        return True
+    except OSError:
+        return False
+def listing(d):
+    try:
+        return sorted(os.listdir(d))
+    except OSError as exc:
+        return type(exc).__name__
+secret = sys.argv[1]
+print(json.dumps({
+    "cwd": os.getcwd(), "env": dict(os.environ), "root": listing("/"), "pids": [p for p in os.listdir("/proc") if p.isdigit()],
+    "secret": os.path.exists(secret), "secret_parent": listing(os.path.dirname(secret)),
+    "repo": listing(sys.argv[2]), "repo_tasks": os.path.exists(os.path.join(sys.argv[2], "tasks")),
+    "home": listing(os.path.expanduser("~")), "root_home": listing("/root"),
+    # the system folders only when asked: unsandboxed (as root) the probe would litter the host
+    "writes": {d: can_write(d) for d in (("/", "/etc", "/usr") if os.environ.get("PROBE_SYSTEM") else ())
+               + ("/tmp", os.getcwd(), sys.argv[3])},
+    "host_tmp_marker": os.path.exists(os.environ["PROBE_MARKER"]),
+}))
+"""
+
+
+class Log:
+    """An attempt log on a real file, as AgentLog is."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh = path.open("ab")
+
+    def fileno(self) -> int:
+        return self._fh.fileno()
+
+    def line(self, text: str) -> None:
+        self._fh.write(text.encode() + b"\n")
+        self._fh.flush()
+
+
+def run_probe(launcher: Any, tmp_path: Path, secret: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    attempt = new_attempt_dir("probe", root=tmp_path)
+    ws, io = attempt / "workspace", attempt / "io"
+    ws.mkdir()
+    io.mkdir()
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    probe_id = f"{os.getpid()}-{time.monotonic_ns()}"
+    marker = Path(tempfile.gettempdir()) / f"host-marker-{probe_id}"
+    marker.write_text("x")
+    try:
+        argv = [sys.executable, str(script), str(secret), str(REPO), str(io)]
+        launch = Launch(argv=argv, workspace=ws, env={**(env or {}), "PROBE_MARKER": str(marker),
+                                                      "PROBE_ID": probe_id}, read_write=(io,))
+        code = asyncio.run(run_agent_process(launch, log=Log(tmp_path / "log"), launcher=launcher,
+                                             stdout=io / "out.json", attempt_dir=attempt))
+        data_host_mark = (Path(tempfile.gettempdir()) / f"probe-mark-{probe_id}").exists()
+    finally:
+        marker.unlink()
+        for d in ("/tmp", "/var/tmp", tempfile.gettempdir()):  # an unsandboxed probe writes there
+            (Path(d) / f"probe-mark-{probe_id}").unlink(missing_ok=True)
+    assert code == 0, (tmp_path / "log").read_text()
+    data: dict[str, Any] = json.loads((io / "out.json").read_text())
+    data["ws"] = str(ws.resolve())
+    data["io"] = str(io.resolve())
+    data["log"] = (tmp_path / "log").read_text()
+    data["mark_on_host_tmp"] = data_host_mark
+    data["id"] = probe_id
+    return data
+
+
+@pytest.fixture()
+def secret(tmp_path: Path) -> Path:
+    d = tmp_path / "task-set"
+    d.mkdir()
+    (d / "hidden.yaml").write_text("answer: gold\n")
+    return d
+
+
+@needs_bwrap
+def test_bwrap_shows_the_workspace_and_runtimes_only(tmp_path: Path, secret: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PWD", str(secret))
+    monkeypatch.setenv("OLDPWD", str(secret))
+    monkeypatch.setenv("RUNNER_SECRET_KEY", "sk-runner")
+    launcher = make_launcher(SandboxSettings(mode="bwrap"), secret_paths=secret_paths_for(secret))
+    try:
+        seen = run_probe(launcher, tmp_path, secret, env={"CTBENCH_TASK_ID": "T1", "LEAK": f"see {secret}",
+                                                          "PROBE_SYSTEM": "1"})
+    finally:
+        launcher.close()
+    assert seen["cwd"] == seen["ws"] and seen["env"]["HOME"] == seen["ws"]
+    assert seen["secret"] is False and "task-set" not in seen["secret_parent"]  # only what was mounted
+    # an editable install from a checkout with tasks/: the package folder shows, the checkout does not
+    import ctbench
+
+    editable = Path(ctbench.__file__).resolve().parent.parent == REPO
+    assert seen["repo"] == (["ctbench"] if editable else "FileNotFoundError") and seen["repo_tasks"] is False
+    assert seen["root_home"] in ([".pyenv"], [], "FileNotFoundError") or ".bashrc" not in seen["root_home"]
+    assert set(seen["root"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root", "run",
+                                 "sbin", "tmp", "usr", "var", "work", "home", "opt"}
+    assert len(seen["pids"]) <= 3  # bwrap's init, the probe (and its shell, if any): no other process
+    env = seen["env"]
+    assert "PWD" not in env or env["PWD"] == seen["ws"]
+    assert "OLDPWD" not in env and "RUNNER_SECRET_KEY" not in env and "LEAK" not in env
+    assert env["CTBENCH_TASK_ID"] == "T1"
+    assert not any(str(secret) in v for v in env.values())
+    assert "LEAK not passed to the agent" in seen["log"]
+    writes = seen["writes"]
+    assert writes[seen["ws"]] and writes[seen["io"]] and writes["/tmp"]
+    assert not writes["/"] and not writes["/etc"] and not writes["/usr"]
+    assert seen["host_tmp_marker"] is False  # a private /tmp
+    assert (Path(seen["ws"]) / f"probe-mark-{seen['id']}").exists() and not seen["mark_on_host_tmp"]
+
+
+def test_none_passes_the_runner_environment_and_sees_everything(tmp_path: Path, secret: Path,
+                                                                 monkeypatch) -> None:
+    monkeypatch.setenv("RUNNER_SECRET_KEY", "sk-runner")
+    seen = run_probe(NoSandbox(), tmp_path, secret)
+    assert seen["secret"] is True and seen["host_tmp_marker"] is True and seen["mark_on_host_tmp"] is True
+    assert seen["env"]["RUNNER_SECRET_KEY"] == "sk-runner"
+
+
+@needs_bwrap
+def test_refuses_to_mount_a_secret_path(tmp_path: Path, secret: Path) -> None:
+    launcher = make_launcher(SandboxSettings(mode="bwrap"), secret_paths=secret_paths_for(secret))
+    try:
+        for bad in (secret, secret / "hidden.yaml", secret.parent):
+            with pytest.raises(SandboxError, match="must not see"):
+                launcher.prepare(Launch(argv=["/bin/true"], workspace=tmp_path, read_only=(bad,)))
+    finally:
+        launcher.close()
+
+
+def test_git_folder_of_a_checkout_is_secret_but_not_its_package(tmp_path: Path) -> None:
+    repo = tmp_path / "checkout"
+    (repo / "tasks").mkdir(parents=True)
+    (repo / "ctbench").mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    secrets = secret_paths_for(repo / "tasks")
+    assert repo / ".git" in secrets and repo / "tasks" in secrets and repo not in secrets
+
+
+def test_auto_without_bubblewrap_refuses_in_one_line(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap anywhere
+    with pytest.raises(SandboxError) as exc:
+        make_launcher(SandboxSettings(mode="auto"))
+    text = str(exc.value)
+    assert "apt-get install -y bubblewrap" in text and "--sandbox none" in text and "\n" not in text
+    assert isinstance(make_launcher(SandboxSettings(mode="none")), NoSandbox)
+
+
+def test_cli_auto_without_bubblewrap_refuses_an_external_agent(task_set: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": str(tmp_path)}
+    env.pop("CTBENCH_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent",
+                           "command", "--agent-cmd", f"{sys.executable} -c pass", "--tasks", str(task_set),
+                           "--out", str(tmp_path / "run"), "--progress", "none"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bubblewrap" in lines[0] and "--sandbox none" in lines[0], proc.stderr
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+    # in-process agents need no sandbox
+    ok = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent",
+                         "oracle", "--tasks", str(task_set), "--out", str(tmp_path / "oracle"), "--progress", "none",
+                         "--no-score"], capture_output=True, text=True, env=env, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+
+
+@needs_bwrap
+def test_loopback_reaches_the_replay_and_the_model_only(task_set: Path, tmp_path: Path) -> None:
+    model = socket.socket()
+    model.bind(("127.0.0.1", 0))
+    model.listen(8)
+    model_port = model.getsockname()[1]
+
+    def answer() -> None:
+        while True:
+            try:
+                conn, _ = model.accept()
+            except OSError:
+                return
+            conn.recv(4096)
+            conn.sendall(b"HTTP/1.0 200 OK\r\ncontent-length: 8\r\n\r\nmodel-ok")
+            conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    elsewhere = socket.socket()
+    elsewhere.bind(("127.0.0.1", 0))
+    elsewhere.listen(8)
+    other_port = elsewhere.getsockname()[1]
+    engine = ReplayEngine(TaskSet.open(task_set))
+    sock = tmp_path / "replay.sock"
+    with serve_in_thread(engine, runner=True, unix_socket=sock) as handle:
+        grant = handle.grant(engine.open_session("RCA-001"))
+        launcher = make_launcher(SandboxSettings(mode="bwrap", network="loopback"), replay_url=handle.url,
+                                 replay_socket=sock, model_endpoints=[f"http://127.0.0.1:{model_port}/v1"])
+        script = tmp_path / "net.py"
+        script.write_text(f"""
+import json, socket, urllib.request
+def get(url, headers={{}}):
+    try:
+        return urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5).read().decode()
+    except Exception as exc:
+        return type(exc).__name__
+def connect(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        return "open"
+    except OSError as exc:
+        return type(exc).__name__
+print(json.dumps({{
+    "devices": get("{handle.url}/sessions/{grant.session_id}/devices", {{"authorization": "Bearer {grant.token}"}}),
+    "model": get("http://127.0.0.1:{model_port}/v1"),
+    "other": connect({other_port}),
+    "outside": connect(80),
+}}))
+""")
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        try:
+            code = asyncio.run(run_agent_process(Launch(argv=[sys.executable, str(script)], workspace=ws),
+                                                 log=Log(tmp_path / "log"), launcher=launcher,
+                                                 stdout=ws / "out.json"))
+        finally:
+            launcher.close()
+    model.close()
+    elsewhere.close()
+    assert code == 0, (tmp_path / "log").read_text()
+    seen = json.loads((ws / "out.json").read_text())
+    assert "CORE_SW_01" in seen["devices"] and seen["model"] == "model-ok"
+    assert seen["other"] != "open" and seen["outside"] != "open"
+
+
+# --------------------------------------------------------------------------- dying with the runner
+
+
+HUNG = """\
+import subprocess, sys, time
+sys.stdin.read()
+marker = sys.argv[1]
+subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                  "time.sleep(300)", marker + "-child"])
+time.sleep(300)
+"""
+
+
+def processes(marker: str) -> list[int]:
+    out = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(entry.name) != os.getpid() and any(marker.encode() in part for part in cmd):
+            try:
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state != "Z":
+                out.append(int(entry.name))
+    return out
+
+
+def wait_for(cond: Any, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def start_runner(task_set: Path, out: Path, script: Path, marker: str, sandbox: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("CTBENCH_DEBUG", None)
+    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command",
+            "--agent-cmd", f"{sys.executable} {script} {marker}", "--tasks", str(task_set), "--out", str(out),
+            "--concurrency", "2", "--progress", "none", "--no-score", "--sandbox", sandbox, "--timeout", "600"]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def workspaces() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("ctbench-ws-*"))
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_agents_die_with_a_sigkilled_runner_and_the_next_run_cleans_up(
+        sandbox: str, task_set: Path, tmp_path: Path) -> None:
+    script = tmp_path / "hung.py"
+    script.write_text(HUNG)
+    marker = f"ctbench-hung-{os.getpid()}-{sandbox}"
+    before = workspaces()
+    runner = start_runner(task_set, tmp_path / "run", script, marker, sandbox)
+    try:
+        assert wait_for(lambda: len(processes(marker + "-child")) >= 2), "the agents did not start"
+        assert len(processes(marker)) >= 4  # two agents, two children
+        left = workspaces() - before
+        assert len(left) >= 2
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+        # the agents themselves die with the runner at once: PR_SET_PDEATHSIG, or bwrap --die-with-parent
+        agents_gone = wait_for(lambda: not [p for p in processes(marker) if p not in processes(marker + "-child")],
+                               timeout=10)
+        assert agents_gone, "agents outlived the runner"
+        if sandbox == "bwrap":  # the whole PID namespace goes: the children too
+            assert wait_for(lambda: not processes(marker), timeout=10), "the sandbox outlived the runner"
+        # the next run (any agent) kills what is left of the dead run and removes its workspaces
+        again = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed",
+                                "--agent", "oracle", "--tasks", str(task_set), "--out", str(tmp_path / "next"),
+                                "--progress", "none", "--no-score"], capture_output=True, text=True, timeout=120,
+                               env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert again.returncode == 0, again.stderr
+        assert wait_for(lambda: not processes(marker), timeout=10), "the next run left the dead run's agents"
+        assert not (left & workspaces()), "the dead run's workspaces are still there"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        for pid in processes(marker):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
