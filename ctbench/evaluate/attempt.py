@@ -123,10 +123,11 @@ class LocalEnv:
         Only the runner creates sessions on it, each reachable with its own token; the launcher
         refuses to start (``--sandbox auto|bwrap`` where bubblewrap cannot run) before any attempt.
         """
+        from ctbench.evaluate.agents.process import claim
         from ctbench.evaluate.sandbox import make_launcher, secret_paths_for
         from ctbench.replay.http_server import serve_in_thread
 
-        self._state = Path(tempfile.mkdtemp(prefix="ctbench-run-"))
+        self._state = claim(Path(tempfile.mkdtemp(prefix="ctbench-run-")))
         sock = self._state / "replay.sock"
         try:
             self._server = serve_in_thread(self.engine, "127.0.0.1", 0, runner=True, unix_socket=sock)

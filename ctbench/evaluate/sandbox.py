@@ -55,7 +55,7 @@ from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.agents.process import Launch, Prepared
+from ctbench.evaluate.agents.process import Launch, Prepared, claim
 from ctbench.evaluate.work import SandboxSettings
 
 SandboxMode = Literal["auto", "bwrap", "none"]
@@ -395,7 +395,7 @@ def make_launcher(settings: SandboxSettings, *, replay_url: str | None = None,
     secrets = list(secret_paths)
     if settings.network == "host":
         return BwrapSandbox(bwrap, network="host", secret_paths=secrets)
-    state = Path(tempfile.mkdtemp(prefix="ctbench-net-"))
+    state = claim(Path(tempfile.mkdtemp(prefix="ctbench-net-")))
     sandbox = BwrapSandbox(bwrap, network="loopback", state_dir=state, secret_paths=secrets)
     try:
         hosts = ["127.0.0.1 localhost sandbox", "::1 localhost"]

@@ -55,6 +55,8 @@ ATTEMPT_PREFIX = "ctbench-ws-"
 """Scratch folders of external agents in the temp folder (``attempt.WORKSPACE_PREFIX``); a later
 run kills the process groups recorded in the stale ones and removes them."""
 OWNER_FILE = "owner.json"
+STALE_PREFIXES = (ATTEMPT_PREFIX, "ctbench-run-", "ctbench-net-")
+"""Temp folders a runner owns (workspaces; the replay socket's folder; the loopback relays')."""
 
 
 class LogSink(Protocol):
@@ -227,6 +229,12 @@ def new_attempt_dir(label: str, *, root: Path | None = None) -> Path:
     return path
 
 
+def claim(path: Path) -> Path:
+    """Mark a runner's temp folder as this process's, for :func:`clean_stale_attempts` (returns it)."""
+    _write_owner(path, [])
+    return path
+
+
 def _write_owner(path: Path, groups: list[list[int]]) -> None:
     pid = os.getpid()
     data = {"runner_pid": pid, "runner_start": _start_time(pid), "groups": groups}
@@ -254,14 +262,14 @@ def _alive(pid: int, start: int | None) -> bool:
 def clean_stale_attempts(root: Path | None = None) -> list[Path]:
     """Kill the process groups and remove the scratch folders that dead runners left behind.
 
-    Only folders named ``ctbench-attempt-*`` whose ``owner.json`` names a runner that no longer runs
+    Only folders named as in :data:`STALE_PREFIXES` whose ``owner.json`` names a runner that no longer runs
     are touched; a group is killed only if its leader still has the start time recorded for it, or
     is gone while members remain (a reused pid is left alone). Returns the folders removed.
     """
     base = Path(root) if root is not None else Path(tempfile.gettempdir())
     removed: list[Path] = []
     try:
-        candidates = [p for p in base.iterdir() if p.name.startswith(ATTEMPT_PREFIX) and p.is_dir()]
+        candidates = [p for p in base.iterdir() if p.name.startswith(STALE_PREFIXES) and p.is_dir()]
     except OSError:
         return removed
     for path in candidates:
@@ -341,4 +349,4 @@ async def run_agent_process(launch: Launch, *, log: LogSink, launcher: Launcher 
 
 
 __all__ = ["Launch", "LogSink", "Prepared", "ProcessStartError", "TERM_GRACE_S", "become_subreaper",
-           "clean_stale_attempts", "end_process_group", "new_attempt_dir", "record_group", "run_agent_process"]
+           "claim", "clean_stale_attempts", "end_process_group", "new_attempt_dir", "record_group", "run_agent_process"]
