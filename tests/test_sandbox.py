@@ -363,3 +363,26 @@ def test_agents_die_with_a_sigkilled_runner_and_the_next_run_cleans_up(
         for pid in processes(marker):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_an_unsandboxed_run_says_so_on_the_scorecard_and_in_reports(sandbox: str, task_set: Path,
+                                                                     tmp_path: Path) -> None:
+    script = tmp_path / "echo.py"
+    script.write_text("import sys\nsys.stdin.read()\nprint('<answer>X;y;z</answer>')\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("CTBENCH_DEBUG", None)
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent",
+                           "command", "--agent-cmd", f"{sys.executable} {script}", "--tasks", str(task_set),
+                           "--out", str(out), "--progress", "none", "--sandbox", sandbox],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert ("UNSANDBOXED" in proc.stdout) is (sandbox == "none"), proc.stdout
+    assert f"sandbox: {sandbox}" in (out / "run.yaml").read_text()
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["run"]["sandbox"] == sandbox
+    report = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "report", str(out)],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert report.returncode == 0, report.stderr
+    assert ("unsandboxed" in report.stdout) is (sandbox == "none"), report.stdout

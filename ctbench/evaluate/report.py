@@ -154,12 +154,15 @@ def _headline(summ: Mapping[str, Any], fam: str) -> list[tuple[float | None, str
 
 def table_runs(report: Report) -> Table:
     t = Table(title="Runs", key="runs",
-              columns=["Run", "Name", "Agent", "Model", "Harness", "Version", "Task-set commit", "Tasks", "Incomplete"])
+              columns=["Run", "Name", "Agent", "Model", "Harness", "Version", "Task-set commit", "Tasks", "Incomplete",
+                       "Sandbox"])
     for r in report.runs:
         run = r.scores["run"]
         commit = run["task_set_commit"]
+        sandbox = run.get("sandbox")
         t.add(r.label, r.name, run["agent"], run["model"], run["harness"], run["harness_version"],
-              commit[:12] if commit else None, r.scores["n_tasks"], "yes" if r.scores["incomplete"] else "no")
+              commit[:12] if commit else None, r.scores["n_tasks"], "yes" if r.scores["incomplete"] else "no",
+              "unsandboxed" if sandbox == "none" else sandbox)
     return t
 
 

@@ -93,6 +93,8 @@ class RunInfo:
     harness_version: str | None = None
     task_set_commit: str | None = None
     tasks: tuple[str, ...] | None = None
+    sandbox: str | None = None
+    """How external agents were isolated (run.yaml): bwrap, none (unsandboxed) or in-process."""
 
     @property
     def label(self) -> str:
@@ -104,7 +106,7 @@ class RunInfo:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "agent": self.agent, "model": self.model, "harness": self.harness,
                 "harness_version": self.harness_version, "task_set_commit": self.task_set_commit,
-                "n_selected": None if self.tasks is None else len(self.tasks)}
+                "n_selected": None if self.tasks is None else len(self.tasks), "sandbox": self.sandbox}
 
 
 def _text(value: Any) -> str | None:
@@ -145,7 +147,7 @@ def read_run_info(run_dir: Path) -> tuple[RunInfo, list[str]]:
         return info, [f"{RUN_FILE} is not in ctbench's run format ({exc}); read leniently"]
     return RunInfo(name=config.name, agent=config.agent, model=config.model, harness=config.harness,
                    harness_version=config.harness_version, task_set_commit=config.task_set.commit,
-                   tasks=tuple(config.tasks)), []
+                   tasks=tuple(config.tasks), sandbox=config.options.sandbox), []
 
 
 def read_results(run_dir: Path) -> tuple[dict[str, tuple[int, ResultLine]], list[str]]:

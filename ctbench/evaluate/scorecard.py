@@ -74,7 +74,9 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
     who = run["agent"] or run["name"]
     if run.get("model"):
         who = f"{who} + {run['model']}"
-    table = Table(title=f"Scorecard: {who}  (run {run['name']}, {scores['n_tasks']} task(s))",
+    # an agent that could read the answer key is flagged wherever its numbers are shown (issue 14)
+    flag = ", UNSANDBOXED" if run.get("sandbox") == "none" else ""
+    table = Table(title=f"Scorecard: {who}  (run {run['name']}, {scores['n_tasks']} task(s){flag})",
                   title_justify="left",
                   caption="Percent ± standard error across tasks. Acc and IoUs are task means; Evidence is pooled "
                           "golden-action coverage (bootstrap SE, "
