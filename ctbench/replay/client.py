@@ -11,11 +11,13 @@ network reaches the runner: the socket file is mounted into its sandbox).
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
+import socket
 from collections.abc import Mapping
 from typing import Any
-
-import httpx
+from urllib.parse import urlsplit
 
 from ctbench.errors import CtbError
 from ctbench.replay.observation import DeviceInfo, Observation, Submission
@@ -25,7 +27,7 @@ SESSION_ENV = "CTBENCH_REPLAY_SESSION"
 TOKEN_ENV = "CTBENCH_REPLAY_TOKEN"
 UNIX_PREFIX = "unix:"
 UNIX_BASE = "http://ctbench-replay"
-"""Host name used in requests over a Unix socket (the server ignores it; httpx needs one)."""
+"""Host name sent in requests over a Unix socket (the server ignores it; HTTP/1.1 needs one)."""
 
 
 class ClientError(CtbError):
@@ -45,15 +47,74 @@ class ClientError(CtbError):
         self.server_message = server_message
 
 
-def http_client(url: str, *, token: str | None = None, timeout: float = 30.0) -> httpx.Client:
-    """An httpx client for ``url`` (``http://HOST:PORT`` or ``unix:/PATH``), never reading proxy
-    settings from the environment (a replay server is local; an agent's HTTP_PROXY must not see it)."""
-    headers = {"authorization": f"Bearer {token}"} if token else {}
-    if url.startswith(UNIX_PREFIX):
-        transport = httpx.HTTPTransport(uds=url[len(UNIX_PREFIX):])
-        return httpx.Client(base_url=UNIX_BASE, transport=transport, timeout=timeout, trust_env=False,
-                            headers=headers)
-    return httpx.Client(base_url=url.rstrip("/"), timeout=timeout, trust_env=False, headers=headers)
+class _Http:
+    """One keep-alive HTTP/1.1 connection to a replay server (``http://HOST:PORT`` or ``unix:/PATH``).
+
+    The standard library's client rather than httpx: an MCP proxy pays the client's overhead on
+    every tool call, and ``http.client`` costs a fraction of it. Proxy settings in the environment
+    are never read (a replay server is local; an agent's HTTP_PROXY must not see its calls). A
+    dropped keep-alive connection is reopened once per request.
+    """
+
+    def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
+        self.base_url = url.rstrip("/")
+        self.timeout = timeout
+        self.headers = {"content-type": "application/json", "accept": "application/json"}
+        if token:
+            self.headers["authorization"] = f"Bearer {token}"
+        self._conn: http.client.HTTPConnection | None = None
+        if self.base_url.startswith(UNIX_PREFIX):
+            self._unix: str | None = self.base_url[len(UNIX_PREFIX):]
+            self._host, self._port = UNIX_BASE[len("http://"):], None
+        else:
+            parts = urlsplit(self.base_url)
+            if parts.scheme != "http" or not parts.hostname:
+                raise ClientError(f"replay server URL {url!r}: expected http://HOST:PORT or unix:/PATH")
+            self._unix = None
+            self._host, self._port = parts.hostname, parts.port or 80
+
+    def _connect(self) -> http.client.HTTPConnection:
+        if self._unix is not None:
+            return _UnixConnection(self._unix, self.timeout)
+        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None) -> tuple[int, str, bytes]:
+        data = None if body is None else json.dumps(body).encode("utf-8", "surrogatepass")
+        for attempt in (1, 2):
+            if self._conn is None:
+                self._conn = self._connect()
+            try:
+                self._conn.request(method, path, body=data, headers=self.headers)
+                resp = self._conn.getresponse()
+                return resp.status, resp.reason, resp.read()
+            except (OSError, http.client.HTTPException) as exc:
+                self.close()
+                if attempt == 2 or not isinstance(exc, (http.client.RemoteDisconnected, BrokenPipeError,
+                                                         ConnectionResetError)):
+                    raise ClientError(f"cannot reach the replay server at {self.base_url}: "
+                                      f"{getattr(exc, 'strerror', None) or exc}") from None
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__(UNIX_BASE[len("http://"):], timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self._path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
 
 
 class ReplayClient:
@@ -62,7 +123,7 @@ class ReplayClient:
     def __init__(self, url: str, session_id: str, *, token: str | None = None, timeout: float = 30.0) -> None:
         self.url = url.rstrip("/")
         self.session_id = session_id
-        self._http = http_client(self.url, token=token, timeout=timeout)
+        self._http = _Http(self.url, token=token, timeout=timeout)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ReplayClient:
@@ -81,7 +142,7 @@ class ReplayClient:
         body: dict[str, Any] = {"task_id": task_id}
         if trajectory:
             body["trajectory"] = trajectory
-        data = _request(http_client(url), "POST", "/sessions", body, owned=True)
+        data = _request(_Http(url), "POST", "/sessions", body, owned=True)
         return cls(url, data["session_id"])
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
@@ -113,26 +174,23 @@ class ReplayClient:
         self.close()
 
 
-def _request(http: httpx.Client, method: str, path: str, body: dict[str, Any] | None, *,
-             owned: bool = False) -> Any:
+def _request(http: _Http, method: str, path: str, body: dict[str, Any] | None, *, owned: bool = False) -> Any:
     try:
-        resp = http.request(method, path, json=body)
-    except httpx.HTTPError as exc:
-        raise ClientError(f"cannot reach the replay server at {http.base_url}: {exc}") from None
+        status, reason, raw = http.request(method, path, body)
     finally:
         if owned:
             http.close()
     try:
-        data = resp.json()
+        data = json.loads(raw)
     except ValueError:
-        raise ClientError(f"the replay server answered {resp.status_code} without JSON") from None
-    if resp.status_code >= 400:
+        raise ClientError(f"the replay server answered {status} without JSON") from None
+    if status >= 400:
         err = data.get("error", {}) if isinstance(data, dict) else {}
         err = err if isinstance(err, dict) else {}
         message = err.get("message") if isinstance(err.get("message"), str) else None
         code = err.get("code") if isinstance(err.get("code"), str) else None
-        raise ClientError(f"replay server: {message or resp.reason_phrase} ({resp.status_code})",
-                          status=resp.status_code, code=code, server_message=message)
+        raise ClientError(f"replay server: {message or reason} ({status})", status=status, code=code,
+                          server_message=message)
     return data
 
 

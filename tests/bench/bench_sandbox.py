@@ -1,0 +1,183 @@
+"""What the sandbox and the ``--connect`` MCP proxy cost, each beside its baseline in the same run.
+
+    python tests/bench/bench_sandbox.py [--quick]
+
+Figures (targets from issues 12 and 14):
+  start-up per attempt     the same trivial agent through run_agent_process, --sandbox none vs
+                           bwrap (host network) vs bwrap (loopback network, with its forwarder)
+                                                                       target: bwrap - none < 50 ms
+  MCP calls/s              real mcp ClientSession on stdio: `ctb-replay mcp TASK` (direct), the
+                           `--connect` proxy to a runner-mode server outside the sandbox, and the
+                           same proxy started inside bwrap     target: proxy >= 1/2 of direct
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from ctbench.evaluate.agents.process import Launch, run_agent_process  # noqa: E402
+from ctbench.evaluate.sandbox import NoSandbox, find_bwrap, make_launcher  # noqa: E402
+from ctbench.evaluate.work import SandboxSettings  # noqa: E402
+from tests.test_replay_support import ALL_TASK, build_vendor_task_set  # noqa: E402
+
+CALL = ("run_command", {"device": "VRP_01", "command": "dis int br"})
+
+
+class _Log:
+    def __init__(self) -> None:
+        self._fh = open(os.devnull, "wb")  # noqa: SIM115
+
+    def fileno(self) -> int:
+        return self._fh.fileno()
+
+    def line(self, text: str) -> None:
+        pass
+
+
+async def _startups(launcher: Any, n: int, argv: list[str], ws: Path) -> list[float]:
+    log = _Log()
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        code = await run_agent_process(Launch(argv=argv, workspace=ws), log=log, launcher=launcher)
+        times.append(time.perf_counter() - t0)
+        assert code == 0
+    return times
+
+
+def bench_startup(n: int, tmp: Path, replay_url: str | None, sock: Path | None) -> None:
+    ws = tmp / "ws"
+    ws.mkdir(exist_ok=True)
+    launchers: list[tuple[str, Any]] = [("none", NoSandbox())]
+    if find_bwrap():
+        launchers.append(("bwrap host", make_launcher(SandboxSettings(mode="bwrap"))))
+        launchers.append(("bwrap loopback", make_launcher(SandboxSettings(mode="bwrap", network="loopback"),
+                                                          replay_url=replay_url, replay_socket=sock)))
+    print(f"start-up per attempt ({n} attempts each; median, p90):")
+    for agent, argv in (("/bin/true", ["/bin/true"]), ("python -c pass", [sys.executable, "-S", "-c", "pass"])):
+        base = None
+        for name, launcher in launchers:
+            times = asyncio.run(_startups(launcher, n, argv, ws))
+            med = statistics.median(times) * 1000
+            p90 = sorted(times)[int(len(times) * 0.9) - 1] * 1000
+            base = med if base is None else base
+            extra = "" if name == "none" else f"   +{med - base:6.1f} ms over none (target < 50 ms)"
+            print(f"  {agent:16s} {name:15s} {med:7.1f} ms  p90 {p90:7.1f} ms{extra}")
+    for _, launcher in launchers:
+        launcher.close()
+
+
+async def _rate(params: Any, n: int) -> float:
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                for _ in range(20):
+                    await s.call_tool(*CALL)
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    res = await s.call_tool(*CALL)
+                    assert not res.is_error
+                return n / (time.perf_counter() - t0)
+
+
+SERVER = """
+import sys, json
+from pathlib import Path
+from ctbench.replay.engine import ReplayEngine
+from ctbench.replay.http_server import serve_in_thread
+from ctbench.store import TaskSet
+engine = ReplayEngine(TaskSet.open(sys.argv[1]))
+handle = serve_in_thread(engine, runner=True, unix_socket=Path(sys.argv[2]))
+grants = [handle.grant(engine.open_session(sys.argv[3])) for _ in range(int(sys.argv[4]))]
+print(json.dumps({"url": handle.url, "grants": [[g.session_id, g.token] for g in grants]}), flush=True)
+sys.stdin.read()
+handle.stop()
+"""
+
+
+def bench_mcp(n: int, root: Path, tmp: Path) -> None:
+    """The runner's server in its own process, as in a real run (the agent side is the client)."""
+    import json
+    import subprocess
+
+    from mcp.client.stdio import StdioServerParameters
+
+    env = {"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "")}
+    cli = [sys.executable, "-m", "ctbench.replay.cli", "mcp"]
+    sock = tmp / "replay.sock"
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(root), str(sock), ALL_TASK, "8"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    assert server.stdout is not None
+    info = json.loads(server.stdout.readline())
+    grants = list(info["grants"])
+    rows: list[tuple[str, float]] = []
+    try:
+        direct = StdioServerParameters(command=cli[0], args=[*cli[1:], ALL_TASK, "--tasks", str(root)], env=env)
+        rows.append(("direct `ctb-replay mcp TASK`", asyncio.run(_rate(direct, n))))
+
+        def proxy(url: str) -> tuple[list[str], dict[str, str]]:
+            sid, token = grants.pop()
+            return [*cli, "--connect", url, "--session", sid], {**env, "CTBENCH_REPLAY_TOKEN": token}
+
+        argv, penv = proxy(info["url"])
+        rows.append(("--connect, outside (TCP)", asyncio.run(_rate(
+            StdioServerParameters(command=argv[0], args=argv[1:], env=penv), n))))
+        argv, penv = proxy(f"unix:{sock}")
+        rows.append(("--connect, outside (Unix socket)", asyncio.run(_rate(
+            StdioServerParameters(command=argv[0], args=argv[1:], env=penv), n))))
+        if find_bwrap():
+            ws = tmp / "mcp-ws"
+            ws.mkdir(exist_ok=True)
+            for net in ("host", "loopback"):
+                launcher = make_launcher(SandboxSettings(mode="bwrap", network=net),  # type: ignore[arg-type]
+                                         replay_url=info["url"], replay_socket=sock)
+                argv, penv = proxy(info["url"])
+                prepared = launcher.prepare(Launch(argv=argv, workspace=ws, env={"CTBENCH_REPLAY_TOKEN":
+                                                                                  penv["CTBENCH_REPLAY_TOKEN"]}))
+                params = StdioServerParameters(command=prepared.argv[0], args=prepared.argv[1:], env=prepared.env,
+                                               cwd=str(prepared.cwd))
+                rows.append((f"--connect, inside bwrap ({net})", asyncio.run(_rate(params, n))))
+                launcher.close()
+    finally:
+        server.communicate("", timeout=30)
+    base = rows[0][1]
+    print(f"MCP stdio calls/s ({n} run_command calls each; the runner's server in its own process):")
+    for name, rate in rows:
+        ratio = "" if rate is base else f"   {rate / base:5.2f}x direct (target >= 0.50x)"
+        print(f"  {name:36s} {rate:8.0f}/s{ratio}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = ap.parse_args()
+    n_start, n_calls = (10, 200) if args.quick else (40, 1000)
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        root = build_vendor_task_set(tmp / "tasks")
+        from ctbench.replay.engine import ReplayEngine
+        from ctbench.replay.http_server import serve_in_thread
+        from ctbench.store import TaskSet
+
+        with serve_in_thread(ReplayEngine(TaskSet.open(root)), runner=True, unix_socket=tmp / "s.sock") as h:
+            bench_startup(n_start, tmp, h.url, tmp / "s.sock")
+        bench_mcp(n_calls, root, tmp)
+
+
+if __name__ == "__main__":
+    main()
