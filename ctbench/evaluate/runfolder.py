@@ -110,8 +110,9 @@ class RunOptions(_Model):
     allow_unreviewed: bool = Field(default=False, description="Tasks not approved, or edited after "
                                    "approval, were run anyway (--allow-unreviewed).")
     allow_invalid: bool = Field(default=False, description="Tasks failing validation were run anyway.")
-    sandbox: str = Field(default="none", description="How external agents were isolated: bwrap, or none "
-                         "(unsandboxed).")
+    sandbox: str | None = Field(default=None, description="How the agent was isolated: bwrap, none "
+                                "(unsandboxed), in-process (a built-in agent, no process to isolate); "
+                                "absent in runs made before the sandbox existed.")
     sandbox_network: str = "host"
 
 
