@@ -12,8 +12,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED = REPO / "tasks"
-VENDOR_CLI = Path(os.environ.get("CTBENCH_VENDOR_CLI") or REPO.parent / "shared" / "data" / "vendor-cli")
-"""The public device outputs of shared/data/vendor-cli (beside the repository; CTBENCH_VENDOR_CLI overrides)."""
+VENDOR_CLI = Path(os.environ.get("CTBENCH_VENDOR_CLI") or REPO / "tests" / "fixtures" / "vendor-cli")
+"""Real device outputs (339 public parser-test captures, Apache-2.0), kept in the repository so a clone
+alone runs the suite; ``README.md`` and ``MANIFEST.tsv`` there say where each came from. Set
+``CTBENCH_VENDOR_CLI`` to run the tests against another copy (a newer capture set, say)."""
 
 
 STARTERS = ("rca/RCA-001", "rca/RCA-002", "path/PATH-001")
