@@ -58,3 +58,24 @@ def run_cli(component: str, *args: str, cwd: Path | None = None, input: str | No
     full_env.pop("CTBENCH_DEBUG", None)
     return subprocess.run([sys.executable, "-m", f"ctbench.{component}.cli", *args], cwd=cwd, input=input,
                           capture_output=True, text=True, env=full_env, timeout=timeout)
+
+
+def _drives_a_textual_app(module: object) -> bool:
+    """Whether a test module holds a Textual ``App`` class: the mark of a pilot or snapshot test module.
+
+    Checked on the module's names rather than listed by hand so that a new pilot-test module is marked
+    without anyone remembering to; ``sys.modules`` is consulted so that this check never imports Textual.
+    """
+    textual_app = sys.modules.get("textual.app")
+    if textual_app is None:
+        return False
+    app_class = textual_app.App
+    return any(isinstance(value, type) and issubclass(value, app_class) for value in vars(module).values())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every Textual pilot and snapshot test ``tui``, so ``pytest -m "not tui"`` runs the fast rest."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if "snap_compare" in getattr(item, "fixturenames", ()) or (module is not None and _drives_a_textual_app(module)):
+            item.add_marker(pytest.mark.tui)
