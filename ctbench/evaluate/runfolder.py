@@ -1,4 +1,4 @@
-"""The run folder: the on-disk contract between the runner and the scorer (DESIGN.md, "The run folder").
+"""The run folder: the on-disk contract between the runner and the scorer (docs/run-folder.md).
 
 ::
 
@@ -215,7 +215,7 @@ class RetryRecord(_Model):
 class ResultLine(BaseModel):
     """One line of ``results.jsonl``. Extra keys written by other tools are kept, not rejected.
 
-    How the runner's outcomes map onto DESIGN's ``status``:
+    How the runner's outcomes map onto the run folder's ``status``:
 
     ==========================  ============  ==============  ===========================================
     outcome                     status        error_kind      answer

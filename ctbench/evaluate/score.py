@@ -1,6 +1,6 @@
 """Scoring a run folder: run folder + task set -> per-task records -> ``scores.json``.
 
-This is the adapter between the on-disk contracts (DESIGN.md "The run folder", "The task folder")
+This is the adapter between the on-disk contracts (docs/run-folder.md, docs/task-folder.md)
 and the pure scoring core (:mod:`.parse`, :mod:`.metrics`, :mod:`.stats`, :mod:`.failures`). It
 decides what the scorer *believes* about a run, so the rules are spelled out here:
 
