@@ -377,3 +377,66 @@ def test_a_run_folder_written_before_the_engine_scores_byte_identically(agent: s
     (run_dir / SCORES_FILE).unlink()
     score_run(run_dir, TaskSet.open(ts))
     assert (run_dir / SCORES_FILE).read_text(encoding="utf-8") == before
+
+
+class FlakyExecutor:
+    """An executor written against the protocol alone: the first attempt of every unit fails as the
+    infrastructure would (the runner must retry it), later attempts run for real in this process."""
+
+    name = "flaky"
+
+    def __init__(self) -> None:
+        from ctbench.evaluate.executors import LocalExecutor
+
+        self.inner = LocalExecutor()
+        self.submitted: list[tuple[str, int, int]] = []
+
+    async def start(self, ctx):  # type: ignore[no-untyped-def]
+        await self.inner.start(ctx)
+
+    async def submit(self, unit):  # type: ignore[no-untyped-def]
+        from ctbench.evaluate.executors import UnitStarted
+        from ctbench.evaluate.work import AttemptOutcome
+
+        self.submitted.append((unit.task_id, unit.trial, unit.attempt))
+        if unit.attempt == 1:
+            self.inner._queue.put_nowait(UnitStarted(unit))
+            self.inner._queue.put_nowait(AttemptOutcome(unit=unit, kind="infrastructure", error="node lost"))
+        else:
+            await self.inner.submit(unit)
+
+    def events(self):  # type: ignore[no-untyped-def]
+        return self.inner.events()
+
+    async def cancel(self) -> None:
+        await self.inner.cancel()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def test_retries_and_progress_work_through_any_executor(task_set: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctbench.evaluate.runner as runner_module
+    from ctbench.evaluate.executors import Executor
+    from ctbench.evaluate.progress import CallbackDisplay
+
+    monkeypatch.setattr(runner_module, "RETRY_BACKOFF_S", 0.01)
+    events: list[tuple[str, str | None]] = []
+    executor = FlakyExecutor()
+    assert isinstance(executor, Executor)
+    settings = RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "r")
+    report = Runner(settings, CallbackDisplay(lambda e: events.append((e.kind, e.task_id))),
+                    executor=executor).run()
+    assert report.complete
+    lines = _lines(report.folder)
+    assert sorted(x["task_id"] for x in lines) == ["PATH-001", "RCA-001", "RCA-002"]
+    assert all(x["status"] == "answered" and x["attempts"] == 2 and x["retries"][0]["error"] == "node lost"
+               for x in lines)
+    assert sorted(executor.submitted) == sorted((t, 1, a) for t in ("PATH-001", "RCA-001", "RCA-002")
+                                                for a in (1, 2))
+    kinds = [k for k, _ in events]
+    assert kinds.count("task_started") == 3 and kinds.count("task_retry") == 3 and kinds.count("task_finished") == 3
+    # the failed attempt's (empty) trajectory was set aside, the retry's is the one the line names
+    for x in lines:
+        assert (report.folder / x["trajectory"]).read_text(encoding="utf-8").count("\n") == x["commands"] > 0
