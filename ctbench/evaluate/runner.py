@@ -312,7 +312,7 @@ class RunSettings:
     def agent_settings(self, args: dict[str, Any]) -> AgentSettings:
         return AgentSettings(agent=self.agent, model=self.model, base_url=self.base_url, agent_cmd=self.agent_cmd,
                              max_rounds=self.max_rounds, timeout_s=self.timeout_s, args=args,
-                             sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network))  # type: ignore[arg-type]
+                             sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network))
 
     def run_options(self, args: dict[str, Any], sandbox: str) -> RunOptions:
         return RunOptions(timeout_s=self.timeout_s, retries=self.retries, max_rounds=self.max_rounds,
@@ -683,7 +683,7 @@ class Runner:
         if outcome.kind == "timeout":
             line.status, line.error = "timeout", outcome.error
         elif outcome.kind in ("agent", "infrastructure", "task"):
-            line.status, line.error_kind, line.error = "error", outcome.kind, outcome.error  # type: ignore[assignment]
+            line.status, line.error_kind, line.error = "error", outcome.kind, outcome.error
         else:
             parsed = parser.parse(task.spec, outcome.answer_text)
             line.answer_text, line.answer_source = outcome.answer_text, outcome.answer_source
