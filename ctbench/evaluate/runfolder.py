@@ -1,4 +1,4 @@
-"""The run folder: the on-disk contract between the runner and the scorer (DESIGN.md, "The run folder").
+"""The run folder: the on-disk contract between the runner and the scorer (docs/run-folder.md).
 
 ::
 
@@ -110,8 +110,9 @@ class RunOptions(_Model):
     allow_unreviewed: bool = Field(default=False, description="Tasks not approved, or edited after "
                                    "approval, were run anyway (--allow-unreviewed).")
     allow_invalid: bool = Field(default=False, description="Tasks failing validation were run anyway.")
-    sandbox: str = Field(default="none", description="How external agents were isolated: bwrap, or none "
-                         "(unsandboxed).")
+    sandbox: str | None = Field(default=None, description="How the agent was isolated: bwrap, none "
+                                "(unsandboxed), in-process (a built-in agent, no process to isolate); "
+                                "absent in runs made before the sandbox existed.")
     sandbox_network: str = "host"
 
 
@@ -214,7 +215,7 @@ class RetryRecord(_Model):
 class ResultLine(BaseModel):
     """One line of ``results.jsonl``. Extra keys written by other tools are kept, not rejected.
 
-    How the runner's outcomes map onto DESIGN's ``status``:
+    How the runner's outcomes map onto the run folder's ``status``:
 
     ==========================  ============  ==============  ===========================================
     outcome                     status        error_kind      answer

@@ -51,11 +51,11 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 from urllib.parse import urlsplit
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.agents.process import Launch, Prepared, claim
+from ctbench.evaluate.agents.process import Launch, Launcher, Prepared, claim, unsandboxed
 from ctbench.evaluate.work import SandboxSettings
 
 SandboxMode = Literal["auto", "bwrap", "none"]
@@ -78,18 +78,6 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 class SandboxError(CtbError):
     """The sandbox cannot run this agent as asked (bubblewrap missing, a secret path to mount)."""
-
-
-class Launcher(Protocol):
-    """Turns a :class:`~ctbench.evaluate.agents.process.Launch` into the command that really runs."""
-
-    name: str
-    """``bwrap`` or ``none``: what run.yaml and the reports record."""
-    sandboxed: bool
-
-    def prepare(self, launch: Launch) -> Prepared: ...
-
-    def close(self) -> None: ...
 
 
 # --------------------------------------------------------------------------- helpers
@@ -149,11 +137,7 @@ class NoSandbox:
     sandboxed: bool = False
 
     def prepare(self, launch: Launch) -> Prepared:
-        env = {k: v for k, v in os.environ.items() if k not in ("PWD", "OLDPWD")}
-        env.update(launch.env)
-        if launch.home is not None:
-            env["HOME"] = str(launch.home)
-        return Prepared(argv=list(launch.argv), env=env, cwd=launch.workspace, pdeathsig=True)
+        return unsandboxed(launch)
 
     def close(self) -> None:
         pass

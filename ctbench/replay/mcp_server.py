@@ -139,7 +139,7 @@ def run_stdio(server: Server[Any]) -> None:
 def run_http(server: Server[Any], host: str, port: int, *,
              announce: Callable[[str], None] | None = None) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until interrupted (port 0: a free port)."""
-    from ctbench.replay.http_server import bind_socket, socket_url, uvicorn_server
+    from ctbench.replay.listen import bind_socket, socket_url, uvicorn_server
 
     sock = bind_socket(host, port)
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)

@@ -25,7 +25,7 @@ RECORD_FIELDS = ("seq", "t", "device", "command", "canonical", "outcome", "outpu
 
 
 class TrajectoryRecord(BaseModel):
-    """One replay call as the run folder stores it (DESIGN.md, "The run folder")."""
+    """One replay call as the run folder stores it (docs/run-folder.md)."""
 
     seq: int
     t: float

@@ -40,10 +40,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from ctbench.evaluate.sandbox import Launcher
+from typing import Protocol
 
 TERM_GRACE_S = 2.0
 """Seconds between SIGTERM and SIGKILL to the process group."""
@@ -112,6 +109,29 @@ class Prepared:
     cwd: Path
     pdeathsig: bool = False
     notes: tuple[str, ...] = ()
+
+
+class Launcher(Protocol):
+    """Turns a :class:`Launch` into the command that really runs (:mod:`ctbench.evaluate.sandbox`
+    holds the implementations: ``NoSandbox`` and ``BwrapSandbox``)."""
+
+    name: str
+    """``bwrap`` or ``none``: what run.yaml and the reports record."""
+    sandboxed: bool
+
+    def prepare(self, launch: Launch) -> Prepared: ...
+
+    def close(self) -> None: ...
+
+
+def unsandboxed(launch: Launch) -> Prepared:
+    """The launch as it is: the runner's environment (less ``PWD``/``OLDPWD``) plus the adapter's,
+    and a parent-death signal so the child still dies with the runner."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PWD", "OLDPWD")}
+    env.update(launch.env)
+    if launch.home is not None:
+        env["HOME"] = str(launch.home)
+    return Prepared(argv=list(launch.argv), env=env, cwd=launch.workspace, pdeathsig=True)
 
 
 def _pdeathsig_hook() -> Callable[[], None] | None:
@@ -311,9 +331,7 @@ async def run_agent_process(launch: Launch, *, log: LogSink, launcher: Launcher 
     :func:`new_attempt_dir`) gets the group recorded for the next run's clean-up. Raises
     :class:`ProcessStartError` when the program cannot be started.
     """
-    from ctbench.evaluate.sandbox import NoSandbox
-
-    prepared = (launcher or NoSandbox()).prepare(launch)
+    prepared = launcher.prepare(launch) if launcher is not None else unsandboxed(launch)
     for note in prepared.notes:
         log.line(f"[ctbench] {note}")
     stdin_fh = open(stdin, "rb") if stdin is not None else open(os.devnull, "rb")  # noqa: SIM115
@@ -348,5 +366,6 @@ async def run_agent_process(launch: Launch, *, log: LogSink, launcher: Launcher 
     return returncode
 
 
-__all__ = ["Launch", "LogSink", "Prepared", "ProcessStartError", "TERM_GRACE_S", "become_subreaper",
-           "claim", "clean_stale_attempts", "end_process_group", "new_attempt_dir", "record_group", "run_agent_process"]
+__all__ = ["Launch", "Launcher", "LogSink", "Prepared", "ProcessStartError", "TERM_GRACE_S", "become_subreaper",
+           "claim", "clean_stale_attempts", "end_process_group", "new_attempt_dir", "record_group", "run_agent_process",
+           "unsandboxed"]
