@@ -124,6 +124,7 @@ class ReplayClient:
         self.url = url.rstrip("/")
         self.session_id = session_id
         self._http = _Http(self.url, token=token, timeout=timeout)
+        self.prompts: dict[str, str] = {}
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ReplayClient:
@@ -149,7 +150,17 @@ class ReplayClient:
         return _request(self._http, method, f"/sessions/{self.session_id}{path}", body)
 
     def devices(self) -> list[DeviceInfo]:
-        return [DeviceInfo.model_validate(d) for d in self._call("GET", "/devices")["devices"]]
+        data = self._call("GET", "/devices")
+        prompts = data.get("prompts")
+        if isinstance(prompts, dict):
+            self.prompts.update({k: v for k, v in prompts.items() if isinstance(v, str)})
+        return [DeviceInfo.model_validate(d) for d in data["devices"]]
+
+    def prompt(self, device: str) -> str:
+        """The device's own prompt (``<CORE_SW_01>``), as the server listed it; else ``DEVICE>``."""
+        if device not in self.prompts:
+            self.devices()
+        return self.prompts.get(device, f"{device}>")
 
     def run(self, device: str, command: str) -> Observation:
         return Observation.model_validate(self._call("POST", "/run", {"device": device, "command": command}))

@@ -7,7 +7,7 @@ Routes (all JSON; errors are ``{"error": {"code", "message"}}`` with a 4xx statu
                                           (trajectory: a path relative to the server's --trajectories DIR)
     GET    /sessions/{id}                 summary: task, calls, submitted answer, trajectory name
     POST   /mcp/{token}/                  streamable-HTTP MCP of one granted session (runner mode)
-    GET    /sessions/{id}/devices         {"devices": [...]}
+    GET    /sessions/{id}/devices         {"devices": [...], "prompts": {name: prompt}}
     POST   /sessions/{id}/run             {"device", "command"} -> observation
     POST   /sessions/{id}/submit          {"answer"} -> submission
     GET    /sessions/{id}/trajectory      {"records": [...]}
@@ -333,7 +333,10 @@ def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> 
         return JSONResponse(_summary(session, reg.name(session.id)))
 
     async def devices(request: Request) -> Response:
-        return JSONResponse({"devices": _devices(session_of(request))})
+        session = session_of(request)
+        # prompts: so a remote console can echo "<CORE_SW_01>dis int br" before the first answer
+        prompts = {d.name: session.prompt(d.name) for d in session.devices()}
+        return JSONResponse({"devices": _devices(session), "prompts": prompts})
 
     async def run_command(request: Request) -> Response:
         session = session_of(request)

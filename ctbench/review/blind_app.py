@@ -3,8 +3,10 @@
 The blind screen shows what an agent gets and nothing more: the task statement and a device console
 over the replay backend (the shared :class:`~ctbench.tui.replay_console.ReplayConsole`), plus an
 editor for the answer. Nothing on it can reach ``hidden.yaml``: the screen holds a
-:class:`~ctbench.review.workflow.BlindStart` (the visible task) and a replay session, and the replay
-engine never loads the hidden part. Submitting commits (and pushes) the answer and the trajectory
+:class:`~ctbench.review.workflow.BlindStart` (the visible task) and a replay session served by a
+separate process whose view holds only the task's visible part (:mod:`ctbench.replay.isolated`:
+a copy without ``hidden.yaml``, inside bubblewrap where it works), so not even a recording that
+points at the gold can show it; the console's title says so. Submitting commits (and pushes) the answer and the trajectory
 first; only when that commit exists does the app move to the reveal screen, which is the first code
 that loads the gold (:meth:`ReviewDesk.reveal` refuses otherwise).
 
@@ -139,7 +141,10 @@ class BlindScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#statement-box").border_title = "Statement"
-        self.query_one("#console").border_title = "Devices (replayed)"
+        # an isolated session (ctbench.replay.isolated) is served by a process without the hidden part
+        apart = hasattr(self.session, "sandboxed")
+        self.query_one("#console").border_title = (
+            "Devices (replayed apart, no hidden.yaml in view)" if apart else "Devices (replayed)")
         if not getattr(self.app, "blink", True):
             for w in self.query("Input, TextArea"):
                 w.cursor_blink = False  # type: ignore[attr-defined]
@@ -244,9 +249,9 @@ class BlindApp(App[int]):
             start = self.desk.begin_blind(self.task_id, self.reviewer)
             factory = self._engine_factory
             if factory is None:
-                from ctbench.replay.engine import ReplayEngine
+                from ctbench.replay.isolated import IsolatedEngine
 
-                factory = ReplayEngine
+                factory = IsolatedEngine
             trajectory = self._blind_dir / f"{self.task_id}.jsonl"
             session = factory(self.desk.ts).open_session(self.task_id, trajectory_path=trajectory)
             self._session = session

@@ -237,11 +237,12 @@ def cmd_blind(args: argparse.Namespace) -> int:
 
 def run_commands(desk: ReviewDesk, task_id: str, data: bytes) -> bytes:
     """Run ``DEVICE COMMAND`` lines through the replay engine; the trajectory it wrote, as bytes."""
-    from ctbench.replay.engine import ReplayEngine
+    from ctbench.replay.isolated import IsolatedEngine
 
     path = desk.repo.state_dir / "blind" / f"{task_id}.jsonl"
     path.unlink(missing_ok=True)
-    session = ReplayEngine(desk.ts).open_session(task_id, trajectory_path=path)
+    # served apart, like the blind app: the process answering has no hidden.yaml in its view
+    session = IsolatedEngine(desk.ts).open_session(task_id, trajectory_path=path)
     try:
         for n, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
             line = raw.strip()
