@@ -6,7 +6,7 @@ loads the hidden part - but "never loads" is a property of today's code; a recor
 points at ``../hidden.yaml``, or a bug in a dialect, could still print the gold to the very person
 whose answer must be blind. So the session here is served by a separate ``ctb-replay serve``
 process whose task set holds only the agent-visible part - ``ctbench.yaml``, ``taxonomy.yaml``,
-``networks/``, ``schema/`` and the one task's ``task.yaml`` and ``recordings/`` - copied into a
+``networks/``, ``schema/``, ``dialects/`` and the one task's ``task.yaml`` and ``recordings/`` - copied into a
 private folder; where bubblewrap works, that process runs in a sandbox that sees nothing else of
 the file system (no original task set, no git history, no home). The console talks to it through
 :class:`IsolatedSession`, which has the calls of a local session the console uses.
@@ -30,7 +30,7 @@ from ctbench.replay.observation import DeviceInfo, Observation, Submission
 from ctbench.store import CONFIG_FILE, TAXONOMY_FILE, TaskSet
 
 SET_FILES = (CONFIG_FILE, TAXONOMY_FILE)
-SET_FOLDERS = ("networks", "schema")
+SET_FOLDERS = ("networks", "schema", "dialects")
 TASK_PARTS = ("task.yaml", "recordings")
 """All of a task folder that is copied: never hidden.yaml, nor any other file beside it."""
 

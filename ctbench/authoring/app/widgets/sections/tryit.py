@@ -1,7 +1,8 @@
 """Try it: the task from the agent's side, through the real replay engine, unsaved edits included.
 
 The working copy is laid out as a one-task task set in a temporary folder (the same shadow live
-validation uses) and a replay session is opened on it, so prompts, abbreviations, errors and
+validation uses) and a replay session is opened on its visible part by a separate process
+(:mod:`ctbench.replay.isolated`: no hidden.yaml in its view), so prompts, abbreviations, errors and
 permission denials are exactly what an agent will get once the task is saved.
 """
 
@@ -26,16 +27,17 @@ from ctbench.tui.replay_console import ReplayConsole
 def open_replay(ts: TaskSet, draft: TaskDraft, folder: Path) -> tuple[Any | None, str]:
     """(session or None, note) — a replay session on the draft laid out under ``folder``."""
     try:
-        from ctbench.replay.engine import ReplayEngine
+        from ctbench.replay.isolated import IsolatedEngine
     except ImportError:
-        return None, "The replay engine (ctbench.replay.engine) is not available in this installation."
+        return None, "The replay engine (ctbench.replay) is not available in this installation."
     try:
         shadow = write_shadow(ts, draft, folder)
-        session = ReplayEngine(shadow).open_session(draft.id)
+        # served apart, as blind review is: the answering process has no hidden.yaml in its view
+        session = IsolatedEngine(shadow).open_session(draft.id)
     except Exception as exc:  # the engine refuses broken tasks with its own message: show it
         return None, f"The replay engine cannot open this task yet: {exc}"
-    return session, (f"Replaying the working copy of {draft.id} (unsaved edits included); "
-                     "the agent sees exactly this. Ctrl+R reloads after edits.")
+    return session, (f"Replaying the working copy of {draft.id} (unsaved edits included) from a process "
+                     "with no hidden.yaml in its view; the agent sees exactly this. Ctrl+R reloads after edits.")
 
 
 class TryItSection(Section):
