@@ -25,6 +25,7 @@ examples:
   ctb-replay shell RCA-001                       a device prompt to poke at a task by hand
   ctb-replay mcp RCA-001                         MCP server on stdio for an agent
   ctb-replay mcp RCA-001 --http 127.0.0.1:8765   the same over streamable HTTP
+  ctb-replay mcp --connect URL --session ID      MCP stdio proxy to a runner's session (no task set)
   ctb-replay serve --port 8700                   HTTP JSON API for many sessions
   ctb-replay exec CORE_SW_01 display interface brief   (session from $CTBENCH_REPLAY_URL/_SESSION)
   ctb-replay gaps runs/my-run                    commands agents wanted that were not recorded
@@ -79,7 +80,8 @@ example:
 
 EXEC_HELP = """\
 Run one command on one device through a replay session, for agents that only have a shell. The
-session comes from the environment: CTBENCH_REPLAY_URL (the server) and CTBENCH_REPLAY_SESSION.
+session comes from the environment: CTBENCH_REPLAY_URL (the server), CTBENCH_REPLAY_SESSION and,
+under ctb-eval run, CTBENCH_REPLAY_TOKEN (the secret that grants that one session).
 Prints what the device prints; exit status 0 when the device answered with output, 1 when it
 refused the command (not recorded, invalid, unknown device), 2 when the server could not be used.
 Quote commands that contain '|' so your shell does not take it.
