@@ -186,5 +186,6 @@ class Parser:
         value_slot = any(node.value_params for node in nodes)
         keyword_slot = any(node.kw for node in nodes)
         if value_slot and (looks_like_value(tok) or not keyword_slot):
-            return CliError("wrong_parameter", pos, tok, index=last, context=context)
+            slot = "interface" if any("interface" in node.params for node in nodes) else ""
+            return CliError("wrong_parameter", pos, tok, index=last, context=context, slot=slot)
         return CliError("unrecognised", pos, tok, index=last, context=context)

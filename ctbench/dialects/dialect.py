@@ -179,7 +179,7 @@ class Dialect:
 
     def _message(self, err: CliError, line: str) -> Message:
         messages = self._profile.messages
-        keys: list[str] = []
+        keys: list[str] = [f"{err.kind}_{err.slot}"] if err.slot else []
         single = len(tokenize(line[: self._profile.max_line])) == 1
         if single and (err.kind != "incomplete" or len(err.context) == 1):
             keys.append(f"{err.kind}_single")
