@@ -54,7 +54,7 @@ def test_each_vendor_prompt_looks_like_the_device(shell: DeviceShell) -> None:
         prompts[device] = shell.prompt
         shell.feed("exit")
     assert prompts == {"ACC_SW_01": "<ACC_SW_01>", "CORE_SW_01": "<CORE_SW_01>", "GW_01": "GW_01#",
-                       "PE_01": "admin@PE_01>"}
+                       "PE_01": "admin@PE_01> "}
 
 
 def test_unknown_inaccessible_and_host_devices(shell: DeviceShell) -> None:
@@ -129,7 +129,7 @@ def test_interactive_prompt_in_a_real_terminal(tmp_path: Path) -> None:
 
     try:
         until(b"ctbench RCA-001> ")
-        until(b"admin@PE_01>", send(b"connect PE_01"))
+        until(b"admin@PE_01> ", send(b"connect PE_01"))
         mark = send(b"show route 172.16.1.10")
         until(b"admin@PE_01>", mark + len(b"show route 172.16.1.10"))
         seen_after = seen[mark:]

@@ -127,6 +127,9 @@ class DeviceReplay:
         return answer
 
     def _resolve(self, line: str) -> Answer:
+        if self.dialect.is_help(line):
+            # Context help comes from the vendor grammar alone, so it says nothing about recordings.
+            return Answer(Outcome.HELP, None, self.dialect.help(line, self.prompt))
         res = self.dialect.resolve(line, recorded=self.recorded)
         if not res.ok:
             text = self.dialect.render_error(res.error, line, self.prompt)

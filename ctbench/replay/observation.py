@@ -20,6 +20,9 @@ class Outcome(StrEnum):
     DENIED = "denied"
     INVALID = "invalid"
     UNKNOWN_DEVICE = "unknown-device"
+    HELP = "help"
+    """A ``?`` context-help request: answered from the vendor grammar, executes nothing (never an
+    executed or denied action for the scorer)."""
 
 
 class DeviceInfo(BaseModel):

@@ -242,7 +242,7 @@ class ReplayConsole(Vertical):
             if text:
                 log.write(Text(text))
             outcome = getattr(answer.observation, "outcome", None)
-            if outcome is not None and str(getattr(outcome, "value", outcome)) != "recorded":
+            if outcome is not None and str(getattr(outcome, "value", outcome)) not in ("recorded", "help"):
                 log.write(Text(f"[{getattr(outcome, 'value', outcome)}]", style="dim italic"))
         self.post_message(self.CommandRan(self, answer.device, answer.command, answer.observation, answer.error))
 
