@@ -61,7 +61,7 @@ def test_unknown_inaccessible_and_host_devices(shell: DeviceShell) -> None:
     unknown = shell.feed("connect NOPE")
     host = shell.feed("connect PC_01")  # in the network, but a host without a CLI
     assert "Unknown device 'NOPE'" in unknown and "CORE_SW_01" in unknown
-    assert host.replace("PC_01", "NOPE") == unknown
+    assert host.startswith("PC_01 is a pc without a command line") and "CORE_SW_01" in host
     assert shell.current is None
     assert "Not connected" in shell.feed("display version")
     assert "usage" in shell.feed("connect")
@@ -71,7 +71,8 @@ def test_exit_ends_and_completion_offers_devices(shell: DeviceShell) -> None:
     assert shell.complete("CO", "connect CO") == ["CORE_SW_01"]
     assert shell.complete("d", "d") == ["devices"]
     shell.feed("connect GW_01")
-    assert shell.complete("", "show ") == []
+    assert {"ip", "interfaces", "version"} <= set(shell.complete("", "show "))  # the vendor's keywords
+    assert shell.complete("ver", "show ver") == ["version "]
     shell.feed("exit")
     shell.feed("exit")
     assert shell.done and shell.feed("connect GW_01") == ""
