@@ -70,18 +70,29 @@ def test_engine_answers_help_and_logs_it_as_help(vendor_root: Path, tmp_path: Pa
     assert {r["outcome"] for r in rows} == {"help"} and len(rows) == len(REQUESTS)
 
 
-def test_help_does_not_depend_on_recordings(vendor_root: Path) -> None:
-    """VRP_01 has every VRP capture, VRP_02 only the commands captured twice; RCA-001's switch
-    others again: the lists are the same, so help cannot tell what was recorded."""
-    vendor = ReplayEngine(TaskSet.open(vendor_root)).open_session(ALL_TASK)
+def test_help_does_not_depend_on_recordings(tmp_path: Path) -> None:
+    """VRP_01 has every VRP capture, VRP_02 only the commands captured twice plus one command outside
+    the vendor tree (valid for this task only), RCA-001's switch others again: the lists are the same,
+    so neither help nor Tab can tell what was recorded."""
+    root = build_vendor_task_set(tmp_path / "tasks")
+    task_dir = root / "rca" / ALL_TASK
+    spec = json.loads((task_dir / "task.yaml").read_text())
+    (task_dir / "recordings" / "VRP_02" / "zz.txt").write_text("secret\n")
+    spec["recordings"].append({"device": "VRP_02", "command": "display zzsecret probe",
+                               "file": "recordings/VRP_02/zz.txt"})
+    (task_dir / "task.yaml").write_text(json.dumps(spec))
+    vendor = ReplayEngine(TaskSet.open(root)).open_session(ALL_TASK)
     bundled = ReplayEngine(TaskSet.open(REPO / "tasks")).open_session("RCA-001")
     one, two = vendor.task.device("VRP_01"), vendor.task.device("VRP_02")
     assert one is not None and two is not None and one.recorded != two.recorded
-    for line in ("display ?", "display ip ?", "display interface ?", "dis cu?", "display bgp peer ?"):
+    assert vendor.run("VRP_02", "dis zzs probe").outcome is Outcome.RECORDED  # the task's own command works
+    for line in ("display ?", "dis z?", "display ip ?", "display interface ?", "dis cu?", "display bgp peer ?"):
         a = vendor.run("VRP_01", line).text
         assert a == vendor.run("VRP_02", line).text
         assert a.replace("<VRP_01>", "<CORE_SW_01>") == bundled.run("CORE_SW_01", line).text
+    assert "zzsecret" not in vendor.run("VRP_02", "display ?").text
     assert vendor.complete("VRP_01", "dis c") == vendor.complete("VRP_02", "dis c")
+    assert vendor.complete("VRP_02", "display zz") == []
 
 
 def test_mcp_run_command_answers_help_like_the_shell(vendor_root: Path, tmp_path: Path,
