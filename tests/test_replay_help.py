@@ -22,7 +22,7 @@ from ctbench.replay.engine import ReplayEngine
 from ctbench.replay.observation import Outcome
 from ctbench.replay.shell import DeviceShell
 from ctbench.store import TaskSet
-from tests.test_replay_http import start_serve
+from tests.test_replay_http import exec_cli, start_serve
 from tests.test_replay_mcp import run_async, stdio_session, text
 from tests.test_replay_support import ALL_TASK, build_vendor_task_set
 
@@ -57,6 +57,12 @@ def expected(vendor_root: Path) -> dict[tuple[str, str], str]:
     return out
 
 
+def echoed(device: str, line: str, text: str) -> str:
+    """The answer as a transport without a terminal gives it: a caret answer under its echoed line."""
+    prompt = {"VRP": "<{}>", "CMW": "<{}>", "IOS": "{}#", "NXOS": "{}#", "JUN": "admin@{}> "}[device.split("_")[0]]
+    return f"{prompt.format(device)}{line}\n{text}" if text.lstrip(" ").startswith("^") else text
+
+
 def test_engine_answers_help_and_logs_it_as_help(vendor_root: Path, tmp_path: Path,
                                                  expected: dict[tuple[str, str], str]) -> None:
     traj = tmp_path / "t.jsonl"
@@ -64,7 +70,8 @@ def test_engine_answers_help_and_logs_it_as_help(vendor_root: Path, tmp_path: Pa
     for device, line in REQUESTS:
         obs = session.run(device, line)
         assert obs.outcome is Outcome.HELP and obs.canonical is None
-        assert obs.text == expected[(device, line)] and obs.with_echo() == obs.text
+        assert obs.text == expected[(device, line)]
+        assert obs.with_echo() == echoed(device, line, obs.text)
     session.close()
     rows = [json.loads(x) for x in traj.read_text().splitlines()]
     assert {r["outcome"] for r in rows} == {"help"} and len(rows) == len(REQUESTS)
@@ -104,7 +111,7 @@ def test_mcp_run_command_answers_help_like_the_shell(vendor_root: Path, tmp_path
             for device, line in REQUESTS:
                 res = await s.call_tool("run_command", {"device": device, "command": line})
                 assert not res.is_error and res.meta["outcome"] == "help"
-                assert text(res) == expected[(device, line)]
+                assert text(res) == echoed(device, line, expected[(device, line)])
 
     run_async(main)
     assert {json.loads(x)["outcome"] for x in traj.read_text().splitlines()} == {"help"}
@@ -120,6 +127,12 @@ def test_http_run_answers_help_like_the_shell(vendor_root: Path, expected: dict[
             assert obs["text"] == expected[(device, line)]
         records = httpx.get(f"{url}/sessions/{sid}/trajectory").json()["records"]
         assert [r["outcome"] for r in records] == ["help"] * len(REQUESTS)
+        # ctb-replay exec (agents with only a shell): the same text, and help is not a failure.
+        shown = exec_cli(url, sid, "exec", "NXOS_01", "show clock ?")
+        assert shown.returncode == 0 and shown.stdout == expected[("NXOS_01", "show clock ?")]
+        wrong = exec_cli(url, sid, "exec", "VRP_01", "dis foo ?")
+        assert wrong.returncode == 0 and wrong.stdout == echoed("VRP_01", "dis foo ?", expected[("VRP_01", "dis foo ?")])
+        assert wrong.stdout.splitlines()[1] == " " * len("<VRP_01>dis ") + "^"  # under "foo" of the echo
     finally:
         proc.terminate()
         proc.wait(10)
@@ -198,8 +211,9 @@ def test_shell_in_a_terminal_answers_question_mark_at_once_and_tab_completes(
         term.until(b"routing-table ", mark)
         term.send(b"\x15")
         mark = term.send(b"display c\t\t")
-        listed = term.until(b"current-configuration", mark)
-        assert b"cpu-usage" in listed and b"clock" in listed
+        # the list is complete when the prompt and the line are printed again under it
+        listed = term.until(b"\n<VRP_01>display c", mark)
+        assert all(w in listed for w in (b"clock", b"cpu-usage", b"css", b"current-configuration"))
         term.send(b"\x15quit\r")
         term.until(b"admin@JUN_01> ", term.send(b"connect JUN_01\r"))
         mark = term.send(b"show version ?")
