@@ -54,7 +54,8 @@ class DeviceShell:
         return ("connect DEVICE   log into a device (also: ssh, telnet)\n"
                 "devices          list the devices of this task\n"
                 "exit             leave the shell\n"
-                "On a device, type its commands as on the real one; 'quit' returns here.\n")
+                "On a device, type its commands as on the real one ('?' lists what may follow, Tab\n"
+                "completes a keyword); 'quit' returns here.\n")
 
     def feed(self, line: str) -> str:
         """Handle one input line and return what the terminal shows before the next prompt."""
