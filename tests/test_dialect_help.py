@@ -73,6 +73,15 @@ CASES: list[tuple[str, str, str]] = [
     ("huawei_vrp", "dis foo ?", "        ^\nError: Unrecognized command found at '^' position.\n"),
     ("huawei_vrp", "dis zz?", "        ^\nError: Unrecognized command found at '^' position.\n"),
     # --- H3C Comware
+    ("hp_comware", "?",
+     "  display                 Display information\n"
+     "  ping                    Ping function\n"
+     "  quit                    Exit from current mode and enter prior mode\n"
+     "  screen-length           Set the number of lines displayed on a screen\n"
+     "  super                   Modify the current user level\n"
+     "  system-view             Enter the system view\n"
+     "  tracert                 Tracert function\n"),
+    ("hp_comware", "screen-length ?", "  disable                 Disable multiple-screen output\n"),
     ("hp_comware", "dis int b?", "  Bridge-Aggregation                      brief\n"),
     ("hp_comware", "display clock ?", "  |                       Matching output\n  <cr>\n"),
     ("hp_comware", "display clock | ?",
@@ -91,6 +100,18 @@ CASES: list[tuple[str, str, str]] = [
     ("cisco_ios", "show xyz?", "% Unrecognized command\n"),
     ("cisco_ios", "show foo ?", "        ^\n% Invalid input detected at '^' marker.\n"),
     # --- Cisco NX-OS
+    ("cisco_nxos", "?",
+     "  configure    Enter configuration mode\n"
+     "  dir          List files on a filesystem\n"
+     "  end          Go back to EXEC mode\n"
+     "  exit         Exit from the EXEC\n"
+     "  ping         Send echo messages\n"
+     "  ping6        Send IPv6 echo messages\n"
+     "  show         Show running system information\n"
+     "  terminal     Set terminal line parameters\n"
+     "  traceroute   Trace route to destination\n"
+     "  traceroute6  Trace the IPv6 route to destination\n"),
+    ("cisco_nxos", "configure ?", "  terminal  Configure from the terminal\n  |         Pipe command output to filter\n  <CR>\n"),
     ("cisco_nxos", "sh ip int b?", "brief\n"),
     ("cisco_nxos", "show clock ?", "  detail  Detailed information\n  |       Pipe command output to filter\n  <CR>\n"),
     ("cisco_nxos", "show clock | gr?", "grep\n"),
