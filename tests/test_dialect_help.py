@@ -96,7 +96,21 @@ CASES: list[tuple[str, str, str]] = [
     ("cisco_ios", "sh ip int b?", "BDI  brief\n"),
     ("cisco_ios", "show clock ?", "  detail  Detailed information\n  |       Output modifiers\n  <cr>\n"),
     ("cisco_ios", "show clock | include ?", "  LINE  Regular Expression\n"),
-    ("cisco_ios", "show clock | include up ?", "  <cr>\n"),
+    ("cisco_ios", "show clock | include up ?", "  |     Output modifiers\n  <cr>\n"),
+    ("cisco_ios", "sh clock | i x | e?", "exclude\n"),
+    ("juniper_junos", "show version | match x | ?",
+     "Possible completions:\n"
+     "  count                Count occurrences\n"
+     "  except               Show only text that does not match a pattern\n"
+     "  find                 Search for first occurrence of pattern\n"
+     "  last                 Display end of output only\n"
+     "  match                Show only text that matches a pattern\n"
+     "  no-more              Don't paginate output\n"
+     "  trim                 Trim specified number of columns from start of line\n"),
+    ("juniper_junos", "show version | match x ?",
+     "Possible completions:\n  <[Enter]>            Execute this command\n  |                    Pipe through a command\n"),
+    ("juniper_junos", "show version | last ?",
+     "Possible completions:\n  <[Enter]>            Execute this command\n  <number>             Number\n"),
     ("cisco_ios", "show xyz?", "% Unrecognized command\n"),
     ("cisco_ios", "show foo ?", "        ^\n% Invalid input detected at '^' marker.\n"),
     # --- Cisco NX-OS

@@ -165,7 +165,7 @@ class Helper:
             found += self._continuations(list(buckets[len(words) - 1].values()), words[-1])
         if not buckets[len(words)] and not found:
             return None
-        return self._finish(found, query.partial, first=not words)
+        return self._finish(found, query.partial)
 
     def _collect(self, cfgs: list[Cfg]) -> list[HelpItem]:
         style = self.style
@@ -218,22 +218,30 @@ class Helper:
         return out
 
     def _filter_items(self, words: list[str], at: int, partial: str) -> list[HelpItem]:
-        """Help inside an output filter: its argument, then ``<cr>``."""
-        spec = self._filter_spec(words[at])
-        args = words[at + 1:]
+        """Help inside the output filter chain that starts with the filter word ``words[at]``."""
         style = self.style
         cr = HelpItem(style.cr, style.cr_desc, "cr")
+        pipe = HelpItem("|", style.pipe_desc, "pipe")
+        stage = words[at:]
+        while "|" in stage:  # a later stage: only what follows the last '|' matters
+            stage = stage[len(stage) - stage[::-1].index("|"):]
+        if not stage:  # "... | include x | ?": the next filter
+            return self._finish([HelpItem(name, style.describe("|", name)) for name in self.filters], partial)
+        spec = self._filter_spec(stage[0])
         if spec is None:
             return []
-        if args or partial:
-            return [cr] if not partial else self._finish([self._param("regex")], "", first=False)
+        if partial:  # typing the filter's argument: what goes there
+            arg = "number" if spec.arg in ("number", "optional-number") else "regex"
+            return [] if spec.arg == "none" else [self._param(arg)]
+        if len(stage) > 1:  # the argument is typed: run it, or chain another filter
+            return self._finish([pipe, cr], "")
         if spec.arg in ("regex", "optional-regex"):
             found = [self._param("regex")] + ([cr] if spec.arg == "optional-regex" else [])
         elif spec.arg in ("number", "optional-number"):
             found = [self._param("number")] + ([cr] if spec.arg == "optional-number" else [])
         else:
-            found = [HelpItem("|", style.pipe_desc, "pipe"), cr]
-        return self._finish(found, "", first=False)
+            found = [pipe, cr]
+        return self._finish(found, "")
 
     def _filter_spec(self, word: str) -> FilterSpec | None:
         low = word.lower()
@@ -242,7 +250,7 @@ class Helper:
         hits = [name for name in self.filters if name.startswith(low)]
         return self.filters[hits[0]] if len(hits) == 1 else None
 
-    def _finish(self, found: list[HelpItem], partial: str, *, first: bool) -> list[HelpItem]:
+    def _finish(self, found: list[HelpItem], partial: str) -> list[HelpItem]:
         seen: set[str] = set()
         unique: list[HelpItem] = []
         for item in found:
