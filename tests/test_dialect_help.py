@@ -129,7 +129,7 @@ CASES: list[tuple[str, str, str]] = [
     ("cisco_nxos", "sh ip int b?", "brief\n"),
     ("cisco_nxos", "show clock ?", "  detail  Detailed information\n  |       Pipe command output to filter\n  <CR>\n"),
     ("cisco_nxos", "show clock | gr?", "grep\n"),
-    ("cisco_nxos", "show xyz?", "% Invalid command at '^' marker.\n"),
+    ("cisco_nxos", "show xyz?", "        ^\n% Invalid command at '^' marker.\n"),
     # --- Juniper Junos
     ("juniper_junos", "?", JUNOS_TOP),
     ("juniper_junos", "show int?", "Possible completions:\n  interfaces           Show interface information\n"),
