@@ -32,9 +32,10 @@ examples:
 
 SHELL_HELP = """\
 An interactive prompt on a task's devices, as on a jump host: 'connect DEVICE' logs in and shows the
-device's own prompt (<CORE_SW_01>, GW_01#, admin@PE_01>); type its commands as on the real device
-(abbreviations, '| include' filters, Tab completes device names); 'quit' returns to the jump host,
-'exit' there leaves. Lines piped on stdin are answered as a transcript.
+device's own prompt (<CORE_SW_01>, GW_01#, admin@PE_01> ); type its commands as on the real device
+(abbreviations, '| include' filters; '?' lists what may follow at once, without Enter; Tab completes
+a keyword, a second Tab lists the candidates; at the jump host Tab completes device names); 'quit'
+returns to the jump host, 'exit' there leaves. Lines piped on stdin are answered as a transcript.
 
 example:
   ctb-replay shell RCA-001
