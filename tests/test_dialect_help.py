@@ -112,6 +112,7 @@ CASES: list[tuple[str, str, str]] = [
     ("juniper_junos", "show version | last ?",
      "Possible completions:\n  <[Enter]>            Execute this command\n  <number>             Number\n"),
     ("cisco_ios", "show xyz?", "% Unrecognized command\n"),
+    ("cisco_ios", "xyz ?", "% Unrecognized command\n"),
     ("cisco_ios", "show foo ?", "        ^\n% Invalid input detected at '^' marker.\n"),
     # --- Cisco NX-OS
     ("cisco_nxos", "?",

@@ -37,7 +37,8 @@ class HelpStyle:
     the matches of a partial word are printed: ``list`` (names and descriptions, Junos), ``words``
     (names on one line, two blanks apart, IOS), ``columns`` (names in two columns, VRP/Comware).
     ``none`` is the answer when nothing matches a partial word; empty means the vendor's
-    *unrecognised* error with its caret. ``keywords`` maps a keyword (or ``"previous keyword"``
+    *unrecognised* error with its caret; with ``none_first`` it is also the answer to an unknown
+    first word followed by ``?`` (IOS ``xyz ?``). ``keywords`` maps a keyword (or ``"previous keyword"``
     for a description that depends on where the keyword stands, ``"| include"`` for a filter) to
     its description; ``params`` maps a parameter type to ``(placeholder, description)``.
     """
@@ -51,6 +52,7 @@ class HelpStyle:
     pipe_desc: str = ""
     partial: PartialStyle = "list"
     none: str = ""
+    none_first: bool = False
     interface_desc: str = "{type} interface"
     interface_types: bool = True
     keywords: Mapping[str, str] = field(default_factory=dict)
@@ -105,6 +107,7 @@ def load_help_style(data: Any, where: str) -> HelpStyle:
         pipe_desc=str(data.get("pipe_desc", "")),
         partial=partial,  # type: ignore[arg-type]
         none=str(data.get("none", "")),
+        none_first=bool(data.get("none_first", False)),
         interface_desc=str(data.get("interface_desc", "{type} interface")),
         interface_types=bool(data.get("interface_types", True)),
         keywords=keywords,

@@ -182,6 +182,9 @@ class Dialect:
             body = text[: query.partial_pos] if query.partial else text
             parsed = self._parser.parse(body, self._roots)
             err = parsed if isinstance(parsed, CliError) else CliError("unrecognised", query.partial_pos, "")
+            style = self._profile.help
+            if style.none and style.none_first and err.index == 0 and err.kind == "unrecognised":
+                return style.none + "\n"
             return self.render_error(err, body, prompt)
         if not items:
             if self._profile.help.none:
