@@ -112,3 +112,37 @@ def test_console_over_a_session_without_completion_still_types() -> None:
             assert field.value == "sh" and app.focused is field
 
     asyncio.run(scenario())
+
+
+def test_blind_review_console_completes_and_answers_help(tmp_path: Path) -> None:
+    """The blind reviewer's console is the same widget: Tab and '?' work there too, and a help call
+    is in the blind trajectory as help."""
+    from tests.review_support import copy_world, make_world, ok
+    from tests.test_review_app import SIZE as REVIEW_SIZE
+    from tests.test_review_app import BlindScreen, new_app, on_screen, quit_app, wait_for
+
+    world = copy_world(make_world(tmp_path / "template"), tmp_path / "w")
+    ok("submit", "RCA-101", "--as", "alice", "--no-push", tasks=world.tasks)
+    app = new_app(world)
+
+    async def run() -> None:
+        async with app.run_test(size=REVIEW_SIZE) as pilot:
+            await wait_for(pilot, on_screen(app, BlindScreen))
+            await pilot.press("ctrl+o")  # ACC_SW_01 -> CORE_SW_01
+            field = app.screen.query_one("#rc-input", Input)
+            await pilot.press(*"dis cu", "tab")
+            assert field.value == "dis current-configuration " and app.focused is field
+            field.value = ""
+            await pilot.press(*"display clock ?")
+            await wait_for(pilot, lambda: "Matching output" in _log(app))
+            assert field.value == "display clock "
+            assert [r.outcome.value for r in app._session.trajectory] == ["help"]  # Tab is not a call
+            await quit_app(pilot, app)
+
+    asyncio.run(run())
+
+
+def _log(app: Any) -> str:
+    if not app.screen.query("#rc-output"):
+        return ""
+    return log_text(app.screen.query_one("#rc-output", RichLog))
