@@ -69,6 +69,8 @@ def test_unknown_inaccessible_and_host_devices(shell: DeviceShell) -> None:
 
 def test_exit_ends_and_completion_offers_devices(shell: DeviceShell) -> None:
     assert shell.complete("CO", "connect CO") == ["CORE_SW_01"]
+    assert shell.feed("connect ?").split() == [d.name for d in shell.session.devices()]
+    assert shell.feed("connect ac?") == "  ACC_SW_01\n"
     assert shell.complete("d", "d") == ["devices"]
     shell.feed("connect GW_01")
     assert {"ip", "interfaces", "version"} <= set(shell.complete("", "show "))  # the vendor's keywords

@@ -94,6 +94,10 @@ class DeviceShell:
         if word in ("exit", "quit", "logout"):
             self.done = True
             return ""
+        if word in CONNECT and line.endswith("?"):  # "connect ?", "connect CO?": the devices that fit
+            typed = rest.strip()[:-1].strip().lower()
+            names = [d.name for d in self.session.devices() if d.name.lower().startswith(typed)]
+            return "".join(f"  {n}\n" for n in names) or "No device of this task starts with that.\n"
         if word in ("help", "?") or line.endswith("?"):
             return self.help_text()
         if word == "devices":
