@@ -196,7 +196,10 @@ def test_shell_in_a_terminal_answers_question_mark_at_once_and_tab_completes(
     term = Pty(vendor_root, ALL_TASK, tmp_path)
     try:
         term.until(b"VENDOR-ALL> ")
-        term.until(b"<VRP_01>", term.send(b"connect VRP_01\r"))
+        mark = term.send(b"connect VRP_0?")  # the jump host answers '?' at once too, and keeps the line
+        listed = term.until(b"VENDOR-ALL> connect VRP_0", mark + len(b"connect VRP_0?"))
+        assert b"  VRP_01\r\n" in listed and b"IOS_01" not in listed
+        term.until(b"<VRP_01>", term.send(b"1\r"))
         # '?' answers without Enter, then the device types the line again for more input.
         mark = term.send(b"display clock ?")
         shown = term.until(b"<VRP_01>display clock ", mark).replace(b"\r\n", b"\n")

@@ -198,7 +198,8 @@ def _interactive(shell: DeviceShell, stdout: TextIO) -> int:  # pragma: no cover
             on_device = shell.current is not None
             stdout.write(shell.feed(line))
             stdout.flush()
-            again = help_rest(line) if on_device and shell.current is not None else None
+            # after a '?' answer the line comes back, unless the answer moved the shell elsewhere
+            again = help_rest(line) if (shell.current is not None) == on_device else None
     finally:
         _save_history(hist)
     return 0
