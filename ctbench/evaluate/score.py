@@ -12,8 +12,8 @@ decides what the scorer *believes* about a run, so the rules are spelled out her
   tasks the run selected (``run.yaml`` ``tasks``) but never finished: the paper keeps unanswered
   tasks in every denominator (B.1, C.3, C.5). An unfinished run is flagged ``incomplete``.
 - **Executed actions** are the distinct (device, canonical command) pairs of trajectory calls whose
-  outcome is ``recorded`` or ``denied`` (the device accepted the command); invalid commands and
-  unknown devices execute nothing. Both these and the golden actions go through the device's dialect
+  outcome is ``recorded`` or ``denied`` (the device accepted the command); invalid commands,
+  unknown devices and ``?`` help requests (outcome ``help``) execute nothing. Both these and the golden actions go through the device's dialect
   (full keywords, normal parameters; an output filter only stays part of the command when the task
   recorded the command with it, as in replay), so an abbreviation or a ``| include`` never hides a
   match, and a match is always the same device *and* the same command (4.1).

@@ -100,6 +100,16 @@ class Session:
             raise CtbError(self.task.unknown_device_text(device).strip())
         return found.prompt
 
+    def complete(self, device: str, line: str) -> list[str]:
+        """Keywords the last word of ``line`` (up to the cursor) completes to on ``device`` (Tab).
+
+        From the vendor grammar only, like ``?`` help; not a call, so it is not in the trajectory.
+        """
+        found = self.task.device(device) if isinstance(device, str) and isinstance(line, str) else None
+        if found is None or len(line) > self.engine.max_input or _control_char(line):
+            return []
+        return found.dialect.complete(line)
+
     # -------------------------------------------------------------- calls
 
     def run(self, device: str, command: str) -> Observation:
