@@ -1,0 +1,71 @@
+"""Incoming MCP stdio lines, repaired before the SDK parses them, so every request gets a reply.
+
+The MCP SDK parses each stdin line with pydantic's JSON parser, which refuses a lone surrogate
+escape (``"\\ud800"``), nesting past its recursion limit and some huge numbers. A line it cannot
+parse is dropped without a reply: the client waits for ever on that request id. Here each line is
+checked first (:func:`ctbench.replay.http_body.parse_json`, the HTTP API's own limits):
+
+- a line whose strings hold lone surrogates is re-encoded with U+FFFD in their place, so the call
+  reaches the tools, which record it and answer it as the invalid text it is;
+- a line that cannot be accepted at all, but whose request id can be read, becomes a request the
+  server answers with an error for that id: a tool error naming the problem for ``tools/call``, an
+  unknown-method error otherwise.
+
+Lines without a readable id (notifications, garbage) pass through: there is no one to answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterable, AsyncIterator
+
+from ctbench.replay.http_body import BodyError, parse_json
+from ctbench.safetext import scrub_json
+
+INVALID_REQUEST_TOOL = "ctbench.invalid_request"
+"""Name of the tool call a refused ``tools/call`` line becomes; its only argument is the problem."""
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,200}")')
+_METHOD = re.compile(r'"method"\s*:\s*"([^"\\]{1,100})"')
+
+
+def _refusal(line: str, problem: str) -> str:
+    ident = _ID.search(line)
+    if ident is None:
+        return line
+    method = _METHOD.search(line)
+    if method is not None and method.group(1) == "tools/call":
+        params = {"name": INVALID_REQUEST_TOOL, "arguments": {"problem": problem}}
+        return f'{{"jsonrpc":"2.0","id":{ident.group(1)},"method":"tools/call","params":{json.dumps(params)}}}'
+    return f'{{"jsonrpc":"2.0","id":{ident.group(1)},"method":"ctbench/refused-request"}}'
+
+
+def repair_line(line: str) -> str:
+    """``line`` as the SDK can parse it and answer; unchanged when it was fine."""
+    try:
+        data = parse_json(line.encode("utf-8", errors="surrogatepass"))
+    except BodyError as exc:
+        return _refusal(line, f"the request was refused: {exc.message}")
+    if _SURROGATE_ESCAPE.search(line) is None:
+        return line
+    return json.dumps(scrub_json(data), ensure_ascii=False) + "\n"
+
+
+async def repaired_lines(source: AsyncIterable[str]) -> AsyncIterator[str]:
+    async for line in source:
+        yield repair_line(line) if line.strip() else line
+
+
+class RepairedStdin:
+    """What ``stdio_server(stdin=...)`` iterates over: the process's stdin, line by line, repaired."""
+
+    def __init__(self, source: AsyncIterable[str]) -> None:
+        self._source = source
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return repaired_lines(self._source)
+
+
+__all__ = ["INVALID_REQUEST_TOOL", "RepairedStdin", "repair_line"]
