@@ -23,6 +23,15 @@ text only lines carrying the schema's separator (``;`` for RCA, an arrow for pat
 rest is prose. Fence lines (```), bullets (``-``, ``*``, ``•``, ``+``), numbering (``1.``, ``2)``,
 ``(3)``, ``[4]``), surrounding backticks and ``**`` are stripped from every line.
 
+What counts is what the agent said. An RCA line with the schema's shape - three fields, a node and
+a label - is a *stated cause* even when its node is not in the network, its label not in the
+taxonomy or its object not an interface the device has: it is a predicted entry (it can match no
+gold entry, so accuracy is 0 and the IoUs fall, as they must for an answer that asserts a cause that
+is not there) and ``unresolved_lines`` says which lines those were and why. Dropping them instead
+would let ``FW_02;...;VRRP...`` plus ``Core_SW_01;8.8.8.8;routing loop on the core`` score as
+exactly correct. Outside a declared answer (tags, "Final answer:") such a line counts only when its
+node or its label is known, so prose or a CLI snippet with two semicolons is not taken for a cause.
+
 Nothing here knows the task model: node names, the taxonomy's label resolver and the dialects'
 interface/object normalisers are passed in as plain values and callables.
 """
@@ -58,13 +67,16 @@ class ParsedAnswer:
     When ``status`` is not ``"answered"`` that field is empty (``frozenset()`` / ``()``): the paper
     scores an unanswered or unparsable prediction as the empty set (appendix B.1), and keeping the
     family's empty value lets the metrics do exactly that without a special case.
-    ``invalid_lines`` keeps every answer attempt that failed the schema, for review and for F5.
+    ``invalid_lines`` keeps every answer attempt that failed the schema, for review and for F5;
+    ``unresolved_lines`` every (line, problem) that had the schema's shape and so counts as an entry,
+    but names a node, label or object the task does not know.
     """
 
     status: AnswerStatus
     rca: frozenset[RcaEntry] | None = None
     paths: tuple[Path, ...] | None = None
     invalid_lines: tuple[str, ...] = ()
+    unresolved_lines: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in ANSWER_STATUSES:
@@ -91,6 +103,7 @@ class ParsedAnswer:
                 [{"node": h.node, "egress": h.egress} for h in p] for p in self.paths
             ],
             "invalid_lines": list(self.invalid_lines),
+            "unresolved_lines": [{"line": line, "problem": problem} for line, problem in self.unresolved_lines],
         }
 
     @classmethod
@@ -108,6 +121,7 @@ class ParsedAnswer:
                 for p in paths
             ),
             invalid_lines=tuple(str(x) for x in data.get("invalid_lines", ())),
+            unresolved_lines=tuple((str(u["line"]), str(u["problem"])) for u in data.get("unresolved_lines", ())),
         )
 
 
@@ -117,6 +131,7 @@ class ParsedAnswer:
 class _Region:
     text: str
     explicit: bool  # every non-blank line is an attempt
+    declared: bool = False  # the agent declared this the answer (tags, marker): every stated cause counts
 
 
 def _regions(text: str) -> tuple[list[_Region], bool]:
@@ -130,10 +145,10 @@ def _regions(text: str) -> tuple[list[_Region], bool]:
         last = opens[-1]
         close = re.compile(rf"<\s*/\s*{re.escape(last.group(1))}\s*>", re.IGNORECASE)
         end = close.search(text, last.end())
-        return [_Region(text[last.end(): end.start() if end else len(text)], True)], False
+        return [_Region(text[last.end(): end.start() if end else len(text)], True, True)], False
     markers = list(_FINAL_MARKER.finditer(text))
     if markers:
-        return [_Region(text[markers[-1].end():], True)], False
+        return [_Region(text[markers[-1].end():], True, True)], False
     fences = [_Region(m.group(1), True) for m in _FENCE.finditer(text)]
     return [*reversed(fences), _Region(text, False)], True
 
@@ -201,12 +216,17 @@ class _NodeIndex:
 
 # --------------------------------------------------------------------------- RCA
 
+_Parsed = tuple[_T, str | None]
+"""A parsed line: the value, and the problem that keeps it from matching the task (None: it resolves)."""
+
+
 def _parse_rca_line(
     line: str,
+    declared: bool,
     nodes: _NodeIndex,
     resolve_label: Callable[[str], str | None],
     normalize_object: Callable[[str, str], str],
-) -> RcaEntry | None:
+) -> _Parsed[RcaEntry] | None:
     fields = [f.strip() for f in _RCA_SEP.split(line)]
     if len(fields) == 4 and fields[3] == "":
         fields = fields[:3]  # a trailing separator is harmless
@@ -216,16 +236,22 @@ def _parse_rca_line(
     if not node_raw or not label_raw:
         return None
     node = nodes.lookup(node_raw)
-    if node is None:
-        return None
     label = resolve_label(label_raw)
+    if node is None and label is None and not declared:
+        return None  # outside a declared answer: prose that happens to hold two separators
+    problems = []
+    if node is None:
+        problems.append(f"unknown node {node_raw!r}")
     if label is None:
-        return None
-    try:
-        obj = normalize_object(node, obj_raw)
-    except ValueError:
-        return None
-    return RcaEntry(node, obj, label)
+        problems.append(f"unknown root-cause label {label_raw!r}")
+    obj = obj_raw
+    if node is not None:
+        try:
+            obj = normalize_object(node, obj_raw)
+        except ValueError as exc:
+            problems.append(f"object {obj_raw!r}: {exc}" if str(exc) else f"unknown object {obj_raw!r}")
+    entry = RcaEntry(node or node_raw, obj, label or label_raw)
+    return entry, "; ".join(problems) or None
 
 
 def parse_rca(
@@ -246,11 +272,11 @@ def parse_rca(
     """
     index = _NodeIndex(node_names)
 
-    def parse_line(line: str) -> RcaEntry | None:
-        return _parse_rca_line(line, index, resolve_label, normalize_object)
+    def parse_line(line: str, declared: bool) -> _Parsed[RcaEntry] | None:
+        return _parse_rca_line(line, declared, index, resolve_label, normalize_object)
 
-    status, entries, invalid = _parse(text, _RCA_SEP, parse_line)
-    return ParsedAnswer(status=status, rca=frozenset(entries), invalid_lines=invalid)
+    status, entries, invalid, unresolved = _parse(text, _RCA_SEP, parse_line)
+    return ParsedAnswer(status=status, rca=frozenset(entries), invalid_lines=invalid, unresolved_lines=unresolved)
 
 
 # --------------------------------------------------------------------------- paths
@@ -297,11 +323,12 @@ def parse_paths(
     """
     index = _NodeIndex(node_names)
 
-    def parse_line(line: str) -> Path | None:
-        return _parse_path_line(line, index, normalize_interface)
+    def parse_line(line: str, declared: bool) -> _Parsed[Path] | None:
+        path = _parse_path_line(line, index, normalize_interface)
+        return None if path is None else (path, None)
 
-    status, paths, invalid = _parse(text, _ARROW, parse_line)
-    return ParsedAnswer(status=status, paths=tuple(paths), invalid_lines=invalid)
+    status, paths, invalid, unresolved = _parse(text, _ARROW, parse_line)
+    return ParsedAnswer(status=status, paths=tuple(paths), invalid_lines=invalid, unresolved_lines=unresolved)
 
 
 # --------------------------------------------------------------------------- shared driver
@@ -317,31 +344,35 @@ def _dedupe(items: Iterable[_T]) -> list[_T]:
 
 
 def _parse(
-    text: str | None, separator: re.Pattern[str], parse_line: Callable[[str], _T | None]
-) -> tuple[AnswerStatus, list[_T], tuple[str, ...]]:
+    text: str | None, separator: re.Pattern[str], parse_line: Callable[[str, bool], _Parsed[_T] | None]
+) -> tuple[AnswerStatus, list[_T], tuple[str, ...], tuple[tuple[str, str], ...]]:
     """Try the answer regions in order; see the module docstring for the rules."""
     if text is None or not text.strip():
-        return "empty", [], ()
+        return "empty", [], (), ()
     regions, falls_back = _regions(text)
     first_invalid: tuple[str, ...] | None = None
     for region in regions:
         valid: list[_T] = []
         invalid: list[str] = []
+        unresolved: list[tuple[str, str]] = []
         for line in _attempts(region, separator):
-            parsed = parse_line(line)
+            parsed = parse_line(line, region.declared)
             if parsed is None:
                 invalid.append(line)
-            else:
-                valid.append(parsed)
+                continue
+            value, problem = parsed
+            valid.append(value)
+            if problem is not None:
+                unresolved.append((line, problem))
         if valid:
-            return "answered", _dedupe(valid), tuple(invalid)
+            return "answered", _dedupe(valid), tuple(invalid), tuple(unresolved)
         if not falls_back:
             if not invalid:  # a declared answer with nothing in it
-                return "empty", [], ()
-            return "unparsable", [], tuple(invalid)
+                return "empty", [], (), ()
+            return "unparsable", [], tuple(invalid), ()
         if first_invalid is None and invalid:
             first_invalid = tuple(invalid)
-    return "unparsable", [], first_invalid or ()
+    return "unparsable", [], first_invalid or (), ()
 
 
 def parse_answer(
