@@ -589,10 +589,10 @@ class Validator:
                               expected=f"the interface of {hop.node} that links to {nxt}")
                 elif linked is None and net.links:
                     via = sorted(i for (n, i), other in peer.items() if n == hop.node and other == nxt)
-                    if via:
-                        ctx.error("path-link", f"path {p + 1}: no link is recorded on {hop.node} {hop.egress}; "
-                                  f"{hop.node} reaches {nxt} through {', '.join(via)}", loc=[*loc, "egress"],
-                                  expected=f"the interface of {hop.node} that links to {nxt}")
+                    if via:  # a logical egress (a VLAN interface) over a cabled port: nothing to refute
+                        ctx.warn("path-link-unknown", f"path {p + 1}: no link is recorded on {hop.node} "
+                                 f"{hop.egress}; {hop.node} reaches {nxt} through {', '.join(via)}",
+                                 loc=[*loc, "egress"])
                     else:
                         ctx.error("path-link", f"path {p + 1}: hop {h + 1} to {h + 2} crosses a link network "
                                   f"{net.name} does not have: nothing connects {hop.node} to {nxt}",
