@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ctbench.errors import CtbError, validation_message
+from ctbench.errors import CtbError, TaskDefinitionError, validation_message
 from ctbench.model import Family, HiddenSpec, Network, Recording, TaskSpec
 from ctbench.taxonomy import TaskSetConfig, Taxonomy
 from ctbench.vendor import Vendors
@@ -65,7 +65,7 @@ class TaskNotFound(CtbError):
     pass
 
 
-class DuplicateTaskId(CtbError):
+class DuplicateTaskId(TaskDefinitionError):
     """Two task folders (``rca/ID`` and ``path/ID``) share an id: which one a command means is unknown.
 
     A task definition error, not an infrastructure one: nothing is gained by retrying it.

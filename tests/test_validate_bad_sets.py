@@ -264,3 +264,32 @@ def test_global_tasks_option_reaches_every_command(tasks: Path, tmp_path: Path, 
     assert r.returncode == 1 and "gremlins" in r.stdout + r.stderr, r.stderr
     # the sub-command's own --tasks still works, and wins over nothing
     assert author(*args, "--tasks", str(tasks), cwd=elsewhere).returncode == 1
+
+
+# --------------------------------------------------------------------------- item 3: the runner's side
+
+
+@pytest.mark.parametrize(("breaker", "words"), [
+    (lambda r: replace(r / "rca/RCA-001/task.yaml", "network: campus-lab", "network: nowhere"), "'nowhere' not found"),
+    (lambda r: (r / "networks/campus-lab.yaml").write_text("name: campus-lab\ndevices: 12\n"), "devices"),
+    (lambda r: replace(r / "rca/RCA-001/task.yaml", "family: rca", "family: [rca"), "task.yaml"),
+    (lambda r: shutil.copytree(r / "rca/RCA-001", r / "path/RCA-001"), "duplicate task id"),
+])
+def test_a_task_that_cannot_be_served_is_a_task_definition_error(tasks: Path, breaker: Callable[[Path], None],
+                                                                 words: str) -> None:
+    """What the runner classifies as the task's fault (never retried), over the engine and over HTTP."""
+    import httpx
+
+    from ctbench.errors import TaskDefinitionError
+    from ctbench.replay.engine import ReplayEngine
+    from ctbench.replay.http_server import serve_in_thread
+
+    breaker(tasks)
+    engine = ReplayEngine(TaskSet.open(tasks))
+    with pytest.raises(TaskDefinitionError, match=words) as info:
+        engine.open_session("RCA-001")
+    assert info.value.task_id in (None, "RCA-001")
+    with serve_in_thread(engine) as server:
+        r = httpx.post(f"{server.url}/sessions", json={"task_id": "RCA-001"}, timeout=30)
+        assert r.status_code == 400 and words in r.json()["error"]["message"], r.text
+        assert httpx.post(f"{server.url}/sessions", json={"task_id": "RCA-404"}, timeout=30).status_code == 404

@@ -50,7 +50,9 @@ LOCK_FILE = ".lock"
 RUN_FORMAT = 1
 
 ResultStatus = Literal["answered", "unparsable", "timeout", "error"]
-ErrorKind = Literal["agent", "infrastructure"]
+ErrorKind = Literal["agent", "infrastructure", "task"]
+"""Who failed: the agent, the harness (backend or endpoint: retried), or the task's own definition
+(:class:`~ctbench.errors.TaskDefinitionError`: an unknown network, a broken file; never retried)."""
 
 
 def utc_now() -> datetime:
@@ -206,6 +208,7 @@ class ResultLine(BaseModel):
     ran out of time             timeout       -               None
     agent crashed / refused     error         agent           None (never retried)
     backend / endpoint down     error         infrastructure  None (after ``retries`` further attempts)
+    task definition error       error         task            None (never retried: fix the task)
     ==========================  ============  ==============  ===========================================
     """
 
