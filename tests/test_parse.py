@@ -199,14 +199,33 @@ def test_path_duplicates_removed_order_kept() -> None:
 
 
 @pytest.mark.parametrize("bad", [
-    "Unknown_GE1 -> PE1",          # unknown node
-    "PE1_GE1 -> Nowhere",          # unknown terminal
-    "PE1_GE1 -> BJ_GW_GE2",        # terminal must be a node only
     "PE1_GE1 -> -> BJ_GW",         # empty token
+    "PE1_GE1",                     # one hop is no path
+    "-> BJ_GW",
 ])
 def test_path_invalid_lines(bad: str) -> None:
     got = paths(f"<result>\n{bad}\n</result>")
     assert got.status == "unparsable" and got.paths == () and got.invalid_lines == (bad,)
+
+
+@pytest.mark.parametrize(("stated", "hops", "problem"), [
+    ("Unknown_GE1 -> PE1", (Hop("Unknown_GE1"), Hop("PE1")), "unknown hop 'Unknown_GE1'"),
+    ("PE1_GE1 -> Nowhere", (Hop("PE1", "GE1"), Hop("Nowhere")), "unknown node 'Nowhere'"),
+    ("PE1_GE1 -> BJ_GW_GE2", (Hop("PE1", "GE1"), Hop("BJ_GW_GE2")), "unknown node 'BJ_GW_GE2'"),  # terminal: a node
+    ("PE1_GE1 -> X_1 -> Y_2 -> BJ_GW", (Hop("PE1", "GE1"), Hop("X_1"), Hop("Y_2"), Hop("BJ_GW")),
+     "unknown hop 'X_1'; unknown hop 'Y_2'"),
+])
+def test_declared_paths_through_unknown_hops_are_what_the_agent_said(stated: str, hops: tuple[Hop, ...],
+                                                                     problem: str) -> None:
+    got = paths(f"<result>\n{stated}\nPE1_GE1 -> BJ_GW\n</result>")
+    assert got.status == "answered" and got.paths == (hops, (Hop("PE1", "GE1"), Hop("BJ_GW")))
+    assert got.unresolved_lines == ((stated, problem),) and got.invalid_lines == ()
+
+
+def test_undeclared_arrows_between_unknown_ends_are_prose() -> None:
+    got = paths("I guess packets -> somewhere\nPE1_GE1 -> X_9 -> BJ_GW\n")
+    assert got.paths == ((Hop("PE1", "GE1"), Hop("X_9"), Hop("BJ_GW")),)
+    assert got.invalid_lines == ("I guess packets -> somewhere",)
 
 
 def test_path_prose_lines_without_arrow_are_ignored_outside_tags() -> None:

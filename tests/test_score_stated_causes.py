@@ -30,21 +30,21 @@ print("<answer>" + open(sys.argv[1], encoding="utf-8").read() + "</answer>")
 """
 
 
-def run_and_score(tmp_path: Path, answer: str) -> tuple[dict, dict]:
+def run_and_score(tmp_path: Path, answer: str, task_id: str = "RCA-001") -> tuple[dict, dict]:
     tasks = copy_starters(tmp_path / "tasks")
     answer_file = tmp_path / "answer.txt"
     answer_file.write_text(answer, encoding="utf-8")
     out = tmp_path / "run"
     cmd = agent_script(tmp_path, "agent.py", AGENT) + f" {answer_file}"
     r = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "command", "--agent-cmd", cmd,
-                        "--tasks", str(tasks), "--select", "RCA-001", "--out", str(out), "--progress", "none",
+                        "--tasks", str(tasks), "--select", task_id, "--out", str(out), "--progress", "none",
                         "--no-score"], capture_output=True, text=True, env=ENV, timeout=300)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     s = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "score", str(out), "--tasks", str(tasks),
                         "--resamples", "200", "--json"], capture_output=True, text=True, env=ENV, timeout=300)
     assert s.returncode == 0 and "Traceback" not in s.stderr, s.stderr[-2000:]
     (line,) = results(out)
-    (task,) = [t for t in json.loads(s.stdout)["tasks"] if t["task_id"] == "RCA-001"]
+    (task,) = [t for t in json.loads(s.stdout)["tasks"] if t["task_id"] == task_id]
     return line, task
 
 
@@ -68,3 +68,14 @@ def test_the_gold_alone_still_scores_exactly(tmp_path: Path) -> None:
     line, task = run_and_score(tmp_path, GOLD)
     assert line["answer"]["unresolved_lines"] == []
     assert task["exact"] is True and task["failure"] is None
+
+
+GOLD_PATH = ("PC_01_eth0 -> ACC_SW_01_GigabitEthernet1/0/48 -> CORE_SW_01_GigabitEthernet0/0/24 -> "
+             "FW_01_GigabitEthernet1/0/2 -> GW_01_GigabitEthernet2 -> PE_01_ge-0/0/2 -> SRV_01")
+
+
+def test_a_stated_path_through_unknown_hops_counts(tmp_path: Path) -> None:
+    line, task = run_and_score(tmp_path, f"{GOLD_PATH}\nPC_01_eth0 -> MYSTERY_BOX_eth1 -> SRV_01", "PATH-001")
+    assert [u["problem"] for u in line["answer"]["unresolved_lines"]] == ["unknown hop 'MYSTERY_BOX_eth1'"]
+    assert task["exact"] is False and task["loc"] == 1.0
+    assert task["sequence"] == pytest.approx(0.5) and task["rest"] == pytest.approx(6 / 8)

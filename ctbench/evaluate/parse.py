@@ -263,12 +263,14 @@ def parse_rca(
 ) -> ParsedAnswer:
     """Parse an RCA answer: one ``node;object;label`` line per root cause (section 3.1, A.3).
 
-    ``node`` must be a known node (matched case-insensitively, canonical spelling returned);
+    ``node`` is matched case-insensitively against the known nodes (canonical spelling returned);
     ``label`` goes through ``resolve_label`` (taxonomy aliases -> canonical L0 label, ``None`` for an
-    unknown label); ``object`` through ``normalize_object(node, object)`` (e.g. interface names); a
-    ``ValueError`` from it, an unknown node or label, or a field count other than three makes the line
-    invalid. The object may be empty (three fields are still required). Full-width ``；`` is accepted
-    as separator. Duplicate entries collapse (the answer is a set).
+    unknown label); ``object`` through ``normalize_object(node, object)`` (e.g. interface names). A
+    field count other than three, or an empty node or label, makes the line invalid. An unknown node
+    or label, or a ``ValueError`` from the normaliser, keeps the line as a stated cause with the text
+    as written, listed in ``unresolved_lines`` (see the module docstring for the one exception). The
+    object may be empty (three fields are still required). Full-width ``；`` is accepted as separator.
+    Duplicate entries collapse (the answer is a set).
     """
     index = _NodeIndex(node_names)
 
@@ -282,28 +284,33 @@ def parse_rca(
 # --------------------------------------------------------------------------- paths
 
 def _parse_path_line(
-    line: str, nodes: _NodeIndex, normalize_interface: Callable[[str, str], str]
-) -> Path | None:
+    line: str, declared: bool, nodes: _NodeIndex, normalize_interface: Callable[[str, str], str]
+) -> _Parsed[Path] | None:
     tokens = [t.strip().strip("`'\"").strip() for t in _ARROW.split(line)]
     if len(tokens) < 2 or any(not t for t in tokens):
         return None
     hops: list[Hop] = []
+    problems: list[str] = []
     for tok in tokens[:-1]:
         split = nodes.split_hop(tok)
         if split is None:
-            return None
+            problems.append(f"unknown hop {tok!r}")
+            hops.append(Hop(tok, None))  # a stated hop the network does not know: it matches no edge
+            continue
         node, iface = split
         if iface is not None:
             try:
                 iface = normalize_interface(node, iface)
-            except ValueError:
-                return None
+            except ValueError as exc:
+                problems.append(f"hop {tok!r}: {exc}" if str(exc) else f"unknown interface in {tok!r}")
         hops.append(Hop(node, iface))
     terminal = nodes.lookup(tokens[-1])
     if terminal is None:
-        return None
-    hops.append(Hop(terminal, None))
-    return tuple(hops)
+        problems.append(f"unknown node {tokens[-1]!r}")
+    hops.append(Hop(terminal or tokens[-1], None))
+    if problems and not declared and (nodes.split_hop(tokens[0]) is None or terminal is None):
+        return None  # outside a declared answer, arrows between unknown ends are prose, not a path
+    return tuple(hops), "; ".join(problems) or None
 
 
 def parse_paths(
@@ -318,14 +325,16 @@ def parse_paths(
     a token equal to a node name is that node with no egress; otherwise the longest known name that
     is a prefix followed by ``_`` is the node and the rest is its egress interface, normalised by
     ``normalize_interface(node, iface)``. The last token must be a node name only. ``->`` and ``→``
-    are arrows. An unknown node, an empty token or a one-token line makes the line invalid.
-    Duplicate paths are removed, order of first appearance kept.
+    are arrows. An empty token or a one-token line makes the line invalid; a hop or node the network
+    does not know, or an interface the normaliser refuses, keeps the line as a stated path (its raw
+    token as the hop, so it matches no gold edge) listed in ``unresolved_lines`` - outside a declared
+    answer only when both its ends are known nodes. Duplicate paths are removed, order of first
+    appearance kept.
     """
     index = _NodeIndex(node_names)
 
     def parse_line(line: str, declared: bool) -> _Parsed[Path] | None:
-        path = _parse_path_line(line, index, normalize_interface)
-        return None if path is None else (path, None)
+        return _parse_path_line(line, declared, index, normalize_interface)
 
     status, paths, invalid, unresolved = _parse(text, _ARROW, parse_line)
     return ParsedAnswer(status=status, paths=tuple(paths), invalid_lines=invalid, unresolved_lines=unresolved)
