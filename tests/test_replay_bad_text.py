@@ -273,31 +273,70 @@ def test_mcp_stdio_answers_every_hostile_line(tasks: Path, tmp_path: Path) -> No
     assert [(r["device"], r["command"], r["outcome"]) for r in rows] == expected
 
 
-def test_mcp_streamable_http_refuses_hostile_bodies_with_4xx(tasks: Path, tmp_path: Path) -> None:
+def sse_result(r: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of a streamable-HTTP answer (an SSE stream or plain JSON)."""
+    if r.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in r.text.splitlines() if line.startswith("data:")]
+        return json.loads(data[-1])
+    return r.json()
+
+
+def test_mcp_streamable_http_answers_hostile_calls_like_stdio(tasks: Path, tmp_path: Path) -> None:
+    traj = tmp_path / "http.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "ctbench.replay.cli", "mcp", "RCA-001", "--tasks", str(tasks),
-                             "--http", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=ENV)
+                             "--trajectory", str(traj), "--http", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=ENV)
+    headers = {**JSON, "accept": "application/json, text/event-stream"}
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
-        headers = {**JSON, "accept": "application/json, text/event-stream"}
-        bodies = [r'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"\ud800"}}',
-                  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":' + "[" * 100_000 + "]" * 100_000 + "}",
-                  "[" * 100_000]
         deadline = time.monotonic() + 20
-        for body in bodies:
-            while True:
-                try:
-                    r = httpx.post(url, content=body.encode(), headers=headers, timeout=30)
-                    break
-                except httpx.ConnectError:
-                    assert time.monotonic() < deadline
-                    time.sleep(0.1)
+        init = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+                '"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}')
+        while True:
+            try:
+                r = httpx.post(url, content=init.encode(), headers=headers, timeout=30)
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline, "MCP HTTP server not answering"
+                time.sleep(0.1)
+        assert r.status_code == 200, r.text
+        session = {**headers, "mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        assert httpx.post(url, content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers=session,
+                          timeout=30).status_code == 202
+
+        def call(ident: int, name: str, raw_arguments: str) -> dict[str, Any]:
+            body = f'{{"jsonrpc":"2.0","id":{ident},"method":"tools/call","params":{{"name":"{name}",' \
+                   f'"arguments":{raw_arguments}}}}}'
+            r = httpx.post(url, content=body.encode(), headers=session, timeout=60)
+            assert r.status_code == 200, r.text[:300]
+            msg = sse_result(r)
+            assert msg["id"] == ident
+            return msg["result"]
+
+        expected = []
+        for n, (raw, shown) in enumerate(BROKEN_COMMANDS):
+            res = call(10 + n, "run_command", f'{{"device":"CORE_SW_01","command":{raw}}}')
+            assert res["isError"] and "not valid Unicode" in res["content"][0]["text"]
+            expected.append(("CORE_SW_01", shown, "invalid"))
+        res = call(20, "submit_answer", r'{"answer":"CORE_SW_01;GE0/0/24;shutdown\ud800"}')
+        assert res["isError"] and "not valid Unicode" in res["content"][0]["text"]
+        for n, value in enumerate(DEEP[:2] + HUGE_NUMBERS[:2] + ["NaN"]):
+            res = call(30 + n, "run_command", f'{{"device":"CORE_SW_01","command":"x","extra":{value}}}')
+            assert res["isError"] and "refused" in res["content"][0]["text"]
+        ok = call(40, "run_command", '{"device":"CORE_SW_01","command":"dis int br"}')
+        assert not ok["isError"]
+        expected.append(("CORE_SW_01", "dis int br", "recorded"))
+        # a body with no request id to answer is a plain 4xx
+        for junk in ("[" * 100_000, r'{"x":"\ud800"', r"\udc00", b"\xff\xfe".decode("latin-1")):
+            r = httpx.post(url, content=junk.encode(), headers=session, timeout=30)
             assert 400 <= r.status_code < 500, (r.status_code, r.text[:200])
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=20)
     assert "Traceback" not in err, err[-3000:]
+    rows = [json.loads(line) for line in traj.read_text(encoding="utf-8").splitlines()]
+    assert [(r["device"], r["command"], r["outcome"]) for r in rows] == expected
 
 
 # --------------------------------------------------------------------------- the runner

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
 
 from ctbench.replay.http_body import BodyError, parse_json
 from ctbench.safetext import scrub_json
@@ -58,6 +59,55 @@ async def repaired_lines(source: AsyncIterable[str]) -> AsyncIterator[str]:
         yield repair_line(line) if line.strip() else line
 
 
+class RepairingApp:
+    """ASGI wrapper for the streamable HTTP transport: each POSTed JSON body goes through
+    :func:`repair_line`, so a request over HTTP is answered exactly as the same line on stdio is
+    (recorded and answered, or refused for its id) instead of the SDK's bare parse error."""
+
+    def __init__(self, app: Any, *, max_body: int = 1024 * 1024) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away before the body arrived
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_body:
+                await _respond(send, 413, f"request body over {self.max_body} bytes")
+                return
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        fixed = repair_line(body.decode("utf-8", errors="replace")).encode("utf-8") if body.strip() else body
+        delivered = False
+
+        async def replay() -> Any:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": fixed, "more_body": False}
+            return await receive()
+
+        headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(fixed)).encode()))
+        await self.app({**scope, "headers": headers}, replay, send)
+
+
+async def _respond(send: Any, status: int, message: str) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
 class RepairedStdin:
     """What ``stdio_server(stdin=...)`` iterates over: the process's stdin, line by line, repaired."""
 
@@ -68,4 +118,4 @@ class RepairedStdin:
         return repaired_lines(self._source)
 
 
-__all__ = ["INVALID_REQUEST_TOOL", "RepairedStdin", "repair_line"]
+__all__ = ["INVALID_REQUEST_TOOL", "RepairedStdin", "RepairingApp", "repair_line"]

@@ -35,7 +35,7 @@ from mcp.types import (
 )
 
 from ctbench.errors import CtbError
-from ctbench.replay.mcp_lines import INVALID_REQUEST_TOOL, RepairedStdin
+from ctbench.replay.mcp_lines import INVALID_REQUEST_TOOL, RepairedStdin, RepairingApp
 from ctbench.replay.session import Session
 from ctbench.replay.tools import INPUT_SCHEMAS, ReplayTools
 
@@ -130,7 +130,7 @@ def run_http(server: Server[Any], host: str, port: int, *,
     from ctbench.replay.http_server import bind_socket, socket_url, uvicorn_server
 
     sock = bind_socket(host, port)
-    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    app = RepairingApp(server.streamable_http_app(streamable_http_path="/mcp", host=host))
     if announce is not None:
         announce(f"{socket_url(sock)}/mcp")
     uvicorn_server(app).run(sockets=[sock])
