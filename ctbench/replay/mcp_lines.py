@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterable, AsyncIterator
+from contextlib import suppress
+from io import TextIOWrapper
 from typing import Any
 
 from ctbench.replay.http_body import BodyError, parse_json
@@ -108,6 +110,15 @@ async def _respond(send: Any, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+class UnownedTextReader(TextIOWrapper):
+    """A text layer over ``sys.stdin.buffer`` that never closes it (closing it at garbage collection
+    would close the process's stdin under anything else still reading it)."""
+
+    def close(self) -> None:
+        with suppress(ValueError):
+            self.detach()
+
+
 class RepairedStdin:
     """What ``stdio_server(stdin=...)`` iterates over: the process's stdin, line by line, repaired."""
 
@@ -118,4 +129,4 @@ class RepairedStdin:
         return repaired_lines(self._source)
 
 
-__all__ = ["INVALID_REQUEST_TOOL", "RepairedStdin", "RepairingApp", "repair_line"]
+__all__ = ["INVALID_REQUEST_TOOL", "RepairedStdin", "RepairingApp", "UnownedTextReader", "repair_line"]

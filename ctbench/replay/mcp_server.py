@@ -35,7 +35,7 @@ from mcp.types import (
 )
 
 from ctbench.errors import CtbError
-from ctbench.replay.mcp_lines import INVALID_REQUEST_TOOL, RepairedStdin, RepairingApp
+from ctbench.replay.mcp_lines import INVALID_REQUEST_TOOL, RepairedStdin, RepairingApp, UnownedTextReader
 from ctbench.replay.session import Session
 from ctbench.replay.tools import INPUT_SCHEMAS, ReplayTools
 
@@ -110,13 +110,12 @@ def build_server(session: Session, *, answer_file: Path | None = None,
 def run_stdio(server: Server[Any]) -> None:
     """Serve on stdin/stdout until the client closes the pipe; every request line gets a reply."""
     import sys
-    from io import TextIOWrapper
 
     import anyio
     from mcp.server.stdio import stdio_server
 
     async def main() -> None:
-        raw = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        raw = anyio.wrap_file(UnownedTextReader(sys.stdin.buffer, encoding="utf-8", errors="replace"))
         stdin: Any = RepairedStdin(raw)
         async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
