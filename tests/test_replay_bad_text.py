@@ -181,7 +181,7 @@ def test_brackets_and_digits_inside_strings_are_just_text(server: tuple[str, Pat
 
 def test_body_limits_unit() -> None:
     assert nesting_depth(b'{"a":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}') == 1
-    assert nesting_depth(b"[" * 40 + b"]" * 40) == 40
+    assert nesting_depth(b"[" * 40 + b"]" * 40) == MAX_DEPTH + 1 and nesting_depth(b"[" * 40 + b"]" * 40, 50) == 40
     assert nesting_depth(b'["\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["]') == 1
     assert parse_json(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH) is not None
     assert first_bad_char("ok") is None and first_bad_char("a\ud800")[0] == 1  # type: ignore[index]

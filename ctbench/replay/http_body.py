@@ -42,14 +42,21 @@ class BodyError(Exception):
         self.message = message
 
 
-def nesting_depth(raw: bytes) -> int:
-    """How deeply arrays and objects nest in the JSON text ``raw`` (brackets inside strings ignored)."""
-    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:  # the common case: no scan needed
-        return raw.count(b"[") + raw.count(b"{")
+def nesting_depth(raw: bytes, stop: int = MAX_DEPTH) -> int:
+    """How deeply arrays and objects nest in the JSON text ``raw`` (brackets inside strings ignored).
+
+    The scan stops as soon as the depth passes ``stop`` (the answer is then ``stop + 1``), so a
+    megabyte of brackets costs no more than a body that is merely too deep.
+    """
+    opening = raw.count(b"[") + raw.count(b"{")
+    if opening <= stop:  # the common case: no scan needed
+        return opening
     depth = deepest = 0
     for m in _BRACKET.finditer(_STRING.sub(b'""', raw)):
         if m.group() in (b"[", b"{"):
             depth += 1
+            if depth > stop:
+                return depth
             deepest = max(deepest, depth)
         else:
             depth -= 1
@@ -73,7 +80,7 @@ def parse_json(raw: bytes) -> Any:
     """The JSON value of ``raw``, or :class:`BodyError` (400) saying why it is refused."""
     depth = nesting_depth(raw)
     if depth > MAX_DEPTH:
-        raise BodyError(400, "bad_json", f"the body nests arrays or objects {depth} deep (the limit is {MAX_DEPTH})")
+        raise BodyError(400, "bad_json", f"the body nests arrays or objects more than {MAX_DEPTH} levels deep")
     try:
         return json.loads(raw, parse_int=_number("integer", int), parse_float=_number("number", float),
                           parse_constant=_constant)
