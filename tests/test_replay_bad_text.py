@@ -404,3 +404,40 @@ def test_result_lines_with_any_string_are_written_and_read_back(tmp_path: Path) 
     assert first.answer == {"status": "unparsable", "invalid_lines": ["x\ufffd"], "rca": []}
     assert first.model_extra == {"agent_said": "\ufffd"}
     assert second.answer_text == "é 🙂"
+
+
+def test_real_mcp_client_gets_an_error_for_hostile_arguments_and_goes_on(tasks: Path, tmp_path: Path) -> None:
+    """The real MCP client cannot send a lone surrogate, but it can send what pydantic serialises:
+    numbers of any size and deep nesting. Each call gets a tool error; the session goes on."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    traj = tmp_path / "client.jsonl"
+    deep: Any = "x"
+    for _ in range(200):
+        deep = [deep]
+    hostile = [{"device": "CORE_SW_01", "command": "dis int br", "x": 10 ** 5000},
+               {"device": "CORE_SW_01", "command": deep},
+               {"device": {"a": deep}, "command": "dis int br"},
+               {"answer": 7}]
+
+    async def main() -> None:
+        params = StdioServerParameters(command=sys.executable, env=ENV, args=[
+            "-m", "ctbench.replay.cli", "mcp", "RCA-001", "--tasks", str(tasks), "--trajectory", str(traj)])
+        with tempfile.TemporaryFile(mode="w+") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                for args in hostile:
+                    name = "submit_answer" if "answer" in args else "run_command"
+                    with anyio.fail_after(30):  # a reply, not a hang
+                        res = await s.call_tool(name, args)
+                    assert res.is_error, args
+                ok = await s.call_tool("run_command", {"device": "CORE_SW_01", "command": "dis int br"})
+                assert not ok.is_error and ok.meta and ok.meta["outcome"] == "recorded"
+            errlog.seek(0)
+            assert "Traceback" not in errlog.read()
+
+    anyio.run(main)
+    rows = [json.loads(line) for line in traj.read_text(encoding="utf-8").splitlines()]
+    assert [r["outcome"] for r in rows] == ["recorded"]
