@@ -7,7 +7,10 @@ decides what the scorer *believes* about a run, so the rules are spelled out her
 - **The answer is re-parsed** from each result's ``answer_text`` with the task's network node names,
   the taxonomy's aliases and the vendor dialects' interface names; the ``answer`` a runner stored is
   only used when no text was kept. Scores therefore follow the current parser and task set, whatever
-  tool wrote the run.
+  tool wrote the run. Every stated cause counts: an RCA line of the schema's shape that names a node,
+  label or object the task does not know is a predicted entry that matches no gold entry (accuracy 0,
+  lower IoUs, F1/F2 by the set rule of :mod:`.failures`), never dropped; the parse record's
+  ``unresolved_lines`` lists those lines with the reason.
 - **Timeout and error results score as "missing"** (no prediction: 0 on every IoU, wrong, F5), as do
   tasks the run selected (``run.yaml`` ``tasks``) but never finished: the paper keeps unanswered
   tasks in every denominator (B.1, C.3, C.5). An unfinished run is flagged ``incomplete``.

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctbench.errors import CtbError
+from ctbench.errors import CtbError, TaskDefinitionError
 from ctbench.model import Device, Recording, TaskSpec
 from ctbench.replay.observation import DeviceInfo, Outcome
 from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path
@@ -260,8 +260,16 @@ class ReplayEngine:
             if not isinstance(task_id, str) or not task_id or len(task_id) > 64:
                 raise CtbError(f"task {printable(str(task_id))!r} not found")
             ref = self.task_set.ref(task_id)
-            spec = self.task_set.load_task(ref)  # agent-visible part only, never hidden.yaml
-        network = self.task_set.network(spec.network)
+            try:
+                spec = self.task_set.load_task(ref)  # agent-visible part only, never hidden.yaml
+            except TaskDefinitionError:
+                raise
+            except CtbError as exc:
+                raise TaskDefinitionError(f"task {task_id}: {exc}", task_id=task_id) from None
+        try:
+            network = self.task_set.network(spec.network)
+        except CtbError as exc:  # unknown or broken network: the task's fault, retrying cannot help
+            raise TaskDefinitionError(f"task {ref.id}: {exc}", task_id=ref.id) from None
         by_name = network.device_map()
         wanted = spec.accessible if spec.accessible is not None else [d.name for d in network.devices]
         by_device: dict[str, list[Recording]] = {}
