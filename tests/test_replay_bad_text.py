@@ -369,7 +369,7 @@ def test_run_survives_an_agent_that_sends_broken_text(tmp_path: Path, mode: str)
     tasks = copy_starters(tmp_path / "tasks")
     out = tmp_path / "run"
     cmd = agent_script(tmp_path, "agent.py", SURROGATE_AGENT) + f" {mode}"
-    r = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "command", "--agent-cmd",
+    r = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command", "--agent-cmd",
                         cmd, "--tasks", str(tasks), "--select", "RCA-001", "--out", str(out), "--progress",
                         "none", "--no-score"], capture_output=True, text=True, env=ENV, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
