@@ -387,11 +387,64 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- export
+
+EXPORT_HELP = """\
+Write run folders in the formats other tools read.
+
+  atif         one ATIF v1.7 OUT/<ID>/trajectory.json per task of one run: the prompt, every replay call
+               with the output the device printed (replayed from the task set), the final answer, and
+               the run's token totals. Trajectory viewers and SFT/RL pipelines read it.
+  leaderboard  OUT/leaderboard.json, the CTBench leaderboard's published-results JSON (schema version 1)
+               for one or more runs: per family accuracy, localization, reasoning (RCA-ID / Path-Rest)
+               and evidence, each {mean, sd} in percent (sd = the standard error across tasks, as in
+               Table 5); and OUT/efficiency.json with rounds, latency and tokens per family and the
+               counting rule behind them.
+
+examples:
+  ctb-eval export runs/codex-gpt55 --format atif --out atif/codex-gpt55
+  ctb-eval export runs/a runs/b runs/c --format leaderboard --out leaderboard/
+"""
+
+
+def _add_export(sub: Any) -> None:
+    from ctbench.evaluate.export import EXPORTERS
+
+    p = add_command(sub, "export", "write runs as ATIF trajectories or leaderboard JSON", cmd_export,
+                    description=EXPORT_HELP)
+    p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folder(s)")
+    p.add_argument("--format", choices=sorted(EXPORTERS), required=True, help="what to write")
+    p.add_argument("--out", metavar="DIR", required=True, help="folder to write into (created if needed)")
+    p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else "
+                   "the one in run.yaml)")
+    p.add_argument("--resamples", type=int, metavar="N", help="bootstrap resamples for the SEs (default 10000)")
+    p.add_argument("--json", action="store_true", help="print what was written as JSON")
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ctbench.evaluate.export import EXPORTERS
+
+    _check_resamples(args.resamples)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CtbError(f"{out}: exists and is not a folder; --out names the folder to write into", exit_code=2)
+    task_set = _task_set_for(args.tasks, args.run_dirs)
+    summary = EXPORTERS[args.format]([Path(d) for d in args.run_dirs], out, task_set, n_resamples=args.resamples)
+    if args.json:
+        emit_json(summary.to_json())
+    else:
+        print(f"wrote {len(summary.files)} file(s) to {out}")
+    for warning in summary.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
 def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-eval", DESCRIPTION)
     _add_run(sub)
     _add_scoring(sub)
     _add_prompt(sub)
+    _add_export(sub)
     return parser, sub
 
 
