@@ -42,7 +42,7 @@ def test_every_table_shape_is_there(starter_set: Path, runs: list[Path]) -> None
     report = build_report(runs, TaskSet.open(starter_set), n_resamples=N)
     tables = {t.key: t for t in report_tables(report)}
     assert list(tables) == ["runs", "table5", "table6", "table13", "table16", "table18", "table19", "table20",
-                            "table22", "table25", "table29", "by_root_cause_count", "by_chain_length",
+                            "table22", "table21", "table24", "table25", "table29", "by_root_cause_count", "by_chain_length",
                             "by_protocol_complexity", "by_golden_tier", "by_path_count", "warnings"]
     t5 = tables["table5"]
     assert t5.rows[0][:6] == ["oracle+gold", 2, "100.00 ± 0.00", "100.00 ± 0.00", "100.00 ± 0.00", "100.00 ± 0.00"]

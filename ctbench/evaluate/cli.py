@@ -203,9 +203,15 @@ the comparisons; intervals are not.
 Runs over different tasks are refused (the difference is listed); --common-tasks compares them on
 the tasks they all have instead, with a warning.
 
+--pairs names the pairs to compare instead (Tables 26 and 27): A:B,C:D with runs given by position
+(1-based), run name, folder name or label; each --pairs list is one comparison scope (--scope names it)
+and Holm's adjustment runs within each scope, family and metric, as in D.2.
+
 examples:
   ctb-eval compare runs/codex-gpt runs/claude-sonnet runs/hermes-qwen
   ctb-eval compare runs/a runs/b --json
+  ctb-eval compare runs/ha-qwen runs/ha-ds --pairs 1:2 --scope same-harness
+  ctb-eval compare runs/cc-ds runs/cx-ds runs/ha-ds --pairs 1:2,1:3,2:3 --scope fixed-model
 """
 
 REPORT_HELP = """\
@@ -254,6 +260,10 @@ def _add_scoring(sub: Any) -> None:
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folders; the first is A")
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
     p.add_argument("--common-tasks", action="store_true", help="compare on the tasks every run has")
+    p.add_argument("--pairs", action="append", metavar="A:B,...", help="compare these pairs instead of the first "
+                   "run with each other (runs by position, run name, folder or label); repeat for more scopes")
+    p.add_argument("--scope", action="append", metavar="NAME", help="name of the comparison scope of the matching "
+                   "--pairs (Holm-adjusted within it), e.g. same-harness, fixed-model")
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
     p.add_argument("--json", action="store_true", help="print the comparisons as JSON")
 
@@ -338,6 +348,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise CtbError("give at least two run folders: A, then the run(s) to compare it with", exit_code=2)
     _check_resamples(args.resamples)
     task_set = _task_set_for(args.tasks, args.run_dirs)
+    if args.pairs or args.scope:
+        return _compare_scoped(args, task_set)
     cmp = compare_folders(args.run_dirs, task_set, common=args.common_tasks, n_resamples=args.resamples)
     if args.json:
         emit_json(cmp.to_json())
@@ -384,6 +396,32 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"next: ctb-eval score {summary.run_dir}")
+    return 0
+
+
+def _compare_scoped(args: argparse.Namespace, task_set: Any) -> int:
+    """``compare --pairs A:B,C:D --scope NAME``: the named pairs, Holm within each scope (Tables 26-27)."""
+    from ctbench.evaluate.paper_tables import compare_scoped, scoped_table
+    from ctbench.evaluate.score import Scorer
+    from ctbench.tables import render_text
+
+    pairs, names = args.pairs or [], args.scope or []
+    if not pairs:
+        raise CtbError("--scope names the scope of a --pairs list; give --pairs A:B too", exit_code=2)
+    if len(names) > len(pairs):
+        raise CtbError(f"{len(names)} --scope name(s) for {len(pairs)} --pairs list(s); give one --scope per "
+                       "--pairs, in the same order", exit_code=2)
+    names = names + [f"scope {i + 1}" for i in range(len(names), len(pairs))]
+    scorer = Scorer(task_set)
+    runs = [scorer.score_folder(d) for d in args.run_dirs]
+    sc = compare_scoped(runs, list(zip(names, pairs, strict=True)), common=args.common_tasks,
+                        n_resamples=args.resamples)
+    if args.json:
+        emit_json(sc.to_json())
+    else:
+        sys.stdout.write(render_text([scoped_table(sc)]))
+    for warning in sc.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.compare import Comparison, compare, comparison_table, unique_names
+from ctbench.evaluate.paper_tables import paper_tables
 from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, build_scores
 from ctbench.evaluate.scorecard import FAMILY_TITLES, HEADLINE, percent, pm
 from ctbench.evaluate.stats import BASE_SEED, N_RESAMPLES
@@ -333,6 +334,7 @@ def report_tables(report: Report, *, split: bool = False) -> list[Table]:
     tables = [table_runs(report), table5(report, split), table6(report, split), table13(report, split),
               table16(report, split), table18(report, split), table19(report, split), table20(report, split),
               table22(report, split)]
+    tables.extend(paper_tables([(r.label, r.run) for r in report.runs]))
     if report.comparison is not None:
         tables.append(comparison_table(report.comparison, split=split))
     tables.append(table29(report, split))

@@ -58,6 +58,8 @@ from ctbench.yamlio import atomic_write_text, load_fast
 SCORES_FILE = "scores.json"
 SCORES_FORMAT = 1
 EXECUTED_OUTCOMES = frozenset({"recorded", "denied"})
+ABLATION_LEVEL = "O2→O1"
+"""The observability stratum of a task that declares itself the ablation variant of an O2 task."""
 
 BREAKDOWNS: tuple[tuple[str, str], ...] = (
     # (name in scores.json and reports, meta field)
@@ -71,7 +73,7 @@ BREAKDOWNS: tuple[tuple[str, str], ...] = (
     ("path_count", "path_count"),
 )
 """Every metadata field the scores are broken down by (issue 4; paper Tables 19-22, A.5-A.6)."""
-_TASK_META: tuple[str, ...] = (*(k for _, k in BREAKDOWNS), "golden_length", "h_l")
+_TASK_META: tuple[str, ...] = (*(k for _, k in BREAKDOWNS), "golden_length", "h_l", "ablation_of")
 """The metadata a task's entry in scores.json shows: its strata values, golden length and H_L."""
 
 
@@ -320,9 +322,12 @@ class Scorer:
                                for h in p) for p in hidden.gold_paths())
         d = derive(spec, hidden, network, tax, ts.config)
         rca = spec.family == Family.RCA
+        ablation_of = hidden.metadata.ablation_of if rca else None
         meta: dict[str, Any] = {
             "categories": list(d.categories) if rca and d.categories else None,
-            "observability": d.observability if rca else None,
+            # an O2->O1 ablation variant is its own stratum, as in the paper's Table 20 (not one more O1 task)
+            "observability": ABLATION_LEVEL if ablation_of else d.observability if rca else None,
+            "ablation_of": ablation_of,
             "heterogeneity": d.heterogeneity or None,
             "root_cause_count": d.root_cause_count if rca else None,
             "chain_length": d.chain_length if rca else None,
