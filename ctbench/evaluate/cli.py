@@ -228,6 +228,10 @@ examples:
   ctb-eval report runs/a runs/b runs/c --format md
   ctb-eval report runs/* --format html --out report.html
   ctb-eval report runs/a --format latex --out tables.tex
+  ctb-eval report runs/a runs/b --format latex --bold-best --out tables.tex   best value per column in bold
+
+LaTeX tables carry booktabs rules, a \\label{tab:<key>} (tab:table5, tab:table21, ...) and a caption that
+says what they show; wide tables are set as table* scaled to the text width (needs graphicx).
 """
 
 IMPORT_HELP = """\
@@ -275,6 +279,8 @@ def _add_scoring(sub: Any) -> None:
                    help="output format (default text)")
     p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
+    p.add_argument("--bold-best", action="store_true", help="latex: set the best value of each column in bold "
+                   "(highest score, lowest cost)")
 
     p = add_command(sub, "import-results", "turn a paper-style result JSON into a run folder", cmd_import_results,
                     description=IMPORT_HELP)
@@ -336,7 +342,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         emit_json(scores)
     else:
         print_scorecard(scores)
-        print(f"scores written to {Path(args.run_dir) / SCORES_FILE}", file=sys.stderr)
+        print(f"scores written to {Path(args.run_dir) / SCORES_FILE} (task set {task_set.root} at commit "
+              f"{str(scores['scoring']['task_set_commit'])[:12]})", file=sys.stderr)
     return 0
 
 
@@ -368,7 +375,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     task_set = _task_set_for(args.tasks, args.run_dirs)
     show = (lambda msg: print(msg, file=sys.stderr)) if sys.stderr.isatty() else None
     report = build_report(args.run_dirs, task_set, n_resamples=args.resamples, progress=show)
-    text = render_report(report, args.format)
+    text = render_report(report, args.format, bold_best=args.bold_best)
     if args.out:
         try:
             atomic_write_text(Path(args.out), text)
@@ -393,6 +400,7 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     outcomes = ", ".join(f"{n} {k}" for k, n in summary.outcomes.items() if n)
     print(f"imported {summary.tasks} task(s) ({summary.answered} answered, {summary.commands} command(s)"
           f"{': ' + outcomes if outcomes else ''}) into {summary.run_dir}")
+    print(f"task set: {task_set.root} at commit {summary.task_set_commit[:12]}")
     for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"next: ctb-eval score {summary.run_dir}")

@@ -131,6 +131,7 @@ def table23(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
                                  percent(p["micro_edge_iou"]), percent(p["evidence"]["f1"]),
                                  percent(p["evidence"]["coverage"])] if p["n_tasks"] else [None] * 6)
             t.add(model, _harness(run), *rca, *path)
+    t.best = {col: "max" for col in cols[2:]}
     t.note = ("Percent. Loc and ID/Rest are task-macro IoUs; Path micro is the pooled directed-edge IoU. With C "
               "covered golden actions, G golden actions and A the per-task counts of distinct executed commands "
               "summed: Evid. F1 = 2C / (G + A), Evid. cov. = C / G. Unanswered tasks stay in every denominator.")

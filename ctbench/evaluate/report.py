@@ -177,6 +177,7 @@ def table5(report: Report, split: bool) -> Table:
             for value, key in _headline(summ, fam):
                 row += c.cell(value, se.get(key))
         t.rows.append(row)
+    t.best = {col: "max" for col in cols if col not in ("Run", "RCA n", "Path n") and not col.endswith(" SE")}
     scoring = report.runs[0].scores["scoring"] if report.runs else {"n_resamples": N_RESAMPLES, "base_seed": BASE_SEED}
     t.note = ("Percent ± SE across tasks (not across repeated runs). Acc and IoUs are task means (SE = sd/sqrt(n)); "
               f"Evid. is pooled golden-action coverage with a bootstrap SE ({scoring['n_resamples']:,} resamples, "
@@ -200,6 +201,7 @@ def table6(report: Report, split: bool) -> Table:
                 else:
                     cells.append(mean)
             t.rows.append(cells)
+    t.best = {col: "min" for col in ("Rounds", "Latency (s)", "Input tokens", "Output tokens", "Total tokens")}
     t.note = "Means per task over the tasks where the harness recorded the figure; medians are in scores.json."
     return t
 
@@ -214,6 +216,7 @@ def table13(report: Report, split: bool) -> Table:
         t.rows.append([r.label, *c.cell(rca["triplet_iou"] if rca["n_tasks"] else None, se_r.get("triplet_iou")),
                        *c.cell(path["sequence_iou"] if path["n_tasks"] else None, se_p.get("sequence_iou")),
                        *c.cell(path["micro_edge_iou"], se_p.get("micro_edge_iou"))])
+    t.best = {col: "max" for col in t.columns[1:] if not col.endswith(" SE")}
     t.note = ("Triplet IoU keeps each (node, object, cause) together; sequence IoU treats each whole ordered path as "
               "one element; micro edge IoU pools directed edges over tasks (bootstrap SE).")
     return t
@@ -345,12 +348,14 @@ def report_tables(report: Report, *, split: bool = False) -> list[Table]:
     return [t for t in tables if t.rows or t.key in ("table5",)]
 
 
-def render_report(report: Report, fmt: str) -> str:
-    """The report as text, md, latex, json (tables via :func:`ctbench.tables.render`) or html."""
+def render_report(report: Report, fmt: str, *, bold_best: bool = False) -> str:
+    """The report as text, md, latex, json (tables via :func:`ctbench.tables.render`) or html.
+
+    ``bold_best`` sets the best value of each rated column in bold (LaTeX)."""
     if fmt not in FORMATS:
         raise CtbError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "html":
         from ctbench.evaluate.report_html import render_html
 
         return render_html(report, report_tables(report))
-    return render(report_tables(report, split=(fmt == "json")), fmt)
+    return render(report_tables(report, split=(fmt == "json")), fmt, bold_best=bold_best)

@@ -50,6 +50,8 @@ from ctbench.evaluate.runfolder import (
     ResultLine,
     RunFolder,
     RunFolderError,
+    TaskSetRef,
+    task_set_commit,
 )
 from ctbench.model import Device, Family, Network
 from ctbench.store import TaskNotFound, TaskSet
@@ -224,6 +226,7 @@ class Scorer:
         self.vendors = task_set.vendors
         self._contexts: dict[str, TaskContext] = {}
         self._topologies: dict[str, Topology] = {}
+        self._task_set_ref: TaskSetRef | None = None
         cfg = task_set.config.similarity
         self.config = ScoringConfig(
             levels=task_set.taxonomy.levels(),
@@ -236,6 +239,13 @@ class Scorer:
     @property
     def min_stratum(self) -> int:
         return self.task_set.config.min_stratum
+
+    @property
+    def task_set_ref(self) -> TaskSetRef:
+        """The git commit of the task set this scorer scores against (read once)."""
+        if self._task_set_ref is None:
+            self._task_set_ref = task_set_commit(self.task_set.root)
+        return self._task_set_ref
 
     # ------------------------------------------------------------------ normalisers
 
@@ -386,6 +396,11 @@ class Scorer:
         info, warnings = read_run_info(run_dir)
         results, more = read_results(run_dir)
         warnings.extend(more)
+        scored = self.task_set_ref
+        if info.task_set_commit not in (None, "none") and scored.commit != "none" \
+                and info.task_set_commit != scored.commit:
+            warnings.append(f"scored against task-set commit {scored.commit[:12]}, but the run was made on "
+                            f"{str(info.task_set_commit)[:12]}: statements, recordings or gold may differ")
         folder = RunFolder(run_dir)
         selected = list(info.tasks) if info.tasks is not None else []
         task_ids = list(dict.fromkeys([*selected, *sorted(results)]))
@@ -439,7 +454,8 @@ class Scorer:
             warnings.append(f"{len(bad_trajectories)} trajector(y/ies) had problems: " + "; ".join(bad_trajectories[:3])
                             + (" ..." if len(bad_trajectories) > 3 else ""))
         scores.sort(key=lambda s: (s.family, s.task_id))
-        return ScoredRun(info=info, scores=scores, warnings=warnings, missing=missing, path=run_dir)
+        return ScoredRun(info=info, scores=scores, warnings=warnings, missing=missing, path=run_dir,
+                         task_set=scored)
 
 
 def _collapse(command: str) -> str:
@@ -484,11 +500,14 @@ class ScoredRun:
     warnings: list[str]
     missing: list[str]
     path: Path
+    task_set: TaskSetRef | None = None
+    """The task set it was scored against (commit and dirtiness), recorded in scores.json."""
 
     def restricted(self, keys: set[tuple[str, str]]) -> ScoredRun:
         """The same run on a subset of its tasks (comparisons on common tasks)."""
         return ScoredRun(info=self.info, scores=[s for s in self.scores if (s.family, s.task_id) in keys],
-                         warnings=self.warnings, missing=[m for m in self.missing], path=self.path)
+                         warnings=self.warnings, missing=[m for m in self.missing], path=self.path,
+                         task_set=self.task_set)
 
 
 # --------------------------------------------------------------------------- scores.json
@@ -551,7 +570,9 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
         "run": run.info.to_json(),
         "scoring": {"ctbench": __version__, "n_resamples": n_resamples, "base_seed": base_seed,
                     "seed_rule": "numpy default_rng(base_seed + crc32('bootstrap:<family>:<metric>')), one index "
-                                 "matrix per task family and metric", "min_stratum": min_stratum},
+                                 "matrix per task family and metric", "min_stratum": min_stratum,
+                    "task_set_commit": run.task_set.commit if run.task_set else None,
+                    "task_set_dirty": run.task_set.dirty if run.task_set else None},
         "n_tasks": len(rows),
         "incomplete": bool(run.missing),
         "missing_results": list(run.missing),
