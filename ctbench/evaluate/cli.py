@@ -485,12 +485,46 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- view
+
+VIEW_HELP = """\
+Open the run viewer: the runs, then a task table (id, family, outcome, accuracy, Loc, ID/Rest, evidence
+covered/total, F1-F5 label, rounds, tokens, latency) with filter (/), sort (s, S, or click a heading)
+and search. Enter opens a task: the prompt, the parsed answer beside the gold entry by entry, the
+trajectory step by step with the device's output (n / p), the golden actions covered or missed, and
+the agent's log with the model turns its harness recorded. r flips to the same task in the next run,
+c shows two runs of it side by side.
+
+Rows come from each run's scores.json when it is up to date, else the run is scored on opening.
+
+examples:
+  ctb-eval view runs/codex-gpt55
+  ctb-eval view runs/* --tasks ../ctbench-tasks
+"""
+
+
+def _add_view(sub: Any) -> None:
+    p = add_command(sub, "view", "look at runs task by task (a terminal app)", cmd_view, description=VIEW_HELP)
+    p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folder(s)")
+    p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else "
+                   "the one in run.yaml)")
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from ctbench.viewer.app import ViewerApp
+
+    task_set = _task_set_for(args.tasks, args.run_dirs)
+    ViewerApp(args.run_dirs, task_set).run()
+    return 0
+
+
 def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-eval", DESCRIPTION)
     _add_run(sub)
     _add_scoring(sub)
     _add_prompt(sub)
     _add_export(sub)
+    _add_view(sub)
     return parser, sub
 
 
