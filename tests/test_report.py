@@ -95,7 +95,8 @@ def test_html_is_one_self_contained_file(starter_set: Path, runs: list[Path]) ->
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
     assert html.count("<svg") == 4  # category radar, heterogeneity, observability, cost vs accuracy
     assert "<polygon" in html  # the category radar (C1, C2, C4)
-    assert not re.search(r"https?://|<link|<script|src=|url\(|@import", html)
+    assert not re.search(r"https?://|<link|src=|url\(|@import", html)
+    assert re.findall(r"<script[^>]*>", html) == ["<script>"]  # the drill-down's inline sort/filter, nothing loaded
     assert "<style>" in html and "Cost vs accuracy" in html and "mean total tokens per task" in html
     assert html == render_report(build_report(runs, TaskSet.open(starter_set), n_resamples=N), "html")  # deterministic
 

@@ -30,6 +30,8 @@ from ctbench.store import TaskSet
 from ctbench.tables import Cell, Table, render
 
 FORMATS = ("text", "md", "latex", "json", "html")
+SMALL_STRATA = "stratum/strata have fewer than"
+"""How a run's small-strata warning reads (score.build_scores); a report says it once, not once per run."""
 FIELD_TITLES = {
     "category": "root-cause category", "observability": "observability", "heterogeneity": "heterogeneity",
     "root_cause_count": "root-cause count", "chain_length": "propagation-chain length",
@@ -59,6 +61,8 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     level_order: dict[str, list[str]] = field(default_factory=dict)
     """Configured order of named levels (heterogeneity low -> high, golden tiers short -> long)."""
+    scorer: Scorer | None = None
+    """The scorer the runs were scored with: the HTML drill-down loads each task's detail through it."""
 
     def ordered(self, name: str, values: Sequence[str]) -> list[str]:
         """Strata values of a field in reading order: configured levels first, in their order."""
@@ -105,12 +109,18 @@ def build_report(run_dirs: Sequence[Path | str], task_set: TaskSet, *, n_resampl
                       scores=build_scores(run, min_stratum=scorer.min_stratum, n_resamples=n_resamples,
                                           workers=workers, se=se[run.info.name]))
             for label, run in zip(labels, scored, strict=True)]
-    warnings = [f"{r.label}: {w}" for r in runs for w in r.scores["warnings"]] + warnings
+    small = [r.label for r in runs if any(SMALL_STRATA in w for w in r.scores["warnings"])]
+    warnings = [f"{r.label}: {w}" for r in runs for w in r.scores["warnings"] if SMALL_STRATA not in w] + warnings
+    if small:  # once per report: every stratum table marks its small strata itself
+        warnings.append(f"strata with fewer than {scorer.min_stratum} tasks of a family are marked "
+                        f"'n < {scorer.min_stratum}' in the tables; their figures are indicative only "
+                        f"({len(small)} of {len(runs)} run(s) have such strata)")
     if comparison is not None:
         warnings.extend(f"comparison: {w}" for w in comparison.warnings)
     tax, cfg = task_set.taxonomy, task_set.config
     return Report(runs=runs, comparison=comparison, min_stratum=scorer.min_stratum, warnings=warnings,
-                  category_names={c.id: c.name for c in tax.categories}, level_order=level_order(cfg))
+                  category_names={c.id: c.name for c in tax.categories}, level_order=level_order(cfg),
+                  scorer=scorer)
 
 
 def level_order(config: Any) -> dict[str, list[str]]:
