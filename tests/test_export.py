@@ -67,7 +67,10 @@ def test_atif_carries_the_answer_tokens_and_logged_cached_tokens(tmp_path: Path)
     assert check_atif(doc) == []
     fm = doc["final_metrics"]
     assert (fm["total_prompt_tokens"], fm["total_completion_tokens"], fm["total_cached_tokens"]) == (1000, 200, 400)
-    assert fm["total_steps"] == len(doc["steps"]) == 1 + 3 + 1  # prompt, three golden calls, the answer
+    # prompt, the logged agent message (with the first turn's usage), three golden calls, the answer
+    assert fm["total_steps"] == len(doc["steps"]) == 1 + 1 + 3 + 1
+    assert doc["steps"][1]["message"] == "checking the core"
+    assert doc["steps"][1]["metrics"] == {"prompt_tokens": 700, "completion_tokens": 50, "cached_tokens": 300}
     assert "CORE_SW_01;GigabitEthernet0/0/24;shutdown" in doc["steps"][-1]["message"]
     other = json.loads((out / "PATH-001" / "trajectory.json").read_text(encoding="utf-8"))
     assert other["final_metrics"]["total_cached_tokens"] is None  # no log: absent, not zero
@@ -219,3 +222,26 @@ def test_export_refuses_bad_input(tmp_path: Path) -> None:
     res = run_cli("evaluate", "export", str(run), "--format", "atif", "--out", str(tmp_path / "file"),
                   "--tasks", str(tasks))
     assert res.returncode == 2 and "not a folder" in res.stderr
+
+
+def test_atif_steps_follow_the_model_turns_the_harness_logged(tmp_path: Path) -> None:
+    tasks = starter_copy(tmp_path)
+    run = oracle_run(tmp_path / "runs" / "r", tasks)
+    (run / "logs").mkdir()
+    (run / "logs" / "RCA-001.log").write_text(
+        '{"event": "model_turn", "role": "agent", "text": "Two looks at the core.", "input_tokens": 800, '
+        '"output_tokens": 40, "tool_calls": ["run_command", "run_command"]}\n'
+        '{"event": "model_turn", "role": "agent", "text": "", "input_tokens": 900, "output_tokens": 30, '
+        '"cached_tokens": 700, "tool_calls": ["mcp__ctb__run_command"]}\n', encoding="utf-8")
+    out = tmp_path / "atif"
+    _export(run, tasks, out, "atif")
+    doc = json.loads((out / "RCA-001" / "trajectory.json").read_text(encoding="utf-8"))
+    assert check_atif(doc) == []
+    steps = doc["steps"]
+    assert [s["source"] for s in steps] == ["user", "agent", "agent", "agent"]
+    assert steps[1]["message"] == "Two looks at the core." and len(steps[1]["tool_calls"]) == 2
+    assert steps[1]["metrics"] == {"prompt_tokens": 800, "completion_tokens": 40}
+    assert len(steps[2]["tool_calls"]) == 1 and steps[2]["metrics"]["cached_tokens"] == 700
+    assert "metrics" not in steps[3] and "shutdown" in steps[3]["message"]
+    stamps = [s["timestamp"] for s in steps]
+    assert stamps == sorted(stamps)

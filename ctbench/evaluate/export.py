@@ -8,14 +8,15 @@ that trajectory viewers and SFT/RL pipelines read). Only the fields of the schem
 
 - root: ``schema_version`` ("ATIF-v1.7"), ``session_id`` (``<run name>/<task id>``), ``agent``
   {``name``, ``version``, ``model_name``, ``tool_definitions``}, ``steps``, ``final_metrics``;
-- step 1 is the ``user`` step holding the exact prompt; then one ``agent`` step per replay call
-  (``tool_calls`` = one ``run_command`` call with its device and command, ``observation`` = what the
-  device printed, replayed from the task set, see :mod:`.details`); the last ``agent`` step carries
-  the final answer (as a ``submit_answer`` call when the agent submitted through the tools, else as
-  its message);
+- step 1 is the ``user`` step holding the exact prompt; then the agent's steps: one per model turn
+  the harness logged (its text as ``message``, its usage as ``metrics``, and as ``tool_calls`` the
+  ``run_command`` calls it made, taken in order from the trajectory), else one per replay call; every
+  call's ``observation`` is what the device printed, replayed from the task set (see :mod:`.details`);
+  the last ``agent`` step carries the final answer (as a ``submit_answer`` call when the agent
+  submitted through the tools, else as its message);
 - ``step_id`` counts from 1 without gaps; ``timestamp`` is the task's start plus the call's offset
-  (ISO 8601, UTC); per-step ``metrics`` appear only on agent steps, and only when the harness logged
-  per-turn usage that can be assigned to a step (otherwise the totals are in ``final_metrics``);
+  (ISO 8601, UTC; a turn without calls keeps the previous step's time); per-step ``metrics`` appear
+  only on agent steps, and only when the harness logged that turn's usage;
 - ``final_metrics``: prompt/completion tokens from the result line, cached tokens summed from the
   logged model turns (null when none were logged), cost null (ctbench records none), ``total_steps``.
 
@@ -37,7 +38,7 @@ from typing import Any
 
 from ctbench import __version__
 from ctbench.errors import CtbError
-from ctbench.evaluate.details import DetailLoader, TaskDetail
+from ctbench.evaluate.details import DetailLoader, ModelTurn, Step, TaskDetail
 from ctbench.evaluate.runfolder import RunFolder
 from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_results, read_run_info
 from ctbench.store import TaskSet
@@ -76,7 +77,7 @@ def tool_definitions() -> list[dict[str, Any]]:
 
 
 def _iso(when: datetime) -> str:
-    return when.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _start(detail: TaskDetail, fallback: datetime) -> datetime:
@@ -90,23 +91,47 @@ def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
     t0 = _start(detail, started)
     steps: list[dict[str, Any]] = [{"step_id": 1, "timestamp": _iso(t0), "source": "user",
                                     "message": detail.prompt or ""}]
-    last_t = 0.0
-    for s in detail.steps:
-        call_id = f"call_{s.seq}"
-        last_t = max(last_t, s.t)
-        steps.append({
-            "step_id": len(steps) + 1, "timestamp": _iso(t0 + timedelta(seconds=s.t)), "source": "agent",
-            "message": "",
-            "tool_calls": [{"tool_call_id": call_id, "function_name": "run_command",
-                            "arguments": {"device": s.device, "command": s.command}}],
-            "observation": {"results": [{"source_call_id": call_id,
-                                         "content": s.output if s.output is not None else ""}]},
-        })
+    calls = list(detail.steps)
+    last_t = max((c.t for c in calls), default=0.0)
+    now = t0
+
+    def agent_step(message: str, batch: list[Step], metrics: dict[str, Any] | None) -> None:
+        nonlocal now
+        if batch:
+            now = max(now, t0 + timedelta(seconds=batch[0].t))
+        step: dict[str, Any] = {"step_id": len(steps) + 1, "timestamp": _iso(now), "source": "agent",
+                                "message": message}
+        if batch:
+            step["tool_calls"] = [{"tool_call_id": f"call_{c.seq}", "function_name": "run_command",
+                                   "arguments": {"device": c.device, "command": c.command}} for c in batch]
+            step["observation"] = {"results": [{"source_call_id": f"call_{c.seq}",
+                                                "content": c.output if c.output is not None else ""}
+                                               for c in batch]}
+        if metrics:
+            step["metrics"] = metrics
+        steps.append(step)
+
+    # Model turns the harness logged become agent steps, each taking as many replay calls as it made
+    # (in order); a usage event gives the latest turn its metrics. Calls no turn accounts for, and all
+    # calls when nothing was logged, are one agent step each.
+    for turn in detail.turns:
+        if turn.role == "usage":
+            last = steps[-1]
+            if last["source"] == "agent" and "metrics" not in last:
+                last["metrics"] = _metrics(turn)
+            continue
+        if turn.role != "agent":
+            continue
+        n = sum(1 for name in turn.tool_calls if name.split("__")[-1] == "run_command")
+        batch, calls = calls[:n], calls[n:]
+        agent_step(turn.text, batch, _metrics(turn))
+    for c in calls:
+        agent_step("", [c], None)
     r = detail.result
     end = r.finished if r is not None and r.finished is not None else t0 + timedelta(seconds=last_t)
     answer = detail.answer_text
     if answer is not None:
-        final: dict[str, Any] = {"step_id": len(steps) + 1, "timestamp": _iso(max(end, t0)), "source": "agent"}
+        final: dict[str, Any] = {"step_id": len(steps) + 1, "timestamp": _iso(max(end, now)), "source": "agent"}
         if r is not None and r.answer_source == "submit":
             final["message"] = ""
             final["tool_calls"] = [{"tool_call_id": "call_submit", "function_name": "submit_answer",
@@ -130,6 +155,14 @@ def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
             "total_steps": len(steps),
         },
     }
+
+
+def _metrics(turn: ModelTurn) -> dict[str, Any] | None:
+    """Per-step metrics of a logged turn (ATIF names), or None when it recorded no usage."""
+    if turn.input_tokens is None and turn.output_tokens is None:
+        return None
+    return {k: v for k, v in (("prompt_tokens", turn.input_tokens), ("completion_tokens", turn.output_tokens),
+                              ("cached_tokens", turn.cached_tokens)) if v is not None}
 
 
 def export_atif(run_dirs: Sequence[Path], out: Path, task_set: TaskSet, *,
