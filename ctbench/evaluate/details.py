@@ -273,22 +273,30 @@ def read_steps(folder: RunFolder, task_id: str, result: ResultLine | None) -> tu
     return steps, warnings
 
 
-def replay_outputs(engine: Any, task_id: str, steps: list[Step]) -> tuple[list[str | None], str | None]:
-    """What the device printed for each step, replayed on a fresh session (see the module docstring)."""
-    try:
-        session = engine.open_session(task_id)
-    except Exception as exc:  # a task that no longer replays still shows its trajectory
-        return [None] * len(steps), f"the device output cannot be replayed: {exc}"
-    outputs: list[str | None] = []
-    try:
-        for s in steps:
-            try:
-                outputs.append(session.run(s.device, s.command).with_echo())
-            except Exception as exc:
-                outputs.append(f"(cannot replay this call: {exc})")
-    finally:
-        session.close()
-    return outputs, None
+def replay_outputs(engine: Any, task_id: str, steps: list[Step],
+                   cache: dict[tuple[str, str, str], str] | None = None) -> tuple[list[str | None], str | None]:
+    """What the device printed for each step, replayed on a fresh session (see the module docstring).
+
+    ``cache`` keeps answers by (task, device, command) across calls: replay is deterministic, and the
+    same command recurs across runs of a task (a report of four runs replays each once)."""
+    cache = {} if cache is None else cache
+    todo = [s for s in steps if (task_id, s.device, s.command) not in cache]
+    problem = None
+    if todo:
+        try:
+            session = engine.open_session(task_id)
+        except Exception as exc:  # a task that no longer replays still shows its trajectory
+            return [cache.get((task_id, s.device, s.command)) for s in steps], \
+                f"the device output cannot be replayed: {exc}"
+        try:
+            for s in todo:
+                try:
+                    cache[(task_id, s.device, s.command)] = session.run(s.device, s.command).with_echo()
+                except Exception as exc:
+                    problem = problem or f"a call could not be replayed: {exc}"
+        finally:
+            session.close()
+    return [cache.get((task_id, s.device, s.command)) for s in steps], problem
 
 
 class DetailLoader:
@@ -298,6 +306,8 @@ class DetailLoader:
     def __init__(self, scorer: Scorer) -> None:
         self.scorer = scorer
         self._engine: Any = None
+        self._prompts: dict[str, str | None] = {}
+        self._outputs: dict[tuple[str, str, str], str] = {}
 
     @property
     def engine(self) -> Any:
@@ -311,13 +321,15 @@ class DetailLoader:
         from ctbench.errors import CtbError
         from ctbench.evaluate.prompt import prompt_for
 
-        try:
-            return prompt_for(self.scorer.task_set, task_id)
-        except CtbError:
-            return None
+        if task_id not in self._prompts:
+            try:
+                self._prompts[task_id] = prompt_for(self.scorer.task_set, task_id)
+            except CtbError:
+                self._prompts[task_id] = None
+        return self._prompts[task_id]
 
     def load(self, run_dir: Path | str, task_id: str, result: ResultLine | None, *,
-             with_output: bool = True) -> TaskDetail:
+             with_output: bool = True, with_prompt: bool = True) -> TaskDetail:
         folder = RunFolder(run_dir)
         ctx = self.scorer.context(task_id)
         steps, warnings = read_steps(folder, task_id, result)
@@ -328,7 +340,7 @@ class DetailLoader:
         marked: list[Step] = []
         outputs: list[str | None] = [None] * len(steps)
         if with_output and steps:
-            outputs, problem = replay_outputs(self.engine, task_id, steps)
+            outputs, problem = replay_outputs(self.engine, task_id, steps, self._outputs)
             if problem:
                 warnings.append(problem)
         seen: set[tuple[str, str]] = set()
@@ -343,6 +355,6 @@ class DetailLoader:
         predicted, gold, invalid = answer_checks(ctx, record.prediction)
         log_text = read_log(folder, task_id, result)
         return TaskDetail(task_id=task_id, family=ctx.family, result=result, scores=scores,
-                          prompt=self.prompt(task_id), predicted=predicted, gold=gold, invalid_lines=invalid,
+                          prompt=self.prompt(task_id) if with_prompt else None, predicted=predicted, gold=gold, invalid_lines=invalid,
                           steps=marked, golden=golden_checks, log_text=log_text, turns=model_turns(log_text),
                           warnings=warnings)

@@ -167,7 +167,8 @@ def tasks_section(report: Report, loader: DetailLoader | None = None) -> str:
     for run in report.runs:
         results = _results(run.run.path)
         for s in run.run.scores:
-            bodies.append(_row(run.label, loader.load(run.run.path, s.task_id, results.get(s.task_id))))
+            detail = loader.load(run.run.path, s.task_id, results.get(s.task_id), with_prompt=False)
+            bodies.append(_row(run.label, detail))
     head = "".join(f"<th>{escape(h)}</th>" for h in HEAD)
     return ('<h2 id="per-task">Tasks</h2><p class="note">Every task of every run. Click a heading to sort, a row to '
             "open the task: its answer beside the gold, the golden actions covered or missed, the trajectory with "
