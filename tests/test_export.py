@@ -245,3 +245,17 @@ def test_atif_steps_follow_the_model_turns_the_harness_logged(tmp_path: Path) ->
     assert "metrics" not in steps[3] and "shutdown" in steps[3]["message"]
     stamps = [s["timestamp"] for s in steps]
     assert stamps == sorted(stamps)
+
+
+def test_atif_session_names_the_trial_when_the_result_line_has_one(tmp_path: Path) -> None:
+    tasks = starter_copy(tmp_path)
+    run = oracle_run(tmp_path / "runs" / "r", tasks)
+    lines = [json.loads(x) for x in (run / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    for line in lines:
+        if line["task_id"] == "RCA-001":
+            line.update(trial=2, content_hash="sha256:abc")
+    (run / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    out = tmp_path / "atif"
+    _export(run, tasks, out, "atif")
+    assert json.loads((out / "RCA-001" / "trajectory.json").read_text())["session_id"] == "r/RCA-001/trial-2"
+    assert json.loads((out / "RCA-002" / "trajectory.json").read_text())["session_id"] == "r/RCA-002"

@@ -143,7 +143,7 @@ def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
     cached = [t.cached_tokens for t in detail.turns if t.cached_tokens is not None]
     return {
         "schema_version": ATIF_VERSION,
-        "session_id": f"{info.name}/{detail.task_id}",
+        "session_id": f"{info.name}/{detail.task_id}" + _trial(detail),
         "agent": {"name": info.agent or info.harness or "unknown", "version": info.harness_version or "unknown",
                   "model_name": info.model or "unknown", "tool_definitions": tools},
         "steps": steps,
@@ -155,6 +155,12 @@ def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
             "total_steps": len(steps),
         },
     }
+
+
+def _trial(detail: TaskDetail) -> str:
+    """``/trial-<k>`` when the result line names its trial (runs with --trials), else nothing."""
+    extra = (detail.result.model_extra or {}) if detail.result is not None else {}
+    return f"/trial-{extra['trial']}" if extra.get("trial") is not None else ""
 
 
 def _metrics(turn: ModelTurn) -> dict[str, Any] | None:

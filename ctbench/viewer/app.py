@@ -37,6 +37,17 @@ def _escape(text: str) -> str:
     return escape(text)
 
 
+def _provenance(detail: TaskDetail) -> str:
+    """Trial and task content hash of the result line, when the runner wrote them (absent otherwise)."""
+    extra = (detail.result.model_extra or {}) if detail.result is not None else {}
+    parts = []
+    if extra.get("trial") is not None:
+        parts.append(f"trial {extra['trial']}")
+    if extra.get("content_hash"):
+        parts.append(f"task content {str(extra['content_hash'])[:12]}")
+    return "".join(f"  ·  {_escape(p)}" for p in parts)
+
+
 def answer_text(detail: TaskDetail) -> str:
     """The answer against the gold, entry by entry, as markup (shared by the task and compare screens)."""
     out = [f"[b]Outcome[/b] {detail.outcome}  ·  {'correct' if detail.scores.exact else 'wrong'}"
@@ -291,7 +302,7 @@ class TaskScreen(Screen[None]):
             f"[b]{_escape(d.task_id)}[/b] in {_escape(self.run.label)} ({_escape(self.run.info.name)})  ·  "
             f"{d.outcome}, {'correct' if s.exact else 'wrong'}  ·  Loc {100 * s.loc:.0f}  "
             f"{'ID' if d.family == 'rca' else 'Rest'} {100 * (third or 0):.0f}  ·  evidence "
-            f"{s.evidence.covered}/{s.evidence.golden}  ·  {len(d.steps)} step(s)"
+            f"{s.evidence.covered}/{s.evidence.golden}  ·  {len(d.steps)} step(s)" + _provenance(d)
             + ("  ·  [yellow]" + _escape("; ".join(d.warnings)) + "[/yellow]" if d.warnings else ""))
         self.query_one("#answer-text", Static).update(answer_text(d))
         self.query_one("#prompt-text", Static).update("[b]Prompt[/b]\n" + _escape(d.prompt or "(not available)"))
