@@ -50,6 +50,11 @@ async def wait(pilot: Pilot, cond: Callable[[], bool], what: str, timeout: float
         await pilot.pause()
 
 
+def row(table: DataTable, i: int) -> list[str]:
+    """A task-table row as plain strings (the table holds rich Text cells)."""
+    return [str(c) for c in table.get_row_at(i)]
+
+
 def _text(screen: object, selector: str) -> str:
     return str(screen.query_one(selector, Static).render())  # type: ignore[attr-defined]
 
@@ -66,13 +71,13 @@ async def _table_scenario(app: ViewerApp) -> None:
         assert [r.source for r in app.runs] == ["scores.json", "scored now"]
         table = screen.query_one("#tasks", DataTable)
         assert table.row_count == 3
-        assert [table.get_row_at(i)[0] for i in range(3)] == ["PATH-001", "RCA-001", "RCA-002"]
+        assert [row(table, i)[0] for i in range(3)] == ["PATH-001", "RCA-001", "RCA-002"]
         await pilot.press("slash", *"family=rca", "enter")
         assert table.row_count == 2
         await pilot.press("slash", *["backspace"] * 12, "enter")
         await pilot.press("tab")  # the weak run
         assert screen.run.info.name == "weak" and table.row_count == 3
-        rows = {table.get_row_at(i)[0]: table.get_row_at(i) for i in range(3)}
+        rows = {row(table, i)[0]: row(table, i) for i in range(3)}
         assert rows["RCA-001"][2:4] == ["answered", "✗"] and rows["RCA-002"][3] == "✓"
         assert rows["PATH-001"][2] == "unparsable"  # a blank answer has the one name
         assert rows["RCA-001"][6] == "1/3"  # dis int br covered one golden action
@@ -80,9 +85,9 @@ async def _table_scenario(app: ViewerApp) -> None:
         assert table.row_count == 2
         await pilot.press("s", "s")  # sort by family, then by outcome
         assert screen.sort_column == "outcome"
-        assert [table.get_row_at(i)[2] for i in range(2)] == ["answered", "unparsable"]
+        assert [row(table, i)[2] for i in range(2)] == ["answered", "unparsable"]
         await pilot.press("S")
-        assert [table.get_row_at(i)[2] for i in range(2)] == ["unparsable", "answered"]
+        assert [row(table, i)[2] for i in range(2)] == ["unparsable", "answered"]
 
 
 def test_open_a_task_step_through_flip_and_compare(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -155,7 +156,8 @@ class RunsScreen(Screen[None]):
         table = self.query_one(TaskTable)
         table.clear()
         rows = self.visible_rows()
-        table.add_rows([r.cells() for r in rows])
+        # rich Text cells: the table does not parse each of the thousands of cells as markup
+        table.add_rows([[Text(c) for c in r.cells()] for r in rows])
         self._ids = [r.task_id for r in rows]
         title = dict(COLUMNS)[self.sort_column]
         self.query_one("#count", Static).update(
@@ -164,6 +166,9 @@ class RunsScreen(Screen[None]):
 
     def watch_run_index(self) -> None:
         if self.is_mounted:
+            runs = self.query_one("#runs", DataTable)
+            if runs.cursor_row != self.run_index:
+                runs.move_cursor(row=self.run_index)  # the runs table shows which run the tasks are of
             self.refill()
 
     def watch_sort_column(self) -> None:
