@@ -204,12 +204,7 @@ def select_tasks(task_set: TaskSet, selection: Selection,
     (id, the file's own error) instead of stopping the whole run.
     """
     chosen: list[PlannedTask] = []
-    seen: dict[str, TaskRef] = {}
-    for ref in task_set.refs():
-        if ref.id in seen:
-            raise CtbError(f"task id {ref.id!r} is used by two task folders: {seen[ref.id].path} and {ref.path}; "
-                           "ids must be unique (ctb-author validate names every duplicate)")
-        seen[ref.id] = ref
+    for ref in task_set.unique_refs():  # duplicate ids: one line naming both folders, before anything runs
         try:
             spec = task_set.load_task(ref)
         except CtbError as exc:
