@@ -392,6 +392,9 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     _add_run(sub)
     _add_scoring(sub)
     _add_prompt(sub)
+    from ctbench.evaluate.harness_cli import add_harness
+
+    add_harness(sub)
     return parser, sub
 
 
