@@ -37,6 +37,12 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
                "tool-calling loop on any OpenAI-compatible endpoint (--model, --base-url)"),
     "command": ("ctbench.evaluate.agents.command", "CommandAgent",
                 "any executable (--agent-cmd): prompt on stdin, answer on stdout or in a file"),
+    "codex": ("ctbench.evaluate.agents.codex", "CodexAgent",
+              "OpenAI Codex CLI on the replay's MCP tools (ctb-eval harness install codex)"),
+    "claude-code": ("ctbench.evaluate.agents.claude_code", "ClaudeCodeAgent",
+                    "Anthropic Claude Code on the replay's MCP tools (ctb-eval harness install claude-code)"),
+    "hermes": ("ctbench.evaluate.agents.hermes", "HermesAgent",
+               "Hermes Agent on the replay's MCP tools (ctb-eval harness install hermes)"),
 }
 
 AGENT_NAMES: tuple[str, ...] = tuple(_REGISTRY)

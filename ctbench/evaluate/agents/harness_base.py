@@ -1,0 +1,329 @@
+"""What the real agent CLIs (Codex, Claude Code, Hermes) share: install lookup, a fresh home, the MCP
+server ``ctb``, the child process and its event stream, and the honest classification of failures.
+
+An adapter (:class:`HarnessAgent` subclass) only says how its CLI is configured and started
+(:meth:`HarnessAgent.launch`) and how its output is read (:meth:`HarnessAgent.collect`). This module
+does the rest, the same way for all three:
+
+- a fresh per-attempt home (``HOME`` and the CLI's own config folder point into it), so nothing a
+  user configured for the CLI - their login, their own MCP servers, their plugins - leaks into a run;
+- an empty working directory;
+- the replay registered as MCP server ``ctb`` through the stdio proxy command of the context;
+- the CLI's standard output (its event stream) copied line by line into the task log as it comes,
+  and kept for parsing; standard error goes straight to the log;
+- on timeout or interrupt the process group and every descendant found under the CLI are ended
+  before the attempt is recorded (the CLIs start their MCP servers as children).
+
+Failure classes (issue 13): the CLI started without the ctb tools, its model request was refused,
+or it crashed before its first model call - :class:`InfrastructureError` (retried, never scored as
+a wrong answer); it ran and answered nothing - an empty answer (scored unparsable/empty as today);
+it crashed after working - :class:`AgentError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import signal
+import sys
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ctbench.evaluate.agents.base import (
+    Agent,
+    AgentConfigError,
+    AgentContext,
+    AgentError,
+    AgentResult,
+    InfrastructureError,
+)
+from ctbench.evaluate.agents.command import become_subreaper, end_process_group
+from ctbench.evaluate.harnesses import Installed, find, spec
+
+try:  # the engine's seam (issue 12); a local stand-in until it lands
+    from ctbench.evaluate.agents.base import Availability  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - replaced by the engine's class
+
+    @dataclass(frozen=True)
+    class Availability:  # type: ignore[no-redef]
+        available: bool
+        version: str | None
+        detail: str
+
+
+ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
+
+SCRUBBED_ENV = ("PWD", "OLDPWD", "CTBENCH_REPLAY_URL", "CTBENCH_REPLAY_SESSION", "CTBENCH_TASK_ID",
+                "CTBENCH_ANSWER_FILE", "CTBENCH_USAGE_FILE", "CTBENCH_PROMPT_FILE", "CTBENCH_WORKSPACE",
+                "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "HERMES_HOME")
+"""Never passed to a CLI: the runner's own location, another CLI's config and ctbench's Python setup."""
+
+
+class HarnessOptions(BaseModel):
+    """``--agent-arg KEY=VALUE`` options every harness takes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning_effort: ReasoningEffort | None = None
+    """Passed to the CLI where it has a switch for it (Codex, Hermes); Claude Code has none."""
+    api_key_env: str | None = None
+    """Read the key from this environment variable instead of the CLI's usual one."""
+
+
+def with_v1(url: str) -> str:
+    """``http://h:1/v1`` from ``http://h:1``, ``http://h:1/`` or ``http://h:1/v1/`` (OpenAI-style clients)."""
+    base = url.rstrip("/")
+    return base if base.endswith("/v1") else base + "/v1"
+
+
+def without_v1(url: str) -> str:
+    """``http://h:1`` from ``http://h:1/v1`` (Anthropic clients append ``/v1/messages`` themselves)."""
+    base = url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def toml_str(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+@dataclass
+class Launch:
+    """How one attempt starts its CLI, and where its files are."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    home: Path
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+@dataclass
+class Run:
+    """What came back: exit status and the standard output lines (the CLI's event stream)."""
+
+    returncode: int
+    lines: list[str]
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every descendant (Linux /proc), found before anything is killed."""
+    seen, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.append(p)
+        todo.extend(_children(p))
+    return seen
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def adopted(pids: set[int]) -> list[int]:
+    """Those of ``pids`` now orphaned and adopted by this (subreaper) process, and their descendants."""
+    me = os.getpid()
+    return [q for p in sorted(pids) if _ppid(p) == me for q in process_tree(p)]
+
+
+def kill_all(pids: list[int]) -> None:
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+class HarnessAgent(Agent):
+    """A real agent CLI, started once per attempt, reaching the replay as MCP server ``ctb``."""
+
+    harness_key: ClassVar[str]
+    """Its entry in harnesses.yaml."""
+    key_env: ClassVar[str]
+    """The environment variable the key is read from by default."""
+    rounds_kind: ClassVar[str] = "model requests"
+    needs_http = True
+    transport: ClassVar[str] = "mcp-stdio"
+    Options: ClassVar[type[BaseModel]] = HarnessOptions
+
+    def __init__(self, options: Any) -> None:
+        super().__init__(options)
+        self._installed: Installed | None = None
+
+    # ----------------------------------------------------------------- availability and options
+
+    @classmethod
+    def availability(cls) -> Availability:
+        found = find(cls.harness_key)
+        pinned = spec(cls.harness_key).version
+        if found is None:
+            return Availability(False, None, f"not installed: ctb-eval harness install {cls.harness_key} "
+                                             f"(pinned {pinned})")
+        where = "ctbench cache" if found.source == "cache" else "PATH"
+        note = "" if found.version == pinned else f", pinned is {pinned}"
+        return Availability(True, found.version, f"{found.executable} from {where}, {found.runtime}{note}")
+
+    @property
+    def installed(self) -> Installed:
+        if self._installed is None:
+            self._installed = find(self.harness_key)
+            if self._installed is None:
+                raise AgentConfigError(f"--agent {self.name}: the CLI is not installed; run "
+                                       f"'ctb-eval harness install {self.harness_key}'")
+        return self._installed
+
+    def agent_args(self, ctx: AgentContext | None = None) -> HarnessOptions:
+        """The validated ``--agent-arg`` options (from the engine's context or options when given)."""
+        for holder in (ctx, self.options):
+            got = getattr(holder, "agent_args", None) if holder is not None else None
+            if got is None and holder is self.options:
+                got = getattr(holder, "args", None)
+            if isinstance(got, HarnessOptions):
+                return got
+            if isinstance(got, dict) and got:
+                return self.Options.model_validate(got)  # type: ignore[return-value]
+        return self.Options()  # type: ignore[return-value]
+
+    def api_key(self) -> str:
+        var = self.agent_args().api_key_env or self.key_env
+        key = os.environ.get(var)
+        if not key:
+            raise AgentConfigError(f"--agent {self.name} reads the API key from ${var}; set it (any value "
+                                   "for an endpoint that needs none), or name another variable with "
+                                   "--agent-arg api_key_env=NAME")
+        return key
+
+    def check(self) -> None:
+        if not self.options.model:
+            raise AgentConfigError(f"--agent {self.name} needs --model NAME")
+        if not self.options.base_url:
+            raise AgentConfigError(f"--agent {self.name} needs --base-url URL (the model endpoint)")
+        self.installed  # noqa: B018 - raises when missing
+        self.api_key()
+
+    @property
+    def harness(self) -> str:
+        return f"{self.harness_key} {self.harness_version}"
+
+    @property
+    def harness_version(self) -> str:
+        return self.installed.version
+
+    async def open(self) -> None:
+        become_subreaper()
+
+    # ----------------------------------------------------------------- one attempt
+
+    @staticmethod
+    def mcp_command(ctx: AgentContext) -> list[str]:
+        """The argv that serves this attempt's session as a stdio MCP server."""
+        given = getattr(ctx, "mcp_command", None)
+        if given:
+            return list(given)
+        if ctx.replay_url is None:
+            raise InfrastructureError("the replay HTTP server is not running")
+        return [sys.executable, "-m", "ctbench.evaluate.agents.mcp_bridge", ctx.replay_url, ctx.session_id]
+
+    def base_env(self, home: Path) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+        env["HOME"] = str(home)
+        env["XDG_CONFIG_HOME"] = str(home / ".config")
+        env["XDG_CACHE_HOME"] = str(home / ".cache")
+        env["XDG_DATA_HOME"] = str(home / ".local" / "share")
+        env["XDG_STATE_HOME"] = str(home / ".local" / "state")
+        return env
+
+    @abstractmethod
+    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> Launch:
+        """Write the CLI's config into ``home`` and say how to start it (runs in a thread)."""
+
+    @abstractmethod
+    def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
+        """Usage, rounds and answer from the finished run; raise for the failure classes (in a thread)."""
+
+    def record(self, result: AgentResult, **values: Any) -> None:
+        """Set usage fields the engine's :class:`AgentResult` has (cached tokens, cost, rounds kind ...)."""
+        for key, value in values.items():
+            if value is None:
+                continue
+            if key in getattr(type(result), "__dataclass_fields__", {}) or hasattr(result, key):
+                setattr(result, key, value)
+
+    async def solve(self, ctx: AgentContext) -> AgentResult:
+        home, workspace = ctx.workdir / "home", ctx.workdir / "workspace"
+        for folder in (home, workspace):
+            await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        launch = await asyncio.to_thread(self.launch, ctx, home, workspace, self.mcp_command(ctx))
+        ctx.log.line(f"[ctbench] {self.harness}: $ {shlex.join(launch.argv[:-1] + ['PROMPT'])}")
+        run = await self._run(ctx, launch)
+        ctx.log.line(f"[ctbench] exit status {run.returncode}")
+        return await asyncio.to_thread(self.collect, ctx, launch, run)
+
+    async def _run(self, ctx: AgentContext, launch: Launch) -> Run:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *launch.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=ctx.log.fileno(), cwd=launch.cwd, env=launch.env, start_new_session=True,
+                limit=16 * 1024 * 1024)
+        except OSError as exc:
+            raise InfrastructureError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
+        ctx.log.line(f"[ctbench] pid {proc.pid}")
+        lines: list[str] = []
+        seen: set[int] = set()  # descendants met while the CLI ran: orphans among them end with it
+        assert proc.stdout is not None
+        try:
+            while True:
+                raw = await proc.stdout.readline()
+                if not raw:
+                    break
+                ctx.log.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                seen.update(process_tree(proc.pid)[1:])
+                lines.append(raw.decode("utf-8", errors="replace"))
+            returncode = await proc.wait()
+        except BaseException:  # the runner's timeout or an interrupt: nothing may outlive the attempt
+            tree = process_tree(proc.pid) + adopted(seen)
+            await asyncio.shield(self._end(proc, tree))
+            ctx.log.line(f"[ctbench] {len(tree)} process(es) ended by the runner (timeout or interrupt)")
+            raise
+        await self._end(proc, [proc.pid, *adopted(seen)])
+        return Run(returncode, lines)
+
+    @staticmethod
+    async def _end(proc: asyncio.subprocess.Process, tree: list[int]) -> None:
+        kill_all(tree[1:])  # descendants in other process groups (MCP servers of some CLIs)
+        await end_process_group(proc, proc.pid, grace_s=1.0)
+        kill_all(tree[1:])
+
+    # ----------------------------------------------------------------- shared verdicts
+
+    @staticmethod
+    def crashed(name: str, run: Run, *, worked: bool, detail: str = "") -> Exception:
+        """The error for a non-zero exit: before any model call it is the harness's, else the agent's."""
+        why = f"killed by signal {-run.returncode}" if run.returncode < 0 else f"exited with status {run.returncode}"
+        text = f"{name} {why}" + (f": {detail}" if detail else "")
+        return AgentError(text) if worked else InfrastructureError(text + " (before its first model call)")
+
+
+__all__ = ["Availability", "HarnessAgent", "HarnessOptions", "Launch", "Run", "process_tree", "toml_str",
+           "with_v1", "without_v1"]
