@@ -18,10 +18,18 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 2:
         print("usage: python -m ctbench.evaluate.agents.mcp_bridge REPLAY_URL SESSION_ID", file=sys.stderr)
         return 2
+    from ctbench.errors import CtbError
     from ctbench.replay.client import ReplayClient
     from ctbench.replay.mcp_server import build_server, run_stdio
 
     client = ReplayClient(args[0], args[1])
+    try:  # fail at start-up, where the CLI reports a dead MCP server, rather than on the first call
+        client.summary()
+    except CtbError as exc:
+        print(f"ctbench mcp bridge: cannot reach replay session {args[1][:12]}... at {args[0]}: {exc}",
+              file=sys.stderr)
+        client.close()
+        return 1
     try:
         run_stdio(build_server(cast(Any, client)))
     finally:
