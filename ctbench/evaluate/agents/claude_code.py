@@ -78,7 +78,7 @@ class ClaudeCodeAgent(HarnessAgent):
         init = next((e for e in events if e.get("type") == "system" and e.get("subtype") == "init"), None)
         final = next((e for e in reversed(events) if e.get("type") == "result"), None)
         requests = {e["message"].get("id") for e in events if e.get("type") == "assistant"
-                    and isinstance(e.get("message"), dict)}
+                    and isinstance(e.get("message"), dict) and e["message"].get("model") != "<synthetic>"}
         self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
         if init is not None:
             servers = {s.get("name"): s.get("status") for s in init.get("mcp_servers") or [] if isinstance(s, dict)}
@@ -106,7 +106,7 @@ class ClaudeCodeAgent(HarnessAgent):
         if final.get("is_error"):
             status = final.get("api_error_status")
             detail = str(final.get("result") or final.get("subtype") or "error")[:300]
-            if status is not None or not requests:
+            if status is not None or not requests or final.get("terminal_reason") == "api_error":
                 raise InfrastructureError(f"{self.harness}: model request failed ({status or 'no response'}): {detail}")
             if final.get("subtype") != "error_max_turns":
                 raise self.crashed(self.harness, run, worked=True, detail=detail)

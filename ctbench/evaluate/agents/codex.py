@@ -139,6 +139,9 @@ class CodexAgent(HarnessAgent):
         ctb_calls = [c for c in calls if c.get("server") == "ctb"]
         failed_mcp = [c for c in calls if c.get("server") == "ctb" and c.get("error")]
         worked = bool(usage) or bool(messages) or bool(calls)
+        mcp_failed = next((ln.strip() for ln in run.stderr if "MCP server" in ln and "failed" in ln), None)
+        if mcp_failed and not ctb_calls:
+            raise InfrastructureError(f"{self.harness} started without the ctb tools: {mcp_failed[-300:]}")
         if not worked:
             detail = errors[-1] if errors else "no model response"
             if run.returncode != 0 or errors:

@@ -58,6 +58,8 @@ except ImportError:  # pragma: no cover - replaced by the engine's class
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
 
+STDERR_TAIL = 200
+"""Lines of a CLI's standard error kept for classifying its failure (all of it is in the log)."""
 SCRUBBED_ENV = ("PWD", "OLDPWD", "CTBENCH_REPLAY_URL", "CTBENCH_REPLAY_SESSION", "CTBENCH_TASK_ID",
                 "CTBENCH_ANSWER_FILE", "CTBENCH_USAGE_FILE", "CTBENCH_PROMPT_FILE", "CTBENCH_WORKSPACE",
                 "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "HERMES_HOME")
@@ -107,10 +109,12 @@ class Launch:
 
 @dataclass
 class Run:
-    """What came back: exit status and the standard output lines (the CLI's event stream)."""
+    """What came back: exit status, the standard output lines (the CLI's event stream) and the last
+    lines of standard error (both are in the task log as they came)."""
 
     returncode: int
     lines: list[str]
+    stderr: list[str] = field(default_factory=list)
 
 
 def _children(pid: int) -> list[int]:
@@ -284,14 +288,23 @@ class HarnessAgent(Agent):
         try:
             proc = await asyncio.create_subprocess_exec(
                 *launch.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=ctx.log.fileno(), cwd=launch.cwd, env=launch.env, start_new_session=True,
+                stderr=asyncio.subprocess.PIPE, cwd=launch.cwd, env=launch.env, start_new_session=True,
                 limit=16 * 1024 * 1024)
         except OSError as exc:
             raise InfrastructureError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
         ctx.log.line(f"[ctbench] pid {proc.pid}")
         lines: list[str] = []
         seen: set[int] = set()  # descendants met while the CLI ran: orphans among them end with it
-        assert proc.stdout is not None
+        errors: list[str] = []
+        assert proc.stdout is not None and proc.stderr is not None
+
+        async def drain_stderr(stream: asyncio.StreamReader) -> None:
+            async for raw in stream:
+                ctx.log.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                errors.append(raw.decode("utf-8", errors="replace"))
+                del errors[:-STDERR_TAIL]
+
+        stderr_task = asyncio.create_task(drain_stderr(proc.stderr))
         try:
             while True:
                 raw = await proc.stdout.readline()
@@ -301,13 +314,15 @@ class HarnessAgent(Agent):
                 seen.update(process_tree(proc.pid)[1:])
                 lines.append(raw.decode("utf-8", errors="replace"))
             returncode = await proc.wait()
+            await stderr_task
         except BaseException:  # the runner's timeout or an interrupt: nothing may outlive the attempt
             tree = process_tree(proc.pid) + adopted(seen)
             await asyncio.shield(self._end(proc, tree))
+            stderr_task.cancel()
             ctx.log.line(f"[ctbench] {len(tree)} process(es) ended by the runner (timeout or interrupt)")
             raise
         await self._end(proc, [proc.pid, *adopted(seen)])
-        return Run(returncode, lines)
+        return Run(returncode, lines, errors)
 
     @staticmethod
     async def _end(proc: asyncio.subprocess.Process, tree: list[int]) -> None:

@@ -58,6 +58,7 @@ class HermesAgent(HarnessAgent):
             f"  context_length: {CONTEXT_LENGTH}",
             "agent:",
             f"  max_turns: {max_turns}",
+            "  api_max_retries: 0",
             f"  reasoning_effort: {_yaml_quote(o.reasoning_effort or '')}",
             "mcp_servers:",
             "  ctb:",
@@ -92,7 +93,8 @@ class HermesAgent(HarnessAgent):
         max_turns = ctx.options.max_rounds or DEFAULT_MAX_TURNS
         argv = [str(self.installed.executable), "chat", "-Q", "-t", "ctb", "--yolo", "--max-turns", str(max_turns),
                 "-m", ctx.options.model or "", "-q", ctx.prompt]
-        return Launch(argv, env, workspace, home, {"db": hermes_home / "state.db"})
+        return Launch(argv, env, workspace, home, {"db": hermes_home / "state.db",
+                                                   "log": hermes_home / "logs" / "agent.log"})
 
     def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
         result = ctx.result
@@ -110,11 +112,11 @@ class HermesAgent(HarnessAgent):
         cost = row.get("actual_cost_usd") if row.get("actual_cost_usd") is not None else row.get("estimated_cost_usd")
         if cost is not None and row.get("cost_status") not in (None, "unknown", "unavailable"):
             self.record(result, cost_usd=float(cost))
-        tools = _tool_names(launch.files["db"])
+        failed = _mcp_failure(launch.files["log"])
+        if failed is not None:
+            raise InfrastructureError(f"{self.harness} started without the ctb tools: {failed}")
         if calls == 0 or (result.output_tokens == 0 and result.input_tokens == 0):
             raise InfrastructureError(f"{self.harness}: no model response ({_last_line(text) or 'nothing printed'})")
-        if not any(t.endswith("run_command") or t.endswith("list_devices") for t in tools) and _no_ctb(run):
-            raise InfrastructureError(f"{self.harness} started without the ctb tools")
         if run.returncode != 0:
             raise self.crashed(self.harness, run, worked=True, detail=_last_line(text))
         answer = _final_message(launch.files["db"]) or text
@@ -147,17 +149,22 @@ def _session_row(db: Path) -> dict[str, Any] | None:
     return dict(row) if row is not None else None
 
 
-def _tool_names(db: Path) -> list[str]:
-    conn = _connect(db)
-    if conn is None:
-        return []
+def _mcp_failure(log: Path) -> str | None:
+    """Hermes' own account of MCP discovery (agent.log): why ``ctb`` is missing, or None if it connected.
+
+    Hermes goes on without a server that failed to connect, and the model then gets no replay tools;
+    its log is the only place that says so.
+    """
     try:
-        rows = conn.execute("SELECT tool_name FROM messages WHERE tool_name IS NOT NULL").fetchall()
-    except sqlite3.Error:
-        return []
-    finally:
-        conn.close()
-    return [str(r[0]) for r in rows]
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "no agent.log written (MCP discovery never ran)"
+    for line in text.splitlines():
+        if "Failed to connect to MCP server 'ctb'" in line or "MCP server 'ctb' failed" in line:
+            return line.split(": ", 1)[-1][:300]
+    if "MCP: registered" not in text:
+        return "MCP discovery did not finish"
+    return None
 
 
 def _final_message(db: Path) -> str | None:
@@ -172,11 +179,6 @@ def _final_message(db: Path) -> str | None:
     finally:
         conn.close()
     return str(row[0]) if row is not None else None
-
-
-def _no_ctb(run: Run) -> bool:
-    text = "".join(run.lines).lower()
-    return "ctb" not in text or "failed" in text
 
 
 def _last_line(text: str) -> str:
