@@ -58,6 +58,8 @@ except ImportError:  # pragma: no cover - replaced by the engine's class
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
 
+TREE_POLL_S = 0.25
+"""How often the CLI's process tree is looked at while it runs (to end orphans it leaves behind)."""
 STDERR_TAIL = 200
 """Lines of a CLI's standard error kept for classifying its failure (all of it is in the log)."""
 SCRUBBED_ENV = ("PWD", "OLDPWD", "CTBENCH_REPLAY_URL", "CTBENCH_REPLAY_SESSION", "CTBENCH_TASK_ID",
@@ -304,7 +306,13 @@ class HarnessAgent(Agent):
                 errors.append(raw.decode("utf-8", errors="replace"))
                 del errors[:-STDERR_TAIL]
 
+        async def watch_tree() -> None:  # a quiet CLI (Hermes -Q) prints nothing while it works
+            while True:
+                seen.update(process_tree(proc.pid)[1:])
+                await asyncio.sleep(TREE_POLL_S)
+
         stderr_task = asyncio.create_task(drain_stderr(proc.stderr))
+        watcher = asyncio.create_task(watch_tree())
         try:
             while True:
                 raw = await proc.stdout.readline()
@@ -314,8 +322,10 @@ class HarnessAgent(Agent):
                 seen.update(process_tree(proc.pid)[1:])
                 lines.append(raw.decode("utf-8", errors="replace"))
             returncode = await proc.wait()
+            watcher.cancel()
             await stderr_task
         except BaseException:  # the runner's timeout or an interrupt: nothing may outlive the attempt
+            watcher.cancel()
             tree = process_tree(proc.pid) + adopted(seen)
             await asyncio.shield(self._end(proc, tree))
             stderr_task.cancel()
