@@ -62,7 +62,8 @@ def _lines(folder: Path) -> list[dict]:
 
 def _settings(name: str, base_url: str, task_set: Path, out: Path, **kw: object) -> RunSettings:
     values: dict = {"agent": name, "model": "scripted-model", "base_url": base_url, "tasks": task_set, "out": out,
-                    "select": " ".join(TASKS), "concurrency": 2, "timeout_s": 180.0, "retries": 0}
+                    "select": " ".join(TASKS), "concurrency": 2, "timeout_s": 180.0, "retries": 0,
+                    "allow_unreviewed": True}
     values.update(kw)
     return RunSettings(**values)  # type: ignore[arg-type]
 

@@ -49,7 +49,7 @@ class SleepAgent(Agent):
 def _run(tasks: Path, out: Path, *, agent: Agent | None, name: str, concurrency: int, select: str,
          agent_cmd: str | None = None) -> tuple[float, float, int]:
     """(prepare seconds, execute seconds, tasks run)."""
-    runner = Runner(RunSettings(agent=name, tasks=tasks, out=out, select=select, concurrency=concurrency,
+    runner = Runner(RunSettings(allow_unreviewed=True, agent=name, tasks=tasks, out=out, select=select, concurrency=concurrency,
                                 agent_cmd=agent_cmd, timeout_s=60), agent=agent)
     t0 = time.perf_counter()
     runner.prepare()

@@ -29,6 +29,7 @@ import signal
 import sys
 from abc import abstractmethod
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -39,22 +40,13 @@ from ctbench.evaluate.agents.base import (
     AgentConfigError,
     AgentContext,
     AgentError,
+    AgentOptions,
     AgentResult,
+    Availability,
     InfrastructureError,
 )
 from ctbench.evaluate.agents.command import become_subreaper, end_process_group
 from ctbench.evaluate.harnesses import Installed, find, spec
-
-try:  # the engine's seam (issue 12); a local stand-in until it lands
-    from ctbench.evaluate.agents.base import Availability  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - replaced by the engine's class
-
-    @dataclass(frozen=True)
-    class Availability:  # type: ignore[no-redef]
-        available: bool
-        version: str | None
-        detail: str
-
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
 
@@ -161,6 +153,13 @@ def kill_all(pids: list[int]) -> None:
             pass
 
 
+@cache
+def _replay_cli_connects() -> bool:
+    from ctbench.replay import cli
+
+    return hasattr(cli, "cmd_mcp_connect")
+
+
 class HarnessAgent(Agent):
     """A real agent CLI, started once per attempt, reaching the replay as MCP server ``ctb``."""
 
@@ -168,13 +167,12 @@ class HarnessAgent(Agent):
     """Its entry in harnesses.yaml."""
     key_env: ClassVar[str]
     """The environment variable the key is read from by default."""
-    rounds_kind: ClassVar[str] = "model requests"
-    needs_http = True
-    transport: ClassVar[str] = "mcp-stdio"
+    rounds_kind: ClassVar[Literal["model requests", "tool turns"]] = "model requests"
+    transport = "mcp-stdio"
     Options: ClassVar[type[BaseModel]] = HarnessOptions
 
-    def __init__(self, options: Any) -> None:
-        super().__init__(options)
+    def __init__(self, options: AgentOptions, args: BaseModel | None = None) -> None:
+        super().__init__(options, args)
         self._installed: Installed | None = None
 
     # ----------------------------------------------------------------- availability and options
@@ -200,16 +198,11 @@ class HarnessAgent(Agent):
         return self._installed
 
     def agent_args(self, ctx: AgentContext | None = None) -> HarnessOptions:
-        """The validated ``--agent-arg`` options (from the engine's context or options when given)."""
-        for holder in (ctx, self.options):
-            got = getattr(holder, "agent_args", None) if holder is not None else None
-            if got is None and holder is self.options:
-                got = getattr(holder, "args", None)
-            if isinstance(got, HarnessOptions):
-                return got
-            if isinstance(got, dict) and got:
-                return self.Options.model_validate(got)  # type: ignore[return-value]
-        return self.Options()  # type: ignore[return-value]
+        """The validated ``--agent-arg`` options (the context's, else the run's)."""
+        got = getattr(ctx, "agent_args", None)
+        if isinstance(got, HarnessOptions):
+            return got
+        return self.args if isinstance(self.args, HarnessOptions) else HarnessOptions()
 
     def api_key(self) -> str:
         var = self.agent_args().api_key_env or self.key_env
@@ -243,10 +236,11 @@ class HarnessAgent(Agent):
 
     @staticmethod
     def mcp_command(ctx: AgentContext) -> list[str]:
-        """The argv that serves this attempt's session as a stdio MCP server."""
-        given = getattr(ctx, "mcp_command", None)
-        if given:
-            return list(given)
+        """The argv that serves this attempt's session as a stdio MCP server: the runner's proxy
+        command (``ctb-replay mcp --connect``), or this package's bridge where the installed replay
+        CLI has no ``--connect`` yet."""
+        if ctx.mcp_command and _replay_cli_connects():
+            return list(ctx.mcp_command)
         if ctx.replay_url is None:
             raise InfrastructureError("the replay HTTP server is not running")
         return [sys.executable, "-m", "ctbench.evaluate.agents.mcp_bridge", ctx.replay_url, ctx.session_id]
@@ -268,12 +262,11 @@ class HarnessAgent(Agent):
     def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
         """Usage, rounds and answer from the finished run; raise for the failure classes (in a thread)."""
 
-    def record(self, result: AgentResult, **values: Any) -> None:
-        """Set usage fields the engine's :class:`AgentResult` has (cached tokens, cost, rounds kind ...)."""
+    @staticmethod
+    def record(result: AgentResult, **values: Any) -> None:
+        """Set the usage fields that were reported (None: leave as it is)."""
         for key, value in values.items():
-            if value is None:
-                continue
-            if key in getattr(type(result), "__dataclass_fields__", {}) or hasattr(result, key):
+            if value is not None:
                 setattr(result, key, value)
 
     async def solve(self, ctx: AgentContext) -> AgentResult:
