@@ -199,3 +199,26 @@ def test_timeout_leaves_no_process_of_the_cli_behind(name: str, task_set: Path, 
     left = {pid: cmd for pid, cmd in seen.items() if Path(f"/proc/{pid}").exists()
             and pid in (_processes(marker) | _processes(exe))}
     assert not left, f"still running after the timeout: {left}"
+
+
+EFFORT_IN_REQUEST = {
+    "codex": lambda body: (body.get("reasoning") or {}).get("effort"),
+    "hermes": lambda body: body.get("reasoning_effort") or (body.get("reasoning") or {}).get("effort"),
+    "claude-code": lambda body: (body.get("output_config") or {}).get("effort"),
+}
+
+
+@pytest.mark.parametrize("name", HARNESSES)
+def test_a_cli_that_answers_nothing_valid_is_unparsable_and_effort_reaches_the_model(
+        name: str, task_set: Path, tmp_path: Path) -> None:
+    harness(name)
+    scripts = scripts_for(task_set, ["RCA-001"], submit=False, final_text="I could not find the fault.")
+    with ScriptedModelServer(scripts, max_seconds=300) as model:
+        report = Runner(_settings(name, model.url, task_set, tmp_path / "run", select="RCA-001",
+                                  agent_args={"reasoning_effort": "high"})).run()
+    (line,) = _lines(report.folder)
+    assert (line["status"], line["answer_source"]) == ("unparsable", "final_message"), line
+    assert "could not find the fault" in line["answer_text"]
+    assert line["rounds_kind"] == agent_class(name).rounds_kind  # type: ignore[attr-defined]
+    efforts = {EFFORT_IN_REQUEST[name](r.body) for r in model.main_requests()}
+    assert efforts == {"high"}, [r.body.get("reasoning") for r in model.main_requests()]

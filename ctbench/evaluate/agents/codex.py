@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ctbench.evaluate.agents.base import AgentContext, AgentResult, InfrastructureError
+from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, toml_str, with_v1
 
 PROVIDER = "ctbench"
@@ -58,6 +58,13 @@ class CodexAgent(HarnessAgent):
     harness_key = "codex"
     key_env = "OPENAI_API_KEY"
     rounds_kind = "tool turns"
+
+    def check(self) -> None:
+        super().check()
+        effort = self.agent_args().reasoning_effort
+        if effort in ("none", "max"):
+            raise AgentConfigError(f"--agent-arg reasoning_effort={effort}: Codex takes minimal, low, medium, high "
+                                   "or xhigh")
 
     def config_toml(self, ctx: AgentContext, mcp: list[str]) -> str:
         o = self.agent_args(ctx)

@@ -33,7 +33,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ctbench.evaluate.agents.base import (
     Agent,
@@ -65,10 +65,11 @@ class HarnessOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    reasoning_effort: ReasoningEffort | None = None
-    """Passed to the CLI where it has a switch for it (Codex, Hermes); Claude Code has none."""
-    api_key_env: str | None = None
-    """Read the key from this environment variable instead of the CLI's usual one."""
+    reasoning_effort: ReasoningEffort | Literal["none", "max"] | None = Field(
+        default=None, description="the CLI's reasoning effort (Codex: minimal..xhigh; Claude Code: low..max; "
+                                  "Hermes: none..max)")
+    api_key_env: str | None = Field(default=None, description="environment variable holding the API key "
+                                                              "(default: the CLI's own)")
 
 
 def with_v1(url: str) -> str:
