@@ -70,6 +70,8 @@ class HarnessOptions(BaseModel):
                                   "Hermes: none..max)")
     api_key_env: str | None = Field(default=None, description="environment variable holding the API key "
                                                               "(default: the CLI's own)")
+    version: str | None = Field(default=None, description="run this installed version instead of the pinned one "
+                                                          "(ctb-eval harness install NAME --version V)")
 
 
 def with_v1(url: str) -> str:
@@ -192,10 +194,12 @@ class HarnessAgent(Agent):
     @property
     def installed(self) -> Installed:
         if self._installed is None:
-            self._installed = find(self.harness_key)
+            version = self.agent_args().version
+            self._installed = find(self.harness_key, version)
             if self._installed is None:
-                raise AgentConfigError(f"--agent {self.name}: the CLI is not installed; run "
-                                       f"'ctb-eval harness install {self.harness_key}'")
+                flag = f" --version {version}" if version else ""
+                raise AgentConfigError(f"--agent {self.name}: the CLI{' ' + version if version else ''} is not "
+                                       f"installed; run 'ctb-eval harness install {self.harness_key}{flag}'")
         return self._installed
 
     def agent_args(self, ctx: AgentContext | None = None) -> HarnessOptions:
