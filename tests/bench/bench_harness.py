@@ -54,7 +54,7 @@ def by_hand(name: str, task_set: Path, task_id: str, url: str, scratch: Path) ->
     mcp = [str(Path(sys.executable).with_name("ctb-replay")), "mcp", task_id, "--tasks", str(task_set)]
     launch = agent.launch(ctx, home, workspace, mcp)  # type: ignore[arg-type]
     started = time.perf_counter()
-    done = subprocess.run(launch.argv, env=launch.env, cwd=launch.cwd, stdin=subprocess.DEVNULL,
+    done = subprocess.run(launch.argv, env=launch.full_env(), cwd=launch.cwd, stdin=subprocess.DEVNULL,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:

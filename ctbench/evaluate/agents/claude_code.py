@@ -61,7 +61,6 @@ class ClaudeCodeAgent(HarnessAgent):
             "MCP_TIMEOUT": "60000",
             "NO_COLOR": "1",
         })
-        env.pop("ANTHROPIC_AUTH_TOKEN", None)
         max_turns = ctx.options.max_rounds or DEFAULT_MAX_TURNS
         argv = [str(self.installed.executable), "-p", "--bare", "--output-format", "stream-json", "--verbose",
                 "--model", ctx.options.model or "", "--mcp-config", str(mcp_file), "--strict-mcp-config",

@@ -56,7 +56,8 @@ STDERR_TAIL = 200
 """Lines of a CLI's standard error kept for classifying its failure (all of it is in the log)."""
 SCRUBBED_ENV = ("PWD", "OLDPWD", "CTBENCH_REPLAY_URL", "CTBENCH_REPLAY_SESSION", "CTBENCH_TASK_ID",
                 "CTBENCH_ANSWER_FILE", "CTBENCH_USAGE_FILE", "CTBENCH_PROMPT_FILE", "CTBENCH_WORKSPACE",
-                "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "HERMES_HOME")
+                "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "HERMES_HOME",
+                "ANTHROPIC_AUTH_TOKEN")
 """Never passed to a CLI: the runner's own location, another CLI's config and ctbench's Python setup."""
 
 
@@ -95,13 +96,17 @@ def toml_str(text: str) -> str:
 
 @dataclass
 class Launch:
-    """How one attempt starts its CLI, and where its files are."""
+    """How one attempt starts its CLI, and where its files are. ``env`` is what the adapter sets."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: Path
     home: Path
     files: dict[str, Path] = field(default_factory=dict)
+
+    def full_env(self) -> dict[str, str]:
+        """Unsandboxed: the runner's environment less :data:`SCRUBBED_ENV`, then the adapter's."""
+        return {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV} | self.env
 
 
 @dataclass
@@ -251,7 +256,10 @@ class HarnessAgent(Agent):
         return [sys.executable, "-m", "ctbench.evaluate.agents.mcp_bridge", ctx.replay_url, ctx.session_id]
 
     def base_env(self, home: Path) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+        """What every harness sets: its home, and the XDG folders inside it. An adapter adds its own;
+        the rest of the environment is the runner's (unsandboxed, less :data:`SCRUBBED_ENV`) or the
+        sandbox's allowlist."""
+        env: dict[str, str] = {}
         env["HOME"] = str(home)
         env["XDG_CONFIG_HOME"] = str(home / ".config")
         env["XDG_CACHE_HOME"] = str(home / ".cache")
@@ -284,11 +292,38 @@ class HarnessAgent(Agent):
         ctx.log.line(f"[ctbench] exit status {run.returncode}")
         return await asyncio.to_thread(self.collect, ctx, launch, run)
 
+    def read_only_paths(self) -> list[Path]:
+        """What the CLI needs to see read-only inside a sandbox: its install (and a venv's base Python)."""
+        found = self.installed
+        paths = [found.folder or found.executable.parent]
+        cfg = (found.folder / "venv" / "pyvenv.cfg") if found.folder is not None else None
+        if cfg is not None and cfg.is_file():
+            for line in cfg.read_text(encoding="utf-8").splitlines():
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and value.strip():
+                    paths.append(Path(value.strip()).parent)
+        return paths
+
+    def _prepare(self, ctx: AgentContext, launch: Launch) -> tuple[list[str], dict[str, str], Path]:
+        """argv, environment and working directory as they are executed: through the sandbox's
+        launcher when the run has one (issue 14), else directly."""
+        if ctx.launcher is None:
+            return launch.argv, launch.full_env(), launch.cwd
+        from ctbench.evaluate.agents import process  # the sandbox's process description (issue 14)
+
+        described = process.Launch(argv=launch.argv, workspace=launch.cwd, env=launch.env, home=launch.home,
+                                   read_write=(ctx.workdir,), read_only=tuple(self.read_only_paths()))
+        prepared = ctx.launcher.prepare(described)
+        for note in prepared.notes:
+            ctx.log.line(f"[ctbench] {note}")
+        return list(prepared.argv), dict(prepared.env), Path(prepared.cwd)
+
     async def _run(self, ctx: AgentContext, launch: Launch) -> Run:
+        argv, env, cwd = self._prepare(ctx, launch)
         try:
             proc = await asyncio.create_subprocess_exec(
-                *launch.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=launch.cwd, env=launch.env, start_new_session=True,
+                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True,
                 limit=16 * 1024 * 1024)
         except OSError as exc:
             raise InfrastructureError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
