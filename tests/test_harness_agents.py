@@ -183,12 +183,12 @@ def test_timeout_leaves_no_process_of_the_cli_behind(name: str, task_set: Path, 
             seen.update(_processes(exe))
             time.sleep(0.05)
 
-    with ScriptedModelServer(scripts_for(task_set, ["RCA-001"]), max_seconds=120, delay_s=60) as model:
+    with ScriptedModelServer(scripts_for(task_set, ["RCA-001"]), max_seconds=180, delay_s=120) as model:
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         try:
             report = Runner(_settings(name, model.url, task_set, tmp_path / "run", select="RCA-001",
-                                      timeout_s=15.0)).run()
+                                      timeout_s=30.0)).run()
         finally:
             done.set()
             watcher.join(5)

@@ -120,11 +120,18 @@ class Run:
 
 
 def _children(pid: int) -> list[int]:
+    """Direct children of ``pid``: those of every thread (a child belongs to the thread that forked it)."""
+    out: list[int] = []
     try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
     except OSError:
-        return []
-    return [int(p) for p in text.split()]
+        return out
+    for task in tasks:
+        try:
+            out += [int(p) for p in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return out
 
 
 def process_tree(pid: int) -> list[int]:
