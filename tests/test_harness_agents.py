@@ -40,6 +40,8 @@ def harness(name: str) -> type[HarnessAgent]:
     assert issubclass(cls, HarnessAgent)
     found = cls.availability()
     if not found.available:
+        if os.environ.get("CTBENCH_REQUIRE_HARNESSES"):  # CI installed them: missing is a failure
+            pytest.fail(f"{name} is not installed ({found.detail}) but CTBENCH_REQUIRE_HARNESSES is set")
         pytest.skip(f"{name} is not installed ({found.detail})")
     return cls
 

@@ -257,7 +257,16 @@ class HarnessAgent(Agent):
         command (``ctb-replay mcp --connect``), or this package's bridge where the installed replay
         CLI has no ``--connect`` yet."""
         if ctx.mcp_command and _replay_cli_connects():
-            return list(ctx.mcp_command)
+            argv = list(ctx.mcp_command)
+            if ctx.session_token and "--token-file" not in argv:
+                # never on the command line (any local user can read argv), and not in the environment
+                # either: Codex passes its MCP servers only an allowlist of variables
+                token = ctx.workdir / "replay-token"
+                fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(ctx.session_token)
+                argv += ["--token-file", str(token)]
+            return argv
         if ctx.replay_url is None:
             raise InfrastructureError("the replay HTTP server is not running")
         return [sys.executable, "-m", "ctbench.evaluate.agents.mcp_bridge", ctx.replay_url, ctx.session_id]
