@@ -65,7 +65,8 @@ def _lines(folder: Path) -> list[dict]:
 def _settings(name: str, base_url: str, task_set: Path, out: Path, **kw: object) -> RunSettings:
     values: dict = {"agent": name, "model": "scripted-model", "base_url": base_url, "tasks": task_set, "out": out,
                     "select": " ".join(TASKS), "concurrency": 2, "timeout_s": 180.0, "retries": 0,
-                    "allow_unreviewed": True}
+                    "allow_unreviewed": True, "sandbox": os.environ.get("CTB_TEST_SANDBOX", "none"),
+                    "sandbox_network": os.environ.get("CTB_TEST_SANDBOX_NETWORK", "host")}
     values.update(kw)
     return RunSettings(**values)  # type: ignore[arg-type]
 
@@ -153,8 +154,26 @@ def test_model_endpoint_down_is_an_infrastructure_error_then_resumes(name: str, 
     assert (last["status"], last["answer_source"]) == ("answered", "submit"), last
 
 
-def _processes(marker: str) -> dict[int, str]:
-    """Live processes whose command line mentions ``marker``."""
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _mine(pid: int) -> bool:
+    """A descendant of this test process (other people's runs on the machine do not count)."""
+    for _ in range(64):
+        pid = _parent(pid)
+        if pid == os.getpid():
+            return True
+        if pid <= 1:
+            return False
+    return False
+
+
+def _processes(marker: str, *, mine: bool = False) -> dict[int, str]:
+    """Live processes whose command line mentions ``marker`` (only this test's descendants: ``mine``)."""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -164,7 +183,7 @@ def _processes(marker: str) -> dict[int, str]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if marker in cmd and state != "Z":
+        if marker in cmd and state != "Z" and (not mine or _mine(int(entry.name))):
             found[int(entry.name)] = cmd
     return found
 
@@ -172,7 +191,8 @@ def _processes(marker: str) -> dict[int, str]:
 @pytest.mark.parametrize("name", HARNESSES)
 def test_timeout_leaves_no_process_of_the_cli_behind(name: str, task_set: Path, tmp_path: Path) -> None:
     harness(name)
-    marker = "ctbench.evaluate.agents.mcp_bridge"  # the MCP server each CLI starts as its child
+    # the MCP server each CLI starts as its child: the runner's --connect proxy, or the interim bridge
+    proxies = ("ctbench.evaluate.agents.mcp_bridge", "ctbench.replay.cli mcp --connect")
     found = find(name)
     assert found is not None
     exe = str(found.folder or found.executable)  # every process of the install names its folder
@@ -181,8 +201,8 @@ def test_timeout_leaves_no_process_of_the_cli_behind(name: str, task_set: Path, 
 
     def watch() -> None:
         while not done.is_set():
-            seen.update(_processes(marker))
-            seen.update(_processes(exe))
+            for marker in (*proxies, exe):
+                seen.update(_processes(marker, mine=True))
             time.sleep(0.05)
 
     with ScriptedModelServer(scripts_for(task_set, ["RCA-001"]), max_seconds=180, delay_s=120) as model:
@@ -197,9 +217,10 @@ def test_timeout_leaves_no_process_of_the_cli_behind(name: str, task_set: Path, 
     (line,) = _lines(report.folder)
     assert line["status"] == "timeout", line
     assert model.requests, "the CLI never reached the model: the timeout did not hit a working CLI"
-    assert any(exe in cmd for cmd in seen.values()) and any(marker in cmd for cmd in seen.values()), seen
-    left = {pid: cmd for pid, cmd in seen.items() if Path(f"/proc/{pid}").exists()
-            and pid in (_processes(marker) | _processes(exe))}
+    assert any(exe in cmd for cmd in seen.values()), seen
+    assert any(p in cmd for cmd in seen.values() for p in proxies), seen
+    alive = {pid for marker in (*proxies, exe) for pid in _processes(marker)}
+    left = {pid: cmd for pid, cmd in seen.items() if pid in alive}
     assert not left, f"still running after the timeout: {left}"
 
 

@@ -330,6 +330,8 @@ class HarnessAgent(Agent):
         described = process.Launch(argv=launch.argv, workspace=launch.cwd, env=launch.env, home=launch.home,
                                    read_write=(ctx.workdir,), read_only=tuple(self.read_only_paths()))
         prepared = ctx.launcher.prepare(described)
+        ctx.log.line(f"[ctbench] sandbox {getattr(ctx.launcher, 'name', type(ctx.launcher).__name__)}: "
+                     f"{prepared.argv[0]} ... ({len(prepared.argv) - len(launch.argv)} launcher arguments)")
         for note in prepared.notes:
             ctx.log.line(f"[ctbench] {note}")
         return list(prepared.argv), dict(prepared.env), Path(prepared.cwd)
