@@ -27,7 +27,7 @@ from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, toml
 
 PROVIDER = "ctbench"
 DISABLED_FEATURES = (
-    "plugins", "apps", "shell_snapshot", "shell_tool", "unified_exec", "unified_exec_tty", "multi_agent",
+    "plugins", "apps", "shell_snapshot", "shell_tool", "unified_exec", "unified_exec_tty",
     "multi_agent_v2", "goals", "image_generation", "tool_suggest", "skill_search", "skill_mcp_dependency_install",
     "sleep_tool", "computer_use", "browser_use", "browser_use_external", "in_app_browser", "remote_plugin",
     "api_key_model_discovery", "unbounded_connection_retries", "memories", "hooks", "daemon_auto_start",
@@ -103,6 +103,9 @@ class CodexAgent(HarnessAgent):
             "",
             "[features]",
             *[f"{feature} = false" for feature in DISABLED_FEATURES],
+            "",
+            "[agents]",  # sub-agent tools (the deprecated [features].multi_agent switch)
+            "enabled = false",
             "",
             "[analytics]",
             "enabled = false",
