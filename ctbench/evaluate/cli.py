@@ -622,6 +622,9 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     _add_prompt(sub)
     _add_export(sub)
     _add_view(sub)
+    from ctbench.evaluate.harness_cli import add_harness
+
+    add_harness(sub)
     return parser, sub
 
 

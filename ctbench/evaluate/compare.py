@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.score import ScoredRun, Scorer
+from ctbench.evaluate.score import RunInfo, ScoredRun, Scorer
 from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
 from ctbench.store import TaskSet
 from ctbench.tables import Table
@@ -78,6 +78,17 @@ def _show(keys: set[tuple[str, str]]) -> str:
     return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
 
 
+def harness_version_warnings(infos: Sequence[RunInfo]) -> list[str]:
+    """One warning per agent whose runs used different harness versions (a CLI upgraded between runs
+    changes its prompts and tools: issue 13, Table 23 of the paper)."""
+    versions: dict[str, set[str]] = {}
+    for info in infos:
+        if info.agent and info.harness_version:
+            versions.setdefault(info.agent, set()).add(info.harness_version)
+    return [f"the {agent} runs used different harness versions ({', '.join(sorted(found))}): differences may come "
+            "from the harness, not the model" for agent, found in sorted(versions.items()) if len(found) > 1]
+
+
 def align(runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool) -> tuple[list[ScoredRun], list[str]]:
     """The runs on one task set: unchanged when they agree; else an error, or (``common``) restricted to
     the tasks all of them hold, with a warning per run that lost tasks."""
@@ -89,6 +100,7 @@ def align(runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool) -> 
         warnings.append("the runs were made on different task-set commits ("
                         + ", ".join(sorted(c[:12] for c in commits if c)) + "); all are scored against the "
                         "same task set, but the agents may have seen different statements or recordings")
+    warnings += harness_version_warnings([r.info for r in runs])
     if all(k == keys[0] for k in keys):
         return list(runs), warnings
     if not common:

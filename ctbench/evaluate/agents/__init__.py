@@ -6,6 +6,9 @@ null       answers nothing: the floor
 probe      a fixed per-vendor checklist on every accessible device, no answer: brute-force evidence
 openai     a tool-calling loop for any OpenAI-compatible endpoint (official ``openai`` client)
 command    any executable: prompt on stdin, replay endpoint in the environment, answer on stdout
+codex      OpenAI Codex CLI (``codex exec``) on the replay's MCP tools
+claude-code  Anthropic Claude Code (``claude -p``) on the replay's MCP tools
+hermes     Hermes Agent (``hermes chat -q``) on the replay's MCP tools
 =========  ================================================================================
 
 Every agent, the built-in ones included, is registered in a package's metadata::
@@ -49,6 +52,9 @@ BUILTIN: dict[str, str] = {
     "probe": "ctbench.evaluate.agents.probe:ProbeAgent",
     "openai": "ctbench.evaluate.agents.openai_chat:OpenAIAgent",
     "command": "ctbench.evaluate.agents.command:CommandAgent",
+    "codex": "ctbench.evaluate.agents.codex:CodexAgent",
+    "claude-code": "ctbench.evaluate.agents.claude_code:ClaudeCodeAgent",
+    "hermes": "ctbench.evaluate.agents.hermes:HermesAgent",
 }
 """The built-in agents' entry points, exactly as pyproject.toml declares them (checked by a test)."""
 

@@ -1,0 +1,123 @@
+"""``--agent claude-code``: Anthropic's Claude Code (``claude -p``) on the replay's MCP tools (paper D.4).
+
+Each attempt gets a fresh ``CLAUDE_CONFIG_DIR`` (and ``HOME``) and an ``--mcp-config`` file naming the
+replay as server ``ctb``; the CLI runs with ``--bare --strict-mcp-config --tools ""`` (no built-in
+tool, no other MCP server, no hooks, plugins or memory files) and ``--allowedTools`` naming exactly
+the three ``ctb`` tools, so the model sees those and nothing else. The environment turns off the
+start-up calls to the vendor's hosts (``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC``, the auto-updater)
+and tool search (which would hide MCP tools behind a ``ToolSearch`` tool), and sets the SDK's
+retries to 0 so a dead endpoint fails fast and the runner retries the attempt.
+
+The ``system/init`` line says whether ``ctb`` connected and which tools exist; the final ``result``
+line has the turns (model requests), usage, cost and final text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
+from ctbench.evaluate.agents.codex import parse_events
+from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, without_v1
+
+CTB_TOOLS = ("mcp__ctb__list_devices", "mcp__ctb__run_command", "mcp__ctb__submit_answer")
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+DEFAULT_MAX_TURNS = 200
+
+
+class ClaudeCodeAgent(HarnessAgent):
+    name = "claude-code"
+    description = "Anthropic Claude Code (claude -p) on the replay's MCP tools; --model, --base-url, $ANTHROPIC_API_KEY"
+    harness_key = "claude-code"
+    key_env = "ANTHROPIC_API_KEY"
+    rounds_kind = "model requests"
+
+    def check(self) -> None:
+        super().check()
+        effort = self.agent_args().reasoning_effort
+        if effort is not None and effort not in EFFORTS:
+            raise AgentConfigError(f"--agent-arg reasoning_effort={effort}: Claude Code takes one of {', '.join(EFFORTS)}")
+
+    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> Launch:
+        config = home / ".claude"
+        config.mkdir(parents=True, exist_ok=True)
+        mcp_file = home / "mcp.json"
+        mcp_file.write_text(json.dumps({"mcpServers": {"ctb": {"type": "stdio", "command": mcp[0], "args": mcp[1:]}}},
+                                       indent=2), encoding="utf-8")
+        o = self.agent_args(ctx)
+        env = self.base_env(home)
+        env.update({
+            "CLAUDE_CONFIG_DIR": str(config),
+            "ANTHROPIC_BASE_URL": without_v1(ctx.options.base_url or ""),
+            "ANTHROPIC_API_KEY": self.api_key(),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "ENABLE_TOOL_SEARCH": "false",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+            "MCP_TIMEOUT": "60000",
+            "NO_COLOR": "1",
+        })
+        max_turns = ctx.options.max_rounds or DEFAULT_MAX_TURNS
+        argv = [str(self.installed.executable), "-p", "--bare", "--output-format", "stream-json", "--verbose",
+                "--model", ctx.options.model or "", "--mcp-config", str(mcp_file), "--strict-mcp-config",
+                "--tools", "", "--allowedTools", ",".join(CTB_TOOLS), "--max-turns", str(max_turns),
+                "--no-session-persistence"]
+        if o.reasoning_effort:
+            argv += ["--effort", o.reasoning_effort]
+        argv.append(ctx.prompt)
+        return Launch(argv, env, workspace, home)
+
+    def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
+        events = parse_events(run.lines)
+        result = ctx.result
+        init = next((e for e in events if e.get("type") == "system" and e.get("subtype") == "init"), None)
+        final = next((e for e in reversed(events) if e.get("type") == "result"), None)
+        requests = {e["message"].get("id") for e in events if e.get("type") == "assistant"
+                    and isinstance(e.get("message"), dict) and e["message"].get("model") != "<synthetic>"}
+        self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
+        if init is not None:
+            servers = {s.get("name"): s.get("status") for s in init.get("mcp_servers") or [] if isinstance(s, dict)}
+            tools = set(init.get("tools") or [])
+            if servers.get("ctb") != "connected" or not set(CTB_TOOLS) <= tools:
+                raise InfrastructureError(f"{self.harness} started without the ctb tools (MCP server ctb: "
+                                          f"{servers.get('ctb') or 'absent'})")
+        if final is None:
+            if init is None or not requests:
+                raise self.crashed(self.harness, run, worked=False, detail=_last_words(run))
+            raise self.crashed(self.harness, run, worked=True, detail=_last_words(run))
+        usage: dict[str, Any] = final.get("usage") or {}
+        if usage:
+            cached = int(usage.get("cache_read_input_tokens") or 0)
+            result.input_tokens = (int(usage.get("input_tokens") or 0) + cached
+                                   + int(usage.get("cache_creation_input_tokens") or 0))
+            result.output_tokens = int(usage.get("output_tokens") or 0)
+            self.record(result, cached_tokens=cached)
+        result.rounds = int(final.get("num_turns") or len(requests))
+        bases = {str(m.get("costBasis")) for m in (final.get("modelUsage") or {}).values() if isinstance(m, dict)}
+        if final.get("total_cost_usd") is not None and bases != {"unknown"}:
+            self.record(result, cost_usd=float(final["total_cost_usd"]))
+        elif final.get("total_cost_usd") is not None:
+            result.notes.append("cost not recorded: Claude Code has no price for this model")
+        if final.get("is_error"):
+            status = final.get("api_error_status")
+            detail = str(final.get("result") or final.get("subtype") or "error")[:300]
+            if status is not None or not requests or final.get("terminal_reason") == "api_error":
+                raise InfrastructureError(f"{self.harness}: model request failed ({status or 'no response'}): {detail}")
+            if final.get("subtype") != "error_max_turns":
+                raise self.crashed(self.harness, run, worked=True, detail=detail)
+            result.notes.append(f"stopped at --max-turns {ctx.options.max_rounds or DEFAULT_MAX_TURNS}")
+        text = final.get("result")
+        if isinstance(text, str) and text.strip():
+            result.answer_text, result.answer_source = text, "final_message"
+        return result
+
+
+def _last_words(run: Run) -> str:
+    for line in reversed(run.lines):
+        if line.strip():
+            return line.strip()[:300]
+    return f"exit status {run.returncode}"

@@ -1,0 +1,175 @@
+"""``--agent codex``: OpenAI's Codex CLI (``codex exec --json``) on the replay's MCP tools (paper D.3).
+
+Each attempt gets a fresh ``CODEX_HOME`` with a ``config.toml`` that:
+
+- defines one model provider (``--base-url``, with ``/v1`` added when missing, Responses wire API, the
+  key from ``$OPENAI_API_KEY``) with no request retries, so a dead endpoint fails fast and is
+  retried by the runner instead of by Codex forever;
+- registers the replay as the required MCP server ``ctb`` with its tools pre-approved;
+- turns off everything that would reach an outside host at start-up (plugins run ``git ls-remote``,
+  apps, the update check, analytics, web search, model discovery) and every built-in tool that is not
+  the replay's (shell, unified exec, sub-agents, goals, image tools, patches), so the model sees
+  only ``mcp__ctb``.
+
+Codex reports usage per turn (``turn.completed.usage``) but not the number of model requests, so
+rounds are tool-using turns (``mcp_tool_call`` items); the answer is a ``submit_answer`` call, else the
+last agent message.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
+from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, toml_str, with_v1
+
+PROVIDER = "ctbench"
+DISABLED_FEATURES = (
+    "plugins", "apps", "shell_snapshot", "shell_tool", "unified_exec", "unified_exec_tty",
+    "multi_agent_v2", "goals", "image_generation", "tool_suggest", "skill_search", "skill_mcp_dependency_install",
+    "sleep_tool", "computer_use", "browser_use", "browser_use_external", "in_app_browser", "remote_plugin",
+    "api_key_model_discovery", "unbounded_connection_retries", "memories", "hooks", "daemon_auto_start",
+    "in_app_updates", "recommended_plugins", "plugin_sharing", "code_mode_host", "fast_mode", "ultrafast_mode",
+    "view_image", "request_permissions_tool", "standalone_web_search", "code_mode", "token_budget",
+)
+"""Codex 0.169 features that reach outside hosts or add tools other than the replay's."""
+
+
+def parse_events(lines: list[str]) -> list[dict[str, Any]]:
+    events = []
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+class CodexAgent(HarnessAgent):
+    name = "codex"
+    description = "OpenAI Codex CLI (codex exec) on the replay's MCP tools; --model, --base-url, $OPENAI_API_KEY"
+    harness_key = "codex"
+    key_env = "OPENAI_API_KEY"
+    rounds_kind = "tool turns"
+
+    def check(self) -> None:
+        super().check()
+        effort = self.agent_args().reasoning_effort
+        if effort in ("none", "max"):
+            raise AgentConfigError(f"--agent-arg reasoning_effort={effort}: Codex takes minimal, low, medium, high "
+                                   "or xhigh")
+
+    def config_toml(self, ctx: AgentContext, mcp: list[str]) -> str:
+        o = self.agent_args(ctx)
+        lines = [
+            f"model = {toml_str(ctx.options.model or '')}",
+            f"model_provider = {toml_str(PROVIDER)}",
+            'approval_policy = "never"',
+            'sandbox_mode = "read-only"',
+            "check_for_update_on_startup = false",
+            'web_search = "disabled"',
+            "hide_agent_reasoning = false",
+        ]
+        if o.reasoning_effort:
+            lines.append(f"model_reasoning_effort = {toml_str(o.reasoning_effort)}")
+        lines += [
+            "",
+            f"[model_providers.{PROVIDER}]",
+            'name = "ctbench endpoint"',
+            f"base_url = {toml_str(with_v1(ctx.options.base_url or ''))}",
+            'wire_api = "responses"',
+            f"env_key = {toml_str(o.api_key_env or self.key_env)}",
+            "request_max_retries = 0",
+            "stream_max_retries = 0",
+            "stream_idle_timeout_ms = 300000",
+            "",
+            "[mcp_servers.ctb]",
+            f"command = {toml_str(mcp[0])}",
+            "args = [" + ", ".join(toml_str(a) for a in mcp[1:]) + "]",
+            "required = true",
+            "startup_timeout_sec = 60",
+            "tool_timeout_sec = 300",
+            'default_tools_approval_mode = "approve"',
+            "",
+            "[tools.experimental_request_user_input]",
+            "enabled = false",
+            "",
+            "[features]",
+            *[f"{feature} = false" for feature in DISABLED_FEATURES],
+            "",
+            "[agents]",  # sub-agent tools (the deprecated [features].multi_agent switch)
+            "enabled = false",
+            "",
+            "[analytics]",
+            "enabled = false",
+            "",
+            "[history]",
+            'persistence = "none"',
+            "",
+        ]
+        return "\n".join(lines)
+
+    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> Launch:
+        codex_home = home / ".codex"
+        codex_home.mkdir(parents=True, exist_ok=True)
+        (codex_home / "config.toml").write_text(self.config_toml(ctx, mcp), encoding="utf-8")
+        last = ctx.workdir / "codex-last-message.txt"
+        env = self.base_env(home)
+        env["CODEX_HOME"] = str(codex_home)
+        env[self.agent_args(ctx).api_key_env or self.key_env] = self.api_key()
+        env["NO_COLOR"] = "1"
+        argv = [str(self.installed.executable), "exec", "--json", "--skip-git-repo-check", "--ephemeral",
+                "--color", "never", "-C", str(workspace), "-o", str(last), ctx.prompt]
+        return Launch(argv, env, workspace, home, {"last": last})
+
+    def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
+        events = parse_events(run.lines)
+        result = ctx.result
+        usage = [e.get("usage") or {} for e in events if e.get("type") == "turn.completed"]
+        calls = [e["item"] for e in events if e.get("type") == "item.completed"
+                 and isinstance(e.get("item"), dict) and e["item"].get("type") == "mcp_tool_call"]
+        messages = [e["item"].get("text") or "" for e in events if e.get("type") == "item.completed"
+                    and isinstance(e.get("item"), dict) and e["item"].get("type") == "agent_message"]
+        errors = [str(e.get("message") or (e.get("error") or {}).get("message") or e)
+                  for e in events if e.get("type") in ("error", "turn.failed")]
+        if usage:
+            result.input_tokens = sum(int(u.get("input_tokens") or 0) for u in usage)
+            result.output_tokens = sum(int(u.get("output_tokens") or 0) for u in usage)
+            self.record(result, cached_tokens=sum(int(u.get("cached_input_tokens") or 0) for u in usage))
+        result.rounds = len(calls)
+        self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
+        result.notes.append(f"{self.harness}; rounds = {self.rounds_kind} (Codex does not report model requests)")
+        ctb_calls = [c for c in calls if c.get("server") == "ctb"]
+        failed_mcp = [c for c in calls if c.get("server") == "ctb" and c.get("error")]
+        worked = bool(usage) or bool(messages) or bool(calls)
+        mcp_failed = next((ln.strip() for ln in run.stderr if "MCP server" in ln and "failed" in ln), None)
+        if mcp_failed and not ctb_calls:
+            raise InfrastructureError(f"{self.harness} started without the ctb tools: {mcp_failed[-300:]}")
+        if not worked:
+            detail = errors[-1] if errors else "no model response"
+            if run.returncode != 0 or errors:
+                # nothing came back from the model: the endpoint or the MCP start-up failed
+                raise InfrastructureError(f"{self.harness} got no model response: {detail[:300]}")
+        if run.returncode != 0:
+            raise self.crashed(self.harness, run, worked=worked, detail=(errors[-1] if errors else "")[:300])
+        if errors and not usage:
+            raise InfrastructureError(f"{self.harness}: model request failed: {errors[-1][:300]}")
+        if failed_mcp and len(failed_mcp) == len(ctb_calls):
+            result.notes.append(f"all {len(ctb_calls)} ctb tool call(s) failed")
+        text = None
+        try:
+            text = launch.files["last"].read_text(encoding="utf-8")
+        except OSError:
+            pass
+        if not (text and text.strip()) and messages:
+            text = messages[-1]
+        if text and text.strip():
+            result.answer_text, result.answer_source = text, "final_message"
+        return result

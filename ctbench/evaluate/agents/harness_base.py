@@ -1,0 +1,405 @@
+"""What the real agent CLIs (Codex, Claude Code, Hermes) share: install lookup, a fresh home, the MCP
+server ``ctb``, the child process and its event stream, and the honest classification of failures.
+
+An adapter (:class:`HarnessAgent` subclass) only says how its CLI is configured and started
+(:meth:`HarnessAgent.launch`) and how its output is read (:meth:`HarnessAgent.collect`). This module
+does the rest, the same way for all three:
+
+- a fresh per-attempt home (``HOME`` and the CLI's own config folder point into it), so nothing a
+  user configured for the CLI - their login, their own MCP servers, their plugins - leaks into a run;
+- an empty working directory;
+- the replay registered as MCP server ``ctb`` through the stdio proxy command of the context;
+- the CLI's standard output (its event stream) copied line by line into the task log as it comes,
+  and kept for parsing; standard error goes straight to the log;
+- on timeout or interrupt the process group and every descendant found under the CLI are ended
+  before the attempt is recorded (the CLIs start their MCP servers as children).
+
+Failure classes (issue 13): the CLI started without the ctb tools, its model request was refused,
+or it crashed before its first model call - :class:`InfrastructureError` (retried, never scored as
+a wrong answer); it ran and answered nothing - an empty answer (scored unparsable/empty as today);
+it crashed after working - :class:`AgentError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import signal
+import sys
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctbench.evaluate.agents.base import (
+    Agent,
+    AgentConfigError,
+    AgentContext,
+    AgentError,
+    AgentOptions,
+    AgentResult,
+    Availability,
+    InfrastructureError,
+)
+from ctbench.evaluate.agents.command import become_subreaper, end_process_group
+from ctbench.evaluate.harnesses import Installed, find, spec
+
+ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
+
+TREE_POLL_S = 0.25
+"""How often the CLI's process tree is looked at while it runs (to end orphans it leaves behind)."""
+STDERR_TAIL = 200
+"""Lines of a CLI's standard error kept for classifying its failure (all of it is in the log)."""
+SCRUBBED_ENV = ("PWD", "OLDPWD", "CTBENCH_REPLAY_URL", "CTBENCH_REPLAY_SESSION", "CTBENCH_TASK_ID",
+                "CTBENCH_ANSWER_FILE", "CTBENCH_USAGE_FILE", "CTBENCH_PROMPT_FILE", "CTBENCH_WORKSPACE",
+                "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "HERMES_HOME",
+                "ANTHROPIC_AUTH_TOKEN")
+"""Never passed to a CLI: the runner's own location, another CLI's config and ctbench's Python setup."""
+
+
+class HarnessOptions(BaseModel):
+    """``--agent-arg KEY=VALUE`` options every harness takes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning_effort: ReasoningEffort | Literal["none", "max"] | None = Field(
+        default=None, description="the CLI's reasoning effort (Codex: minimal..xhigh; Claude Code: low..max; "
+                                  "Hermes: none..max)")
+    api_key_env: str | None = Field(default=None, description="environment variable holding the API key "
+                                                              "(default: the CLI's own)")
+    version: str | None = Field(default=None, description="run this installed version instead of the pinned one "
+                                                          "(ctb-eval harness install NAME --version V)")
+
+
+def with_v1(url: str) -> str:
+    """``http://h:1/v1`` from ``http://h:1``, ``http://h:1/`` or ``http://h:1/v1/`` (OpenAI-style clients)."""
+    base = url.rstrip("/")
+    return base if base.endswith("/v1") else base + "/v1"
+
+
+def without_v1(url: str) -> str:
+    """``http://h:1`` from ``http://h:1/v1`` (Anthropic clients append ``/v1/messages`` themselves)."""
+    base = url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def toml_str(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+@dataclass
+class Launch:
+    """How one attempt starts its CLI, and where its files are. ``env`` is what the adapter sets."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    home: Path
+    files: dict[str, Path] = field(default_factory=dict)
+
+    def full_env(self) -> dict[str, str]:
+        """Unsandboxed: the runner's environment less :data:`SCRUBBED_ENV`, then the adapter's."""
+        return {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV} | self.env
+
+
+@dataclass
+class Run:
+    """What came back: exit status, the standard output lines (the CLI's event stream) and the last
+    lines of standard error (both are in the task log as they came)."""
+
+    returncode: int
+    lines: list[str]
+    stderr: list[str] = field(default_factory=list)
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid``: those of every thread (a child belongs to the thread that forked it)."""
+    out: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            out += [int(p) for p in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return out
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every descendant (Linux /proc), found before anything is killed."""
+    seen, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.append(p)
+        todo.extend(_children(p))
+    return seen
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def adopted(pids: set[int]) -> list[int]:
+    """Those of ``pids`` now orphaned and adopted by this (subreaper) process, and their descendants."""
+    me = os.getpid()
+    return [q for p in sorted(pids) if _ppid(p) == me for q in process_tree(p)]
+
+
+def kill_all(pids: list[int]) -> None:
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+@cache
+def _replay_cli_connects() -> bool:
+    from ctbench.replay import cli
+
+    return hasattr(cli, "cmd_mcp_connect")
+
+
+class HarnessAgent(Agent):
+    """A real agent CLI, started once per attempt, reaching the replay as MCP server ``ctb``."""
+
+    harness_key: ClassVar[str]
+    """Its entry in harnesses.yaml."""
+    key_env: ClassVar[str]
+    """The environment variable the key is read from by default."""
+    rounds_kind: ClassVar[Literal["model requests", "tool turns"]] = "model requests"
+    transport = "mcp-stdio"
+    Options: ClassVar[type[BaseModel]] = HarnessOptions
+
+    def __init__(self, options: AgentOptions, args: BaseModel | None = None) -> None:
+        super().__init__(options, args)
+        self._installed: Installed | None = None
+
+    # ----------------------------------------------------------------- availability and options
+
+    @classmethod
+    def availability(cls) -> Availability:
+        found = find(cls.harness_key)
+        pinned = spec(cls.harness_key).version
+        if found is None:
+            return Availability(False, None, f"not installed: ctb-eval harness install {cls.harness_key} "
+                                             f"(pinned {pinned})")
+        where = "ctbench cache" if found.source == "cache" else "PATH"
+        note = "" if found.version == pinned else f", pinned is {pinned}"
+        return Availability(True, found.version, f"{found.executable} from {where}, {found.runtime}{note}")
+
+    @property
+    def installed(self) -> Installed:
+        if self._installed is None:
+            version = self.agent_args().version
+            self._installed = find(self.harness_key, version)
+            if self._installed is None:
+                flag = f" --version {version}" if version else ""
+                raise AgentConfigError(f"--agent {self.name}: the CLI{' ' + version if version else ''} is not "
+                                       f"installed; run 'ctb-eval harness install {self.harness_key}{flag}'")
+        return self._installed
+
+    def agent_args(self, ctx: AgentContext | None = None) -> HarnessOptions:
+        """The validated ``--agent-arg`` options (the context's, else the run's)."""
+        got = getattr(ctx, "agent_args", None)
+        if isinstance(got, HarnessOptions):
+            return got
+        return self.args if isinstance(self.args, HarnessOptions) else HarnessOptions()
+
+    def api_key(self) -> str:
+        var = self.agent_args().api_key_env or self.key_env
+        key = os.environ.get(var)
+        if not key:
+            raise AgentConfigError(f"--agent {self.name} reads the API key from ${var}; set it (any value "
+                                   "for an endpoint that needs none), or name another variable with "
+                                   "--agent-arg api_key_env=NAME")
+        return key
+
+    def check(self) -> None:
+        if not self.options.model:
+            raise AgentConfigError(f"--agent {self.name} needs --model NAME")
+        if not self.options.base_url:
+            raise AgentConfigError(f"--agent {self.name} needs --base-url URL (the model endpoint)")
+        self.installed  # noqa: B018 - raises when missing
+        self.api_key()
+
+    @property
+    def harness(self) -> str:
+        return f"{self.harness_key} {self.harness_version}"
+
+    @property
+    def harness_version(self) -> str:
+        return self.installed.version
+
+    async def open(self) -> None:
+        become_subreaper()
+
+    # ----------------------------------------------------------------- one attempt
+
+    @staticmethod
+    def mcp_command(ctx: AgentContext) -> list[str]:
+        """The argv that serves this attempt's session as a stdio MCP server: the runner's proxy
+        command (``ctb-replay mcp --connect``), or this package's bridge where the installed replay
+        CLI has no ``--connect`` yet."""
+        if ctx.mcp_command and _replay_cli_connects():
+            argv = list(ctx.mcp_command)
+            if ctx.session_token and "--token-file" not in argv:
+                # never on the command line (any local user can read argv), and not in the environment
+                # either: Codex passes its MCP servers only an allowlist of variables
+                token = ctx.workdir / "replay-token"
+                fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(ctx.session_token)
+                argv += ["--token-file", str(token)]
+            return argv
+        if ctx.replay_url is None:
+            raise InfrastructureError("the replay HTTP server is not running")
+        return [sys.executable, "-m", "ctbench.evaluate.agents.mcp_bridge", ctx.replay_url, ctx.session_id]
+
+    def base_env(self, home: Path) -> dict[str, str]:
+        """What every harness sets: its home, and the XDG folders inside it. An adapter adds its own;
+        the rest of the environment is the runner's (unsandboxed, less :data:`SCRUBBED_ENV`) or the
+        sandbox's allowlist."""
+        env: dict[str, str] = {}
+        env["HOME"] = str(home)
+        env["XDG_CONFIG_HOME"] = str(home / ".config")
+        env["XDG_CACHE_HOME"] = str(home / ".cache")
+        env["XDG_DATA_HOME"] = str(home / ".local" / "share")
+        env["XDG_STATE_HOME"] = str(home / ".local" / "state")
+        return env
+
+    @abstractmethod
+    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> Launch:
+        """Write the CLI's config into ``home`` and say how to start it (runs in a thread)."""
+
+    @abstractmethod
+    def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
+        """Usage, rounds and answer from the finished run; raise for the failure classes (in a thread)."""
+
+    @staticmethod
+    def record(result: AgentResult, **values: Any) -> None:
+        """Set the usage fields that were reported (None: leave as it is)."""
+        for key, value in values.items():
+            if value is not None:
+                setattr(result, key, value)
+
+    async def solve(self, ctx: AgentContext) -> AgentResult:
+        home, workspace = ctx.workdir / "home", ctx.workdir / "workspace"
+        for folder in (home, workspace):
+            await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        launch = await asyncio.to_thread(self.launch, ctx, home, workspace, self.mcp_command(ctx))
+        ctx.log.line(f"[ctbench] {self.harness}: $ {shlex.join(launch.argv[:-1] + ['PROMPT'])}")
+        run = await self._run(ctx, launch)
+        ctx.log.line(f"[ctbench] exit status {run.returncode}")
+        return await asyncio.to_thread(self.collect, ctx, launch, run)
+
+    def read_only_paths(self) -> list[Path]:
+        """What the CLI needs to see read-only inside a sandbox: its install (and a venv's base Python)."""
+        found = self.installed
+        paths = [found.folder or found.executable.parent]
+        cfg = (found.folder / "venv" / "pyvenv.cfg") if found.folder is not None else None
+        if cfg is not None and cfg.is_file():
+            for line in cfg.read_text(encoding="utf-8").splitlines():
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and value.strip():
+                    paths.append(Path(value.strip()).parent)
+        return paths
+
+    def _prepare(self, ctx: AgentContext, launch: Launch) -> tuple[list[str], dict[str, str], Path]:
+        """argv, environment and working directory as they are executed: through the sandbox's
+        launcher when the run has one (issue 14), else directly."""
+        if ctx.launcher is None:
+            return launch.argv, launch.full_env(), launch.cwd
+        from ctbench.evaluate.agents import process  # the sandbox's process description (issue 14)
+
+        described = process.Launch(argv=launch.argv, workspace=launch.cwd, env=launch.env, home=launch.home,
+                                   read_write=(ctx.workdir,), read_only=tuple(self.read_only_paths()))
+        prepared = ctx.launcher.prepare(described)
+        ctx.log.line(f"[ctbench] sandbox {getattr(ctx.launcher, 'name', type(ctx.launcher).__name__)}: "
+                     f"{prepared.argv[0]} ... ({len(prepared.argv) - len(launch.argv)} launcher arguments)")
+        for note in prepared.notes:
+            ctx.log.line(f"[ctbench] {note}")
+        return list(prepared.argv), dict(prepared.env), Path(prepared.cwd)
+
+    async def _run(self, ctx: AgentContext, launch: Launch) -> Run:
+        argv, env, cwd = self._prepare(ctx, launch)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True,
+                limit=16 * 1024 * 1024)
+        except OSError as exc:
+            raise InfrastructureError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
+        ctx.log.line(f"[ctbench] pid {proc.pid}")
+        lines: list[str] = []
+        seen: set[int] = set()  # descendants met while the CLI ran: orphans among them end with it
+        errors: list[str] = []
+        assert proc.stdout is not None and proc.stderr is not None
+
+        async def drain_stderr(stream: asyncio.StreamReader) -> None:
+            async for raw in stream:
+                ctx.log.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                errors.append(raw.decode("utf-8", errors="replace"))
+                del errors[:-STDERR_TAIL]
+
+        async def watch_tree() -> None:  # a quiet CLI (Hermes -Q) prints nothing while it works
+            while True:
+                seen.update(process_tree(proc.pid)[1:])
+                await asyncio.sleep(TREE_POLL_S)
+
+        stderr_task = asyncio.create_task(drain_stderr(proc.stderr))
+        watcher = asyncio.create_task(watch_tree())
+        try:
+            while True:
+                raw = await proc.stdout.readline()
+                if not raw:
+                    break
+                ctx.log.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                seen.update(process_tree(proc.pid)[1:])
+                lines.append(raw.decode("utf-8", errors="replace"))
+            returncode = await proc.wait()
+            watcher.cancel()
+            await stderr_task
+        except BaseException:  # the runner's timeout or an interrupt: nothing may outlive the attempt
+            watcher.cancel()
+            tree = process_tree(proc.pid) + adopted(seen)
+            await asyncio.shield(self._end(proc, tree))
+            stderr_task.cancel()
+            ctx.log.line(f"[ctbench] {len(tree)} process(es) ended by the runner (timeout or interrupt)")
+            raise
+        await self._end(proc, [proc.pid, *adopted(seen)])
+        return Run(returncode, lines, errors)
+
+    @staticmethod
+    async def _end(proc: asyncio.subprocess.Process, tree: list[int]) -> None:
+        kill_all(tree[1:])  # descendants in other process groups (MCP servers of some CLIs)
+        await end_process_group(proc, proc.pid, grace_s=1.0)
+        kill_all(tree[1:])
+
+    # ----------------------------------------------------------------- shared verdicts
+
+    @staticmethod
+    def crashed(name: str, run: Run, *, worked: bool, detail: str = "") -> Exception:
+        """The error for a non-zero exit: before any model call it is the harness's, else the agent's."""
+        why = f"killed by signal {-run.returncode}" if run.returncode < 0 else f"exited with status {run.returncode}"
+        text = f"{name} {why}" + (f": {detail}" if detail else "")
+        return AgentError(text) if worked else InfrastructureError(text + " (before its first model call)")
+
+
+__all__ = ["Availability", "HarnessAgent", "HarnessOptions", "Launch", "Run", "process_tree", "toml_str",
+           "with_v1", "without_v1"]

@@ -1,0 +1,186 @@
+"""``--agent hermes``: Nous Research's Hermes Agent (``hermes chat -q``) on the replay's MCP tools (D.5).
+
+Each attempt gets a fresh ``HERMES_HOME`` with a ``config.yaml`` that points the ``custom`` provider
+at ``--base-url`` (``/v1`` added when missing; chat completions) with the key from
+``$OPENAI_API_KEY``, gives the context length (without it Hermes fetches a public model list), names
+the replay as MCP server ``ctb``, and turns off lazy installs and the Tirith scanner download; a
+seeded ``.update_check`` keeps it from asking the package registry for a newer version. It runs with
+``-t ctb`` (only the ctb toolset: no terminal, file or web tools) and ``chat -q`` rather than
+``-z``, which sends its first model request before MCP discovery has finished.
+
+Hermes keeps usage in ``$HERMES_HOME/state.db`` (table ``sessions``): model requests
+(``api_call_count``), input, cache-read and output tokens, cost where it knows the price. It runs in
+its own virtual environment (it pins mcp 1.x), so ctbench reads that database with ``sqlite3``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
+from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, with_v1
+
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+DEFAULT_MAX_TURNS = 200
+CONTEXT_LENGTH = 131072
+
+
+def _yaml_quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML flow scalar
+
+
+class HermesAgent(HarnessAgent):
+    name = "hermes"
+    description = "Hermes Agent (hermes chat -q) on the replay's MCP tools; --model, --base-url, $OPENAI_API_KEY"
+    harness_key = "hermes"
+    key_env = "OPENAI_API_KEY"
+    rounds_kind = "model requests"
+
+    def check(self) -> None:
+        super().check()
+        effort = self.agent_args().reasoning_effort
+        if effort is not None and effort not in EFFORTS:
+            raise AgentConfigError(f"--agent-arg reasoning_effort={effort}: Hermes takes one of {', '.join(EFFORTS)}")
+
+    def config_yaml(self, ctx: AgentContext, mcp: list[str]) -> str:
+        o = self.agent_args(ctx)
+        max_turns = ctx.options.max_rounds or DEFAULT_MAX_TURNS
+        lines = [
+            "model:",
+            "  provider: custom",
+            f"  base_url: {_yaml_quote(with_v1(ctx.options.base_url or ''))}",
+            f"  default: {_yaml_quote(ctx.options.model or '')}",
+            f"  api_key: {_yaml_quote(self.api_key())}",
+            f"  context_length: {CONTEXT_LENGTH}",
+            "agent:",
+            f"  max_turns: {max_turns}",
+            "  api_max_retries: 0",
+            f"  reasoning_effort: {_yaml_quote(o.reasoning_effort or '')}",
+            "mcp_servers:",
+            "  ctb:",
+            f"    command: {_yaml_quote(mcp[0])}",
+            "    args: [" + ", ".join(_yaml_quote(a) for a in mcp[1:]) + "]",
+            "    timeout: 300",
+            "    connect_timeout: 60",
+            "mcp_discovery_timeout: 60",
+            "security:",
+            "  allow_lazy_installs: false",
+            "  tirith_enabled: false",
+            "memory:",
+            "  memory_enabled: false",
+            "  user_profile_enabled: false",
+            "",
+        ]
+        return "\n".join(lines)
+
+    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> Launch:
+        from ctbench.evaluate.harnesses import spec
+
+        hermes_home = home / ".hermes"
+        hermes_home.mkdir(parents=True, exist_ok=True)
+        (hermes_home / "config.yaml").write_text(self.config_yaml(ctx, mcp), encoding="utf-8")
+        # The update check's cache, fresh: no request to the package registry on start-up.
+        (hermes_home / ".update_check").write_text(json.dumps({"ts": time.time(), "rev": None,
+                                                                "ver": self.installed.version or spec("hermes").version,
+                                                                "behind": 0}), encoding="utf-8")
+        env = self.base_env(home)
+        env.update({"HERMES_HOME": str(hermes_home), "HERMES_DISABLE_LAZY_INSTALLS": "1", "NO_COLOR": "1",
+                    "PYTHONUNBUFFERED": "1"})
+        max_turns = ctx.options.max_rounds or DEFAULT_MAX_TURNS
+        argv = [str(self.installed.executable), "chat", "-Q", "-t", "ctb", "--yolo", "--max-turns", str(max_turns),
+                "-m", ctx.options.model or "", "-q", ctx.prompt]
+        return Launch(argv, env, workspace, home, {"db": hermes_home / "state.db",
+                                                   "log": hermes_home / "logs" / "agent.log"})
+
+    def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
+        result = ctx.result
+        self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
+        row = _session_row(launch.files["db"])
+        text = "".join(run.lines).strip()
+        if row is None:
+            raise self.crashed(self.harness, run, worked=False, detail=_last_line(text))
+        calls = int(row.get("api_call_count") or 0)
+        cached = int(row.get("cache_read_tokens") or 0)
+        result.input_tokens = int(row.get("input_tokens") or 0) + cached + int(row.get("cache_write_tokens") or 0)
+        result.output_tokens = int(row.get("output_tokens") or 0)
+        result.rounds = calls
+        self.record(result, cached_tokens=cached)
+        cost = row.get("actual_cost_usd") if row.get("actual_cost_usd") is not None else row.get("estimated_cost_usd")
+        if cost is not None and row.get("cost_status") not in (None, "unknown", "unavailable"):
+            self.record(result, cost_usd=float(cost))
+        failed = _mcp_failure(launch.files["log"])
+        if failed is not None:
+            raise InfrastructureError(f"{self.harness} started without the ctb tools: {failed}")
+        if calls == 0 or (result.output_tokens == 0 and result.input_tokens == 0):
+            raise InfrastructureError(f"{self.harness}: no model response ({_last_line(text) or 'nothing printed'})")
+        if run.returncode != 0:
+            raise self.crashed(self.harness, run, worked=True, detail=_last_line(text))
+        answer = _final_message(launch.files["db"]) or text
+        if answer and answer.strip():
+            result.answer_text, result.answer_source = answer, "final_message"
+        return result
+
+
+def _connect(db: Path) -> sqlite3.Connection | None:
+    if not db.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return None
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _session_row(db: Path) -> dict[str, Any] | None:
+    conn = _connect(db)
+    if conn is None:
+        return None
+    try:
+        row = conn.execute("SELECT * FROM sessions ORDER BY started_at DESC LIMIT 1").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return dict(row) if row is not None else None
+
+
+def _mcp_failure(log: Path) -> str | None:
+    """Hermes' own account of MCP discovery (agent.log): why ``ctb`` is missing, or None if it connected.
+
+    Hermes goes on without a server that failed to connect, and the model then gets no replay tools;
+    its log is the only place that says so.
+    """
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "no agent.log written (MCP discovery never ran)"
+    for line in text.splitlines():
+        if "Failed to connect to MCP server 'ctb'" in line or "MCP server 'ctb' failed" in line:
+            return line.split(": ", 1)[-1][:300]
+    if "MCP: registered" not in text:
+        return "MCP discovery did not finish"
+    return None
+
+
+def _final_message(db: Path) -> str | None:
+    conn = _connect(db)
+    if conn is None:
+        return None
+    try:
+        row = conn.execute("SELECT content FROM messages WHERE role = 'assistant' AND content IS NOT NULL "
+                           "AND content != '' ORDER BY id DESC LIMIT 1").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return str(row[0]) if row is not None else None
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""
