@@ -73,6 +73,10 @@ class RayOptions(BaseModel):
     attempts_per_host: int = Field(default=8, ge=1, description="Attempts one host actor runs at once.")
     runtime_env: dict[str, Any] | None = Field(default=None, description="Ray runtime_env of the job "
                                                "(how workers get ctbench and the agent's CLI).")
+    resources: dict[str, float] = Field(default_factory=dict, description="Custom Ray resources per concurrent "
+                                        "attempt (e.g. {\"codex\": 1} for nodes that have the codex CLI).")
+    connect_timeout_s: float = Field(default=5.0, gt=0, description="How long the cluster's address may take "
+                                     "to accept a connection.")
     local_cpus: int | None = Field(default=None, ge=1, description="CPUs of a local instance (default: all).")
     start_timeout_s: float = Field(default=120.0, gt=0, description="How long hosts may take to be placed.")
     host_wait_s: float = Field(default=300.0, gt=0, description="How long an attempt waits for a live host "
@@ -348,6 +352,7 @@ class RayExecutor(QueueExecutor):
 
         def spawn(n: int) -> _Host:
             actor = remote.options(num_cpus=n * o.cpus_per_attempt, max_concurrency=n + 4, max_restarts=0,
+                                   resources={k: v * n for k, v in o.resources.items()},
                                    max_task_retries=0, scheduling_strategy="SPREAD").remote(
                 ctx.settings, blob, [set_key], [self.shipper.refs[set_key]])  # type: ignore[union-attr]
             return _Host(actor=actor, slots=n)
@@ -387,6 +392,8 @@ class RayExecutor(QueueExecutor):
                                   "configure_logging": False}
         if address == "local":
             kwargs.update(include_dashboard=False, num_cpus=o.local_cpus)
+        if address != "local" and not address.startswith("ray://"):
+            _check_reachable(address, o.connect_timeout_s)
         try:
             ray.init(**kwargs)
         except Exception as exc:
@@ -497,6 +504,26 @@ class RayExecutor(QueueExecutor):
         if self._owns_ray:
             await asyncio.to_thread(ray.shutdown)
             self._owns_ray = False
+
+
+def _check_reachable(address: str, timeout_s: float) -> None:
+    """Ray retries an unreachable address for minutes; one TCP connection attempt says it at once."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ExecutorError(f"executor 'ray': --ray-address {address!r}: expected HOST:PORT (the head's GCS "
+                            "address, e.g. 10.0.0.5:6379) or ray://HOST:PORT")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=min(5.0, timeout_s)):
+                return
+        except OSError as exc:
+            if time.monotonic() >= deadline:
+                raise ExecutorError(f"executor 'ray': cannot reach the Ray cluster at {address}: "
+                                    f"{exc.strerror or exc} (is the head running? ray start --head)") from None
+            time.sleep(0.5)
 
 
 def _agent_blob(agent: Agent | None, name: str) -> bytes | None:
