@@ -43,7 +43,8 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -51,7 +52,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.executors import ExecutionContext, ExecutorError, QueueExecutor
+from ctbench.evaluate.executors import ExecutionContext, ExecutorError, ExecutorEvent, QueueExecutor
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, WorkUnit
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class RayOptions(BaseModel):
     address: str | None = Field(default=None, description="Ray cluster to join (host:port, ray://...); None: "
                                 "$RAY_ADDRESS, else a local Ray instance started for the run.")
     cpus_per_attempt: float = Field(default=1.0, gt=0, description="CPUs Ray reserves per concurrent attempt.")
-    attempts_per_host: int = Field(default=8, ge=1, description="Attempts one host actor runs at once.")
+    attempts_per_host: int = Field(default=16, ge=1, description="Attempts one host actor runs at once.")
     runtime_env: dict[str, Any] | None = Field(default=None, description="Ray runtime_env of the job "
                                                "(how workers get ctbench and the agent's CLI).")
     resources: dict[str, float] = Field(default_factory=dict, description="Custom Ray resources per concurrent "
@@ -182,8 +183,9 @@ class AttemptHost:
     """
 
     def __init__(self, settings: AgentSettings, agent_blob: bytes | None, set_keys: list[str],
-                 set_refs: list[Any]) -> None:
+                 set_refs: list[Any], slots: int = 16) -> None:
         self.settings = settings
+        self.slots = slots
         self.agent_blob = agent_blob
         self.set_keys = set_keys
         self.set_refs = set_refs
@@ -199,6 +201,10 @@ class AttemptHost:
 
         import ctbench
 
+        # Every attempt's file-system work goes through the loop's default executor, as in the runner:
+        # sized for the attempts at once, or 16 agents finishing together queue behind 6 threads.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=min(64, self.slots + 4), thread_name_prefix="ctb-host-io"))
         ctx = ray.get_runtime_context()
         ip = ray.util.get_node_ip_address()
         node = ctx.get_node_id()
@@ -322,6 +328,9 @@ class RayExecutor(QueueExecutor):
         self._changed: asyncio.Condition | None = None
         self._spawn: Any = None
         self._replacing: set[asyncio.Task[None]] = set()
+        self._starting: set[asyncio.Future[_Host]] = set()
+        self._actors: list[Any] = []
+        """Every host actor this run created (killed at close, whatever state it is in)."""
         self.notes: list[str] = []
 
     # ----------------------------------------------------------------- start
@@ -354,33 +363,75 @@ class RayExecutor(QueueExecutor):
             actor = remote.options(num_cpus=n * o.cpus_per_attempt, max_concurrency=n + 4, max_restarts=0,
                                    resources={k: v * n for k, v in o.resources.items()},
                                    max_task_retries=0, scheduling_strategy="SPREAD").remote(
-                ctx.settings, blob, [set_key], [self.shipper.refs[set_key]])  # type: ignore[union-attr]
+                ctx.settings, blob, [set_key], [self.shipper.refs[set_key]], n)  # type: ignore[union-attr]
+            self._actors.append(actor)
             return _Host(actor=actor, slots=n)
 
         self._spawn = spawn
-        hosts = [spawn(n) for n in slots]
-        try:
-            infos = await asyncio.wait_for(asyncio.gather(*(h.actor.ready.remote() for h in hosts)),
-                                           timeout=o.start_timeout_s)
-        except TimeoutError:
-            raise ExecutorError(f"executor 'ray': {len(hosts)} attempt host(s) of {per_host} x "
-                                f"{o.cpus_per_attempt:g} CPU not placed within {o.start_timeout_s:g}s; free CPUs: "
+        # Attempts start on the first host that is ready; the others join as they come up (each one
+        # is a worker process to start: seconds on a busy node). Any host that cannot run the agent
+        # stops the run with its node's name, before or after the first attempt.
+        waits = [asyncio.ensure_future(self._ready(spawn(n))) for n in slots]
+        self._starting.update(waits)
+        done, _ = await asyncio.wait(waits, timeout=o.start_timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        if not done:
+            raise ExecutorError(f"executor 'ray': no attempt host of {per_host} x {o.cpus_per_attempt:g} CPU placed "
+                                f"within {o.start_timeout_s:g}s; free CPUs: "
                                 f"{ray.available_resources().get('CPU', 0):g} (a node may be too small for one host: "
-                                "lower --ray-cpus-per-attempt)") from None
+                                "lower --ray-cpus-per-attempt)")
+        for w in done:
+            self.hosts.append(w.result())  # raises the first host's ExecutorError: fail early
+        for w in waits:
+            if w not in done:
+                w.add_done_callback(self._joined)
+
+    async def _ready(self, host: _Host) -> _Host:
+        """Wait for a host to set up; refuse one whose node lacks ctbench, its version or the agent."""
+        import ctbench
+
+        assert self.ctx is not None
+        try:
+            host.info = await asyncio.wait_for(host.actor.ready.remote(), timeout=self.options.start_timeout_s)
+        except TimeoutError:
+            raise ExecutorError(f"executor 'ray': an attempt host was not placed within "
+                                f"{self.options.start_timeout_s:g}s") from None
         except Exception as exc:
             raise ExecutorError(f"executor 'ray': a worker cannot start ctbench ({_short(exc)}); install ctbench "
                                 "on every node or pass a runtime_env") from None
-        import ctbench
+        info = host.info
+        if not info["available"]:
+            raise ExecutorError(f"executor 'ray': {host.where} cannot run agent {self.ctx.settings.agent!r}: "
+                                f"{info['detail']}")
+        if info["ctbench"] != ctbench.__version__:
+            raise ExecutorError(f"executor 'ray': {host.where} has ctbench {info['ctbench']}, the driver "
+                                f"{ctbench.__version__}; install the same version on every node")
+        return host
 
-        for host, info in zip(hosts, infos, strict=True):
-            host.info = info
-            if not info["available"]:
-                raise ExecutorError(f"executor 'ray': {host.where} cannot run agent {ctx.settings.agent!r}: "
-                                    f"{info['detail']}")
-            if info["ctbench"] != ctbench.__version__:
-                raise ExecutorError(f"executor 'ray': {host.where} has ctbench {info['ctbench']}, the driver "
-                                    f"{ctbench.__version__}; install the same version on every node")
-        self.hosts = hosts
+    def _joined(self, waiting: asyncio.Future[_Host]) -> None:
+        """A host that came up after the run started: into the pool, or the run stops with its reason."""
+        self._starting.discard(waiting)  # type: ignore[arg-type]
+        if waiting.cancelled():
+            return
+        exc = waiting.exception()
+        if exc is None:
+            host = waiting.result()
+            self.hosts.append(host)
+            asyncio.ensure_future(self._notify())
+        elif "not placed within" in str(exc):
+            self.notes.append(str(exc))  # the run goes on with the hosts it has
+        else:
+            self._queue.put_nowait(exc)  # type: ignore[arg-type]  # raised by events()
+
+    async def _notify(self) -> None:
+        assert self._changed is not None
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def events(self) -> AsyncIterator[ExecutorEvent]:
+        async for event in super().events():
+            if isinstance(event, ExecutorError):
+                raise event
+            yield event
 
     def _connect(self) -> None:
         ray = self._ray
@@ -430,7 +481,10 @@ class RayExecutor(QueueExecutor):
     async def run_unit(self, unit: WorkUnit) -> AttemptOutcome:
         assert self.shipper is not None
         ray = self._ray
-        keys, refs = await asyncio.to_thread(self.shipper.for_task, unit.task_id)
+        if unit.task_id in self.shipper.by_task:  # shipped already: no thread hop
+            keys, refs = self.shipper.for_task(unit.task_id)
+        else:
+            keys, refs = await asyncio.to_thread(self.shipper.for_task, unit.task_id)
         host = await self._acquire()
         if host is None:
             return AttemptOutcome(unit=unit, kind="infrastructure",
@@ -464,15 +518,10 @@ class RayExecutor(QueueExecutor):
         task.add_done_callback(self._replacing.discard)
 
     async def _replace(self, slots: int) -> None:
-        new = self._spawn(slots)
         try:
-            new.info = await new.actor.ready.remote()
-        except Exception as exc:  # its node went too; the remaining hosts carry on
-            self.notes.append(f"replacement attempt host failed: {_short(exc)}")
-            return
-        if not new.info.get("available"):
-            self.notes.append(f"replacement host on {new.where} cannot run the agent: {new.info.get('detail')}")
-            self._ray.kill(new.actor)
+            new = await self._ready(self._spawn(slots))
+        except ExecutorError as exc:  # its node went too, or no node has room: the other hosts carry on
+            self.notes.append(f"replacement attempt host: {exc}")
             return
         assert self._changed is not None
         async with self._changed:
@@ -483,7 +532,7 @@ class RayExecutor(QueueExecutor):
 
     async def close(self) -> None:
         await super().close()
-        for task in list(self._replacing):
+        for task in [*self._replacing, *self._starting]:
             task.cancel()
         ray = self._ray
         if ray is None:
@@ -495,9 +544,9 @@ class RayExecutor(QueueExecutor):
                                                       return_exceptions=True), timeout=30)
             except TimeoutError:
                 pass
-        for h in self.hosts:
+        for actor in self._actors:
             try:
-                ray.kill(h.actor)
+                ray.kill(actor)
             except Exception:  # already gone with its node
                 pass
         self.hosts = []
