@@ -292,6 +292,7 @@ def test_worker_node_killed_mid_run_completes_every_task_once(cluster: Any, tmp_
         assert not thread.is_alive(), "the run did not finish after a node died"
     finally:
         cluster.add_node(num_cpus=2)  # the next test gets its cluster back
+        _settled_cpus()
     report = box["report"]
     assert report.complete
     lines = _lines(tmp_path / "run")
@@ -308,7 +309,7 @@ def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: An
 
     clone_tasks(tasks, 5)  # 8 tasks
     out = tmp_path / "run"
-    free_cpus = ray.available_resources().get("CPU", 0)
+    free_cpus = _settled_cpus()
     env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "command", "--agent-cmd", "sleep 2",
             "--tasks", str(tasks), "--allow-unreviewed", "--concurrency", "4", "--executor", "ray",
@@ -348,6 +349,22 @@ def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: An
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+CLUSTER_CPUS = 5.0
+
+
+def _settled_cpus() -> float:
+    """Wait until Ray sees exactly the live nodes (a killed one takes seconds to be marked dead) and
+    nothing holds a CPU; returns the free CPUs."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        total = sum(n["Resources"].get("CPU", 0) for n in ray.nodes() if n["Alive"])
+        free = ray.available_resources().get("CPU", 0)
+        if total == CLUSTER_CPUS and free == CLUSTER_CPUS:
+            return free
+        time.sleep(0.5)
+    raise AssertionError(f"the test cluster did not settle: {ray.nodes()}")
 
 
 def _descendants(pid: int) -> set[int]:
