@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import math
 import os
 import shutil
@@ -445,11 +446,20 @@ class RayExecutor(QueueExecutor):
             kwargs.update(include_dashboard=False, num_cpus=o.local_cpus)
         if address != "local" and not address.startswith("ray://"):
             _check_reachable(address, o.connect_timeout_s)
+        # Ray warns that it set no SIGTERM handler (it runs in a thread: the runner keeps its own, which
+        # saves the run) and that a local instance uses token auth; neither is the user's business.
+        quiet = [logging.getLogger(n) for n in ("ray._private.worker", "ray._private.authentication")]
+        levels = [q.level for q in quiet]
+        for q in quiet:
+            q.setLevel(logging.ERROR)
         try:
             ray.init(**kwargs)
         except Exception as exc:
             where = "a local Ray instance" if address == "local" else f"the Ray cluster at {address}"
             raise ExecutorError(f"executor 'ray': cannot reach {where}: {_short(exc)}") from None
+        finally:
+            for q, level in zip(quiet, levels, strict=True):
+                q.setLevel(level)
         self._owns_ray = True
 
     # ----------------------------------------------------------------- attempts
