@@ -61,7 +61,7 @@ ROUND_KEYS = ("rounds", "turns", "num_rounds", "iterations", "n_rounds")
 LATENCY_KEYS = ("latency_s", "latency", "duration_s", "duration", "elapsed_s", "elapsed", "time_s", "wall_time")
 INPUT_KEYS = ("input_tokens", "prompt_tokens", "tokens_in")
 OUTPUT_KEYS = ("output_tokens", "completion_tokens", "tokens_out")
-OUTCOMES = ("recorded", "denied", "invalid", "unknown-device")
+OUTCOMES = ("recorded", "denied", "invalid", "unknown-device", "help")
 TIMEOUT_DEFAULT_S = 3600.0  # the paper's runner: --timeout 3600 (D.5)
 
 
@@ -212,6 +212,8 @@ def _calls(scorer: Scorer, ctx: TaskContext, entries: Any, summary: ImportSummar
         canonical: str | None = None
         if device not in ctx.devices:
             outcome = outcome or "unknown-device"
+        elif command.rstrip().endswith("?"):  # context help: answered from the grammar, executes nothing
+            outcome = outcome or "help"
         else:
             canonical = scorer.resolve_command(ctx.devices, ctx.recorded, ctx.recorded_forms, device, command)
             if canonical is None:

@@ -309,8 +309,9 @@ def table29(report: Report, split: bool) -> Table:
         if not r.scores["summary"]["rca"]["n_tasks"]:
             continue
         t.add(r.label, fails["n_wrong"], fails["F1"], fails["F2"], fails["F3"], fails["F4"], fails["F5"])
-    t.note = ("Assigned automatically in the paper's priority order: F5 unparsable or missing answer, F1 fewer causes "
-              "than gold, F2 more causes than gold, then per entry F4 wrong mechanism before F3 wrong node/object.")
+    t.note = ("Assigned automatically in the paper's priority order: F5 unparsable or missing answer, F1 a gold cause "
+              "missing (fewer causes than gold, or one neither returned nor named by label or node), F2 extra causes "
+              "beside every gold one, then per entry F4 wrong mechanism before F3 wrong node/object.")
     return t
 
 

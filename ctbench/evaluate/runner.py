@@ -1,24 +1,27 @@
-"""The runner behind ``ctb-eval run``: every selected task, a fresh replay session each, one agent.
+"""The runner behind ``ctb-eval run``: plan, gate, hand work units to an executor, record outcomes.
 
-What it guarantees (issue 5, DESIGN.md "Runs and scores"):
+The pipeline (issue 12; docs in DESIGN "The evaluation engine"):
 
-- **Isolation.** Each attempt gets a new :class:`~ctbench.replay.session.Session` (its own call
-  counter, clock and trajectory file) and, for external agents, a fresh empty workspace.
-- **Timeouts that stick.** The attempt is cancelled at ``timeout_s``; adapters that start processes
-  end the whole process group before the attempt is recorded as ``timeout``.
+    select (--select)  ->  gate (approved, valid, unchanged since approval)  ->  WorkUnit per
+    (task, trial)  ->  Executor (local asyncio pool, ray, a plug-in)  ->  AttemptOutcome  ->  this
+    process writes the trajectory, the log, then the result line
+
+What it guarantees:
+
+- **One writer.** Attempts return everything as data (:mod:`ctbench.evaluate.work`); only this
+  process writes the run folder, so an attempt may run anywhere and never sees the run folder.
+- **Isolation.** Each attempt gets a new replay session and, for external agents, a fresh workspace
+  (:mod:`ctbench.evaluate.attempt`).
 - **Honest outcomes.** ``answered`` / ``unparsable`` from the parsed answer; ``timeout``; ``error``
-  with ``error_kind`` ``agent`` (the agent crashed or its endpoint refused it - never retried) or
-  ``infrastructure`` (the replay backend or the endpoint's availability - retried up to ``retries``
-  times, each retry recorded in the result line).
-- **Nothing lost, nothing doubled.** A result line is appended and fsynced as each task finishes; a
-  task is done exactly when its line exists; a rerun into the same folder skips those and reruns the
-  rest, and refuses when the agent, model, options or task-set commit changed unless forced. With
-  ``retry_errors`` a resume also runs again the tasks whose last line is an infrastructure error; the
-  new line is appended after the old one, and the last line of a task is the one that counts.
-
-The event loop runs agents concurrently (``concurrency`` workers pulling tasks in order); replay calls
-are in-memory and fast, and external agents reach the same engine through the HTTP API served from a
-background thread for the duration of the run.
+  with ``error_kind`` ``agent`` (never retried), ``infrastructure`` (retried up to ``retries`` times,
+  each retry recorded in the result line) or ``task`` (the task cannot be served: never retried).
+- **Nothing lost, nothing doubled.** A (task, trial) is done exactly when its line is in
+  ``results.jsonl`` (appended and fsynced after its trajectory and log are on disk); a rerun into the
+  same folder skips those and runs the rest, and refuses when the agent, its options, the model or
+  the task-set commit changed unless forced. With ``retry_errors`` a resume also runs again the
+  (task, trial)s whose last line is an infrastructure error; the last line of each is what counts.
+- **Only what was approved.** The gate (:mod:`ctbench.evaluate.gate`) lists what it kept out and why;
+  every result line carries the task's content hash.
 """
 
 from __future__ import annotations
@@ -193,16 +196,25 @@ class PlannedTask:
         return self.ref.id
 
 
-def select_tasks(task_set: TaskSet, selection: Selection) -> list[PlannedTask]:
-    """Tasks that match the selection, in task-set order (the gate then decides which may run)."""
+def select_tasks(task_set: TaskSet, selection: Selection,
+                 unreadable: list[Skipped] | None = None) -> list[PlannedTask]:
+    """Tasks that match the selection, in task-set order (the gate then decides which may run).
+
+    A task whose task.yaml cannot be read is left out; with ``unreadable`` given it is listed there
+    (id, the file's own error) instead of stopping the whole run.
+    """
     chosen: list[PlannedTask] = []
-    seen: dict[str, TaskRef] = {}
-    for ref in task_set.refs():
-        if ref.id in seen:
-            raise CtbError(f"task id {ref.id!r} is used by two task folders: {seen[ref.id].path} and {ref.path}; "
-                           "ids must be unique (ctb-author validate names every duplicate)")
-        seen[ref.id] = ref
-        spec = task_set.load_task(ref)
+    for ref in task_set.unique_refs():  # duplicate ids: one line naming both folders, before anything runs
+        try:
+            spec = task_set.load_task(ref)
+        except CtbError as exc:
+            if unreadable is None or (selection.ids and not any(
+                    fnmatch.fnmatchcase(ref.id.casefold(), p.casefold()) for p in selection.ids)):
+                if unreadable is None:
+                    raise
+                continue
+            unreadable.append(Skipped(ref.id, f"cannot be read: {exc}"))
+            continue
         metadata = None
         if selection.needs_metadata:
             metadata = _metadata(task_set, ref, spec)
@@ -295,7 +307,7 @@ class RunSettings:
     def agent_settings(self, args: dict[str, Any]) -> AgentSettings:
         return AgentSettings(agent=self.agent, model=self.model, base_url=self.base_url, agent_cmd=self.agent_cmd,
                              max_rounds=self.max_rounds, timeout_s=self.timeout_s, args=args,
-                             sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network))  # type: ignore[arg-type]
+                             sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network))
 
     def run_options(self, args: dict[str, Any], sandbox: str) -> RunOptions:
         return RunOptions(timeout_s=self.timeout_s, retries=self.retries, max_rounds=self.max_rounds,
@@ -398,9 +410,11 @@ class Runner:
         if self._agent is None:
             self._agent = make_agent(s.agent, s.agent_options(), s.agent_args)
         self.agent_args = self.agent.args.model_dump(mode="json")
-        candidates = select_tasks(ts, Selection.parse(s.select))
+        unreadable: list[Skipped] = []
+        candidates = select_tasks(ts, Selection.parse(s.select), unreadable)
         gate = apply_gate(ts, [(c.ref, c.spec) for c in candidates], allow_unreviewed=s.allow_unreviewed,
                           allow_invalid=s.allow_invalid)
+        gate.skipped[:0] = unreadable
         admitted = {ref.id for ref in gate.admitted}
         self.plan = [c for c in candidates if c.id in admitted]
         self.skipped = gate.skipped
@@ -664,7 +678,7 @@ class Runner:
         if outcome.kind == "timeout":
             line.status, line.error = "timeout", outcome.error
         elif outcome.kind in ("agent", "infrastructure", "task"):
-            line.status, line.error_kind, line.error = "error", outcome.kind, outcome.error  # type: ignore[assignment]
+            line.status, line.error_kind, line.error = "error", outcome.kind, outcome.error
         else:
             parsed = parser.parse(task.spec, outcome.answer_text)
             line.answer_text, line.answer_source = outcome.answer_text, outcome.answer_source
