@@ -400,3 +400,20 @@ def _non_loopback_sockets() -> list[str]:
                    for a in (local, peer)):
             bad.append(row)
     return bad
+
+
+def test_a_dead_hosts_folder_is_swept_a_live_ones_is_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctbench.evaluate.ray_executor import HOST_PREFIX, sweep_dead_hosts
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    gone = tmp_path / f"{HOST_PREFIX}{dead.pid}-abc"
+    mine = tmp_path / f"{HOST_PREFIX}{os.getpid()}-def"
+    for folder in (gone, mine):
+        (folder / "rca").mkdir(parents=True)
+    assert sweep_dead_hosts() == 1
+    assert not gone.exists() and mine.exists()

@@ -170,6 +170,21 @@ class Shipper:
 # --------------------------------------------------------------------------- the host (worker side)
 
 
+def sweep_dead_hosts() -> int:
+    """Remove the task folders of hosts whose process is gone (a killed node or driver leaves them).
+
+    A folder is named for its host's pid; while that process lives the folder is left alone.
+    """
+    removed = 0
+    for path in Path(tempfile.gettempdir()).glob(f"{HOST_PREFIX}*-*"):
+        pid = path.name[len(HOST_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += 1
+    return removed
+
+
 def _safe_rel(rel: str) -> PurePosixPath:
     p = PurePosixPath(rel)
     if p.is_absolute() or ".." in p.parts or not p.parts:
@@ -190,7 +205,8 @@ class AttemptHost:
         self.agent_blob = agent_blob
         self.set_keys = set_keys
         self.set_refs = set_refs
-        self.root = Path(tempfile.mkdtemp(prefix=HOST_PREFIX))
+        sweep_dead_hosts()
+        self.root = Path(tempfile.mkdtemp(prefix=f"{HOST_PREFIX}{os.getpid()}-"))
         self.done: set[str] = set()
         self.locks: dict[str, asyncio.Lock] = {}
         self.env: Any = None
@@ -547,10 +563,12 @@ class RayExecutor(QueueExecutor):
         ray = self._ray
         if ray is None:
             return
-        live = [h for h in self.hosts if h.alive]
+        # Ready hosts close their agent and server and remove their folder; the others (never placed,
+        # refused, dead) are killed, and the next host on their node sweeps what they left.
+        live = [h.actor for h in self.hosts if h.alive]
         if live:
             try:
-                await asyncio.wait_for(asyncio.gather(*(h.actor.shutdown.remote() for h in live),
+                await asyncio.wait_for(asyncio.gather(*(a.shutdown.remote() for a in live),
                                                       return_exceptions=True), timeout=30)
             except TimeoutError:
                 pass
@@ -615,4 +633,5 @@ def _agent_blob(agent: Agent | None, name: str) -> bytes | None:
             cloudpickle.unregister_pickle_by_value(module)
 
 
-__all__ = ["AttemptHost", "Bundle", "RayExecutor", "RayOptions", "Shipper", "set_bundle", "task_bundles"]
+__all__ = ["AttemptHost", "Bundle", "RayExecutor", "RayOptions", "Shipper", "set_bundle", "sweep_dead_hosts",
+           "task_bundles"]
