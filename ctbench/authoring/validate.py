@@ -494,6 +494,39 @@ class Validator:
         else:
             self._check_paths(hctx, hidden, net)
         self._check_leaks(tctx, task, hidden)
+        if hidden.metadata.ablation_of is not None:
+            self._check_ablation(hctx, ref, task, hidden)
+
+    def _check_ablation(self, ctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec) -> None:
+        """An O2->O1 ablation variant (paper Table 20): an RCA task, O1, paired with an O2 original on the
+        same network and statement, with golden actions of its own (the ablation regenerates them)."""
+        loc: list[str | int] = ["metadata", "ablation_of"]
+        other_id = hidden.metadata.ablation_of
+        if ref.family != Family.RCA:
+            ctx.error("ablation", "only RCA tasks can be observability ablation variants", loc=loc)
+            return
+        if hidden.metadata.observability != "O1":
+            ctx.error("ablation", "an ablation variant makes the evidence directly observable: its observability "
+                      "must be O1", loc=["metadata", "observability"], expected="O1")
+        try:
+            oref = self.ts.ref(str(other_id))
+            original, ohidden = self.ts.load_task(oref), self.ts.load_hidden(oref)
+        except CtbError:
+            ctx.error("ablation", f"ablation_of names {other_id!r}, which is not a readable task of this set", loc=loc,
+                      expected="the id of the O2 task this one is a variant of")
+            return
+        if oref.id == ref.id or oref.family != Family.RCA or ohidden.metadata.observability != "O2":
+            ctx.error("ablation", f"{oref.id} is not an O2 RCA task; an ablation variant pairs with one", loc=loc,
+                      expected="an RCA task with observability O2")
+        if original.network != task.network:
+            ctx.error("ablation", f"network {task.network!r} differs from {oref.id}'s {original.network!r}", loc=loc,
+                      expected="the same network as the original")
+        if " ".join(original.statement.split()) != " ".join(task.statement.split()):
+            ctx.error("ablation", f"the statement differs from {oref.id}'s: a variant asks the same question", loc=loc,
+                      expected="the original's statement")
+        if hidden.golden_keys() == ohidden.golden_keys():
+            ctx.warn("ablation", f"the golden actions are those of {oref.id}; the ablation regenerates them for the "
+                     "directly observable evidence", loc=["golden_actions"])
 
     def _check_rca(self, ctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec, net: Network) -> None:
         devices = net.device_map()
