@@ -478,8 +478,8 @@ class Scorer:
             elif result is not None and result.commands:
                 bad_trajectories.append(f"{_relative(path, folder)}: missing although the result counts "
                                         f"{result.commands} command(s); no evidence is credited")
-            scored = score_task(self.record(ctx, result, calls), self.config)
-            scores.append(scored if trial == 1 else replace(scored, trial=trial))
+            task_scores = score_task(self.record(ctx, result, calls), self.config)
+            scores.append(task_scores if trial == 1 else replace(task_scores, trial=trial))
             if progress is not None:
                 progress(i + 1, len(keys))
         if bad_trajectories:
