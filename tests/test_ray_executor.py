@@ -264,6 +264,7 @@ def test_worker_without_what_the_agent_needs_fails_early_naming_the_node(cluster
     assert "cannot run agent 'ray-test-needs-tool': the test tool is not installed here" in str(err.value)
     results = tmp_path / "run" / "results.jsonl"
     assert not results.exists() or results.read_bytes() == b""  # nothing ran
+    assert _settled_cpus() == CLUSTER_CPUS  # and the refused host is gone, its CPU free again
 
 
 def test_worker_node_killed_mid_run_completes_every_task_once(cluster: Any, tmp_path: Path) -> None:
@@ -364,7 +365,7 @@ def _settled_cpus() -> float:
         if total == CLUSTER_CPUS and free == CLUSTER_CPUS:
             return free
         time.sleep(0.5)
-    raise AssertionError(f"the test cluster did not settle: {ray.nodes()}")
+    raise AssertionError(f"the test cluster did not settle: free {ray.available_resources()}, nodes {ray.nodes()}")
 
 
 def _descendants(pid: int) -> set[int]:

@@ -361,6 +361,16 @@ class RayExecutor(QueueExecutor):
         self._ray = ray
         self._changed = asyncio.Condition()
         await asyncio.to_thread(self._connect)
+        try:
+            await self._start_hosts(ctx)
+        except BaseException:
+            # The runner closes an executor only once it has started: leave no host (and no local
+            # Ray instance) behind a start that failed.
+            await asyncio.shield(self.close())
+            raise
+
+    async def _start_hosts(self, ctx: ExecutionContext) -> None:
+        ray = self._ray
         o = self.options
         per_host = min(o.attempts_per_host, ctx.concurrency)
         count = math.ceil(ctx.concurrency / per_host)
@@ -577,7 +587,7 @@ class RayExecutor(QueueExecutor):
                 ray.kill(actor)
             except Exception:  # already gone with its node
                 pass
-        self.hosts = []
+        self.hosts, self._actors = [], []
         if self._owns_ray:
             await asyncio.to_thread(ray.shutdown)
             self._owns_ray = False
