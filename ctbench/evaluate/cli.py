@@ -96,6 +96,10 @@ def _add_run(sub: Any) -> None:
                    "(default 1); the scorer adds pass@k and pass^k")
     p.add_argument("--executor", metavar="NAME", help="where attempts run: local (default, asyncio in this "
                    "process) or an installed executor such as ray")
+    p.add_argument("--ray-address", metavar="ADDR", help="ray: the cluster to join (default $RAY_ADDRESS, else a "
+                   "local Ray instance for the run); give it again on --resume")
+    p.add_argument("--ray-cpus-per-attempt", type=float, metavar="N", help="ray: CPUs reserved per concurrent "
+                   "attempt (default 1; fractions allowed)")
     p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), help="isolate external agents with "
                    "bubblewrap (auto: where it works) or not at all (none: recorded as unsandboxed)")
     p.add_argument("--sandbox-network", choices=("host", "loopback"), help="network of a sandboxed agent: "
@@ -170,6 +174,11 @@ def _run_settings(args: argparse.Namespace) -> Any:
         settings.out = Path(args.out) if args.out else None
     settings.force = args.force
     settings.retry_errors = args.retry_errors
+    ray_options = {k: v for k, v in (("address", args.ray_address), ("cpus_per_attempt", args.ray_cpus_per_attempt))
+                   if v is not None}
+    if ray_options and settings.executor != "ray":
+        raise CtbError("--ray-address and --ray-cpus-per-attempt need --executor ray", exit_code=2)
+    settings.executor_options.update(ray_options)
     return settings
 
 

@@ -1,0 +1,647 @@
+"""The Ray executor (issue 15): attempts of one run spread over the nodes of a Ray cluster.
+
+``ctb-eval run --executor ray [--ray-address ADDR]`` (``pip install 'ctbench[ray]'``). With no address
+(and no ``RAY_ADDRESS``) a local Ray instance is started for the run and stopped with it; with one, the
+run joins that cluster.
+
+How it is built, and why:
+
+- **Attempt hosts.** Attempts run in a few asyncio Ray actors (:class:`AttemptHost`), each one serving
+  ``attempts_per_host`` attempts at once from its own replay engine, agent instance and (for external
+  agents) HTTP server on its node's 127.0.0.1 - the :class:`~ctbench.evaluate.attempt.LocalEnv` of the
+  local executor, over a private copy of the agent-visible task files. Each attempt is one Ray actor
+  task. A plain Ray task per attempt would need one worker process per concurrent attempt: on a
+  2-core machine 32 of them ran 256 one-second attempts in 20-30 s where an event loop takes 8 s.
+  Every host reserves ``attempts_per_host x cpus_per_attempt`` CPUs, so the cluster's CPUs bound the
+  run as Ray's own accounting sees it; ``--concurrency`` bounds the attempts in flight.
+- **The driver is the only writer.** A host returns an :class:`~ctbench.evaluate.work.AttemptOutcome`
+  (answer, trajectory, log bytes) and never sees the run folder; the runner appends the line the
+  moment the outcome arrives, so resume and SIGKILL safety are those of the local executor.
+- **Workers never receive the gold.** The driver reads each task's agent-visible files - task.yaml,
+  the recordings it lists, its network file, and the set's ctbench.yaml, taxonomy.yaml and dialect
+  extensions - never hidden.yaml, and puts them in Ray's object store as content-addressed bundles
+  (sha256 of the files): a task run by many trials, or a network shared by many tasks, is put once
+  and materialised once per host. Only the oracle's units carry the gold (the runner's rule).
+- **Faults.** A host that dies mid-attempt (its worker process or its node) turns every attempt it
+  was running into an ``infrastructure`` outcome, which the runner retries under ``--retries``; the
+  host is replaced and the retry runs on a live one. The hosts are owned by the driver's job, so when
+  the driver dies (even by SIGKILL) Ray kills them: nothing of a dead run keeps running, and nothing
+  could write its folder anyway. A cluster that cannot be reached, too small for the concurrency, or
+  a node without ctbench or without what the agent needs, is one clear line at start naming the node.
+
+Workers need ctbench (and, for an external agent, its CLI) installed at the driver's version: a
+cluster image, or a ``runtime_env`` option (``{"pip": ["ctbench[ray]==X"]}``). An agent that is not
+installed by name (a benchmark's or a test's own class) is shipped to the hosts by value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import math
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ctbench.errors import CtbError
+from ctbench.evaluate.executors import ExecutionContext, ExecutorError, ExecutorEvent, QueueExecutor
+from ctbench.evaluate.work import AgentSettings, AttemptOutcome, WorkUnit
+
+if TYPE_CHECKING:
+    from ctbench.evaluate.agents import Agent
+    from ctbench.store import TaskSet
+
+HOST_PREFIX = "ctbench-ray-"
+"""Prefix of a host's private task folder in its node's temp folder."""
+
+
+class RayOptions(BaseModel):
+    """The executor's options (``RunSettings.executor_options``; ``--ray-address``, ``--ray-cpus-per-attempt``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    address: str | None = Field(default=None, description="Ray cluster to join (host:port, ray://...); None: "
+                                "$RAY_ADDRESS, else a local Ray instance started for the run.")
+    cpus_per_attempt: float = Field(default=1.0, gt=0, description="CPUs Ray reserves per concurrent attempt.")
+    attempts_per_host: int = Field(default=16, ge=1, description="Attempts one host actor runs at once.")
+    runtime_env: dict[str, Any] | None = Field(default=None, description="Ray runtime_env of the job "
+                                               "(how workers get ctbench and the agent's CLI).")
+    resources: dict[str, float] = Field(default_factory=dict, description="Custom Ray resources per concurrent "
+                                        "attempt (e.g. {\"codex\": 1} for nodes that have the codex CLI).")
+    connect_timeout_s: float = Field(default=5.0, gt=0, description="How long the cluster's address may take "
+                                     "to accept a connection.")
+    local_cpus: int | None = Field(default=None, ge=1, description="CPUs of a local instance (default: all).")
+    start_timeout_s: float = Field(default=120.0, gt=0, description="How long hosts may take to be placed.")
+    host_wait_s: float = Field(default=300.0, gt=0, description="How long an attempt waits for a live host "
+                               "before it is an infrastructure error.")
+
+
+# --------------------------------------------------------------------------- bundles (driver side)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """Files (path relative to the task-set root -> bytes), addressed by the sha256 of their content."""
+
+    files: dict[str, bytes]
+    key: str = ""
+
+    @classmethod
+    def of(cls, files: dict[str, bytes]) -> Bundle:
+        h = hashlib.sha256()
+        for rel in sorted(files):
+            h.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
+        return cls(files=files, key=h.hexdigest())
+
+
+def set_bundle(task_set: TaskSet) -> Bundle:
+    """The set-level files a worker's engine and task-set loader read: config, taxonomy, dialects."""
+    root = task_set.root
+    files: dict[str, bytes] = {}
+    for name in ("ctbench.yaml", "taxonomy.yaml"):
+        if (root / name).is_file():
+            files[name] = (root / name).read_bytes()
+    for p in task_set.dialect_extensions():
+        files[f"dialects/{p.name}"] = p.read_bytes()
+    return Bundle.of(files)
+
+
+def task_bundles(task_set: TaskSet, task_id: str) -> list[Bundle]:
+    """The agent-visible files of one task: its network, then task.yaml and the recordings it lists.
+
+    A whitelist, never a copy of the folder: hidden.yaml and anything else an author leaves beside
+    the task stay on the driver. A task that does not parse is shipped as its task.yaml alone; the
+    worker's engine then refuses it exactly as the local one would (a ``task`` outcome).
+    """
+    from ctbench.store import safe_recording_path
+
+    ref = task_set.ref(task_id)
+    rel_dir = f"{ref.family.value}/{ref.id}"
+    files = {f"{rel_dir}/task.yaml": ref.task_file.read_bytes()}
+    out: list[Bundle] = []
+    try:
+        spec = task_set.load_task(ref)
+    except CtbError:
+        return [Bundle.of(files)]
+    net = task_set.network_file(spec.network)
+    if net is not None:
+        out.append(Bundle.of({f"networks/{net.name}": net.read_bytes()}))
+    for rec in spec.recordings:
+        try:
+            files[f"{rel_dir}/{PurePosixPath(rec.file)}"] = safe_recording_path(ref.path, rec.file).read_bytes()
+        except (CtbError, OSError):
+            continue  # refused or missing: the worker's engine logs and refuses it like the local one
+    out.append(Bundle.of(files))
+    return out
+
+
+@dataclass
+class Shipper:
+    """Puts bundles into the object store once each and remembers their references (driver only)."""
+
+    task_set: TaskSet
+    put: Any
+    refs: dict[str, Any] = field(default_factory=dict)
+    """bundle key -> ObjectRef: everything this run put into the object store."""
+    by_task: dict[str, list[str]] = field(default_factory=dict)
+
+    def ship(self, bundle: Bundle) -> str:
+        if bundle.key not in self.refs:
+            self.refs[bundle.key] = self.put(bundle.files)
+        return bundle.key
+
+    def for_task(self, task_id: str) -> tuple[list[str], list[Any]]:
+        keys = self.by_task.get(task_id)
+        if keys is None:
+            keys = [self.ship(b) for b in task_bundles(self.task_set, task_id)]
+            self.by_task[task_id] = keys
+        return keys, [self.refs[k] for k in keys]
+
+
+# --------------------------------------------------------------------------- the host (worker side)
+
+
+def sweep_dead_hosts() -> int:
+    """Remove the task folders of hosts whose process is gone (a killed node or driver leaves them).
+
+    A folder is named for its host's pid; while that process lives the folder is left alone.
+    """
+    removed = 0
+    for path in Path(tempfile.gettempdir()).glob(f"{HOST_PREFIX}*-*"):
+        pid = path.name[len(HOST_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _safe_rel(rel: str) -> PurePosixPath:
+    p = PurePosixPath(rel)
+    if p.is_absolute() or ".." in p.parts or not p.parts:
+        raise ValueError(f"bundle path {rel!r} is not a plain relative path")
+    return p
+
+
+class AttemptHost:
+    """One Ray actor: a private task folder, a replay engine, an agent and attempts running at once.
+
+    Wrapped with ``ray.remote`` by the executor (ray stays an optional import of this module).
+    """
+
+    def __init__(self, settings: AgentSettings, agent_blob: bytes | None, set_keys: list[str],
+                 set_refs: list[Any], slots: int = 16) -> None:
+        self.settings = settings
+        self.slots = slots
+        self.agent_blob = agent_blob
+        self.set_keys = set_keys
+        self.set_refs = set_refs
+        sweep_dead_hosts()
+        self.root = Path(tempfile.mkdtemp(prefix=f"{HOST_PREFIX}{os.getpid()}-"))
+        self.done: set[str] = set()
+        self.locks: dict[str, asyncio.Lock] = {}
+        self.env: Any = None
+        self.label = "ray"
+
+    async def ready(self) -> dict[str, Any]:
+        """Set up, and say where this host runs and whether the agent can run there."""
+        import ray
+
+        import ctbench
+
+        # Every attempt's file-system work goes through the loop's default executor, as in the runner:
+        # sized for the attempts at once, or 16 agents finishing together queue behind 6 threads.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=min(64, self.slots + 4), thread_name_prefix="ctb-host-io"))
+        ctx = ray.get_runtime_context()
+        ip = ray.util.get_node_ip_address()
+        node = ctx.get_node_id()
+        self.label = f"ray:{ip}/{node[:8]}/pid{os.getpid()}"
+        info: dict[str, Any] = {"ip": ip, "node": node, "pid": os.getpid(), "ctbench": ctbench.__version__,
+                                "label": self.label, "available": True, "detail": ""}
+        try:
+            agent = self._agent()
+            avail = type(agent).availability()
+        except Exception as exc:  # unknown agent, bad options, missing import on this node
+            info.update(available=False, detail=f"{type(exc).__name__}: {exc}")
+            return info
+        if not avail.available:
+            info.update(available=False, detail=avail.detail or "not available")
+            return info
+        from ctbench.evaluate.attempt import LocalEnv
+        from ctbench.store import TaskSet
+
+        await self._materialise(self.set_keys, self.set_refs)
+        self.env = LocalEnv(TaskSet(root=self.root), self.settings, agent=agent)
+        await self.env.start()
+        return info
+
+    def _agent(self) -> Agent:
+        from ctbench.evaluate.agents import make_agent
+        from ctbench.evaluate.attempt import agent_options
+
+        if self.agent_blob is None:
+            return make_agent(self.settings.agent, agent_options(self.settings), self.settings.args)
+        from ray import cloudpickle
+
+        cls = cloudpickle.loads(self.agent_blob)
+        agent: Agent = cls(agent_options(self.settings), cls.parse_args(self.settings.args))
+        agent.check()
+        return agent
+
+    async def _materialise(self, keys: Sequence[str], refs: Sequence[Any]) -> None:
+        for key, ref in zip(keys, refs, strict=True):
+            if key in self.done:
+                continue
+            lock = self.locks.setdefault(key, asyncio.Lock())
+            async with lock:
+                if key in self.done:
+                    continue
+                files: dict[str, bytes] = await ref
+                await asyncio.to_thread(self._write, files)
+                self.done.add(key)
+
+    def _write(self, files: dict[str, bytes]) -> None:
+        for rel, data in files.items():
+            target = self.root / _safe_rel(rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(target.name + ".part")
+            tmp.write_bytes(data)
+            tmp.replace(target)
+
+    async def run(self, unit: WorkUnit, keys: list[str], refs: list[Any]) -> AttemptOutcome:
+        from ctbench.evaluate.attempt import run_attempt
+
+        assert self.env is not None, "ready() first"
+        try:
+            await self._materialise(keys, refs)
+        except Exception as exc:  # the object store lost the bundle: the cluster's fault, retry
+            return AttemptOutcome(unit=unit, kind="infrastructure", worker=self.label,
+                                  error=f"ray host {self.label}: cannot fetch the task files: "
+                                        f"{type(exc).__name__}: {exc}")
+        outcome = await run_attempt(unit, self.env)
+        return outcome.model_copy(update={"worker": self.label})
+
+    def files(self) -> dict[str, bytes]:
+        """Every file of this host's private task folder (for the test that no hidden part is here)."""
+        return {str(p.relative_to(self.root)): p.read_bytes() for p in sorted(self.root.rglob("*")) if p.is_file()}
+
+    async def shutdown(self) -> None:
+        try:
+            if self.env is not None:
+                await self.env.close()
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- the executor (driver side)
+
+
+@dataclass
+class _Host:
+    actor: Any
+    slots: int
+    busy: int = 0
+    info: dict[str, Any] = field(default_factory=dict)
+    alive: bool = True
+
+    @property
+    def where(self) -> str:
+        return f"node {self.info.get('ip', '?')} ({str(self.info.get('node', '?'))[:8]})"
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+class RayExecutor(QueueExecutor):
+    """Attempts on Ray actors across a cluster; see the module docstring for the design."""
+
+    name: ClassVar[str] = "ray"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__()
+        try:
+            self.options = RayOptions.model_validate(options)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(str(p) for p in err.get("loc", ())) or "?"
+            raise ExecutorError(f"executor 'ray': option {key}: {err.get('msg', 'invalid')} "
+                                f"(options: {', '.join(RayOptions.model_fields)})") from None
+        self.hosts: list[_Host] = []
+        self.shipper: Shipper | None = None
+        self._ray: Any = None
+        self._owns_ray = False
+        self._changed: asyncio.Condition | None = None
+        self._spawn: Any = None
+        self._replacing: set[asyncio.Task[None]] = set()
+        self._starting: set[asyncio.Future[_Host]] = set()
+        self._actors: list[Any] = []
+        """Every host actor this run created (killed at close, whatever state it is in)."""
+        self.notes: list[str] = []
+
+    # ----------------------------------------------------------------- start
+
+    async def start(self, ctx: ExecutionContext) -> None:
+        await super().start(ctx)
+        try:
+            import ray
+        except ImportError:
+            raise ExecutorError("executor 'ray' needs Ray: pip install 'ctbench[ray]'") from None
+        self._ray = ray
+        self._changed = asyncio.Condition()
+        await asyncio.to_thread(self._connect)
+        try:
+            await self._start_hosts(ctx)
+        except BaseException:
+            # The runner closes an executor only once it has started: leave no host (and no local
+            # Ray instance) behind a start that failed.
+            await asyncio.shield(self.close())
+            raise
+
+    async def _start_hosts(self, ctx: ExecutionContext) -> None:
+        ray = self._ray
+        o = self.options
+        per_host = min(o.attempts_per_host, ctx.concurrency)
+        count = math.ceil(ctx.concurrency / per_host)
+        slots = [per_host] * (count - 1) + [ctx.concurrency - per_host * (count - 1)]
+        need = ctx.concurrency * o.cpus_per_attempt
+        cpus = float(ray.cluster_resources().get("CPU", 0))
+        if need > cpus + 1e-9:
+            raise ExecutorError(f"executor 'ray': concurrency {ctx.concurrency} x {o.cpus_per_attempt:g} CPU per "
+                                f"attempt needs {need:g} CPUs; the cluster has {cpus:g}. Lower --concurrency or "
+                                "--ray-cpus-per-attempt, or add nodes")
+        self.shipper = Shipper(ctx.task_set, ray.put)
+        set_key = self.shipper.ship(await asyncio.to_thread(set_bundle, ctx.task_set))
+        blob = _agent_blob(ctx.agent, ctx.settings.agent)
+        remote = ray.remote(AttemptHost)
+
+        def spawn(n: int) -> _Host:
+            actor = remote.options(num_cpus=n * o.cpus_per_attempt, max_concurrency=n + 4, max_restarts=0,
+                                   resources={k: v * n for k, v in o.resources.items()},
+                                   max_task_retries=0, scheduling_strategy="SPREAD").remote(
+                ctx.settings, blob, [set_key], [self.shipper.refs[set_key]], n)  # type: ignore[union-attr]
+            self._actors.append(actor)
+            return _Host(actor=actor, slots=n)
+
+        self._spawn = spawn
+        # Attempts start on the first host that is ready; the others join as they come up (each one
+        # is a worker process to start: seconds on a busy node). Any host that cannot run the agent
+        # stops the run with its node's name, before or after the first attempt.
+        waits = [asyncio.ensure_future(self._ready(spawn(n))) for n in slots]
+        self._starting.update(waits)
+        done, _ = await asyncio.wait(waits, timeout=o.start_timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        if not done:
+            raise ExecutorError(f"executor 'ray': no attempt host of {per_host} x {o.cpus_per_attempt:g} CPU placed "
+                                f"within {o.start_timeout_s:g}s; free CPUs: "
+                                f"{ray.available_resources().get('CPU', 0):g} (a node may be too small for one host: "
+                                "lower --ray-cpus-per-attempt)")
+        for w in done:
+            self.hosts.append(w.result())  # raises the first host's ExecutorError: fail early
+        for w in waits:
+            if w not in done:
+                w.add_done_callback(self._joined)
+
+    async def _ready(self, host: _Host) -> _Host:
+        """Wait for a host to set up; refuse one whose node lacks ctbench, its version or the agent."""
+        import ctbench
+
+        assert self.ctx is not None
+        try:
+            host.info = await asyncio.wait_for(host.actor.ready.remote(), timeout=self.options.start_timeout_s)
+        except TimeoutError:
+            raise ExecutorError(f"executor 'ray': an attempt host was not placed within "
+                                f"{self.options.start_timeout_s:g}s") from None
+        except Exception as exc:
+            raise ExecutorError(f"executor 'ray': a worker cannot start ctbench ({_short(exc)}); install ctbench "
+                                "on every node or pass a runtime_env") from None
+        info = host.info
+        if not info["available"]:
+            raise ExecutorError(f"executor 'ray': {host.where} cannot run agent {self.ctx.settings.agent!r}: "
+                                f"{info['detail']}")
+        if info["ctbench"] != ctbench.__version__:
+            raise ExecutorError(f"executor 'ray': {host.where} has ctbench {info['ctbench']}, the driver "
+                                f"{ctbench.__version__}; install the same version on every node")
+        return host
+
+    def _joined(self, waiting: asyncio.Future[_Host]) -> None:
+        """A host that came up after the run started: into the pool, or the run stops with its reason."""
+        self._starting.discard(waiting)  # type: ignore[arg-type]
+        if waiting.cancelled():
+            return
+        exc = waiting.exception()
+        if exc is None:
+            host = waiting.result()
+            self.hosts.append(host)
+            asyncio.ensure_future(self._notify())
+        elif "not placed within" in str(exc):
+            self.notes.append(str(exc))  # the run goes on with the hosts it has
+        else:
+            self._queue.put_nowait(exc)  # type: ignore[arg-type]  # raised by events()
+
+    async def _notify(self) -> None:
+        assert self._changed is not None
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def events(self) -> AsyncIterator[ExecutorEvent]:
+        async for event in super().events():
+            if isinstance(event, ExecutorError):
+                raise event
+            yield event
+
+    def _connect(self) -> None:
+        ray = self._ray
+        if ray.is_initialized():  # a caller (a test, a notebook) already connected this process
+            return
+        o = self.options
+        address = o.address or os.environ.get("RAY_ADDRESS") or "local"
+        kwargs: dict[str, Any] = {"address": address, "log_to_driver": False, "runtime_env": o.runtime_env,
+                                  "configure_logging": False}
+        if address == "local":
+            kwargs.update(include_dashboard=False, num_cpus=o.local_cpus)
+        if address != "local" and not address.startswith("ray://"):
+            _check_reachable(address, o.connect_timeout_s)
+        # Ray warns that it set no SIGTERM handler (it runs in a thread: the runner keeps its own, which
+        # saves the run) and that a local instance uses token auth; neither is the user's business.
+        quiet = [logging.getLogger(n) for n in ("ray._private.worker", "ray._private.authentication")]
+        levels = [q.level for q in quiet]
+        for q in quiet:
+            q.setLevel(logging.ERROR)
+        try:
+            ray.init(**kwargs)
+        except Exception as exc:
+            where = "a local Ray instance" if address == "local" else f"the Ray cluster at {address}"
+            raise ExecutorError(f"executor 'ray': cannot reach {where}: {_short(exc)}") from None
+        finally:
+            for q, level in zip(quiet, levels, strict=True):
+                q.setLevel(level)
+        self._owns_ray = True
+
+    # ----------------------------------------------------------------- attempts
+
+    async def _acquire(self) -> _Host | None:
+        assert self._changed is not None
+        deadline = time.monotonic() + self.options.host_wait_s
+        async with self._changed:
+            while True:
+                free = [h for h in self.hosts if h.alive and h.busy < h.slots]
+                if free:
+                    host = min(free, key=lambda h: h.busy / h.slots)
+                    host.busy += 1
+                    return host
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                try:
+                    await asyncio.wait_for(self._changed.wait(), timeout=left)
+                except TimeoutError:
+                    return None
+
+    async def _release(self, host: _Host) -> None:
+        assert self._changed is not None
+        async with self._changed:
+            host.busy -= 1
+            self._changed.notify_all()
+
+    async def run_unit(self, unit: WorkUnit) -> AttemptOutcome:
+        assert self.shipper is not None
+        ray = self._ray
+        if unit.task_id in self.shipper.by_task:  # shipped already: no thread hop
+            keys, refs = self.shipper.for_task(unit.task_id)
+        else:
+            keys, refs = await asyncio.to_thread(self.shipper.for_task, unit.task_id)
+        host = await self._acquire()
+        if host is None:
+            return AttemptOutcome(unit=unit, kind="infrastructure",
+                                  error=f"ray: no live attempt host for {self.options.host_wait_s:g}s")
+        ref = None
+        try:
+            ref = host.actor.run.remote(unit, keys, refs)
+            return await ref
+        except asyncio.CancelledError:
+            if ref is not None:
+                ray.cancel(ref)
+            raise
+        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
+                ray.exceptions.ObjectLostError) as exc:
+            await self._lost(host, exc)
+            return AttemptOutcome(unit=unit, kind="infrastructure",
+                                  error=f"ray: the attempt host on {host.where} died mid-attempt ({_short(exc)})")
+        except ray.exceptions.RayError as exc:
+            return AttemptOutcome(unit=unit, kind="infrastructure", error=f"ray: {_short(exc)}")
+        finally:
+            await self._release(host)
+
+    async def _lost(self, host: _Host, exc: BaseException) -> None:
+        """Retire a dead host and start a replacement (Ray places it on a live node when one has room)."""
+        if not host.alive:
+            return
+        host.alive = False
+        self.notes.append(f"attempt host on {host.where} lost: {_short(exc)}")
+        task = asyncio.create_task(self._replace(host.slots))
+        self._replacing.add(task)
+        task.add_done_callback(self._replacing.discard)
+
+    async def _replace(self, slots: int) -> None:
+        try:
+            new = await self._ready(self._spawn(slots))
+        except ExecutorError as exc:  # its node went too, or no node has room: the other hosts carry on
+            self.notes.append(f"replacement attempt host: {exc}")
+            return
+        assert self._changed is not None
+        async with self._changed:
+            self.hosts.append(new)
+            self._changed.notify_all()
+
+    # ----------------------------------------------------------------- end
+
+    async def close(self) -> None:
+        await super().close()
+        for task in [*self._replacing, *self._starting]:
+            task.cancel()
+        ray = self._ray
+        if ray is None:
+            return
+        # Ready hosts close their agent and server and remove their folder; the others (never placed,
+        # refused, dead) are killed, and the next host on their node sweeps what they left.
+        live = [h.actor for h in self.hosts if h.alive]
+        if live:
+            try:
+                await asyncio.wait_for(asyncio.gather(*(a.shutdown.remote() for a in live),
+                                                      return_exceptions=True), timeout=30)
+            except TimeoutError:
+                pass
+        for actor in self._actors:
+            try:
+                ray.kill(actor)
+            except Exception:  # already gone with its node
+                pass
+        self.hosts, self._actors = [], []
+        if self._owns_ray:
+            await asyncio.to_thread(ray.shutdown)
+            self._owns_ray = False
+
+
+def _check_reachable(address: str, timeout_s: float) -> None:
+    """Ray retries an unreachable address for minutes; one TCP connection attempt says it at once."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ExecutorError(f"executor 'ray': --ray-address {address!r}: expected HOST:PORT (the head's GCS "
+                            "address, e.g. 10.0.0.5:6379) or ray://HOST:PORT")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=min(5.0, timeout_s)):
+                return
+        except OSError as exc:
+            if time.monotonic() >= deadline:
+                raise ExecutorError(f"executor 'ray': cannot reach the Ray cluster at {address}: "
+                                    f"{exc.strerror or exc} (is the head running? ray start --head)") from None
+            time.sleep(0.5)
+
+
+def _agent_blob(agent: Agent | None, name: str) -> bytes | None:
+    """The runner's agent class, pickled by value, when the hosts cannot build it by name.
+
+    An installed agent is rebuilt on each host from its entry point; an agent handed to the runner
+    directly (a benchmark's, a test's) exists only in the driver's code, so its class travels along.
+    """
+    if agent is None:
+        return None
+    from ctbench.evaluate.agents import agent_class
+
+    try:
+        if agent_class(name) is type(agent):
+            return None
+    except CtbError:
+        pass
+    import sys
+
+    from ray import cloudpickle
+
+    module = sys.modules.get(type(agent).__module__)
+    by_value = module is not None and module.__name__ != "__main__"
+    if by_value:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps(type(agent))
+    finally:
+        if by_value:
+            cloudpickle.unregister_pickle_by_value(module)
+
+
+__all__ = ["AttemptHost", "Bundle", "RayExecutor", "RayOptions", "Shipper", "set_bundle", "sweep_dead_hosts",
+           "task_bundles"]

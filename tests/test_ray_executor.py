@@ -1,0 +1,420 @@
+"""The Ray executor (issue 15) on a real multi-node Ray cluster started by the test on 127.0.0.1.
+
+One module-wide cluster (a head with 1 CPU and two worker nodes with 2 CPUs each, Ray's own
+``cluster_utils``), kept small because the CI machine has 2 cores. ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``
+makes every node use the loopback address; one test checks that no Ray process listens or talks
+anywhere else. Skipped, with the reason, when ``ray`` is not installed (``pip install -e '.[test,ray]'``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # before ray is imported: loopback only
+
+from ctbench.errors import CtbError  # noqa: E402
+from ctbench.evaluate.agents import Agent, AgentContext, AgentOptions, AgentResult  # noqa: E402
+from ctbench.evaluate.agents.base import Availability  # noqa: E402
+from ctbench.evaluate.ray_executor import RayExecutor, task_bundles  # noqa: E402
+from ctbench.evaluate.runner import Runner, RunSettings  # noqa: E402
+from ctbench.evaluate.score import score_run  # noqa: E402
+from ctbench.store import TaskSet  # noqa: E402
+from tests.conftest import BUNDLED, REPO, copy_starters  # noqa: E402
+
+try:
+    import ray
+    from ray.cluster_utils import Cluster
+except ImportError:  # the optional extra
+    ray = None  # type: ignore[assignment]
+
+needs_ray = pytest.mark.skipif(ray is None, reason="ray is not installed (pip install -e '.[test,ray]')")
+
+ANSWER = "CORE_SW_01;GigabitEthernet0/0/24;shutdown"
+
+
+# --------------------------------------------------------------------------- agents shipped by value
+
+
+class SleepAgent(Agent):
+    """Sleeps, then submits a valid answer: long enough to kill things under it."""
+
+    name = "ray-test-sleep"
+    description = "sleeps 1.5 s and answers"
+
+    async def solve(self, ctx: AgentContext) -> AgentResult:
+        import asyncio
+
+        await asyncio.sleep(1.5)
+        ctx.session.submit(ANSWER)
+        return AgentResult(rounds=1)
+
+
+class PeekAgent(Agent):
+    """Reports everything its worker's copy of the task set holds (for the no-hidden-part test)."""
+
+    name = "ray-test-peek"
+    description = "lists the files on its worker"
+
+    async def solve(self, ctx: AgentContext) -> AgentResult:
+        root = ctx.session.task.ref.path.parents[1]
+        files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+        blob = b"".join(p.read_bytes() for p in root.rglob("*") if p.is_file())
+        notes = [f"pid {os.getpid()}", f"root {root}", f"hidden given {ctx.hidden is not None}",
+                 "files " + json.dumps(files), f"marker found {b'SECRET-' in blob}"]
+        return AgentResult(rounds=0, notes=notes)
+
+
+class NeedsToolAgent(Agent):
+    """Available only where CTB_RAY_TEST_TOOL=1 (set in the driver after the nodes started)."""
+
+    name = "ray-test-needs-tool"
+    description = "needs a tool the workers lack"
+
+    @classmethod
+    def availability(cls) -> Availability:
+        ok = os.environ.get("CTB_RAY_TEST_TOOL") == "1"
+        return Availability(ok, None, "found" if ok else "the test tool is not installed here")
+
+    async def solve(self, ctx: AgentContext) -> AgentResult:
+        return AgentResult()
+
+
+# --------------------------------------------------------------------------- the cluster
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    if ray is None:
+        pytest.skip("ray is not installed (pip install -e '.[test,ray]')")
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        c.add_node(num_cpus=2)
+        c.add_node(num_cpus=2)
+        ray.init(address=c.address, log_to_driver=False, configure_logging=False)
+        yield c
+    finally:
+        ray.shutdown()
+        c.shutdown()
+        _forget_cluster(c)
+
+
+def _forget_cluster(c: Any) -> None:
+    """Remove the 'current cluster' file Ray wrote, so a later ray.init() never joins this dead one."""
+    current = Path("/tmp/ray/ray_current_cluster")
+    try:
+        if current.read_text().strip() == str(c.address):
+            current.unlink()
+    except OSError:
+        pass
+
+
+def _settings(tasks: Path, out: Path, agent: str, **kw: Any) -> RunSettings:
+    return RunSettings(agent=agent, tasks=tasks, out=out, allow_unreviewed=True, timeout_s=60, executor="ray",
+                       **kw)
+
+
+def _lines(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _untimed(doc: Any) -> Any:
+    """A scores document without what differs between two runs of the same thing: names and timings."""
+    if isinstance(doc, dict):
+        return {k: _untimed(v) for k, v in doc.items() if "latency" not in k and k not in ("name", "run_dir")}
+    if isinstance(doc, list):
+        return [_untimed(v) for v in doc]
+    return doc
+
+
+# --------------------------------------------------------------------------- without a cluster
+
+
+def test_bundles_are_a_whitelist_of_visible_files(full_task_set: Path) -> None:
+    (full_task_set / "rca" / "RCA-001" / "notes.txt").write_text("author scratch\n", encoding="utf-8")
+    ts = TaskSet.open(full_task_set)
+    for task_id in ("RCA-001", "PATH-001"):
+        bundles = task_bundles(ts, task_id)
+        names = [rel for b in bundles for rel in b.files]
+        assert not any(n.endswith("hidden.yaml") or n.endswith("notes.txt") for n in names), names
+        assert any(n.endswith("/task.yaml") for n in names) and any(n.startswith("networks/") for n in names)
+        hidden = ts.ref(task_id).hidden_file.read_bytes()
+        assert all(hidden not in data for b in bundles for data in b.files.values())
+        again = task_bundles(ts, task_id)
+        assert [b.key for b in again] == [b.key for b in bundles]  # content-addressed: same files, same key
+
+
+def test_bad_option_is_one_line() -> None:
+    with pytest.raises(CtbError, match=r"option cpus_per_attempt: .*greater than 0"):
+        RayExecutor(cpus_per_attempt=0)
+    with pytest.raises(CtbError, match=r"option colour"):
+        RayExecutor(colour="red")
+
+
+def test_ray_options_need_the_ray_executor(task_set: Path, tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    r = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--allow-unreviewed",
+                "--out", str(tmp_path / "run"), "--ray-address", "127.0.0.1:1")
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
+    assert "need --executor ray" in r.stderr
+
+
+@needs_ray
+def test_unreachable_cluster_is_one_clear_line(task_set: Path, tmp_path: Path) -> None:
+    import socket
+
+    from tests.conftest import run_cli
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--allow-unreviewed",
+                "--out", str(tmp_path / "run"), "--executor", "ray", "--ray-address", f"127.0.0.1:{port}",
+                "--progress", "none")
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        f"ctb-eval: executor 'ray': cannot reach the Ray cluster at 127.0.0.1:{port}: Connection refused "
+        "(is the head running? ray start --head)"]
+
+
+# --------------------------------------------------------------------------- on the cluster
+
+
+def test_oracle_through_ray_scores_exactly_like_local(cluster: Any, tmp_path: Path) -> None:
+    ts = TaskSet.open(BUNDLED)
+    local = Runner(RunSettings(agent="oracle", tasks=BUNDLED, out=tmp_path / "local", allow_unreviewed=True,
+                               concurrency=4))
+    local.run()
+    executor = RayExecutor(cpus_per_attempt=0.5, attempts_per_host=2)
+    report = Runner(_settings(BUNDLED, tmp_path / "ray", "oracle", concurrency=4), executor=executor).run()
+    assert report.complete
+    lines = _lines(tmp_path / "ray")
+    assert len(lines) == len({x["task_id"] for x in lines}) == len(ts.refs())
+    workers = {x["worker"] for x in lines}
+    assert all(w.startswith("ray:127.0.0.1/") for w in workers), workers
+    assert 1 <= len(workers) <= 2  # two hosts of two attempts each; the second joins when it is up
+    score_run(tmp_path / "local", ts)
+    score_run(tmp_path / "ray", ts)
+    a, b = (json.loads((tmp_path / d / "scores.json").read_text(encoding="utf-8")) for d in ("local", "ray"))
+    assert _untimed(a) == _untimed(b)
+    assert b["summary"]["rca"]["accuracy"] == 1.0 and b["summary"]["path"]["n_correct"] == 11
+    # Every Ray process this test started listens and talks on 127.0.0.1 only.
+    assert _non_loopback_sockets() == []
+
+
+def test_no_hidden_part_reaches_a_worker(cluster: Any, tmp_path: Path) -> None:
+    tasks = copy_starters(tmp_path / "tasks")
+    secret = f"SECRET-{uuid.uuid4()}".encode()
+    for hidden in tasks.rglob("hidden.yaml"):
+        hidden.write_bytes(hidden.read_bytes() + b"\n# " + secret + b"\n")
+    executor = RayExecutor(cpus_per_attempt=0.5, attempts_per_host=2)
+    holder: dict[str, Any] = {}
+    original_close = executor.close
+
+    async def close_after_looking() -> None:  # inspect the object store while the run's objects live
+        holder["shipped"] = {k: ray.get(ref) for k, ref in executor.shipper.refs.items()}  # type: ignore[union-attr]
+        holder["host_files"] = [await h.actor.files.remote() for h in executor.hosts if h.alive]
+        await original_close()
+
+    executor.close = close_after_looking  # type: ignore[method-assign]
+    report = Runner(_settings(tasks, tmp_path / "run", "ray-test-peek", concurrency=2),
+                    agent=PeekAgent(AgentOptions()), executor=executor).run()
+    assert report.complete
+    lines = _lines(tmp_path / "run")
+    assert len(lines) == 3
+    for line in lines:
+        notes = line["notes"]
+        assert f"pid {os.getpid()}" not in notes  # it ran in a worker process
+        assert "hidden given False" in notes and "marker found False" in notes, notes
+        assert "hidden.yaml" not in next(n for n in notes if n.startswith("files "))
+    shipped = holder["shipped"]
+    ts = TaskSet.open(tasks)
+    networks = {ts.load_task(r).network for r in ts.refs()}
+    assert len(shipped) == 1 + len(networks) + 3  # the set files, each network, each task: each put once
+    for files in shipped.values():
+        for rel, data in files.items():
+            assert not rel.endswith("hidden.yaml") and secret not in data
+    assert holder["host_files"]
+    for files in holder["host_files"]:
+        assert files and not any(rel.endswith("hidden.yaml") or secret in data for rel, data in files.items())
+
+
+def test_worker_without_what_the_agent_needs_fails_early_naming_the_node(cluster: Any, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTB_RAY_TEST_TOOL", "1")  # the driver has it; the nodes started without it
+    tasks = copy_starters(tmp_path / "tasks")
+    runner = Runner(_settings(tasks, tmp_path / "run", "ray-test-needs-tool", concurrency=1),
+                    agent=NeedsToolAgent(AgentOptions()), executor=RayExecutor(cpus_per_attempt=0.5))
+    with pytest.raises(CtbError) as err:
+        runner.run()
+    assert str(err.value).startswith("executor 'ray': node 127.0.0.1 (")
+    assert "cannot run agent 'ray-test-needs-tool': the test tool is not installed here" in str(err.value)
+    results = tmp_path / "run" / "results.jsonl"
+    assert not results.exists() or results.read_bytes() == b""  # nothing ran
+    assert _settled_cpus() == CLUSTER_CPUS  # and the refused host is gone, its CPU free again
+
+
+def test_worker_node_killed_mid_run_completes_every_task_once(cluster: Any, tmp_path: Path) -> None:
+    tasks = copy_starters(tmp_path / "tasks")
+    from tests.test_runner import clone_tasks
+
+    clone_tasks(tasks, 9)  # 12 tasks
+    executor = RayExecutor(cpus_per_attempt=0.5, attempts_per_host=2)
+    runner = Runner(_settings(tasks, tmp_path / "run", "ray-test-sleep", concurrency=4, retries=3),
+                    agent=SleepAgent(AgentOptions()), executor=executor)
+    box: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: box.setdefault("report", runner.run()), daemon=True)
+    thread.start()
+    head = cluster.head_node.node_id
+    victim = None
+    deadline = time.monotonic() + 120
+    while victim is None and time.monotonic() < deadline:
+        busy = {h.info.get("node") for h in list(executor.hosts) if h.busy and h.info.get("node") != head}
+        victim = next((n for n in cluster.worker_nodes if n.node_id in busy), None)
+        time.sleep(0.2)
+    assert victim is not None, "no attempt ever ran on a worker node"
+    time.sleep(0.5)  # mid-attempt: the sleep agent takes 1.5 s
+    try:
+        cluster.remove_node(victim, allow_graceful=False)
+        thread.join(timeout=180)
+        assert not thread.is_alive(), "the run did not finish after a node died"
+    finally:
+        cluster.add_node(num_cpus=2)  # the next test gets its cluster back
+        _settled_cpus()
+    report = box["report"]
+    assert report.complete
+    lines = _lines(tmp_path / "run")
+    ids = [x["task_id"] for x in lines]
+    assert sorted(ids) == sorted(set(ids)) and len(ids) == 12  # every task once: none lost, none doubled
+    assert all(x["status"] in ("answered", "unparsable") for x in lines), [x["error"] for x in lines]
+    retried = [x for x in lines if x["retries"]]
+    assert retried and all("died mid-attempt" in r["error"] for x in retried for r in x["retries"])
+
+
+def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: Any, tmp_path: Path) -> None:
+    tasks = copy_starters(tmp_path / "tasks")
+    from tests.test_runner import clone_tasks
+
+    clone_tasks(tasks, 5)  # 8 tasks
+    out = tmp_path / "run"
+    free_cpus = _settled_cpus()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "command", "--agent-cmd", "sleep 2",
+            "--tasks", str(tasks), "--allow-unreviewed", "--concurrency", "4", "--executor", "ray",
+            "--ray-address", cluster.address, "--ray-cpus-per-attempt", "0.5", "--progress", "none", "--no-score"]
+    driver = subprocess.Popen([*argv, "--out", str(out)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and driver.poll() is None:
+            if (out / "results.jsonl").is_file() and len(_lines(out)) >= 2:
+                break
+            time.sleep(0.1)
+        assert driver.poll() is None, driver.stderr.read().decode() if driver.stderr else ""
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=30)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    before = (out / "results.jsonl").read_bytes()
+    assert 2 <= len(before.splitlines()) < 8
+    # Ray kills the dead driver's hosts: every CPU they held comes back, and nothing writes the folder.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and ray.available_resources().get("CPU", 0) < free_cpus:
+        time.sleep(0.2)
+    assert ray.available_resources().get("CPU", 0) >= free_cpus
+    time.sleep(2.5)  # longer than an attempt: a surviving one would have finished by now
+    assert (out / "results.jsonl").read_bytes() == before
+    done = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--resume", str(out),
+                           "--ray-address", cluster.address, "--ray-cpus-per-attempt", "0.5", "--progress",
+                           "none", "--no-score"], env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    lines = _lines(out)
+    ids = [x["task_id"] for x in lines]
+    assert len(ids) == 8 and len(set(ids)) == 8
+    assert lines[: len(before.splitlines())] == [json.loads(x) for x in before.splitlines()]
+    assert all(x["worker"].startswith("ray:127.0.0.1/") for x in lines)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+CLUSTER_CPUS = 5.0
+
+
+def _settled_cpus() -> float:
+    """Wait until Ray sees exactly the live nodes (a killed one takes seconds to be marked dead) and
+    nothing holds a CPU; returns the free CPUs."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        total = sum(n["Resources"].get("CPU", 0) for n in ray.nodes() if n["Alive"])
+        free = ray.available_resources().get("CPU", 0)
+        if total == CLUSTER_CPUS and free == CLUSTER_CPUS:
+            return free
+        time.sleep(0.5)
+    raise AssertionError(f"the test cluster did not settle: free {ray.available_resources()}, nodes {ray.nodes()}")
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def _non_loopback_sockets() -> list[str]:
+    """TCP sockets of this process's children (the Ray nodes) listening on or connected to anything but
+    127.0.0.1."""
+    if shutil.which("ss") is None:
+        pytest.skip("ss is not installed")
+    mine = _descendants(os.getpid()) | {os.getpid()}
+    bad = []
+    rows = subprocess.run(["ss", "-Htanp"], capture_output=True, text=True, check=True).stdout.splitlines()
+    for row in rows:
+        if not {int(p) for p in re.findall(r"pid=(\d+)", row)} & mine:
+            continue
+        local, peer = row.split()[3:5]
+        if not all(a.startswith(("127.0.0.1:", "[::ffff:127.0.0.1]:")) or a in ("*:*", "0.0.0.0:*", "[::]:*")
+                   for a in (local, peer)):
+            bad.append(row)
+    return bad
+
+
+def test_a_dead_hosts_folder_is_swept_a_live_ones_is_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctbench.evaluate.ray_executor import HOST_PREFIX, sweep_dead_hosts
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    gone = tmp_path / f"{HOST_PREFIX}{dead.pid}-abc"
+    mine = tmp_path / f"{HOST_PREFIX}{os.getpid()}-def"
+    for folder in (gone, mine):
+        (folder / "rca").mkdir(parents=True)
+    assert sweep_dead_hosts() == 1
+    assert not gone.exists() and mine.exists()
