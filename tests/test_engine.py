@@ -376,7 +376,11 @@ def test_a_run_folder_written_before_the_engine_scores_byte_identically(agent: s
     before = (run_dir / SCORES_FILE).read_text(encoding="utf-8")
     (run_dir / SCORES_FILE).unlink()
     score_run(run_dir, TaskSet.open(ts))
-    assert (run_dir / SCORES_FILE).read_text(encoding="utf-8") == before
+    after = json.loads((run_dir / SCORES_FILE).read_text(encoding="utf-8"))
+    # scores.json now also records the task-set commit it was scored against (issue 18); all else is equal
+    for key in ("task_set_commit", "task_set_dirty"):
+        after["scoring"].pop(key, None)
+    assert json.dumps(after, indent=2, ensure_ascii=False) + "\n" == before
 
 
 class FlakyExecutor:
