@@ -349,7 +349,8 @@ url, sid = os.environ["CTBENCH_REPLAY_URL"], os.environ["CTBENCH_REPLAY_SESSION"
 
 def post(path, raw):
     req = urllib.request.Request(f"{url}/sessions/{sid}/{path}", data=raw.encode(),
-                                 headers={"content-type": "application/json"})
+                                 headers={"content-type": "application/json",
+                                          "authorization": "Bearer " + os.environ["CTBENCH_REPLAY_TOKEN"]})
     try:
         return urllib.request.urlopen(req).status
     except urllib.error.HTTPError as exc:
