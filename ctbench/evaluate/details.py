@@ -22,7 +22,6 @@ Two decisions worth knowing:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,20 +200,10 @@ def _turn(event: Mapping[str, Any]) -> ModelTurn | None:
 
 def model_turns(log_text: str | None) -> list[ModelTurn]:
     """The model turns among the log's lines; lines that are not known JSON events are skipped."""
-    out: list[ModelTurn] = []
-    for line in (log_text or "").splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, Mapping):
-            turn = _turn(event)
-            if turn is not None:
-                out.append(turn)
-    return out
+    from ctbench.evaluate.jsonlines import json_objects
+
+    turns = (_turn(event) for event in json_objects((log_text or "").splitlines()))
+    return [t for t in turns if t is not None]
 
 
 # --------------------------------------------------------------------------- answers against the gold

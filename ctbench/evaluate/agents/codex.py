@@ -18,7 +18,6 @@ last agent message.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +37,9 @@ DISABLED_FEATURES = (
 
 
 def parse_events(lines: list[str]) -> list[dict[str, Any]]:
-    events = []
-    for line in lines:
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            events.append(event)
-    return events
+    from ctbench.evaluate.jsonlines import json_objects
+
+    return list(json_objects(lines))
 
 
 class CodexAgent(HarnessAgent):
