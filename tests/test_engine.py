@@ -444,3 +444,36 @@ def test_retries_and_progress_work_through_any_executor(task_set: Path, tmp_path
     # the failed attempt's (empty) trajectory was set aside, the retry's is the one the line names
     for x in lines:
         assert (report.folder / x["trajectory"]).read_text(encoding="utf-8").count("\n") == x["commands"] > 0
+
+
+def test_a_second_runs_sweep_leaves_a_live_runs_fresh_workspace_and_removes_a_dead_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two runs on one machine (or two pytest workers): a workspace made but not yet any process's cwd
+    belongs to its live runner; only the folders of a runner that is gone are swept."""
+    import tempfile
+
+    from ctbench.evaluate.agents.process import _start_time
+    from ctbench.evaluate.attempt import LOG_PREFIX, WORKSPACE_PREFIX, sweep_stale_workspaces
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead_start = _start_time(dead.pid)
+    dead.wait()
+    try:
+        def folder(prefix: str, pid: int, start: int | None) -> Path:
+            path = tmp_path / f"{prefix}RCA-001-o{pid}.{start or 0}-abc"
+            path.mkdir()
+            (path / "note.txt").write_text("x")
+            return path
+
+        kept = [folder(WORKSPACE_PREFIX, live.pid, _start_time(live.pid)),
+                folder(LOG_PREFIX, live.pid, _start_time(live.pid))]
+        swept = [folder(WORKSPACE_PREFIX, dead.pid, dead_start), folder(LOG_PREFIX, dead.pid, dead_start)]
+        untagged = tmp_path / f"{WORKSPACE_PREFIX}old-run"  # an older ctbench's, no process in it
+        untagged.mkdir()
+        assert sweep_stale_workspaces() == 3
+        assert all(p.is_dir() for p in kept) and not any(p.exists() for p in [*swept, untagged])
+    finally:
+        live.kill()
+        live.wait()

@@ -139,8 +139,10 @@ def test_bwrap_shows_the_workspace_and_runtimes_only(tmp_path: Path, secret: Pat
     editable = Path(ctbench.__file__).resolve().parent.parent == REPO
     assert seen["repo"] == (["ctbench"] if editable else "FileNotFoundError") and seen["repo_tasks"] is False
     assert seen["root_home"] in ([".pyenv"], [], "FileNotFoundError") or ".bashrc" not in seen["root_home"]
+    # the system folders, plus the top folders of the checkout and of the Python in use (bound read-only)
+    own = {REPO.resolve().parts[1], Path(sys.prefix).resolve().parts[1], Path(sys.base_prefix).resolve().parts[1]}
     assert set(seen["root"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root", "run",
-                                 "sbin", "tmp", "usr", "var", "work", "home", "opt"}
+                                 "sbin", "tmp", "usr", "var", "home", "opt"} | own
     assert len(seen["pids"]) <= 3  # bwrap's init, the probe (and its shell, if any): no other process
     env = seen["env"]
     assert "PWD" not in env or env["PWD"] == seen["ws"]

@@ -51,6 +51,29 @@ if TYPE_CHECKING:
 
 WORKSPACE_PREFIX = "ctbench-ws-"
 """Prefix of attempt workspaces in the temp folder (a later run removes those a killed run left)."""
+LOG_PREFIX = "ctbench-log-"
+
+
+def _owner_tag() -> str:
+    """``o<pid>.<start>-``: names the runner process in a scratch folder's name, so another run's sweep
+    can tell a folder that is still being set up (no process has it as cwd yet) from one a dead run
+    left, without writing a marker file into the agent's workspace."""
+    from ctbench.evaluate.agents.process import _start_time
+
+    pid = os.getpid()
+    return f"o{pid}.{_start_time(pid) or 0}-"
+
+
+def _owner_alive(name: str) -> bool | None:
+    """Whether the runner named in a scratch folder's name still runs (None: the name has no tag)."""
+    from ctbench.evaluate.agents.process import _alive
+
+    for part in name.split("-"):
+        if part.startswith("o") and "." in part:
+            pid, _, start = part[1:].partition(".")
+            if pid.isdigit() and start.isdigit():
+                return int(pid) == os.getpid() or _alive(int(pid), int(start) or None)
+    return None
 
 
 def agent_options(settings: AgentSettings) -> AgentOptions:
@@ -200,7 +223,7 @@ class _Pieces:
 def _open_log(unit: WorkUnit) -> _Pieces:
     """The agent's log goes to a private temp file (adapters hand its descriptor to child processes);
     its bytes travel back in the outcome and the file is removed."""
-    log_dir = Path(tempfile.mkdtemp(prefix="ctbench-log-"))
+    log_dir = Path(tempfile.mkdtemp(prefix=f"{LOG_PREFIX}{_owner_tag()}"))
     log = AgentLog(log_dir / "agent.log")
     s = unit.settings
     model = f", model {s.model}" if s.model else ""
@@ -230,7 +253,7 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
     if agent.needs_http:
         if server is None:
             raise InfrastructureError("the replay HTTP server is not running")
-        pieces.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{unit.task_id}-"))
+        pieces.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{unit.task_id}-{_owner_tag()}"))
         grant = getattr(server, "grant", None)
         if grant is not None:  # a server that issues per-session tokens and MCP endpoints
             g = grant(pieces.session)
@@ -350,10 +373,11 @@ async def _solve(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces,
 def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
     """Remove attempt workspaces and logs whose run died (SIGKILL leaves them in the temp folder).
 
-    A workspace belongs to a live attempt while some process still has it as its working directory;
-    the sweep leaves those alone, so two runs on one machine never remove each other's.
+    A folder whose name carries a live runner's tag (:func:`_owner_tag`) is left alone, so two runs on
+    one machine never remove each other's; an untagged one (an older ctbench) belongs to a live
+    attempt while some process still has it as its working directory or a file in it open.
     """
-    from ctbench.evaluate.agents.process import clean_stale_attempts
+    from ctbench.evaluate.agents.process import OWNER_FILE, clean_stale_attempts
 
     tmp = Path(tempfile.gettempdir())
     # first the processes: an agent a SIGKILLed runner left running still has its workspace as cwd
@@ -361,16 +385,19 @@ def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
     in_use = _cwds()
     removed = 0
     now = time.time()
-    for path in list(tmp.glob(f"{WORKSPACE_PREFIX}*")) + list(tmp.glob("ctbench-log-*")):
+    for path in list(tmp.glob(f"{WORKSPACE_PREFIX}*")) + list(tmp.glob(f"{LOG_PREFIX}*")):
+        owner = _owner_alive(path.name)
+        if owner or (path / OWNER_FILE).exists():  # a live runner's; owner.json ones: clean_stale_attempts
+            continue
         try:
             if not path.is_dir() or now - path.stat().st_mtime < max_age_s:
                 continue
             resolved = path.resolve()
         except OSError:
             continue
-        if any(c == resolved or c.is_relative_to(resolved) for c in in_use):
+        if owner is None and any(c == resolved or c.is_relative_to(resolved) for c in in_use):
             continue
-        if path.name.startswith("ctbench-log-") and _open_elsewhere(resolved):
+        if owner is None and path.name.startswith(LOG_PREFIX) and _open_elsewhere(resolved):
             continue
         shutil.rmtree(path, ignore_errors=True)
         removed += 1
