@@ -46,6 +46,7 @@ from ctbench.yamlio import (
 
 TASK_FILE = "task.yaml"
 HIDDEN_FILE = "hidden.yaml"
+SEALED_HIDDEN_FILE = "hidden.yaml.age"  # the hidden part encrypted with age (ctbench/sealing.py)
 CONFIG_FILE = "ctbench.yaml"
 TAXONOMY_FILE = "taxonomy.yaml"
 RECORDINGS_DIR = "recordings"

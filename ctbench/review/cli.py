@@ -205,7 +205,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 
 def cmd_blind(args: argparse.Namespace) -> int:
-    from ctbench.yamlio import read_input
+    from ctbench.review.inputs import check_trajectory, read_blind_input
 
     desk = _desk(args)
     actor = _actor(args, desk)
@@ -220,15 +220,21 @@ def cmd_blind(args: argparse.Namespace) -> int:
         return app.return_code or 0
     if args.commands and args.trajectory:
         raise CtbError("give either --commands (run them now) or --trajectory (already run), not both")
-    answer = read_input(args.answer, "the blind answer", stdin=True).decode("utf-8", "replace")
+    if [args.answer, args.commands, args.trajectory].count("-") > 1:
+        raise CtbError("only one of --answer, --commands, --trajectory can read standard input ('-')")
+    ts = desk.ts
+    answer = read_blind_input(ts, args.answer, "the blind answer").decode("utf-8", "replace")
+    trajectory: bytes | None = None
+    commands: bytes | None = None
+    if args.trajectory:
+        trajectory = check_trajectory(
+            read_blind_input(ts, args.trajectory, "a replay trajectory (JSON lines)"), args.trajectory)
+    elif args.commands:
+        commands = read_blind_input(ts, args.commands, "commands, one per line")
     minutes = args.minutes
     with desk.repo.locked(f"blind {args.id}"):
         start = desk.begin_blind(args.id, actor)
-        trajectory: bytes | None = None
-        if args.trajectory:
-            trajectory = read_input(args.trajectory, "a replay trajectory (JSON lines)", stdin=True)
-        elif args.commands:
-            commands = read_input(args.commands, "commands, one per line", stdin=True)
+        if commands is not None:
             trajectory = run_commands(desk, args.id, commands)
         result = desk.record_blind(start, answer, trajectory,
                                    time_spent_s=minutes * 60 if minutes is not None else None)
@@ -249,7 +255,9 @@ def run_commands(desk: ReviewDesk, task_id: str, data: bytes) -> bytes:
                 continue
             parts = line.split(None, 1)
             if len(parts) != 2:
-                raise CtbError(f"commands file line {n}: expected DEVICE COMMAND, got {line!r}")
+                # never quote the line: the file may not be what the reviewer thinks it is
+                raise CtbError(f"commands file line {n}: expected DEVICE COMMAND (a device name, a space, "
+                               "the command)")
             session.run(parts[0].rstrip(":"), parts[1].strip())
     finally:
         session.close()
