@@ -134,6 +134,10 @@ class ReviewConfig(Strict):
     max_rounds: int = Field(default=3, ge=1)
     remote: str = "origin"
     main_branch: str = "main"
+    unreviewed_seed: bool = Field(
+        default=False,
+        description="The set's tasks are seed tasks that were never reviewed (no review records): the "
+                    "run gate and ctb-review status report them as such instead of as broken approvals.")
 
 
 def _default_heterogeneity() -> PerFamily:

@@ -1,0 +1,71 @@
+"""Is this task approved, and is it still the task that was approved? One answer for every gate.
+
+The run gate (``ctb-eval run``), ``ctb-author`` and ``ctb-review status`` all ask the same question,
+so it is answered here once, from the working tree alone (no git, no Textual): the task's status,
+its last review round, and the content hashes of the five reviewed parts (statement, recordings,
+gold, golden actions, metadata) against the hashes each criterion's agreement was given on. A
+change to any part since the approval means the task is not approved any more, whatever its
+``status`` line says, and the reason names the parts and the criteria they reopen.
+
+A task set whose ``ctbench.yaml`` says ``review: {unreviewed_seed: true}`` holds seed tasks that were
+never reviewed; each gets the reason ``unreviewed seed task`` instead of a broken-approval reason,
+so a gate can report the set honestly and a user can run it with ``--allow-unreviewed``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ctbench.errors import CtbError
+from ctbench.model import Status
+from ctbench.review.hashes import PART_TITLES, content_hashes, disk_reader, stale_criteria
+from ctbench.review.records import load_records
+from ctbench.review.states import CRITERIA, Verdict
+from ctbench.store import TaskRef, TaskSet
+
+SEED_REASON = "unreviewed seed task (ctbench.yaml review.unreviewed_seed: true); it has no review records"
+
+
+class ApprovalState(NamedTuple):
+    """``approved`` only when every check passed; otherwise ``reason`` says, in one line, why not."""
+
+    approved: bool
+    reason: str | None
+
+
+def approval_state(ts: TaskSet, ref: TaskRef | str) -> ApprovalState:
+    """Whether ``ref`` is approved and unchanged since its approval; never raises for a bad task."""
+    try:
+        ref = ts.ref(ref) if isinstance(ref, str) else ref
+        task = ts.load_task(ref)
+        records = load_records(ref.path)
+    except CtbError as exc:
+        return ApprovalState(False, f"unreadable: {exc}")
+    if not records and ts.config.review.unreviewed_seed:
+        return ApprovalState(False, SEED_REASON)
+    if task.status != Status.APPROVED:
+        return ApprovalState(False, f"not approved (status {task.status.value})")
+    if not records:
+        return ApprovalState(False, "status says approved, but there is no review record (not reviewed through "
+                                    "ctb-review)")
+    last = records[-1]
+    if last.outcome != "approved" or any(last.criteria[c].verdict != Verdict.AGREE for c in CRITERIA):
+        return ApprovalState(False, f"status says approved, but review round {last.round} does not record "
+                                    "consensus on all four criteria")
+    try:
+        now = content_hashes(disk_reader(ref.path))
+    except CtbError as exc:
+        return ApprovalState(False, f"cannot check the content against the approval: {exc}")
+    stale = stale_criteria(lambda c: last.criteria[c].basis, now)
+    if stale:
+        parts = list(dict.fromkeys(p for ps in stale.values() for p in ps))
+        crits = ", ".join(c.label for c in stale)
+        return ApprovalState(False, f"changed since its approval in round {last.round}: "
+                                    f"{', '.join(PART_TITLES[p] for p in parts)} (reopens {crits}); "
+                                    f"resubmit: ctb-review submit {ref.id}")
+    return ApprovalState(True, None)
+
+
+def approval_states(ts: TaskSet) -> dict[str, ApprovalState]:
+    """Every task of the set, by id (for listings: ``ctb-author``, ``ctb-review status``)."""
+    return {ref.id: approval_state(ts, ref) for ref in ts.refs()}
