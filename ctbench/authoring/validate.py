@@ -197,6 +197,8 @@ class Validator:
         self.taxonomy: Taxonomy | None = None
         self.networks: dict[str, Network | None] = {}
         self.vendors = tasks.vendors
+        self.golds: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+        """task id -> (network, family, sorted gold lines), for the duplicated-gold warning."""
 
     # ------------------------------------------------------------------ set level
 
@@ -258,6 +260,9 @@ class Validator:
         for ref in selected:
             self.report.tasks_checked += 1
             self.check_task(ref, duplicate=ids[ref.id] > 1)
+        from ctbench.authoring.duplicates import warn_duplicate_gold
+
+        warn_duplicate_gold(self, selected, all_refs)
         return self.report
 
     def check_task(self, ref: TaskRef, *, duplicate: bool = False) -> None:
@@ -377,6 +382,7 @@ class Validator:
                      expected="metadata.protocol_mechanisms")
 
     def _check_pair(self, tctx: _Ctx, hctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec) -> None:
+        self.golds[ref.id] = (task.network, ref.family.value, tuple(sorted(hidden.gold_answer_lines(ref.family))))
         net = self.network(task.network)
         if net is None:
             return

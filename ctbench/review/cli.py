@@ -14,6 +14,7 @@ from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
 
 if TYPE_CHECKING:
+    from ctbench.review.gitflow import ReviewRepo
     from ctbench.review.workflow import Revealed, ReviewDesk, StepResult
     from ctbench.store import TaskSet
 
@@ -93,6 +94,12 @@ def _actor(args: argparse.Namespace, desk: ReviewDesk | None = None) -> str:
     return name.strip()
 
 
+def _say_freshness(repo: ReviewRepo) -> None:
+    """Fetch the review branches, and say plainly when (and how far) the local view is behind."""
+    for note in repo.freshness(repo.fetch_reviews()):
+        _notify(f"note: {note}")
+
+
 def _report(result: StepResult, as_json: bool) -> int:
     if as_json:
         emit_json({"task": result.task, "status": result.status.value, "round": result.round,
@@ -145,8 +152,7 @@ def cmd_assign(args: argparse.Namespace) -> int:
     from ctbench.review.view import collect
 
     desk = _desk(args)
-    if not args.offline:
-        desk.repo.fetch_reviews()
+    _say_freshness(desk.repo)
     reviewers = load_reviewers(desk.ts, Path(args.reviewers) if args.reviewers else None)
     states = collect(desk.ts, desk.repo, skipped=lambda m: _notify(f"skipped: {m}"))
     force = None
@@ -184,8 +190,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
     from ctbench.review.view import collect
 
     desk = _desk(args)
-    if not args.offline:
-        desk.repo.fetch_reviews()
+    _say_freshness(desk.repo)
     states = collect(desk.ts, desk.repo, skipped=lambda m: _notify(f"skipped: {m}"))
     items = queue(states, args.person)
     if args.json:
@@ -419,7 +424,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         _notify(f"note: {ts.root} is not in a git repository; statistics come from the review records alone")
     if repo is not None:
         repo.offline = bool(args.offline)
-        repo.fetch_reviews()
+        _say_freshness(repo)
         if repo.pending():
             _notify("warning: an interrupted ctb-review step is pending; any write command (or ctb-review "
                     "recover) finishes it")

@@ -206,8 +206,21 @@ class ReviewDesk:
 
     def submit(self, task_id: str, actor: str, why: str = "") -> StepResult:
         with self.repo.locked(f"submit {task_id}"):
+            try:  # validate where the user is, before any branch is created or switched to
+                here = self.ts.ref(task_id)
+            except TaskNotFound:
+                here = None
+            if here is not None:
+                self._check_valid(here)
+            before = self.repo.current_branch()
+            existed = self.repo.rev(f"refs/heads/{branch_name(task_id)}") is not None
             ref, task, records = self._enter(task_id, create=True, author_changes=True)
             self._catch_up_with_main(task_id)
+            try:  # the branch's version of the task (it may differ from the one validated above)
+                self._check_valid(ref)
+            except CtbError:
+                self._go_back(before, task_id, delete=not existed)
+                raise
             task = self.ts.load_task(ref)
             if task.status == Status.NEEDS_REVISION:
                 raise IllegalTransition(f"{task_id} needs revision: answer the reviewer with "
@@ -216,7 +229,6 @@ class ReviewDesk:
             if task.authors and actor not in task.authors:
                 self._notify(f"note: {actor} is not an author of {task_id} ({', '.join(task.authors)}); "
                              "submitting as maintainer")
-            self._check_valid(ref)
             now = self.clock()
             last = records[-1] if records else None
             number = (last.round + 1) if last else 1
@@ -245,6 +257,16 @@ class ReviewDesk:
                                    + (f"; reopened: {', '.join(reopened)}" if reopened else ""))
             self._push(task_id, result)
             return result
+
+    def _go_back(self, branch: str | None, task_id: str, *, delete: bool) -> None:
+        """Undo a submit's branch switch (uncommitted changes travel back with the checkout)."""
+        if branch is None or self.repo.current_branch() == branch:
+            return
+        self.repo.git("checkout", "--quiet", branch)
+        if delete:
+            self.repo.git("branch", "--quiet", "-D", branch_name(task_id))
+        self.ts = TaskSet(root=self.ts.root)
+        self._notify(f"back on branch {branch}; nothing was submitted")
 
     def _catch_up_with_main(self, task_id: str) -> None:
         """A re-review after a merge starts from main, not from the branch's old tip."""
@@ -618,6 +640,7 @@ class ReviewDesk:
             if state.status not in (Status.APPROVED, Status.DISCARDED):
                 raise IllegalTransition(f"{task_id} is {state.status.value}: only approved or discarded reviews are "
                                         "merged (a discarded one is merged so the yield keeps counting it)")
+            self._check_merger(actor, task_id, state.authors)
             item = audit_task(self.ts, repo, state)
             if not item.ok:
                 raise CtbError(f"{task_id} fails the audit, not merged: " + "; ".join(item.problems))
@@ -664,6 +687,22 @@ class ReviewDesk:
                 result.messages.append(f"pushed {main} to {repo.remote_name}")
             self.ts = TaskSet(root=self.ts.root)
             return result
+
+    def _check_merger(self, actor: str, task_id: str, authors: list[str]) -> None:
+        """Roles come from the reviewers file on the main branch (the remote's when it is newer)."""
+        from ctbench.review.assign import REVIEWERS_FILE, check_merger, parse_reviewers_file
+
+        repo = self.repo
+        main = repo.main_branch
+        local, remote = repo.rev(f"refs/heads/{main}"), repo.rev(repo.remote_ref(main))
+        tip = remote if remote and (not local or repo.is_ancestor(local, remote)) else local
+        rel = f"{repo.prefix}/{REVIEWERS_FILE}" if repo.prefix not in ("", ".") else REVIEWERS_FILE
+        where = f"{rel} on {main}"
+        data = repo.read_blob(tip, rel) if tip else None
+        if data is None:
+            raise CtbError(f"no {rel} on {main}: a merge needs the maintainers listed there "
+                           "(`maintainers: [{name: NAME}]`)")
+        check_merger(parse_reviewers_file(data.decode("utf-8"), where), where, actor, task_id, authors)
 
     # -------------------------------------------------------------- assignment
 
