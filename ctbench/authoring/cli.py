@@ -180,11 +180,14 @@ def _finish(args: argparse.Namespace, ts: TaskSet, session: EditSession, author:
     folder = set_relative(ts.root, result.folder)
     if args.json:
         emit_json({"task": session.task_id, "action": action, "done": what, "folder": str(folder),
-                   "commit": result.commit, "note": result.note, "errors": len(report.errors),
+                   "commit": result.commit, "note": result.note, "status_note": result.status_note,
+                   "reopened": result.reopened, "errors": len(report.errors),
                    "warnings": len(report.warnings),
                    "findings": [f.model_dump(mode="json", exclude={"loc"}) for f in report.findings]})
         return 0
     print(f"{session.task_id}: {what}")
+    if result.status_note and result.status_note != result.note:
+        print(f"{session.task_id}: {result.status_note}", file=sys.stderr)
     if result.commit:
         print(f"committed {result.commit[:10]} ({action})")
     elif result.note:

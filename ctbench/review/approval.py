@@ -18,9 +18,9 @@ from typing import NamedTuple
 
 from ctbench.errors import CtbError
 from ctbench.model import Status
-from ctbench.review.hashes import PART_TITLES, content_hashes, disk_reader, stale_criteria
-from ctbench.review.records import load_records
-from ctbench.review.states import CRITERIA, Verdict
+from ctbench.review.hashes import PART_TITLES, PartReader, content_hashes, disk_reader, stale_criteria
+from ctbench.review.records import ReviewRecord, load_records
+from ctbench.review.states import CRITERIA, Criterion, Verdict
 from ctbench.store import TaskRef, TaskSet
 
 SEED_REASON = "unreviewed seed task (ctbench.yaml review.unreviewed_seed: true); it has no review records"
@@ -69,3 +69,43 @@ def approval_state(ts: TaskSet, ref: TaskRef | str) -> ApprovalState:
 def approval_states(ts: TaskSet) -> dict[str, ApprovalState]:
     """Every task of the set, by id (for listings: ``ctb-author``, ``ctb-review status``)."""
     return {ref.id: approval_state(ts, ref) for ref in ts.refs()}
+
+
+def approved_basis(records: list[ReviewRecord]) -> ReviewRecord | None:
+    """The last round when it ended in an approval (the version a later edit is measured against)."""
+    if records and records[-1].outcome == "approved":
+        return records[-1]
+    return None
+
+
+def reopened_by(ts: TaskSet, ref: TaskRef, changed: PartReader) -> dict[Criterion, list[str]]:
+    """Criteria (with the parts that changed) that ``changed`` reopens on an approved task; {} otherwise.
+
+    ``changed`` reads the new version (e.g. the authoring app's unsaved draft laid out in a shadow
+    folder), so the app can say what a save will reopen before it saves.
+    """
+    try:
+        last = approved_basis(load_records(ref.path))
+    except CtbError:
+        return {}
+    if last is None:
+        return {}
+    return stale_criteria(lambda c: last.criteria[c].basis, content_hashes(changed))
+
+
+def rereview_reason(ts: TaskSet, ref: TaskRef) -> str | None:
+    """Why a task that was approved now needs re-review (moved to draft by an edit, or changed), or None."""
+    try:
+        task = ts.load_task(ref)
+        last = approved_basis(load_records(ref.path))
+    except CtbError:
+        return None
+    if last is None or task.status not in (Status.DRAFT, Status.APPROVED):
+        return None
+    stale = stale_criteria(lambda c: last.criteria[c].basis, content_hashes(disk_reader(ref.path)))
+    if not stale and task.status == Status.APPROVED:
+        return None
+    if not stale:
+        return f"approved in round {last.round}, then set back to draft; resubmit: ctb-review submit {ref.id}"
+    return (f"changed after its approval in round {last.round}: reopens "
+            f"{', '.join(c.label for c in stale)}; resubmit: ctb-review submit {ref.id}")

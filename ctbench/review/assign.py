@@ -226,10 +226,22 @@ class QueueItem:
         return dict(self.__dict__)
 
 
-def queue(states: list[TaskState], person: str | None = None) -> list[QueueItem]:
-    """What waits for each reviewer and author (or for one person)."""
+def queue(states: list[TaskState], person: str | None = None, rereview: dict[str, str] | None = None
+          ) -> list[QueueItem]:
+    """What waits for each reviewer and author (or for one person).
+
+    ``rereview`` (task id -> reason) names approved tasks changed since their approval: they wait
+    for their authors to resubmit them.
+    """
     out: list[QueueItem] = []
     for s in states:
+        why = (rereview or {}).get(s.id)
+        if why and s.status in (Status.DRAFT, Status.APPROVED):
+            for author in s.authors or ["(no author)"]:
+                if person in (None, author):
+                    out.append(QueueItem(s.id, s.family.value, f"{s.status.value} (needs re-review)",
+                                         s.current.round if s.current else 0, author, Role.AUTHOR.value, why))
+            continue
         rec = s.current
         if rec is None or s.status not in OPEN_STATES:
             continue

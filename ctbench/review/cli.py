@@ -192,7 +192,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
     desk = _desk(args)
     _say_freshness(desk.repo)
     states = collect(desk.ts, desk.repo, skipped=lambda m: _notify(f"skipped: {m}"))
-    items = queue(states, args.person)
+    items = queue(states, args.person, _rereview(desk.ts, states))
     if args.json:
         emit_json([i.to_json() for i in items])
         return 0
@@ -207,6 +207,19 @@ def cmd_queue(args: argparse.Namespace) -> int:
         t.add(i.task, i.family, i.status, i.round, i.who, i.role, i.next)
     sys.stdout.write(render_text([t], width=160))
     return 0
+
+
+def _rereview(ts: TaskSet, states: list[Any]) -> dict[str, str]:
+    """Approved tasks (in the working tree) changed or set back to draft since their approval."""
+    from ctbench.review.approval import rereview_reason
+
+    out = {}
+    for s in states:
+        if s.rev is None and s.records and s.records[-1].outcome == "approved":
+            why = rereview_reason(ts, ts.ref(s.id))
+            if why:
+                out[s.id] = why
+    return out
 
 
 def cmd_blind(args: argparse.Namespace) -> int:

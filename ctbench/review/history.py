@@ -103,6 +103,8 @@ class ReviewStats:
     never_reviewed: dict[str, int] = field(default_factory=dict)
     audit_failed: dict[str, int] = field(default_factory=dict)
     audit_problems: list[tuple[str, str]] = field(default_factory=list)
+    rereview: list[tuple[str, str]] = field(default_factory=list)
+    """Tasks approved once and changed (or set back to draft) since: (id, reason)."""
     seed: bool = False
     """The task set says its tasks are unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)."""
 
@@ -157,6 +159,7 @@ class ReviewStats:
                       "audit_failed": sum(self.audit_failed.values()),
                       "never_reviewed": sum(self.never_reviewed.values())},
             "unreviewed_seed": self.seed,
+            "needs_rereview": [{"task": t, "reason": r} for t, r in self.rereview],
             "audit_failures": [{"task": t, "problem": p} for t, p in self.audit_problems],
             "states": dict(sorted(self.states.items())),
             "reviewers": {name: {"blind_solves": len(v), "blind_exact": sum(v), "blind_accuracy_pct": _pct(sum(v), len(v))}
@@ -177,6 +180,8 @@ class ReviewStats:
                         else "; they are not counted above."))
         for task_id, problem in self.audit_problems:
             note += f" Audit failed: {task_id} ({problem})."
+        for task_id, reason in self.rereview:
+            note += f" Needs re-review: {task_id} ({reason})."
         t = Table(title="Review yields (candidates -> retained)", key="review_yields",
                   columns=["family", "candidates", "retained", "discarded", "in progress", "audit failed",
                            "yield %"], note=note)
@@ -320,8 +325,16 @@ def review_stats(ts: TaskSet, repo: ReviewRepo | None = None, *, use_git: bool =
                 item = audit_task(ts, repo, s)
                 if not item.ok:
                     failed[s.id] = item.problems[0] if item.problems else "audit failed"
-    return compute(states, submitted_in_history(repo) if repo is not None else None, audit_failed=failed,
-                   seed=ts.config.review.unreviewed_seed)
+    st = compute(states, submitted_in_history(repo) if repo is not None else None, audit_failed=failed,
+                 seed=ts.config.review.unreviewed_seed)
+    from ctbench.review.approval import rereview_reason
+
+    for s in states:
+        if s.rev is None and s.records and s.records[-1].outcome == "approved":
+            why = rereview_reason(ts, ts.ref(s.id))
+            if why:
+                st.rereview.append((s.id, why))
+    return st
 
 
 def review_counts(ts: TaskSet) -> dict[str, dict[str, int]]:

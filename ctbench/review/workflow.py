@@ -234,7 +234,9 @@ class ReviewDesk:
             number = (last.round + 1) if last else 1
             record = new_record(task_id, task.family, number, task.authors, now)
             parts: list[str] = []
-            if task.status == Status.APPROVED and last is not None:
+            rereview = last is not None and last.outcome == "approved" and task.status in (Status.APPROVED,
+                                                                                          Status.DRAFT)
+            if rereview and last is not None:
                 now_hashes = self.hashes(ref)
                 for crit in CRITERIA:
                     prev = last.criteria[crit]
@@ -244,7 +246,8 @@ class ReviewDesk:
                     record.criteria[crit] = (CriterionReview(reopened_by=changed) if changed else
                                              CriterionReview(verdict=Verdict.AGREE, carried=True, basis=prev.basis))
                 if not parts:
-                    raise CtbError(f"{task_id} is approved and nothing it was approved on has changed "
+                    raise CtbError(f"{task_id} was approved in round {last.round} and nothing it was approved on "
+                                   "has changed "
                                    "(statement, recordings, gold, golden actions, metadata): nothing to review")
             record.note(actor, _role(actor, task, None), Action.SUBMIT, why or "submitted for review", when=now)
             reopened = [c.label for c in CRITERIA if record.criteria[c].reopened_by]
