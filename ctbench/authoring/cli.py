@@ -382,7 +382,13 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("--out", metavar="DIR", help="output folder (default: <task set>/schema)")
     _tasks_arg(p)
 
-    p = add_command(sub, "export", "write self-contained JSON bundles of tasks", cmd_export)
+    p = add_command(sub, "export", "write self-contained JSON bundles of tasks", cmd_export,
+                    "Write one self-contained JSON bundle per task (files base64-encoded, lossless with\n"
+                    "ctb-author import). --public-only drops what agents must not see.\n"
+                    "To publish a benchmark in a public repository without putting its answers into training\n"
+                    "corpora, keep its gold sealed (ctb-review seal; review.seal_gold in ctbench.yaml): a\n"
+                    "sealed task's hidden.yaml.age is age ciphertext, opened only with a recipient's identity\n"
+                    "($CTBENCH_AGE_IDENTITY), and a bundle of it carries the plain gold only when you can open it.")
     p.add_argument("ids", nargs="*", metavar="ID", help="task ids (default: all)")
     p.add_argument("--out", metavar="DIR", help="one <ID>.json per task in DIR (default: ./bundles)")
     p.add_argument("--jsonl", metavar="FILE", help="one line per task in FILE ('-' for stdout) instead")

@@ -59,6 +59,7 @@ from ctbench.store import (
     HIDDEN_FILE,
     RECORDINGS_DIR,
     REVIEWS_DIR,
+    SEALED_HIDDEN_FILE,
     TASK_FILE,
     TAXONOMY_FILE,
     TaskRef,
@@ -188,7 +189,7 @@ class SaveResult:
 def files_digest(folder: Path) -> str:
     """Digest of a task's two YAML files, to notice edits made behind the author's back."""
     h = hashlib.sha256()
-    for name in (TASK_FILE, HIDDEN_FILE):
+    for name in (TASK_FILE, HIDDEN_FILE, SEALED_HIDDEN_FILE):
         try:
             h.update((folder / name).read_bytes())
         except OSError:
@@ -900,14 +901,14 @@ def _write_task_files(ts: TaskSet, folder: Path, draft: TaskDraft, task: TaskSpe
         for path in sorted(source.rglob("*")):
             rel = path.relative_to(source).as_posix()
             if path.is_file() and not path.is_symlink() and rel not in draft.pending \
-                    and rel not in (TASK_FILE, HIDDEN_FILE) and rel not in draft.removed_files:
+                    and rel not in (TASK_FILE, HIDDEN_FILE, SEALED_HIDDEN_FILE) and rel not in draft.removed_files:
                 target = folder / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, target)
     if ts.save_model(folder / TASK_FILE, task, kind=TASK_FILE):
         written.append(folder / TASK_FILE)
-    if ts.save_model(folder / HIDDEN_FILE, hidden, kind=HIDDEN_FILE):
-        written.append(folder / HIDDEN_FILE)
+    if ts.save_hidden_model(folder, hidden, authors=list(task.authors)):
+        written.append(folder / (SEALED_HIDDEN_FILE if ts.is_sealed(folder) else HIDDEN_FILE))
     return written
 
 

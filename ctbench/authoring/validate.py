@@ -25,6 +25,7 @@ from ctbench.model import Family, HiddenSpec, Network, TaskSpec
 from ctbench.store import (
     CONFIG_FILE,
     HIDDEN_FILE,
+    SEALED_HIDDEN_FILE,
     TASK_FILE,
     TAXONOMY_FILE,
     RecordingAccessError,
@@ -279,8 +280,14 @@ class Validator:
 
         tctx = _Ctx(self.report, root, ref.task_file, ref.id)
         task, ttext = _load_model(tctx, TaskSpec, "task")
-        hctx = _Ctx(self.report, root, ref.hidden_file, ref.id)
-        hidden, htext = _load_model(hctx, HiddenSpec, "hidden task part")
+        if self.ts.is_sealed(ref):  # sealed gold: read through the store with the user's identity
+            from ctbench.authoring.sealed import load_sealed
+
+            hctx = _Ctx(self.report, root, ref.path / SEALED_HIDDEN_FILE, ref.id)
+            hidden, htext = load_sealed(self.ts, ref, hctx)
+        else:
+            hctx = _Ctx(self.report, root, ref.hidden_file, ref.id)
+            hidden, htext = _load_model(hctx, HiddenSpec, "hidden task part")
         try:
             if task is not None:
                 self._check_visible(tctx, ref, task, ttext or "")

@@ -53,7 +53,7 @@ def approval_state(ts: TaskSet, ref: TaskRef | str) -> ApprovalState:
         return ApprovalState(False, f"status says approved, but review round {last.round} does not record "
                                     "consensus on all four criteria")
     try:
-        now = content_hashes(disk_reader(ref.path))
+        now = content_hashes(disk_reader(ref.path, ts))
     except CtbError as exc:
         return ApprovalState(False, f"cannot check the content against the approval: {exc}")
     stale = stale_criteria(lambda c: last.criteria[c].basis, now)
@@ -102,7 +102,11 @@ def rereview_reason(ts: TaskSet, ref: TaskRef) -> str | None:
         return None
     if last is None or task.status not in (Status.DRAFT, Status.APPROVED):
         return None
-    stale = stale_criteria(lambda c: last.criteria[c].basis, content_hashes(disk_reader(ref.path)))
+    try:
+        now = content_hashes(disk_reader(ref.path, ts))
+    except CtbError as exc:
+        return f"cannot check it against its approval: {exc}"
+    stale = stale_criteria(lambda c: last.criteria[c].basis, now)
     if not stale and task.status == Status.APPROVED:
         return None
     if not stale:

@@ -68,7 +68,7 @@ def _notify(msg: str) -> None:
 def _open(args: argparse.Namespace) -> TaskSet:
     from ctbench.store import TaskSet
 
-    return TaskSet.open(getattr(args, "tasks", None))
+    return TaskSet.open(getattr(args, "tasks", None), identity=getattr(args, "identity", None))
 
 
 def _desk(args: argparse.Namespace) -> ReviewDesk:
@@ -401,6 +401,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from ctbench.review.view import collect
 
     desk = _desk(args)
+    _say_freshness(desk.repo)
     pending = desk.repo.pending()
     if pending:
         _notify("warning: an interrupted ctb-review step is pending; any write command (or ctb-review recover) "
@@ -458,6 +459,19 @@ def cmd_recover(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_seal(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    ids = [r.id for r in desk.ts.refs()] if args.all else list(args.ids)
+    if not ids:
+        raise CtbError("name the tasks to seal (ID ...) or give --all")
+    return _report(desk.seal(ids, _actor(args, desk), commit=not args.no_commit), args.json)
+
+
+def cmd_unseal(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    return _report(desk.unseal(args.id, _actor(args, desk), args.reviewer), args.json)
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -467,6 +481,8 @@ def build() -> tuple[argparse.ArgumentParser, object]:
                         help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
     parser.add_argument("--offline", action="store_true",
                         help="do not fetch from or push to the review remote")
+    parser.add_argument("--identity", metavar="FILE", default=None,
+                        help="your age identity file, for sealed gold (default: $CTBENCH_AGE_IDENTITY)")
 
     def cmd(name: str, help_text: str, handler: Any, description: str | None = None) -> argparse.ArgumentParser:
         p = add_command(sub, name, help_text, handler, description)
@@ -578,6 +594,28 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("--format", choices=["text", "md", "latex", "json"], default="text")
 
     cmd("recover", "finish a review step a killed process left half done", cmd_recover)
+
+    p = cmd("seal", "seal tasks' gold with age for their authors and the maintainers", cmd_seal,
+            "Replace each task's plain hidden.yaml by hidden.yaml.age, encrypted (age format; the age CLI\n"
+            "opens it) to the task's authors and the maintainers, with their public keys from the reviewers\n"
+            "file (`age: age1...`), and write hidden.recipients.yaml beside it. A reviewer's clone then holds\n"
+            "ciphertext only; after their blind commit is pushed, ctb-review unseal adds them. A sealed\n"
+            "benchmark can also be published without putting its answers into training corpora.\n"
+            "A plain hidden.yaml committed earlier stays in the history: seal before the first commit\n"
+            "(review.seal_gold: true in ctbench.yaml seals new tasks from their first save).")
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--all", action="store_true", help="every task of the set")
+    p.add_argument("--no-commit", action="store_true", help="write the files only")
+    _who_arg(p)
+
+    p = cmd("unseal", "let a reviewer decrypt the gold, after their blind commit is on the remote", cmd_unseal,
+            "The author or a maintainer adds REVIEWER as a recipient of the sealed gold. Refused until the\n"
+            "reviewer's blind commit exists on the remote; the commit records which blind commit it\n"
+            "followed, and ctb-review audit checks that no reviewer could decrypt earlier.")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--for", dest="reviewer", required=True, metavar="REVIEWER")
+    _who_arg(p)
+    _push_arg(p)
     return parser, sub
 
 

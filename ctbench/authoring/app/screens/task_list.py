@@ -45,7 +45,13 @@ def read_row(ts: TaskSet, ref: TaskRef) -> TaskRow:
         if isinstance(task, dict):
             row.status = str(task.get("status") or "draft")
             row.title = str(task.get("title") or "")
-        hidden = load_fast(ref.hidden_file)
+        if ts.is_sealed(ref):  # sealed gold: categories only for a recipient (the user's identity)
+            try:
+                hidden = load_fast(ref.hidden_file, ts.hidden_text(ref))
+            except CtbError:
+                hidden = None
+        else:
+            hidden = load_fast(ref.hidden_file)
         cats: set[str] = set()
         if isinstance(hidden, dict):
             answer = hidden.get("answer") or {}

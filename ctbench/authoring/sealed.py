@@ -1,0 +1,60 @@
+"""Validating a sealed hidden part: decrypted in memory with the user's identity, never written out.
+
+Kept beside the validator so its one change is a branch: a sealed task's gold is checked exactly
+like a plain one, and a user who cannot open it hears why instead of a YAML error about binary
+bytes. The recipients list must match the ciphertext's recipient count (see :mod:`ctbench.sealing`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ctbench.errors import CtbError
+from ctbench.model import HiddenSpec
+from ctbench.sealing import RECIPIENTS_FILE, SealError, parse_recipients, stanza_count
+from ctbench.store import SEALED_HIDDEN_FILE, TaskRef, TaskSet
+from ctbench.yamlio import YamlFileError, load_fast, read_text
+
+if TYPE_CHECKING:
+    from ctbench.authoring.validate import _Ctx
+
+
+def load_sealed(ts: TaskSet, ref: TaskRef, ctx: _Ctx) -> tuple[Any, str | None]:
+    """(HiddenSpec or None, plain text or None), reporting what is wrong on ``ctx``."""
+    from ctbench.authoring.validate import _schema_errors
+
+    sealed = ref.path / SEALED_HIDDEN_FILE
+    rec_file = ref.path / RECIPIENTS_FILE
+    try:
+        recipients = parse_recipients(read_text(rec_file), str(rec_file))
+    except CtbError as exc:
+        ctx.error("sealed", f"{RECIPIENTS_FILE} is missing or broken beside the sealed gold: {exc}",
+                  expected="the recipients list ctb-review seal writes")
+        recipients = None
+    if recipients is not None:
+        count = stanza_count(sealed.read_bytes())
+        if count != len(recipients.recipients):
+            ctx.error("sealed", f"the sealed gold has {count} recipient(s) but {RECIPIENTS_FILE} lists "
+                                f"{len(recipients.recipients)}: a recipient was added or dropped by hand",
+                      expected="re-seal through ctb-review seal / unseal")
+    try:
+        text = ts.hidden_text(ref)
+    except SealError as exc:
+        ctx.error("sealed", str(exc), expected="your age identity among the recipients (--identity FILE or "
+                                               "$CTBENCH_AGE_IDENTITY)")
+        return None, None
+    try:
+        data = load_fast(sealed, text)
+    except YamlFileError as exc:
+        ctx.error("yaml", f"(sealed) {exc.detail}", line=exc.line)
+        return None, None
+    if not isinstance(data, dict):
+        ctx.error("schema", "the sealed gold is not a mapping", expected="a mapping (hidden task part)")
+        return None, text
+    try:
+        return HiddenSpec.model_validate(data), text
+    except ValidationError as exc:
+        _schema_errors(ctx, exc, "hidden task part")
+        return None, text
