@@ -139,6 +139,11 @@ def test_sealed_review_end_to_end(sealed: Sealed) -> None:
 
     out = s.run("bob", "reveal", "RCA-101", "--all-agree", tasks=bt)
     assert "exact match: yes" in out and "approved" in out
+    pr = s.root / "pr.md"
+    s.run("bob", "pr", "RCA-101", "--out", str(pr), "--no-push", tasks=bt)  # validation with bob's identity
+    text = pr.read_text()
+    assert "are sealed (hidden.yaml.age) and are not shown" in text and "✅ passes" in text
+    assert not any(m.decode() in text for m in GOLD_MARKERS)
     s.run("maint", "merge", "RCA-101", tasks=mt)
     out = s.run("maint", "audit", tasks=mt)
     assert "RCA-101 (approved): ok" in out and "no reviewer could decrypt before their blind commit" in out

@@ -382,6 +382,9 @@ def cmd_pr(args: argparse.Namespace) -> int:
     if state is None:
         raise CtbError(f"{branch} does not contain {args.id}")
     text = describe(desk.ts, repo, state)
+    from ctbench.review.prdesc import title
+
+    _notify(f"title: {title(state)}")
     if args.out:
         atomic_write_text(Path(args.out), text)
         _notify(f"wrote the pull-request description to {args.out} "
