@@ -1,6 +1,6 @@
 """The task model: what a task *is*, independent of how it is stored or shown.
 
-A task is split in two on purpose (DESIGN.md, "The task folder"): :class:`TaskSpec` is everything an
+A task is split in two on purpose (docs/task-folder.md): :class:`TaskSpec` is everything an
 agent or a blind reviewer may see (statement, network reference, accessible devices, recordings
 index); :class:`HiddenSpec` is everything they must never see (gold answer, golden actions, authored
 metadata, the author's rationale). Code that serves agents only ever constructs a ``TaskSpec``.
@@ -47,7 +47,7 @@ class Family(StrEnum):
 
 
 class Status(StrEnum):
-    """Review state of a task (DESIGN.md, "Review workflow")."""
+    """Review state of a task (docs/review.md, "States")."""
 
     DRAFT = "draft"
     SUBMITTED = "submitted"

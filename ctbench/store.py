@@ -1,4 +1,4 @@
-"""The task store: task folders on disk, as DESIGN.md fixes them.
+"""The task store: task folders on disk, as docs/task-folder.md fixes them.
 
 Layout of a task set::
 

@@ -12,8 +12,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED = REPO / "tasks"
-VENDOR_CLI = Path(os.environ.get("CTBENCH_VENDOR_CLI") or REPO.parent / "shared" / "data" / "vendor-cli")
-"""The public device outputs of shared/data/vendor-cli (beside the repository; CTBENCH_VENDOR_CLI overrides)."""
+VENDOR_CLI = Path(os.environ.get("CTBENCH_VENDOR_CLI") or REPO / "tests" / "fixtures" / "vendor-cli")
+"""Real device outputs (339 public parser-test captures, Apache-2.0), kept in the repository so a clone
+alone runs the suite; ``README.md`` and ``MANIFEST.tsv`` there say where each came from. Set
+``CTBENCH_VENDOR_CLI`` to run the tests against another copy (a newer capture set, say)."""
 
 
 STARTERS = ("rca/RCA-001", "rca/RCA-002", "path/PATH-001")
@@ -56,3 +58,24 @@ def run_cli(component: str, *args: str, cwd: Path | None = None, input: str | No
     full_env.pop("CTBENCH_DEBUG", None)
     return subprocess.run([sys.executable, "-m", f"ctbench.{component}.cli", *args], cwd=cwd, input=input,
                           capture_output=True, text=True, env=full_env, timeout=timeout)
+
+
+def _drives_a_textual_app(module: object) -> bool:
+    """Whether a test module holds a Textual ``App`` class: the mark of a pilot or snapshot test module.
+
+    Checked on the module's names rather than listed by hand so that a new pilot-test module is marked
+    without anyone remembering to; ``sys.modules`` is consulted so that this check never imports Textual.
+    """
+    textual_app = sys.modules.get("textual.app")
+    if textual_app is None:
+        return False
+    app_class = textual_app.App
+    return any(isinstance(value, type) and issubclass(value, app_class) for value in vars(module).values())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every Textual pilot and snapshot test ``tui``, so ``pytest -m "not tui"`` runs the fast rest."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if "snap_compare" in getattr(item, "fixturenames", ()) or (module is not None and _drives_a_textual_app(module)):
+            item.add_marker(pytest.mark.tui)

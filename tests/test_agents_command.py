@@ -65,7 +65,7 @@ with open(os.environ["CTBENCH_USAGE_FILE"], "w") as fh:
 def test_timeout_ends_the_whole_process_group(task_set: Path, tmp_path: Path) -> None:
     pid_file = tmp_path / "agent.pid"
     cmd = agent_script(tmp_path, "hung.py", HUNG_AGENT) + f" {pid_file}"
-    settings = RunSettings(agent="command", agent_cmd=cmd, tasks=task_set, out=tmp_path / "run",
+    settings = RunSettings(allow_unreviewed=True, agent="command", agent_cmd=cmd, tasks=task_set, out=tmp_path / "run",
                            select="RCA-001", timeout_s=1.0)
     report = Runner(settings).run()
     (line,) = results(report.folder)
@@ -84,7 +84,7 @@ def test_timeout_ends_the_whole_process_group(task_set: Path, tmp_path: Path) ->
 
 def test_crashing_agent_is_an_agent_error_with_its_last_words(task_set: Path, tmp_path: Path) -> None:
     cmd = agent_script(tmp_path, "crash.py", CRASHING_AGENT)
-    report = Runner(RunSettings(agent="command", agent_cmd=cmd, tasks=task_set, out=tmp_path / "run",
+    report = Runner(RunSettings(allow_unreviewed=True, agent="command", agent_cmd=cmd, tasks=task_set, out=tmp_path / "run",
                                 select="RCA-001", retries=2)).run()
     (line,) = results(report.folder)
     assert (line["status"], line["error_kind"], line["attempts"]) == ("error", "agent", 1)
@@ -97,7 +97,7 @@ def test_crashing_agent_is_an_agent_error_with_its_last_words(task_set: Path, tm
 def test_answers_come_from_submit_then_answer_file_then_stdout(task_set: Path, tmp_path: Path) -> None:
     script = agent_script(tmp_path, "api_agent.py", API_AGENT)
     for mode, source in (("submit", "submit"), ("file", "answer_file"), ("stdout", "stdout")):
-        report = Runner(RunSettings(agent="command", agent_cmd=f"{script} {mode}", tasks=task_set,
+        report = Runner(RunSettings(allow_unreviewed=True, agent="command", agent_cmd=f"{script} {mode}", tasks=task_set,
                                     out=tmp_path / mode, select="RCA-001", model="m-1")).run()
         (line,) = results(report.folder)
         assert line["status"] == "answered", (mode, line)
@@ -117,7 +117,7 @@ def test_placeholders_and_relative_script_paths(task_set: Path, tmp_path: Path, 
         encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     cmd = f"{sys.executable} echo_agent.py {{task_id}} {{model}}"
-    report = Runner(RunSettings(agent="command", agent_cmd=cmd, model="gpt-x", tasks=task_set,
+    report = Runner(RunSettings(allow_unreviewed=True, agent="command", agent_cmd=cmd, model="gpt-x", tasks=task_set,
                                 out=tmp_path / "run", select="RCA-001")).run()
     (line,) = results(report.folder)
     assert line["answer_text"].strip() == "<answer>RCA-001 gpt-x</answer>"
@@ -139,7 +139,7 @@ def test_shell_agent_through_ctb_replay_exec_and_submit(task_set: Path, tmp_path
         "echo 'CORE_SW_01;GigabitEthernet0/0/24;shutdown' | replay submit -\n",
         encoding="utf-8")
     script.chmod(0o755)
-    report = Runner(RunSettings(agent="command", agent_cmd=str(script), tasks=task_set, out=tmp_path / "run",
+    report = Runner(RunSettings(allow_unreviewed=True, agent="command", agent_cmd=str(script), tasks=task_set, out=tmp_path / "run",
                                 select="RCA-001")).run()
     (line,) = results(report.folder)
     assert (line["status"], line["answer_source"], line["commands"]) == ("answered", "submit", 2), line

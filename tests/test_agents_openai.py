@@ -109,7 +109,7 @@ def scripted() -> Iterator[ScriptedServer]:
 
 def test_openai_agent_end_to_end_through_the_cli(scripted: ScriptedServer, task_set: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    proc = run_cli("evaluate", "run", "--agent", "openai", "--model", "scripted-final", "--base-url", scripted.url,
+    proc = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "openai", "--model", "scripted-final", "--base-url", scripted.url,
                    "--tasks", str(task_set), "--select", "RCA-001", "--out", str(out), "--progress", "plain",
                    "--no-score", env={"CTBENCH_API_KEY": "sk-test-123", "OPENAI_API_KEY": ""})
     assert proc.returncode == 0, proc.stderr
@@ -148,7 +148,7 @@ def test_openai_agent_end_to_end_through_the_cli(scripted: ScriptedServer, task_
 def test_submit_answer_tool_ends_the_loop(scripted: ScriptedServer, task_set: Path, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    report = Runner(RunSettings(agent="openai", model="scripted-submit", base_url=scripted.url, tasks=task_set,
+    report = Runner(RunSettings(allow_unreviewed=True, agent="openai", model="scripted-submit", base_url=scripted.url, tasks=task_set,
                                 select="RCA-001", out=tmp_path / "run")).run()
     (line,) = results(report.folder)
     assert line["status"] == "answered" and line["answer_source"] == "submit" and line["answer_text"] == ANSWER
@@ -158,14 +158,14 @@ def test_submit_answer_tool_ends_the_loop(scripted: ScriptedServer, task_set: Pa
 def test_round_limit_and_refusal(scripted: ScriptedServer, task_set: Path, tmp_path: Path,
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    report = Runner(RunSettings(agent="openai", model="scripted-final", base_url=scripted.url, tasks=task_set,
+    report = Runner(RunSettings(allow_unreviewed=True, agent="openai", model="scripted-final", base_url=scripted.url, tasks=task_set,
                                 select="RCA-001", out=tmp_path / "limited", max_rounds=2)).run()
     (line,) = results(report.folder)
     assert (line["status"], line["rounds"], line["answer"]["status"]) == ("unparsable", 2, "empty")
     assert line["input_tokens"] == 300 and line["output_tokens"] == 21
     assert line["notes"] == ["round limit 2 reached"]
 
-    report = Runner(RunSettings(agent="openai", model="scripted-refuse", base_url=scripted.url, tasks=task_set,
+    report = Runner(RunSettings(allow_unreviewed=True, agent="openai", model="scripted-refuse", base_url=scripted.url, tasks=task_set,
                                 select="RCA-001", out=tmp_path / "refused", retries=2)).run()
     (line,) = results(report.folder)
     assert (line["status"], line["error_kind"], line["attempts"]) == ("error", "agent", 1)
@@ -177,7 +177,7 @@ def test_unavailable_endpoint_is_an_infrastructure_error_and_is_retried(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setattr("ctbench.evaluate.runner.RETRY_BACKOFF_S", 0.0)
     scripted.failures_left = 1
-    report = Runner(RunSettings(agent="openai", model="scripted-flaky", base_url=scripted.url, tasks=task_set,
+    report = Runner(RunSettings(allow_unreviewed=True, agent="openai", model="scripted-flaky", base_url=scripted.url, tasks=task_set,
                                 select="RCA-001", out=tmp_path / "run")).run()
     (line,) = results(report.folder)
     assert line["status"] == "answered" and line["attempts"] == 2
@@ -190,7 +190,7 @@ def test_retry_errors_reruns_only_tasks_the_endpoint_failed(scripted: ScriptedSe
     out = tmp_path / "run"
     env = {"CTBENCH_API_KEY": "sk-test", "OPENAI_API_KEY": ""}
     scripted.failures_left = 1
-    first = run_cli("evaluate", "run", "--agent", "openai", "--model", "scripted-flaky", "--base-url", scripted.url,
+    first = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "openai", "--model", "scripted-flaky", "--base-url", scripted.url,
                     "--tasks", str(task_set), "--select", "RCA-001,RCA-002", "--concurrency", "1",
                     "--retries", "0", "--out", str(out), "--progress", "plain", "--no-score", env=env)
     assert first.returncode == 1, first.stderr
@@ -220,7 +220,7 @@ def test_invalid_command_gives_the_model_the_echoed_line(scripted: ScriptedServe
     """The device's caret points into the echoed ``<prompt><command>`` line, so the model must get that
     line too - the same text the MCP server returns for the same mistake."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    report = Runner(RunSettings(agent="openai", model="scripted-invalid", base_url=scripted.url, tasks=task_set,
+    report = Runner(RunSettings(allow_unreviewed=True, agent="openai", model="scripted-invalid", base_url=scripted.url, tasks=task_set,
                                 select="RCA-001", out=tmp_path / "run")).run()
     (line,) = results(report.folder)
     assert line["status"] == "answered" and line["rounds"] == 2

@@ -91,7 +91,7 @@ class Recorder:
 
 
 def test_oracle_run_from_the_cli_scores_100_on_every_metric(task_set: Path, tmp_path: Path) -> None:
-    proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--progress", "plain",
+    proc = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "oracle", "--tasks", str(task_set), "--progress", "plain",
                    cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     run_dir = next((tmp_path / "runs").iterdir())
@@ -124,7 +124,7 @@ def test_oracle_run_from_the_cli_scores_100_on_every_metric(task_set: Path, tmp_
 
 def test_null_and_probe_answer_nothing(task_set: Path, tmp_path: Path) -> None:
     for agent in ("null", "probe"):
-        report = Runner(RunSettings(agent=agent, tasks=task_set, out=tmp_path / agent)).run()
+        report = Runner(RunSettings(allow_unreviewed=True, agent=agent, tasks=task_set, out=tmp_path / agent)).run()
         lines = results(report.folder)
         assert {r["status"] for r in lines} == {"unparsable"}
         assert all(r["answer"]["status"] == "empty" and r["error"] == "no answer" for r in lines)
@@ -137,25 +137,25 @@ def test_null_and_probe_answer_nothing(task_set: Path, tmp_path: Path) -> None:
 
 def test_resume_skips_finished_tasks_and_refuses_a_changed_model(task_set: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    first = run_cli("evaluate", "run", "--agent", "null", "--model", "m1", "--tasks", str(task_set),
+    first = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "null", "--model", "m1", "--tasks", str(task_set),
                     "--out", str(out), "--select", "RCA-001", "--progress", "plain", "--no-score")
     assert first.returncode == 0, first.stderr
     assert [r["task_id"] for r in results(out)] == ["RCA-001"]
 
     # Same settings, same folder: nothing to do, nothing duplicated.
-    again = run_cli("evaluate", "run", "--agent", "null", "--model", "m1", "--tasks", str(task_set),
+    again = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "null", "--model", "m1", "--tasks", str(task_set),
                     "--out", str(out), "--select", "RCA-001", "--progress", "plain", "--no-score")
     assert again.returncode == 0, again.stderr
     assert "1 already done, 0 to run" in again.stderr
     assert len(results(out)) == 1
 
-    changed = run_cli("evaluate", "run", "--agent", "null", "--model", "m2", "--tasks", str(task_set),
+    changed = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "null", "--model", "m2", "--tasks", str(task_set),
                       "--out", str(out), "--select", "RCA-001", "--no-score")
     assert changed.returncode == 1
     assert "was run with different settings" in changed.stderr and "model: 'm1' -> 'm2'" in changed.stderr
     assert "Traceback" not in changed.stderr and len(results(out)) == 1
 
-    forced = run_cli("evaluate", "run", "--agent", "null", "--model", "m2", "--tasks", str(task_set),
+    forced = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "null", "--model", "m2", "--tasks", str(task_set),
                      "--out", str(out), "--select", "RCA-001", "--force", "--progress", "plain", "--no-score")
     assert forced.returncode == 0, forced.stderr
     config = RunFolder(out).load_config()
@@ -176,22 +176,22 @@ def test_resume_refused_when_the_task_set_commit_changes(task_set: Path, tmp_pat
     repo.git.add("tasks")
     repo.index.commit("tasks")
     out = tmp_path / "runs" / "r1"  # inside the repository, outside the task set
-    report = Runner(RunSettings(agent="null", tasks=task_set, out=out, select="RCA-001")).run()
+    report = Runner(RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")).run()
     assert report.config.task_set.commit == repo.head.commit.hexsha and not report.config.task_set.dirty
     # The untracked run folder does not make the task set dirty: resuming is allowed.
-    Runner(RunSettings(agent="null", tasks=task_set, out=out, select="RCA-001")).run()
+    Runner(RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")).run()
     # An edit to a task does, and a new commit changes the commit.
     statement = task_set / "rca" / "RCA-001" / "task.yaml"
     statement.write_text(statement.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     with pytest.raises(CtbError, match="task set uncommitted changes: False -> True"):
-        Runner(RunSettings(agent="null", tasks=task_set, out=out, select="RCA-001")).prepare()
+        Runner(RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")).prepare()
     repo.git.add("tasks")
     repo.index.commit("edit")
     with pytest.raises(CtbError, match="task-set commit"):
-        Runner(RunSettings(agent="null", tasks=task_set, out=out, select="RCA-001")).prepare()
+        Runner(RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")).prepare()
     # The refusals left the lock free and the results untouched.
     assert len(results(out)) == 1
-    Runner(RunSettings(agent="null", tasks=task_set, out=out, select="RCA-001", force=True)).run()
+    Runner(RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001", force=True)).run()
 
 
 def test_sigkill_at_any_moment_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
@@ -200,7 +200,7 @@ def test_sigkill_at_any_moment_then_resume_loses_and_duplicates_nothing(tmp_path
     all_ids = sorted([*ids, "PATH-001", "RCA-001", "RCA-002"])
     cmd = agent_script(tmp_path, "slow_agent.py", SLOW_AGENT)
     out = tmp_path / "run"
-    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "command", "--agent-cmd", cmd,
+    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command", "--agent-cmd", cmd,
             "--tasks", str(tasks), "--out", str(out), "--concurrency", "3", "--progress", "plain", "--no-score"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "SLOW_AGENT_DELAY": "0.25"}
     # Kill the runner at different moments: before any result, after some, while others run.
@@ -264,7 +264,7 @@ def test_infrastructure_errors_are_retried_and_recorded_agent_errors_are_not(
         task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("ctbench.evaluate.runner.RETRY_BACKOFF_S", 0.0)
     rec = Recorder()
-    settings = RunSettings(agent="flaky", tasks=task_set, out=tmp_path / "flaky", select="RCA-001", retries=2)
+    settings = RunSettings(allow_unreviewed=True, agent="flaky", tasks=task_set, out=tmp_path / "flaky", select="RCA-001", retries=2)
     report = Runner(settings, CallbackDisplay(rec), agent=FlakyBackendAgent(AgentOptions())).run()
     (line,) = results(report.folder)
     assert line["status"] == "answered" and line["attempts"] == 2
@@ -277,13 +277,13 @@ def test_infrastructure_errors_are_retried_and_recorded_agent_errors_are_not(
     assert "attempt 1" in log and "attempt 2" in log
 
     broken = BrokenAgent(AgentOptions())
-    settings = RunSettings(agent="broken", tasks=task_set, out=tmp_path / "broken", select="RCA-001", retries=2)
+    settings = RunSettings(allow_unreviewed=True, agent="broken", tasks=task_set, out=tmp_path / "broken", select="RCA-001", retries=2)
     report = Runner(settings, agent=broken).run()
     (line,) = results(report.folder)
     assert (line["status"], line["error_kind"], line["attempts"]) == ("error", "agent", 1)
     assert broken.calls == 1 and line["error"] == "the agent fell over"
 
-    always = RunSettings(agent="flaky", tasks=task_set, out=tmp_path / "never", select="RCA-001", retries=0)
+    always = RunSettings(allow_unreviewed=True, agent="flaky", tasks=task_set, out=tmp_path / "never", select="RCA-001", retries=0)
     report = Runner(always, agent=FlakyBackendAgent(AgentOptions())).run()
     (line,) = results(report.folder)
     assert (line["status"], line["error_kind"], line["attempts"]) == ("error", "infrastructure", 1)
@@ -302,7 +302,7 @@ class SubmitsAndSaysAgent(Agent):
 
 def test_a_session_submission_is_the_answer_for_every_adapter(task_set: Path, tmp_path: Path) -> None:
     """The runner, not each adapter, decides that a submission wins over whatever the agent returned."""
-    settings = RunSettings(agent="submits-and-says", tasks=task_set, out=tmp_path / "run", select="RCA-001")
+    settings = RunSettings(allow_unreviewed=True, agent="submits-and-says", tasks=task_set, out=tmp_path / "run", select="RCA-001")
     report = Runner(settings, agent=SubmitsAndSaysAgent(AgentOptions())).run()
     (line,) = results(report.folder)
     assert (line["status"], line["answer_source"]) == ("answered", "submit")
@@ -315,8 +315,8 @@ def test_a_session_submission_is_the_answer_for_every_adapter(task_set: Path, tm
 def test_selection_by_id_family_status_and_metadata(task_set: Path) -> None:
     ts = TaskSet.open(task_set)
 
-    def ids(expr: str | None, all_statuses: bool = False) -> list[str]:
-        return [t.id for t in select_tasks(ts, Selection.parse(expr), all_statuses=all_statuses)]
+    def ids(expr: str | None) -> list[str]:
+        return [t.id for t in select_tasks(ts, Selection.parse(expr))]
 
     assert ids(None) == ["PATH-001", "RCA-001", "RCA-002"]
     assert ids("rca") == ["RCA-001", "RCA-002"]
@@ -328,10 +328,11 @@ def test_selection_by_id_family_status_and_metadata(task_set: Path) -> None:
     task = task_set / "rca" / "RCA-002" / "task.yaml"
     task.write_text(task.read_text(encoding="utf-8").replace("status: approved", "status: draft"), encoding="utf-8")
     ts = TaskSet.open(task_set)
-    assert ids("rca") == ["RCA-001"]
-    assert ids("rca", all_statuses=True) == ["RCA-001", "RCA-002"]
-    with pytest.raises(CtbError, match="add --all-statuses"):
-        ids("RCA-002")
+    # Selection picks by fields; whether a draft may run is the gate's decision (test_gate.py).
+    assert ids("rca") == ["RCA-001", "RCA-002"]
+    assert ids("rca status=approved") == ["RCA-001"]
+    with pytest.raises(CtbError, match="no task to run matching 'NOPE'"):
+        ids("NOPE")
     with pytest.raises(CtbError, match="unknown field 'colour'"):
         Selection.parse("colour=red")
 
@@ -340,7 +341,7 @@ def test_progress_plain_lines_and_callback_events(task_set: Path, tmp_path: Path
     import io
 
     stream = io.StringIO()
-    Runner(RunSettings(agent="oracle", tasks=task_set, out=tmp_path / "a"), PlainDisplay(stream)).run()
+    Runner(RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "a"), PlainDisplay(stream)).run()
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("run: 3 task(s)")
     finished = [ln for ln in lines if ln.startswith("[")]
@@ -349,7 +350,7 @@ def test_progress_plain_lines_and_callback_events(task_set: Path, tmp_path: Path
     assert "\x1b" not in stream.getvalue()  # no terminal codes in CI logs
 
     rich_out = io.StringIO()
-    Runner(RunSettings(agent="oracle", tasks=task_set, out=tmp_path / "c"), RichDisplay(rich_out)).run()
+    Runner(RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "c"), RichDisplay(rich_out)).run()
     text = rich_out.getvalue()
     assert "RCA-001" in text and "answered" in text and "3/3" in text
 
@@ -357,7 +358,7 @@ def test_progress_plain_lines_and_callback_events(task_set: Path, tmp_path: Path
     import threading
 
     rec = Recorder()
-    runner = Runner(RunSettings(agent="oracle", tasks=task_set, out=tmp_path / "b", concurrency=2),
+    runner = Runner(RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "b", concurrency=2),
                     CallbackDisplay(rec))
     worker = threading.Thread(target=runner.run)
     worker.start()
@@ -373,13 +374,13 @@ def test_progress_plain_lines_and_callback_events(task_set: Path, tmp_path: Path
 def test_cli_errors_are_messages_not_tracebacks(task_set: Path, tmp_path: Path) -> None:
     cases = [
         (["run", "--tasks", str(task_set)], "choose an agent"),
-        (["run", "--agent", "openai", "--tasks", str(task_set)], "needs --model"),
-        (["run", "--agent", "command", "--tasks", str(task_set)], "needs --agent-cmd"),
-        (["run", "--agent", "command", "--agent-cmd", "no-such-program-xyz", "--tasks", str(task_set)],
+        (["run", "--allow-unreviewed", "--agent", "openai", "--tasks", str(task_set)], "needs --model"),
+        (["run", "--allow-unreviewed", "--agent", "command", "--tasks", str(task_set)], "needs --agent-cmd"),
+        (["run", "--allow-unreviewed", "--agent", "command", "--agent-cmd", "no-such-program-xyz", "--tasks", str(task_set)],
          "not found on PATH"),
-        (["run", "--agent", "null", "--tasks", str(task_set), "--select", "NOPE-*"], "no task to run"),
-        (["run", "--agent", "null", "--tasks", str(tmp_path / "missing")], "no such task set folder"),
-        (["run", "--agent", "null", "--tasks", str(task_set), "--out", str(task_set)], "not a run folder"),
+        (["run", "--allow-unreviewed", "--agent", "null", "--tasks", str(task_set), "--select", "NOPE-*"], "no task to run"),
+        (["run", "--allow-unreviewed", "--agent", "null", "--tasks", str(tmp_path / "missing")], "no such task set folder"),
+        (["run", "--allow-unreviewed", "--agent", "null", "--tasks", str(task_set), "--out", str(task_set)], "not a run folder"),
         (["run", "--resume", str(tmp_path)], "not a run folder"),
     ]
     for args, message in cases:
@@ -390,7 +391,7 @@ def test_cli_errors_are_messages_not_tracebacks(task_set: Path, tmp_path: Path) 
 
 
 def test_oracle_scores_100_on_every_metric_through_the_scorer(task_set: Path, tmp_path: Path) -> None:
-    proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--out",
+    proc = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "oracle", "--tasks", str(task_set), "--out",
                    str(tmp_path / "r"), "--json", "--progress", "none")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
@@ -407,7 +408,7 @@ def test_oracle_scores_100_on_every_metric_through_the_scorer(task_set: Path, tm
 
 
 def test_path_answers_are_parsed_against_network_node_names(task_set: Path, tmp_path: Path) -> None:
-    report = Runner(RunSettings(agent="oracle", tasks=task_set, out=tmp_path / "p", select="path")).run()
+    report = Runner(RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "p", select="path")).run()
     (line,) = results(report.folder)
     parsed = ParsedAnswer.from_json(line["answer"])
     assert parsed.paths and parsed.paths[0][0] == Hop("PC_01", "eth0") and parsed.paths[0][-1] == Hop("SRV_01")
@@ -435,7 +436,7 @@ def test_interrupt_ends_every_agent_and_resume_finishes(task_set: Path, tmp_path
     gate.parent.mkdir()
     cmd = agent_script(tmp_path, "gated.py", GATED_AGENT) + f" {gate}"
     out = tmp_path / "run"
-    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "command", "--agent-cmd", cmd,
+    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command", "--agent-cmd", cmd,
             "--tasks", str(task_set), "--out", str(out), "--progress", "plain", "--no-score"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONFAULTHANDLER": "1"}
     # Ctrl-C as a terminal sends it: a shell running this suite in the background (CI scripts often do)

@@ -1,6 +1,6 @@
 """Builders shared by the scoring, comparison, report and import tests (this module holds no test).
 
-Run folders are written by hand in the run-folder format of DESIGN.md - run.yaml, results.jsonl,
+Run folders are written by hand in the run-folder format of docs/run-folder.md - run.yaml, results.jsonl,
 trajectories/<ID>.jsonl - against a private copy of the bundled tasks, so the scorer is tested on the
 contract and not on whatever the runner happens to write.
 """

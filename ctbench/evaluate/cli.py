@@ -30,10 +30,16 @@ run folder: run.yaml, results.jsonl (one line per task, appended as it finishes)
 (every command the agent ran) and logs/<ID>.log (the agent's own output). At the end the run is scored
 and the scorecard printed.
 
+The gate: only tasks that are approved, validate without errors and still have the content the review
+approved (the review records carry its hashes) are run; the others are listed with their reason and
+skipped. --allow-unreviewed runs unreviewed or changed tasks anyway (run.yaml says so); the bundled
+sample tasks have no review records, so they need it. Every result line carries the task's content hash.
+
 Rerunning into the same --out folder (or --resume DIR) skips finished tasks and runs the rest; it
 refuses when the agent, model, options or task-set commit differ, unless --force. Each task ends as
 answered, unparsable, timeout, or error (agent = the agent failed, never retried; infrastructure = the
-replay backend or the model endpoint was unavailable, retried --retries times).
+replay backend or the model endpoint was unavailable, retried --retries times; task = the task itself
+cannot be served, never retried).
 
 agents:
 {agents}
@@ -44,6 +50,8 @@ heterogeneity=high, golden_length>=5, tier=long, label='static route missing'.
 
 examples:
   ctb-eval run --agent oracle                           every approved task; the pipeline's ceiling
+  ctb-eval run --agent oracle --allow-unreviewed        the bundled sample tasks (no review records)
+  ctb-eval run --agent openai --model m --trials 3      three trials per task: pass@1, pass@3, pass^3
   ctb-eval run --agent openai --model gpt-4o --concurrency 8
   ctb-eval run --agent openai --model qwen --base-url http://127.0.0.1:8000/v1 --select rca
   ctb-eval run --agent command --agent-cmd 'my-agent --model {{model}}' --model m1 --timeout 1800
@@ -51,7 +59,7 @@ examples:
   ctb-eval run --resume runs/openai-gpt-4o-20260725T101500Z --retry-errors
                                                         ...and rerun tasks the endpoint failed
 
-exit status: 0 when every task ran (whatever the agent answered), 1 when infrastructure errors remain
+exit status: 0 when every task ran (whatever the agent answered), 1 when infrastructure or task errors remain
 (once the backend or endpoint is back, `--resume DIR --retry-errors` runs those tasks again), 130 when
 interrupted (finished tasks are kept; resume to run the rest).
 """
@@ -68,15 +76,30 @@ examples:
 
 
 def _add_run(sub: Any) -> None:
-    from ctbench.evaluate.agents import AGENT_NAMES, agent_help
+    from ctbench.evaluate.agents import agent_help
 
     p = add_command(sub, "run", "run an agent on the tasks and write a run folder", cmd_run,
                     description=RUN_HELP.format(agents=agent_help()))
-    p.add_argument("--agent", choices=AGENT_NAMES, metavar="NAME", help="oracle, null, probe, openai or command")
+    p.add_argument("--agent", metavar="NAME", help="the agent (ctb-eval agents lists every installed one)")
+    p.add_argument("--agent-arg", action="append", metavar="KEY=VALUE", dest="agent_arg",
+                   help="an option of the agent itself (repeatable; ctb-eval agents NAME lists them); "
+                   "recorded in run.yaml and part of what a resume must match")
     p.add_argument("--model", metavar="M", help="model name (openai: required; command: passed as {model})")
     p.add_argument("--tasks", metavar="PATH", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
     p.add_argument("--select", metavar="EXPR", help="which tasks: ids, globs, family, field filters (see above)")
-    p.add_argument("--all-statuses", action="store_true", help="run tasks in every review state, not only approved")
+    p.add_argument("--allow-unreviewed", action="store_true", help="also run tasks that are not approved, have "
+                   "no review record or were edited after approval (run.yaml records it; default: skip them)")
+    p.add_argument("--all-statuses", action="store_true", dest="allow_unreviewed", help=argparse.SUPPRESS)
+    p.add_argument("--allow-invalid", action="store_true", help="also run tasks that fail validation (an "
+                   "attempt the replay cannot serve ends as a task error, never retried)")
+    p.add_argument("--trials", type=int, metavar="K", help="run each task K times, each in a fresh session "
+                   "(default 1); the scorer adds pass@k and pass^k")
+    p.add_argument("--executor", metavar="NAME", help="where attempts run: local (default, asyncio in this "
+                   "process) or an installed executor such as ray")
+    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), help="isolate external agents with "
+                   "bubblewrap (auto: where it works) or not at all (none: recorded as unsandboxed)")
+    p.add_argument("--sandbox-network", choices=("host", "loopback"), help="network of a sandboxed agent: "
+                   "host (shared) or loopback (only the replay and the model endpoint)")
     p.add_argument("--concurrency", type=int, metavar="N", help="tasks run at once (default 4)")
     p.add_argument("--timeout", type=float, metavar="S", help="seconds per task before the agent is stopped "
                    "(default 3600)")
@@ -120,13 +143,17 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 
 
 def _run_settings(args: argparse.Namespace) -> Any:
+    from ctbench.evaluate.agents import parse_agent_args
     from ctbench.evaluate.runfolder import RunFolder
     from ctbench.evaluate.runner import RunSettings, run_settings_from_config
 
+    agent_args = parse_agent_args(args.agent_arg) if args.agent_arg else None
     given = {"agent": args.agent, "model": args.model, "tasks": args.tasks, "select": args.select,
-             "all_statuses": args.all_statuses or None, "concurrency": args.concurrency,
-             "timeout_s": args.timeout, "retries": args.retries, "max_rounds": args.max_rounds,
-             "base_url": args.base_url, "agent_cmd": args.agent_cmd}
+             "allow_unreviewed": args.allow_unreviewed or None, "allow_invalid": args.allow_invalid or None,
+             "concurrency": args.concurrency, "timeout_s": args.timeout, "retries": args.retries,
+             "max_rounds": args.max_rounds, "base_url": args.base_url, "agent_cmd": args.agent_cmd,
+             "agent_args": agent_args, "trials": args.trials, "executor": args.executor,
+             "sandbox": args.sandbox, "sandbox_network": args.sandbox_network}
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):
             raise CtbError("give either --resume DIR or --out DIR, not two different folders", exit_code=2)
@@ -137,8 +164,8 @@ def _run_settings(args: argparse.Namespace) -> Any:
         settings.out = Path(args.resume)
     else:
         if not args.agent:
-            raise CtbError("choose an agent with --agent (oracle, null, probe, openai, command), or "
-                           "--resume DIR", exit_code=2)
+            raise CtbError("choose an agent with --agent (ctb-eval agents lists them), or --resume DIR",
+                           exit_code=2)
         settings = RunSettings(**{k: v for k, v in given.items() if v is not None})
         settings.out = Path(args.out) if args.out else None
     settings.force = args.force
@@ -160,7 +187,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"run_dir": str(report.folder), "complete": report.complete, "ran": report.ran,
                    "skipped": report.skipped, "counts": counts, "scores": scores, "note": note})
-    return 1 if counts.get("infrastructure error") else 0
+    return 1 if counts.get("infrastructure error") or counts.get("task error") else 0
 
 
 def _score(folder: Path, task_set: Any, *, quiet: bool) -> Any:
@@ -387,9 +414,79 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     return 0
 
 
+AGENTS_HELP = """\
+List every agent installed here (built-in ones and plug-ins registered through the ctbench.agents
+entry-point group), whether it can run on this machine, what it would run, and its own options
+(--agent-arg KEY=VALUE). With a NAME, show that agent alone.
+
+examples:
+  ctb-eval agents
+  ctb-eval agents command
+  ctb-eval agents --json
+"""
+
+
+def _add_agents(sub: Any) -> None:
+    p = add_command(sub, "agents", "list the agents installed here and whether they can run", cmd_agents,
+                    description=AGENTS_HELP)
+    p.add_argument("name", nargs="?", metavar="NAME", help="one agent only")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+
+
+def _agent_row(name: str, entry: Any) -> dict[str, Any]:
+    from ctbench.evaluate.agents import AgentConfigError
+
+    row: dict[str, Any] = {"name": name, "target": entry.target, "package": entry.distribution}
+    try:
+        cls = entry.load()
+    except AgentConfigError as exc:
+        return {**row, "description": "", "available": False, "version": None, "detail": str(exc),
+                "transport": None, "options": {}}
+    try:
+        avail = cls.availability()
+        available, version, detail = avail.available, avail.version, avail.detail
+    except Exception as exc:  # a plug-in's availability check failed: say so, list the rest
+        available, version, detail = False, None, f"availability check failed: {type(exc).__name__}: {exc}"
+    options = {}
+    for key, f in cls.Options.model_fields.items():
+        default = None if f.is_required() else f.get_default(call_default_factory=True)
+        options[key] = {"type": getattr(f.annotation, "__name__", str(f.annotation)), "default": default,
+                        "required": f.is_required(), "help": f.description or ""}
+    return {**row, "description": cls.description, "available": available, "version": version,
+            "detail": detail, "transport": cls.transport, "options": options}
+
+
+def cmd_agents(args: argparse.Namespace) -> int:
+    from ctbench.evaluate.agents import registry
+
+    entries = registry()
+    if args.name is not None:
+        if args.name not in entries:
+            raise CtbError(f"unknown agent {args.name!r}; installed: {', '.join(entries)}", exit_code=2)
+        entries = {args.name: entries[args.name]}
+    rows = [_agent_row(name, entry) for name, entry in entries.items()]
+    if args.json:
+        emit_json({"agents": rows})
+        return 0
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        state = "ready" if r["available"] else "not available"
+        version = f" {r['version']}" if r["version"] else ""
+        print(f"{r['name']:<{width}}  {state:<13} {r['description']}")
+        extra = "; ".join(x for x in (f"version{version}" if version else "", r["detail"],
+                                      f"transport {r['transport']}" if r["transport"] else "") if x)
+        if extra:
+            print(f"{'':<{width}}  {'':<13} {extra}")
+        for key, opt in r["options"].items():
+            dflt = "required" if opt["required"] else f"default {opt['default']!r}"
+            print(f"{'':<{width}}  {'':<13} --agent-arg {key}=... ({opt['type']}, {dflt}){': ' + opt['help'] if opt['help'] else ''}")
+    return 0
+
+
 def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-eval", DESCRIPTION)
     _add_run(sub)
+    _add_agents(sub)
     _add_scoring(sub)
     _add_prompt(sub)
     return parser, sub

@@ -83,7 +83,7 @@ def align(runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool) -> 
     the tasks all of them hold, with a warning per run that lost tasks."""
     keys = [_keys(r) for r in runs]
     shared = set.intersection(*keys) if keys else set()
-    warnings: list[str] = []
+    warnings: list[str] = [*content_warnings(runs, labels), *harness_warnings(runs, labels)]
     commits = {r.info.task_set_commit for r in runs if r.info.task_set_commit not in (None, "none")}
     if len(commits) > 1:
         warnings.append("the runs were made on different task-set commits ("
@@ -110,6 +110,37 @@ def align(runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool) -> 
     return [r.restricted(shared) for r in runs], warnings
 
 
+def content_warnings(runs: Sequence[ScoredRun], labels: Sequence[str]) -> list[str]:
+    """Tasks two runs scored under one id although their content differed when each ran."""
+    out = []
+    for i in range(len(runs)):
+        for j in range(i + 1, len(runs)):
+            a, b = runs[i].content_hashes, runs[j].content_hashes
+            differ = sorted(t for t in a.keys() & b.keys() if a[t] != b[t])
+            if differ:
+                shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
+                out.append(f"{labels[i]} and {labels[j]} ran {len(differ)} task(s) with different content under "
+                           f"the same id ({shown}): the task was edited between the runs, so their results on "
+                           "it are not comparable")
+    return out
+
+
+def harness_warnings(runs: Sequence[ScoredRun], labels: Sequence[str]) -> list[str]:
+    """Runs of one harness made with different versions of it (the harness matters: paper Table 23)."""
+    by_harness: dict[str, list[tuple[str, frozenset[str]]]] = {}
+    for run, label in zip(runs, labels, strict=True):
+        if run.info.harness:
+            by_harness.setdefault(run.info.harness, []).append((label, run.harness_versions))
+    out = []
+    for harness, entries in by_harness.items():
+        versions = sorted({v for _, vs in entries for v in vs})
+        if len(versions) > 1:
+            detail = "; ".join(f"{lab}: {', '.join(sorted(vs)) or 'unknown'}" for lab, vs in entries)
+            out.append(f"harness {harness} ran at different versions ({detail}): differences may be the "
+                       "harness's, not the model's")
+    return out
+
+
 def compare(runs: Sequence[ScoredRun], *, common: bool = False, n_resamples: int | None = None,
             workers: int | None = None, min_stratum: int = 10, with_se: bool = False) -> Comparison:
     """Run A (``runs[0]``) against every other run, Holm-adjusted within family and metric (D.2).
@@ -121,8 +152,10 @@ def compare(runs: Sequence[ScoredRun], *, common: bool = False, n_resamples: int
 
     if len(runs) < 2:
         raise CtbError("a comparison needs at least two runs (A, then one or more runs to compare it with)")
+    runs = [r.first_trial() for r in runs]
     names, labels = unique_names(runs)
     aligned, warnings = align(runs, labels, common=common)
+    warnings = [w for r in runs if r.info.trials > 1 for w in r.warnings[-1:]] + warnings
     n_resamples = stats.N_RESAMPLES if n_resamples is None else n_resamples
     by_name = {n: r.scores for n, r in zip(names, aligned, strict=True)}
     pairs = [(names[0], n) for n in names[1:]]

@@ -478,6 +478,8 @@ class TaskScores:
     entries: EntryMatchScores | None = None
     has_topology: bool = False
     failure: str | None = None
+    trial: int = 1
+    """Which trial of the task this row scores (``--trials``); 1 for single-trial runs."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON value for a per-task score listing (deterministic key order)."""

@@ -101,7 +101,8 @@ class ProgressTracker:
         self._emit("task_retry", task_id=task_id, message=message)
 
     def task_finished(self, result: ResultLine) -> None:
-        self._running.pop(result.task_id, None)
+        trial = getattr(result, "trial", 1)
+        self._running.pop(result.task_id if trial == 1 else f"{result.task_id}#{trial}", None)
         self._done += 1
         if result.status == "error":
             self._errors += 1

@@ -1,4 +1,4 @@
-"""The run folder: the on-disk contract between the runner and the scorer (DESIGN.md, "The run folder").
+"""The run folder: the on-disk contract between the runner and the scorer (docs/run-folder.md).
 
 ::
 
@@ -48,7 +48,8 @@ LOCK_FILE = ".lock"
 RUN_FORMAT = 1
 
 ResultStatus = Literal["answered", "unparsable", "timeout", "error"]
-ErrorKind = Literal["agent", "infrastructure"]
+ErrorKind = Literal["agent", "infrastructure", "task"]
+"""``task``: the task cannot be served as written (a definition error): recorded, never retried."""
 
 
 def utc_now() -> datetime:
@@ -103,6 +104,23 @@ class RunOptions(_Model):
     select: str | None = None
     all_statuses: bool = False
     prompt_version: str = ""
+    agent_args: dict[str, Any] = Field(default_factory=dict, description="The agent's own options "
+                                       "(--agent-arg), as validated by the agent.")
+    trials: int = Field(default=1, ge=1, description="Runs of each task (--trials).")
+    allow_unreviewed: bool = Field(default=False, description="Tasks not approved, or edited after "
+                                   "approval, were run anyway (--allow-unreviewed).")
+    allow_invalid: bool = Field(default=False, description="Tasks failing validation were run anyway.")
+    sandbox: str | None = Field(default=None, description="How the agent was isolated: bwrap, none "
+                                "(unsandboxed), in-process (a built-in agent, no process to isolate); "
+                                "absent in runs made before the sandbox existed.")
+    sandbox_network: str = "host"
+
+
+class SkippedTask(_Model):
+    """A task the run gate kept out, and why."""
+
+    task_id: str
+    reason: str
 
 
 class ResumeRecord(_Model):
@@ -133,6 +151,10 @@ class RunConfig(_Model):
     finished: datetime | None = None
     host: HostInfo
     resumes: list[ResumeRecord] = Field(default_factory=list)
+    executor: str = Field(default="local", description="Where attempts ran; not compared on resume.")
+    skipped: list[SkippedTask] = Field(default_factory=list, description="Tasks the gate kept out.")
+    unreviewed: list[str] = Field(default_factory=list, description="Tasks run although not approved "
+                                  "and unchanged since approval (--allow-unreviewed).")
 
     def differences(self, other: RunConfig) -> list[str]:
         """What differs between two configurations in ways that make their results incomparable."""
@@ -193,7 +215,7 @@ class RetryRecord(_Model):
 class ResultLine(BaseModel):
     """One line of ``results.jsonl``. Extra keys written by other tools are kept, not rejected.
 
-    How the runner's outcomes map onto DESIGN's ``status``:
+    How the runner's outcomes map onto the run folder's ``status``:
 
     ==========================  ============  ==============  ===========================================
     outcome                     status        error_kind      answer
@@ -230,15 +252,35 @@ class ResultLine(BaseModel):
     trajectory: str | None = None
     log: str | None = None
     notes: list[str] = Field(default_factory=list, description="Remarks from the agent adapter.")
+    trial: int = Field(default=1, ge=1, description="Which trial of the task this line is (--trials).")
+    content_hash: str | None = Field(default=None, description="sha256 of the task's content when it ran.")
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+    rounds_kind: str | None = Field(default=None, description="What rounds counts: model requests or tool "
+                                    "turns, as the harness reports.")
+    harness_version: str | None = None
+    worker: str | None = None
 
     @property
     def is_infrastructure_error(self) -> bool:
         return self.status == "error" and self.error_kind == "infrastructure"
 
 
+def trial_suffix(trial: int) -> str:
+    return "" if trial == 1 else f".trial{trial}"
+
+
 def latest_lines(lines: Iterable[ResultLine]) -> dict[str, ResultLine]:
-    """The last line of every task: what counts when a task was run again (``--retry-errors``)."""
+    """The last line of every task: what counts when a task was run again (``--retry-errors``).
+
+    For runs of several trials use :func:`latest_by_key`: this keeps one line per task id.
+    """
     return {r.task_id: r for r in lines}
+
+
+def latest_by_key(lines: Iterable[ResultLine]) -> dict[tuple[str, int], ResultLine]:
+    """The last line of every (task, trial)."""
+    return {(r.task_id, r.trial): r for r in lines}
 
 
 @dataclass(frozen=True)
@@ -254,12 +296,19 @@ class ResultsScan:
         return {r.task_id for r in self.lines}
 
     @property
+    def finished_keys(self) -> set[tuple[str, int]]:
+        return {(r.task_id, r.trial) for r in self.lines}
+
+    @property
     def latest(self) -> dict[str, ResultLine]:
         return latest_lines(self.lines)
 
     def infrastructure_failed_ids(self) -> set[str]:
         """Tasks whose last line is an infrastructure error (the harness failed, not the agent)."""
-        return {t for t, r in self.latest.items() if r.is_infrastructure_error}
+        return {t for t, _ in self.infrastructure_failed_keys()}
+
+    def infrastructure_failed_keys(self) -> set[tuple[str, int]]:
+        return {k for k, r in latest_by_key(self.lines).items() if r.is_infrastructure_error}
 
 
 class RunFolderError(CtbError):
@@ -285,11 +334,12 @@ class RunFolder:
     def results_file(self) -> Path:
         return self.path / RESULTS_FILE
 
-    def trajectory_path(self, task_id: str) -> Path:
-        return self.path / TRAJECTORIES_DIR / f"{task_id}.jsonl"
+    def trajectory_path(self, task_id: str, trial: int = 1) -> Path:
+        """``trajectories/<ID>.jsonl`` (trial 1, as before trials existed) or ``<ID>.trial<K>.jsonl``."""
+        return self.path / TRAJECTORIES_DIR / f"{task_id}{trial_suffix(trial)}.jsonl"
 
-    def log_path(self, task_id: str) -> Path:
-        return self.path / LOGS_DIR / f"{task_id}.log"
+    def log_path(self, task_id: str, trial: int = 1) -> Path:
+        return self.path / LOGS_DIR / f"{task_id}{trial_suffix(trial)}.log"
 
     def relative(self, p: Path) -> str:
         return p.relative_to(self.path).as_posix()
@@ -384,6 +434,38 @@ class RunFolder:
             fh.flush()
             os.fsync(fh.fileno())
         return True
+
+    def save_trajectory(self, task_id: str, trial: int, records: Iterable[Any]) -> Path:
+        """Write an attempt's trajectory whole (temp file, fsync, rename) and return its path.
+
+        A non-empty file already there belongs to an earlier attempt at the same task and trial (an
+        infrastructure error that was retried, or a run killed before its result line): it is kept as
+        ``<name>.prev<N>``, never overwritten or mixed with the new attempt.
+        """
+        from ctbench.replay.trajectory import free_backup_name
+
+        path = self.trajectory_path(task_id, trial)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_file() and path.stat().st_size > 0:
+            path.rename(free_backup_name(path))
+        body = "".join(r.model_dump_json() + "\n" for r in records)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+            fh.write(body)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        return path
+
+    def append_log(self, task_id: str, trial: int, data: bytes) -> Path:
+        """Add an attempt's log to the task's log file (every attempt of a task and trial, in order)."""
+        path = self.log_path(task_id, trial)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab") as fh:
+            fh.write(data if not data or data.endswith(b"\n") else data + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return path
 
     def append_result(self, line: ResultLine) -> None:
         """Append one line: a single ``write`` on an O_APPEND descriptor, then ``fsync``. Thread-safe."""

@@ -1,24 +1,27 @@
-"""The runner behind ``ctb-eval run``: every selected task, a fresh replay session each, one agent.
+"""The runner behind ``ctb-eval run``: plan, gate, hand work units to an executor, record outcomes.
 
-What it guarantees (issue 5, DESIGN.md "Runs and scores"):
+The pipeline (issue 12; docs in DESIGN "The evaluation engine"):
 
-- **Isolation.** Each attempt gets a new :class:`~ctbench.replay.session.Session` (its own call
-  counter, clock and trajectory file) and, for external agents, a fresh empty workspace.
-- **Timeouts that stick.** The attempt is cancelled at ``timeout_s``; adapters that start processes
-  end the whole process group before the attempt is recorded as ``timeout``.
+    select (--select)  ->  gate (approved, valid, unchanged since approval)  ->  WorkUnit per
+    (task, trial)  ->  Executor (local asyncio pool, ray, a plug-in)  ->  AttemptOutcome  ->  this
+    process writes the trajectory, the log, then the result line
+
+What it guarantees:
+
+- **One writer.** Attempts return everything as data (:mod:`ctbench.evaluate.work`); only this
+  process writes the run folder, so an attempt may run anywhere and never sees the run folder.
+- **Isolation.** Each attempt gets a new replay session and, for external agents, a fresh workspace
+  (:mod:`ctbench.evaluate.attempt`).
 - **Honest outcomes.** ``answered`` / ``unparsable`` from the parsed answer; ``timeout``; ``error``
-  with ``error_kind`` ``agent`` (the agent crashed or its endpoint refused it - never retried) or
-  ``infrastructure`` (the replay backend or the endpoint's availability - retried up to ``retries``
-  times, each retry recorded in the result line).
-- **Nothing lost, nothing doubled.** A result line is appended and fsynced as each task finishes; a
-  task is done exactly when its line exists; a rerun into the same folder skips those and reruns the
-  rest, and refuses when the agent, model, options or task-set commit changed unless forced. With
-  ``retry_errors`` a resume also runs again the tasks whose last line is an infrastructure error; the
-  new line is appended after the old one, and the last line of a task is the one that counts.
-
-The event loop runs agents concurrently (``concurrency`` workers pulling tasks in order); replay calls
-are in-memory and fast, and external agents reach the same engine through the HTTP API served from a
-background thread for the duration of the run.
+  with ``error_kind`` ``agent`` (never retried), ``infrastructure`` (retried up to ``retries`` times,
+  each retry recorded in the result line) or ``task`` (the task cannot be served: never retried).
+- **Nothing lost, nothing doubled.** A (task, trial) is done exactly when its line is in
+  ``results.jsonl`` (appended and fsynced after its trajectory and log are on disk); a rerun into the
+  same folder skips those and runs the rest, and refuses when the agent, its options, the model or
+  the task-set commit changed unless forced. With ``retry_errors`` a resume also runs again the
+  (task, trial)s whose last line is an infrastructure error; the last line of each is what counts.
+- **Only what was approved.** The gate (:mod:`ctbench.evaluate.gate`) lists what it kept out and why;
+  every result line carries the task's content hash.
 """
 
 from __future__ import annotations
@@ -27,29 +30,19 @@ import asyncio
 import fnmatch
 import re
 import shlex
-import shutil
 import signal
-import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.agents import (
-    Agent,
-    AgentContext,
-    AgentError,
-    AgentLog,
-    AgentOptions,
-    AgentResult,
-    InfrastructureError,
-    make_agent,
-)
+from ctbench.evaluate.agents import Agent, AgentOptions, make_agent
+from ctbench.evaluate.gate import Skipped, apply_gate, content_hash
 from ctbench.evaluate.parse import ParsedAnswer, parse_answer
 from ctbench.evaluate.progress import NullDisplay, ProgressDisplay, ProgressTracker
 from ctbench.evaluate.prompt import PROMPT_VERSION, prompt_for
@@ -61,13 +54,18 @@ from ctbench.evaluate.runfolder import (
     RunConfig,
     RunFolder,
     RunOptions,
+    SkippedTask,
     default_run_name,
-    latest_lines,
+    latest_by_key,
     task_set_commit,
     utc_now,
 )
-from ctbench.model import Family, HiddenSpec, Status, TaskSpec
+from ctbench.evaluate.work import AgentSettings, AttemptOutcome, SandboxSettings, WorkUnit
+from ctbench.model import Family, HiddenSpec, TaskSpec
 from ctbench.store import TaskRef, TaskSet
+
+if TYPE_CHECKING:
+    from ctbench.evaluate.executors import Executor
 
 DEFAULT_CONCURRENCY = 4
 DEFAULT_TIMEOUT_S = 3600.0
@@ -198,28 +196,39 @@ class PlannedTask:
         return self.ref.id
 
 
-def select_tasks(task_set: TaskSet, selection: Selection, *, all_statuses: bool = False) -> list[PlannedTask]:
-    """Approved tasks (or all with ``all_statuses``) that match the selection, in task-set order."""
+def select_tasks(task_set: TaskSet, selection: Selection,
+                 unreadable: list[Skipped] | None = None) -> list[PlannedTask]:
+    """Tasks that match the selection, in task-set order (the gate then decides which may run).
+
+    A task whose task.yaml cannot be read is left out; with ``unreadable`` given it is listed there
+    (id, the file's own error) instead of stopping the whole run.
+    """
     chosen: list[PlannedTask] = []
-    excluded_by_status: list[str] = []
+    seen: dict[str, TaskRef] = {}
     for ref in task_set.refs():
-        spec = task_set.load_task(ref)
+        if ref.id in seen:
+            raise CtbError(f"task id {ref.id!r} is used by two task folders: {seen[ref.id].path} and {ref.path}; "
+                           "ids must be unique (ctb-author validate names every duplicate)")
+        seen[ref.id] = ref
+        try:
+            spec = task_set.load_task(ref)
+        except CtbError as exc:
+            if unreadable is None or (selection.ids and not any(
+                    fnmatch.fnmatchcase(ref.id.casefold(), p.casefold()) for p in selection.ids)):
+                if unreadable is None:
+                    raise
+                continue
+            unreadable.append(Skipped(ref.id, f"cannot be read: {exc}"))
+            continue
         metadata = None
         if selection.needs_metadata:
             metadata = _metadata(task_set, ref, spec)
         if not selection.matches(spec, metadata):
             continue
-        if not all_statuses and spec.status != Status.APPROVED:
-            excluded_by_status.append(f"{spec.id} ({spec.status.value})")
-            continue
         chosen.append(PlannedTask(ref, spec))
     if not chosen:
         what = f" matching {selection.expression!r}" if selection.expression else ""
-        hint = ""
-        if excluded_by_status:
-            shown = ", ".join(excluded_by_status[:5]) + (" ..." if len(excluded_by_status) > 5 else "")
-            hint = f"; not approved: {shown} (add --all-statuses to run them)"
-        raise CtbError(f"no task to run{what} in {task_set.root}{hint}")
+        raise CtbError(f"no task to run{what} in {task_set.root}")
     return chosen
 
 
@@ -268,7 +277,10 @@ class RunSettings:
     model: str | None = None
     tasks: Path | str | None = None
     select: str | None = None
-    all_statuses: bool = False
+    allow_unreviewed: bool = False
+    """Run tasks that are not approved, or were edited after approval (recorded in run.yaml)."""
+    allow_invalid: bool = False
+    """Run tasks that fail validation (an attempt that cannot be served ends as a task error)."""
     concurrency: int = DEFAULT_CONCURRENCY
     timeout_s: float = DEFAULT_TIMEOUT_S
     retries: int = DEFAULT_RETRIES
@@ -280,15 +292,34 @@ class RunSettings:
     base_url: str | None = None
     agent_cmd: str | None = None
     runs_root: Path = Path("runs")
+    agent_args: dict[str, Any] = field(default_factory=dict)
+    """``--agent-arg KEY=VALUE`` pairs, validated by the agent's Options model."""
+    trials: int = 1
+    executor: str = "local"
+    executor_options: dict[str, Any] = field(default_factory=dict)
+    sandbox: str = "none"
+    sandbox_network: str = "host"
+
+    @property
+    def all_statuses(self) -> bool:
+        """The name ``--all-statuses`` had before the gate; it means ``allow_unreviewed``."""
+        return self.allow_unreviewed
 
     def agent_options(self) -> AgentOptions:
         return AgentOptions(model=self.model, base_url=self.base_url, agent_cmd=self.agent_cmd,
                             max_rounds=self.max_rounds, timeout_s=self.timeout_s)
 
-    def run_options(self) -> RunOptions:
+    def agent_settings(self, args: dict[str, Any]) -> AgentSettings:
+        return AgentSettings(agent=self.agent, model=self.model, base_url=self.base_url, agent_cmd=self.agent_cmd,
+                             max_rounds=self.max_rounds, timeout_s=self.timeout_s, args=args,
+                             sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network))  # type: ignore[arg-type]
+
+    def run_options(self, args: dict[str, Any], sandbox: str) -> RunOptions:
         return RunOptions(timeout_s=self.timeout_s, retries=self.retries, max_rounds=self.max_rounds,
                           base_url=self.base_url, agent_cmd=self.agent_cmd, select=self.select,
-                          all_statuses=self.all_statuses, prompt_version=PROMPT_VERSION)
+                          all_statuses=self.allow_unreviewed, prompt_version=PROMPT_VERSION, agent_args=args,
+                          trials=self.trials, allow_unreviewed=self.allow_unreviewed,
+                          allow_invalid=self.allow_invalid, sandbox=sandbox, sandbox_network=self.sandbox_network)
 
 
 @dataclass
@@ -306,9 +337,11 @@ class RunReport:
 
     def counts(self) -> dict[str, int]:
         selected = set(self.config.tasks)
-        out = {"answered": 0, "unparsable": 0, "timeout": 0, "agent error": 0, "infrastructure error": 0}
-        for r in latest_lines(self.results).values():  # a task run again counts by its last line
-            if r.task_id not in selected:
+        trials = self.config.options.trials
+        out = {"answered": 0, "unparsable": 0, "timeout": 0, "agent error": 0, "infrastructure error": 0,
+               "task error": 0}
+        for (task_id, trial), r in latest_by_key(self.results).items():  # a rerun counts by its last line
+            if task_id not in selected or trial > trials:
                 continue
             key = r.status if r.status != "error" else f"{r.error_kind or 'agent'} error"
             out[key] = out.get(key, 0) + 1
@@ -318,38 +351,43 @@ class RunReport:
         c = self.counts()
         parts = ", ".join(f"{v} {k}" for k, v in c.items() if v)
         done = sum(c.values())
+        trials = self.config.options.trials
         state = "complete" if self.complete else "incomplete"
-        return f"{done}/{len(self.config.tasks)} task(s) {state}: {parts or 'nothing run'}; run folder {self.folder}"
+        what = f"{len(self.config.tasks)} task(s)" if trials == 1 else \
+            f"{len(self.config.tasks) * trials} task-trial(s) ({len(self.config.tasks)} tasks x {trials})"
+        return f"{done}/{what} {state}: {parts or 'nothing run'}; run folder {self.folder}"
+
+
+def unit_label(task_id: str, trial: int) -> str:
+    """How progress names a unit: the task id, with ``#K`` for trials after the first."""
+    return task_id if trial == 1 else f"{task_id}#{trial}"
 
 
 # --------------------------------------------------------------------------- the runner
 
 
-@dataclass
-class _Attempt:
-    kind: str  # ok | timeout | agent | infrastructure
-    result: AgentResult
-    error: str | None
-    latency_s: float
-    commands: int
-
-
 class Runner:
-    """Plan, then execute, one run. ``agent`` may be given directly (a plug-in adapter, a benchmark)."""
+    """Plan, then execute, one run. ``agent`` may be given directly (a plug-in adapter, a benchmark),
+    and so may ``executor`` (an object implementing :class:`~ctbench.evaluate.executors.Executor`)."""
 
     def __init__(self, settings: RunSettings, display: ProgressDisplay | None = None, *,
-                 agent: Agent | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 agent: Agent | None = None, executor: Executor | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
         self.tracker = ProgressTracker(display or NullDisplay(), clock=clock)
         self._agent = agent
+        self._executor = executor
         self._clock = clock
         self.task_set: TaskSet | None = None
         self.plan: list[PlannedTask] = []
+        self.skipped: list[Skipped] = []
+        self.hashes: dict[str, str] = {}
         self.folder: RunFolder | None = None
         self.config: RunConfig | None = None
-        self.finished: set[str] = set()
+        self.finished: set[tuple[str, int]] = set()
         self.resumed = False
         self.forced: list[str] = []
+        self.agent_args: dict[str, Any] = {}
 
     # ----------------------------------------------------------------- planning
 
@@ -358,8 +396,12 @@ class Runner:
         assert self._agent is not None, "prepare() first"
         return self._agent
 
+    def keys(self) -> list[tuple[str, int]]:
+        """Every (task, trial) the run must have a line for, in run order (trials of a task together)."""
+        return [(t.id, k) for t in self.plan for k in range(1, self.settings.trials + 1)]
+
     def prepare(self) -> RunConfig:
-        """Select tasks, check the agent, and open (or resume) the run folder. Takes the folder lock."""
+        """Select and gate tasks, check the agent, and open (or resume) the run folder (takes its lock)."""
         s = self.settings
         if s.concurrency < 1:
             raise CtbError("--concurrency must be at least 1")
@@ -367,18 +409,39 @@ class Runner:
             raise CtbError("--timeout must be a positive number of seconds")
         if s.retries < 0:
             raise CtbError("--retries must be 0 or more")
+        if s.trials < 1:
+            raise CtbError("--trials must be at least 1")
         self.task_set = ts = TaskSet.open(s.tasks)
         if self._agent is None:
-            self._agent = make_agent(s.agent, s.agent_options())
-        self.plan = select_tasks(ts, Selection.parse(s.select), all_statuses=s.all_statuses)
+            self._agent = make_agent(s.agent, s.agent_options(), s.agent_args)
+        self.agent_args = self.agent.args.model_dump(mode="json")
+        unreadable: list[Skipped] = []
+        candidates = select_tasks(ts, Selection.parse(s.select), unreadable)
+        gate = apply_gate(ts, [(c.ref, c.spec) for c in candidates], allow_unreviewed=s.allow_unreviewed,
+                          allow_invalid=s.allow_invalid)
+        gate.skipped[:0] = unreadable
+        admitted = {ref.id for ref in gate.admitted}
+        self.plan = [c for c in candidates if c.id in admitted]
+        self.skipped = gate.skipped
+        for line in gate.skipped_summary():
+            self.tracker.note(f"skipped {line}")
+        if not self.plan:
+            shown = "; ".join(gate.skipped_summary(limit=3))
+            raise CtbError(f"no task to run: the gate kept out all {len(gate.skipped)} selected task(s) ({shown}). "
+                           "Run approved tasks that validate, or add --allow-unreviewed to run tasks that are "
+                           "not approved, never reviewed or changed since approval (run.yaml records it)")
+        self.hashes = {t.id: content_hash(t.ref.path) for t in self.plan}
+        sandbox = self._sandbox_mode()
         now = utc_now()
         name = default_run_name(s.agent, s.model, now)
         out = Path(s.out) if s.out is not None else Path(s.runs_root) / name
         config = RunConfig(
             name=out.name, agent=s.agent, model=s.model, harness=self.agent.harness,
-            harness_version=self.agent.harness_version, options=s.run_options(), concurrency=s.concurrency,
-            task_set=task_set_commit(ts.root), tasks=[t.id for t in self.plan], started=now,
-            host=HostInfo.current())
+            harness_version=self.agent.harness_version, options=s.run_options(self.agent_args, sandbox),
+            concurrency=s.concurrency, task_set=task_set_commit(ts.root), tasks=[t.id for t in self.plan],
+            started=now, host=HostInfo.current(), executor=s.executor,
+            skipped=[SkippedTask(task_id=k.task_id, reason=k.reason) for k in gate.skipped],
+            unreviewed=gate.unreviewed_admitted)
         folder = RunFolder(out)
         if not folder.exists() and out.is_dir() and any(p.name != ".lock" for p in out.iterdir()):
             raise CtbError(f"{out}: folder exists and is not a run folder (no run.yaml); choose another --out")
@@ -390,6 +453,12 @@ class Runner:
             raise
         self.folder = folder
         return self.config
+
+    def _sandbox_mode(self) -> str:
+        """What run.yaml records: in-process agents need no sandbox; external ones get what was asked."""
+        if not self.agent.needs_http:
+            return "in-process"
+        return self.settings.sandbox
 
     def _open_folder(self, folder: RunFolder, config: RunConfig) -> RunConfig:
         if not folder.exists():
@@ -405,10 +474,11 @@ class Runner:
         scan = folder.read_results()
         if folder.repair(scan):
             self.tracker.note(f"dropped a torn last line ({scan.torn_bytes} bytes) from {folder.results_file}")
-        self.finished = scan.finished_ids
-        again: set[str] = set()
+        self.finished = scan.finished_keys
+        wanted = set(self.keys())
+        again: set[tuple[str, int]] = set()
         if self.settings.retry_errors:
-            again = scan.infrastructure_failed_ids() & set(config.tasks)
+            again = scan.infrastructure_failed_keys() & wanted
             if again:
                 self.finished -= again
                 self.tracker.note(f"running again {len(again)} task(s) whose last attempt ended in an "
@@ -416,8 +486,9 @@ class Runner:
                                   f"{folder.results_file.name}")
         self.resumed = True
         self.forced = diffs
-        record = ResumeRecord(at=config.started, already_done=len(self.finished & set(config.tasks)),
-                              forced=bool(diffs), differences=diffs, retried_errors=sorted(again))
+        record = ResumeRecord(at=config.started, already_done=len(self.finished & wanted),
+                              forced=bool(diffs), differences=diffs,
+                              retried_errors=sorted(unit_label(t, k) for t, k in again))
         merged = config.model_copy(update={"name": old.name, "started": old.started, "finished": None,
                                            "resumes": [*old.resumes, record]})
         folder.save_config(merged)
@@ -455,127 +526,167 @@ class Runner:
             assert self.folder is not None
             # self.finished is exactly what is saved: resumed lines minus any --retry-errors reruns,
             # plus every line appended since.
-            done = len(self.finished & set(self.config.tasks if self.config else []))
-            raise RunInterrupted(f"interrupted: {done} of {len(self.plan)} task(s) done and saved in "
+            wanted = set(self.keys())
+            done = len(self.finished & wanted)
+            raise RunInterrupted(f"interrupted: {done} of {len(wanted)} task(s) done and saved in "
                                  f"{self.folder.path}; run the same command with --out {self.folder.path} "
                                  "to finish the rest") from None
         finally:
             if installed:
                 loop.remove_signal_handler(signal.SIGTERM)
 
+    def units(self, todo: Sequence[tuple[str, int]]) -> list[WorkUnit]:
+        """The first attempt of every (task, trial) to run; the gold only for an agent entitled to it."""
+        assert self.task_set is not None
+        by_id = {t.id: t for t in self.plan}
+        settings = self.settings.agent_settings(self.agent_args)
+        prompts: dict[str, str] = {}
+        gold: dict[str, HiddenSpec] = {}
+        out = []
+        for task_id, trial in todo:
+            task = by_id[task_id]
+            if task_id not in prompts:
+                prompts[task_id] = prompt_for(self.task_set, task.ref, task.spec)
+                if self.agent.needs_hidden:
+                    gold[task_id] = self.task_set.load_hidden(task.ref)
+            out.append(WorkUnit(task_id=task_id, family=task.spec.family.value, trial=trial,
+                                content_hash=self.hashes[task_id], prompt=prompts[task_id], settings=settings,
+                                gold=gold.get(task_id)))
+        return out
+
     async def execute(self) -> RunReport:
-        """Run every unfinished task; returns once all are recorded."""
+        """Run every unfinished (task, trial) through the executor; returns once all are recorded."""
         assert self.folder is not None and self.config is not None and self.task_set is not None
-        from ctbench.replay.engine import ReplayEngine
+        from ctbench.evaluate.attempt import sweep_stale_workspaces
+        from ctbench.evaluate.executors import ExecutionContext, make_executor
 
-        todo = [t for t in self.plan if t.id not in self.finished]
-        self.tracker.start(total=len(self.plan), resumed=len(self.plan) - len(todo),
-                           message=f"agent {self.settings.agent}"
-                           + (f", model {self.settings.model}" if self.settings.model else "")
-                           + f", concurrency {self.settings.concurrency}, folder {self.folder.path}")
-        engine = ReplayEngine(self.task_set)
-        parser = AnswerParser(self.task_set)
+        todo = [k for k in self.keys() if k not in self.finished]
+        total = len(self.keys())
+        s = self.settings
+        self.tracker.start(total=total, resumed=total - len(todo),
+                           message=f"agent {s.agent}" + (f", model {s.model}" if s.model else "")
+                           + (f", {s.trials} trials" if s.trials > 1 else "")
+                           + f", concurrency {s.concurrency}"
+                           + (f", executor {s.executor}" if s.executor != "local" else "")
+                           + f", folder {self.folder.path}")
         if todo:
-            await asyncio.to_thread(self._warm_up, engine, todo)
-        server = None
-        if todo and self.agent.needs_http:
-            from ctbench.replay.http_server import serve_in_thread
-
-            server = await asyncio.to_thread(serve_in_thread, engine, "127.0.0.1", 0)
-        queue: asyncio.Queue[PlannedTask] = asyncio.Queue()
-        for t in todo:
-            queue.put_nowait(t)
-
-        async def worker() -> None:
-            while True:
-                try:
-                    task = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                line = await self._run_task(task, engine, parser, server)
-                assert self.folder is not None
-                try:
-                    await asyncio.to_thread(self.folder.append_result, line)
-                except OSError as exc:
-                    raise CtbError(f"{self.folder.results_file}: cannot append the result of {task.id}: "
-                                   f"{exc.strerror or exc}") from None
-                self.finished.add(task.id)
-                self.tracker.task_finished(line)
-
-        try:
-            if todo:
-                await self.agent.open()
-            workers = [asyncio.create_task(worker()) for _ in range(min(self.settings.concurrency, len(todo)))]
+            await asyncio.to_thread(sweep_stale_workspaces)
+            parser = AnswerParser(self.task_set)
+            units = await asyncio.to_thread(self.units, todo)
+            executor = self._executor or make_executor(s.executor, s.executor_options)
+            ctx = ExecutionContext(task_set=self.task_set, settings=units[0].settings, concurrency=s.concurrency,
+                                   task_ids=sorted({t for t, _ in todo}), agent=self._agent,
+                                   options=dict(s.executor_options))
+            await executor.start(ctx)
             try:
-                await asyncio.gather(*workers)
+                await self._drive(executor, units, parser)
             except BaseException:
-                for w in workers:
-                    w.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
+                await asyncio.shield(executor.cancel())
                 raise
-        finally:
-            if todo:
-                await self.agent.close()
-            if server is not None:
-                await asyncio.to_thread(server.stop)
-        complete = all(t.id in self.finished for t in self.plan)
+            finally:
+                await asyncio.shield(executor.close())
+        complete = all(k in self.finished for k in self.keys())
         if complete:
             self.config = self.config.model_copy(update={"finished": utc_now()})
             self.folder.save_config(self.config)
         results = self.folder.read_results().lines
         report = RunReport(folder=self.folder.path, config=self.config, results=results, ran=len(todo),
-                           skipped=len(self.plan) - len(todo), resumed=self.resumed, complete=complete,
+                           skipped=total - len(todo), resumed=self.resumed, complete=complete,
                            differences_forced=self.forced)
         self.tracker.finish(report.summary_line())
         return report
 
-    def _warm_up(self, engine: Any, todo: Sequence[PlannedTask]) -> None:
-        """Load every vendor dialect the tasks use before the clock starts, so the first task's
-        latency is the agent's, not the parser's start-up."""
-        assert self.task_set is not None
-        seen: set[str] = set()
-        for name in {t.spec.network for t in todo}:
-            try:
-                network = self.task_set.network(name)
-            except CtbError:
-                continue  # the task's session will fail and be recorded; not a reason to stop the run
-            for device in network.devices:
-                if device.os and device.os not in seen:
-                    seen.add(device.os)
-                    try:
-                        engine.dialect(device.os)
-                    except Exception:  # an unknown CLI family surfaces on the task, with its name
-                        pass
+    async def _drive(self, executor: Executor, units: list[WorkUnit], parser: AnswerParser) -> None:
+        """Submit, retry infrastructure errors with back-off, and record each final outcome as it comes."""
+        from ctbench.evaluate.executors import UnitStarted
 
-    async def _run_task(self, task: PlannedTask, engine: Any, parser: AnswerParser, server: Any) -> ResultLine:
+        pending = {u.key for u in units}
+        retries: dict[tuple[str, int], list[RetryRecord]] = {}
+        started: dict[tuple[str, int], datetime] = {}
+        backoffs: set[asyncio.Task[None]] = set()
+        for unit in units:
+            await executor.submit(unit)
+
+        async def resubmit(unit: WorkUnit, delay: float) -> None:
+            await asyncio.sleep(delay)
+            await executor.submit(unit)
+
+        try:
+            async for event in executor.events():
+                if isinstance(event, UnitStarted):
+                    u = event.unit
+                    started.setdefault(u.key, utc_now())
+                    if u.attempt == 1:
+                        self.tracker.task_started(unit_label(u.task_id, u.trial))
+                    continue
+                outcome: AttemptOutcome = event
+                u = outcome.unit
+                if u.key not in pending:
+                    continue  # a late duplicate from an executor that re-ran a lost unit: first one counts
+                if outcome.retryable and u.attempt <= self.settings.retries:
+                    retries.setdefault(u.key, []).append(RetryRecord(attempt=u.attempt, error=outcome.error or "",
+                                                                     at=utc_now()))
+                    self.tracker.task_retry(unit_label(u.task_id, u.trial), f"attempt {u.attempt}: {outcome.error}")
+                    await asyncio.to_thread(self._save_attempt_files, outcome)
+                    t = asyncio.create_task(resubmit(u.retry(), RETRY_BACKOFF_S * u.attempt))
+                    backoffs.add(t)
+                    t.add_done_callback(backoffs.discard)
+                    continue
+                line = await asyncio.to_thread(self._record, outcome, parser, retries.get(u.key, []),
+                                               started.get(u.key))
+                pending.discard(u.key)
+                self.finished.add(u.key)
+                self.tracker.task_finished(line)
+                if not pending:
+                    break
+        finally:
+            for t in backoffs:
+                t.cancel()
+
+    def _save_attempt_files(self, outcome: AttemptOutcome) -> tuple[Path, Path]:
         assert self.folder is not None
-        self.tracker.task_started(task.id)
-        started = utc_now()
-        retries: list[RetryRecord] = []
-        attempt_no = 0
-        while True:
-            attempt_no += 1
-            attempt = await self._attempt(task, attempt_no, engine, server)
-            if attempt.kind == "infrastructure" and attempt_no <= self.settings.retries:
-                retries.append(RetryRecord(attempt=attempt_no, error=attempt.error or "", at=utc_now()))
-                self.tracker.task_retry(task.id, f"attempt {attempt_no}: {attempt.error}")
-                await asyncio.sleep(RETRY_BACKOFF_S * attempt_no)
-                continue
-            break
-        res = attempt.result
+        u = outcome.unit
+        try:
+            traj = self.folder.save_trajectory(u.task_id, u.trial, outcome.trajectory)
+            log = self.folder.append_log(u.task_id, u.trial, outcome.log)
+        except OSError as exc:
+            raise CtbError(f"{self.folder.path}: cannot save the trajectory or log of {u.task_id}: "
+                           f"{exc.strerror or exc}") from None
+        return traj, log
+
+    def _record(self, outcome: AttemptOutcome, parser: AnswerParser, retries: list[RetryRecord],
+                started: datetime | None) -> ResultLine:
+        """Write the attempt's trajectory and log, then append its result line (the commit point)."""
+        assert self.folder is not None
+        traj, log = self._save_attempt_files(outcome)
+        line = self._result_line(outcome, parser, retries, started, traj, log)
+        try:
+            self.folder.append_result(line)
+        except OSError as exc:
+            raise CtbError(f"{self.folder.results_file}: cannot append the result of {outcome.unit.task_id}: "
+                           f"{exc.strerror or exc}") from None
+        return line
+
+    def _result_line(self, outcome: AttemptOutcome, parser: AnswerParser, retries: list[RetryRecord],
+                     started: datetime | None, traj: Path, log: Path) -> ResultLine:
+        assert self.folder is not None
+        u, usage = outcome.unit, outcome.usage
+        task = next(t for t in self.plan if t.id == u.task_id)
         line = ResultLine(
-            task_id=task.id, family=task.spec.family.value, status="error", rounds=res.rounds,
-            latency_s=round(attempt.latency_s, 3), input_tokens=res.input_tokens, output_tokens=res.output_tokens,
-            commands=attempt.commands, attempts=attempt_no, retries=retries, started=started, finished=utc_now(),
-            trajectory=self.folder.relative(self.folder.trajectory_path(task.id)),
-            log=self.folder.relative(self.folder.log_path(task.id)), notes=list(res.notes))
-        if attempt.kind == "timeout":
-            line.status, line.error = "timeout", attempt.error
-        elif attempt.kind in ("agent", "infrastructure"):
-            line.status, line.error_kind, line.error = "error", attempt.kind, attempt.error  # type: ignore[assignment]
+            task_id=u.task_id, family=u.family, status="error", rounds=usage.rounds,
+            latency_s=round(outcome.latency_s, 3), input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            commands=outcome.commands, attempts=u.attempt, retries=retries, started=started or utc_now(),
+            finished=utc_now(), trajectory=self.folder.relative(traj), log=self.folder.relative(log),
+            notes=list(outcome.notes), trial=u.trial, content_hash=u.content_hash, cached_tokens=usage.cached_tokens,
+            cost_usd=usage.cost_usd, rounds_kind=usage.rounds_kind, harness_version=outcome.harness_version,
+            worker=outcome.worker)
+        if outcome.kind == "timeout":
+            line.status, line.error = "timeout", outcome.error
+        elif outcome.kind in ("agent", "infrastructure", "task"):
+            line.status, line.error_kind, line.error = "error", outcome.kind, outcome.error  # type: ignore[assignment]
         else:
-            parsed = parser.parse(task.spec, res.answer_text)
-            line.answer_text, line.answer_source = res.answer_text, res.answer_source
+            parsed = parser.parse(task.spec, outcome.answer_text)
+            line.answer_text, line.answer_source = outcome.answer_text, outcome.answer_source
             line.answer = parsed.to_json()
             line.status = "answered" if parsed.status == "answered" else "unparsable"
             if parsed.status == "empty":
@@ -584,119 +695,17 @@ class Runner:
                 line.error = f"no valid answer line ({len(parsed.invalid_lines)} invalid)"
         return line
 
-    def _setup(self, task: PlannedTask, attempt_no: int, engine: Any) -> tuple[AgentLog, Any]:
-        """Open the raw log and the replay session (file system work: run in a thread).
-
-        Raises ``_SessionFailed`` (with the log open) when the backend cannot serve the task.
-        """
-        assert self.folder is not None
-        log = AgentLog(self.folder.log_path(task.id))
-        model = f", model {self.settings.model}" if self.settings.model else ""
-        log.line(f"=== {task.id} attempt {attempt_no} at {utc_now().isoformat()} (agent {self.settings.agent}{model}) ===")
-        try:
-            session = engine.open_session(task.id, trajectory_path=self.folder.trajectory_path(task.id),
-                                          loaded=(task.ref, task.spec))  # task.yaml parsed once, by select_tasks
-        except Exception as exc:  # the backend could not serve this task
-            log.line(f"[ctbench] replay session failed: {type(exc).__name__}: {exc}")
-            raise _SessionFailed(log, f"replay session: {exc}") from None
-        return log, session
-
-    def _context(self, task: PlannedTask, attempt_no: int, log: AgentLog, session: Any, server: Any,
-                 result: AgentResult) -> tuple[AgentContext, Path | None]:
-        """Everything the agent gets, and the private workspace to remove afterwards (file system work:
-        run in a thread).
-
-        Agents reached over HTTP (``server`` given) are external processes and get a fresh empty
-        workspace; in-process agents work in the run folder and leave nothing to remove (``None``).
-        """
-        assert self.folder is not None and self.task_set is not None
-        hidden: HiddenSpec | None = self.task_set.load_hidden(task.ref) if self.agent.needs_hidden else None
-        scratch = Path(tempfile.mkdtemp(prefix=f"ctbench-{task.id}-")) if server is not None else None
-        ctx = AgentContext(
-            task_id=task.id, family=task.spec.family.value, spec=task.spec,
-            prompt=prompt_for(self.task_set, task.ref, task.spec), session=session, log=log,
-            workdir=scratch or self.folder.path, options=self.settings.agent_options(), attempt=attempt_no,
-            hidden=hidden, replay_url=server.url if server is not None else None, result=result)
-        return ctx, scratch
-
-    @staticmethod
-    def _teardown(log: AgentLog, session: Any, server: Any, workdir: Path | None) -> None:
-        if session is not None:
-            if server is not None:
-                try:
-                    server.registry.close(session.id)
-                except Exception:  # never registered, or already reaped by the server
-                    session.close()
-            else:
-                session.close()
-        if workdir is not None:
-            shutil.rmtree(workdir, ignore_errors=True)
-        log.close()
-
-    async def _attempt(self, task: PlannedTask, attempt_no: int, engine: Any, server: Any) -> _Attempt:
-        """One try at one task: session, agent, timeout; never raises for agent or backend trouble.
-
-        File system work (logs, trajectories, workspaces) runs in threads so that 32 agents starting
-        and finishing at once do not stall each other on a slow disk.
-        """
-        t0 = self._clock()
-        result = AgentResult()
-        try:
-            log, session = await asyncio.to_thread(self._setup, task, attempt_no, engine)
-        except _SessionFailed as failed:
-            failed.log.close()
-            return _Attempt("infrastructure", result, failed.message, self._clock() - t0, 0)
-        # ``server`` is None unless the agent needs HTTP (see execute()).
-        workdir: Path | None = None
-        try:
-            if server is not None:
-                server.registry.add(session)
-            ctx, workdir = await asyncio.to_thread(self._context, task, attempt_no, log, session, server, result)
-            kind, error = "ok", None
-            deadline = asyncio.timeout(self.settings.timeout_s)
-            try:
-                async with deadline:
-                    returned = await self.agent.solve(ctx)
-                result = returned if returned is not None else ctx.result
-            except TimeoutError:
-                if deadline.expired():
-                    kind, error = "timeout", f"no answer within {self.settings.timeout_s:g}s"
-                else:
-                    kind, error = "agent", "TimeoutError raised inside the agent"
-                result = ctx.result
-            except InfrastructureError as exc:
-                kind, error, result = "infrastructure", str(exc), ctx.result
-            except AgentError as exc:
-                kind, error, result = "agent", str(exc), ctx.result
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # an adapter bug or a replay refusal: the agent's failure, not ours
-                kind, error, result = "agent", f"{type(exc).__name__}: {exc}", ctx.result
-                log.write(traceback.format_exc())
-            if kind == "ok" and session.answer is not None:
-                # One rule for every adapter: a submission through the replay tools is the answer, over
-                # whatever the agent also returned, printed or wrote to a file (the last one counts).
-                result.answer_text, result.answer_source = session.answer.answer, "submit"
-            if error:
-                log.line(f"[ctbench] {kind}: {error}")
-            return _Attempt(kind, result, error, self._clock() - t0, session.calls)
-        finally:
-            await asyncio.to_thread(self._teardown, log, session, server, workdir)
-
-
-class _SessionFailed(Exception):
-    def __init__(self, log: AgentLog, message: str) -> None:
-        super().__init__(message)
-        self.log = log
-        self.message = message
-
 
 def run_settings_from_config(config: RunConfig, **overrides: Any) -> RunSettings:
     """Settings that resume a run exactly as it was started (``ctb-eval run --resume DIR``)."""
     o = config.options
+    sandbox = o.sandbox if o.sandbox in ("bwrap", "none", "auto") else "none"
     settings = RunSettings(agent=config.agent, model=config.model, tasks=config.task_set.path, select=o.select,
-                           all_statuses=o.all_statuses, concurrency=config.concurrency, timeout_s=o.timeout_s,
-                           retries=o.retries, max_rounds=o.max_rounds, base_url=o.base_url, agent_cmd=o.agent_cmd)
+                           allow_unreviewed=o.allow_unreviewed or o.all_statuses, allow_invalid=o.allow_invalid,
+                           concurrency=config.concurrency, timeout_s=o.timeout_s, retries=o.retries,
+                           max_rounds=o.max_rounds, base_url=o.base_url, agent_cmd=o.agent_cmd,
+                           agent_args=dict(o.agent_args), trials=o.trials, executor=config.executor,
+                           sandbox=sandbox, sandbox_network=o.sandbox_network)
     for key, value in overrides.items():
         if value is not None:
             setattr(settings, key, value)
@@ -713,4 +722,5 @@ __all__ = [
     "Selection",
     "run_settings_from_config",
     "select_tasks",
+    "unit_label",
 ]

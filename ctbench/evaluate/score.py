@@ -1,6 +1,6 @@
 """Scoring a run folder: run folder + task set -> per-task records -> ``scores.json``.
 
-This is the adapter between the on-disk contracts (DESIGN.md "The run folder", "The task folder")
+This is the adapter between the on-disk contracts (docs/run-folder.md, docs/task-folder.md)
 and the pure scoring core (:mod:`.parse`, :mod:`.metrics`, :mod:`.stats`, :mod:`.failures`). It
 decides what the scorer *believes* about a run, so the rules are spelled out here:
 
@@ -93,6 +93,10 @@ class RunInfo:
     harness_version: str | None = None
     task_set_commit: str | None = None
     tasks: tuple[str, ...] | None = None
+    trials: int = 1
+    """Trials per task the run was asked for (``--trials``); 1 for runs made before trials existed."""
+    sandbox: str | None = None
+    """``none`` when an external agent ran unsandboxed (reports say so); see RunOptions.sandbox."""
 
     @property
     def label(self) -> str:
@@ -102,9 +106,14 @@ class RunInfo:
         return self.agent or self.name
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "agent": self.agent, "model": self.model, "harness": self.harness,
-                "harness_version": self.harness_version, "task_set_commit": self.task_set_commit,
-                "n_selected": None if self.tasks is None else len(self.tasks)}
+        out: dict[str, Any] = {"name": self.name, "agent": self.agent, "model": self.model, "harness": self.harness,
+                               "harness_version": self.harness_version, "task_set_commit": self.task_set_commit,
+                               "n_selected": None if self.tasks is None else len(self.tasks)}
+        if self.sandbox is not None:
+            out["sandbox"] = self.sandbox
+        if self.trials != 1:
+            out["trials"] = self.trials
+        return out
 
 
 def _text(value: Any) -> str | None:
@@ -145,11 +154,20 @@ def read_run_info(run_dir: Path) -> tuple[RunInfo, list[str]]:
         return info, [f"{RUN_FILE} is not in ctbench's run format ({exc}); read leniently"]
     return RunInfo(name=config.name, agent=config.agent, model=config.model, harness=config.harness,
                    harness_version=config.harness_version, task_set_commit=config.task_set.commit,
-                   tasks=tuple(config.tasks)), []
+                   tasks=tuple(config.tasks), trials=config.options.trials, sandbox=config.options.sandbox), []
 
 
 def read_results(run_dir: Path) -> tuple[dict[str, tuple[int, ResultLine]], list[str]]:
-    """Result lines by task id (with their line numbers), plus warnings.
+    """Result lines of trial 1 by task id (with their line numbers), plus warnings.
+
+    See :func:`read_trial_results` for every trial; this is its single-trial view.
+    """
+    by_key, warnings = read_trial_results(run_dir)
+    return {tid: v for (tid, trial), v in by_key.items() if trial == 1}, warnings
+
+
+def read_trial_results(run_dir: Path) -> tuple[dict[tuple[str, int], tuple[int, ResultLine]], list[str]]:
+    """Result lines by (task id, trial) (with their line numbers), plus warnings.
 
     A torn last line (a run killed while writing it) is left out with a warning: the task counts as
     unfinished. A broken line elsewhere is an error naming file and line (from the run-folder reader).
@@ -164,22 +182,23 @@ def read_results(run_dir: Path) -> tuple[dict[str, tuple[int, ResultLine]], list
     if scan.torn_bytes:
         warnings.append(f"{RESULTS_FILE}: the last line is incomplete ({scan.torn_bytes} bytes, written when the "
                         "run was interrupted); it is ignored and its task counts as unfinished")
-    by_id: dict[str, tuple[int, ResultLine]] = {}
+    by_key: dict[tuple[str, int], tuple[int, ResultLine]] = {}
     duplicates: list[str] = []
     for n, line in enumerate(scan.lines, start=1):
-        if line.task_id in by_id and not by_id[line.task_id][1].is_infrastructure_error:
+        key = (line.task_id, line.trial)
+        if key in by_key and not by_key[key][1].is_infrastructure_error:
             duplicates.append(line.task_id)  # a line after an infrastructure error is a rerun (--retry-errors)
-        by_id[line.task_id] = (n, line)
+        by_key[key] = (n, line)
     if duplicates:
         shown = ", ".join(sorted(set(duplicates))[:5])
         warnings.append(f"{RESULTS_FILE}: {len(duplicates)} task(s) have more than one result line ({shown}); "
                         "the last line of each is scored")
-    return by_id, warnings
+    return by_key, warnings
 
 
-def _trajectory_file(folder: RunFolder, task_id: str, result: ResultLine | None) -> Path:
+def _trajectory_file(folder: RunFolder, task_id: str, result: ResultLine | None, trial: int = 1) -> Path:
     """The trajectory a result points at, when that is a plain path inside the run folder."""
-    default = folder.trajectory_path(task_id)
+    default = folder.trajectory_path(task_id, trial)
     rel = result.trajectory if result is not None else None
     if not rel:
         return default
@@ -379,11 +398,17 @@ class Scorer:
 
         run_dir = Path(run_dir)
         info, warnings = read_run_info(run_dir)
-        results, more = read_results(run_dir)
+        by_key, more = read_trial_results(run_dir)
         warnings.extend(more)
         folder = RunFolder(run_dir)
+        seen_trials = max((t for _, t in by_key), default=1)
+        if seen_trials > info.trials:
+            warnings.append(f"{RESULTS_FILE} has lines of trial {seen_trials} but run.yaml asks for {info.trials} "
+                            f"trial(s); trials above {info.trials} are ignored")
+        trials = info.trials
+        results = {tid: v for (tid, trial), v in by_key.items() if trial == 1}
         selected = list(info.tasks) if info.tasks is not None else []
-        task_ids = list(dict.fromkeys([*selected, *sorted(results)]))
+        task_ids = list(dict.fromkeys([*selected, *sorted({tid for tid, _ in by_key})]))
         unknown = []
         for tid in task_ids:
             try:
@@ -396,22 +421,25 @@ class Scorer:
             more_text = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
             raise CtbError(f"{run_dir}: {len(unknown)} task id(s) are not in the task set {self.task_set.root}: "
                            f"{shown}{more_text}. Score with the task set the run used (--tasks DIR).")
-        missing = sorted(t for t in task_ids if t not in results)
+        keys = [(tid, k) for tid in task_ids for k in range(1, trials + 1)]
+        missing_keys = [key for key in keys if key not in by_key]
+        missing = sorted({t for t, _ in missing_keys})
         if missing:
             shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            what = "" if trials == 1 else f" (in {len(missing_keys)} of {len(keys)} task-trials)"
             warnings.append(f"the run is incomplete: {len(missing)} of {len(task_ids)} selected task(s) have no "
-                            f"result ({shown}); they count as unanswered (wrong, 0 on every metric)")
+                            f"result{what} ({shown}); they count as unanswered (wrong, 0 on every metric)")
         bad_trajectories: list[str] = []
         scores: list[TaskScores] = []
-        for i, tid in enumerate(task_ids):
+        for i, (tid, trial) in enumerate(keys):
             ctx = self._contexts[tid]
-            line = results.get(tid)
+            line = by_key.get((tid, trial))
             result = line[1] if line else None
             if result is not None and result.family != ctx.family:
                 raise CtbError(f"{folder.results_file}:{line[0] if line else '?'}: task {tid} is a {ctx.family} "
                                f"task in the task set but the result says {result.family!r}")
             calls: list[tuple[str, str | None, str, str]] = []
-            path = _trajectory_file(folder, tid, result)
+            path = _trajectory_file(folder, tid, result, trial)
             if path.is_file():
                 bad = 0
                 first_bad: BadLine | None = None
@@ -427,14 +455,20 @@ class Scorer:
             elif result is not None and result.commands:
                 bad_trajectories.append(f"{_relative(path, folder)}: missing although the result counts "
                                         f"{result.commands} command(s); no evidence is credited")
-            scores.append(score_task(self.record(ctx, result, calls), self.config))
+            scored = score_task(self.record(ctx, result, calls), self.config)
+            scores.append(scored if trial == 1 else replace(scored, trial=trial))
             if progress is not None:
-                progress(i + 1, len(task_ids))
+                progress(i + 1, len(keys))
         if bad_trajectories:
             warnings.append(f"{len(bad_trajectories)} trajector(y/ies) had problems: " + "; ".join(bad_trajectories[:3])
                             + (" ..." if len(bad_trajectories) > 3 else ""))
-        scores.sort(key=lambda s: (s.family, s.task_id))
-        return ScoredRun(info=info, scores=scores, warnings=warnings, missing=missing, path=run_dir)
+        scores.sort(key=lambda s: (s.family, s.task_id, s.trial))
+        hashes = {tid: line.content_hash for (tid, trial), (_, line) in by_key.items()
+                  if trial == 1 and line.content_hash}
+        versions = frozenset(line.harness_version for _, line in by_key.values() if line.harness_version)
+        return ScoredRun(info=info, scores=scores, warnings=warnings, missing=missing, path=run_dir,
+                         content_hashes=hashes, harness_versions=versions or frozenset(
+                             [info.harness_version] if info.harness_version else []))
 
 
 def _collapse(command: str) -> str:
@@ -479,11 +513,23 @@ class ScoredRun:
     warnings: list[str]
     missing: list[str]
     path: Path
+    content_hashes: dict[str, str] = field(default_factory=dict)
+    """Task id -> the content hash its result line recorded (runs made since the run gate)."""
+    harness_versions: frozenset[str] = frozenset()
+    """Versions the result lines report for the harness (a CLI upgraded mid-run shows two)."""
 
     def restricted(self, keys: set[tuple[str, str]]) -> ScoredRun:
         """The same run on a subset of its tasks (comparisons on common tasks)."""
-        return ScoredRun(info=self.info, scores=[s for s in self.scores if (s.family, s.task_id) in keys],
-                         warnings=self.warnings, missing=[m for m in self.missing], path=self.path)
+        return replace(self, scores=[s for s in self.scores if (s.family, s.task_id) in keys],
+                       missing=list(self.missing))
+
+    def first_trial(self) -> ScoredRun:
+        """Trial 1 of every task: the single-trial view paired comparisons use (one row per task)."""
+        if self.info.trials == 1:
+            return self
+        return replace(self, scores=[s for s in self.scores if s.trial == 1],
+                       warnings=[*self.warnings, f"{self.info.name} has {self.info.trials} trials per task; "
+                                 "paired comparisons use trial 1 (pass@k is in its scores.json)"])
 
 
 # --------------------------------------------------------------------------- scores.json
@@ -492,6 +538,8 @@ class ScoredRun:
 def task_json(s: TaskScores) -> dict[str, Any]:
     """One task's entry in scores.json: the core's per-task scores plus its strata values."""
     out = s.to_json()
+    if s.trial != 1:
+        out["trial"] = s.trial
     out["failure_name"] = FAILURE_MODES.get(s.failure) if s.failure else None
     meta = s.meta
     out["meta"] = {k: v for k in _TASK_META if (v := meta.get(k)) is not None}
@@ -541,7 +589,7 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
     if small:
         warnings.append(f"{len(small)} stratum/strata have fewer than {min_stratum} tasks of a family; their figures "
                         f"are indicative only: {', '.join(small[:6])}{' ...' if len(small) > 6 else ''}")
-    return {
+    document: dict[str, Any] = {
         "format": SCORES_FORMAT,
         "run": run.info.to_json(),
         "scoring": {"ctbench": __version__, "n_resamples": n_resamples, "base_seed": base_seed,
@@ -562,6 +610,12 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
         "breakdowns": breakdowns,
         "tasks": [task_json(s) for s in rows],
     }
+    if run.info.trials > 1:
+        from ctbench.evaluate.trials import pass_at_k_section
+
+        document["trials"] = run.info.trials
+        document["pass_k"] = pass_at_k_section(rows, run.info.trials, n_resamples=n_resamples, base_seed=base_seed)
+    return document
 
 
 def dumps(document: Any) -> str:

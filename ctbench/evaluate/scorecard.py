@@ -74,7 +74,10 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
     who = run["agent"] or run["name"]
     if run.get("model"):
         who = f"{who} + {run['model']}"
-    table = Table(title=f"Scorecard: {who}  (run {run['name']}, {scores['n_tasks']} task(s))",
+    trials = scores.get("trials", 1)
+    n_what = f"{scores['n_tasks']} task(s)" if trials == 1 else \
+        f"{scores['n_tasks'] // trials} task(s) x {trials} trials; figures are pass@1"
+    table = Table(title=f"Scorecard: {who}  (run {run['name']}, {n_what})",
                   title_justify="left",
                   caption="Percent ± standard error across tasks. Acc and IoUs are task means; Evidence is pooled "
                           "golden-action coverage (bootstrap SE, "
@@ -119,6 +122,13 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
                      f"on correct answers {corr['incomplete']}/{corr['n_correct']} incomplete, coverage "
                      f"{pct(corr['coverage'])}")
         lines.append(f"  usage per task: {_usage_line(scores['summary']['efficiency'][fam])}")
+        passk = (scores.get("pass_k") or {}).get("families", {}).get(fam)
+        if passk:
+            figures = "; ".join(f"{name} {pm(v['value'], v['se'])}" for name, v in passk.items()
+                                if name.startswith("pass"))
+            lines.append(f"  over {scores['pass_k']['trials']} trials per task: {figures}")
+    if scores.get("run", {}).get("sandbox") == "none":
+        lines.append("unsandboxed: the agent ran without isolation (--sandbox none); it could have read the answers")
     for line in lines:
         console.print(line, soft_wrap=True)  # long lines wrap in the terminal, not in logs
     for warning in scores.get("warnings", []):

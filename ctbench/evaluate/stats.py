@@ -455,8 +455,8 @@ def _by_family(rows: Iterable[TaskScores], run: str | None = None) -> dict[Famil
     for s in rows:
         out[s.family].append(s)
     for f in FAMILIES:
-        out[f].sort(key=lambda s: s.task_id)
-        ids = [s.task_id for s in out[f]]
+        out[f].sort(key=lambda s: (s.task_id, s.trial))
+        ids = [(s.task_id, s.trial) for s in out[f]]
         if len(set(ids)) != len(ids):
             raise ValueError(f"duplicate task id in family {f}" + (f" of run {run!r}" if run else ""))
     return out

@@ -123,11 +123,11 @@ class ScoreTable:
 
     @classmethod
     def of(cls, scores: Iterable[TaskScores]) -> ScoreTable:
-        """Read the scores into columns; ``ValueError`` on a duplicate (family, task id)."""
+        """Read the scores into columns; ``ValueError`` on a duplicate (family, task id, trial)."""
         rows = tuple(scores)
-        seen: set[tuple[str, str]] = set()
+        seen: set[tuple[str, str, int]] = set()
         for s in rows:
-            key = (s.family, s.task_id)
+            key = (s.family, s.task_id, s.trial)
             if key in seen:
                 raise ValueError(f"duplicate task {s.family}/{s.task_id}")
             seen.add(key)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Outcome(StrEnum):
-    """How a call was answered; the values are the run-folder contract (DESIGN.md)."""
+    """How a call was answered; the values are the run-folder contract (docs/run-folder.md)."""
 
     RECORDED = "recorded"
     DENIED = "denied"

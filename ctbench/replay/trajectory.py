@@ -25,7 +25,7 @@ RECORD_FIELDS = ("seq", "t", "device", "command", "canonical", "outcome", "outpu
 
 
 class TrajectoryRecord(BaseModel):
-    """One replay call as the run folder stores it (DESIGN.md, "The run folder")."""
+    """One replay call as the run folder stores it (docs/run-folder.md)."""
 
     seq: int
     t: float
@@ -41,7 +41,7 @@ class TrajectoryRecord(BaseModel):
         return obs.model_dump_json(include=set(RECORD_FIELDS)) + "\n"
 
 
-def _free_backup_name(path: Path) -> Path:
+def free_backup_name(path: Path) -> Path:
     n = 1
     while True:
         cand = path.with_name(f"{path.name}.prev{n}")
@@ -65,7 +65,7 @@ class TrajectoryWriter:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.is_file() and self.path.stat().st_size > 0:
-                self.previous = _free_backup_name(self.path)
+                self.previous = free_backup_name(self.path)
                 self.path.rename(self.previous)
             self._fh: IO[str] | None = self.path.open("a", encoding="utf-8", newline="\n")
         except OSError as exc:

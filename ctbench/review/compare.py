@@ -39,7 +39,7 @@ class Side:
 
 
 def read_trajectory(data: bytes | None) -> list[dict[str, Any]]:
-    """Trajectory lines (DESIGN.md run-folder format); a torn last line from a crash is skipped."""
+    """Trajectory lines (docs/run-folder.md); a torn last line from a crash is skipped."""
     out: list[dict[str, Any]] = []
     for line in (data or b"").decode("utf-8", "replace").splitlines():
         line = line.strip()

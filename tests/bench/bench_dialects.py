@@ -10,7 +10,7 @@ command costs a dict lookup; a new line costs a parse. Both are measured:
   varied so that each line is a new cache key), i.e. the parser itself, one pass;
 - ``warm x2``: two threads sharing one dialect, as the threaded replay server does.
 
-Lines are the real MANIFEST commands of shared/data/vendor-cli (plus abbreviated, filtered and
+Lines are the real MANIFEST commands of tests/fixtures/vendor-cli (plus abbreviated, filtered and
 invalid variants), or a built-in sample when that folder is absent.
 
     python tests/bench/bench_dialects.py [seconds-per-measure]
@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from ctbench.dialects import OS_FAMILIES, get_dialect  # noqa: E402
 
-MANIFEST = REPO.parent / "shared" / "data" / "vendor-cli" / "MANIFEST.tsv"
+MANIFEST = REPO / "tests" / "fixtures" / "vendor-cli" / "MANIFEST.tsv"
 
 SAMPLES = {
     "huawei_vrp": ["display ip routing-table", "display interface brief", "display lldp neighbor"],

@@ -10,7 +10,7 @@ Figures (targets from issue 3):
                                                                                     target >= 2,000/s
 The dict column answers the same (device, command) keys from a dict of bytes: the floor cost of
 "look the answer up", so the ratio shows what resolving like a device costs on top of it.
-The task set is built in a temporary folder from shared/data/vendor-cli (all 339 captures).
+The task set is built in a temporary folder from tests/fixtures/vendor-cli (all 339 captures).
 """
 
 from __future__ import annotations

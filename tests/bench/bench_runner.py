@@ -3,9 +3,11 @@
     python tests/bench/bench_runner.py [--tasks 1000] [--sleep-tasks 64]
 
 1. Overhead: an agent that answers instantly (no replay call, a valid answer submitted) on 1,000
-   generated tasks, concurrency 1 - everything measured is the runner's own work per task: replay
-   session and trajectory file, prompt, answer parsing, the fsynced result line, progress.
-   Target: under 20 ms per task.
+   generated tasks, concurrency 1 - everything measured is the runner's own work per task through
+   the executor protocol: work unit, replay session, in-memory log, outcome, the trajectory file
+   written whole, answer parsing, the fsynced result line, progress. Target: under 20 ms per task.
+   Printed beside it, in the same run: the bare ``run_attempt`` on the same units (no executor, no
+   run folder), so the executor and the single writer's share is the difference.
 2. Speed-up: an agent that sleeps 1 s, at concurrency 1 and 32, both as an in-process agent and as a
    real ``command`` agent (``sleep 1`` in its own process group). Target: near 32x.
 """
@@ -49,7 +51,7 @@ class SleepAgent(Agent):
 def _run(tasks: Path, out: Path, *, agent: Agent | None, name: str, concurrency: int, select: str,
          agent_cmd: str | None = None) -> tuple[float, float, int]:
     """(prepare seconds, execute seconds, tasks run)."""
-    runner = Runner(RunSettings(agent=name, tasks=tasks, out=out, select=select, concurrency=concurrency,
+    runner = Runner(RunSettings(allow_unreviewed=True, agent=name, tasks=tasks, out=out, select=select, concurrency=concurrency,
                                 agent_cmd=agent_cmd, timeout_s=60), agent=agent)
     t0 = time.perf_counter()
     runner.prepare()
@@ -57,6 +59,31 @@ def _run(tasks: Path, out: Path, *, agent: Agent | None, name: str, concurrency:
     report = runner.run()
     t2 = time.perf_counter()
     return t1 - t0, t2 - t1, report.ran
+
+
+def _bare_attempts(tasks: Path, n: int) -> float:
+    """ms per unit for run_attempt alone on the overhead run's units (same agent, same tasks)."""
+    from ctbench.evaluate.attempt import LocalEnv, run_attempt
+    from ctbench.store import TaskSet
+
+    settings = RunSettings(allow_unreviewed=True, agent="instant", tasks=tasks, select=f"GEN-{'?' * 4}"
+                           if n >= 1000 else "GEN-*", out=Path(tempfile.mkdtemp(prefix="ctbench-bench-bare-")))
+    runner = Runner(settings, agent=InstantAgent(AgentOptions()))
+    runner.prepare()
+    units = runner.units(runner.keys())
+    runner.folder.close()  # type: ignore[union-attr]
+
+    async def go() -> float:
+        async with LocalEnv(TaskSet.open(tasks), units[0].settings, agent=InstantAgent(AgentOptions())) as env:
+            t0 = time.perf_counter()
+            for u in units:
+                await run_attempt(u, env)
+            return (time.perf_counter() - t0) / len(units) * 1000
+
+    try:
+        return asyncio.run(go())
+    finally:
+        shutil.rmtree(settings.out, ignore_errors=True)  # type: ignore[arg-type]
 
 
 def main() -> int:
@@ -78,6 +105,9 @@ def main() -> int:
         print(f"   execution                 {run_s:.2f} s")
         per_task = run_s / n * 1000
         print(f"   overhead per task         {per_task:.2f} ms   (target < 20 ms: {'met' if per_task < 20 else 'MISSED'})")
+        bare = _bare_attempts(tasks, n)
+        print(f"   baseline: bare run_attempt {bare:.2f} ms/task (no executor, no run folder); executor + "
+              f"writer add {per_task - bare:.2f} ms/task")
 
         k = args.sleep_tasks
         first = "GEN-0001,GEN-000[2-8]"

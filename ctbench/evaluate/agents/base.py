@@ -17,9 +17,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, ClassVar, Literal
+from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ctbench.errors import CtbError
+from ctbench.evaluate.work import Transport
 
 if TYPE_CHECKING:
     from ctbench.model import HiddenSpec, TaskSpec
@@ -42,7 +45,7 @@ class AgentConfigError(CtbError):
 
 @dataclass(frozen=True)
 class AgentOptions:
-    """What the user chose on the command line, as far as agents care."""
+    """The run-wide options every agent may read (its own options are :attr:`Agent.Options`)."""
 
     model: str | None = None
     base_url: str | None = None
@@ -97,6 +100,27 @@ class AgentResult:
     input_tokens: int | None = None
     output_tokens: int | None = None
     notes: list[str] = field(default_factory=list)
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+    rounds_kind: Literal["model requests", "tool turns", "agent steps"] | None = None
+    """What ``rounds`` counts: model requests where the harness reports them, else tool-using turns."""
+    harness_version: str | None = None
+    """The version the harness reported for this attempt (a CLI's ``--version``), when it differs by host."""
+
+
+class NoOptions(BaseModel):
+    """An agent without options of its own: any ``--agent-arg`` is refused with its name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether an agent can run on this machine (``ctb-eval agents``), and what it would run."""
+
+    available: bool
+    version: str | None = None
+    detail: str = ""
 
 
 @dataclass
@@ -105,7 +129,8 @@ class AgentContext:
 
     task_id: str
     family: str
-    spec: TaskSpec
+    spec: TaskSpec | None
+    """Not filled by the runner (the prompt carries what an agent may know); kept for adapters' tests."""
     prompt: str
     session: Session
     log: AgentLog
@@ -116,6 +141,17 @@ class AgentContext:
     replay_url: str | None = None
     result: AgentResult = field(default_factory=AgentResult)
     """Filled as the agent goes (rounds, tokens), so a timed-out attempt still reports its usage."""
+    trial: int = 1
+    agent_args: BaseModel = field(default_factory=NoOptions)
+    """The agent's own options (its :attr:`Agent.Options`), validated from ``--agent-arg``."""
+    session_token: str | None = None
+    """The secret that grants this one session on the runner's server (None where none is needed)."""
+    mcp_url: str | None = None
+    """This session's own MCP streamable-HTTP endpoint (agents with transport ``mcp-http``)."""
+    mcp_command: list[str] | None = None
+    """argv of the stdio MCP proxy for this session (``ctb-replay mcp --connect URL --session ID``)."""
+    launcher: Any = None
+    """The sandbox's process launcher (:mod:`ctbench.evaluate.sandbox`); None when unsandboxed."""
 
     @property
     def session_id(self) -> str:
@@ -129,11 +165,42 @@ class Agent(ABC):
     description: ClassVar[str]
     needs_hidden: ClassVar[bool] = False
     """Only the oracle: the runner loads hidden.yaml and puts it in the context."""
-    needs_http: ClassVar[bool] = False
-    """The agent runs outside this process and reaches the replay backend over HTTP."""
+    transport: ClassVar[Transport] = "in-process"
+    """How the agent reaches the replay; anything but in-process means a separate process (sandboxed)."""
+    Options: ClassVar[type[BaseModel]] = NoOptions
+    """The agent's own options, filled from ``--agent-arg KEY=VALUE`` (strings, coerced by pydantic)."""
 
-    def __init__(self, options: AgentOptions) -> None:
+    def __init__(self, options: AgentOptions, args: BaseModel | None = None) -> None:
         self.options = options
+        self.args = args if args is not None else self.Options()
+
+    @property
+    def needs_http(self) -> bool:
+        """The agent runs outside this process and reaches the replay over the runner's server."""
+        return self.transport != "in-process"
+
+    @classmethod
+    def availability(cls) -> Availability:
+        """Can this agent run here? Built-in in-process agents always can."""
+        from ctbench import __version__
+
+        return Availability(True, __version__, "built in")
+
+    @classmethod
+    def parse_args(cls, pairs: dict[str, str] | dict[str, Any]) -> BaseModel:
+        """Validate ``--agent-arg`` values against :attr:`Options`; one clear line on a bad one."""
+        try:
+            return cls.Options.model_validate(pairs)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(str(p) for p in err.get("loc", ())) or "?"
+            known = ", ".join(cls.Options.model_fields) or "none"
+            if err.get("type") == "extra_forbidden":
+                raise AgentConfigError(f"--agent-arg {key}: agent {cls.name!r} has no option {key!r} "
+                                       f"(its options: {known})") from None
+            got = err.get("input")
+            raise AgentConfigError(f"--agent-arg {key}={got}: {err.get('msg', 'invalid value')} "
+                                   f"(agent {cls.name!r}; its options: {known})") from None
 
     def check(self) -> None:  # noqa: B027 - optional hook, most agents accept any options
         """Refuse bad options before any task starts (raise :class:`AgentConfigError`)."""

@@ -181,7 +181,7 @@ class _AttemptFiles:
 class CommandAgent(Agent):
     name = "command"
     description = "any executable: prompt on stdin, answer on stdout or in $CTBENCH_ANSWER_FILE"
-    needs_http = True
+    transport = "http"
 
     def _argv_template(self) -> list[str]:
         cmd = self.options.agent_cmd

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from ctbench.evaluate.agents.base import (
     Agent,
@@ -61,12 +63,27 @@ def _clip(text: str, limit: int = MAX_TOOL_OUTPUT) -> str:
     return text[:limit] + f"\n[output clipped at {limit} of {len(text)} characters; narrow the command]\n"
 
 
+class OpenAIOptions(BaseModel):
+    """Sampling options passed to every chat-completions request (omitted when not given)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float | None = Field(default=None, ge=0, le=2, description="sampling temperature")
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
+        default=None, description="reasoning effort, for models that take one")
+
+    def request_kwargs(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+
 class OpenAIAgent(Agent):
     name = "openai"
     description = "tool-calling loop on an OpenAI-compatible endpoint"
 
-    def __init__(self, options: Any) -> None:
-        super().__init__(options)
+    Options = OpenAIOptions
+
+    def __init__(self, options: Any, args: Any = None) -> None:
+        super().__init__(options, args)
         self._client: Any = None
 
     def check(self) -> None:
@@ -119,7 +136,8 @@ class OpenAIAgent(Agent):
         for round_no in range(1, max_rounds + 1):
             try:
                 response = await client.chat.completions.create(
-                    model=ctx.options.model, messages=messages, tools=TOOLS)
+                    model=ctx.options.model, messages=messages, tools=TOOLS,
+                    **_request_kwargs(self.args))
             except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
                 raise InfrastructureError(f"model endpoint: {type(exc).__name__}: {exc}") from None
             except openai.APIStatusError as exc:
@@ -204,3 +222,7 @@ def _error_text(exc: Any) -> str:
         if isinstance(err, dict) and err.get("message"):
             return str(err["message"])[:300]
     return str(exc)[:300]
+
+
+def _request_kwargs(args: BaseModel) -> dict[str, Any]:
+    return args.request_kwargs() if isinstance(args, OpenAIOptions) else {}

@@ -1,0 +1,372 @@
+"""One attempt of one agent on one task: :func:`run_attempt` turns a work unit into an outcome.
+
+This is the only place that knows the attempt lifecycle (issue 12): open a fresh replay session,
+grant it on the runner's server when the agent lives in another process, give the agent a private
+workspace and an in-memory log, run it under the timeout, and hand everything back as an
+:class:`~ctbench.evaluate.work.AttemptOutcome`. It never raises for an agent's or a backend's trouble
+and never touches a run folder, so it runs the same in the runner's event loop, in a subprocess, or
+on a Ray worker. What it needs from where it runs is an :class:`AttemptEnv`: the replay engine, the
+agent instance and (for external agents) the server. :class:`LocalEnv` is the one built from a task
+set on disk.
+
+Classification (the result line's ``error_kind``): the task cannot be served -> ``task`` (its
+definition is broken: never retried); the backend or harness failed -> ``infrastructure`` (retried by
+the runner); the agent failed -> ``agent``; the clock ran out -> ``timeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ctbench.errors import CtbError
+from ctbench.evaluate.agents import (
+    Agent,
+    AgentContext,
+    AgentError,
+    AgentLog,
+    AgentOptions,
+    AgentResult,
+    InfrastructureError,
+    make_agent,
+)
+from ctbench.evaluate.runfolder import utc_now
+from ctbench.evaluate.work import AgentSettings, AttemptOutcome, OutcomeKind, Usage, WorkUnit
+
+if TYPE_CHECKING:
+    from ctbench.replay.engine import ReplayEngine
+    from ctbench.replay.http_server import ServerHandle
+    from ctbench.replay.session import Session
+    from ctbench.store import TaskSet
+
+WORKSPACE_PREFIX = "ctbench-ws-"
+"""Prefix of attempt workspaces in the temp folder (a later run removes those a killed run left)."""
+
+
+class TaskDefinitionError(CtbError):
+    """The task cannot be served as written (unknown network, unreadable recordings): never retried."""
+
+
+def agent_options(settings: AgentSettings) -> AgentOptions:
+    return AgentOptions(model=settings.model, base_url=settings.base_url, agent_cmd=settings.agent_cmd,
+                        max_rounds=settings.max_rounds, timeout_s=settings.timeout_s)
+
+
+class AttemptEnv(Protocol):
+    """What an attempt needs from the process it runs in."""
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def server(self) -> ServerHandle | None: ...
+
+    def open_session(self, unit: WorkUnit) -> Session: ...
+
+
+class LocalEnv:
+    """Attempts served from a task set on this machine: one engine, one agent, one server per run.
+
+    ``start`` opens the agent's run-wide resources and, when its transport needs one, the HTTP server
+    on 127.0.0.1; ``close`` releases both. Use it as an async context manager.
+    """
+
+    def __init__(self, task_set: TaskSet, settings: AgentSettings, *, agent: Agent | None = None,
+                 warm_tasks: Sequence[str] = ()) -> None:
+        from ctbench.replay.engine import ReplayEngine
+
+        self.task_set = task_set
+        self.settings = settings
+        self.engine: ReplayEngine = ReplayEngine(task_set)
+        self._agent = agent
+        self._server: ServerHandle | None = None
+        self._warm = list(warm_tasks)
+        self._loaded: dict[str, Any] = {}
+
+    @property
+    def agent(self) -> Agent:
+        assert self._agent is not None, "start() first"
+        return self._agent
+
+    @property
+    def server(self) -> ServerHandle | None:
+        return self._server
+
+    async def start(self) -> None:
+        if self._agent is None:
+            self._agent = make_agent(self.settings.agent, agent_options(self.settings), self.settings.args)
+        await asyncio.to_thread(self._warm_up)
+        if self.agent.needs_http:
+            from ctbench.replay.http_server import serve_in_thread
+
+            self._server = await asyncio.to_thread(serve_in_thread, self.engine, "127.0.0.1", 0)
+        await self.agent.open()
+
+    async def close(self) -> None:
+        try:
+            if self._agent is not None:
+                await self._agent.close()
+        finally:
+            if self._server is not None:
+                await asyncio.to_thread(self._server.stop)
+                self._server = None
+
+    async def __aenter__(self) -> LocalEnv:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _warm_up(self) -> None:
+        """Load every vendor dialect the tasks use before any clock starts, so the first task's
+        latency is the agent's, not the parser's start-up."""
+        seen: set[str] = set()
+        for tid in self._warm:
+            try:
+                spec = self.task_set.load_task(self.task_set.ref(tid))
+                network = self.task_set.network(spec.network)
+            except CtbError:
+                continue  # the attempt will fail and be recorded as the task's fault
+            for device in network.devices:
+                if device.os and device.os not in seen:
+                    seen.add(device.os)
+                    try:
+                        self.engine.dialect(device.os)
+                    except Exception:  # an unknown CLI family surfaces on the task, with its name
+                        pass
+
+    def open_session(self, unit: WorkUnit) -> Session:
+        try:
+            return self.engine.open_session(unit.task_id)
+        except CtbError as exc:
+            raise TaskDefinitionError(str(exc)) from None
+
+
+# --------------------------------------------------------------------------- the attempt
+
+
+@dataclass
+class _Pieces:
+    log: AgentLog
+    log_dir: Path
+    session: Session | None = None
+    workdir: Path | None = None
+    granted: bool = False
+
+
+def _open_log(unit: WorkUnit) -> _Pieces:
+    """The agent's log goes to a private temp file (adapters hand its descriptor to child processes);
+    its bytes travel back in the outcome and the file is removed."""
+    log_dir = Path(tempfile.mkdtemp(prefix="ctbench-log-"))
+    log = AgentLog(log_dir / "agent.log")
+    s = unit.settings
+    model = f", model {s.model}" if s.model else ""
+    trial = f" trial {unit.trial}" if unit.trial > 1 else ""
+    log.line(f"=== {unit.task_id}{trial} attempt {unit.attempt} at {utc_now().isoformat()} "
+             f"(agent {s.agent}{model}) ===")
+    return _Pieces(log, log_dir)
+
+
+def mcp_proxy_command(url: str, session_id: str) -> list[str]:
+    """argv of the stdio MCP proxy an agent CLI starts for its ``ctb`` server (no task set needed)."""
+    return [sys.executable, "-m", "ctbench.replay.cli", "mcp", "--connect", url, "--session", session_id]
+
+
+def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResult) -> AgentContext:
+    agent = env.agent
+    server = env.server
+    assert pieces.session is not None
+    replay_url = mcp_url = None
+    mcp_command = None
+    token = None
+    if agent.needs_http:
+        if server is None:
+            raise InfrastructureError("the replay HTTP server is not running")
+        pieces.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{unit.task_id}-"))
+        grant = getattr(server, "grant", None)
+        if grant is not None:  # a server that issues per-session tokens and MCP endpoints
+            g = grant(pieces.session)
+            token, mcp_url = getattr(g, "token", None), getattr(g, "mcp_url", None)
+        else:
+            server.registry.add(pieces.session)
+        pieces.granted = True
+        replay_url = server.url
+        mcp_command = mcp_proxy_command(server.url, pieces.session.id)
+    return AgentContext(
+        task_id=unit.task_id, family=unit.family, spec=None, prompt=unit.prompt, session=pieces.session,
+        log=pieces.log, workdir=pieces.workdir or pieces.log_dir, options=agent_options(unit.settings),
+        attempt=unit.attempt, hidden=unit.gold if agent.needs_hidden else None, replay_url=replay_url,
+        result=result, trial=unit.trial, agent_args=agent.args, session_token=token, mcp_url=mcp_url,
+        mcp_command=mcp_command)
+
+
+def _teardown(env: AttemptEnv, pieces: _Pieces) -> bytes:
+    session = pieces.session
+    if session is not None:
+        server = env.server
+        if pieces.granted and server is not None:
+            revoke = getattr(server, "revoke", None)
+            try:
+                if revoke is not None:
+                    revoke(session.id)
+                else:
+                    server.registry.close(session.id)
+            except Exception:  # already reaped by the server
+                session.close()
+        else:
+            session.close()
+    if pieces.workdir is not None:
+        shutil.rmtree(pieces.workdir, ignore_errors=True)
+    pieces.log.close()
+    try:
+        data = (pieces.log_dir / "agent.log").read_bytes()
+    except OSError:
+        data = b""
+    shutil.rmtree(pieces.log_dir, ignore_errors=True)
+    return data
+
+
+def _usage(result: AgentResult) -> Usage:
+    return Usage(rounds=result.rounds, rounds_kind=result.rounds_kind, input_tokens=result.input_tokens,
+                 cached_tokens=result.cached_tokens, output_tokens=result.output_tokens, cost_usd=result.cost_usd)
+
+
+async def run_attempt(unit: WorkUnit, env: AttemptEnv, *, clock: Any = time.monotonic) -> AttemptOutcome:
+    """Run exactly one attempt; every failure becomes an outcome (only cancellation propagates).
+
+    File-system work (the log, the workspace) runs in threads so that 32 agents starting and finishing
+    at once do not stall each other on a slow disk.
+    """
+    t0 = clock()
+    result = AgentResult()
+    pieces = await asyncio.to_thread(_open_log, unit)
+    kind: OutcomeKind = "ok"
+    error: str | None = None
+    try:
+        try:
+            pieces.session = await asyncio.to_thread(env.open_session, unit)
+        except TaskDefinitionError as exc:
+            kind, error = "task", f"the task cannot be served: {exc}"
+        except Exception as exc:  # the backend could not serve this task
+            kind, error = "infrastructure", f"replay session: {type(exc).__name__}: {exc}"
+        if pieces.session is not None:
+            kind, error, result = await _solve(unit, env, pieces, result)
+        if error:
+            pieces.log.line(f"[ctbench] {kind}: {error}")
+    finally:
+        session = pieces.session
+        trajectory = session.trajectory if session is not None else []
+        answer = session.answer if session is not None else None
+        calls = session.calls if session is not None else 0
+        log_bytes = await asyncio.shield(asyncio.to_thread(_teardown, env, pieces))
+    if kind == "ok" and answer is not None:
+        # One rule for every adapter: a submission through the replay tools is the answer, over
+        # whatever the agent also returned, printed or wrote to a file (the last one counts).
+        result.answer_text, result.answer_source = answer.answer, "submit"
+    return AttemptOutcome(
+        unit=unit, kind=kind, error=error,
+        answer_text=result.answer_text if kind == "ok" else None,
+        answer_source=result.answer_source if kind == "ok" else None,
+        usage=_usage(result), harness_version=result.harness_version or env.agent.harness_version,
+        latency_s=clock() - t0, commands=calls, trajectory=trajectory, log=log_bytes, notes=list(result.notes))
+
+
+async def _solve(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces,
+                 result: AgentResult) -> tuple[OutcomeKind, str | None, AgentResult]:
+    agent = env.agent
+    try:
+        ctx = await asyncio.to_thread(_context, unit, env, pieces, result)
+    except InfrastructureError as exc:
+        return "infrastructure", str(exc), result
+    timeout_s = unit.settings.timeout_s
+    deadline = asyncio.timeout(timeout_s)
+    try:
+        async with deadline:
+            returned = await agent.solve(ctx)
+        return "ok", None, returned if returned is not None else ctx.result
+    except TimeoutError:
+        if deadline.expired():
+            return "timeout", f"no answer within {timeout_s:g}s", ctx.result
+        return "agent", "TimeoutError raised inside the agent", ctx.result
+    except InfrastructureError as exc:
+        return "infrastructure", str(exc), ctx.result
+    except AgentError as exc:
+        return "agent", str(exc), ctx.result
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # an adapter bug or a replay refusal: the agent's failure, not ours
+        pieces.log.write(traceback.format_exc())
+        return "agent", f"{type(exc).__name__}: {exc}", ctx.result
+
+
+def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
+    """Remove attempt workspaces and logs whose run died (SIGKILL leaves them in the temp folder).
+
+    A workspace belongs to a live attempt while some process still has it as its working directory;
+    the sweep leaves those alone, so two runs on one machine never remove each other's.
+    """
+    tmp = Path(tempfile.gettempdir())
+    in_use = _cwds()
+    removed = 0
+    now = time.time()
+    for path in list(tmp.glob(f"{WORKSPACE_PREFIX}*")) + list(tmp.glob("ctbench-log-*")):
+        try:
+            if not path.is_dir() or now - path.stat().st_mtime < max_age_s:
+                continue
+            resolved = path.resolve()
+        except OSError:
+            continue
+        if any(c == resolved or c.is_relative_to(resolved) for c in in_use):
+            continue
+        if path.name.startswith("ctbench-log-") and _open_elsewhere(resolved):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _cwds() -> list[Path]:
+    out = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            out.append(Path(os.readlink(entry / "cwd")))
+        except OSError:
+            continue
+    return out
+
+
+def _open_elsewhere(folder: Path) -> bool:
+    """Whether some live process holds a file in ``folder`` open (a running attempt's log)."""
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            for fd in fd_dir.iterdir():
+                try:
+                    if Path(os.readlink(fd)).is_relative_to(folder):
+                        return True
+                except OSError:
+                    continue
+        except OSError:
+            continue
+    return False
+
+
+__all__ = [
+    "AttemptEnv",
+    "LocalEnv",
+    "TaskDefinitionError",
+    "WORKSPACE_PREFIX",
+    "agent_options",
+    "mcp_proxy_command",
+    "run_attempt",
+    "sweep_stale_workspaces",
+]

@@ -1,0 +1,193 @@
+"""Executors: where attempts run. The runner submits work units and reads outcomes as they finish.
+
+The :class:`Executor` protocol is the whole contract (issue 12): ``start`` with the run's
+:class:`ExecutionContext`, ``submit`` units, iterate ``events()`` for a :class:`UnitStarted` when a unit
+begins and its :class:`~ctbench.evaluate.work.AttemptOutcome` when it ends, ``cancel`` on interrupt,
+``close`` at the end. Resume, retries of infrastructure errors, SIGKILL safety and the live progress
+are the runner's, built on this protocol alone, so they work the same through any executor.
+
+:class:`LocalExecutor` (the default) runs attempts in the runner's event loop, at most ``concurrency``
+at once, in submission order. Other executors (``ray``, or one of a plug-in package) are found through
+the ``ctbench.executors`` entry-point group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from ctbench.errors import CtbError
+from ctbench.evaluate.attempt import LocalEnv, run_attempt
+from ctbench.evaluate.work import AgentSettings, AttemptOutcome, WorkUnit
+
+if TYPE_CHECKING:
+    from ctbench.evaluate.agents import Agent
+    from ctbench.store import TaskSet
+
+GROUP = "ctbench.executors"
+BUILTIN: dict[str, str] = {
+    "local": "ctbench.evaluate.executors:LocalExecutor",
+}
+
+
+class ExecutorError(CtbError):
+    """The executor cannot run at all (cluster unreachable, bad options): one clear line."""
+
+
+@dataclass(frozen=True)
+class UnitStarted:
+    """A unit began running (for the live progress)."""
+
+    unit: WorkUnit
+
+
+ExecutorEvent = UnitStarted | AttemptOutcome
+
+
+@dataclass
+class ExecutionContext:
+    """What a run gives its executor: the task set (agent-visible parts are read from it), the agent
+    settings every unit shares, the concurrency bound, and the tasks that will run (for warm-up or
+    for shipping their visible parts ahead)."""
+
+    task_set: TaskSet
+    settings: AgentSettings
+    concurrency: int
+    task_ids: Sequence[str]
+    agent: Agent | None = None
+    """The runner's agent instance (already checked); in-process executors use it, remote ones rebuild."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """Executor-specific options (``--ray-address`` ...)."""
+
+
+@runtime_checkable
+class Executor(Protocol):
+    name: ClassVar[str]
+
+    async def start(self, ctx: ExecutionContext) -> None: ...
+
+    async def submit(self, unit: WorkUnit) -> None: ...
+
+    def events(self) -> AsyncIterator[ExecutorEvent]: ...
+
+    async def cancel(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class QueueExecutor:
+    """Shared machinery of executors that run each unit as an asyncio task and report through a queue.
+
+    Subclasses implement :meth:`run_unit`; the concurrency bound, ordering, start events, cancellation
+    and "an unexpected failure becomes an infrastructure outcome" are here.
+    """
+
+    name: ClassVar[str] = "queue"
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[ExecutorEvent] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._sem: asyncio.Semaphore | None = None
+        self.ctx: ExecutionContext | None = None
+
+    async def start(self, ctx: ExecutionContext) -> None:
+        self.ctx = ctx
+        self._sem = asyncio.Semaphore(ctx.concurrency)
+
+    async def submit(self, unit: WorkUnit) -> None:
+        task = asyncio.create_task(self._run(unit), name=f"ctb-{unit.task_id}-t{unit.trial}-a{unit.attempt}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, unit: WorkUnit) -> None:
+        assert self._sem is not None
+        async with self._sem:
+            self._queue.put_nowait(UnitStarted(unit))
+            try:
+                outcome = await self.run_unit(unit)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the executor's own failure: the harness side, worth a retry
+                outcome = AttemptOutcome(unit=unit, kind="infrastructure",
+                                         error=f"executor {self.name}: {type(exc).__name__}: {exc}")
+            self._queue.put_nowait(outcome)
+
+    async def run_unit(self, unit: WorkUnit) -> AttemptOutcome:
+        raise NotImplementedError
+
+    async def events(self) -> AsyncIterator[ExecutorEvent]:
+        while True:
+            yield await self._queue.get()
+
+    async def cancel(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def close(self) -> None:
+        await self.cancel()
+
+
+class LocalExecutor(QueueExecutor):
+    """Attempts in this process's event loop, sharing one replay engine, agent and server."""
+
+    name: ClassVar[str] = "local"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__()
+        if options:
+            raise ExecutorError(f"executor 'local' takes no options (got {', '.join(sorted(options))})")
+        self.env: LocalEnv | None = None
+
+    async def start(self, ctx: ExecutionContext) -> None:
+        await super().start(ctx)
+        self.env = LocalEnv(ctx.task_set, ctx.settings, agent=ctx.agent, warm_tasks=ctx.task_ids)
+        await self.env.start()
+
+    async def run_unit(self, unit: WorkUnit) -> AttemptOutcome:
+        assert self.env is not None
+        return await run_attempt(unit, self.env)
+
+    async def close(self) -> None:
+        await super().close()
+        if self.env is not None:
+            await self.env.close()
+            self.env = None
+
+
+def executor_names() -> list[str]:
+    found = [ep.name for ep in entry_points(group=GROUP)]
+    return list(dict.fromkeys([*BUILTIN, *found]))
+
+
+def make_executor(name: str, options: dict[str, Any] | None = None) -> Executor:
+    """The executor called ``name`` (entry point ``ctbench.executors``), built with its options."""
+    target = next((ep.value for ep in entry_points(group=GROUP) if ep.name == name), None) or BUILTIN.get(name)
+    if target is None:
+        raise ExecutorError(f"unknown executor {name!r}; choose one of: {', '.join(executor_names())}")
+    module, _, attr = target.partition(":")
+    try:
+        cls = getattr(import_module(module), attr)
+    except ImportError as exc:
+        hint = f" (pip install 'ctbench[{name}]')" if name == "ray" else ""
+        raise ExecutorError(f"executor {name!r} cannot be loaded: {exc}{hint}") from None
+    executor: Executor = cls(**(options or {}))
+    return executor
+
+
+__all__ = [
+    "ExecutionContext",
+    "Executor",
+    "ExecutorError",
+    "ExecutorEvent",
+    "LocalExecutor",
+    "QueueExecutor",
+    "UnitStarted",
+    "executor_names",
+    "make_executor",
+]

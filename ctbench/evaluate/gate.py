@@ -1,0 +1,128 @@
+"""The gate on what a run may execute: approved, valid, and unchanged since approval.
+
+A published number is only as good as the tasks behind it. By default ``ctb-eval run`` takes a task
+only when (1) its ``status`` is ``approved``, (2) its last review round ended approved and every
+criterion's verdict was given on the content the task has now (the review records carry one hash per
+part, :mod:`ctbench.review.hashes`), and (3) it validates without errors. Anything else is listed with
+its reason and skipped; ``--allow-unreviewed`` lifts (1) and (2) and is recorded in run.yaml.
+Validation errors are never run over silently: a task that fails validation is skipped unless
+``--allow-invalid`` is given, and then an attempt that cannot be served ends as a task-definition
+outcome, never retried and never blamed on the agent or the infrastructure.
+
+Every result line carries the task's :func:`content_hash`, so two runs that scored "the same task id"
+with different content can be told apart (``ctb-eval compare`` warns).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctbench.model import Status, TaskSpec
+from ctbench.store import TaskRef, TaskSet
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A task the gate kept out of the run, and why (one line a user can act on)."""
+
+    task_id: str
+    reason: str
+
+    def render(self) -> str:
+        return f"{self.task_id}: {self.reason}"
+
+
+def content_hash(task_dir: Path) -> str:
+    """One ``sha256:`` over the per-part hashes the review records use: visible and hidden content."""
+    from ctbench.review.hashes import content_hashes, disk_reader
+
+    parts = content_hashes(disk_reader(task_dir)).model_dump()
+    text = ";".join(f"{k}={parts[k]}" for k in sorted(parts))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def review_problem(task_dir: Path, spec: TaskSpec) -> str | None:
+    """Why the task does not count as approved-and-unchanged, or None when it does."""
+    from ctbench.review.hashes import PART_TITLES, content_hashes, disk_reader, stale_criteria
+    from ctbench.review.records import load_records
+
+    if spec.status != Status.APPROVED:
+        return f"not approved (status {spec.status.value})"
+    try:
+        records = load_records(task_dir)
+    except Exception as exc:  # a broken record file: named, never a traceback
+        return f"review records unreadable: {exc}"
+    if not records:
+        return "never reviewed (approved in task.yaml, but no review record)"
+    last = records[-1]
+    if last.outcome != "approved":
+        return f"its last review round ({last.round}) ended {last.outcome!r}, not approved"
+    stale = stale_criteria(lambda c: last.criteria[c].basis, content_hashes(disk_reader(task_dir)))
+    if stale:
+        parts = sorted({p for changed in stale.values() for p in changed})
+        return ("edited after approval: " + ", ".join(PART_TITLES.get(p, p) for p in parts)
+                + " changed since the review approved it")
+    return None
+
+
+def validation_problems(task_set: TaskSet, refs: Sequence[TaskRef]) -> dict[str, str]:
+    """First validation error of each task that has one (id -> "file:line: message")."""
+    from ctbench.authoring.validate import Validator
+
+    report = Validator(task_set).run(refs)
+    out: dict[str, str] = {}
+    for finding in report.errors:
+        if finding.task and finding.task not in out:
+            out[finding.task] = finding.render()
+    return out
+
+
+@dataclass(frozen=True)
+class GateResult:
+    admitted: list[TaskRef]
+    skipped: list[Skipped]
+    unreviewed_admitted: list[str]
+    invalid_admitted: list[str]
+
+    def skipped_summary(self, limit: int = 6) -> list[str]:
+        """The skipped tasks grouped by reason, one line per reason: "REASON: ID, ID ... (N)"."""
+        groups: dict[str, list[str]] = {}
+        for k in self.skipped:
+            groups.setdefault(k.reason, []).append(k.task_id)
+        out = []
+        for reason, ids in groups.items():
+            shown = ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+            out.append(f"{len(ids)} task(s) {reason}: {shown}")
+        return out
+
+
+def apply_gate(task_set: TaskSet, candidates: Iterable[tuple[TaskRef, TaskSpec]], *,
+               allow_unreviewed: bool = False, allow_invalid: bool = False) -> GateResult:
+    """Split the candidates into the tasks to run and the ones skipped, with reasons."""
+    pairs = list(candidates)
+    invalid = validation_problems(task_set, [ref for ref, _ in pairs]) if pairs else {}
+    admitted: list[TaskRef] = []
+    skipped: list[Skipped] = []
+    unreviewed: list[str] = []
+    invalid_run: list[str] = []
+    for ref, spec in pairs:
+        problem = invalid.get(ref.id)
+        if problem is not None:
+            if not allow_invalid:
+                skipped.append(Skipped(ref.id, f"fails validation: {problem}"))
+                continue
+            invalid_run.append(ref.id)
+        review = review_problem(ref.path, spec)
+        if review is not None:
+            if not allow_unreviewed:
+                skipped.append(Skipped(ref.id, review))
+                continue
+            unreviewed.append(ref.id)
+        admitted.append(ref)
+    return GateResult(admitted, skipped, unreviewed, invalid_run)
+
+
+__all__ = ["GateResult", "Skipped", "apply_gate", "content_hash", "review_problem", "validation_problems"]
