@@ -23,7 +23,8 @@ from ctbench.review.records import ReviewRecord, load_records
 from ctbench.review.states import CRITERIA, Criterion, Verdict
 from ctbench.store import TaskRef, TaskSet
 
-SEED_REASON = "unreviewed seed task (ctbench.yaml review.unreviewed_seed: true); it has no review records"
+SEED_REASON = ("never reviewed (an unreviewed seed task: ctbench.yaml review.unreviewed_seed; run it with "
+               "--allow-unreviewed)")
 
 
 class ApprovalState(NamedTuple):
@@ -46,23 +47,22 @@ def approval_state(ts: TaskSet, ref: TaskRef | str) -> ApprovalState:
     if task.status != Status.APPROVED:
         return ApprovalState(False, f"not approved (status {task.status.value})")
     if not records:
-        return ApprovalState(False, "status says approved, but there is no review record (not reviewed through "
-                                    "ctb-review)")
+        return ApprovalState(False, "never reviewed (approved in task.yaml, but no review record)")
     last = records[-1]
-    if last.outcome != "approved" or any(last.criteria[c].verdict != Verdict.AGREE for c in CRITERIA):
-        return ApprovalState(False, f"status says approved, but review round {last.round} does not record "
-                                    "consensus on all four criteria")
+    if last.outcome != "approved":
+        return ApprovalState(False, f"its last review round ({last.round}) ended {last.outcome!r}, not approved")
+    if any(last.criteria[c].verdict != Verdict.AGREE for c in CRITERIA):
+        return ApprovalState(False, f"its last review round ({last.round}) does not record consensus on all four "
+                                    "criteria")
     try:
         now = content_hashes(disk_reader(ref.path, ts))
     except CtbError as exc:
         return ApprovalState(False, f"cannot check the content against the approval: {exc}")
     stale = stale_criteria(lambda c: last.criteria[c].basis, now)
-    if stale:
-        parts = list(dict.fromkeys(p for ps in stale.values() for p in ps))
-        crits = ", ".join(c.label for c in stale)
-        return ApprovalState(False, f"changed since its approval in round {last.round}: "
-                                    f"{', '.join(PART_TITLES[p] for p in parts)} (reopens {crits}); "
-                                    f"resubmit: ctb-review submit {ref.id}")
+    if stale:  # the wording the run gate records in run.yaml; ctb-review submit says what it reopens
+        parts = sorted({p for ps in stale.values() for p in ps})
+        return ApprovalState(False, "edited after approval: " + ", ".join(PART_TITLES.get(p, p) for p in parts)
+                                    + " changed since the review approved it")
     return ApprovalState(True, None)
 
 
