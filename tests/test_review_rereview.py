@@ -134,3 +134,15 @@ def test_the_app_commits_a_task_that_fails_validation_only_as_draft(world: World
     assert status(world) == "draft"
     assert git("status", "--porcelain", cwd=world.work) == "" and git("rev-parse", "HEAD", cwd=world.work) != head
     assert "fails validation" in git("log", "-1", "--format=%B", cwd=world.work)
+
+
+def test_the_task_list_marks_a_task_changed_after_approval(world: World) -> None:
+    from ctbench.authoring.app.screens.task_list import read_row
+
+    ts = TaskSet.open(world.tasks)
+    assert read_row(ts, ts.ref("RCA-101")).status == "approved"
+    code, _out, err = author("set-answer", "RCA-101", "--tasks", str(world.tasks), "--rca",
+                             "CORE_SW_01;GigabitEthernet0/0/24;physical link down", "--author", "alice")
+    assert code == 0, err
+    ts = TaskSet.open(world.tasks)
+    assert read_row(ts, ts.ref("RCA-101")).status == "draft (re-review)"
