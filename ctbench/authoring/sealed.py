@@ -7,7 +7,8 @@ bytes. The recipients list must match the ciphertext's recipient count (see :mod
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -17,44 +18,41 @@ from ctbench.sealing import RECIPIENTS_FILE, SealError, parse_recipients, stanza
 from ctbench.store import SEALED_HIDDEN_FILE, TaskRef, TaskSet
 from ctbench.yamlio import YamlFileError, load_fast, read_text
 
-if TYPE_CHECKING:
-    from ctbench.authoring.validate import _Ctx
+Report = Callable[..., None]
+"""The validator's ``error(code, message, **kw)`` for the sealed file."""
 
 
-def load_sealed(ts: TaskSet, ref: TaskRef, ctx: _Ctx) -> tuple[Any, str | None]:
-    """(HiddenSpec or None, plain text or None), reporting what is wrong on ``ctx``."""
-    from ctbench.authoring.validate import _schema_errors
-
+def load_sealed(ts: TaskSet, ref: TaskRef, error: Report) -> tuple[Any, str | None, ValidationError | None]:
+    """(HiddenSpec or None, plain text or None, schema errors for the validator to report)."""
     sealed = ref.path / SEALED_HIDDEN_FILE
     rec_file = ref.path / RECIPIENTS_FILE
     try:
         recipients = parse_recipients(read_text(rec_file), str(rec_file))
     except CtbError as exc:
-        ctx.error("sealed", f"{RECIPIENTS_FILE} is missing or broken beside the sealed gold: {exc}",
-                  expected="the recipients list ctb-review seal writes")
+        error("sealed", f"{RECIPIENTS_FILE} is missing or broken beside the sealed gold: {exc}",
+              expected="the recipients list ctb-review seal writes")
         recipients = None
     if recipients is not None:
         count = stanza_count(sealed.read_bytes())
         if count != len(recipients.recipients):
-            ctx.error("sealed", f"the sealed gold has {count} recipient(s) but {RECIPIENTS_FILE} lists "
-                                f"{len(recipients.recipients)}: a recipient was added or dropped by hand",
-                      expected="re-seal through ctb-review seal / unseal")
+            error("sealed", f"the sealed gold has {count} recipient(s) but {RECIPIENTS_FILE} lists "
+                            f"{len(recipients.recipients)}: a recipient was added or dropped by hand",
+                  expected="re-seal through ctb-review seal / unseal")
     try:
         text = ts.hidden_text(ref)
     except SealError as exc:
-        ctx.error("sealed", str(exc), expected="your age identity among the recipients (--identity FILE or "
-                                               "$CTBENCH_AGE_IDENTITY)")
-        return None, None
+        error("sealed", str(exc), expected="your age identity among the recipients (--identity FILE or "
+                                           "$CTBENCH_AGE_IDENTITY)")
+        return None, None, None
     try:
         data = load_fast(sealed, text)
     except YamlFileError as exc:
-        ctx.error("yaml", f"(sealed) {exc.detail}", line=exc.line)
-        return None, None
+        error("yaml", f"(sealed) {exc.detail}", line=exc.line)
+        return None, None, None
     if not isinstance(data, dict):
-        ctx.error("schema", "the sealed gold is not a mapping", expected="a mapping (hidden task part)")
-        return None, text
+        error("schema", "the sealed gold is not a mapping", expected="a mapping (hidden task part)")
+        return None, text, None
     try:
-        return HiddenSpec.model_validate(data), text
+        return HiddenSpec.model_validate(data), text, None
     except ValidationError as exc:
-        _schema_errors(ctx, exc, "hidden task part")
-        return None, text
+        return None, text, exc

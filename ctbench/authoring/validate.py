@@ -261,9 +261,14 @@ class Validator:
         for ref in selected:
             self.report.tasks_checked += 1
             self.check_task(ref, duplicate=ids[ref.id] > 1)
-        from ctbench.authoring.duplicates import warn_duplicate_gold
+        from ctbench.authoring.duplicates import duplicate_gold
 
-        warn_duplicate_gold(self, selected, all_refs)
+        for ref, network, others in duplicate_gold(self.ts, self.golds, selected, all_refs):
+            ctx = _Ctx(self.report, self.ts.root, ref.hidden_file, ref.id)
+            ctx.warn("duplicate-gold", f"the gold answer is the same as {', '.join(others)} on network {network}: "
+                                       "a copied task? (fine if the symptoms differ on purpose)",
+                     loc=["answer"], expected="a root cause or path no other task on this network has")
+            ctx.flush()
         return self.report
 
     def check_task(self, ref: TaskRef, *, duplicate: bool = False) -> None:
@@ -284,7 +289,9 @@ class Validator:
             from ctbench.authoring.sealed import load_sealed
 
             hctx = _Ctx(self.report, root, ref.path / SEALED_HIDDEN_FILE, ref.id)
-            hidden, htext = load_sealed(self.ts, ref, hctx)
+            hidden, htext, exc = load_sealed(self.ts, ref, hctx.error)
+            if exc is not None:
+                _schema_errors(hctx, exc, "hidden task part")
         else:
             hctx = _Ctx(self.report, root, ref.hidden_file, ref.id)
             hidden, htext = _load_model(hctx, HiddenSpec, "hidden task part")
