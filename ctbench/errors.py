@@ -19,6 +19,16 @@ class CtbError(Exception):
             self.exit_code = exit_code
 
 
+class TaskDefinitionError(CtbError):
+    """A task that cannot be run as written: its network is unknown or broken, its files do not load,
+    its id is used twice. The task's fault, not the agent's nor the infrastructure's: a runner
+    records it as its own outcome and never retries it (retrying cannot fix a file)."""
+
+    def __init__(self, message: str, *, task_id: str | None = None, exit_code: int | None = None) -> None:
+        super().__init__(message, exit_code=exit_code)
+        self.task_id = task_id
+
+
 def validation_message(exc: ValidationError, default_loc: str) -> str:
     """The first problem of a pydantic validation error as one ``loc: msg`` line.
 

@@ -280,6 +280,10 @@ class AuthoredMetadata(Strict):
         default_factory=list, description="Mechanisms involved; protocol complexity N_p is their count.")
     root_cause_count: int | None = Field(
         default=None, ge=1, description="Independent root causes N_r, where it differs from the entry count.")
+    ablation_of: TaskId | None = Field(
+        default=None, description="RCA: this task is the O2->O1 ablation variant of the named O2 task (same "
+                                  "network and statement, made directly observable, its own golden actions); "
+                                  "reports pair the two (paper Tables 20-21).")
     declared: DeclaredMetadata = Field(default_factory=DeclaredMetadata)
 
 

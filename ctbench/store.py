@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ctbench.errors import CtbError, validation_message
+from ctbench.errors import CtbError, TaskDefinitionError, validation_message
 from ctbench.model import Family, HiddenSpec, Network, Recording, TaskSpec
 from ctbench.taxonomy import TaskSetConfig, Taxonomy
 from ctbench.vendor import Vendors
@@ -65,6 +65,13 @@ SCHEMA_FILES = {
 
 class TaskNotFound(CtbError):
     pass
+
+
+class DuplicateTaskId(TaskDefinitionError):
+    """Two task folders (``rca/ID`` and ``path/ID``) share an id: which one a command means is unknown.
+
+    A task definition error, not an infrastructure one: nothing is gained by retrying it.
+    """
 
 
 class RecordingAccessError(CtbError):
@@ -303,11 +310,32 @@ class TaskSet:
     def __iter__(self) -> Iterator[TaskRef]:
         return iter(self.refs())
 
+    def duplicate_ids(self, refs: Iterable[TaskRef] | None = None) -> dict[str, list[TaskRef]]:
+        """Task ids used by more than one folder (of ``refs``, default all), with those folders."""
+        by_id: dict[str, list[TaskRef]] = {}
+        for r in self.refs() if refs is None else refs:
+            by_id.setdefault(r.id, []).append(r)
+        return {i: rs for i, rs in by_id.items() if len(rs) > 1}
+
+    def unique_refs(self) -> list[TaskRef]:
+        """:meth:`refs`, or :class:`DuplicateTaskId` naming every id two folders share.
+
+        For commands that select tasks by id (runs, exports): a run keyed by task id cannot hold two
+        tasks with one id, and guessing which one was meant would score the wrong task.
+        """
+        refs = self.refs()
+        dups = self.duplicate_ids(refs)
+        if dups:
+            raise DuplicateTaskId(duplicate_message(self.root, dups))
+        return refs
+
     def ref(self, task_id: str) -> TaskRef:
-        for fam in FAMILIES:
-            p = self.root / fam.value / task_id
-            if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", task_id) and p.is_dir():
-                return TaskRef(task_id, fam, p)
+        found = [TaskRef(task_id, fam, self.root / fam.value / task_id) for fam in FAMILIES
+                 if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", task_id) and (self.root / fam.value / task_id).is_dir()]
+        if len(found) > 1:
+            raise DuplicateTaskId(duplicate_message(self.root, {task_id: found}))
+        if found:
+            return found[0]
         raise TaskNotFound(f"task {task_id!r} not found in {self.root}")
 
     def load_task(self, ref: TaskRef | str) -> TaskSpec:
@@ -475,6 +503,13 @@ def _merged_text(ts: TaskSet, path: Path, model: BaseModel, existing: str | None
         return dump_document(merge_into(load_document(path, existing), data))
     depth = len(path.relative_to(ts.root).parts) - 1
     return schema_modeline(HIDDEN_FILE, depth) + dump_document(to_commented(data))
+
+
+def duplicate_message(root: Path, dups: dict[str, list[TaskRef]]) -> str:
+    """One line naming the ids two task folders share and the folders, for an error message."""
+    parts = [f"{i} ({' and '.join(set_relative(root, r.path) for r in rs)})" for i, rs in sorted(dups.items())]
+    return (f"duplicate task id{'s' if len(dups) > 1 else ''}: {'; '.join(parts)}; "
+            "task ids must be unique across rca/ and path/ (rename one folder and its id)")
 
 
 def _natural(text: str) -> list[Any]:

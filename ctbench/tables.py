@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,8 @@ class Table:
     rows: list[list[Cell]] = field(default_factory=list)
     note: str = ""
     key: str = ""
+    best: dict[str, str] = field(default_factory=dict)
+    """Columns where one value is best, "max" or "min": LaTeX output can set the best one in bold."""
 
     def add(self, *cells: Cell) -> None:
         self.rows.append(list(cells))
@@ -88,30 +91,80 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX.get(ch, ch) for ch in text).replace("±", r"$\pm$").replace("→", r"$\rightarrow$")
 
 
-def render_latex(tables: Sequence[Table]) -> str:
-    out: list[str] = ["% requires \\usepackage{booktabs}"]
-    for t in tables:
-        out.append("\\begin{table}[t]\n\\centering\\small")
-        out.append(f"\\caption{{{latex_escape(t.title)}}}")
+_SHAPE = re.compile(r"\s*\((?:paper )?Tables? (\d+(?:[-–]\d+)?) shape\)")
+WIDE_COLUMNS = 8
+"""Tables with more columns than this are set across both columns (``table*``) and scaled to fit."""
+
+
+def _number(cell: Cell) -> float | None:
+    """The value a cell shows: the number itself, or the leading number of ``"47.62 ± 4.47"``."""
+    if isinstance(cell, bool) or cell is None:
+        return None
+    if isinstance(cell, int | float):
+        return float(cell)
+    m = re.match(r"\s*(-?\d+(?:\.\d+)?)", cell)
+    return float(m.group(1)) if m else None
+
+
+def _best_cells(t: Table) -> set[tuple[int, int]]:
+    """(row, column) of the best value of every column in ``t.best`` (all of them when tied)."""
+    out: set[tuple[int, int]] = set()
+    for name, how in t.best.items():
+        if name not in t.columns or len(t.rows) < 2:
+            continue
+        j = t.columns.index(name)
+        values = [(i, v) for i, r in enumerate(t.rows) if j < len(r) and (v := _number(r[j])) is not None]
+        if not values:
+            continue
+        target = max(v for _, v in values) if how == "max" else min(v for _, v in values)
+        out |= {(i, j) for i, v in values if v == target}
+    return out
+
+
+def latex_caption(t: Table) -> tuple[str, str | None]:
+    """(caption naming what the table shows, the paper table it follows or None)."""
+    m = _SHAPE.search(t.title)
+    title = _SHAPE.sub("", t.title).strip()
+    caption = title if not t.note else f"{title}. {t.note}"
+    return caption, m.group(1) if m else None
+
+
+def render_latex(tables: Sequence[Table], *, bold_best: bool = False) -> str:
+    """Paper-ready LaTeX: booktabs rules, a caption that says what the table shows (its note included),
+    a ``\\label{tab:<key>}`` to cite, wide tables across both columns and scaled to the text width, and -
+    with ``bold_best`` - the best value of each rated column in bold."""
+    out: list[str] = ["% requires \\usepackage{booktabs} and \\usepackage{graphicx}"]
+    for n, t in enumerate(tables, start=1):
+        wide = len(t.columns) > WIDE_COLUMNS
+        env = "table*" if wide else "table"
+        caption, paper = latex_caption(t)
+        if paper:
+            out.append(f"% the layout of the CTBench paper's Table {paper}")
+        out.append(f"\\begin{{{env}}}[t]\n\\centering\\small")
+        out.append(f"\\caption{{{latex_escape(caption)}}}")
+        out.append(f"\\label{{tab:{re.sub(r'[^A-Za-z0-9:-]+', '-', t.key or f'table-{n}')}}}")
         align = "".join("r" if i and _numeric(t, i) else "l" for i in range(len(t.columns)))
+        if wide:
+            out.append("\\resizebox{\\textwidth}{!}{%")
         out.append("\\begin{tabular}{" + align + "}\n\\toprule")
         out.append(" & ".join(latex_escape(c) for c in t.columns) + " \\\\\n\\midrule")
-        for row in t.rows:
-            out.append(" & ".join(latex_escape(fmt(c)) for c in row) + " \\\\")
-        out.append("\\bottomrule\n\\end{tabular}")
-        if t.note:
-            out.append(f"\\par\\footnotesize {latex_escape(t.note)}")
-        out.append("\\end{table}\n")
+        bold = _best_cells(t) if bold_best else set()
+        for i, row in enumerate(t.rows):
+            cells = [latex_escape(fmt(c)) for c in row]
+            cells = [f"\\textbf{{{c}}}" if (i, j) in bold else c for j, c in enumerate(cells)]
+            out.append(" & ".join(cells) + " \\\\")
+        out.append("\\bottomrule\n\\end{tabular}" + ("}" if wide else ""))
+        out.append(f"\\end{{{env}}}\n")
     return "\n".join(out)
 
 
-def render(tables: Sequence[Table], fmt_name: str) -> str:
+def render(tables: Sequence[Table], fmt_name: str, *, bold_best: bool = False) -> str:
     if fmt_name == "text":
         return render_text(tables)
     if fmt_name == "md":
         return render_markdown(tables)
     if fmt_name == "latex":
-        return render_latex(tables)
+        return render_latex(tables, bold_best=bold_best)
     if fmt_name == "json":
         return json.dumps([t.to_json() for t in tables], indent=2, ensure_ascii=False) + "\n"
     raise ValueError(f"unknown format {fmt_name!r}")

@@ -13,6 +13,7 @@ import io
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -122,10 +123,50 @@ def dump_document(doc: Any) -> str:
     return buf.getvalue()
 
 
+STALE_TEMP_S = 60.0
+"""Age after which a ``.<name>.XXXXXXXX.tmp`` beside a file is an interrupted save's leftover, not a
+save in progress (one takes milliseconds): the next save of that file removes it."""
+
+
+def is_leftover_temp(name: str) -> bool:
+    """Whether file ``name`` looks like an atomic save's temporary file (``.hidden.yaml.k3j9x2ab.tmp``)."""
+    return name.startswith(".") and name.endswith(".tmp") and name.count(".") >= 3
+
+
+def remove_stale_temps(path: Path, *, older_than: float = STALE_TEMP_S) -> list[Path]:
+    """Delete the temporary files interrupted atomic saves of ``path`` left beside it; returns them.
+
+    A killed save leaves a full copy of the file it was writing (a ``hidden.yaml`` copy holds the
+    gold, and ``git add -A`` would stage it). Only files older than ``older_than`` seconds go, so a
+    concurrent save's temporary file is never pulled from under it.
+    """
+    removed: list[Path] = []
+    prefix = f".{path.name}."
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    now = time.time()
+    for e in entries:
+        if not (e.name.startswith(prefix) and e.name.endswith(".tmp")) or len(e.name) <= len(prefix) + 4:
+            continue
+        try:
+            if e.is_file(follow_symlinks=False) and now - e.stat(follow_symlinks=False).st_mtime > older_than:
+                os.unlink(e.path)
+                removed.append(Path(e.path))
+        except OSError:
+            continue
+    return removed
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> bool:
-    """Write via a temporary file in the same folder and rename; returns False if nothing changed."""
+    """Write via a temporary file in the same folder and rename; returns False if nothing changed.
+
+    Leftovers of earlier interrupted saves of the same file are removed (:func:`remove_stale_temps`).
+    """
     try:
         if path.read_bytes() == data:
+            remove_stale_temps(path)
             return False
     except OSError:
         pass
@@ -143,6 +184,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> bool:
         except OSError:
             pass
         raise
+    remove_stale_temps(path)
     return True
 
 

@@ -67,7 +67,7 @@ def test_unknown_family_is_a_clear_error() -> None:
         ("hp_comware", "<CORE-01>"),
         ("cisco_ios", "CORE-01#"),
         ("cisco_nxos", "CORE-01#"),
-        ("juniper_junos", "admin@CORE-01>"),
+        ("juniper_junos", "admin@CORE-01> "),  # Junos prints a space after ">"
     ],
 )
 def test_prompt(os_name: str, expected: str) -> None:
@@ -75,7 +75,7 @@ def test_prompt(os_name: str, expected: str) -> None:
 
 
 def test_junos_prompt_names_the_user() -> None:
-    assert get_dialect("juniper_junos").prompt("mx1", user="lab") == "lab@mx1>"
+    assert get_dialect("juniper_junos").prompt("mx1", user="lab") == "lab@mx1> "
 
 
 # --------------------------------------------------------------------------- abbreviation
@@ -240,21 +240,21 @@ ERRORS = [
     ("cisco_nxos", "N9K", "show ip routes", "            ^\n% Invalid command at '^' marker.\n"),
     ("cisco_nxos", "N9K", "show i", "         ^\n% Ambiguous command at '^' marker.\n"),
     ("cisco_nxos", "N9K", "show ip", "           ^\n% Incomplete command at '^' marker.\n"),
-    # Junos: "admin@vmx1>" is 11 wide; first word unknown vs a later word.
-    ("juniper_junos", "vmx1", "shwo version", "           ^\nunknown command.\n"),
+    # Junos: "admin@vmx1> " is 12 wide (a space after ">"); first word unknown vs a later word.
+    ("juniper_junos", "vmx1", "shwo version", "            ^\nunknown command.\n"),
     (
         "juniper_junos",
         "vmx1",
         "show interfacs terse",
-        "                ^\nsyntax error, expecting <command>.\n",
+        "                 ^\nsyntax error, expecting <command>.\n",
     ),
     (
         "juniper_junos",
         "vmx1",
         "show i",
-        "                ^\n'i' is ambiguous.\nPossible completions:\n  igmp\n  interfaces\n  ipv6\n  isis\n",
+        "                 ^\n'i' is ambiguous.\nPossible completions:\n  igmp\n  interfaces\n  ipv6\n  isis\n",
     ),
-    ("juniper_junos", "vmx1", "show", "               ^\nsyntax error, expecting <command>.\n"),
+    ("juniper_junos", "vmx1", "show", "                ^\nsyntax error, expecting <command>.\n"),
 ]
 
 

@@ -52,7 +52,7 @@ def test_round_trip_scores_like_the_oracle(starter_set: Path, tmp_path: Path) ->
     src.write_text(json.dumps({"model": "gpt-5.5", "harness": "codex", "results": paper_results(ts)}))
     summary = import_results(src, tmp_path / "runs" / "codex", ts)
     assert summary.tasks == 3 and summary.answered == 3 and summary.commands == 12
-    assert summary.outcomes == {"recorded": 12, "denied": 0, "invalid": 0, "unknown-device": 0}
+    assert summary.outcomes == {"recorded": 12, "denied": 0, "invalid": 0, "unknown-device": 0, "help": 0}
     run = tmp_path / "runs" / "codex"
     config = RunFolder(run).load_config()
     assert (config.agent, config.model, config.harness, config.name) == ("codex", "gpt-5.5", "codex", "codex")
@@ -75,17 +75,18 @@ def test_commands_are_canonicalised_like_replay(starter_set: Path, tmp_path: Pat
         ["CORE_SW_01", "dis cur int GE0/0/24"],         # abbreviated interface too
         {"device": "CORE_SW_01", "command": "display version"},   # valid, not recorded: denied, still executed
         {"device": "CORE_SW_01", "command": "dis foo"},            # the device rejects it: invalid
+        {"device": "CORE_SW_01", "command": "dis int br ?"},       # context help: executes nothing
         {"device": "NOPE_01", "command": "display version"},       # not in the network
         {"note": "no device here"},
     ]}]))
     summary = import_results(src, tmp_path / "run", ts)
-    assert summary.outcomes == {"recorded": 2, "denied": 1, "invalid": 1, "unknown-device": 1}
+    assert summary.outcomes == {"recorded": 2, "denied": 1, "invalid": 1, "unknown-device": 1, "help": 1}
     assert any("1 command entr(y/ies) name no device" in w for w in summary.warnings)
     traj = read_trajectory(tmp_path / "run" / "trajectories" / "RCA-001.jsonl")
     assert [(r.canonical, r.outcome.value) for r in traj] == [
         ("display interface brief", "recorded"),
         ("display current-configuration interface GigabitEthernet0/0/24", "recorded"),
-        ("display version", "denied"), (None, "invalid"), (None, "unknown-device")]
+        ("display version", "denied"), (None, "invalid"), (None, "help"), (None, "unknown-device")]
     assert traj[0].command == "dis int br | inc GE"
     task = score_run(tmp_path / "run", ts, n_resamples=N)["tasks"][0]
     assert task["exact"] is True and task["evidence"] == {"covered": 2, "golden": 3, "executed": 3}

@@ -75,11 +75,22 @@ def test_rca_last_tag_block_is_the_answer_and_answer_tag_accepted() -> None:
 
 def test_rca_bad_tagged_answer_is_not_rescued_from_prose() -> None:
     text = (f"I suspect FW_01;10.3.10.1;{POLICY}\n"
-            "<result>\nFW_02;114.114.114.114;OSPF misconfigured\n</result>")
+            "<result>\nFW_02;114.114.114.114\n</result>")
     got = rca(text)
     assert got.status == "unparsable"
     assert got.rca == frozenset()
-    assert got.invalid_lines == ("FW_02;114.114.114.114;OSPF misconfigured",)
+    assert got.invalid_lines == ("FW_02;114.114.114.114",)
+
+
+def test_rca_tagged_cause_with_an_unknown_label_is_what_the_agent_said() -> None:
+    text = (f"I suspect FW_01;10.3.10.1;{POLICY}\n"
+            "<result>\nFW_02;114.114.114.114;OSPF misconfigured\n</result>")
+    got = rca(text)
+    assert got.status == "answered"  # a stated cause, not rescued from prose, not dropped
+    assert got.rca == {RcaEntry("FW_02", "114.114.114.114", "OSPF misconfigured")}
+    assert got.invalid_lines == ()
+    assert got.unresolved_lines == (("FW_02;114.114.114.114;OSPF misconfigured",
+                                     "unknown root-cause label 'OSPF misconfigured'"),)
 
 
 def test_rca_fenced_block_and_final_answer_marker() -> None:
@@ -102,8 +113,12 @@ def test_rca_invalid_lines_kept_next_to_valid_ones() -> None:
             f"FW_01;a;b;{VRRP}\n</result>")
     got = rca(text)
     assert got.status == "answered"
-    assert got.rca == {RcaEntry("FW_02", "8.8.8.8", VRRP)}
-    assert got.invalid_lines == (f"FW_09;8.8.8.8;{VRRP}", "FW_01;x;cosmic rays", f"FW_01;a;b;{VRRP}")
+    # lines with the schema's shape are stated causes, whatever they name; the four-field one is not
+    assert got.rca == {RcaEntry("FW_02", "8.8.8.8", VRRP), RcaEntry("FW_09", "8.8.8.8", VRRP),
+                       RcaEntry("FW_01", "x", "cosmic rays")}
+    assert got.invalid_lines == (f"FW_01;a;b;{VRRP}",)
+    assert got.unresolved_lines == ((f"FW_09;8.8.8.8;{VRRP}", "unknown node 'FW_09'"),
+                                    ("FW_01;x;cosmic rays", "unknown root-cause label 'cosmic rays'"))
 
 
 def test_rca_trailing_separator_and_fullwidth_separator_tolerated() -> None:
@@ -111,15 +126,16 @@ def test_rca_trailing_separator_and_fullwidth_separator_tolerated() -> None:
     assert got.rca == {RcaEntry("FW_02", "8.8.8.8", VRRP), RcaEntry("FW_01", "10.3.10.1", POLICY)}
 
 
-def test_rca_object_normaliser_value_error_invalidates_line() -> None:
+def test_rca_object_normaliser_value_error_keeps_the_stated_object() -> None:
     def strict(node: str, obj: str) -> str:
         if obj == "bogus":
-            raise ValueError(obj)
+            raise ValueError(f"no interface {obj} on {node}")
         return obj
 
     got = parse_rca(f"FW_02;bogus;{VRRP}", node_names=RCA_NODES, resolve_label=resolve,
                     normalize_object=strict)
-    assert got.status == "unparsable" and got.invalid_lines == (f"FW_02;bogus;{VRRP}",)
+    assert got.status == "answered" and got.rca == {RcaEntry("FW_02", "bogus", VRRP)}
+    assert got.unresolved_lines == ((f"FW_02;bogus;{VRRP}", "object 'bogus': no interface bogus on FW_02"),)
 
 
 @pytest.mark.parametrize("text", [None, "", "   \n\t", "<result></result>", "<result>\n```\n```\n</result>"])
@@ -141,8 +157,8 @@ def test_rca_tag_with_prose_only_is_unparsable_with_invalid_lines() -> None:
 
 def test_rca_case_only_collision_needs_exact_spelling() -> None:
     got = parse_rca("fw_a;x;shutdown\nFW_a;y;shutdown", node_names=["FW_A", "fw_a"], resolve_label=resolve)
-    assert got.rca == {RcaEntry("fw_a", "x", SHUT)}
-    assert got.invalid_lines == ("FW_a;y;shutdown",)
+    assert got.rca == {RcaEntry("fw_a", "x", SHUT), RcaEntry("FW_a", "y", SHUT)}
+    assert got.unresolved_lines == (("FW_a;y;shutdown", "unknown node 'FW_a'"),)
 
 
 # --------------------------------------------------------------------------- paths
@@ -183,14 +199,33 @@ def test_path_duplicates_removed_order_kept() -> None:
 
 
 @pytest.mark.parametrize("bad", [
-    "Unknown_GE1 -> PE1",          # unknown node
-    "PE1_GE1 -> Nowhere",          # unknown terminal
-    "PE1_GE1 -> BJ_GW_GE2",        # terminal must be a node only
     "PE1_GE1 -> -> BJ_GW",         # empty token
+    "PE1_GE1",                     # one hop is no path
+    "-> BJ_GW",
 ])
 def test_path_invalid_lines(bad: str) -> None:
     got = paths(f"<result>\n{bad}\n</result>")
     assert got.status == "unparsable" and got.paths == () and got.invalid_lines == (bad,)
+
+
+@pytest.mark.parametrize(("stated", "hops", "problem"), [
+    ("Unknown_GE1 -> PE1", (Hop("Unknown_GE1"), Hop("PE1")), "unknown hop 'Unknown_GE1'"),
+    ("PE1_GE1 -> Nowhere", (Hop("PE1", "GE1"), Hop("Nowhere")), "unknown node 'Nowhere'"),
+    ("PE1_GE1 -> BJ_GW_GE2", (Hop("PE1", "GE1"), Hop("BJ_GW_GE2")), "unknown node 'BJ_GW_GE2'"),  # terminal: a node
+    ("PE1_GE1 -> X_1 -> Y_2 -> BJ_GW", (Hop("PE1", "GE1"), Hop("X_1"), Hop("Y_2"), Hop("BJ_GW")),
+     "unknown hop 'X_1'; unknown hop 'Y_2'"),
+])
+def test_declared_paths_through_unknown_hops_are_what_the_agent_said(stated: str, hops: tuple[Hop, ...],
+                                                                     problem: str) -> None:
+    got = paths(f"<result>\n{stated}\nPE1_GE1 -> BJ_GW\n</result>")
+    assert got.status == "answered" and got.paths == (hops, (Hop("PE1", "GE1"), Hop("BJ_GW")))
+    assert got.unresolved_lines == ((stated, problem),) and got.invalid_lines == ()
+
+
+def test_undeclared_arrows_between_unknown_ends_are_prose() -> None:
+    got = paths("I guess packets -> somewhere\nPE1_GE1 -> X_9 -> BJ_GW\n")
+    assert got.paths == ((Hop("PE1", "GE1"), Hop("X_9"), Hop("BJ_GW")),)
+    assert got.invalid_lines == ("I guess packets -> somewhere",)
 
 
 def test_path_prose_lines_without_arrow_are_ignored_outside_tags() -> None:

@@ -42,7 +42,7 @@ def test_every_table_shape_is_there(starter_set: Path, runs: list[Path]) -> None
     report = build_report(runs, TaskSet.open(starter_set), n_resamples=N)
     tables = {t.key: t for t in report_tables(report)}
     assert list(tables) == ["runs", "table5", "table6", "table13", "table16", "table18", "table19", "table20",
-                            "table22", "table25", "table29", "by_root_cause_count", "by_chain_length",
+                            "table22", "table21", "table24", "table25", "table29", "by_root_cause_count", "by_chain_length",
                             "by_protocol_complexity", "by_golden_tier", "by_path_count", "warnings"]
     t5 = tables["table5"]
     assert t5.rows[0][:6] == ["oracle+gold", 2, "100.00 ± 0.00", "100.00 ± 0.00", "100.00 ± 0.00", "100.00 ± 0.00"]
@@ -95,7 +95,8 @@ def test_html_is_one_self_contained_file(starter_set: Path, runs: list[Path]) ->
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
     assert html.count("<svg") == 4  # category radar, heterogeneity, observability, cost vs accuracy
     assert "<polygon" in html  # the category radar (C1, C2, C4)
-    assert not re.search(r"https?://|<link|<script|src=|url\(|@import", html)
+    assert not re.search(r"https?://|<link|src=|url\(|@import", html)
+    assert re.findall(r"<script[^>]*>", html) == ["<script>"]  # the drill-down's inline sort/filter, nothing loaded
     assert "<style>" in html and "Cost vs accuracy" in html and "mean total tokens per task" in html
     assert html == render_report(build_report(runs, TaskSet.open(starter_set), n_resamples=N), "html")  # deterministic
 

@@ -309,3 +309,18 @@ def test_broken_task_files_and_trajectories_are_named(starter_set: Path, tmp_pat
     with pytest.raises(CtbError, match=r"hidden\.yaml") as err:
         score_run(run, TaskSet.open(starter_set))
     assert "not in the task set" not in str(err.value)
+
+
+def test_help_calls_are_never_executed_actions(starter_set: Path, tmp_path: Path) -> None:
+    """A ``?`` on a golden command (outcome ``help``) executes nothing, even with a canonical form."""
+    ts = TaskSet.open(starter_set)
+    golden = golden_calls(ts, "RCA-001")
+    as_help = [(device, f"{command} ?", canonical, "help") for device, command, canonical, _ in golden]
+    run = write_run(tmp_path / "help", starter_set, answers={"RCA-001": gold_text(ts, "RCA-001")},
+                    calls={"RCA-001": as_help})
+    task = score_run(run, ts, n_resamples=N)["tasks"][0]
+    assert task["evidence"] == {"covered": 0, "golden": len(golden), "executed": 0}
+    run = write_run(tmp_path / "ran", starter_set, answers={"RCA-001": gold_text(ts, "RCA-001")},
+                    calls={"RCA-001": as_help + golden})
+    task = score_run(run, ts, n_resamples=N)["tasks"][0]
+    assert task["evidence"]["covered"] == len(golden) and task["evidence"]["executed"] == len(golden)

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING
 from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
 
+if TYPE_CHECKING:
+    from ctbench.authoring.validate import Finding, Report
+
 DESCRIPTION = """\
 Write, check and publish troubleshooting tasks.
 
@@ -32,9 +35,23 @@ examples:
 """
 
 
-def _tasks_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tasks", metavar="DIR", default=None,
+def _tasks_arg(p: argparse.ArgumentParser, *, top: bool = False) -> None:
+    # Only the top-level parser sets the default: a sub-command's default would overwrite the value
+    # given before the command (`ctb-author --tasks DIR validate`), so theirs is SUPPRESS.
+    p.add_argument("--tasks", metavar="DIR", default=None if top else argparse.SUPPRESS,
                    help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
+
+
+def _invalid_lines(report: Report, limit: int = 3) -> list[str]:
+    """One line per task (and per set-level file) that does not validate: its first errors."""
+    by_what: dict[tuple[bool, str], list[Finding]] = {}
+    for f in report.errors:  # a task by its id; a set-level file (taxonomy, a network) by its path
+        by_what.setdefault((f.task is not None, f.task or f.file), []).append(f)
+    out = []
+    for (_, what), found in sorted(by_what.items()):
+        more = f" (+{len(found) - limit} more)" if len(found) > limit else ""
+        out.append(f"{what} does not validate: " + "; ".join(f.render() for f in found[:limit]) + more)
+    return out
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -75,13 +92,31 @@ def cmd_stats(args: argparse.Namespace) -> int:
         review_counts = _rc(ts)
     except ImportError:
         pass
-    res = dataset_stats(ts, review_counts=review_counts)
+    from ctbench.authoring.validate import Validator
+
+    report = Validator(ts).run()
+    invalid = _invalid_lines(report)
+    try:
+        res = dataset_stats(ts, review_counts=review_counts)
+    except CtbError:  # a broken taxonomy or configuration: no table can be computed
+        for line in invalid:
+            print(f"ctb-author stats: {line}", file=sys.stderr)
+        raise CtbError(f"{ts.root}: the task set does not validate; no statistics (see ctb-author validate "
+                       f"{ts.root})") from None
     if args.format == "json":
-        emit_json({"tables": [t.to_json() for t in res.tables], "skipped": res.skipped})
+        emit_json({"tables": [t.to_json() for t in res.tables], "skipped": res.skipped,
+                   "invalid_tasks": sorted(report.tasks_with_errors)})
     else:
         sys.stdout.write(render(res.tables, args.format))
     for s in res.skipped:
-        print(f"skipped (invalid): {s}", file=sys.stderr)
+        print(f"skipped (cannot be loaded): {s}", file=sys.stderr)
+    for line in invalid:
+        print(f"ctb-author stats: {line}", file=sys.stderr)
+    if report.errors:
+        print(f"ctb-author stats: {len(report.tasks_with_errors)} of {report.tasks_checked} task(s) do not "
+              f"validate; the tables count the {report.tasks_checked - len(res.skipped)} that load "
+              f"(see ctb-author validate {ts.root})", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -97,13 +132,23 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from ctbench.authoring.bundle import dumps, export_task
+    from ctbench.authoring.validate import Validator
     from ctbench.store import TaskSet
     from ctbench.yamlio import atomic_write_text
 
     ts = TaskSet.open(args.tasks)
-    refs = [ts.ref(i) for i in args.ids] if args.ids else ts.refs()
+    refs = [ts.ref(i) for i in args.ids] if args.ids else ts.unique_refs()  # one id, one bundle file
     if not refs:
         raise CtbError(f"{ts.root}: no tasks to export")
+    report = Validator(ts).run(refs)
+    invalid = _invalid_lines(report)
+    for line in invalid:
+        print(f"ctb-author export: {line}", file=sys.stderr)
+    if report.errors and not args.force:
+        bad = sorted(report.tasks_with_errors) or ["the task set"]
+        verb = "does" if len(bad) == 1 else "do"
+        raise CtbError(f"export: {', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''} {verb} not validate; nothing "
+                       "written (fix the errors above, or pass --force to export anyway)")
     bundles = [export_task(ts, r, public_only=args.public_only) for r in refs]
     if args.jsonl:
         text = "".join(dumps(b, compact=True) + "\n" for b in bundles)
@@ -358,7 +403,7 @@ def _browse(args: argparse.Namespace) -> int:
 
 def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-author", DESCRIPTION)
-    _tasks_arg(parser)
+    _tasks_arg(parser, top=True)
 
     p = add_command(sub, "validate", "check tasks: schema, recordings, gold vs network, metadata, leaks, canary",
                     cmd_validate, description="Check tasks the way a reviewer would, before a reviewer has to.\n\n"
@@ -394,6 +439,8 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("--jsonl", metavar="FILE", help="one line per task in FILE ('-' for stdout) instead")
     p.add_argument("--public-only", action="store_true",
                    help="drop everything agents must not see (hidden.yaml, review records)")
+    p.add_argument("--force", action="store_true",
+                   help="export tasks that do not validate too (their errors are still printed)")
     _tasks_arg(p)
 
     p = add_command(sub, "import", "import task bundles written by export (lossless)", cmd_import)

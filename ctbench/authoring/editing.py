@@ -28,7 +28,7 @@ import tempfile
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -67,7 +67,7 @@ from ctbench.store import (
     recording_filename,
     safe_recording_path,
 )
-from ctbench.yamlio import atomic_write_bytes, read_input
+from ctbench.yamlio import atomic_write_bytes, is_leftover_temp, read_input
 
 if TYPE_CHECKING:
     from ctbench.authoring.validate import Finding
@@ -1108,6 +1108,11 @@ def commit_paths(root: Path, paths: Sequence[Path], *, task_id: str, action: Act
         env.update(GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
     try:
         repo.git.add("-A", "--", *rels)
+        # never commit an interrupted save's temporary copy (.hidden.yaml.XXXXXXXX.tmp holds the gold)
+        temps = [f for f in repo.git.diff("--cached", "--name-only", "--", *rels).splitlines()
+                 if is_leftover_temp(PurePosixPath(f).name)]
+        if temps:
+            repo.git.rm("--cached", "-q", "--ignore-unmatch", "--", *temps)
         if repo.head.is_valid() and not repo.git.diff("--cached", "--name-only", "--", *rels).strip():
             return None, "nothing changed; no commit made"
         repo.git.commit("-m", msg, f"--author={name} <{email}>", "--", *rels, env=env)

@@ -84,6 +84,9 @@ def check_task(ts: TaskSet, ref: TaskRef, engine: object | None = None) -> Oracl
         res.problems.append(f"the gold answer does not parse ({parsed.status}): {list(parsed.invalid_lines)[:3]}")
     elif parsed.invalid_lines:
         res.problems.append(f"gold answer lines rejected by the parser: {list(parsed.invalid_lines)[:3]}")
+    elif parsed.unresolved_lines:
+        res.problems.append("gold answer lines name what the task does not know: "
+                            + "; ".join(f"{line!r} ({why})" for line, why in parsed.unresolved_lines[:3]))
     elif got != expected:
         res.problems.append(f"the parser reads the gold answer as {sorted(map(str, got))[:3]}, "
                             f"not as the gold {sorted(map(str, expected))[:3]}")

@@ -9,6 +9,7 @@ looked for in the node's own recordings).
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -25,6 +26,7 @@ from ctbench.model import Family, HiddenSpec, Network, TaskSpec
 from ctbench.store import (
     CONFIG_FILE,
     HIDDEN_FILE,
+    RECORDINGS_DIR,
     SEALED_HIDDEN_FILE,
     TASK_FILE,
     TAXONOMY_FILE,
@@ -37,7 +39,7 @@ from ctbench.store import (
     set_relative,
 )
 from ctbench.taxonomy import TaskSetConfig, Taxonomy
-from ctbench.yamlio import YamlFileError, line_of, load_document, load_fast, read_text
+from ctbench.yamlio import YamlFileError, is_leftover_temp, line_of, load_document, load_fast, read_text
 
 
 class Severity(StrEnum):
@@ -74,6 +76,19 @@ class Report:
     def warnings(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == Severity.WARNING]
 
+    @property
+    def tasks_with_errors(self) -> set[str]:
+        """Ids of the tasks with an error of their own (set-level errors are in :attr:`set_errors`)."""
+        return {f.task for f in self.errors if f.task}
+
+    @property
+    def set_errors(self) -> list[Finding]:
+        """Errors in set-level files (configuration, taxonomy, a network): they can break every task."""
+        return [f for f in self.errors if not f.task]
+
+    def task_errors(self, task_id: str) -> list[Finding]:
+        return [f for f in self.errors if f.task == task_id]
+
     def to_json(self) -> dict[str, Any]:
         return {"tasks_checked": self.tasks_checked, "errors": len(self.errors), "warnings": len(self.warnings),
                 "findings": [f.model_dump(mode="json", exclude={"loc"}) for f in self.findings]}
@@ -109,6 +124,25 @@ def _known_address(obj: str, known: set[str]) -> bool:
         except ValueError:
             continue
     return False
+
+
+MAX_RECORDING_BYTES = 1_000_000
+"""A recording larger than this is warned about: the replay shows at most this much of one answer
+(``ReplayEngine.max_output``), and real captures are tens of kilobytes (the largest public one is 35 KB)."""
+
+MAX_TASK_FILE_BYTES = 256 * 1024
+"""A task.yaml or hidden.yaml larger than this is warned about (real ones are a few kilobytes)."""
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _size(n: int) -> str:
+    return f"{n / 1_000_000:.1f} MB" if n >= 1_000_000 else f"{n / 1000:.0f} KB"
 
 
 class _Ctx:
@@ -216,6 +250,23 @@ class Validator:
         ctx = _Ctx(self.report, root, root / TAXONOMY_FILE, None)
         self.taxonomy, _ = _load_model(ctx, Taxonomy, "root-cause taxonomy")
         ctx.flush()
+        for folder in (root, root / "networks"):
+            self._leftover_temps(folder, None)
+
+    def _leftover_temps(self, folder: Path, task: str | None) -> None:
+        try:
+            names = sorted(e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False))
+        except OSError:
+            return
+        for name in names:
+            if not is_leftover_temp(name):
+                continue
+            original = name[1:].rsplit(".", 2)[0]
+            ctx = _Ctx(self.report, self.ts.root, folder / name, task)
+            gold = " - it holds a copy of the gold, which `git add -A` would stage" if original == HIDDEN_FILE else ""
+            ctx.warn("leftover-temp", f"temporary file of an interrupted save of {original}{gold}",
+                     expected="no such file: the next save of that file removes it, or delete it by hand")
+            ctx.flush()
 
     def network(self, name: str) -> Network | None:
         if name not in self.networks:
@@ -257,21 +308,22 @@ class Validator:
             ctx = _Ctx(self.report, self.ts.root, self.ts.root, None)
             ctx.error("no-tasks", "no task folders found", expected="task folders under rca/ or path/")
             ctx.flush()
-        ids = Counter(r.id for r in all_refs)
+        dups = self.ts.duplicate_ids(all_refs)
         for ref in selected:
             self.report.tasks_checked += 1
-            self.check_task(ref, duplicate=ids[ref.id] > 1)
+            others = [r for r in dups.get(ref.id, []) if r.path != ref.path]
+            self.check_task(ref, duplicate=bool(others), others=others)
         from ctbench.authoring.duplicates import duplicate_gold
 
-        for ref, network, others in duplicate_gold(self.ts, self.golds, selected, all_refs):
+        for ref, network, others_ in duplicate_gold(self.ts, self.golds, selected, all_refs):
             ctx = _Ctx(self.report, self.ts.root, ref.hidden_file, ref.id)
-            ctx.warn("duplicate-gold", f"the gold answer is the same as {', '.join(others)} on network {network}: "
+            ctx.warn("duplicate-gold", f"the gold answer is the same as {', '.join(others_)} on network {network}: "
                                        "a copied task? (fine if the symptoms differ on purpose)",
                      loc=["answer"], expected="a root cause or path no other task on this network has")
             ctx.flush()
         return self.report
 
-    def check_task(self, ref: TaskRef, *, duplicate: bool = False) -> None:
+    def check_task(self, ref: TaskRef, *, duplicate: bool = False, others: Sequence[TaskRef] = ()) -> None:
         root = self.ts.root
         folder_ctx = _Ctx(self.report, root, ref.path, ref.id)
         if not any(ref.path.iterdir()):
@@ -279,9 +331,23 @@ class Validator:
             folder_ctx.flush()
             return
         if duplicate:
-            folder_ctx.error("duplicate-id", f"task id {ref.id!r} is used by more than one task folder",
-                             expected="ids unique across rca/ and path/")
+            also = ", ".join(set_relative(root, r.path) for r in others) or "another task folder"
+            folder_ctx.error("duplicate-id", f"task id {ref.id!r} is also used by {also}; a run or export cannot "
+                             "tell them apart", expected="ids unique across rca/ and path/")
+        rec_dir = ref.path / RECORDINGS_DIR
+        if rec_dir.is_symlink():
+            target = os.readlink(rec_dir)
+            folder_ctx.error("recordings-link", f"{RECORDINGS_DIR}/ is a symbolic link (to {target}); the replay "
+                             "refuses every recording behind it", expected=f"a real {RECORDINGS_DIR}/ folder inside "
+                             "the task folder")
         folder_ctx.flush()
+        self._leftover_temps(ref.path, ref.id)
+        for path in (ref.task_file, ref.hidden_file):
+            if (size := _file_size(path)) > MAX_TASK_FILE_BYTES:
+                big = _Ctx(self.report, root, path, ref.id)
+                big.warn("large-file", f"{path.name} is {_size(size)}, far larger than any real task file",
+                         expected=f"at most {_size(MAX_TASK_FILE_BYTES)}")
+                big.flush()
 
         tctx = _Ctx(self.report, root, ref.task_file, ref.id)
         task, ttext = _load_model(tctx, TaskSpec, "task")
@@ -333,7 +399,8 @@ class Validator:
                           loc=["accessible", i], expected="a device of the network")
         seen: dict[tuple[str, str], int] = {}
         indexed: set[str] = set()
-        regular, links = scan_recordings(ref.path)
+        through_link = (ref.path / RECORDINGS_DIR).is_symlink()
+        regular, links = (set(), set()) if through_link else scan_recordings(ref.path)
         for i, rec in enumerate(task.recordings):
             loc: list[str | int] = ["recordings", i]
             dev = devices.get(rec.device)
@@ -359,9 +426,20 @@ class Validator:
                 ctx.error("recording-file", f"recording path {rec.file!r} goes through a symbolic link",
                           loc=[*loc, "file"], expected="a regular file inside recordings/")
             elif rel not in regular:
-                ctx.error("recording-file", f"recording file {rec.file} is missing", loc=[*loc, "file"],
-                          expected="the file the index names")
-        for rel in sorted(regular - indexed):
+                if not through_link:  # a linked recordings/ folder is one error, reported for the folder
+                    ctx.error("recording-file", f"recording file {rec.file} is missing", loc=[*loc, "file"],
+                              expected="the file the index names")
+            elif (size := _file_size(ref.path / rel)) > MAX_RECORDING_BYTES:
+                ctx.warn("large-recording", f"recording {rel} is {_size(size)}, far larger than any real capture; "
+                         "the replay shows only its first MB", loc=[*loc, "file"],
+                         expected=f"at most {_size(MAX_RECORDING_BYTES)}: record a narrower command")
+        temps = {rel for rel in regular if is_leftover_temp(rel.rsplit("/", 1)[-1])}
+        for rel in sorted(temps):
+            tctx = _Ctx(self.report, self.ts.root, ref.path / rel, ref.id)
+            tctx.warn("leftover-temp", "temporary file of an interrupted save of a recording",
+                      expected="no such file: the next save of that recording removes it, or delete it by hand")
+            tctx.flush()
+        for rel in sorted(regular - indexed - temps):
             ctx.warn("unused-recording", f"{rel} is not in the recordings index; nothing uses it",
                      loc=["recordings"], expected="an index entry or removal of the file")
 
@@ -436,6 +514,39 @@ class Validator:
         else:
             self._check_paths(hctx, hidden, net)
         self._check_leaks(tctx, task, hidden)
+        if hidden.metadata.ablation_of is not None:
+            self._check_ablation(hctx, ref, task, hidden)
+
+    def _check_ablation(self, ctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec) -> None:
+        """An O2->O1 ablation variant (paper Table 20): an RCA task, O1, paired with an O2 original on the
+        same network and statement, with golden actions of its own (the ablation regenerates them)."""
+        loc: list[str | int] = ["metadata", "ablation_of"]
+        other_id = hidden.metadata.ablation_of
+        if ref.family != Family.RCA:
+            ctx.error("ablation", "only RCA tasks can be observability ablation variants", loc=loc)
+            return
+        if hidden.metadata.observability != "O1":
+            ctx.error("ablation", "an ablation variant makes the evidence directly observable: its observability "
+                      "must be O1", loc=["metadata", "observability"], expected="O1")
+        try:
+            oref = self.ts.ref(str(other_id))
+            original, ohidden = self.ts.load_task(oref), self.ts.load_hidden(oref)
+        except CtbError:
+            ctx.error("ablation", f"ablation_of names {other_id!r}, which is not a readable task of this set", loc=loc,
+                      expected="the id of the O2 task this one is a variant of")
+            return
+        if oref.id == ref.id or oref.family != Family.RCA or ohidden.metadata.observability != "O2":
+            ctx.error("ablation", f"{oref.id} is not an O2 RCA task; an ablation variant pairs with one", loc=loc,
+                      expected="an RCA task with observability O2")
+        if original.network != task.network:
+            ctx.error("ablation", f"network {task.network!r} differs from {oref.id}'s {original.network!r}", loc=loc,
+                      expected="the same network as the original")
+        if " ".join(original.statement.split()) != " ".join(task.statement.split()):
+            ctx.error("ablation", f"the statement differs from {oref.id}'s: a variant asks the same question", loc=loc,
+                      expected="the original's statement")
+        if hidden.golden_keys() == ohidden.golden_keys():
+            ctx.warn("ablation", f"the golden actions are those of {oref.id}; the ablation regenerates them for the "
+                     "directly observable evidence", loc=["golden_actions"])
 
     def _check_rca(self, ctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec, net: Network) -> None:
         devices = net.device_map()
@@ -500,6 +611,13 @@ class Validator:
             if key in seen_paths:
                 ctx.error("path-duplicate", f"path {p + 1} repeats an earlier path", loc=["answer", "paths", p])
             seen_paths.add(key)
+            first_visit: dict[str, int] = {}
+            for h, hop in enumerate(path.hops):
+                if hop.node in first_visit:
+                    ctx.error("path-loop", f"path {p + 1} visits {hop.node} twice (hops {first_visit[hop.node] + 1} "
+                              f"and {h + 1})", loc=["answer", "paths", p, "hops", h, "node"],
+                              expected="a loop-free path: each node once")
+                first_visit.setdefault(hop.node, h)
             for h, hop in enumerate(path.hops):
                 loc: list[str | int] = ["answer", "paths", p, "hops", h]
                 dev = devices.get(hop.node)
@@ -523,8 +641,15 @@ class Validator:
                               f"not to the next hop {nxt}", loc=[*loc, "egress"],
                               expected=f"the interface of {hop.node} that links to {nxt}")
                 elif linked is None and net.links:
-                    ctx.warn("path-link-unknown", f"path {p + 1}: no link is recorded on {hop.node} {hop.egress}; "
-                             f"cannot check that it reaches {nxt}", loc=[*loc, "egress"])
+                    via = sorted(i for (n, i), other in peer.items() if n == hop.node and other == nxt)
+                    if via:  # a logical egress (a VLAN interface) over a cabled port: nothing to refute
+                        ctx.warn("path-link-unknown", f"path {p + 1}: no link is recorded on {hop.node} "
+                                 f"{hop.egress}; {hop.node} reaches {nxt} through {', '.join(via)}",
+                                 loc=[*loc, "egress"])
+                    else:
+                        ctx.error("path-link", f"path {p + 1}: hop {h + 1} to {h + 2} crosses a link network "
+                                  f"{net.name} does not have: nothing connects {hop.node} to {nxt}",
+                                  loc=[*loc, "egress"], expected=f"a link between {hop.node} and {nxt} under links")
 
     def _check_leaks(self, ctx: _Ctx, task: TaskSpec, hidden: HiddenSpec) -> None:
         statement = task.statement.lower()

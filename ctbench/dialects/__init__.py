@@ -11,7 +11,8 @@ The replay engine resolves every command an agent sends through the device's dia
     d.apply_filters(recorded_bytes, r.filters)
 
 Invalid lines carry a ``CliError`` that ``render_error`` turns into the vendor's own text with the
-caret under the offending character. The command trees are data (``data/<os>.yaml``); a task set
+caret under the offending character. ``d.help("dis int ?", prompt)`` is the vendor's context help at
+that point and ``d.complete("dis cu")`` the Tab candidates, both from the tree alone. The command trees are data (``data/<os>.yaml``); a task set
 adds commands with extra tree files of the same format (``get_dialect(os, extra_trees=(path,))``).
 
 This package is part of the core: it imports neither Textual nor any of the four components.

@@ -40,6 +40,11 @@ class InterfaceNaming:
         # Parsing is pure and the same few names come back all the time: memoise per instance.
         self.parse: Callable[[str], str | None] = lru_cache(maxsize=8192)(self._parse)
 
+    @property
+    def type_names(self) -> tuple[str, ...]:
+        """The full type names (``GigabitEthernet``), as context help lists them; none for Junos."""
+        return () if self._exact is not None else tuple(self._full.values())
+
     def resolve_type(self, word: str) -> str | None:
         """Full type name for a typed type word: exact name, explicit alias, or unique prefix."""
         low = word.lower()

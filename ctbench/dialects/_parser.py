@@ -81,10 +81,29 @@ class Parser:
 
     def parse(self, line: str, roots: Sequence[tuple[Node, bool]]) -> Parsed | CliError:
         toks = tokenize(line)
-        texts = [t for t, _ in toks]
-        n = len(texts)
+        n = len(toks)
         if n == 0:
             return CliError("incomplete", len(line), "", index=0)
+        buckets, hit = self.walk([t for t, _ in toks], roots)
+        if hit is not None:
+            i, (_node, words, _rank, recorded) = hit
+            return Parsed(words, recorded, toks[i - 1][1])
+        done = [cfg for cfg in buckets[n].values() if cfg[0].terminal]
+        if done:
+            _node, words, _rank, recorded = min(done, key=lambda c: c[2])
+            return Parsed(words, recorded, None)
+        return self._diagnose(line, toks, buckets)
+
+    def walk(self, texts: Sequence[str], roots: Sequence[tuple[Node, bool]]
+             ) -> tuple[list[dict[int, Cfg]], tuple[int, Cfg] | None]:
+        """Consume ``texts`` from ``roots``: the configurations after each token, and the first filter.
+
+        ``buckets[i]`` holds what may be reached after ``i`` tokens. When token ``i`` is an output
+        filter keyword the walk stops there and returns ``(i, best configuration before it)``: the
+        rest of the line is the filter chain, not the command. Context help walks the words typed
+        before the ``?`` with this same method, so help and parsing cannot disagree.
+        """
+        n = len(texts)
         buckets: list[dict[int, Cfg]] = [{} for _ in range(n + 1)]
         for node, recorded in roots:
             _put(buckets[0], node, (), (), recorded)
@@ -121,8 +140,7 @@ class Parser:
                     if old is None or new_rank < old[2]:
                         nxt[id(target)] = (target, new_words, new_rank, recorded)
             if filter_hits:
-                _node, words, _rank, recorded = min(filter_hits, key=lambda c: c[2])
-                return Parsed(words, recorded, toks[i - 1][1])
+                return buckets, (i, min(filter_hits, key=lambda c: c[2]))
             # Values: recorded literals, then every parameter type that reads the token here.
             for node, words, rank, recorded in tuple(bucket.values()):
                 if node.literals:
@@ -140,11 +158,7 @@ class Parser:
                             old = dst.get(id(target))
                             if old is None or new_rank < old[2]:
                                 dst[id(target)] = (target, new_words, new_rank, recorded)
-        done = [cfg for cfg in buckets[n].values() if cfg[0].terminal]
-        if done:
-            _node, words, _rank, recorded = min(done, key=lambda c: c[2])
-            return Parsed(words, recorded, None)
-        return self._diagnose(line, toks, buckets)
+        return buckets, None
 
     def _keyword_moves(self, bucket: dict[int, Cfg], low: str) -> list[tuple[Cfg, KwEdge]]:
         exact: list[tuple[Cfg, KwEdge]] = []
@@ -186,5 +200,6 @@ class Parser:
         value_slot = any(node.value_params for node in nodes)
         keyword_slot = any(node.kw for node in nodes)
         if value_slot and (looks_like_value(tok) or not keyword_slot):
-            return CliError("wrong_parameter", pos, tok, index=last, context=context)
+            slot = "interface" if any("interface" in node.params for node in nodes) else ""
+            return CliError("wrong_parameter", pos, tok, index=last, context=context, slot=slot)
         return CliError("unrecognised", pos, tok, index=last, context=context)

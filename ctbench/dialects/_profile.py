@@ -17,6 +17,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from ._filters import FilterOptions, FilterSpec
+from ._help import HelpStyle, load_help_style
 from ._interfaces import InterfaceNaming
 from ._params import PrefixStyle
 
@@ -41,6 +42,7 @@ _PROFILE_KEYS = {
     "pipe_commands",
     "commands",
     "notes",
+    "help",
 }
 _EXTRA_KEYS = {"os", "commands", "pipe_commands", "notes"}
 _FILTER_KINDS = {"include", "exclude", "begin", "count", "section", "last", "trim", "passthrough"}
@@ -72,6 +74,7 @@ class Profile:
     interfaces: InterfaceNaming
     filters: dict[str, FilterSpec]
     filter_options: FilterOptions
+    help: HelpStyle = field(default_factory=HelpStyle)
     pipe_commands: list[tuple[str, str]] = field(default_factory=list)
     commands: list[tuple[str, str]] = field(default_factory=list)
     """Templates with where they came from (``file:index``), for error messages."""
@@ -168,6 +171,7 @@ def load_profile(os_name: str, extra_trees: tuple[Path, ...] = ()) -> Profile:
             underscore=bool(fopts.get("underscore", False)),
             strip_quotes=bool(fopts.get("strip_quotes", False)),
         ),
+        help=load_help_style(data.get("help"), f"{path}"),
         pipe_commands=_str_list(data, "pipe_commands", path),
         commands=_str_list(data, "commands", path),
     )

@@ -25,7 +25,9 @@ class CliError:
     use to choose their message (Junos says ``unknown command.`` only for the first word).
     ``candidates`` lists the keywords an ambiguous token could mean (Junos prints them), and
     ``context`` the canonical words understood before the error (IOS names the first one in
-    ``% Type "show ?" for a list of subcommands``).
+    ``% Type "show ?" for a list of subcommands``). ``slot`` names the parameter type expected where
+    a wrong parameter was typed when the vendor words that case apart (``interface``: Junos looks
+    the name up and says ``error: device X not found``).
     """
 
     kind: ErrorKind
@@ -34,6 +36,7 @@ class CliError:
     index: int = 0
     candidates: tuple[str, ...] = ()
     context: tuple[str, ...] = ()
+    slot: str = ""
 
 
 @dataclass(frozen=True, slots=True)

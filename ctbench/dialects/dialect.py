@@ -9,6 +9,7 @@ from pathlib import Path
 from ._filters import apply_filters, parse_filters
 from ._grammar import Graph, KwEdge, Lit, Node, Seq
 from ._grammar import Kw as _Kw
+from ._help import Helper, split_query
 from ._params import ParamContext
 from ._parser import Parsed, Parser, looks_like_value, tokenize
 from ._profile import KNOWN_OS, Message, Profile, load_profile
@@ -53,6 +54,8 @@ class Dialect:
         self._ctx = ParamContext(profile.interfaces, profile.prefix_style, profile.prefix6_style)
         self._parser = Parser(self._pipe_root, self._ctx, profile.aliases)
         self._roots: tuple[tuple[Node, bool], ...] = ((self._graph.root, False),)
+        self._helper = Helper(self._parser, self._graph.root, profile.help, profile.filters, profile.interfaces,
+                              profile.interfaces.type_names, profile.aliases)
         # Per-instance memo tables (not module globals): the hot path of the replay server.
         self._resolve_cached = lru_cache(maxsize=RESOLVE_CACHE_SIZE)(self._resolve_uncached)
         self._extras = lru_cache(maxsize=256)(self._build_extras)
@@ -155,6 +158,51 @@ class Dialect:
             added = True
         return graph.freeze().root if added else None
 
+    # ------------------------------------------------------------------ help and completion
+
+    @staticmethod
+    def is_help(line: str) -> bool:
+        """True when the line asks for context help (it ends with ``?``), as every vendor reads it."""
+        return line.rstrip(" \t\r\n").endswith("?")
+
+    def help(self, line: str, prompt: str) -> str:
+        """What the device prints for ``line`` ending with ``?``: the grammar's choices at that point.
+
+        The list comes from the vendor tree only, never from a task's recorded commands, so it is
+        the same on every task. Words before the help point that do not parse get the vendor's own
+        error, caret under the offending word of the echoed ``<prompt><line>``.
+        """
+        text = line.rstrip(" \t\r\n")
+        text = text[:-1] if text.endswith("?") else text
+        if len(text) > self._profile.max_line:
+            return self.render_error(CliError("unrecognised", self._profile.max_line, "", index=-1), line, prompt)
+        query = split_query(text)
+        items = self._helper.items(query)
+        if items is None:
+            body = text[: query.partial_pos] if query.partial else text
+            parsed = self._parser.parse(body, self._roots)
+            err = parsed if isinstance(parsed, CliError) else CliError("unrecognised", query.partial_pos, "")
+            style = self._profile.help
+            if style.none and style.none_first and err.index == 0 and err.kind == "unrecognised":
+                return style.none + "\n"
+            return self.render_error(err, body, prompt)
+        if not items:
+            if self._profile.help.none:
+                return self._profile.help.none + "\n"
+            err = CliError("unrecognised", query.partial_pos, query.partial, index=len(query.words))
+            return self.render_error(err, text, prompt)
+        return self._helper.render(items, query.partial, first=not query.words)
+
+    def complete(self, text: str) -> list[str]:
+        """Keywords the last word of ``text`` (the line up to the cursor) may be completed to.
+
+        One candidate completes; several are what the device lists on a second Tab. Like help,
+        completion knows the vendor tree only, never a task's recordings.
+        """
+        if len(text) > self._profile.max_line:
+            return []
+        return self._helper.completions(text)
+
     # ------------------------------------------------------------------ output
 
     def render_error(self, err: CliError, line: str, prompt: str) -> str:
@@ -179,7 +227,7 @@ class Dialect:
 
     def _message(self, err: CliError, line: str) -> Message:
         messages = self._profile.messages
-        keys: list[str] = []
+        keys: list[str] = [f"{err.kind}_{err.slot}"] if err.slot else []
         single = len(tokenize(line[: self._profile.max_line])) == 1
         if single and (err.kind != "incomplete" or len(err.context) == 1):
             keys.append(f"{err.kind}_single")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ctbench.errors import CtbError
+from ctbench.errors import CtbError, TaskDefinitionError
 from ctbench.evaluate.agents import (
     Agent,
     AgentContext,
@@ -50,10 +50,6 @@ if TYPE_CHECKING:
 
 WORKSPACE_PREFIX = "ctbench-ws-"
 """Prefix of attempt workspaces in the temp folder (a later run removes those a killed run left)."""
-
-
-class TaskDefinitionError(CtbError):
-    """The task cannot be served as written (unknown network, unreadable recordings): never retried."""
 
 
 def agent_options(settings: AgentSettings) -> AgentOptions:

@@ -230,9 +230,15 @@ the comparisons; intervals are not.
 Runs over different tasks are refused (the difference is listed); --common-tasks compares them on
 the tasks they all have instead, with a warning.
 
+--pairs names the pairs to compare instead (Tables 26 and 27): A:B,C:D with runs given by position
+(1-based), run name, folder name or label; each --pairs list is one comparison scope (--scope names it)
+and Holm's adjustment runs within each scope, family and metric, as in D.2.
+
 examples:
   ctb-eval compare runs/codex-gpt runs/claude-sonnet runs/hermes-qwen
   ctb-eval compare runs/a runs/b --json
+  ctb-eval compare runs/ha-qwen runs/ha-ds --pairs 1:2 --scope same-harness
+  ctb-eval compare runs/cc-ds runs/cx-ds runs/ha-ds --pairs 1:2,1:3,2:3 --scope fixed-model
 """
 
 REPORT_HELP = """\
@@ -249,6 +255,10 @@ examples:
   ctb-eval report runs/a runs/b runs/c --format md
   ctb-eval report runs/* --format html --out report.html
   ctb-eval report runs/a --format latex --out tables.tex
+  ctb-eval report runs/a runs/b --format latex --bold-best --out tables.tex   best value per column in bold
+
+LaTeX tables carry booktabs rules, a \\label{tab:<key>} (tab:table5, tab:table21, ...) and a caption that
+says what they show; wide tables are set as table* scaled to the text width (needs graphicx).
 """
 
 IMPORT_HELP = """\
@@ -281,6 +291,10 @@ def _add_scoring(sub: Any) -> None:
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folders; the first is A")
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
     p.add_argument("--common-tasks", action="store_true", help="compare on the tasks every run has")
+    p.add_argument("--pairs", action="append", metavar="A:B,...", help="compare these pairs instead of the first "
+                   "run with each other (runs by position, run name, folder or label); repeat for more scopes")
+    p.add_argument("--scope", action="append", metavar="NAME", help="name of the comparison scope of the matching "
+                   "--pairs (Holm-adjusted within it), e.g. same-harness, fixed-model")
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
     p.add_argument("--json", action="store_true", help="print the comparisons as JSON")
 
@@ -292,6 +306,8 @@ def _add_scoring(sub: Any) -> None:
                    help="output format (default text)")
     p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
+    p.add_argument("--bold-best", action="store_true", help="latex: set the best value of each column in bold "
+                   "(highest score, lowest cost)")
 
     p = add_command(sub, "import-results", "turn a paper-style result JSON into a run folder", cmd_import_results,
                     description=IMPORT_HELP)
@@ -353,7 +369,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         emit_json(scores)
     else:
         print_scorecard(scores)
-        print(f"scores written to {Path(args.run_dir) / SCORES_FILE}", file=sys.stderr)
+        print(f"scores written to {Path(args.run_dir) / SCORES_FILE} (task set {task_set.root} at commit "
+              f"{str(scores['scoring']['task_set_commit'])[:12]})", file=sys.stderr)
     return 0
 
 
@@ -365,6 +382,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise CtbError("give at least two run folders: A, then the run(s) to compare it with", exit_code=2)
     _check_resamples(args.resamples)
     task_set = _task_set_for(args.tasks, args.run_dirs)
+    if args.pairs or args.scope:
+        return _compare_scoped(args, task_set)
     cmp = compare_folders(args.run_dirs, task_set, common=args.common_tasks, n_resamples=args.resamples)
     if args.json:
         emit_json(cmp.to_json())
@@ -383,7 +402,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     task_set = _task_set_for(args.tasks, args.run_dirs)
     show = (lambda msg: print(msg, file=sys.stderr)) if sys.stderr.isatty() else None
     report = build_report(args.run_dirs, task_set, n_resamples=args.resamples, progress=show)
-    text = render_report(report, args.format)
+    text = render_report(report, args.format, bold_best=args.bold_best)
     if args.out:
         try:
             atomic_write_text(Path(args.out), text)
@@ -408,6 +427,7 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     outcomes = ", ".join(f"{n} {k}" for k, n in summary.outcomes.items() if n)
     print(f"imported {summary.tasks} task(s) ({summary.answered} answered, {summary.commands} command(s)"
           f"{': ' + outcomes if outcomes else ''}) into {summary.run_dir}")
+    print(f"task set: {task_set.root} at commit {summary.task_set_commit[:12]}")
     for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"next: ctb-eval score {summary.run_dir}")
@@ -483,12 +503,125 @@ def cmd_agents(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare_scoped(args: argparse.Namespace, task_set: Any) -> int:
+    """``compare --pairs A:B,C:D --scope NAME``: the named pairs, Holm within each scope (Tables 26-27)."""
+    from ctbench.evaluate.paper_tables import compare_scoped, scoped_table
+    from ctbench.evaluate.score import Scorer
+    from ctbench.tables import render_text
+
+    pairs, names = args.pairs or [], args.scope or []
+    if not pairs:
+        raise CtbError("--scope names the scope of a --pairs list; give --pairs A:B too", exit_code=2)
+    if len(names) > len(pairs):
+        raise CtbError(f"{len(names)} --scope name(s) for {len(pairs)} --pairs list(s); give one --scope per "
+                       "--pairs, in the same order", exit_code=2)
+    names = names + [f"scope {i + 1}" for i in range(len(names), len(pairs))]
+    scorer = Scorer(task_set)
+    runs = [scorer.score_folder(d) for d in args.run_dirs]
+    sc = compare_scoped(runs, list(zip(names, pairs, strict=True)), common=args.common_tasks,
+                        n_resamples=args.resamples)
+    if args.json:
+        emit_json(sc.to_json())
+    else:
+        sys.stdout.write(render_text([scoped_table(sc)]))
+    for warning in sc.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- export
+
+EXPORT_HELP = """\
+Write run folders in the formats other tools read.
+
+  atif         one ATIF v1.7 OUT/<ID>/trajectory.json per task of one run: the prompt, every replay call
+               with the output the device printed (replayed from the task set), the final answer, and
+               the run's token totals. Trajectory viewers and SFT/RL pipelines read it.
+  leaderboard  OUT/leaderboard.json, the CTBench leaderboard's published-results JSON (schema version 1)
+               for one or more runs: per family accuracy, localization, reasoning (RCA-ID / Path-Rest)
+               and evidence, each {mean, sd} in percent (sd = the standard error across tasks, as in
+               Table 5); and OUT/efficiency.json with rounds, latency and tokens per family and the
+               counting rule behind them.
+
+examples:
+  ctb-eval export runs/codex-gpt55 --format atif --out atif/codex-gpt55
+  ctb-eval export runs/a runs/b runs/c --format leaderboard --out leaderboard/
+"""
+
+
+def _add_export(sub: Any) -> None:
+    from ctbench.evaluate.export import EXPORTERS
+
+    p = add_command(sub, "export", "write runs as ATIF trajectories or leaderboard JSON", cmd_export,
+                    description=EXPORT_HELP)
+    p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folder(s)")
+    p.add_argument("--format", choices=sorted(EXPORTERS), required=True, help="what to write")
+    p.add_argument("--out", metavar="DIR", required=True, help="folder to write into (created if needed)")
+    p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else "
+                   "the one in run.yaml)")
+    p.add_argument("--resamples", type=int, metavar="N", help="bootstrap resamples for the SEs (default 10000)")
+    p.add_argument("--json", action="store_true", help="print what was written as JSON")
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ctbench.evaluate.export import EXPORTERS
+
+    _check_resamples(args.resamples)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CtbError(f"{out}: exists and is not a folder; --out names the folder to write into", exit_code=2)
+    task_set = _task_set_for(args.tasks, args.run_dirs)
+    summary = EXPORTERS[args.format]([Path(d) for d in args.run_dirs], out, task_set, n_resamples=args.resamples)
+    if args.json:
+        emit_json(summary.to_json())
+    else:
+        print(f"wrote {len(summary.files)} file(s) to {out}")
+    for warning in summary.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- view
+
+VIEW_HELP = """\
+Open the run viewer: the runs, then a task table (id, family, outcome, accuracy, Loc, ID/Rest, evidence
+covered/total, F1-F5 label, rounds, tokens, latency) with filter (/), sort (s, S, or click a heading)
+and search. Enter opens a task: the prompt, the parsed answer beside the gold entry by entry, the
+trajectory step by step with the device's output (n / p), the golden actions covered or missed, and
+the agent's log with the model turns its harness recorded. r flips to the same task in the next run,
+c shows two runs of it side by side.
+
+Rows come from each run's scores.json when it is up to date, else the run is scored on opening.
+
+examples:
+  ctb-eval view runs/codex-gpt55
+  ctb-eval view runs/* --tasks ../ctbench-tasks
+"""
+
+
+def _add_view(sub: Any) -> None:
+    p = add_command(sub, "view", "look at runs task by task (a terminal app)", cmd_view, description=VIEW_HELP)
+    p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folder(s)")
+    p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else "
+                   "the one in run.yaml)")
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from ctbench.viewer.app import ViewerApp
+
+    task_set = _task_set_for(args.tasks, args.run_dirs)
+    ViewerApp(args.run_dirs, task_set).run()
+    return 0
+
+
 def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-eval", DESCRIPTION)
     _add_run(sub)
     _add_agents(sub)
     _add_scoring(sub)
     _add_prompt(sub)
+    _add_export(sub)
+    _add_view(sub)
     return parser, sub
 
 

@@ -45,6 +45,7 @@ from ctbench.evaluate.runfolder import (
     RunFolder,
     RunOptions,
     TaskSetRef,
+    task_set_commit,
 )
 from ctbench.evaluate.score import Scorer, TaskContext, _text
 from ctbench.store import TaskSet
@@ -61,7 +62,7 @@ ROUND_KEYS = ("rounds", "turns", "num_rounds", "iterations", "n_rounds")
 LATENCY_KEYS = ("latency_s", "latency", "duration_s", "duration", "elapsed_s", "elapsed", "time_s", "wall_time")
 INPUT_KEYS = ("input_tokens", "prompt_tokens", "tokens_in")
 OUTPUT_KEYS = ("output_tokens", "completion_tokens", "tokens_out")
-OUTCOMES = ("recorded", "denied", "invalid", "unknown-device")
+OUTCOMES = ("recorded", "denied", "invalid", "unknown-device", "help")
 TIMEOUT_DEFAULT_S = 3600.0  # the paper's runner: --timeout 3600 (D.5)
 
 
@@ -75,10 +76,13 @@ class ImportSummary:
     commands: int = 0
     outcomes: dict[str, int] = field(default_factory=lambda: {o: 0 for o in OUTCOMES})
     warnings: list[str] = field(default_factory=list)
+    task_set_commit: str = "none"
+    """The commit of the task set the import canonicalised against."""
 
     def to_json(self) -> dict[str, Any]:
         return {"run_dir": str(self.run_dir), "tasks": self.tasks, "answered": self.answered,
-                "commands": self.commands, "outcomes": dict(self.outcomes), "warnings": list(self.warnings)}
+                "commands": self.commands, "outcomes": dict(self.outcomes), "warnings": list(self.warnings),
+                "task_set_commit": self.task_set_commit}
 
 
 # --------------------------------------------------------------------------- reading the file
@@ -212,6 +216,8 @@ def _calls(scorer: Scorer, ctx: TaskContext, entries: Any, summary: ImportSummar
         canonical: str | None = None
         if device not in ctx.devices:
             outcome = outcome or "unknown-device"
+        elif command.rstrip().endswith("?"):  # context help: answered from the grammar, executes nothing
+            outcome = outcome or "help"
         else:
             canonical = scorer.resolve_command(ctx.devices, ctx.recorded, ctx.recorded_forms, device, command)
             if canonical is None:
@@ -224,6 +230,19 @@ def _calls(scorer: Scorer, ctx: TaskContext, entries: Any, summary: ImportSummar
     if skipped:
         summary.warnings.append(f"{where}: {skipped} command entr(y/ies) name no device and command; skipped")
     return records
+
+
+def _task_set_ref(task_set: TaskSet, recorded: str | None, summary: ImportSummary) -> TaskSetRef:
+    """The run's task-set commit: the one the result file names, else the set imported against (its
+    commands were canonicalised and its ids checked with it); a difference between the two is said."""
+    current = task_set_commit(task_set.root)
+    summary.task_set_commit = current.commit
+    if recorded is None:
+        return current
+    if current.commit != "none" and recorded != current.commit:
+        summary.warnings.append(f"the results were made on task-set commit {recorded[:12]} but are imported against "
+                                f"{current.commit[:12]} ({task_set.root}): statements, recordings or gold may differ")
+    return TaskSetRef(path=str(task_set.root), commit=recorded)
 
 
 def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name: str | None = None,
@@ -281,7 +300,7 @@ def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name
             harness_version=_text(meta.get("harness_version")) or "unknown",
             options=RunOptions(timeout_s=TIMEOUT_DEFAULT_S, retries=0, prompt_version=f"imported:{path.name}"),
             concurrency=1,
-            task_set=TaskSetRef(path=str(task_set.root), commit=_text(meta.get("task_set_commit")) or "none"),
+            task_set=_task_set_ref(task_set, _text(meta.get("task_set_commit")), summary),
             tasks=[t for _, t, _ in plan], started=when, finished=when,
             host=HostInfo(hostname=f"imported from {path.name}", platform=platform.platform(),
                           python=sys.version.split()[0]))

@@ -12,6 +12,8 @@ Conventions fixed here (the paper leaves them implicit):
   empty in the benchmark, so this only matters for hand-made cases.
 - A missing prediction (timeout, error) and an ``empty``/``unparsable`` one are the empty set and
   score 0 on every IoU and on accuracy; they stay in every denominator (B.1, C.3, C.5).
+- A predicted entry whose node or label the task does not know is still an entry (:mod:`.parse`):
+  it is in every union, matches nothing, and the near-miss scores give it no credit for what is unknown.
 - Aggregation over tasks (means, pooled ratios, efficiency) lives in :mod:`ctbench.evaluate.summary`.
 """
 

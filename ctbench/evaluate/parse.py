@@ -23,6 +23,15 @@ text only lines carrying the schema's separator (``;`` for RCA, an arrow for pat
 rest is prose. Fence lines (```), bullets (``-``, ``*``, ``•``, ``+``), numbering (``1.``, ``2)``,
 ``(3)``, ``[4]``), surrounding backticks and ``**`` are stripped from every line.
 
+What counts is what the agent said. An RCA line with the schema's shape - three fields, a node and
+a label - is a *stated cause* even when its node is not in the network, its label not in the
+taxonomy or its object not an interface the device has: it is a predicted entry (it can match no
+gold entry, so accuracy is 0 and the IoUs fall, as they must for an answer that asserts a cause that
+is not there) and ``unresolved_lines`` says which lines those were and why. Dropping them instead
+would let ``FW_02;...;VRRP...`` plus ``Core_SW_01;8.8.8.8;routing loop on the core`` score as
+exactly correct. Outside a declared answer (tags, "Final answer:") such a line counts only when its
+node or its label is known, so prose or a CLI snippet with two semicolons is not taken for a cause.
+
 Nothing here knows the task model: node names, the taxonomy's label resolver and the dialects'
 interface/object normalisers are passed in as plain values and callables.
 """
@@ -58,13 +67,16 @@ class ParsedAnswer:
     When ``status`` is not ``"answered"`` that field is empty (``frozenset()`` / ``()``): the paper
     scores an unanswered or unparsable prediction as the empty set (appendix B.1), and keeping the
     family's empty value lets the metrics do exactly that without a special case.
-    ``invalid_lines`` keeps every answer attempt that failed the schema, for review and for F5.
+    ``invalid_lines`` keeps every answer attempt that failed the schema, for review and for F5;
+    ``unresolved_lines`` every (line, problem) that had the schema's shape and so counts as an entry,
+    but names a node, label or object the task does not know.
     """
 
     status: AnswerStatus
     rca: frozenset[RcaEntry] | None = None
     paths: tuple[Path, ...] | None = None
     invalid_lines: tuple[str, ...] = ()
+    unresolved_lines: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in ANSWER_STATUSES:
@@ -91,6 +103,7 @@ class ParsedAnswer:
                 [{"node": h.node, "egress": h.egress} for h in p] for p in self.paths
             ],
             "invalid_lines": list(self.invalid_lines),
+            "unresolved_lines": [{"line": line, "problem": problem} for line, problem in self.unresolved_lines],
         }
 
     @classmethod
@@ -108,6 +121,7 @@ class ParsedAnswer:
                 for p in paths
             ),
             invalid_lines=tuple(str(x) for x in data.get("invalid_lines", ())),
+            unresolved_lines=tuple((str(u["line"]), str(u["problem"])) for u in data.get("unresolved_lines", ())),
         )
 
 
@@ -117,6 +131,7 @@ class ParsedAnswer:
 class _Region:
     text: str
     explicit: bool  # every non-blank line is an attempt
+    declared: bool = False  # the agent declared this the answer (tags, marker): every stated cause counts
 
 
 def _regions(text: str) -> tuple[list[_Region], bool]:
@@ -130,10 +145,10 @@ def _regions(text: str) -> tuple[list[_Region], bool]:
         last = opens[-1]
         close = re.compile(rf"<\s*/\s*{re.escape(last.group(1))}\s*>", re.IGNORECASE)
         end = close.search(text, last.end())
-        return [_Region(text[last.end(): end.start() if end else len(text)], True)], False
+        return [_Region(text[last.end(): end.start() if end else len(text)], True, True)], False
     markers = list(_FINAL_MARKER.finditer(text))
     if markers:
-        return [_Region(text[markers[-1].end():], True)], False
+        return [_Region(text[markers[-1].end():], True, True)], False
     fences = [_Region(m.group(1), True) for m in _FENCE.finditer(text)]
     return [*reversed(fences), _Region(text, False)], True
 
@@ -201,12 +216,17 @@ class _NodeIndex:
 
 # --------------------------------------------------------------------------- RCA
 
+_Parsed = tuple[_T, str | None]
+"""A parsed line: the value, and the problem that keeps it from matching the task (None: it resolves)."""
+
+
 def _parse_rca_line(
     line: str,
+    declared: bool,
     nodes: _NodeIndex,
     resolve_label: Callable[[str], str | None],
     normalize_object: Callable[[str, str], str],
-) -> RcaEntry | None:
+) -> _Parsed[RcaEntry] | None:
     fields = [f.strip() for f in _RCA_SEP.split(line)]
     if len(fields) == 4 and fields[3] == "":
         fields = fields[:3]  # a trailing separator is harmless
@@ -216,16 +236,22 @@ def _parse_rca_line(
     if not node_raw or not label_raw:
         return None
     node = nodes.lookup(node_raw)
-    if node is None:
-        return None
     label = resolve_label(label_raw)
+    if node is None and label is None and not declared:
+        return None  # outside a declared answer: prose that happens to hold two separators
+    problems = []
+    if node is None:
+        problems.append(f"unknown node {node_raw!r}")
     if label is None:
-        return None
-    try:
-        obj = normalize_object(node, obj_raw)
-    except ValueError:
-        return None
-    return RcaEntry(node, obj, label)
+        problems.append(f"unknown root-cause label {label_raw!r}")
+    obj = obj_raw
+    if node is not None:
+        try:
+            obj = normalize_object(node, obj_raw)
+        except ValueError as exc:
+            problems.append(f"object {obj_raw!r}: {exc}" if str(exc) else f"unknown object {obj_raw!r}")
+    entry = RcaEntry(node or node_raw, obj, label or label_raw)
+    return entry, "; ".join(problems) or None
 
 
 def parse_rca(
@@ -237,47 +263,54 @@ def parse_rca(
 ) -> ParsedAnswer:
     """Parse an RCA answer: one ``node;object;label`` line per root cause (section 3.1, A.3).
 
-    ``node`` must be a known node (matched case-insensitively, canonical spelling returned);
+    ``node`` is matched case-insensitively against the known nodes (canonical spelling returned);
     ``label`` goes through ``resolve_label`` (taxonomy aliases -> canonical L0 label, ``None`` for an
-    unknown label); ``object`` through ``normalize_object(node, object)`` (e.g. interface names); a
-    ``ValueError`` from it, an unknown node or label, or a field count other than three makes the line
-    invalid. The object may be empty (three fields are still required). Full-width ``；`` is accepted
-    as separator. Duplicate entries collapse (the answer is a set).
+    unknown label); ``object`` through ``normalize_object(node, object)`` (e.g. interface names). A
+    field count other than three, or an empty node or label, makes the line invalid. An unknown node
+    or label, or a ``ValueError`` from the normaliser, keeps the line as a stated cause with the text
+    as written, listed in ``unresolved_lines`` (see the module docstring for the one exception). The
+    object may be empty (three fields are still required). Full-width ``；`` is accepted as separator.
+    Duplicate entries collapse (the answer is a set).
     """
     index = _NodeIndex(node_names)
 
-    def parse_line(line: str) -> RcaEntry | None:
-        return _parse_rca_line(line, index, resolve_label, normalize_object)
+    def parse_line(line: str, declared: bool) -> _Parsed[RcaEntry] | None:
+        return _parse_rca_line(line, declared, index, resolve_label, normalize_object)
 
-    status, entries, invalid = _parse(text, _RCA_SEP, parse_line)
-    return ParsedAnswer(status=status, rca=frozenset(entries), invalid_lines=invalid)
+    status, entries, invalid, unresolved = _parse(text, _RCA_SEP, parse_line)
+    return ParsedAnswer(status=status, rca=frozenset(entries), invalid_lines=invalid, unresolved_lines=unresolved)
 
 
 # --------------------------------------------------------------------------- paths
 
 def _parse_path_line(
-    line: str, nodes: _NodeIndex, normalize_interface: Callable[[str, str], str]
-) -> Path | None:
+    line: str, declared: bool, nodes: _NodeIndex, normalize_interface: Callable[[str, str], str]
+) -> _Parsed[Path] | None:
     tokens = [t.strip().strip("`'\"").strip() for t in _ARROW.split(line)]
     if len(tokens) < 2 or any(not t for t in tokens):
         return None
     hops: list[Hop] = []
+    problems: list[str] = []
     for tok in tokens[:-1]:
         split = nodes.split_hop(tok)
         if split is None:
-            return None
+            problems.append(f"unknown hop {tok!r}")
+            hops.append(Hop(tok, None))  # a stated hop the network does not know: it matches no edge
+            continue
         node, iface = split
         if iface is not None:
             try:
                 iface = normalize_interface(node, iface)
-            except ValueError:
-                return None
+            except ValueError as exc:
+                problems.append(f"hop {tok!r}: {exc}" if str(exc) else f"unknown interface in {tok!r}")
         hops.append(Hop(node, iface))
     terminal = nodes.lookup(tokens[-1])
     if terminal is None:
-        return None
-    hops.append(Hop(terminal, None))
-    return tuple(hops)
+        problems.append(f"unknown node {tokens[-1]!r}")
+    hops.append(Hop(terminal or tokens[-1], None))
+    if problems and not declared and (nodes.split_hop(tokens[0]) is None or terminal is None):
+        return None  # outside a declared answer, arrows between unknown ends are prose, not a path
+    return tuple(hops), "; ".join(problems) or None
 
 
 def parse_paths(
@@ -292,16 +325,19 @@ def parse_paths(
     a token equal to a node name is that node with no egress; otherwise the longest known name that
     is a prefix followed by ``_`` is the node and the rest is its egress interface, normalised by
     ``normalize_interface(node, iface)``. The last token must be a node name only. ``->`` and ``→``
-    are arrows. An unknown node, an empty token or a one-token line makes the line invalid.
-    Duplicate paths are removed, order of first appearance kept.
+    are arrows. An empty token or a one-token line makes the line invalid; a hop or node the network
+    does not know, or an interface the normaliser refuses, keeps the line as a stated path (its raw
+    token as the hop, so it matches no gold edge) listed in ``unresolved_lines`` - outside a declared
+    answer only when both its ends are known nodes. Duplicate paths are removed, order of first
+    appearance kept.
     """
     index = _NodeIndex(node_names)
 
-    def parse_line(line: str) -> Path | None:
-        return _parse_path_line(line, index, normalize_interface)
+    def parse_line(line: str, declared: bool) -> _Parsed[Path] | None:
+        return _parse_path_line(line, declared, index, normalize_interface)
 
-    status, paths, invalid = _parse(text, _ARROW, parse_line)
-    return ParsedAnswer(status=status, paths=tuple(paths), invalid_lines=invalid)
+    status, paths, invalid, unresolved = _parse(text, _ARROW, parse_line)
+    return ParsedAnswer(status=status, paths=tuple(paths), invalid_lines=invalid, unresolved_lines=unresolved)
 
 
 # --------------------------------------------------------------------------- shared driver
@@ -317,31 +353,35 @@ def _dedupe(items: Iterable[_T]) -> list[_T]:
 
 
 def _parse(
-    text: str | None, separator: re.Pattern[str], parse_line: Callable[[str], _T | None]
-) -> tuple[AnswerStatus, list[_T], tuple[str, ...]]:
+    text: str | None, separator: re.Pattern[str], parse_line: Callable[[str, bool], _Parsed[_T] | None]
+) -> tuple[AnswerStatus, list[_T], tuple[str, ...], tuple[tuple[str, str], ...]]:
     """Try the answer regions in order; see the module docstring for the rules."""
     if text is None or not text.strip():
-        return "empty", [], ()
+        return "empty", [], (), ()
     regions, falls_back = _regions(text)
     first_invalid: tuple[str, ...] | None = None
     for region in regions:
         valid: list[_T] = []
         invalid: list[str] = []
+        unresolved: list[tuple[str, str]] = []
         for line in _attempts(region, separator):
-            parsed = parse_line(line)
+            parsed = parse_line(line, region.declared)
             if parsed is None:
                 invalid.append(line)
-            else:
-                valid.append(parsed)
+                continue
+            value, problem = parsed
+            valid.append(value)
+            if problem is not None:
+                unresolved.append((line, problem))
         if valid:
-            return "answered", _dedupe(valid), tuple(invalid)
+            return "answered", _dedupe(valid), tuple(invalid), tuple(unresolved)
         if not falls_back:
             if not invalid:  # a declared answer with nothing in it
-                return "empty", [], ()
-            return "unparsable", [], tuple(invalid)
+                return "empty", [], (), ()
+            return "unparsable", [], tuple(invalid), ()
         if first_invalid is None and invalid:
             first_invalid = tuple(invalid)
-    return "unparsable", [], first_invalid or ()
+    return "unparsable", [], first_invalid or (), ()
 
 
 def parse_answer(

@@ -22,6 +22,7 @@ from typing import Any
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.compare import Comparison, compare, comparison_table, unique_names
+from ctbench.evaluate.paper_tables import paper_tables
 from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, build_scores
 from ctbench.evaluate.scorecard import FAMILY_TITLES, HEADLINE, percent, pm
 from ctbench.evaluate.stats import BASE_SEED, N_RESAMPLES
@@ -29,6 +30,8 @@ from ctbench.store import TaskSet
 from ctbench.tables import Cell, Table, render
 
 FORMATS = ("text", "md", "latex", "json", "html")
+SMALL_STRATA = "stratum/strata have fewer than"
+"""How a run's small-strata warning reads (score.build_scores); a report says it once, not once per run."""
 FIELD_TITLES = {
     "category": "root-cause category", "observability": "observability", "heterogeneity": "heterogeneity",
     "root_cause_count": "root-cause count", "chain_length": "propagation-chain length",
@@ -58,6 +61,8 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     level_order: dict[str, list[str]] = field(default_factory=dict)
     """Configured order of named levels (heterogeneity low -> high, golden tiers short -> long)."""
+    scorer: Scorer | None = None
+    """The scorer the runs were scored with: the HTML drill-down loads each task's detail through it."""
 
     def ordered(self, name: str, values: Sequence[str]) -> list[str]:
         """Strata values of a field in reading order: configured levels first, in their order."""
@@ -104,12 +109,18 @@ def build_report(run_dirs: Sequence[Path | str], task_set: TaskSet, *, n_resampl
                       scores=build_scores(run, min_stratum=scorer.min_stratum, n_resamples=n_resamples,
                                           workers=workers, se=se[run.info.name]))
             for label, run in zip(labels, scored, strict=True)]
-    warnings = [f"{r.label}: {w}" for r in runs for w in r.scores["warnings"]] + warnings
+    small = [r.label for r in runs if any(SMALL_STRATA in w for w in r.scores["warnings"])]
+    warnings = [f"{r.label}: {w}" for r in runs for w in r.scores["warnings"] if SMALL_STRATA not in w] + warnings
+    if small:  # once per report: every stratum table marks its small strata itself
+        warnings.append(f"strata with fewer than {scorer.min_stratum} tasks of a family are marked "
+                        f"'n < {scorer.min_stratum}' in the tables; their figures are indicative only "
+                        f"({len(small)} of {len(runs)} run(s) have such strata)")
     if comparison is not None:
         warnings.extend(f"comparison: {w}" for w in comparison.warnings)
     tax, cfg = task_set.taxonomy, task_set.config
     return Report(runs=runs, comparison=comparison, min_stratum=scorer.min_stratum, warnings=warnings,
-                  category_names={c.id: c.name for c in tax.categories}, level_order=level_order(cfg))
+                  category_names={c.id: c.name for c in tax.categories}, level_order=level_order(cfg),
+                  scorer=scorer)
 
 
 def level_order(config: Any) -> dict[str, list[str]]:
@@ -176,6 +187,7 @@ def table5(report: Report, split: bool) -> Table:
             for value, key in _headline(summ, fam):
                 row += c.cell(value, se.get(key))
         t.rows.append(row)
+    t.best = {col: "max" for col in cols if col not in ("Run", "RCA n", "Path n") and not col.endswith(" SE")}
     scoring = report.runs[0].scores["scoring"] if report.runs else {"n_resamples": N_RESAMPLES, "base_seed": BASE_SEED}
     t.note = ("Percent ± SE across tasks (not across repeated runs). Acc and IoUs are task means (SE = sd/sqrt(n)); "
               f"Evid. is pooled golden-action coverage with a bootstrap SE ({scoring['n_resamples']:,} resamples, "
@@ -199,6 +211,7 @@ def table6(report: Report, split: bool) -> Table:
                 else:
                     cells.append(mean)
             t.rows.append(cells)
+    t.best = {col: "min" for col in ("Rounds", "Latency (s)", "Input tokens", "Output tokens", "Total tokens")}
     t.note = "Means per task over the tasks where the harness recorded the figure; medians are in scores.json."
     return t
 
@@ -213,6 +226,7 @@ def table13(report: Report, split: bool) -> Table:
         t.rows.append([r.label, *c.cell(rca["triplet_iou"] if rca["n_tasks"] else None, se_r.get("triplet_iou")),
                        *c.cell(path["sequence_iou"] if path["n_tasks"] else None, se_p.get("sequence_iou")),
                        *c.cell(path["micro_edge_iou"], se_p.get("micro_edge_iou"))])
+    t.best = {col: "max" for col in t.columns[1:] if not col.endswith(" SE")}
     t.note = ("Triplet IoU keeps each (node, object, cause) together; sequence IoU treats each whole ordered path as "
               "one element; micro edge IoU pools directed edges over tasks (bootstrap SE).")
     return t
@@ -309,8 +323,9 @@ def table29(report: Report, split: bool) -> Table:
         if not r.scores["summary"]["rca"]["n_tasks"]:
             continue
         t.add(r.label, fails["n_wrong"], fails["F1"], fails["F2"], fails["F3"], fails["F4"], fails["F5"])
-    t.note = ("Assigned automatically in the paper's priority order: F5 unparsable or missing answer, F1 fewer causes "
-              "than gold, F2 more causes than gold, then per entry F4 wrong mechanism before F3 wrong node/object.")
+    t.note = ("Assigned automatically in the paper's priority order: F5 unparsable or missing answer, F1 a gold cause "
+              "missing (fewer causes than gold, or one neither returned nor named by label or node), F2 extra causes "
+              "beside every gold one, then per entry F4 wrong mechanism before F3 wrong node/object.")
     return t
 
 
@@ -333,6 +348,7 @@ def report_tables(report: Report, *, split: bool = False) -> list[Table]:
     tables = [table_runs(report), table5(report, split), table6(report, split), table13(report, split),
               table16(report, split), table18(report, split), table19(report, split), table20(report, split),
               table22(report, split)]
+    tables.extend(paper_tables([(r.label, r.run) for r in report.runs]))
     if report.comparison is not None:
         tables.append(comparison_table(report.comparison, split=split))
     tables.append(table29(report, split))
@@ -343,12 +359,14 @@ def report_tables(report: Report, *, split: bool = False) -> list[Table]:
     return [t for t in tables if t.rows or t.key in ("table5",)]
 
 
-def render_report(report: Report, fmt: str) -> str:
-    """The report as text, md, latex, json (tables via :func:`ctbench.tables.render`) or html."""
+def render_report(report: Report, fmt: str, *, bold_best: bool = False) -> str:
+    """The report as text, md, latex, json (tables via :func:`ctbench.tables.render`) or html.
+
+    ``bold_best`` sets the best value of each rated column in bold (LaTeX)."""
     if fmt not in FORMATS:
         raise CtbError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "html":
         from ctbench.evaluate.report_html import render_html
 
         return render_html(report, report_tables(report))
-    return render(report_tables(report, split=(fmt == "json")), fmt)
+    return render(report_tables(report, split=(fmt == "json")), fmt, bold_best=bold_best)

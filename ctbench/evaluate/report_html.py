@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ctbench.evaluate.report_tasks import CSS as TASKS_CSS
+from ctbench.evaluate.report_tasks import tasks_section
 from ctbench.evaluate.scorecard import FAMILY_TITLES
 from ctbench.tables import Table, fmt
 
@@ -32,7 +34,8 @@ h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top
 p.sub { color: #555; margin-top: 0; }
 table { border-collapse: collapse; margin: 0.6em 0 0.3em; font-size: 0.88em; }
 th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #ddd; }
-th { border-bottom: 2px solid #444; text-align: left; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { border-bottom: 2px solid #444; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
 p.note { font-size: 0.8em; color: #555; max-width: 60em; margin-top: 0; }
 .charts { display: flex; flex-wrap: wrap; gap: 1.2em; }
@@ -300,7 +303,7 @@ def render_html(report: Report, tables: Sequence[Table]) -> str:
     names = ", ".join(r.label for r in report.runs)
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             f"<title>ctbench report: {escape(names)}</title>", f"<style>{CSS}</style></head><body>",
+             f"<title>ctbench report: {escape(names)}</title>", f"<style>{CSS}{TASKS_CSS}</style></head><body>",
              "<h1>ctbench evaluation report</h1>",
              f'<p class="sub">{len(report.runs)} run(s): {escape(names)}. Percentages; ± is the standard error '
              "across tasks.</p>"]
@@ -318,5 +321,6 @@ def render_html(report: Report, tables: Sequence[Table]) -> str:
     for t in tables:
         if t.key != "warnings":
             parts.append(table_html(t))
+    parts.append(tasks_section(report))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

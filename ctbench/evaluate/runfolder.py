@@ -36,8 +36,10 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from ctbench.errors import CtbError, validation_message
+from ctbench.safetext import scrub_json
 from ctbench.yamlio import atomic_write_text, dump_document, load_fast, to_commented
 
 RUN_FILE = "run.yaml"
@@ -49,7 +51,8 @@ RUN_FORMAT = 1
 
 ResultStatus = Literal["answered", "unparsable", "timeout", "error"]
 ErrorKind = Literal["agent", "infrastructure", "task"]
-"""``task``: the task cannot be served as written (a definition error): recorded, never retried."""
+"""Who failed: the agent, the harness (backend or endpoint: retried), or the task's own definition
+(:class:`~ctbench.errors.TaskDefinitionError`: an unknown network, a broken file; never retried)."""
 
 
 def utc_now() -> datetime:
@@ -226,6 +229,7 @@ class ResultLine(BaseModel):
     ran out of time             timeout       -               None
     agent crashed / refused     error         agent           None (never retried)
     backend / endpoint down     error         infrastructure  None (after ``retries`` further attempts)
+    task definition error       error         task            None (never retried: fix the task)
     ==========================  ============  ==============  ===========================================
     """
 
@@ -469,7 +473,7 @@ class RunFolder:
 
     def append_result(self, line: ResultLine) -> None:
         """Append one line: a single ``write`` on an O_APPEND descriptor, then ``fsync``. Thread-safe."""
-        data = (line.model_dump_json(exclude_none=False) + "\n").encode("utf-8")
+        data = (result_json(line) + "\n").encode("utf-8")
         with self._append_lock:
             if self._results_fd is None:
                 created = not self.results_file.exists()
@@ -480,6 +484,20 @@ class RunFolder:
             while written < len(data):  # only on exotic file systems; keeps the line whole
                 written += os.write(self._results_fd, data[written:])
             os.fsync(self._results_fd)
+
+
+def result_json(line: ResultLine) -> str:
+    """``line`` as one JSON text, whatever its strings hold.
+
+    An agent's answer (or error text, or a note) may carry a lone surrogate - ``"\\ud800"`` sent
+    over JSON - that no UTF-8 encoder accepts; failing here would lose the result and make every
+    resume fail on the same task, so such characters are written as U+FFFD instead.
+    """
+    try:
+        return line.model_dump_json(exclude_none=False)
+    except PydanticSerializationError:
+        return json.dumps(scrub_json(line.model_dump(mode="json", exclude_none=False)), ensure_ascii=False,
+                          separators=(",", ":"))
 
 
 def _fsync_dir(path: Path) -> None:

@@ -204,12 +204,7 @@ def select_tasks(task_set: TaskSet, selection: Selection,
     (id, the file's own error) instead of stopping the whole run.
     """
     chosen: list[PlannedTask] = []
-    seen: dict[str, TaskRef] = {}
-    for ref in task_set.refs():
-        if ref.id in seen:
-            raise CtbError(f"task id {ref.id!r} is used by two task folders: {seen[ref.id].path} and {ref.path}; "
-                           "ids must be unique (ctb-author validate names every duplicate)")
-        seen[ref.id] = ref
+    for ref in task_set.unique_refs():  # duplicate ids: one line naming both folders, before anything runs
         try:
             spec = task_set.load_task(ref)
         except CtbError as exc:
@@ -312,7 +307,7 @@ class RunSettings:
     def agent_settings(self, args: dict[str, Any]) -> AgentSettings:
         return AgentSettings(agent=self.agent, model=self.model, base_url=self.base_url, agent_cmd=self.agent_cmd,
                              max_rounds=self.max_rounds, timeout_s=self.timeout_s, args=args,
-                             sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network))  # type: ignore[arg-type]
+                             sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network))
 
     def run_options(self, args: dict[str, Any], sandbox: str) -> RunOptions:
         return RunOptions(timeout_s=self.timeout_s, retries=self.retries, max_rounds=self.max_rounds,
@@ -683,7 +678,7 @@ class Runner:
         if outcome.kind == "timeout":
             line.status, line.error = "timeout", outcome.error
         elif outcome.kind in ("agent", "infrastructure", "task"):
-            line.status, line.error_kind, line.error = "error", outcome.kind, outcome.error  # type: ignore[assignment]
+            line.status, line.error_kind, line.error = "error", outcome.kind, outcome.error
         else:
             parsed = parser.parse(task.spec, outcome.answer_text)
             line.answer_text, line.answer_source = outcome.answer_text, outcome.answer_source

@@ -7,13 +7,16 @@ decides what the scorer *believes* about a run, so the rules are spelled out her
 - **The answer is re-parsed** from each result's ``answer_text`` with the task's network node names,
   the taxonomy's aliases and the vendor dialects' interface names; the ``answer`` a runner stored is
   only used when no text was kept. Scores therefore follow the current parser and task set, whatever
-  tool wrote the run.
+  tool wrote the run. Every stated cause counts: an RCA line of the schema's shape that names a node,
+  label or object the task does not know is a predicted entry that matches no gold entry (accuracy 0,
+  lower IoUs, F1/F2 by the set rule of :mod:`.failures`), never dropped; the parse record's
+  ``unresolved_lines`` lists those lines with the reason.
 - **Timeout and error results score as "missing"** (no prediction: 0 on every IoU, wrong, F5), as do
   tasks the run selected (``run.yaml`` ``tasks``) but never finished: the paper keeps unanswered
   tasks in every denominator (B.1, C.3, C.5). An unfinished run is flagged ``incomplete``.
 - **Executed actions** are the distinct (device, canonical command) pairs of trajectory calls whose
-  outcome is ``recorded`` or ``denied`` (the device accepted the command); invalid commands and
-  unknown devices execute nothing. Both these and the golden actions go through the device's dialect
+  outcome is ``recorded`` or ``denied`` (the device accepted the command); invalid commands,
+  unknown devices and ``?`` help requests (outcome ``help``) execute nothing. Both these and the golden actions go through the device's dialect
   (full keywords, normal parameters; an output filter only stays part of the command when the task
   recorded the command with it, as in replay), so an abbreviation or a ``| include`` never hides a
   match, and a match is always the same device *and* the same command (4.1).
@@ -50,6 +53,8 @@ from ctbench.evaluate.runfolder import (
     ResultLine,
     RunFolder,
     RunFolderError,
+    TaskSetRef,
+    task_set_commit,
 )
 from ctbench.model import Device, Family, Network
 from ctbench.store import TaskNotFound, TaskSet
@@ -58,6 +63,8 @@ from ctbench.yamlio import atomic_write_text, load_fast
 SCORES_FILE = "scores.json"
 SCORES_FORMAT = 1
 EXECUTED_OUTCOMES = frozenset({"recorded", "denied"})
+ABLATION_LEVEL = "O2→O1"
+"""The observability stratum of a task that declares itself the ablation variant of an O2 task."""
 
 BREAKDOWNS: tuple[tuple[str, str], ...] = (
     # (name in scores.json and reports, meta field)
@@ -71,7 +78,7 @@ BREAKDOWNS: tuple[tuple[str, str], ...] = (
     ("path_count", "path_count"),
 )
 """Every metadata field the scores are broken down by (issue 4; paper Tables 19-22, A.5-A.6)."""
-_TASK_META: tuple[str, ...] = (*(k for _, k in BREAKDOWNS), "golden_length", "h_l")
+_TASK_META: tuple[str, ...] = (*(k for _, k in BREAKDOWNS), "golden_length", "h_l", "ablation_of")
 """The metadata a task's entry in scores.json shows: its strata values, golden length and H_L."""
 
 
@@ -241,6 +248,7 @@ class Scorer:
         self.vendors = task_set.vendors
         self._contexts: dict[str, TaskContext] = {}
         self._topologies: dict[str, Topology] = {}
+        self._task_set_ref: TaskSetRef | None = None
         cfg = task_set.config.similarity
         self.config = ScoringConfig(
             levels=task_set.taxonomy.levels(),
@@ -253,6 +261,13 @@ class Scorer:
     @property
     def min_stratum(self) -> int:
         return self.task_set.config.min_stratum
+
+    @property
+    def task_set_ref(self) -> TaskSetRef:
+        """The git commit of the task set this scorer scores against (read once)."""
+        if self._task_set_ref is None:
+            self._task_set_ref = task_set_commit(self.task_set.root)
+        return self._task_set_ref
 
     # ------------------------------------------------------------------ normalisers
 
@@ -339,9 +354,12 @@ class Scorer:
                                for h in p) for p in hidden.gold_paths())
         d = derive(spec, hidden, network, tax, ts.config)
         rca = spec.family == Family.RCA
+        ablation_of = hidden.metadata.ablation_of if rca else None
         meta: dict[str, Any] = {
             "categories": list(d.categories) if rca and d.categories else None,
-            "observability": d.observability if rca else None,
+            # an O2->O1 ablation variant is its own stratum, as in the paper's Table 20 (not one more O1 task)
+            "observability": ABLATION_LEVEL if ablation_of else d.observability if rca else None,
+            "ablation_of": ablation_of,
             "heterogeneity": d.heterogeneity or None,
             "root_cause_count": d.root_cause_count if rca else None,
             "chain_length": d.chain_length if rca else None,
@@ -400,6 +418,11 @@ class Scorer:
         info, warnings = read_run_info(run_dir)
         by_key, more = read_trial_results(run_dir)
         warnings.extend(more)
+        scored = self.task_set_ref
+        if info.task_set_commit not in (None, "none") and scored.commit != "none" \
+                and info.task_set_commit != scored.commit:
+            warnings.append(f"scored against task-set commit {scored.commit[:12]}, but the run was made on "
+                            f"{str(info.task_set_commit)[:12]}: statements, recordings or gold may differ")
         folder = RunFolder(run_dir)
         seen_trials = max((t for _, t in by_key), default=1)
         if seen_trials > info.trials:
@@ -468,7 +491,7 @@ class Scorer:
         versions = frozenset(line.harness_version for _, line in by_key.values() if line.harness_version)
         return ScoredRun(info=info, scores=scores, warnings=warnings, missing=missing, path=run_dir,
                          content_hashes=hashes, harness_versions=versions or frozenset(
-                             [info.harness_version] if info.harness_version else []))
+                             [info.harness_version] if info.harness_version else []), task_set=scored)
 
 
 def _collapse(command: str) -> str:
@@ -517,6 +540,8 @@ class ScoredRun:
     """Task id -> the content hash its result line recorded (runs made since the run gate)."""
     harness_versions: frozenset[str] = frozenset()
     """Versions the result lines report for the harness (a CLI upgraded mid-run shows two)."""
+    task_set: TaskSetRef | None = None
+    """The task set it was scored against (commit and dirtiness), recorded in scores.json."""
 
     def restricted(self, keys: set[tuple[str, str]]) -> ScoredRun:
         """The same run on a subset of its tasks (comparisons on common tasks)."""
@@ -594,7 +619,9 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
         "run": run.info.to_json(),
         "scoring": {"ctbench": __version__, "n_resamples": n_resamples, "base_seed": base_seed,
                     "seed_rule": "numpy default_rng(base_seed + crc32('bootstrap:<family>:<metric>')), one index "
-                                 "matrix per task family and metric", "min_stratum": min_stratum},
+                                 "matrix per task family and metric", "min_stratum": min_stratum,
+                    "task_set_commit": run.task_set.commit if run.task_set else None,
+                    "task_set_dirty": run.task_set.dirty if run.task_set else None},
         "n_tasks": len(rows),
         "incomplete": bool(run.missing),
         "missing_results": list(run.missing),

@@ -99,7 +99,10 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
         if not summ["n_tasks"]:
             continue
         title = FAMILY_TITLES[fam]
-        status = summ["status"]
+        status = dict(summ["status"])
+        # one name for an answer that could not be read, as the run's progress lines say: a blank answer
+        # is unparsable too (scores.json keeps the two counts apart)
+        status["unparsable"] = status.get("unparsable", 0) + status.pop("empty", 0)
         not_answered = {k: v for k, v in status.items() if k != "answered" and v}
         state = ", ".join(f"{v} {k}" for k, v in not_answered.items())
         lines.append(f"{title}: {summ['n_correct']}/{summ['n_tasks']} correct"

@@ -32,9 +32,10 @@ examples:
 
 SHELL_HELP = """\
 An interactive prompt on a task's devices, as on a jump host: 'connect DEVICE' logs in and shows the
-device's own prompt (<CORE_SW_01>, GW_01#, admin@PE_01>); type its commands as on the real device
-(abbreviations, '| include' filters, Tab completes device names); 'quit' returns to the jump host,
-'exit' there leaves. Lines piped on stdin are answered as a transcript.
+device's own prompt (<CORE_SW_01>, GW_01#, admin@PE_01> ); type its commands as on the real device
+(abbreviations, '| include' filters; '?' lists what may follow at once, without Enter; Tab completes
+a keyword, a second Tab lists the candidates; at the jump host Tab completes device names); 'quit'
+returns to the jump host, 'exit' there leaves. Lines piped on stdin are answered as a transcript.
 
 example:
   ctb-replay shell RCA-001
@@ -73,13 +74,15 @@ example:
 EXEC_HELP = """\
 Run one command on one device through a replay session, for agents that only have a shell. The
 session comes from the environment: CTBENCH_REPLAY_URL (the server) and CTBENCH_REPLAY_SESSION.
-Prints what the device prints; exit status 0 when the device answered with output, 1 when it
-refused the command (not recorded, invalid, unknown device), 2 when the server could not be used.
-Quote commands that contain '|' so your shell does not take it.
+Prints what the device prints; exit status 0 when the device answered with output (or with its
+context help, for a command ending in '?'), 1 when it refused the command (not recorded, invalid,
+unknown device), 2 when the server could not be used.
+Quote commands that contain '|' or '?' so your shell does not take them.
 
 examples:
   ctb-replay exec CORE_SW_01 display interface brief
   ctb-replay exec GW_01 'sh run | i ospf'
+  ctb-replay exec GW_01 'show ip ?'
 """
 
 GAPS_HELP = """\
@@ -172,7 +175,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
     # bytes, so a terminal or pipe with a narrow encoding cannot turn device output into a traceback
     sys.stdout.buffer.write((text if not text or text.endswith("\n") else text + "\n").encode("utf-8", "replace"))
     sys.stdout.flush()
-    return 0 if obs.ok else 1
+    return 0 if obs.ok or obs.outcome == "help" else 1
 
 
 def cmd_submit(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctbench.errors import CtbError
+from ctbench.errors import CtbError, TaskDefinitionError
 from ctbench.model import Device, Recording, TaskSpec
 from ctbench.replay.observation import DeviceInfo, Outcome
 from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path
@@ -127,6 +127,9 @@ class DeviceReplay:
         return answer
 
     def _resolve(self, line: str) -> Answer:
+        if self.dialect.is_help(line):
+            # Context help comes from the vendor grammar alone, so it says nothing about recordings.
+            return Answer(Outcome.HELP, None, self.dialect.help(line, self.prompt))
         res = self.dialect.resolve(line, recorded=self.recorded)
         if not res.ok:
             text = self.dialect.render_error(res.error, line, self.prompt)
@@ -150,6 +153,9 @@ class LoadedTask:
     ref: TaskRef
     title: str
     devices: dict[str, DeviceReplay]
+    hosts: dict[str, str] = field(default_factory=dict)
+    """Network members without a CLI (a PC, a server), name -> type: a person at the shell who tries
+    to log into one is told why it has no prompt; agents get the unknown-device answer."""
     _folded: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -172,6 +178,11 @@ class LoadedTask:
             real = self._folded.get(name.strip().casefold())
             found = self.devices.get(real) if real else None
         return found
+
+    def host(self, name: str) -> tuple[str, str] | None:
+        """(name, type) of the accessible host without a CLI called ``name`` (any case), if any."""
+        folded = name.strip().casefold()
+        return next(((n, kind) for n, kind in self.hosts.items() if n.casefold() == folded), None)
 
     def unknown_device_text(self, name: str) -> str:
         """The same words for a device that does not exist and one the task keeps out of reach."""
@@ -249,14 +260,23 @@ class ReplayEngine:
             if not isinstance(task_id, str) or not task_id or len(task_id) > 64:
                 raise CtbError(f"task {printable(str(task_id))!r} not found")
             ref = self.task_set.ref(task_id)
-            spec = self.task_set.load_task(ref)  # agent-visible part only, never hidden.yaml
-        network = self.task_set.network(spec.network)
+            try:
+                spec = self.task_set.load_task(ref)  # agent-visible part only, never hidden.yaml
+            except TaskDefinitionError:
+                raise
+            except CtbError as exc:
+                raise TaskDefinitionError(f"task {task_id}: {exc}", task_id=task_id) from None
+        try:
+            network = self.task_set.network(spec.network)
+        except CtbError as exc:  # unknown or broken network: the task's fault, retrying cannot help
+            raise TaskDefinitionError(f"task {ref.id}: {exc}", task_id=ref.id) from None
         by_name = network.device_map()
         wanted = spec.accessible if spec.accessible is not None else [d.name for d in network.devices]
         by_device: dict[str, list[Recording]] = {}
         for rec in spec.recordings:
             by_device.setdefault(rec.device, []).append(rec)
         devices: dict[str, DeviceReplay] = {}
+        hosts: dict[str, str] = {}
         for name in wanted:
             dev = by_name.get(name)
             if dev is None:
@@ -265,7 +285,10 @@ class ReplayEngine:
             if dev.os is None:  # a host without a CLI cannot be logged into
                 continue
             devices[name] = self._device(dev, by_device.get(name, []))
-        return LoadedTask(ref=ref, title=spec.title, devices=devices)
+        # Hosts without a CLI are never accessible (nothing to log into), whatever the task lists;
+        # the shell tells a person so. Agents are never told (they get the unknown-device text).
+        hosts.update({d.name: d.type for d in network.devices if d.os is None})
+        return LoadedTask(ref=ref, title=spec.title, devices=devices, hosts=hosts)
 
     def _device(self, dev: Device, recordings: list[Recording]) -> DeviceReplay:
         assert dev.os is not None

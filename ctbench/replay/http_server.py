@@ -19,7 +19,6 @@ a random token: holding it is what entitles a client to the session.
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
@@ -27,15 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
-from ctbench.errors import CtbError, validation_message
+from ctbench.errors import CtbError
 from ctbench.replay.engine import InputError, ReplayEngine, printable
+from ctbench.replay.http_body import BodyError, read_body
+from ctbench.replay.http_body import SafeJSONResponse as JSONResponse
 from ctbench.replay.session import Session, SessionClosed, SessionLimit
+from ctbench.safetext import first_surrogate
 from ctbench.store import TaskNotFound
 
 MAX_BODY = 1024 * 1024
@@ -148,25 +150,10 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
 
 
 async def _body(request: Request, model: type[BaseModel]) -> Any:
-    length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-        raise ApiError(413, "body_too_large", f"request body over {MAX_BODY} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise ApiError(413, "body_too_large", f"request body over {MAX_BODY} bytes")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ApiError(400, "bad_json", f"the body is not JSON: {exc}") from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise ApiError(422, "bad_request", validation_message(exc, "body")) from None
+        return await read_body(request, model, MAX_BODY)
+    except BodyError as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from None
 
 
 def _trajectory_path(text: str | None, root: Path | None) -> Path | None:
@@ -182,7 +169,7 @@ def _trajectory_path(text: str | None, root: Path | None) -> Path | None:
         raise ApiError(403, "trajectories_disabled", "this server writes no trajectory a client names; start it "
                        "with `ctb-replay serve --trajectories DIR` to allow paths relative to DIR")
     rel = Path(text)
-    if "\x00" in text or not text.endswith(".jsonl") or rel.is_absolute() or ".." in rel.parts or \
+    if "\x00" in text or first_surrogate(text) is not None or not text.endswith(".jsonl") or rel.is_absolute() or ".." in rel.parts or \
             text.startswith("~"):
         raise ApiError(400, "bad_trajectory", "trajectory must be a relative path ending in .jsonl, inside the "
                        "server's trajectory folder (no '..')")

@@ -35,6 +35,7 @@ from mcp.types import (
 )
 
 from ctbench.errors import CtbError
+from ctbench.replay.mcp_lines import INVALID_REQUEST_TOOL, RepairedStdin, RepairingApp, UnownedTextReader
 from ctbench.replay.session import Session
 from ctbench.replay.tools import INPUT_SCHEMAS, ReplayTools
 
@@ -95,6 +96,8 @@ def build_server(session: Session, *, answer_file: Path | None = None,
         return ListToolsResult(tools=TOOLS)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        if params.name == INVALID_REQUEST_TOOL:  # a line the stdio reader refused (see mcp_lines)
+            return _result(str((params.arguments or {}).get("problem", "the request was refused")), error=True)
         return call_tool_result(tools, params.name, params.arguments)
 
     server: Server[Any] = Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=list_tools,
@@ -105,12 +108,16 @@ def build_server(session: Session, *, answer_file: Path | None = None,
 
 
 def run_stdio(server: Server[Any]) -> None:
-    """Serve on stdin/stdout until the client closes the pipe."""
+    """Serve on stdin/stdout until the client closes the pipe; every request line gets a reply."""
+    import sys
+
     import anyio
     from mcp.server.stdio import stdio_server
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        raw = anyio.wrap_file(UnownedTextReader(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        stdin: Any = RepairedStdin(raw)
+        async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
     anyio.run(main)
@@ -122,7 +129,7 @@ def run_http(server: Server[Any], host: str, port: int, *,
     from ctbench.replay.http_server import bind_socket, socket_url, uvicorn_server
 
     sock = bind_socket(host, port)
-    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    app = RepairingApp(server.streamable_http_app(streamable_http_path="/mcp", host=host))
     if announce is not None:
         announce(f"{socket_url(sock)}/mcp")
     uvicorn_server(app).run(sockets=[sock])

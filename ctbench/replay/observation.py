@@ -20,6 +20,9 @@ class Outcome(StrEnum):
     DENIED = "denied"
     INVALID = "invalid"
     UNKNOWN_DEVICE = "unknown-device"
+    HELP = "help"
+    """A ``?`` context-help request: answered from the vendor grammar, executes nothing (never an
+    executed or denied action for the scorer)."""
 
 
 class DeviceInfo(BaseModel):
@@ -67,7 +70,8 @@ class Observation(BaseModel):
         Vendor errors put their ``^`` under the offending character of the echoed line, counting
         the prompt; without that line above it (MCP, HTTP, ``exec``) the caret points at nothing.
         """
-        if self.outcome is Outcome.INVALID and self.prompt is not None and self.text.lstrip(" ").startswith("^"):
+        if self.outcome in (Outcome.INVALID, Outcome.HELP) and self.prompt is not None \
+                and self.text.lstrip(" ").startswith("^"):
             return f"{self.prompt}{self.command}\n{self.text}"
         return self.text
 

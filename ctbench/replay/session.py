@@ -20,6 +20,7 @@ from ctbench.errors import CtbError
 from ctbench.replay.engine import Answer, DeviceReplay, InputError, LoadedTask
 from ctbench.replay.observation import DeviceInfo, Observation, Outcome, Submission
 from ctbench.replay.trajectory import RECORD_FIELDS, TrajectoryRecord, TrajectoryWriter
+from ctbench.safetext import first_bad_char, scrub
 
 if TYPE_CHECKING:
     from ctbench.replay.engine import ReplayEngine
@@ -100,6 +101,16 @@ class Session:
             raise CtbError(self.task.unknown_device_text(device).strip())
         return found.prompt
 
+    def complete(self, device: str, line: str) -> list[str]:
+        """Keywords the last word of ``line`` (up to the cursor) completes to on ``device`` (Tab).
+
+        From the vendor grammar only, like ``?`` help; not a call, so it is not in the trajectory.
+        """
+        found = self.task.device(device) if isinstance(device, str) and isinstance(line, str) else None
+        if found is None or len(line) > self.engine.max_input or _control_char(line):
+            return []
+        return found.dialect.complete(line)
+
     # -------------------------------------------------------------- calls
 
     def run(self, device: str, command: str) -> Observation:
@@ -121,6 +132,11 @@ class Session:
         return obs
 
     def _observe(self, seq: int, t: float, device: str, command: str) -> Observation:
+        # Text that is not valid Unicode (a lone surrogate from a JSON escape) is recorded with U+FFFD
+        # in its place: the call is logged and answered like any other, and nothing written later
+        # (trajectory line, response, MCP reply) meets a string it cannot encode.
+        broken = first_bad_char(command)
+        device, command = scrub(device), scrub(command)
         limit = self.engine.max_input
         shown = command if len(command) <= limit else command[:limit] + "…"
         dev = self.task.device(device) if len(device) <= MAX_DEVICE_NAME else None
@@ -129,7 +145,7 @@ class Session:
                               self.task.unknown_device_text(device).encode())
         name = dev.info.name
         line = command.rstrip("\r\n")
-        problem = self._line_problem(line)
+        problem = self._line_problem(line, broken)
         if problem:
             return self._make(seq, t, name, shown, None, Outcome.INVALID, problem.encode(), prompt=dev.prompt)
         line = line.replace("\t", " ")
@@ -159,10 +175,13 @@ class Session:
         return self._make(seq, t, dev.info.name, shown, answer.canonical, Outcome.RECORDED, data, truncated,
                           prompt=dev.prompt)
 
-    def _line_problem(self, line: str) -> str | None:
+    def _line_problem(self, line: str, broken: tuple[int, str] | None = None) -> str | None:
         limit = self.engine.max_input
         if len(line) > limit:
             return f"% Command too long: {len(line)} characters; the limit is {limit}.\n"
+        if broken is not None:
+            pos, what = broken
+            return f"% Invalid character in command: {what} at position {pos + 1} (the text is not valid Unicode).\n"
         bad = _control_char(line)
         if bad:
             pos, ch = bad
@@ -189,6 +208,11 @@ class Session:
         if len(answer_text) > self.engine.max_answer:
             raise InputError(f"answer too long: {len(answer_text)} characters; the limit is "
                              f"{self.engine.max_answer}")
+        broken = first_bad_char(answer_text)
+        if broken is not None:
+            pos, what = broken
+            raise InputError(f"the answer is not valid Unicode text: {what} at character {pos + 1}; "
+                             "submit plain text")
         with self._lock:
             if self._closed:
                 raise SessionClosed(f"session {self.id} on task {self.task.id} is closed")

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import IO
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from ctbench.errors import CtbError, validation_message
 from ctbench.replay.observation import Observation, Outcome
+from ctbench.safetext import scrub_json
 
 RECORD_FIELDS = ("seq", "t", "device", "command", "canonical", "outcome", "output_bytes")
 """The run-folder fields, in file order; :class:`Observation` has them all, in the same order."""
@@ -37,8 +39,16 @@ class TrajectoryRecord(BaseModel):
 
     @staticmethod
     def line(obs: Observation) -> str:
-        """The JSONL line for ``obs``, serialised straight from the observation (the hot path)."""
-        return obs.model_dump_json(include=set(RECORD_FIELDS)) + "\n"
+        """The JSONL line for ``obs``, serialised straight from the observation (the hot path).
+
+        A string that is not valid Unicode (the session scrubs what it records, but an observation
+        may be built elsewhere) is written with U+FFFD in its place rather than losing the call.
+        """
+        try:
+            return obs.model_dump_json(include=set(RECORD_FIELDS)) + "\n"
+        except PydanticSerializationError:
+            data = scrub_json(obs.model_dump(mode="json", include=set(RECORD_FIELDS)))
+            return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def free_backup_name(path: Path) -> Path:

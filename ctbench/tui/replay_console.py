@@ -7,7 +7,13 @@ widget knows nothing of tasks or files: it talks to any *session* object with
   such as :class:`ctbench.replay.observation.DeviceInfo`, or plain strings);
 - ``run(device, command) -> observation``: the answer, an object with ``text`` (or ``data`` bytes)
   and optionally ``outcome`` (``recorded``/``denied``/``invalid``/``unknown-device``);
-- optionally ``prompt(device) -> str``: the device's own prompt (``<CORE_SW_01>``, ``GW_01#``).
+- optionally ``prompt(device) -> str``: the device's own prompt (``<CORE_SW_01>``, ``GW_01#``);
+- optionally ``complete(device, line) -> list[str]``: the keywords the last word of ``line`` may be
+  completed to (Tab), from the vendor grammar.
+
+As on the devices, ``?`` answers at once (the line is sent with the ``?``, shown with the answer, and
+stays in the input for more typing), and Tab completes a keyword: a unique one with its blank, the
+common part of several, and on a second Tab the candidates are listed.
 
 :class:`ctbench.replay.session.Session` (``ReplayEngine(task_set).open_session(task_id)``) is one.
 Usage::
@@ -29,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -75,6 +81,39 @@ def visible(text: str) -> str:
         else:
             out.append(f"\\x{ord(ch):02x}")
     return "".join(out)
+
+
+class CommandInput(Input):
+    """The command line: Tab completes and ``?`` asks for help instead of moving focus or typing."""
+
+    @dataclass
+    class Complete(Message):
+        """Tab was pressed."""
+
+    @dataclass
+    class Help(Message):
+        """``?`` was typed (the line so far is in the input)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "tab":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Complete())
+            return
+        if event.character == "?":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Help())
+            return
+        await super()._on_key(event)
+
+
+def completion_columns(names: Sequence[str], width: int = 78) -> str:
+    """Candidates side by side in equal columns, as a terminal lists them on a second Tab."""
+    col = max(len(n) for n in names) + 2
+    per_row = max(1, width // col)
+    rows = [names[i:i + per_row] for i in range(0, len(names), per_row)]
+    return "\n".join("".join(n.ljust(col) for n in row).rstrip() for row in rows)
 
 
 @dataclass(frozen=True)
@@ -138,6 +177,7 @@ class ReplayConsole(Vertical):
         self._history: list[str] = []
         self._history_pos = 0
         self._names: list[str] = []
+        self._last_tab: tuple[str, int] | None = None
 
     # ------------------------------------------------------------------ layout
 
@@ -149,7 +189,7 @@ class ReplayConsole(Vertical):
         yield RichLog(id="rc-output", markup=False, highlight=False, wrap=False, auto_scroll=True)
         with Horizontal(id="rc-line"):
             yield Label("", id="rc-prompt")
-            yield Input(id="rc-input", placeholder="type a command as on the device, Enter to run")
+            yield CommandInput(id="rc-input", placeholder="type a command as on the device, Enter to run")
 
     def on_mount(self) -> None:
         self.set_session(self._session, note=self._note)
@@ -223,6 +263,57 @@ class ReplayConsole(Vertical):
         event.input.value = ""
         self.run_command(event.value)
 
+    @on(CommandInput.Help)
+    def _help_asked(self, event: CommandInput.Help) -> None:
+        """Send the line with its ``?`` (the session logs it as help) and keep the line for more typing."""
+        event.stop()
+        field = self.query_one("#rc-input", CommandInput)
+        line = field.value[: field.cursor_position]
+        if self._session is None or self.device is None:
+            field.insert_text_at_cursor("?")
+            return
+        field.value = line
+        field.cursor_position = len(line)
+        self._run(self._session, self.device, line + "?", self.prompt_for(self.device))
+
+    @on(CommandInput.Complete)
+    def _complete(self, event: CommandInput.Complete) -> None:
+        event.stop()
+        field = self.query_one("#rc-input", CommandInput)
+        text, tail = field.value[: field.cursor_position], field.value[field.cursor_position:]
+        complete = getattr(self._session, "complete", None)
+        if self.device is None or not callable(complete):
+            return
+        try:
+            found = [str(c) for c in complete(self.device, text)]
+        except Exception:  # completion is a convenience; a session that cannot do it just does nothing
+            return
+        state = (field.value, field.cursor_position)
+        second = self._last_tab == state
+        self._last_tab = state
+        if not found:
+            return
+        start = max(text.rfind(" "), text.rfind("\t")) + 1
+        typed = text[start:]
+        if len(found) == 1:
+            done = text[:start] + found[0] + " "
+        else:
+            common = found[0]
+            for name in found[1:]:
+                while not name.lower().startswith(common.lower()):
+                    common = common[:-1]
+            if len(common) > len(typed):
+                done = text[:start] + common
+            else:
+                if second:
+                    log = self.query_one("#rc-output", RichLog)
+                    log.write(Text.assemble((self.prompt_for(self.device), "bold"), field.value))
+                    log.write(Text(completion_columns(found)))
+                return
+        field.value = done + tail
+        field.cursor_position = len(done)
+        self._last_tab = None  # progress made: the next Tab starts afresh
+
     @work(thread=True, group="replay-console", exit_on_error=False)
     def _run(self, session: ReplaySession, device: str, command: str, prompt: str) -> None:
         try:
@@ -242,7 +333,7 @@ class ReplayConsole(Vertical):
             if text:
                 log.write(Text(text))
             outcome = getattr(answer.observation, "outcome", None)
-            if outcome is not None and str(getattr(outcome, "value", outcome)) != "recorded":
+            if outcome is not None and str(getattr(outcome, "value", outcome)) not in ("recorded", "help"):
                 log.write(Text(f"[{getattr(outcome, 'value', outcome)}]", style="dim italic"))
         self.post_message(self.CommandRan(self, answer.device, answer.command, answer.observation, answer.error))
 

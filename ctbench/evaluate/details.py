@@ -1,0 +1,360 @@
+"""What one agent did on one task, laid out for people: the viewer, the HTML drill-down and the exports.
+
+A run folder keeps what happened as data (the result line, the trajectory, the agent's log), and
+scores.json keeps the verdict; neither is readable as a story. :func:`task_detail` joins them with the
+task set into one :class:`TaskDetail`: the prompt, the parsed answer entry by entry beside the gold
+(what matched, what did not, the lines that could not be read), the trajectory step by step with the
+output as the device printed it, the golden actions marked covered or missed, and the agent's own log
+with the model turns the harness recorded there.
+
+Two decisions worth knowing:
+
+- **The device output is replayed, not stored.** Trajectories record the size of each answer, not its
+  bytes (they would double the run folder). Replay is deterministic - the same (device, command) gives
+  the same recorded bytes - so a fresh session on the same task reproduces what the agent saw, as long
+  as the task set is the one the run used (the run's task-set commit is shown beside it).
+- **The log is optional.** ``logs/<ID>.log`` is whatever the agent printed; harness adapters also write
+  their CLI's JSON event stream there. Lines that parse as one of the known event shapes (Codex
+  ``item.completed``/``turn.completed``, Claude Code ``assistant``/``result``, and ctbench's own
+  ``{"event": "model_turn"}``) become :class:`ModelTurn` values; anything else is shown as text.
+  A missing log means "absent", never an error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctbench.answer import Path as AnswerPath
+from ctbench.answer import RcaEntry, path_edges, path_line
+from ctbench.evaluate.metrics import TaskScores, score_task
+from ctbench.evaluate.runfolder import ResultLine, RunFolder
+from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, TaskContext, _trajectory_file
+
+LOG_LIMIT = 2_000_000
+"""Characters of a log kept for display; a runaway agent can print gigabytes."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One replay call as the agent made it, with what the device answered."""
+
+    seq: int
+    t: float
+    device: str
+    command: str
+    canonical: str | None
+    outcome: str
+    output_bytes: int
+    output: str | None = None
+    golden: bool = False
+    """True when this call covered a golden action (same device and canonical command)."""
+
+    @property
+    def executed(self) -> bool:
+        return self.outcome in EXECUTED_OUTCOMES
+
+
+@dataclass(frozen=True)
+class EntryCheck:
+    """One answer entry (an RCA triple or a path) and how it fares against the other side.
+
+    ``matched`` is the exact match; ``parts`` says which parts matched when it did not (RCA: ``node``,
+    ``object``, ``label``; path: the share of its directed edges found on the other side).
+    """
+
+    text: str
+    matched: bool
+    parts: tuple[tuple[str, bool], ...] = ()
+
+
+@dataclass(frozen=True)
+class GoldenCheck:
+    device: str
+    command: str
+    covered: bool
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    """One model turn the harness recorded in the agent's log."""
+
+    role: str
+    text: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    tool_calls: tuple[str, ...] = ()
+
+
+@dataclass
+class TaskDetail:
+    task_id: str
+    family: str
+    result: ResultLine | None
+    scores: TaskScores
+    prompt: str | None
+    predicted: list[EntryCheck]
+    gold: list[EntryCheck]
+    invalid_lines: list[str]
+    steps: list[Step]
+    golden: list[GoldenCheck]
+    log_text: str | None
+    turns: list[ModelTurn] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def answer_text(self) -> str | None:
+        return self.result.answer_text if self.result is not None else None
+
+    @property
+    def outcome(self) -> str:
+        """One word for how the task ended; ``unparsable`` for any answer that could not be read."""
+        return outcome_name(self.result, self.scores.status)
+
+
+def outcome_name(result: ResultLine | None, score_status: str | None = None) -> str:
+    """The one name of how a task ended, shared by the scorecard, the viewer and the reports.
+
+    ``unparsable`` covers both an answer with no valid line and no answer at all (the result line's
+    own status); a blank answer is not a different outcome, only a different reason.
+    """
+    if result is None:
+        return "missing"
+    if result.status == "error":
+        return "error"
+    if result.status == "timeout":
+        return "timeout"
+    if score_status in ("unparsable", "empty"):
+        return "unparsable"
+    return result.status
+
+
+# --------------------------------------------------------------------------- logs
+
+
+def read_log(folder: RunFolder, task_id: str, result: ResultLine | None) -> str | None:
+    """The agent's log, or None when there is none (the log is optional)."""
+    path = folder.log_path(task_id)
+    rel = result.log if result is not None else None
+    if rel:
+        candidate = (folder.path / rel).resolve()
+        if candidate.is_relative_to(folder.path.resolve()):
+            path = candidate
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            return fh.read(LOG_LIMIT)
+    except OSError:
+        return None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _texts(content: Any) -> tuple[str, tuple[str, ...]]:
+    """Text and tool-call names of a message's content list (Claude / OpenAI style)."""
+    if isinstance(content, str):
+        return content, ()
+    texts: list[str] = []
+    tools: list[str] = []
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif part.get("type") == "tool_use" and isinstance(part.get("name"), str):
+            tools.append(part["name"])
+    return "\n".join(texts), tuple(tools)
+
+
+def _turn(event: Mapping[str, Any]) -> ModelTurn | None:
+    kind = event.get("type")
+    if event.get("event") == "model_turn":  # ctbench's own adapters
+        return ModelTurn(role=str(event.get("role") or "agent"), text=str(event.get("text") or ""),
+                         input_tokens=_int(event.get("input_tokens")), output_tokens=_int(event.get("output_tokens")),
+                         cached_tokens=_int(event.get("cached_tokens")),
+                         tool_calls=tuple(str(t) for t in event.get("tool_calls") or ()))
+    if kind == "item.completed" and isinstance(event.get("item"), Mapping):  # Codex --json
+        item = event["item"]
+        if item.get("type") in ("agent_message", "reasoning") and isinstance(item.get("text"), str):
+            return ModelTurn(role="agent" if item["type"] == "agent_message" else "reasoning", text=item["text"])
+        if item.get("type") == "mcp_tool_call":
+            return ModelTurn(role="agent", text="", tool_calls=(str(item.get("tool") or "tool"),))
+        return None
+    if kind == "turn.completed" and isinstance(event.get("usage"), Mapping):  # Codex usage per turn
+        u = event["usage"]
+        return ModelTurn(role="usage", text="", input_tokens=_int(u.get("input_tokens")),
+                         output_tokens=_int(u.get("output_tokens")), cached_tokens=_int(u.get("cached_input_tokens")))
+    if kind == "assistant" and isinstance(event.get("message"), Mapping):  # Claude Code stream-json
+        msg = event["message"]
+        text, tools = _texts(msg.get("content"))
+        u = msg.get("usage") if isinstance(msg.get("usage"), Mapping) else {}
+        return ModelTurn(role="agent", text=text, input_tokens=_int(u.get("input_tokens")),
+                         output_tokens=_int(u.get("output_tokens")),
+                         cached_tokens=_int(u.get("cache_read_input_tokens")), tool_calls=tools)
+    return None
+
+
+def model_turns(log_text: str | None) -> list[ModelTurn]:
+    """The model turns among the log's lines; lines that are not known JSON events are skipped."""
+    out: list[ModelTurn] = []
+    for line in (log_text or "").splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, Mapping):
+            turn = _turn(event)
+            if turn is not None:
+                out.append(turn)
+    return out
+
+
+# --------------------------------------------------------------------------- answers against the gold
+
+
+def _rca_checks(mine: Iterable[RcaEntry], other: frozenset[RcaEntry]) -> list[EntryCheck]:
+    nodes = {e.node for e in other}
+    objects = {(e.node, e.object) for e in other}
+    labels = {e.label for e in other}
+    return [EntryCheck(e.line(), e in other, (("node", e.node in nodes), ("object", (e.node, e.object) in objects),
+                                              ("label", e.label in labels)))
+            for e in sorted(mine)]
+
+
+def _path_checks(mine: Iterable[AnswerPath], other: Iterable[AnswerPath]) -> list[EntryCheck]:
+    other_paths = {tuple(p) for p in other}
+    other_edges = {e for p in other_paths for e in path_edges(p)}
+    out = []
+    for p in mine:
+        edges = path_edges(p)
+        hit = sum(1 for e in edges if e in other_edges)
+        out.append(EntryCheck(path_line(p), tuple(p) in other_paths, (("edges", hit == len(edges) and bool(edges)),),))
+    return out
+
+
+def answer_checks(ctx: TaskContext, parsed: Any) -> tuple[list[EntryCheck], list[EntryCheck], list[str]]:
+    """(predicted entries vs gold, gold entries vs prediction, invalid lines) of one parsed answer."""
+    if ctx.family == "rca":
+        gold: frozenset[RcaEntry] = ctx.gold  # type: ignore[assignment]
+        pred = frozenset(parsed.rca or ()) if parsed is not None else frozenset()
+        return _rca_checks(pred, gold), _rca_checks(gold, pred), list(parsed.invalid_lines if parsed else ())
+    gold_paths: tuple[AnswerPath, ...] = ctx.gold  # type: ignore[assignment]
+    pred_paths = tuple(parsed.paths or ()) if parsed is not None else ()
+    return (_path_checks(pred_paths, gold_paths), _path_checks(gold_paths, pred_paths),
+            list(parsed.invalid_lines if parsed else ()))
+
+
+# --------------------------------------------------------------------------- one task
+
+
+def read_steps(folder: RunFolder, task_id: str, result: ResultLine | None) -> tuple[list[Step], list[str]]:
+    """The trajectory of one task as steps (output not filled in), plus warnings for unreadable lines."""
+    from ctbench.replay.trajectory import BadLine, iter_trajectory
+
+    path = _trajectory_file(folder, task_id, result)
+    steps: list[Step] = []
+    warnings: list[str] = []
+    if not path.is_file():
+        return steps, warnings
+    for rec in iter_trajectory(path):
+        if isinstance(rec, BadLine):
+            warnings.append(f"{path.name}:{rec.line}: {rec.reason}")
+            continue
+        steps.append(Step(seq=rec.seq, t=rec.t, device=rec.device, command=rec.command, canonical=rec.canonical,
+                          outcome=rec.outcome.value, output_bytes=rec.output_bytes))
+    return steps, warnings
+
+
+def replay_outputs(engine: Any, task_id: str, steps: list[Step],
+                   cache: dict[tuple[str, str, str], str] | None = None) -> tuple[list[str | None], str | None]:
+    """What the device printed for each step, replayed on a fresh session (see the module docstring).
+
+    ``cache`` keeps answers by (task, device, command) across calls: replay is deterministic, and the
+    same command recurs across runs of a task (a report of four runs replays each once)."""
+    cache = {} if cache is None else cache
+    todo = [s for s in steps if (task_id, s.device, s.command) not in cache]
+    problem = None
+    if todo:
+        try:
+            session = engine.open_session(task_id)
+        except Exception as exc:  # a task that no longer replays still shows its trajectory
+            return [cache.get((task_id, s.device, s.command)) for s in steps], \
+                f"the device output cannot be replayed: {exc}"
+        try:
+            for s in todo:
+                try:
+                    cache[(task_id, s.device, s.command)] = session.run(s.device, s.command).with_echo()
+                except Exception as exc:
+                    problem = problem or f"a call could not be replayed: {exc}"
+        finally:
+            session.close()
+    return [cache.get((task_id, s.device, s.command)) for s in steps], problem
+
+
+class DetailLoader:
+    """Builds :class:`TaskDetail` values for any run against one task set, sharing the scorer's caches
+    and one replay engine (so opening many tasks loads each task and dialect once)."""
+
+    def __init__(self, scorer: Scorer) -> None:
+        self.scorer = scorer
+        self._engine: Any = None
+        self._prompts: dict[str, str | None] = {}
+        self._outputs: dict[tuple[str, str, str], str] = {}
+
+    @property
+    def engine(self) -> Any:
+        if self._engine is None:
+            from ctbench.replay.engine import ReplayEngine
+
+            self._engine = ReplayEngine(self.scorer.task_set)
+        return self._engine
+
+    def prompt(self, task_id: str) -> str | None:
+        from ctbench.errors import CtbError
+        from ctbench.evaluate.prompt import prompt_for
+
+        if task_id not in self._prompts:
+            try:
+                self._prompts[task_id] = prompt_for(self.scorer.task_set, task_id)
+            except CtbError:
+                self._prompts[task_id] = None
+        return self._prompts[task_id]
+
+    def load(self, run_dir: Path | str, task_id: str, result: ResultLine | None, *,
+             with_output: bool = True, with_prompt: bool = True) -> TaskDetail:
+        folder = RunFolder(run_dir)
+        ctx = self.scorer.context(task_id)
+        steps, warnings = read_steps(folder, task_id, result)
+        calls = [(s.device, s.canonical, s.command, s.outcome) for s in steps]
+        record = self.scorer.record(ctx, result, calls)
+        scores = score_task(record, self.scorer.config)
+        executed = set(record.executed_actions)
+        marked: list[Step] = []
+        outputs: list[str | None] = [None] * len(steps)
+        if with_output and steps:
+            outputs, problem = replay_outputs(self.engine, task_id, steps, self._outputs)
+            if problem:
+                warnings.append(problem)
+        seen: set[tuple[str, str]] = set()
+        for s, out in zip(steps, outputs, strict=True):
+            golden = False
+            if s.executed:
+                key = self.scorer.action_key(ctx, s.device, s.canonical or s.command)
+                golden = key in ctx.golden_actions and key not in seen
+                seen.add(key)
+            marked.append(Step(**{**s.__dict__, "output": out, "golden": golden}))
+        golden_checks = [GoldenCheck(d, c, (d, c) in executed) for d, c in sorted(ctx.golden_actions)]
+        predicted, gold, invalid = answer_checks(ctx, record.prediction)
+        log_text = read_log(folder, task_id, result)
+        return TaskDetail(task_id=task_id, family=ctx.family, result=result, scores=scores,
+                          prompt=self.prompt(task_id) if with_prompt else None, predicted=predicted, gold=gold, invalid_lines=invalid,
+                          steps=marked, golden=golden_checks, log_text=log_text, turns=model_turns(log_text),
+                          warnings=warnings)

@@ -1,0 +1,286 @@
+"""``ctb-eval export``: run folders in the formats other tools read.
+
+Formats sit behind one registry (:data:`EXPORTERS`, name -> writer), so the command line lists what
+exists instead of repeating it.
+
+**atif** - one ATIF v1.7 ``<ID>/trajectory.json`` per task (the Agent Trajectory Interchange Format
+that trajectory viewers and SFT/RL pipelines read). Only the fields of the schema are written:
+
+- root: ``schema_version`` ("ATIF-v1.7"), ``session_id`` (``<run name>/<task id>``), ``agent``
+  {``name``, ``version``, ``model_name``, ``tool_definitions``}, ``steps``, ``final_metrics``;
+- step 1 is the ``user`` step holding the exact prompt; then the agent's steps: one per model turn
+  the harness logged (its text as ``message``, its usage as ``metrics``, and as ``tool_calls`` the
+  ``run_command`` calls it made, taken in order from the trajectory), else one per replay call; every
+  call's ``observation`` is what the device printed, replayed from the task set (see :mod:`.details`);
+  the last ``agent`` step carries the final answer (as a ``submit_answer`` call when the agent
+  submitted through the tools, else as its message);
+- ``step_id`` counts from 1 without gaps; ``timestamp`` is the task's start plus the call's offset
+  (ISO 8601, UTC; a turn without calls keeps the previous step's time); per-step ``metrics`` appear
+  only on agent steps, and only when the harness logged that turn's usage;
+- ``final_metrics``: prompt/completion tokens from the result line, cached tokens summed from the
+  logged model turns (null when none were logged), cost null (ctbench records none), ``total_steps``.
+
+**leaderboard** - the CTBench leaderboard's published-results JSON (schema version 1) for one or
+more runs, plus ``efficiency.json`` with the efficiency figures the paper's table lacks a rule for.
+Figures are percent with two decimals: ``mean`` is the Table 5 figure and ``sd`` its standard error
+across tasks (sd/sqrt(n) for accuracy and the IoUs, the bootstrap SE for pooled evidence), exactly
+what ``ctb-eval score`` prints.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ctbench import __version__
+from ctbench.errors import CtbError
+from ctbench.evaluate.details import DetailLoader, ModelTurn, Step, TaskDetail
+from ctbench.evaluate.runfolder import RunFolder
+from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_results, read_run_info
+from ctbench.store import TaskSet
+from ctbench.yamlio import atomic_write_text
+
+ATIF_VERSION = "ATIF-v1.7"
+LEADERBOARD_SCHEMA = 1
+EFFICIENCY_RULE = (
+    "Per task, as the harness recorded it in results.jsonl: rounds = model requests (tool-using turns when "
+    "the harness reports no request count); latency = wall-clock seconds from the agent's start to its "
+    "answer; tokens = input + output tokens summed over every model request (cached input counted once, "
+    "inside input). Means and medians are over the tasks that recorded the figure (n); tasks without it "
+    "are left out, not counted as zero.")
+
+
+@dataclass
+class ExportSummary:
+    format: str
+    out: Path
+    files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": self.format, "out": str(self.out), "files": self.files, "warnings": self.warnings}
+
+
+# --------------------------------------------------------------------------- ATIF
+
+
+def tool_definitions() -> list[dict[str, Any]]:
+    """The three replay tools as OpenAI-style function definitions (what ATIF's agent block holds)."""
+    from ctbench.replay.mcp_server import TOOLS
+
+    return [{"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                              "parameters": t.input_schema}} for t in TOOLS]
+
+
+def _iso(when: datetime) -> str:
+    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _start(detail: TaskDetail, fallback: datetime) -> datetime:
+    r = detail.result
+    return r.started if r is not None and r.started is not None else fallback
+
+
+def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
+                    tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """One task of one run as an ATIF v1.7 trajectory (see the module docstring for the mapping)."""
+    t0 = _start(detail, started)
+    steps: list[dict[str, Any]] = [{"step_id": 1, "timestamp": _iso(t0), "source": "user",
+                                    "message": detail.prompt or ""}]
+    calls = list(detail.steps)
+    last_t = max((c.t for c in calls), default=0.0)
+    now = t0
+
+    def agent_step(message: str, batch: list[Step], metrics: dict[str, Any] | None) -> None:
+        nonlocal now
+        if batch:
+            now = max(now, t0 + timedelta(seconds=batch[0].t))
+        step: dict[str, Any] = {"step_id": len(steps) + 1, "timestamp": _iso(now), "source": "agent",
+                                "message": message}
+        if batch:
+            step["tool_calls"] = [{"tool_call_id": f"call_{c.seq}", "function_name": "run_command",
+                                   "arguments": {"device": c.device, "command": c.command}} for c in batch]
+            step["observation"] = {"results": [{"source_call_id": f"call_{c.seq}",
+                                                "content": c.output if c.output is not None else ""}
+                                               for c in batch]}
+        if metrics:
+            step["metrics"] = metrics
+        steps.append(step)
+
+    # Model turns the harness logged become agent steps, each taking as many replay calls as it made
+    # (in order); a usage event gives the latest turn its metrics. Calls no turn accounts for, and all
+    # calls when nothing was logged, are one agent step each.
+    for turn in detail.turns:
+        if turn.role == "usage":
+            last = steps[-1]
+            if last["source"] == "agent" and "metrics" not in last:
+                last["metrics"] = _metrics(turn)
+            continue
+        if turn.role != "agent":
+            continue
+        n = sum(1 for name in turn.tool_calls if name.split("__")[-1] == "run_command")
+        batch, calls = calls[:n], calls[n:]
+        agent_step(turn.text, batch, _metrics(turn))
+    for c in calls:
+        agent_step("", [c], None)
+    r = detail.result
+    end = r.finished if r is not None and r.finished is not None else t0 + timedelta(seconds=last_t)
+    answer = detail.answer_text
+    if answer is not None:
+        final: dict[str, Any] = {"step_id": len(steps) + 1, "timestamp": _iso(max(end, now)), "source": "agent"}
+        if r is not None and r.answer_source == "submit":
+            final["message"] = ""
+            final["tool_calls"] = [{"tool_call_id": "call_submit", "function_name": "submit_answer",
+                                    "arguments": {"answer": answer}}]
+            final["observation"] = {"results": [{"source_call_id": "call_submit", "content": "Answer recorded."}]}
+        else:
+            final["message"] = answer
+        steps.append(final)
+    cached = [t.cached_tokens for t in detail.turns if t.cached_tokens is not None]
+    return {
+        "schema_version": ATIF_VERSION,
+        "session_id": f"{info.name}/{detail.task_id}" + _trial(detail),
+        "agent": {"name": info.agent or info.harness or "unknown", "version": info.harness_version or "unknown",
+                  "model_name": info.model or "unknown", "tool_definitions": tools},
+        "steps": steps,
+        "final_metrics": {
+            "total_prompt_tokens": r.input_tokens if r is not None else None,
+            "total_completion_tokens": r.output_tokens if r is not None else None,
+            "total_cached_tokens": sum(cached) if cached else None,
+            "total_cost_usd": None,
+            "total_steps": len(steps),
+        },
+    }
+
+
+def _trial(detail: TaskDetail) -> str:
+    """``/trial-<k>`` when the result line names its trial (runs with --trials), else nothing."""
+    extra = (detail.result.model_extra or {}) if detail.result is not None else {}
+    return f"/trial-{extra['trial']}" if extra.get("trial") is not None else ""
+
+
+def _metrics(turn: ModelTurn) -> dict[str, Any] | None:
+    """Per-step metrics of a logged turn (ATIF names), or None when it recorded no usage."""
+    if turn.input_tokens is None and turn.output_tokens is None:
+        return None
+    return {k: v for k, v in (("prompt_tokens", turn.input_tokens), ("completion_tokens", turn.output_tokens),
+                              ("cached_tokens", turn.cached_tokens)) if v is not None}
+
+
+def export_atif(run_dirs: Sequence[Path], out: Path, task_set: TaskSet, *,
+                scorer: Scorer | None = None, n_resamples: int | None = None) -> ExportSummary:
+    """``OUT/<ID>/trajectory.json`` for every finished task of one run (``n_resamples`` is unused: a
+    trajectory holds no statistics; it is accepted so every exporter takes the same arguments)."""
+    if len(run_dirs) != 1:
+        raise CtbError("--format atif exports one run at a time (one trajectory.json per task)", exit_code=2)
+    run_dir = run_dirs[0]
+    info, warnings = read_run_info(run_dir)
+    results, more = read_results(run_dir)
+    loader = DetailLoader(scorer or Scorer(task_set))
+    summary = ExportSummary("atif", out, warnings=[*warnings, *more])
+    config_started = _run_started(run_dir)
+    tools = tool_definitions()
+    for task_id in sorted(results):
+        detail = loader.load(run_dir, task_id, results[task_id][1])
+        summary.warnings.extend(f"{task_id}: {w}" for w in detail.warnings)
+        doc = atif_trajectory(detail, info, started=config_started, tools=tools)
+        target = out / task_id / "trajectory.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        summary.files.append(f"{task_id}/trajectory.json")
+    return summary
+
+
+def _run_started(run_dir: Path) -> datetime:
+    try:
+        return RunFolder(run_dir).load_config().started
+    except CtbError:
+        return datetime.fromtimestamp(0, tz=UTC)
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+def _pct(value: float | None) -> float | None:
+    return None if value is None else round(100.0 * value, 2)
+
+
+def _figure(summ: Mapping[str, Any], se: Mapping[str, Any], key: str, se_key: str) -> dict[str, float | None]:
+    value = summ["evidence"]["coverage"] if key == "evidence" else summ[key]
+    return {"mean": _pct(value), "sd": _pct(se.get(se_key))}
+
+
+LEADERBOARD_METRICS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    # family -> (leaderboard name, summary key, se key)
+    "rca": (("accuracy", "accuracy", "accuracy"), ("localization", "loc_iou", "loc_iou"),
+            ("reasoning", "id_iou", "id_iou"), ("evidence", "evidence", "evidence_coverage")),
+    "path": (("accuracy", "accuracy", "accuracy"), ("localization", "loc_iou", "loc_iou"),
+             ("reasoning", "rest_iou", "rest_iou"), ("evidence", "evidence", "evidence_coverage")),
+}
+"""Table 5's four figures per family under the leaderboard's names (``reasoning`` = RCA-ID / Path-Rest)."""
+
+
+def leaderboard_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
+    run = scores["run"]
+    entry: dict[str, Any] = {"harness": run.get("harness") or run.get("agent") or run["name"],
+                             "model": run.get("model") or "unknown"}
+    for fam, metrics in LEADERBOARD_METRICS.items():
+        summ, se = scores["summary"][fam], scores["se"][fam]
+        if summ["n_tasks"]:
+            entry[fam] = {name: _figure(summ, se, key, se_key) for name, key, se_key in metrics}
+    return entry
+
+
+def efficiency_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
+    run = scores["run"]
+    out: dict[str, Any] = {"harness": run.get("harness") or run.get("agent") or run["name"],
+                           "model": run.get("model") or "unknown"}
+    for fam in ("rca", "path"):
+        if not scores["summary"][fam]["n_tasks"]:
+            continue
+        eff = scores["summary"]["efficiency"][fam]
+        out[fam] = {name: {k: eff[key][k] for k in ("mean", "median", "n")}
+                    for name, key in (("rounds", "rounds"), ("latency_s", "latency_s"),
+                                      ("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
+                                      ("tokens", "total_tokens"))}
+    return out
+
+
+def leaderboard_documents(all_scores: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(published-results JSON, efficiency JSON) of the scored runs, in the order given."""
+    n = {fam: max((s["summary"][fam]["n_tasks"] for s in all_scores), default=0) for fam in ("rca", "path")}
+    commits = sorted({c for s in all_scores if (c := s["run"].get("task_set_commit")) and c != "none"})
+    source = f"ctbench {__version__}" + (f", task set {', '.join(c[:12] for c in commits)}" if commits else "")
+    board = {"schemaVersion": LEADERBOARD_SCHEMA, "sourceVersion": source, "tasks": n,
+             "results": [leaderboard_entry(s) for s in all_scores]}
+    efficiency = {"schemaVersion": LEADERBOARD_SCHEMA, "sourceVersion": source, "countingRule": EFFICIENCY_RULE,
+                  "results": [efficiency_entry(s) for s in all_scores]}
+    return board, efficiency
+
+
+def export_leaderboard(run_dirs: Sequence[Path], out: Path, task_set: TaskSet, *,
+                       scorer: Scorer | None = None, n_resamples: int | None = None) -> ExportSummary:
+    """``OUT/leaderboard.json`` and ``OUT/efficiency.json`` for the runs (each scored afresh)."""
+    scorer = scorer or Scorer(task_set)
+    summary = ExportSummary("leaderboard", out)
+    documents = []
+    for d in run_dirs:
+        run = scorer.score_folder(d)
+        summary.warnings.extend(f"{run.info.name}: {w}" for w in run.warnings)
+        documents.append(json.loads(dumps(build_scores(run, min_stratum=scorer.min_stratum,
+                                                       n_resamples=n_resamples))))
+    board, efficiency = leaderboard_documents(documents)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, doc in (("leaderboard.json", board), ("efficiency.json", efficiency)):
+        atomic_write_text(out / name, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        summary.files.append(name)
+    return summary
+
+
+Exporter = Callable[..., ExportSummary]
+EXPORTERS: dict[str, Exporter] = {"atif": export_atif, "leaderboard": export_leaderboard}
+"""Every export format by name; ``ctb-eval export --format`` offers exactly these."""

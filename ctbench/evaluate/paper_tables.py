@@ -1,0 +1,288 @@
+"""The paper's remaining run tables: 20 (the O2->O1 ablation rows), 21, 23, 24 and the scoped paired
+comparisons of Tables 26-27 (appendices C.3, C.5, D.2).
+
+Each is computed from scored runs (:class:`~ctbench.evaluate.score.ScoredRun`), so it reads only run
+folders and the task set, like every other report table:
+
+- **Table 21** - mean counts per RCA task by observability: golden actions, distinct executed
+  (device, canonical command) observations, and those on exactly correct answers only.
+- **Ablation (Table 20's O2->O1 rows)** - a task whose hidden metadata says ``ablation_of: <O2 task>``
+  is that task made directly observable, with its own golden actions. It is its own stratum
+  (``O2→O1``), and each run holding both is shown original against variant, with Table 21's counts
+  for both and the paper's caveat: the evidence scores have different denominators.
+- **Table 23** - harness sensitivity: runs of the same model under different harnesses, with the
+  path micro IoU, evidence F1 (2C / (G + A)) and coverage (C / G).
+- **Table 24** - pairwise exact-answer disagreement (both right, first only, second only, neither) for
+  every pair of runs, on the tasks both hold.
+- **Scoped comparisons (Tables 26-27)** - pairs the user names, grouped in comparison scopes; Holm's
+  adjustment runs within each scope, task family and metric, as D.2 prescribes ("three comparisons for
+  the main and fixed-model scopes and one for the same-harness scope").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from ctbench.errors import CtbError
+from ctbench.evaluate.compare import METRIC_TITLES, _metric_order, _num, _p, align, unique_names
+from ctbench.evaluate.metrics import TaskScores
+from ctbench.evaluate.score import ABLATION_LEVEL, ScoredRun
+from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
+from ctbench.evaluate.summary import summarize
+from ctbench.tables import Cell, Table
+
+LEVELS = ("O1", "O2", ABLATION_LEVEL)
+ABLATION_CAVEAT = ("The O2→O1 variants have their own (regenerated) golden actions, so their evidence scores "
+                   "describe overlap with a different action set: they share no denominator with the O2 "
+                   "originals and say nothing about better evidence gathering.")
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _rca(run: ScoredRun) -> list[TaskScores]:
+    return [s for s in run.scores if s.family == "rca"]
+
+
+def _counts(rows: Sequence[TaskScores]) -> list[Cell]:
+    """n, mean golden actions, mean agent steps, correct, mean agent steps on correct answers."""
+    correct = [s for s in rows if s.exact]
+    return [len(rows), _mean([s.evidence.golden for s in rows]), _mean([s.evidence.executed for s in rows]),
+            len(correct), _mean([s.evidence.executed for s in correct])]
+
+
+COUNT_COLUMNS = ["n", "Gold actions", "Agent steps", "Correct", "Agent steps (correct)"]
+
+
+def table21(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
+    t = Table(title="Mean golden actions and agent steps per RCA task by observability", key="table21",
+              columns=["Run", "Level", *COUNT_COLUMNS])
+    for label, run in runs:
+        rows = _rca(run)
+        levels = [lv for lv in LEVELS if any(s.meta.get("observability") == lv for s in rows)]
+        levels += sorted({str(v) for s in rows if (v := s.meta.get("observability")) not in LEVELS and v})
+        for level in levels:
+            t.add(label, level, *_counts([s for s in rows if str(s.meta.get("observability")) == level]))
+    t.note = ("Gold actions: expert-annotated evidence steps. Agent steps: distinct executed (device, canonical "
+              "command) observations (recorded or denied calls). Agent steps (correct) averages exactly correct "
+              f"answers only. {ABLATION_LEVEL}: ablation variants of O2 tasks, with regenerated golden actions.")
+    return t
+
+
+def ablation_pairs(run: ScoredRun) -> list[tuple[str, str]]:
+    """(original, variant) ids of the ablation variants whose original the run also holds."""
+    ids = {s.task_id for s in _rca(run)}
+    return sorted((str(s.meta["ablation_of"]), s.task_id) for s in _rca(run)
+                  if s.meta.get("ablation_of") and s.meta["ablation_of"] in ids)
+
+
+def table20_ablation(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
+    t = Table(title="Observability ablation: O2 tasks against their O2→O1 variants", key="table20_ablation",
+              columns=["Run", "Setting", "n", "Acc", "Loc", "ID", "Evid. cov.", "Gold actions", "Agent steps",
+                       "Agent steps (correct)"])
+    for label, run in runs:
+        pairs = ablation_pairs(run)
+        if not pairs:
+            continue
+        by_id = {s.task_id: s for s in _rca(run)}
+        for setting, ids in (("O2", [o for o, _ in pairs]), (ABLATION_LEVEL, [v for _, v in pairs])):
+            rows = [by_id[i] for i in ids]
+            summ = summarize(rows)["rca"]
+            n, gold, steps, _, steps_ok = _counts(rows)
+            t.add(label, setting, n, percent(summ["accuracy"]), percent(summ["loc_iou"]), percent(summ["id_iou"]),
+                  percent(summ["evidence"]["coverage"]), gold, steps, steps_ok)
+    t.note = ("Each O2 task is paired with the variant that declares it as its original (ablation_of); both rows "
+              "hold the same questions. Percent; Acc and IoUs are task means, Evid. cov. pooled. " + ABLATION_CAVEAT)
+    return t
+
+
+# --------------------------------------------------------------------------- Table 23
+
+
+def _harness(run: ScoredRun) -> str:
+    return run.info.harness or run.info.agent or run.info.name
+
+
+def same_model_groups(runs: Sequence[tuple[str, ScoredRun]]) -> dict[str, list[tuple[str, ScoredRun]]]:
+    """Runs grouped by model, keeping only models run under at least two different harnesses."""
+    groups: dict[str, list[tuple[str, ScoredRun]]] = {}
+    for label, run in runs:
+        if run.info.model:
+            groups.setdefault(run.info.model, []).append((label, run))
+    return {m: g for m, g in groups.items() if len({_harness(r) for _, r in g}) > 1}
+
+
+def table23(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
+    cols = ["Model", "Harness", "RCA Acc", "RCA Loc", "RCA ID", "RCA Evid. F1", "RCA Evid. cov.",
+            "Path Acc", "Path Loc", "Path Rest", "Path micro", "Path Evid. F1", "Path Evid. cov."]
+    t = Table(title="Harness sensitivity: the same model under different harnesses", key="table23", columns=cols)
+    for model, group in same_model_groups(runs).items():
+        for _label, run in group:
+            summ = summarize(run.scores)
+            r, p = summ["rca"], summ["path"]
+            rca: list[Cell] = ([percent(r["accuracy"]), percent(r["loc_iou"]), percent(r["id_iou"]),
+                                percent(r["evidence"]["f1"]), percent(r["evidence"]["coverage"])]
+                               if r["n_tasks"] else [None] * 5)
+            path: list[Cell] = ([percent(p["accuracy"]), percent(p["loc_iou"]), percent(p["rest_iou"]),
+                                 percent(p["micro_edge_iou"]), percent(p["evidence"]["f1"]),
+                                 percent(p["evidence"]["coverage"])] if p["n_tasks"] else [None] * 6)
+            t.add(model, _harness(run), *rca, *path)
+    t.best = {col: "max" for col in cols[2:]}
+    t.note = ("Percent. Loc and ID/Rest are task-macro IoUs; Path micro is the pooled directed-edge IoU. With C "
+              "covered golden actions, G golden actions and A the per-task counts of distinct executed commands "
+              "summed: Evid. F1 = 2C / (G + A), Evid. cov. = C / G. Unanswered tasks stay in every denominator.")
+    return t
+
+
+# --------------------------------------------------------------------------- Table 24
+
+
+def disagreement(a: ScoredRun, b: ScoredRun, family: str) -> tuple[int, int, int, int, int]:
+    """(n, both right, first only, second only, neither) on the tasks of ``family`` both runs hold."""
+    xa = {s.task_id: s.exact for s in a.scores if s.family == family}
+    xb = {s.task_id: s.exact for s in b.scores if s.family == family}
+    common = sorted(xa.keys() & xb.keys())
+    both = sum(1 for t in common if xa[t] and xb[t])
+    first = sum(1 for t in common if xa[t] and not xb[t])
+    second = sum(1 for t in common if xb[t] and not xa[t])
+    return len(common), both, first, second, len(common) - both - first - second
+
+
+def table24(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
+    t = Table(title="Pairwise exact-answer disagreement between runs", key="table24",
+              columns=["Pair", "Family", "n", "Both", "First only", "Second only", "Neither"])
+    for (la, ra), (lb, rb) in combinations(runs, 2):
+        for fam in ("rca", "path"):
+            n, both, first, second, neither = disagreement(ra, rb, fam)
+            if n:
+                t.add(f"{la} vs {lb}", FAMILY_TITLES[fam], n, both, first, second, neither)
+    t.note = ("Counts of tasks both runs hold. First only / Second only: exactly correct in the first (second) run "
+              "of the pair and not in the other; these discordant counts are what McNemar's test uses.")
+    return t
+
+
+# --------------------------------------------------------------------------- scoped comparisons
+
+
+@dataclass
+class Scope:
+    name: str
+    pairs: list[tuple[int, int]]
+    results: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class ScopedComparison:
+    names: list[str]
+    labels: list[str]
+    scopes: list[Scope]
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": [{"name": n, "label": lab} for n, lab in zip(self.names, self.labels, strict=True)],
+                "warnings": self.warnings,
+                "scopes": [{"scope": s.name, "pairs": [[self.names[a], self.names[b]] for a, b in s.pairs],
+                            "comparisons": [r.to_json() for r in s.results]} for s in self.scopes]}
+
+
+def _keys_of(i: int, run: ScoredRun, name: str, label: str, folder: str) -> set[str]:
+    return {str(i + 1), name, label, folder, *(x for x in (run.info.agent, run.info.harness, run.info.model) if x)}
+
+
+def parse_pairs(spec: str, runs: Sequence[ScoredRun], names: Sequence[str], labels: Sequence[str]) -> list[tuple[int, int]]:
+    """``A:B,C:D`` -> run index pairs. A run is named by its position (1-based), run name, folder name,
+    label (agent+model), agent, harness or model - whichever names exactly one of the runs."""
+    keys = [_keys_of(i, r, n, lab, r.path.name) for i, (r, n, lab) in enumerate(zip(runs, names, labels, strict=True))]
+
+    def one(token: str) -> int:
+        hits = [i for i, k in enumerate(keys) if token in k]
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            raise CtbError(f"--pairs: {token!r} names none of the runs (use a position 1-{len(runs)}, a run name, a "
+                           f"folder name or a label: {', '.join(labels)})", exit_code=2)
+        raise CtbError(f"--pairs: {token!r} names {len(hits)} runs ({', '.join(labels[i] for i in hits)}); use "
+                       "their positions or run names", exit_code=2)
+
+    pairs: list[tuple[int, int]] = []
+    for part in (p.strip() for p in spec.split(",")):
+        a, sep, b = part.partition(":")
+        if not sep or not a.strip() or not b.strip():
+            raise CtbError(f"--pairs: {part!r} is not a pair; write A:B (several: A:B,C:D)", exit_code=2)
+        ia, ib = one(a.strip()), one(b.strip())
+        if ia == ib:
+            raise CtbError(f"--pairs: {part!r} compares a run with itself", exit_code=2)
+        if (ia, ib) in pairs:
+            raise CtbError(f"--pairs: {part!r} is listed twice", exit_code=2)
+        pairs.append((ia, ib))
+    return pairs
+
+
+def compare_scoped(runs: Sequence[ScoredRun], scopes: Sequence[tuple[str, str]], *, common: bool = False,
+                   n_resamples: int | None = None, workers: int | None = None) -> ScopedComparison:
+    """The named pairs of each scope, Holm-adjusted within (scope, family, metric); see D.2."""
+    from ctbench.evaluate import stats
+
+    names, labels = unique_names(runs)
+    parsed = [Scope(name, parse_pairs(spec, runs, names, labels)) for name, spec in scopes]
+    seen: dict[str, int] = {}
+    for s in parsed:
+        if s.name in seen:
+            raise CtbError(f"--scope: {s.name!r} is given twice; put its pairs in one --pairs", exit_code=2)
+        seen[s.name] = 1
+    used = sorted({i for s in parsed for p in s.pairs for i in p})
+    aligned, warnings = align([runs[i] for i in used], [labels[i] for i in used], common=common)
+    by_name = {names[i]: r.scores for i, r in zip(used, aligned, strict=True)}
+    n = stats.N_RESAMPLES if n_resamples is None else n_resamples
+    for s in parsed:
+        try:
+            s.results = stats.compare_scope(by_name, [(names[a], names[b]) for a, b in s.pairs], n_resamples=n,
+                                            workers=workers)
+        except ValueError as exc:
+            raise CtbError(f"cannot compare the runs: {exc}") from None
+    return ScopedComparison(names=list(names), labels=list(labels), scopes=parsed, warnings=warnings)
+
+
+def scoped_table(sc: ScopedComparison, *, split: bool = False) -> Table:
+    """Tables 26-27's shape: one row per scope, family, metric and pair; differences A - B in points."""
+    label = dict(zip(sc.names, sc.labels, strict=True))
+    if split:
+        cols = ["Scope", "Family", "Metric", "A", "B", "n", "A (%)", "B (%)", "A-B (pp)", "CI low (pp)",
+                "CI high (pp)", "p", "p Holm", "A only", "B only"]
+    else:
+        cols = ["Scope", "Family", "Metric", "A", "B", "n", "A (%)", "B (%)", "A-B (pp)", "95% CI (pp)", "p",
+                "p Holm", "A only / B only"]
+    t = Table(title="Paired comparisons within the named scopes", key="table26_27", columns=cols)
+    order = {"rca": 0, "path": 1}
+    for scope in sc.scopes:
+        pair_order = {(sc.names[a], sc.names[b]): i for i, (a, b) in enumerate(scope.pairs)}
+        rows = sorted(scope.results, key=lambda r: (order[r.family], _metric_order(r.metric),
+                                                    pair_order[(r.run_a, r.run_b)]))
+        for r in rows:
+            head: list[Cell] = [scope.name, FAMILY_TITLES[r.family], METRIC_TITLES.get(r.metric, r.metric),
+                                label[r.run_a], label[r.run_b], r.n, percent(r.a), percent(r.b), percent(r.diff)]
+            if split:
+                t.add(*head, percent(r.ci_low), percent(r.ci_high), r.p_value, r.p_holm, r.a_only, r.b_only)
+            else:
+                ci = "–" if r.ci_low is None else f"[{_num(percent(r.ci_low))}, {_num(percent(r.ci_high))}]"
+                t.add(*head, ci, _p(r.p_value), _p(r.p_holm), "" if r.a_only is None else f"{r.a_only} / {r.b_only}")
+    sizes = ", ".join(f"{s.name}: {len(s.pairs)}" for s in sc.scopes)
+    t.note = ("Differences are A minus B in percentage points. Accuracy: exact two-sided McNemar test; IoUs and "
+              "evidence coverage: paired bootstrap percentile interval and sign probability. p Holm is adjusted "
+              f"within each scope, family and metric (comparisons per scope - {sizes}); intervals are not adjusted.")
+    return t
+
+
+def paper_tables(runs: Sequence[tuple[str, ScoredRun]]) -> list[Table]:
+    """The tables of this module a report shows for its runs (empty ones left out)."""
+    tables = [table21(runs), table20_ablation(runs)]
+    if same_model_groups(runs):
+        tables.append(table23(runs))
+    if len(runs) > 1:
+        tables.append(table24(runs))
+    return [t for t in tables if t.rows]
+

@@ -1,0 +1,189 @@
+"""The HTML report's drill-down: every task of every run, in one sortable, filterable table whose rows
+open what the viewer shows (answer against gold, golden actions, the trajectory with the device
+output - collapsed - and the agent's log).
+
+Still one self-contained file: the table is plain HTML, sorting and filtering are a few lines of
+inline script, nothing is fetched. Each task of each run is its own ``<tbody class="task">`` holding
+the summary row and its (hidden) detail row, so sorting moves a task with its detail and filtering
+hides both. Outputs are clipped per step (:data:`OUTPUT_CLIP`) so a report of a thousand tasks stays
+a file one can mail.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from ctbench.evaluate.details import DetailLoader, TaskDetail
+
+if TYPE_CHECKING:
+    from ctbench.evaluate.report import Report
+
+OUTPUT_CLIP = 8000
+"""Characters of one step's output kept in the HTML (the full output is in the viewer and the ATIF export)."""
+LOG_CLIP = 20000
+
+CSS = """
+#tasks-filter { width: 32em; padding: 0.3em; margin: 0.4em 0; }
+table.tasks th { cursor: pointer; user-select: none; white-space: nowrap; }
+table.tasks th[aria-sort="ascending"]::after { content: " ▲"; } table.tasks th[aria-sort="descending"]::after { content: " ▼"; }
+table.tasks tr.main { cursor: pointer; } table.tasks tr.main:hover { background: #f3f7ff; }
+table.tasks td.ok { color: #1a7f37; } table.tasks td.bad { color: #b42318; }
+tr.detail td { background: #fafafa; padding: 0.6em 1em; } tr.detail pre { white-space: pre-wrap; font-size: 0.85em;
+  background: #fff; border: 1px solid #e4e4e4; padding: 0.4em; max-height: 24em; overflow: auto; }
+tr.detail ul { margin: 0.2em 0 0.6em; padding-left: 1.4em; } details { margin: 0.4em 0; } summary { cursor: pointer; }
+li.hit { color: #1a7f37; } li.miss { color: #b42318; } span.parts { color: #666; font-size: 0.85em; }
+"""
+
+SCRIPT = """
+(function () {
+  var table = document.getElementById('tasks');
+  if (!table) return;
+  var filter = document.getElementById('tasks-filter');
+  var count = document.getElementById('tasks-count');
+  function groups() { return Array.prototype.slice.call(table.tBodies); }
+  function refresh() {
+    var words = filter.value.toLowerCase().split(/\\s+/).filter(Boolean), shown = 0;
+    groups().forEach(function (g) {
+      var text = g.rows[0].textContent.toLowerCase();
+      var ok = words.every(function (w) { return text.indexOf(w) >= 0; });
+      g.hidden = !ok; if (ok) shown++;
+    });
+    count.textContent = shown + ' of ' + table.tBodies.length + ' task(s)';
+  }
+  filter.addEventListener('input', refresh);
+  table.addEventListener('click', function (e) {
+    var row = e.target.closest('tr.main');
+    if (!row) return;
+    var detail = row.parentNode.rows[1];
+    detail.hidden = !detail.hidden;
+    row.setAttribute('aria-expanded', detail.hidden ? 'false' : 'true');
+  });
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+    th.addEventListener('click', function () {
+      var desc = th.getAttribute('aria-sort') === 'ascending';
+      Array.prototype.forEach.call(table.tHead.rows[0].cells, function (c) { c.removeAttribute('aria-sort'); });
+      th.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
+      var key = function (g) { var c = g.rows[0].cells[i]; return c.getAttribute('data-v') || c.textContent; };
+      var rows = groups().sort(function (a, b) {
+        var x = key(a), y = key(b), nx = parseFloat(x), ny = parseFloat(y);
+        var r = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+        return desc ? -r : r;
+      });
+      rows.forEach(function (g) { table.appendChild(g); });
+    });
+  });
+  refresh();
+})();
+"""
+
+HEAD = ("Run", "Task", "Family", "Outcome", "Acc", "Loc", "ID/Rest", "Evidence", "Fail", "Rounds", "Tokens",
+        "Latency (s)")
+
+
+def _pct(v: float | None) -> tuple[str, str]:
+    return ("–", "") if v is None else (f"{100 * v:.0f}", f"{v:.6f}")
+
+
+def _td(text: str, *, cls: str = "", value: str | None = None) -> str:
+    attrs = (f' class="{cls}"' if cls else "") + (f' data-v="{escape(value)}"' if value is not None else "")
+    return f"<td{attrs}>{escape(text)}</td>"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
+
+
+def detail_html(d: TaskDetail) -> str:
+    """What the viewer shows of one task, as HTML; the trajectory and the log start collapsed."""
+    parts = ["<p><strong>Answer</strong> (✓ in the gold, ✗ not)</p><ul>"]
+    if not d.predicted:
+        parts.append("<li>(no entry could be read)</li>")
+    for e in d.predicted:
+        what = " ".join(f"{n}{'✓' if ok else '✗'}" for n, ok in e.parts)
+        parts.append(f'<li class="{"hit" if e.matched else "miss"}">{"✓" if e.matched else "✗"} {escape(e.text)} '
+                     f'<span class="parts">{escape(what)}</span></li>')
+    parts.append("</ul><p><strong>Gold</strong> (✓ found in the answer)</p><ul>")
+    parts += [f'<li class="{"hit" if e.matched else "miss"}">{"✓" if e.matched else "✗"} {escape(e.text)}</li>'
+              for e in d.gold]
+    parts.append("</ul>")
+    if d.invalid_lines:
+        parts.append("<p><strong>Lines that could not be read</strong></p><ul>")
+        parts += [f"<li>{escape(line)}</li>" for line in d.invalid_lines]
+        parts.append("</ul>")
+    covered = sum(g.covered for g in d.golden)
+    parts.append(f"<p><strong>Golden actions</strong> {covered}/{len(d.golden)} covered</p><ul>")
+    parts += [f'<li class="{"hit" if g.covered else "miss"}">{"✓ covered" if g.covered else "✗ missed"}: '
+              f"{escape(g.device)}: {escape(g.command)}</li>" for g in d.golden]
+    parts.append("</ul>")
+    steps = []
+    for s in d.steps:
+        mark = " ★ golden" if s.golden else ""
+        out = _clip(s.output, OUTPUT_CLIP) if s.output is not None else "(output not available)"
+        steps.append(f'<li class="step"><code>{escape(s.device)}: {escape(s.command)}</code> '
+                     f"({escape(s.outcome)}{mark}, {s.t:.1f}s)<pre>{escape(out)}</pre></li>")
+    parts.append(f'<details class="trajectory"><summary>Trajectory: {len(d.steps)} step(s)</summary>'
+                 f'<ol>{"".join(steps) or "<li>(no command)</li>"}</ol></details>')
+    if d.answer_text:
+        parts.append(f"<details><summary>Answer as written</summary><pre>{escape(d.answer_text)}</pre></details>")
+    if d.turns or d.log_text:
+        turns = "".join(f"<li>{escape(t.role)}: {escape(t.text[:500])}</li>" for t in d.turns)
+        log = f"<pre>{escape(_clip(d.log_text, LOG_CLIP))}</pre>" if d.log_text else ""
+        parts.append(f"<details><summary>Agent log</summary>{'<ol>' + turns + '</ol>' if turns else ''}{log}"
+                     "</details>")
+    if d.warnings:
+        parts.append(f'<p class="note">{escape("; ".join(d.warnings))}</p>')
+    return "".join(parts)
+
+
+def _row(label: str, d: TaskDetail) -> str:
+    s = d.scores
+    third = s.ident if d.family == "rca" else s.rest
+    loc, loc_v = _pct(s.loc)
+    th, th_v = _pct(third)
+    u = s.usage
+    tokens = u.total_tokens
+    cells = [_td(label), _td(d.task_id), _td(d.family), _td(d.outcome),
+             _td("✓" if s.exact else "✗", cls="ok" if s.exact else "bad", value="1" if s.exact else "0"),
+             _td(loc, cls="num", value=loc_v), _td(th, cls="num", value=th_v),
+             _td(f"{s.evidence.covered}/{s.evidence.golden}", cls="num",
+                 value=f"{s.evidence.covered / s.evidence.golden:.6f}" if s.evidence.golden else "1"),
+             _td(s.failure or ""),
+             _td("–" if u.rounds is None else str(u.rounds), cls="num"),
+             _td("–" if tokens is None else f"{tokens:,}", cls="num", value="" if tokens is None else str(tokens)),
+             _td("–" if u.latency_s is None else f"{u.latency_s:.1f}", cls="num")]
+    return (f'<tbody class="task" data-run="{escape(label)}" data-task="{escape(d.task_id)}">'
+            f'<tr class="main" aria-expanded="false">{"".join(cells)}</tr>'
+            f'<tr class="detail" hidden><td colspan="{len(HEAD)}">{detail_html(d)}</td></tr></tbody>')
+
+
+def tasks_section(report: Report, loader: DetailLoader | None = None) -> str:
+    """The per-task section of the HTML report (empty when the report knows no task set)."""
+    scorer: Any = getattr(report, "scorer", None)
+    if loader is None and scorer is None:
+        return ""
+    loader = loader or DetailLoader(scorer)
+    bodies: list[str] = []
+    for run in report.runs:
+        results = _results(run.run.path)
+        for s in run.run.scores:
+            detail = loader.load(run.run.path, s.task_id, results.get(s.task_id), with_prompt=False)
+            bodies.append(_row(run.label, detail))
+    head = "".join(f"<th>{escape(h)}</th>" for h in HEAD)
+    return ('<h2 id="per-task">Tasks</h2><p class="note">Every task of every run. Click a heading to sort, a row to '
+            "open the task: its answer beside the gold, the golden actions covered or missed, the trajectory with "
+            "what each device printed (collapsed), and the agent's log.</p>"
+            '<input id="tasks-filter" type="search" placeholder="filter: run, task id, outcome, F-label...">'
+            ' <span id="tasks-count"></span>'
+            f'<table class="tasks" id="tasks"><thead><tr>{head}</tr></thead>{"".join(bodies)}</table>'
+            f"<script>{SCRIPT}</script>")
+
+
+def _results(path: Any) -> dict[str, Any]:
+    from ctbench.evaluate.score import read_results
+
+    by_id, _ = read_results(path)
+    return {t: line for t, (_, line) in by_id.items()}
+
+
+__all__ = ["CSS", "HEAD", "detail_html", "tasks_section"]

@@ -1,0 +1,166 @@
+"""``ctb-eval view``: pilot tests through real run folders (open a task, step through its trajectory,
+flip between two runs, side by side) and SVG snapshots of the task table and a task's trajectory."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Static, TabbedContent
+
+from ctbench.store import TaskSet
+from ctbench.viewer.app import CompareScreen, RunsScreen, TaskScreen, ViewerApp
+from tests.conftest import run_cli
+from tests.test_score_support import gold_text, golden_calls, oracle_run, starter_copy, write_run
+
+SIZE = (130, 36)
+
+
+def _runs(tmp_path: Path) -> tuple[Path, list[Path]]:
+    tasks = starter_copy(tmp_path)
+    ts = TaskSet.open(tasks)
+    good = oracle_run(tmp_path / "runs" / "good", tasks, name="good", agent="oracle", model="gold")
+    weak = write_run(tmp_path / "runs" / "weak", tasks, name="weak", agent="cheap", model="small", answers={
+        "RCA-001": "I think:\n<answer>\nCORE_SW_01;GigabitEthernet0/0/24;physical link down\nnot a line\n</answer>",
+        "RCA-002": gold_text(ts, "RCA-002"), "PATH-001": ""},
+        calls={"RCA-001": [("CORE_SW_01", "dis int br", "display interface brief", "recorded"),
+                           ("CORE_SW_01", "display version", "display version", "denied")],
+               "RCA-002": golden_calls(ts, "RCA-002")})
+    (weak / "logs").mkdir()
+    (weak / "logs" / "RCA-001.log").write_text(
+        "=== RCA-001 attempt 1 ===\n"
+        '{"event": "model_turn", "role": "agent", "text": "Let me look at the core switch.", '
+        '"input_tokens": 800, "output_tokens": 40, "tool_calls": ["run_command"]}\n'
+        "the agent printed this\n", encoding="utf-8")
+    res = run_cli("evaluate", "score", str(good), "--tasks", str(tasks), "--resamples", "100")
+    assert res.returncode == 0, res.stderr
+    return tasks, [good, weak]  # weak is left unscored: the viewer scores it on opening
+
+
+async def wait(pilot: Pilot, cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def row(table: DataTable, i: int) -> list[str]:
+    """A task-table row as plain strings (the table holds rich Text cells)."""
+    return [str(c) for c in table.get_row_at(i)]
+
+
+def _text(screen: object, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())  # type: ignore[attr-defined]
+
+
+def test_runs_table_filter_sort_and_next_run(tmp_path: Path) -> None:
+    tasks, runs = _runs(tmp_path)
+    asyncio.run(_table_scenario(ViewerApp(runs, TaskSet.open(tasks))))
+
+
+async def _table_scenario(app: ViewerApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        assert [r.source for r in app.runs] == ["scores.json", "scored now"]
+        table = screen.query_one("#tasks", DataTable)
+        assert table.row_count == 3
+        assert [row(table, i)[0] for i in range(3)] == ["PATH-001", "RCA-001", "RCA-002"]
+        await pilot.press("slash", *"family=rca", "enter")
+        assert table.row_count == 2
+        await pilot.press("slash", *["backspace"] * 12, "enter")
+        await pilot.press("tab")  # the weak run
+        assert screen.run.info.name == "weak" and table.row_count == 3
+        rows = {row(table, i)[0]: row(table, i) for i in range(3)}
+        assert rows["RCA-001"][2:4] == ["answered", "✗"] and rows["RCA-002"][3] == "✓"
+        assert rows["PATH-001"][2] == "unparsable"  # a blank answer has the one name
+        assert rows["RCA-001"][6] == "1/3"  # dis int br covered one golden action
+        await pilot.press("slash", *"correct=no", "enter")
+        assert table.row_count == 2
+        await pilot.press("s", "s")  # sort by family, then by outcome
+        assert screen.sort_column == "outcome"
+        assert [row(table, i)[2] for i in range(2)] == ["answered", "unparsable"]
+        await pilot.press("S")
+        assert [row(table, i)[2] for i in range(2)] == ["unparsable", "answered"]
+
+
+def test_open_a_task_step_through_flip_and_compare(tmp_path: Path) -> None:
+    tasks, runs = _runs(tmp_path)
+    asyncio.run(_task_scenario(ViewerApp(runs, TaskSet.open(tasks))))
+
+
+async def _task_scenario(app: ViewerApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("tab")  # the weak run
+        table = app.screen.query_one("#tasks", DataTable)
+        table.move_cursor(row=1)  # RCA-001
+        await pilot.press("enter")
+        await wait(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.detail is not None, "the task")
+        screen = app.screen
+        assert isinstance(screen, TaskScreen) and screen.task_id == "RCA-001" and screen.run.info.name == "weak"
+        answer = _text(screen, "#answer-text")
+        assert "✗ CORE_SW_01;GigabitEthernet0/0/24;physical link down" in answer
+        assert "node✓ object✓ label✗" in answer and "? not a line" in answer
+        assert "✗ CORE_SW_01;GigabitEthernet0/0/24;shutdown" in answer  # the gold, not found
+        assert "Prompt" in _text(screen, "#prompt-text")
+        await pilot.press("n")  # into the trajectory
+        assert screen.query_one(TabbedContent).active == "trajectory"
+        output = _text(screen, "#output")
+        assert "step 1" in output and "covers a golden action" in output and "GigabitEthernet0/0/24" in output
+        await pilot.press("n")
+        output = _text(screen, "#output")
+        assert "step 2" in output and "display version" in output and "covers" not in output
+        golden = _text(screen, "#golden-text")
+        assert "1/3 covered" in golden and "✓ covered  CORE_SW_01: display interface brief" in golden
+        log = _text(screen, "#log-text")
+        assert "Let me look at the core switch." in log and "in 800 out 40" in log and "the agent printed this" in log
+        await pilot.press("r")  # the same task in the other run
+        await wait(pilot, lambda: screen.detail is not None and screen.detail.result is not None
+                   and screen.run.info.name == "good" and "3/3" in _text(screen, "#golden-text"), "the flip")
+        assert "✓ CORE_SW_01;GigabitEthernet0/0/24;shutdown" in _text(screen, "#answer-text")
+        assert "no log" in _text(screen, "#log-text")
+        await pilot.press("c")
+        await wait(pilot, lambda: isinstance(app.screen, CompareScreen)
+                   and "Trajectory" in _text(app.screen, "#right-text"), "side by side")
+        left, right = _text(app.screen, "#left-text"), _text(app.screen, "#right-text")
+        assert "oracle+gold" in left and "cheap+small" in right
+        assert "3/3 covered" in left and "1/3 covered" in right
+        await pilot.press("escape", "escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+def _snap_app(tmp_path: Path) -> ViewerApp:
+    tasks, runs = _runs(tmp_path)
+    return ViewerApp(runs, TaskSet.open(tasks))
+
+
+async def _settled(pilot: Pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_snapshot_task_table(snap_compare, tmp_path: Path) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await pilot.press("tab")
+        await _settled(pilot)
+
+    assert snap_compare(_snap_app(tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("keys", [(), ("n", "n")], ids=["answer", "trajectory"])
+def test_snapshot_task(snap_compare, tmp_path: Path, keys: tuple[str, ...]) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await pilot.press("tab", "down", "enter")
+        await wait(pilot, lambda: isinstance(pilot.app.screen, TaskScreen) and pilot.app.screen.detail is not None,
+                   "the task")
+        if keys:
+            await pilot.press(*keys)
+        await _settled(pilot)
+
+    assert snap_compare(_snap_app(tmp_path), terminal_size=SIZE, run_before=run_before)
