@@ -355,7 +355,7 @@ class Validator:
             from ctbench.authoring.sealed import load_sealed
 
             hctx = _Ctx(self.report, root, ref.path / SEALED_HIDDEN_FILE, ref.id)
-            hidden, htext, exc = load_sealed(self.ts, ref, hctx.error)
+            hidden, htext, exc = load_sealed(self.ts, ref, hctx.error, hctx.warn)
             if exc is not None:
                 _schema_errors(hctx, exc, "hidden task part")
         else:
