@@ -191,7 +191,7 @@ class ReviewStats:
         tot = data["total"]
         t.add("total", tot["candidates"], tot["retained"], tot["discarded"],
               sum(v["in_progress"] for v in fams.values()), tot["audit_failed"], tot["yield_pct"])
-        t.add("never reviewed", never, None, None, None, None, None)
+
         r = Table(title="Revision and effort", key="review_effort",
                   columns=["family", "revised before consensus", "% of retained", "rounds (mean)", "rounds (max)",
                            "minutes/task (mean)", "minutes/task (median)"],
@@ -213,7 +213,14 @@ class ReviewStats:
         for row in data["agreement"]:
             a.add(row["criterion"].replace("_", " "), row["verdicts"], row["observed_agreement_pct"],
                   row["cohen_kappa"], row["multi_reviewer_tasks"], row["krippendorff_alpha"])
-        return [t, r, b, a]
+        n = Table(title="Never reviewed (no review record)", key="review_never",
+                  columns=["family", "tasks"],
+                  note="The set's unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)." if self.seed
+                  else "Drafts and tasks whose status was set by hand: submit them with ctb-review submit.")
+        for fam, v in fams.items():
+            n.add(fam, v["never_reviewed"])
+        n.add("total", never)
+        return [t, n, r, b, a]
 
 
 def compute(states: Sequence[TaskState], history_candidates: dict[str, str] | None = None, *,
