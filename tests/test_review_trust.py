@@ -225,3 +225,20 @@ def test_validate_warns_on_a_gold_answer_copied_on_the_same_network(world: World
     edit_yaml(dst / "hidden.yaml", answer__rca__0__label="ACL deny")  # now a different fault
     res = cli("authoring", "validate", str(world.tasks), cwd=world.work)
     assert "duplicate-gold" not in res.stdout
+
+
+def test_a_second_reviewer_after_a_reveal_is_not_certified_blind(world: World) -> None:
+    """Round 1's record shows the gold lines revealed to bob; erin's later 'blind' answer is no proof."""
+    t = world.tasks
+    ok("submit", "RCA-101", "--as", "alice", tasks=t)
+    blind(world, "RCA-101", "bob")
+    ok("reveal", "RCA-101", "--as", "bob", "--agree", "solvability", "completeness", "golden", "--disagree",
+       "metadata", "chain is 3", tasks=t)
+    edit_yaml(world.task_dir("rca", "RCA-101") / "hidden.yaml", metadata__chain_length=3)
+    ok("respond", "RCA-101", "--as", "alice", "--concede", "metadata", "3 now", tasks=t)
+    ok("assign", "RCA-101", "--reviewer", "erin", "--apply", "--as", "maint", tasks=t)
+    blind(world, "RCA-101", "erin")
+    ok("reveal", "RCA-101", "--as", "erin", "--all-agree", tasks=t)
+    code, out, _ = review("audit", "RCA-101", tasks=t)
+    assert code == 1
+    assert "erin's blind answer" in out and "came after the gold was revealed to bob in round 1" in out

@@ -172,6 +172,14 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
             item.fail(f"{where}: no reveal commit in the history of {state.source}")
             continue
         b, r = blinds[0], reveals[0]
+        earlier = [e for e in history if e.action == Action.REVEAL.value and e.get("reviewer") not in (None, reviewer)
+                   and e.sha != b.sha and repo.is_ancestor(e.sha, b.sha)]
+        if earlier:  # the review records in the clone already held the gold lines revealed to someone else
+            first = earlier[0]
+            item.fail(f"{where}: {reviewer}'s blind answer ({b.sha[:10]}) came after the gold was revealed to "
+                      f"{first.get('reviewer')} in round {first.round} ({first.sha[:10]}), whose record shows "
+                      "the gold lines: not a blind solve")
+            continue
         committed = repo.read_blob(b.sha, f"{state.rel}/{record_rel(k)}")
         if committed is None:
             item.fail(f"{where}: the blind commit {b.sha[:10]} does not hold the round file")
