@@ -38,9 +38,12 @@ examples:
   ctb-review pr RCA-101 --out pr.md               push the branch, write the pull-request description
   ctb-review merge RCA-101                        merge an approved (or discarded) review into main
   ctb-review audit                                prove every decided task was answered blind
+  ctb-review seal --all                           keep the gold sealed with age (authors + maintainers)
+  ctb-review unseal RCA-101 --for bob             after bob's blind commit is pushed: bob may decrypt
   ctb-review status                               yields, revisions, blind accuracy, agreement
 
 Who you are: --as NAME, else $CTBENCH_USER, else git config user.name, else your login name.
+Sealed gold is opened with your age identity: --identity FILE, else $CTBENCH_AGE_IDENTITY.
 """
 
 
