@@ -41,11 +41,13 @@ from ctbench.yamlio import (
     load_fast,
     merge_into,
     plain,
+    read_text,
     to_commented,
 )
 
 TASK_FILE = "task.yaml"
 HIDDEN_FILE = "hidden.yaml"
+SEALED_HIDDEN_FILE = "hidden.yaml.age"  # the hidden part encrypted with age (ctbench/sealing.py)
 CONFIG_FILE = "ctbench.yaml"
 TAXONOMY_FILE = "taxonomy.yaml"
 RECORDINGS_DIR = "recordings"
@@ -210,13 +212,22 @@ def _validate(model: type[BaseModel], data: Any, path: Path) -> Any:
 
 @dataclass
 class TaskSet:
-    """A task set folder. Loads lazily and caches networks, taxonomy and configuration."""
+    """A task set folder. Loads lazily and caches networks, taxonomy and configuration.
+
+    ``identity`` is the user's age identity file for sealed gold (``hidden.yaml.age``, see
+    :mod:`ctbench.sealing`); without one, ``$CTBENCH_AGE_IDENTITY`` is used when a sealed part is read.
+    """
 
     root: Path
     _networks: dict[str, Network] = field(default_factory=dict, repr=False)
+    identity: Path | None = None
+
+    def fresh(self) -> TaskSet:
+        """The same set with nothing cached (after a branch switch), keeping the user's identity."""
+        return TaskSet(root=self.root, identity=self.identity)
 
     @classmethod
-    def open(cls, path: Path | str | None = None) -> TaskSet:
+    def open(cls, path: Path | str | None = None, *, identity: Path | str | None = None) -> TaskSet:
         """Open the task set containing ``path`` (default: ``./tasks`` or the current folder)."""
         if path is None:
             env = os.environ.get("CTBENCH_TASKS")
@@ -227,7 +238,7 @@ class TaskSet:
         root = find_task_set_root(path if path.is_dir() else path.parent)
         if root is None:
             raise CtbError(f"{path}: not inside a task set (no {CONFIG_FILE} or {TAXONOMY_FILE} found above it)")
-        return cls(root=root)
+        return cls(root=root, identity=Path(identity).expanduser() if identity else None)
 
     # -------------------------------------------------------------- set-level files
 
@@ -332,9 +343,99 @@ class TaskSet:
         ref = self.ref(ref) if isinstance(ref, str) else ref
         return _validate(TaskSpec, load_fast(ref.task_file), ref.task_file)
 
+    def is_sealed(self, ref: TaskRef | Path) -> bool:
+        """The hidden part is kept sealed (``hidden.yaml.age``, no plain ``hidden.yaml``)."""
+        folder = ref.path if isinstance(ref, TaskRef) else ref
+        return (folder / SEALED_HIDDEN_FILE).is_file() and not (folder / HIDDEN_FILE).exists()
+
+    def hidden_bytes(self, folder: Path) -> bytes | None:
+        """The plain bytes of a task folder's hidden part, decrypting a sealed one; None when absent.
+
+        The one place that opens the hidden part: the validator, the hashes, the reveal, the runner
+        and the scorer all come through here, so a sealed task reads the same as a plain one given
+        the user's identity.
+        """
+        plain = folder / HIDDEN_FILE
+        if plain.exists() or not (folder / SEALED_HIDDEN_FILE).is_file():
+            try:
+                return plain.read_bytes()
+            except FileNotFoundError:
+                return None
+        from ctbench.sealing import identity_path, unseal
+
+        sealed = folder / SEALED_HIDDEN_FILE
+        return unseal(sealed.read_bytes(), identity_path(self.identity), set_relative(self.root, sealed))
+
+    def hidden_text(self, ref: TaskRef | str) -> str:
+        ref = self.ref(ref) if isinstance(ref, str) else ref
+        if not self.is_sealed(ref):
+            return read_text(ref.hidden_file)
+        data = self.hidden_bytes(ref.path) or b""
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CtbError(f"{ref.path / SEALED_HIDDEN_FILE}: the sealed gold is not UTF-8 text (byte {exc.start})") \
+                from None
+
     def load_hidden(self, ref: TaskRef | str) -> HiddenSpec:
         ref = self.ref(ref) if isinstance(ref, str) else ref
+        if self.is_sealed(ref):
+            where = ref.path / SEALED_HIDDEN_FILE
+            return _validate(HiddenSpec, load_fast(where, self.hidden_text(ref)), where)
         return _validate(HiddenSpec, load_fast(ref.hidden_file), ref.hidden_file)
+
+    def seal_folder(self, folder: Path, authors: list[str]) -> bool:
+        """Replace a plain ``hidden.yaml`` by its sealed form for the authors and maintainers (False if sealed)."""
+        from ctbench import sealing
+
+        plain = folder / HIDDEN_FILE
+        if not plain.is_file():
+            if (folder / SEALED_HIDDEN_FILE).is_file():
+                return False
+            raise CtbError(f"{set_relative(self.root, folder)}: no {HIDDEN_FILE} to seal")
+        recipients = sealing.initial_recipients(self.root / "reviewers.yaml", authors)
+        atomic_write_bytes(folder / SEALED_HIDDEN_FILE, sealing.seal(plain.read_bytes(), recipients.keys()))
+        atomic_write_text(folder / sealing.RECIPIENTS_FILE, sealing.render_recipients(recipients))
+        plain.unlink()
+        return True
+
+    def add_recipient(self, folder: Path, recipient: Any) -> None:
+        """Re-seal a task's hidden part with one more recipient (decrypting needs the user's identity)."""
+        from ctbench import sealing
+
+        rec_file = folder / sealing.RECIPIENTS_FILE
+        recipients = sealing.parse_recipients(read_text(rec_file), set_relative(self.root, rec_file))
+        plain = self.hidden_bytes(folder)
+        if plain is None:
+            raise CtbError(f"{set_relative(self.root, folder)}: no sealed gold")
+        recipients = recipients.with_recipient(recipient)
+        atomic_write_bytes(folder / SEALED_HIDDEN_FILE, sealing.seal(plain, recipients.keys()))
+        atomic_write_text(rec_file, sealing.render_recipients(recipients))
+
+    def save_hidden_model(self, folder: Path, hidden: HiddenSpec, *, authors: list[str] | None = None) -> bool:
+        """Write a hidden part: merged into the existing one, sealed again when it is sealed.
+
+        A new task is sealed from its first save when the set says ``review.seal_gold`` (to its
+        authors and the maintainers): its plain gold never reaches the repository.
+        """
+        from ctbench import sealing
+
+        sealed = folder / SEALED_HIDDEN_FILE
+        if not self.is_sealed(folder) and not (self.config.review.seal_gold and not (folder / HIDDEN_FILE).exists()):
+            return self.save_model(folder / HIDDEN_FILE, hidden, kind=HIDDEN_FILE)
+        rec_file = folder / sealing.RECIPIENTS_FILE
+        if sealed.is_file() and rec_file.is_file():
+            recipients = sealing.parse_recipients(read_text(rec_file), set_relative(self.root, rec_file))
+            old = self.hidden_bytes(folder)
+        else:
+            recipients = sealing.initial_recipients(self.root / "reviewers.yaml", authors or [])
+            old = None
+        text = _merged_text(self, folder / HIDDEN_FILE, hidden, old.decode("utf-8") if old else None)
+        if old is not None and old.decode("utf-8") == text:
+            return False
+        atomic_write_bytes(sealed, sealing.seal(text.encode("utf-8"), recipients.keys()))
+        atomic_write_text(rec_file, sealing.render_recipients(recipients))
+        return True
 
     def read_recording(self, ref: TaskRef | str, rec: Recording) -> bytes:
         ref = self.ref(ref) if isinstance(ref, str) else ref
@@ -388,6 +489,20 @@ class TaskSet:
         rel = recording_filename(device, command)
         atomic_write_bytes(folder / rel, data)
         return rel
+
+
+def _merged_text(ts: TaskSet, path: Path, model: BaseModel, existing: str | None) -> str:
+    """The YAML :meth:`TaskSet.save_model` would write for ``model`` over ``existing`` (sealed files)."""
+    data = model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)
+    full = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for key in ("golden_actions", "answer"):
+        if key in full and key not in data:
+            data[key] = full[key]
+    data = _drop_empty(data)
+    if existing is not None:
+        return dump_document(merge_into(load_document(path, existing), data))
+    depth = len(path.relative_to(ts.root).parts) - 1
+    return schema_modeline(HIDDEN_FILE, depth) + dump_document(to_commented(data))
 
 
 def duplicate_message(root: Path, dups: dict[str, list[TaskRef]]) -> str:

@@ -134,6 +134,14 @@ class ReviewConfig(Strict):
     max_rounds: int = Field(default=3, ge=1)
     remote: str = "origin"
     main_branch: str = "main"
+    seal_gold: bool = Field(
+        default=False,
+        description="Keep every new task's hidden part sealed with age (hidden.yaml.age) to its authors and the "
+                    "maintainers (keys in reviewers.yaml); reviewers are added by ctb-review unseal.")
+    unreviewed_seed: bool = Field(
+        default=False,
+        description="The set's tasks are seed tasks that were never reviewed (no review records): the "
+                    "run gate and ctb-review status report them as such instead of as broken approvals.")
 
 
 def _default_heterogeneity() -> PerFamily:

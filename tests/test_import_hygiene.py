@@ -31,6 +31,7 @@ MODULES = [
     "ctbench.authoring.editing",
     "ctbench.authoring.drafts",
     "ctbench.authoring.validate",
+    "ctbench.review.approval",  # the run gate's approval_state: evaluate imports it
 ]
 
 PROBE = """

@@ -308,3 +308,24 @@ def _console_text(app: BlindApp) -> str:
         return ""
     log = app.screen.query_one("#rc-output", RichLog)
     return "\n".join(str(line.text) for line in log.lines)
+
+
+def test_blind_app_shows_the_prompt_the_runner_gives_agents(world: World) -> None:
+    """Same text as ctb-eval prompt (the runner's prompt_for): labels, device table, format; reflowed only."""
+    from ctbench.evaluate.prompt import prompt_for
+
+    app = new_app(world)
+    shown: list[str] = []
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, on_screen(app, BlindScreen))
+            static = app.screen.query_one("#statement")
+            shown.append(str(static.render()))
+            await quit_app(pilot, app)
+
+    asyncio.run(run())
+    prompt = prompt_for(TaskSet.open(world.tasks), "RCA-101")
+    assert " ".join(shown[0].split()) == " ".join(prompt.split())
+    for part in ("Root-cause labels:", "- CORE_SW_01: Huawei", "role ", "site ", "node;object;root-cause label"):
+        assert part in prompt and part.split()[0] in shown[0]

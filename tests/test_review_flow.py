@@ -250,11 +250,12 @@ def test_recording_edit_after_approval_reopens_solvability_and_golden_consistenc
     assert rec_file.read_bytes() == new_capture.read_bytes()
     assert git("status", "--porcelain", cwd=world.work) == ""  # ctb-author committed it
 
-    code, out, _ = review("audit", tasks=t)
-    assert code == 1
-    assert "solvability reopened: recordings changed" in out
-    assert "golden-action consistency reopened: recordings changed" in out
-    assert "answer completeness reopened" not in out and "metadata correctness reopened" not in out
+    # no silent edit after approval: ctb-author moved it back to draft and said what the change reopens
+    said = errors.getvalue()
+    assert status_of(t, "rca", "RCA-101") == "draft"
+    assert "approved -> draft" in said and "solvability (recordings)" in said
+    assert "golden-action consistency (recordings)" in said
+    assert "answer completeness" not in said and "metadata correctness" not in said
 
     out = ok("submit", "RCA-101", "--as", "alice", tasks=t)
     assert "reopened: solvability, golden-action consistency" in out

@@ -16,7 +16,7 @@ from typing import Any
 
 from ctbench.errors import CtbError
 from ctbench.model import Family
-from ctbench.store import HIDDEN_FILE, REVIEWS_DIR, TASK_FILE, TaskRef, TaskSet
+from ctbench.store import HIDDEN_FILE, REVIEWS_DIR, SEALED_HIDDEN_FILE, TASK_FILE, TaskRef, TaskSet
 from ctbench.yamlio import atomic_write_bytes, load_fast
 
 FORMAT = "ctbench-task-bundle"
@@ -74,6 +74,8 @@ def export_task(ts: TaskSet, ref: TaskRef, *, public_only: bool = False) -> dict
     }
     if not public_only and ref.hidden_file.is_file():
         bundle["hidden"] = load_fast(ref.hidden_file)
+    elif not public_only and ts.is_sealed(ref):  # sealed gold: opened with the user's identity
+        bundle["hidden"] = load_fast(ref.path / SEALED_HIDDEN_FILE, ts.hidden_text(ref))
     return bundle
 
 

@@ -225,11 +225,14 @@ def _finish(args: argparse.Namespace, ts: TaskSet, session: EditSession, author:
     folder = set_relative(ts.root, result.folder)
     if args.json:
         emit_json({"task": session.task_id, "action": action, "done": what, "folder": str(folder),
-                   "commit": result.commit, "note": result.note, "errors": len(report.errors),
+                   "commit": result.commit, "note": result.note, "status_note": result.status_note,
+                   "reopened": result.reopened, "errors": len(report.errors),
                    "warnings": len(report.warnings),
                    "findings": [f.model_dump(mode="json", exclude={"loc"}) for f in report.findings]})
         return 0
     print(f"{session.task_id}: {what}")
+    if result.status_note and result.status_note != result.note:
+        print(f"{session.task_id}: {result.status_note}", file=sys.stderr)
     if result.commit:
         print(f"committed {result.commit[:10]} ({action})")
     elif result.note:
@@ -424,7 +427,13 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("--out", metavar="DIR", help="output folder (default: <task set>/schema)")
     _tasks_arg(p)
 
-    p = add_command(sub, "export", "write self-contained JSON bundles of tasks", cmd_export)
+    p = add_command(sub, "export", "write self-contained JSON bundles of tasks", cmd_export,
+                    "Write one self-contained JSON bundle per task (files base64-encoded, lossless with\n"
+                    "ctb-author import). --public-only drops what agents must not see.\n"
+                    "To publish a benchmark in a public repository without putting its answers into training\n"
+                    "corpora, keep its gold sealed (ctb-review seal; review.seal_gold in ctbench.yaml): a\n"
+                    "sealed task's hidden.yaml.age is age ciphertext, opened only with a recipient's identity\n"
+                    "($CTBENCH_AGE_IDENTITY), and a bundle of it carries the plain gold only when you can open it.")
     p.add_argument("ids", nargs="*", metavar="ID", help="task ids (default: all)")
     p.add_argument("--out", metavar="DIR", help="one <ID>.json per task in DIR (default: ./bundles)")
     p.add_argument("--jsonl", metavar="FILE", help="one line per task in FILE ('-' for stdout) instead")

@@ -58,6 +58,8 @@ from ctbench.store import (
     FAMILIES,
     HIDDEN_FILE,
     RECORDINGS_DIR,
+    REVIEWS_DIR,
+    SEALED_HIDDEN_FILE,
     TASK_FILE,
     TAXONOMY_FILE,
     TaskRef,
@@ -69,6 +71,7 @@ from ctbench.yamlio import atomic_write_bytes, is_leftover_temp, read_input
 
 if TYPE_CHECKING:
     from ctbench.authoring.validate import Finding
+    from ctbench.review.states import Criterion
 
 TRAILER_TASK = "Ctbench-Task"
 TRAILER_ACTION = "Ctbench-Action"
@@ -174,6 +177,10 @@ class SaveResult:
     removed: list[Path] = field(default_factory=list)
     commit: str | None = None
     note: str = ""
+    reopened: dict[str, list[str]] = field(default_factory=dict)
+    """Criterion -> changed parts, when the save moved an approved task back to draft for re-review."""
+    status_note: str = ""
+    """Why the saved status is not the one the task had (approved -> draft), for the author to read."""
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -182,7 +189,7 @@ class SaveResult:
 def files_digest(folder: Path) -> str:
     """Digest of a task's two YAML files, to notice edits made behind the author's back."""
     h = hashlib.sha256()
-    for name in (TASK_FILE, HIDDEN_FILE):
+    for name in (TASK_FILE, HIDDEN_FILE, SEALED_HIDDEN_FILE):
         try:
             h.update((folder / name).read_bytes())
         except OSError:
@@ -842,6 +849,8 @@ class EditSession:
         if d.network is not None and d.network == saved.network:
             d.network = None
         d.changes = d.changes[len(saved.changes):]
+        if saved.task.status != d.task.status:  # the save moved it (approved -> draft): the editor shows that
+            d.task = d.task.model_copy(update={"status": saved.task.status})
         d.base_digest = files_digest(self.folder)
 
 
@@ -892,15 +901,75 @@ def _write_task_files(ts: TaskSet, folder: Path, draft: TaskDraft, task: TaskSpe
         for path in sorted(source.rglob("*")):
             rel = path.relative_to(source).as_posix()
             if path.is_file() and not path.is_symlink() and rel not in draft.pending \
-                    and rel not in (TASK_FILE, HIDDEN_FILE) and rel not in draft.removed_files:
+                    and rel not in (TASK_FILE, HIDDEN_FILE, SEALED_HIDDEN_FILE) and rel not in draft.removed_files:
                 target = folder / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, target)
     if ts.save_model(folder / TASK_FILE, task, kind=TASK_FILE):
         written.append(folder / TASK_FILE)
-    if ts.save_model(folder / HIDDEN_FILE, hidden, kind=HIDDEN_FILE):
-        written.append(folder / HIDDEN_FILE)
+    if ts.save_hidden_model(folder, hidden, authors=list(task.authors)):
+        written.append(folder / (SEALED_HIDDEN_FILE if ts.is_sealed(folder) else HIDDEN_FILE))
     return written
+
+
+def approval_change(ts: TaskSet, draft: TaskDraft) -> dict[Criterion, list[str]]:
+    """The review criteria saving ``draft`` would reopen on an approved task (with the changed parts).
+
+    Measured on the draft laid out in a shadow folder, so the app can say it before it saves; empty
+    for a task that is not approved or whose reviewed content the draft does not change.
+    """
+    if draft.is_new or draft.task.status != Status.APPROVED:
+        return {}
+    folder = ts.task_dir(draft.family, draft.id)
+    if not (folder / REVIEWS_DIR).is_dir():
+        return {}
+    from ctbench.review.approval import reopened_by
+    from ctbench.review.hashes import disk_reader
+
+    with tempfile.TemporaryDirectory(prefix="ctb-reopen-") as tmp:
+        shadow = write_shadow(ts, draft, Path(tmp))
+        return reopened_by(ts, TaskRef(draft.id, draft.family, folder),
+                           disk_reader(shadow.task_dir(draft.family, draft.id)))
+
+
+def reopen_text(reopens: dict[Criterion, list[str]]) -> str:
+    """``solvability (gold answer), answer completeness (gold answer)``: one wording for the app and CLI."""
+    from ctbench.review.hashes import PART_TITLES
+
+    return ", ".join(f"{c.label} ({', '.join(PART_TITLES.get(p, p) for p in parts)})" for c, parts in reopens.items())
+
+
+def _status_for_save(ts: TaskSet, draft: TaskDraft, task: TaskSpec, result: SaveResult, commit: bool) -> TaskSpec:
+    """No silent edits after approval, and nothing committed as reviewable that fails validation.
+
+    An approved task whose reviewed content changes goes back to draft (``ctb-review submit`` then
+    reopens exactly the criteria the change touched); so does an approved task that no longer
+    validates. A task under review that fails validation is saved without a commit: its revision is
+    committed by ``ctb-review respond`` once it validates.
+    """
+    if task.status == Status.DRAFT:
+        return task
+    if task.status == Status.APPROVED:
+        reopens = approval_change(ts, draft)
+        if reopens:
+            result.reopened = {c.value: parts for c, parts in reopens.items()}
+            result.status_note = (f"approved -> draft: the change reopens {reopen_text(reopens)}; "
+                                  f"it needs re-review (ctb-review submit {task.id})")
+            return task.model_copy(update={"status": Status.DRAFT})
+    if not commit or task.status == Status.DISCARDED:
+        return task
+    errors = [f for f in validate_draft(ts, draft) if f.severity == "error"]
+    if not errors:
+        return task
+    first = errors[0].render()
+    if task.status == Status.APPROVED:
+        result.status_note = (f"approved -> draft: the task fails validation ({len(errors)} error(s), first: "
+                              f"{first})")
+        return task.model_copy(update={"status": Status.DRAFT})
+    result.status_note = (f"saved without a commit: {task.id} is {task.status.value} and fails validation "
+                          f"({len(errors)} error(s), first: {first}); fix it, then commit the revision with "
+                          "ctb-review respond")
+    return task
 
 
 def save_draft(ts: TaskSet, draft: TaskDraft, *, commit: bool = True, author: str = "",
@@ -909,6 +978,13 @@ def save_draft(ts: TaskSet, draft: TaskDraft, *, commit: bool = True, author: st
     task, hidden = build_models(draft)
     folder = ts.task_dir(task.family, task.id)
     result = SaveResult(task_id=task.id, folder=folder)
+    if not draft.is_new:
+        task = _status_for_save(ts, draft, task, result, commit)
+        if task.status != draft.task.status:
+            draft.task = draft.task.model_copy(update={"status": task.status})
+        elif result.status_note.startswith("saved without a commit"):
+            commit = False
+            result.note = result.status_note
     if draft.is_new:
         check_new_id(ts, task.id)
     elif not force and draft.base_digest and folder.is_dir() and files_digest(folder) != draft.base_digest:
@@ -948,7 +1024,8 @@ def save_draft(ts: TaskSet, draft: TaskDraft, *, commit: bool = True, author: st
         subject = message or _subject(act, task.id, draft)
         result.commit, result.note = commit_paths(ts.root, touched, task_id=task.id, action=act,
                                                   author=author or default_author(ts.root), subject=subject,
-                                                  details=draft.changes)
+                                                  details=[*draft.changes, *([result.status_note]
+                                                                             if result.status_note else [])])
     return result
 
 

@@ -27,6 +27,7 @@ from ctbench.store import (
     CONFIG_FILE,
     HIDDEN_FILE,
     RECORDINGS_DIR,
+    SEALED_HIDDEN_FILE,
     TASK_FILE,
     TAXONOMY_FILE,
     RecordingAccessError,
@@ -231,6 +232,8 @@ class Validator:
         self.taxonomy: Taxonomy | None = None
         self.networks: dict[str, Network | None] = {}
         self.vendors = tasks.vendors
+        self.golds: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+        """task id -> (network, family, sorted gold lines), for the duplicated-gold warning."""
 
     # ------------------------------------------------------------------ set level
 
@@ -310,6 +313,14 @@ class Validator:
             self.report.tasks_checked += 1
             others = [r for r in dups.get(ref.id, []) if r.path != ref.path]
             self.check_task(ref, duplicate=bool(others), others=others)
+        from ctbench.authoring.duplicates import duplicate_gold
+
+        for ref, network, others_ in duplicate_gold(self.ts, self.golds, selected, all_refs):
+            ctx = _Ctx(self.report, self.ts.root, ref.hidden_file, ref.id)
+            ctx.warn("duplicate-gold", f"the gold answer is the same as {', '.join(others_)} on network {network}: "
+                                       "a copied task? (fine if the symptoms differ on purpose)",
+                     loc=["answer"], expected="a root cause or path no other task on this network has")
+            ctx.flush()
         return self.report
 
     def check_task(self, ref: TaskRef, *, duplicate: bool = False, others: Sequence[TaskRef] = ()) -> None:
@@ -340,8 +351,16 @@ class Validator:
 
         tctx = _Ctx(self.report, root, ref.task_file, ref.id)
         task, ttext = _load_model(tctx, TaskSpec, "task")
-        hctx = _Ctx(self.report, root, ref.hidden_file, ref.id)
-        hidden, htext = _load_model(hctx, HiddenSpec, "hidden task part")
+        if self.ts.is_sealed(ref):  # sealed gold: read through the store with the user's identity
+            from ctbench.authoring.sealed import load_sealed
+
+            hctx = _Ctx(self.report, root, ref.path / SEALED_HIDDEN_FILE, ref.id)
+            hidden, htext, exc = load_sealed(self.ts, ref, hctx.error, hctx.warn)
+            if exc is not None:
+                _schema_errors(hctx, exc, "hidden task part")
+        else:
+            hctx = _Ctx(self.report, root, ref.hidden_file, ref.id)
+            hidden, htext = _load_model(hctx, HiddenSpec, "hidden task part")
         try:
             if task is not None:
                 self._check_visible(tctx, ref, task, ttext or "")
@@ -455,6 +474,7 @@ class Validator:
                      expected="metadata.protocol_mechanisms")
 
     def _check_pair(self, tctx: _Ctx, hctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec) -> None:
+        self.golds[ref.id] = (task.network, ref.family.value, tuple(sorted(hidden.gold_answer_lines(ref.family))))
         net = self.network(task.network)
         if net is None:
             return

@@ -35,11 +35,14 @@ class Skipped:
         return f"{self.task_id}: {self.reason}"
 
 
-def content_hash(task_dir: Path) -> str:
-    """One ``sha256:`` over the per-part hashes the review records use: visible and hidden content."""
+def content_hash(task_dir: Path, task_set: TaskSet | None = None) -> str:
+    """One ``sha256:`` over the per-part hashes the review records use: visible and hidden content.
+
+    ``task_set`` reads a sealed hidden part (``hidden.yaml.age``) with the user's identity.
+    """
     from ctbench.review.hashes import content_hashes, disk_reader
 
-    parts = content_hashes(disk_reader(task_dir)).model_dump()
+    parts = content_hashes(disk_reader(task_dir, task_set)).model_dump()
     text = ";".join(f"{k}={parts[k]}" for k in sorted(parts))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -102,20 +105,22 @@ class GateResult:
 def apply_gate(task_set: TaskSet, candidates: Iterable[tuple[TaskRef, TaskSpec]], *,
                allow_unreviewed: bool = False, allow_invalid: bool = False) -> GateResult:
     """Split the candidates into the tasks to run and the ones skipped, with reasons."""
+    from ctbench.review.approval import approval_state
+
     pairs = list(candidates)
     invalid = validation_problems(task_set, [ref for ref, _ in pairs]) if pairs else {}
     admitted: list[TaskRef] = []
     skipped: list[Skipped] = []
     unreviewed: list[str] = []
     invalid_run: list[str] = []
-    for ref, spec in pairs:
+    for ref, _spec in pairs:
         problem = invalid.get(ref.id)
         if problem is not None:
             if not allow_invalid:
                 skipped.append(Skipped(ref.id, f"fails validation: {problem}"))
                 continue
             invalid_run.append(ref.id)
-        review = review_problem(ref.path, spec)
+        review = approval_state(task_set, ref).reason  # the review package's one answer (sealed gold too)
         if review is not None:
             if not allow_unreviewed:
                 skipped.append(Skipped(ref.id, review))

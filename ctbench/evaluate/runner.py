@@ -426,7 +426,7 @@ class Runner:
             raise CtbError(f"no task to run: the gate kept out all {len(gate.skipped)} selected task(s) ({shown}). "
                            "Run approved tasks that validate, or add --allow-unreviewed to run tasks that are "
                            "not approved, never reviewed or changed since approval (run.yaml records it)")
-        self.hashes = {t.id: content_hash(t.ref.path) for t in self.plan}
+        self.hashes = {t.id: content_hash(t.ref.path, self.task_set) for t in self.plan}
         sandbox = self._sandbox_mode()
         now = utc_now()
         name = default_run_name(s.agent, s.model, now)

@@ -36,6 +36,7 @@ class Reviewer(Strict):
     domains: list[str] = Field(default_factory=list,
                                description="Task families (rca, path) and topics matching task tags (ospf, vrrp, ...).")
     capacity: int = Field(default=3, ge=0, description="Reviews in progress at once.")
+    age: str | None = Field(default=None, description="age public key (age1...), for sealed gold.")
 
     @field_validator("vendors", "domains")
     @classmethod
@@ -43,24 +44,91 @@ class Reviewer(Strict):
         return [v.strip() for v in values if v.strip()]
 
 
+class Person(Strict):
+    """A maintainer or an author: a name and, for sealed gold, an age public key."""
+
+    name: str = Field(min_length=1)
+    age: str | None = Field(default=None, description="age public key (age1...), for sealed gold.")
+
+
 class ReviewersFile(Strict):
+    """``reviewers.yaml``: who reviews (and knows what), who maintains, and everybody's age keys."""
+
     reviewers: list[Reviewer]
+    maintainers: list[Person] = Field(
+        default_factory=list, description="Who may merge a decided review (never their own task, unless solo).")
+    authors: list[Person] = Field(
+        default_factory=list, description="Authors who do not review, listed for their age keys.")
+    solo: bool = Field(default=False, description="A one-person repository: its maintainer merges their own tasks.")
 
     @field_validator("reviewers")
     @classmethod
     def _unique(cls, reviewers: list[Reviewer]) -> list[Reviewer]:
         return unique_names(reviewers, "reviewer")
 
+    @field_validator("maintainers", "authors", mode="before")
+    @classmethod
+    def _names_alone(cls, people: object) -> object:
+        """``maintainers: [maria]`` is short for ``maintainers: [{name: maria}]``."""
+        if isinstance(people, list):
+            return [{"name": p} if isinstance(p, str) else p for p in people]
+        return people
 
-def load_reviewers(ts: TaskSet, path: Path | None = None) -> list[Reviewer]:
+    @field_validator("maintainers", "authors")
+    @classmethod
+    def _unique_people(cls, people: list[Person]) -> list[Person]:
+        return unique_names(people, "person")
+
+    def maintainer_names(self) -> list[str]:
+        return [m.name for m in self.maintainers]
+
+    def key_of(self, name: str) -> str | None:
+        """The age public key listed for ``name`` in any role."""
+        for p in [*self.maintainers, *self.authors, *self.reviewers]:
+            if p.name == name and p.age:
+                return p.age
+        return None
+
+
+def load_reviewers_file(ts: TaskSet, path: Path | None = None) -> ReviewersFile:
     p = path or ts.root / REVIEWERS_FILE
     if not p.is_file():
-        raise CtbError(f"{p}: no reviewers file; create it with one entry per reviewer, e.g.\n"
-                       "reviewers:\n  - {name: alice, vendors: [Huawei, Cisco], domains: [rca, ospf], capacity: 3}")
+        raise CtbError(f"{p}: no reviewers file; create it with one entry per reviewer and the maintainers, e.g.\n"
+                       "reviewers:\n  - {name: alice, vendors: [Huawei, Cisco], domains: [rca, ospf], capacity: 3}\n"
+                       "maintainers:\n  - {name: maria}")
     try:
-        return ReviewersFile.model_validate(load_fast(p)).reviewers
+        return ReviewersFile.model_validate(load_fast(p))
     except ValidationError as exc:
         raise CtbError(f"{p}: {validation_message(exc, '')}") from None
+
+
+def load_reviewers(ts: TaskSet, path: Path | None = None) -> list[Reviewer]:
+    return load_reviewers_file(ts, path).reviewers
+
+
+def parse_reviewers_file(text: str, where: str) -> ReviewersFile:
+    try:
+        return ReviewersFile.model_validate(load_fast(Path(where), text))
+    except ValidationError as exc:
+        raise CtbError(f"{where}: {validation_message(exc, '')}") from None
+
+
+def check_merger(people: ReviewersFile, where: str, actor: str, task_id: str, authors: list[str]) -> None:
+    """A merge needs a maintainer (reviewers file) who is not the task's author, unless the file says solo.
+
+    The caller reads the file from the main branch: a review branch is the author's to edit, and
+    roles granted there would let an author merge their own task.
+    """
+    names = people.maintainer_names()
+    if not names:
+        raise CtbError(f"{where} names no maintainers, and a merge needs one: add "
+                       "`maintainers: [{name: NAME}]` (a one-person repository adds `solo: true` too)")
+    if actor not in names:
+        raise CtbError(f"{actor} is not a maintainer ({', '.join(names)} in {REVIEWERS_FILE}); "
+                       f"a maintainer merges {task_id}")
+    if actor in authors and not people.solo:
+        raise CtbError(f"{actor} is an author of {task_id}: another maintainer merges it (or, in a one-person "
+                       f"repository, say so with `solo: true` in {REVIEWERS_FILE})")
 
 
 @dataclass
@@ -158,10 +226,22 @@ class QueueItem:
         return dict(self.__dict__)
 
 
-def queue(states: list[TaskState], person: str | None = None) -> list[QueueItem]:
-    """What waits for each reviewer and author (or for one person)."""
+def queue(states: list[TaskState], person: str | None = None, rereview: dict[str, str] | None = None
+          ) -> list[QueueItem]:
+    """What waits for each reviewer and author (or for one person).
+
+    ``rereview`` (task id -> reason) names approved tasks changed since their approval: they wait
+    for their authors to resubmit them.
+    """
     out: list[QueueItem] = []
     for s in states:
+        why = (rereview or {}).get(s.id)
+        if why and s.status in (Status.DRAFT, Status.APPROVED):
+            for author in s.authors or ["(no author)"]:
+                if person in (None, author):
+                    out.append(QueueItem(s.id, s.family.value, f"{s.status.value} (needs re-review)",
+                                         s.current.round if s.current else 0, author, Role.AUTHOR.value, why))
+            continue
         rec = s.current
         if rec is None or s.status not in OPEN_STATES:
             continue

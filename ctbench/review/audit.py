@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ctbench.errors import CtbError
 from ctbench.model import Status
 from ctbench.review.gitflow import LogEntry, ReviewRepo
 from ctbench.review.hashes import PART_TITLES, PartReader, content_hashes, disk_reader, stale_criteria
 from ctbench.review.records import parse_record, record_rel
 from ctbench.review.states import CRITERIA, Action, Verdict
 from ctbench.review.view import TaskState
-from ctbench.store import TaskSet
+from ctbench.sealing import RECIPIENTS_FILE, identity_path, parse_recipients, stanza_count, unseal
+from ctbench.store import HIDDEN_FILE, SEALED_HIDDEN_FILE, TaskSet
 
 
 @dataclass
@@ -43,11 +45,18 @@ class AuditItem:
                 "problems": self.problems}
 
 
-def git_reader(repo: ReviewRepo, rev: str, task_rel: str) -> PartReader:
+def git_reader(repo: ReviewRepo, rev: str, task_rel: str, ts: TaskSet | None = None) -> PartReader:
+    """Reads one committed version of a task; a sealed hidden part is decrypted with ``ts``'s identity."""
+
     def read(rel: str) -> bytes | None:
         if rel.startswith("/") or ".." in rel.split("/"):
             return None
-        return repo.read_blob(rev, f"{task_rel}/{rel}")
+        data = repo.read_blob(rev, f"{task_rel}/{rel}")
+        if data is None and rel == HIDDEN_FILE and ts is not None:
+            sealed = repo.read_blob(rev, f"{task_rel}/{SEALED_HIDDEN_FILE}")
+            if sealed is not None:
+                return unseal(sealed, identity_path(ts.identity), f"{task_rel}/{SEALED_HIDDEN_FILE}@{rev[:10]}")
+        return data
 
     return read
 
@@ -60,10 +69,83 @@ def _first(entries: list[LogEntry], **want: object) -> list[LogEntry]:
     return out
 
 
+def _reviewer_keys(ts: TaskSet) -> dict[str, str]:
+    from ctbench.sealing import people_keys
+
+    try:
+        keys, _ = people_keys(ts.root / "reviewers.yaml")
+    except CtbError:
+        return {}
+    return keys
+
+
+def audit_seal(ts: TaskSet, repo: ReviewRepo, state: TaskState, history: list[LogEntry], item: AuditItem) -> None:
+    """No reviewer could decrypt the sealed gold before their blind commit, in any version of it.
+
+    Every commit that touched the ciphertext or its recipients list is checked: the ciphertext's
+    recipient count (from its header) equals the list's length, and each reviewer in the list, or
+    any recipient whose key is a reviewer's key, is listed only in commits that come strictly after
+    that reviewer's blind commit.
+    """
+    rev = state.rev or "HEAD"
+    sealed_rel, rec_rel = f"{state.rel}/{SEALED_HIDDEN_FILE}", f"{state.rel}/{RECIPIENTS_FILE}"
+    try:
+        commits = repo.git("log", "--format=%H", rev, "--", sealed_rel, rec_rel).split()
+    except CtbError:
+        return
+    if not commits:
+        return
+    keys = _reviewer_keys(ts)
+    by_key: dict[str, set[str]] = {}
+    for name, key in keys.items():
+        by_key.setdefault(key, set()).add(name)
+    blinds: dict[str, list[str]] = {}
+    for e in history:
+        if e.action == Action.BLIND.value and e.get("reviewer"):
+            blinds.setdefault(str(e.get("reviewer")), []).append(e.sha)
+    authors = set(state.authors)
+    bad = 0
+    for sha in reversed(commits):  # oldest first
+        data = repo.read_blob(sha, sealed_rel)
+        if data is None:
+            continue
+        text = repo.read_blob(sha, rec_rel)
+        if text is None:
+            item.fail(f"{sha[:10]}: sealed gold without its recipients list ({RECIPIENTS_FILE})")
+            bad += 1
+            continue
+        try:
+            listed = parse_recipients(text.decode("utf-8"), f"{rec_rel}@{sha[:10]}")
+        except CtbError as exc:
+            item.fail(str(exc))
+            bad += 1
+            continue
+        count = stanza_count(data)
+        if count != len(listed.recipients):
+            item.fail(f"{sha[:10]}: the sealed gold has {count} recipient(s) but {RECIPIENTS_FILE} lists "
+                      f"{len(listed.recipients)}: someone could decrypt who is not listed")
+            bad += 1
+        for r in listed.recipients:
+            who = set(by_key.get(r.key, set()))
+            if r.role == "reviewer":
+                who.add(r.name)
+            for name in sorted(who - authors):
+                if r.role == "maintainer" and name == r.name:
+                    continue
+                if not any(b != sha and repo.is_ancestor(b, sha) for b in blinds.get(name, [])):
+                    item.fail(f"{sha[:10]}: {name} became a recipient of the sealed gold before their blind "
+                              "commit (an early unseal)")
+                    bad += 1
+    if not bad:
+        item.proofs.append(f"sealed gold: {len(commits)} version(s) checked; no reviewer could decrypt before "
+                           "their blind commit")
+
+
 def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
     item = AuditItem(state.id, state.status)
     rev = state.rev or "HEAD"
     history = list(reversed(repo.log(rev, task=state.id)))  # oldest first
+    audit_seal(ts, repo, state, history, item)
     revealed = [r for r in state.records if r.comparison is not None]
     if not state.records:
         item.fail("decided without any review record (not reviewed through ctb-review)")
@@ -90,6 +172,14 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
             item.fail(f"{where}: no reveal commit in the history of {state.source}")
             continue
         b, r = blinds[0], reveals[0]
+        earlier = [e for e in history if e.action == Action.REVEAL.value and e.get("reviewer") not in (None, reviewer)
+                   and e.sha != b.sha and repo.is_ancestor(e.sha, b.sha)]
+        if earlier:  # the review records in the clone already held the gold lines revealed to someone else
+            first = earlier[0]
+            item.fail(f"{where}: {reviewer}'s blind answer ({b.sha[:10]}) came after the gold was revealed to "
+                      f"{first.get('reviewer')} in round {first.round} ({first.sha[:10]}), whose record shows "
+                      "the gold lines: not a blind solve")
+            continue
         committed = repo.read_blob(b.sha, f"{state.rel}/{record_rel(k)}")
         if committed is None:
             item.fail(f"{where}: the blind commit {b.sha[:10]} does not hold the round file")
@@ -114,8 +204,14 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
         if last.outcome != "approved" or any(last.criteria[c].verdict != Verdict.AGREE for c in CRITERIA):
             item.fail(f"approved, but round {last.round} does not record consensus on all four criteria")
         else:
-            reader = disk_reader(ts.ref(state.id).path) if state.rev is None else git_reader(repo, rev, state.rel)
-            stale = stale_criteria(lambda c: last.criteria[c].basis, content_hashes(reader))
+            reader = (disk_reader(ts.ref(state.id).path, ts) if state.rev is None
+                      else git_reader(repo, rev, state.rel, ts))
+            try:
+                now = content_hashes(reader)
+            except CtbError as exc:
+                item.fail(f"cannot check the content against the approval: {exc}")
+                return item
+            stale = stale_criteria(lambda c: last.criteria[c].basis, now)
             for crit, parts in stale.items():
                 item.fail(f"{crit.label} reopened: {', '.join(PART_TITLES[p] for p in parts)} changed after the "
                           f"approval (resubmit: ctb-review submit {state.id})")

@@ -119,11 +119,13 @@ class BlindScreen(Screen[None]):
 
         answer: str
 
-    def __init__(self, start: BlindStart, session: Any, draft: str = "") -> None:
+    def __init__(self, start: BlindStart, session: Any, draft: str = "", prompt: str | None = None) -> None:
         super().__init__()
         self.start = start
         self.session = session
         self._draft = draft
+        self.prompt = prompt if prompt is not None else start.task.statement
+        """What the runner tells an agent about this task (ctb-eval prompt ID), rendered by the same code."""
         self.heading = f"blind: {start.task_id} round {start.round} - {start.task.title or start.task_id}"
 
     def compose(self) -> ComposeResult:
@@ -133,14 +135,14 @@ class BlindScreen(Screen[None]):
         with Horizontal(id="blind-main"):
             with Vertical(id="blind-left"):
                 with VerticalScroll(id="statement-box"):
-                    yield Static(reflow(self.start.task.statement), id="statement", markup=False)
+                    yield Static(reflow(self.prompt), id="statement", markup=False)
                 yield Label("Your answer (one line per root cause or path)", id="answer-label")
                 yield TextArea(self._draft, id="answer", soft_wrap=True, tab_behavior="focus")
             yield ReplayConsole(self.session, id="console")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#statement-box").border_title = "Statement"
+        self.query_one("#statement-box").border_title = "What an agent is told (ctb-eval prompt)"
         # an isolated session (ctbench.replay.isolated) is served by a process without the hidden part
         apart = hasattr(self.session, "sandboxed")
         self.query_one("#console").border_title = (
@@ -191,6 +193,7 @@ class BlindApp(App[int]):
         start: BlindStart
         session: Any
         draft: str
+        prompt: str = ""
 
     @dataclass
     class BlindCommitted(Message):
@@ -257,7 +260,10 @@ class BlindApp(App[int]):
             self._session = session
             draft_file = self._draft_file
             draft = draft_file.read_text(encoding="utf-8") if draft_file.is_file() else ""
-            self.post_message(self.Ready(start, session, draft))
+            from ctbench.evaluate.prompt import prompt_for  # the runner's own prompt: same text, same code
+
+            prompt = prompt_for(self.desk.ts, start.ref, start.task)
+            self.post_message(self.Ready(start, session, draft, prompt))
         except CtbError as exc:
             self.post_message(self.Failed(f"Cannot open {self.task_id}", str(exc)))
 
@@ -270,7 +276,7 @@ class BlindApp(App[int]):
         return self._blind_dir / f"{self.task_id}.answer"
 
     def on_blind_app_ready(self, event: Ready) -> None:
-        self.push_screen(BlindScreen(event.start, event.session, event.draft))
+        self.push_screen(BlindScreen(event.start, event.session, event.draft, event.prompt or None))
         if event.draft:
             self.notify("Your unsent answer from the last session is back in the editor.")
 

@@ -14,6 +14,7 @@ from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
 
 if TYPE_CHECKING:
+    from ctbench.review.gitflow import ReviewRepo
     from ctbench.review.workflow import Revealed, ReviewDesk, StepResult
     from ctbench.store import TaskSet
 
@@ -37,9 +38,12 @@ examples:
   ctb-review pr RCA-101 --out pr.md               push the branch, write the pull-request description
   ctb-review merge RCA-101                        merge an approved (or discarded) review into main
   ctb-review audit                                prove every decided task was answered blind
+  ctb-review seal --all                           keep the gold sealed with age (authors + maintainers)
+  ctb-review unseal RCA-101 --for bob             after bob's blind commit is pushed: bob may decrypt
   ctb-review status                               yields, revisions, blind accuracy, agreement
 
 Who you are: --as NAME, else $CTBENCH_USER, else git config user.name, else your login name.
+Sealed gold is opened with your age identity: --identity FILE, else $CTBENCH_AGE_IDENTITY.
 """
 
 
@@ -67,7 +71,7 @@ def _notify(msg: str) -> None:
 def _open(args: argparse.Namespace) -> TaskSet:
     from ctbench.store import TaskSet
 
-    return TaskSet.open(getattr(args, "tasks", None))
+    return TaskSet.open(getattr(args, "tasks", None), identity=getattr(args, "identity", None))
 
 
 def _desk(args: argparse.Namespace) -> ReviewDesk:
@@ -91,6 +95,12 @@ def _actor(args: argparse.Namespace, desk: ReviewDesk | None = None) -> str:
     if not name:
         raise CtbError("who are you? pass --as NAME or set CTBENCH_USER")
     return name.strip()
+
+
+def _say_freshness(repo: ReviewRepo) -> None:
+    """Fetch the review branches, and say plainly when (and how far) the local view is behind."""
+    for note in repo.freshness(repo.fetch_reviews()):
+        _notify(f"note: {note}")
 
 
 def _report(result: StepResult, as_json: bool) -> int:
@@ -145,8 +155,7 @@ def cmd_assign(args: argparse.Namespace) -> int:
     from ctbench.review.view import collect
 
     desk = _desk(args)
-    if not args.offline:
-        desk.repo.fetch_reviews()
+    _say_freshness(desk.repo)
     reviewers = load_reviewers(desk.ts, Path(args.reviewers) if args.reviewers else None)
     states = collect(desk.ts, desk.repo, skipped=lambda m: _notify(f"skipped: {m}"))
     force = None
@@ -184,10 +193,9 @@ def cmd_queue(args: argparse.Namespace) -> int:
     from ctbench.review.view import collect
 
     desk = _desk(args)
-    if not args.offline:
-        desk.repo.fetch_reviews()
+    _say_freshness(desk.repo)
     states = collect(desk.ts, desk.repo, skipped=lambda m: _notify(f"skipped: {m}"))
-    items = queue(states, args.person)
+    items = queue(states, args.person, _rereview(desk.ts, states))
     if args.json:
         emit_json([i.to_json() for i in items])
         return 0
@@ -204,8 +212,21 @@ def cmd_queue(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rereview(ts: TaskSet, states: list[Any]) -> dict[str, str]:
+    """Approved tasks (in the working tree) changed or set back to draft since their approval."""
+    from ctbench.review.approval import rereview_reason
+
+    out = {}
+    for s in states:
+        if s.rev is None and s.records and s.records[-1].outcome == "approved":
+            why = rereview_reason(ts, ts.ref(s.id))
+            if why:
+                out[s.id] = why
+    return out
+
+
 def cmd_blind(args: argparse.Namespace) -> int:
-    from ctbench.yamlio import read_input
+    from ctbench.review.inputs import check_trajectory, read_blind_input
 
     desk = _desk(args)
     actor = _actor(args, desk)
@@ -220,15 +241,21 @@ def cmd_blind(args: argparse.Namespace) -> int:
         return app.return_code or 0
     if args.commands and args.trajectory:
         raise CtbError("give either --commands (run them now) or --trajectory (already run), not both")
-    answer = read_input(args.answer, "the blind answer", stdin=True).decode("utf-8", "replace")
+    if [args.answer, args.commands, args.trajectory].count("-") > 1:
+        raise CtbError("only one of --answer, --commands, --trajectory can read standard input ('-')")
+    ts = desk.ts
+    answer = read_blind_input(ts, args.answer, "the blind answer").decode("utf-8", "replace")
+    trajectory: bytes | None = None
+    commands: bytes | None = None
+    if args.trajectory:
+        trajectory = check_trajectory(
+            read_blind_input(ts, args.trajectory, "a replay trajectory (JSON lines)"), args.trajectory)
+    elif args.commands:
+        commands = read_blind_input(ts, args.commands, "commands, one per line")
     minutes = args.minutes
     with desk.repo.locked(f"blind {args.id}"):
         start = desk.begin_blind(args.id, actor)
-        trajectory: bytes | None = None
-        if args.trajectory:
-            trajectory = read_input(args.trajectory, "a replay trajectory (JSON lines)", stdin=True)
-        elif args.commands:
-            commands = read_input(args.commands, "commands, one per line", stdin=True)
+        if commands is not None:
             trajectory = run_commands(desk, args.id, commands)
         result = desk.record_blind(start, answer, trajectory,
                                    time_spent_s=minutes * 60 if minutes is not None else None)
@@ -250,7 +277,9 @@ def run_commands(desk: ReviewDesk, task_id: str, data: bytes) -> bytes:
                 continue
             parts = line.split(None, 1)
             if len(parts) != 2:
-                raise CtbError(f"commands file line {n}: expected DEVICE COMMAND, got {line!r}")
+                # never quote the line: the file may not be what the reviewer thinks it is
+                raise CtbError(f"commands file line {n}: expected DEVICE COMMAND (a device name, a space, "
+                               "the command)")
             session.run(parts[0].rstrip(":"), parts[1].strip())
     finally:
         session.close()
@@ -357,6 +386,9 @@ def cmd_pr(args: argparse.Namespace) -> int:
     if state is None:
         raise CtbError(f"{branch} does not contain {args.id}")
     text = describe(desk.ts, repo, state)
+    from ctbench.review.prdesc import title
+
+    _notify(f"title: {title(state)}")
     if args.out:
         atomic_write_text(Path(args.out), text)
         _notify(f"wrote the pull-request description to {args.out} "
@@ -376,6 +408,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from ctbench.review.view import collect
 
     desk = _desk(args)
+    _say_freshness(desk.repo)
     pending = desk.repo.pending()
     if pending:
         _notify("warning: an interrupted ctb-review step is pending; any write command (or ctb-review recover) "
@@ -412,7 +445,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         _notify(f"note: {ts.root} is not in a git repository; statistics come from the review records alone")
     if repo is not None:
         repo.offline = bool(args.offline)
-        repo.fetch_reviews()
+        _say_freshness(repo)
         if repo.pending():
             _notify("warning: an interrupted ctb-review step is pending; any write command (or ctb-review "
                     "recover) finishes it")
@@ -433,6 +466,19 @@ def cmd_recover(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_seal(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    ids = [r.id for r in desk.ts.refs()] if args.all else list(args.ids)
+    if not ids:
+        raise CtbError("name the tasks to seal (ID ...) or give --all")
+    return _report(desk.seal(ids, _actor(args, desk), commit=not args.no_commit), args.json)
+
+
+def cmd_unseal(args: argparse.Namespace) -> int:
+    desk = _desk(args)
+    return _report(desk.unseal(args.id, _actor(args, desk), args.reviewer), args.json)
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -442,6 +488,8 @@ def build() -> tuple[argparse.ArgumentParser, object]:
                         help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
     parser.add_argument("--offline", action="store_true",
                         help="do not fetch from or push to the review remote")
+    parser.add_argument("--identity", metavar="FILE", default=None,
+                        help="your age identity file, for sealed gold (default: $CTBENCH_AGE_IDENTITY)")
 
     def cmd(name: str, help_text: str, handler: Any, description: str | None = None) -> argparse.ArgumentParser:
         p = add_command(sub, name, help_text, handler, description)
@@ -553,6 +601,28 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("--format", choices=["text", "md", "latex", "json"], default="text")
 
     cmd("recover", "finish a review step a killed process left half done", cmd_recover)
+
+    p = cmd("seal", "seal tasks' gold with age for their authors and the maintainers", cmd_seal,
+            "Replace each task's plain hidden.yaml by hidden.yaml.age, encrypted (age format; the age CLI\n"
+            "opens it) to the task's authors and the maintainers, with their public keys from the reviewers\n"
+            "file (`age: age1...`), and write hidden.recipients.yaml beside it. A reviewer's clone then holds\n"
+            "ciphertext only; after their blind commit is pushed, ctb-review unseal adds them. A sealed\n"
+            "benchmark can also be published without putting its answers into training corpora.\n"
+            "A plain hidden.yaml committed earlier stays in the history: seal before the first commit\n"
+            "(review.seal_gold: true in ctbench.yaml seals new tasks from their first save).")
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--all", action="store_true", help="every task of the set")
+    p.add_argument("--no-commit", action="store_true", help="write the files only")
+    _who_arg(p)
+
+    p = cmd("unseal", "let a reviewer decrypt the gold, after their blind commit is on the remote", cmd_unseal,
+            "The author or a maintainer adds REVIEWER as a recipient of the sealed gold. Refused until the\n"
+            "reviewer's blind commit exists on the remote; the commit records which blind commit it\n"
+            "followed, and ctb-review audit checks that no reviewer could decrypt earlier.")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--for", dest="reviewer", required=True, metavar="REVIEWER")
+    _who_arg(p)
+    _push_arg(p)
     return parser, sub
 
 

@@ -69,7 +69,8 @@ def metadata_rows(ts: TaskSet, task: TaskSpec, hidden: HiddenSpec, network: Netw
         rows.append(MetadataRow(field="root_cause_count", authored=m.root_cause_count, derived=d.entries,
                                 agrees=None if m.root_cause_count is None else m.root_cause_count <= d.entries))
     rows.append(MetadataRow(field="protocol_mechanisms", authored=list(m.protocol_mechanisms),
-                            derived=d.protocol_complexity))
+                            derived=d.protocol_complexity,
+                            agrees=len(dict.fromkeys(m.protocol_mechanisms)) == d.protocol_complexity))
     for name in DECLARED_FIELDS:
         if task.family == Family.RCA and name == "path_count":
             continue

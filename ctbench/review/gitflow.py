@@ -239,16 +239,62 @@ class ReviewRepo:
             return self.rev(self.remote_ref(branch))
         return self.rev(self.remote_ref(branch))
 
-    def fetch_reviews(self) -> None:
-        """Fetch every review branch and the main branch (remote-tracking refs only; nothing checked out)."""
+    def fetch_reviews(self) -> str | None:
+        """Fetch every review branch and the main branch (remote-tracking refs only; nothing checked out).
+
+        Returns None when the view is fresh (fetched, or there is no remote to be behind), else why
+        it was not fetched, for the caller to say plainly that what it shows may be behind.
+        """
+        if self.offline:
+            return "--offline"
         if not self.has_remote():
-            return
+            return None
         try:
-            self.git("fetch", "--quiet", "--no-tags", self.remote_name,
+            self.git("fetch", "--quiet", "--no-tags", "--prune", self.remote_name,
                      f"+refs/heads/{BRANCH_PREFIX}*:refs/remotes/{self.remote_name}/{BRANCH_PREFIX}*",
                      f"+refs/heads/{self.main_branch}:{self.remote_ref(self.main_branch)}")
         except GitError as exc:
             self.notify(f"warning: could not fetch reviews from {self.remote_name}: {exc}")
+            return str(exc)
+        return None
+
+    def count_between(self, base: str, tip: str) -> int:
+        """Commits in ``tip`` that ``base`` lacks."""
+        try:
+            return int(self.git("rev-list", "--count", f"{base}..{tip}") or 0)
+        except (GitError, ValueError):
+            return 0
+
+    def freshness(self, not_fetched: str | None) -> list[str]:
+        """Plain notes on how far the local view is behind the remote (empty when it is not).
+
+        Review branches are always read at their newest known tip (local or remote-tracking), so a
+        local branch behind the remote is shown as on the remote; the note says so. The main
+        branch's working tree behind the remote's main is only reported: merged tasks are read
+        from it, and pulling is the user's decision.
+        """
+        notes: list[str] = []
+        if not_fetched and any(r.name == self.remote_name for r in self.repo.remotes):
+            when = _mtime(self.git_dir / "FETCH_HEAD")
+            since = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(when)) if when else "never"
+            notes.append(f"not fetched from {self.remote_name} ({not_fetched}): review branches are as of the "
+                         f"last fetch ({since}); the remote may hold newer steps")
+        text = self.git("for-each-ref", "--format=%(refname:strip=2)", f"refs/heads/{BRANCH_PREFIX}")
+        for branch in text.split():
+            local, remote = self.rev(f"refs/heads/{branch}"), self.rev(self.remote_ref(branch))
+            if local and remote and local != remote:
+                ahead = self.count_between(local, remote)
+                if ahead:
+                    notes.append(f"local {branch} is {ahead} commit(s) behind {self.remote_name}/{branch}; "
+                                 f"shown as on {self.remote_name}")
+        main_local = self.rev("HEAD") if self.current_branch() == self.main_branch else None
+        main_remote = self.rev(self.remote_ref(self.main_branch))
+        if main_local and main_remote and main_local != main_remote:
+            behind = self.count_between(main_local, main_remote)
+            if behind:
+                notes.append(f"{self.main_branch} is {behind} commit(s) behind {self.remote_name}/"
+                             f"{self.main_branch}: merged reviews there are not counted until you git pull")
+        return notes
 
     def review_branches(self) -> dict[str, str]:
         """task id -> the newest known tip of its review branch (local or remote-tracking)."""

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from ctbench.errors import CtbError
 from ctbench.model import Strict
 from ctbench.review.states import Criterion
-from ctbench.store import HIDDEN_FILE, TASK_FILE, safe_recording_path
+from ctbench.store import HIDDEN_FILE, TASK_FILE, TaskSet, safe_recording_path
 from ctbench.yamlio import load_fast
 
 PARTS: tuple[str, ...] = ("statement", "recordings", "gold", "golden_actions", "metadata")
@@ -67,10 +67,17 @@ class PartReader(Protocol):
     def __call__(self, rel: str) -> bytes | None: ...
 
 
-def disk_reader(task_dir: Path) -> PartReader:
-    """Reads the working tree; recordings go through the store's traversal-safe resolver."""
+def disk_reader(task_dir: Path, ts: TaskSet | None = None) -> PartReader:
+    """Reads the working tree; recordings go through the store's traversal-safe resolver.
+
+    With ``ts``, a sealed hidden part is read through the store (decrypted with the user's identity;
+    a :class:`~ctbench.sealing.SealError` tells a caller it cannot be checked); without it, only a
+    plain ``hidden.yaml`` is read.
+    """
 
     def read(rel: str) -> bytes | None:
+        if rel == HIDDEN_FILE and ts is not None:
+            return ts.hidden_bytes(task_dir)
         try:
             if rel in (TASK_FILE, HIDDEN_FILE):
                 return (task_dir / rel).read_bytes()

@@ -8,8 +8,11 @@ reviewer's blind accuracy, and agreement per criterion.
 
 Definitions (fixed here because the paper leaves them implicit):
 
-- *candidate*: a task that was ever submitted (status other than draft, or a submit commit in git
-  history even if its folder was later deleted); *retained*: approved; yield = retained / candidates.
+- *candidate*: a task with review records (it was submitted through ``ctb-review``), or with a submit
+  commit in git history even if its folder was later deleted; *retained*: approved, and its audit
+  passes (an approved task whose audit fails is counted apart, never as retained); yield = retained /
+  candidates. A task with no review record is *never reviewed*, whatever its status line says (a
+  hand-edited ``approved`` is not a review), and is its own line, outside the yields.
 - *revised before consensus*: an approved task whose approval came after round 1 of its cycle.
 - *blind accuracy*: exact match of the blind answer against the gold as it stood at the reveal,
   scored by the evaluator (the reviewer's first reveal of each blind solve).
@@ -97,6 +100,13 @@ class ReviewStats:
     alpha_units: dict[str, list[list[str]]] = field(default_factory=dict)
     states: Counter[str] = field(default_factory=Counter)
     reasons: list[tuple[str, str]] = field(default_factory=list)
+    never_reviewed: dict[str, int] = field(default_factory=dict)
+    audit_failed: dict[str, int] = field(default_factory=dict)
+    audit_problems: list[tuple[str, str]] = field(default_factory=list)
+    rereview: list[tuple[str, str]] = field(default_factory=list)
+    """Tasks approved once and changed (or set back to draft) since: (id, reason)."""
+    seed: bool = False
+    """The task set says its tasks are unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)."""
 
     # ------------------------------------------------------------------ derived numbers
 
@@ -129,6 +139,7 @@ class ReviewStats:
             per_family[fam] = {
                 "candidates": self.candidates.get(fam, 0), "retained": self.retained.get(fam, 0),
                 "discarded": self.discarded.get(fam, 0), "in_progress": self.in_progress.get(fam, 0),
+                "audit_failed": self.audit_failed.get(fam, 0), "never_reviewed": self.never_reviewed.get(fam, 0),
                 "yield_pct": self.yield_pct(fam), "revised_before_consensus": self.revised.get(fam, 0),
                 "revised_pct": _pct(self.revised.get(fam, 0), self.retained.get(fam, 0)),
                 "rounds_mean": round(statistics.fmean(rounds), 2) if rounds else None,
@@ -144,7 +155,12 @@ class ReviewStats:
             "families": per_family,
             "total": {"candidates": total_c, "retained": total_r, "discarded": sum(self.discarded.values()),
                       "yield_pct": self.yield_pct(), "revised_before_consensus": sum(self.revised.values()),
-                      "revised_pct": _pct(sum(self.revised.values()), total_r)},
+                      "revised_pct": _pct(sum(self.revised.values()), total_r),
+                      "audit_failed": sum(self.audit_failed.values()),
+                      "never_reviewed": sum(self.never_reviewed.values())},
+            "unreviewed_seed": self.seed,
+            "needs_rereview": [{"task": t, "reason": r} for t, r in self.rereview],
+            "audit_failures": [{"task": t, "problem": p} for t, p in self.audit_problems],
             "states": dict(sorted(self.states.items())),
             "reviewers": {name: {"blind_solves": len(v), "blind_exact": sum(v), "blind_accuracy_pct": _pct(sum(v), len(v))}
                           for name, v in sorted(self.blind_by_reviewer.items())},
@@ -155,14 +171,27 @@ class ReviewStats:
     def tables(self) -> list[Table]:
         data = self.to_json()
         fams = data["families"]
+        never = data["total"]["never_reviewed"]
+        note = ("Over tasks with review records; approved tasks whose audit fails are not retained. "
+                "Paper: RCA 205 -> 126 (61.46%), path 154 -> 108 (70.13%), 359 -> 234 (65.18%).")
+        if never:
+            note += (f" {never} task(s) never reviewed (no review record)"
+                     + (": the set's unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)." if self.seed
+                        else "; they are not counted above."))
+        for task_id, problem in self.audit_problems:
+            note += f" Audit failed: {task_id} ({problem})."
+        for task_id, reason in self.rereview:
+            note += f" Needs re-review: {task_id} ({reason})."
         t = Table(title="Review yields (candidates -> retained)", key="review_yields",
-                  columns=["family", "candidates", "retained", "discarded", "in progress", "yield %"],
-                  note="Paper: RCA 205 -> 126 (61.46%), path 154 -> 108 (70.13%), 359 -> 234 (65.18%).")
+                  columns=["family", "candidates", "retained", "discarded", "in progress", "audit failed",
+                           "yield %"], note=note)
         for fam, v in fams.items():
-            t.add(fam, v["candidates"], v["retained"], v["discarded"], v["in_progress"], v["yield_pct"])
+            t.add(fam, v["candidates"], v["retained"], v["discarded"], v["in_progress"], v["audit_failed"],
+                  v["yield_pct"])
         tot = data["total"]
         t.add("total", tot["candidates"], tot["retained"], tot["discarded"],
-              sum(v["in_progress"] for v in fams.values()), tot["yield_pct"])
+              sum(v["in_progress"] for v in fams.values()), tot["audit_failed"], tot["yield_pct"])
+
         r = Table(title="Revision and effort", key="review_effort",
                   columns=["family", "revised before consensus", "% of retained", "rounds (mean)", "rounds (max)",
                            "minutes/task (mean)", "minutes/task (median)"],
@@ -184,24 +213,42 @@ class ReviewStats:
         for row in data["agreement"]:
             a.add(row["criterion"].replace("_", " "), row["verdicts"], row["observed_agreement_pct"],
                   row["cohen_kappa"], row["multi_reviewer_tasks"], row["krippendorff_alpha"])
-        return [t, r, b, a]
+        n = Table(title="Never reviewed (no review record)", key="review_never",
+                  columns=["family", "tasks"],
+                  note="The set's unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)." if self.seed
+                  else "Drafts and tasks whose status was set by hand: submit them with ctb-review submit.")
+        for fam, v in fams.items():
+            n.add(fam, v["never_reviewed"])
+        n.add("total", never)
+        return [t, n, r, b, a]
 
 
-def compute(states: Sequence[TaskState], history_candidates: dict[str, str] | None = None) -> ReviewStats:
-    """Statistics over task states; ``history_candidates`` adds submitted tasks whose folders are gone."""
-    st = ReviewStats()
+def compute(states: Sequence[TaskState], history_candidates: dict[str, str] | None = None, *,
+            audit_failed: dict[str, str] | None = None, seed: bool = False) -> ReviewStats:
+    """Statistics over task states; ``history_candidates`` adds submitted tasks whose folders are gone.
+
+    ``audit_failed`` (task id -> first problem) names approved tasks whose audit fails: they count as
+    candidates, never as retained.
+    """
+    st = ReviewStats(seed=seed)
+    failed = audit_failed or {}
     for fam in FAMILIES:
-        for d in (st.candidates, st.retained, st.discarded, st.in_progress, st.revised):
+        for d in (st.candidates, st.retained, st.discarded, st.in_progress, st.revised, st.never_reviewed,
+                  st.audit_failed):
             d[fam.value] = 0
     seen = set()
     for s in states:
         fam = s.family.value
         seen.add(s.id)
         st.states[s.status.value] += 1
-        if s.status == Status.DRAFT and not s.records:
+        if not s.records:
+            st.never_reviewed[fam] += 1
             continue
         st.candidates[fam] += 1
-        if s.status == Status.APPROVED:
+        if s.status == Status.APPROVED and s.id in failed:
+            st.audit_failed[fam] += 1
+            st.audit_problems.append((s.id, failed[s.id]))
+        elif s.status == Status.APPROVED:
             st.retained[fam] += 1
         elif s.status == Status.DISCARDED:
             st.discarded[fam] += 1
@@ -214,7 +261,7 @@ def compute(states: Sequence[TaskState], history_candidates: dict[str, str] | No
             spent = sum(r.time_spent_s for r in s.records)
             if spent > 0:
                 st.minutes.setdefault(fam, []).append(spent / 60.0)
-        if s.status == Status.APPROVED and s.records:
+        if s.status == Status.APPROVED and s.id not in failed:
             start = 0
             for r in s.records[:-1]:
                 if r.outcome == "approved":
@@ -276,7 +323,25 @@ def review_stats(ts: TaskSet, repo: ReviewRepo | None = None, *, use_git: bool =
     if repo is None and use_git:
         repo = open_repo(ts)
     states = collect(ts, repo)
-    return compute(states, submitted_in_history(repo) if repo is not None else None)
+    failed: dict[str, str] = {}
+    if repo is not None:
+        from ctbench.review.audit import audit_task
+
+        for s in states:
+            if s.status == Status.APPROVED and s.records:
+                item = audit_task(ts, repo, s)
+                if not item.ok:
+                    failed[s.id] = item.problems[0] if item.problems else "audit failed"
+    st = compute(states, submitted_in_history(repo) if repo is not None else None, audit_failed=failed,
+                 seed=ts.config.review.unreviewed_seed)
+    from ctbench.review.approval import rereview_reason
+
+    for s in states:
+        if s.rev is None and s.records and s.records[-1].outcome == "approved":
+            why = rereview_reason(ts, ts.ref(s.id))
+            if why:
+                st.rereview.append((s.id, why))
+    return st
 
 
 def review_counts(ts: TaskSet) -> dict[str, dict[str, int]]:

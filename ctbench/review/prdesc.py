@@ -15,10 +15,10 @@ from typing import Any
 from ctbench.review.audit import audit_task, git_reader
 from ctbench.review.gitflow import LogEntry, ReviewRepo, branch_name
 from ctbench.review.hashes import PartReader, sha256_bytes
-from ctbench.review.records import ReviewRecord
+from ctbench.review.records import ReviewRecord, cell_value
 from ctbench.review.states import CRITERIA, Action, Role, Verdict
 from ctbench.review.view import TaskState
-from ctbench.store import HIDDEN_FILE, TASK_FILE, TaskSet
+from ctbench.store import HIDDEN_FILE, SEALED_HIDDEN_FILE, TASK_FILE, TaskSet
 from ctbench.yamlio import load_fast
 
 _MARK = {Verdict.AGREE: "✅ agree", Verdict.DISAGREE: "❌ disagree", Verdict.OPEN: "⏳ open"}
@@ -98,11 +98,19 @@ def _base_of_round(log: Iterable[LogEntry], round_no: int) -> LogEntry | None:
     return None
 
 
+def title(state: TaskState) -> str:
+    """The pull request's title: task, title, where the review stands."""
+    rounds = len(state.records)
+    return (f"review({state.id}): {state.title or '(untitled)'} — {state.status.value}"
+            + (f" after {rounds} round(s)" if rounds else ""))
+
+
 def describe(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> str:
     rev = state.rev or "HEAD"
     log = repo.log(rev, task=state.id)
     rec = state.current
-    lines: list[str] = [f"## Review of {state.id}: {_md(state.title or '(untitled)')}", ""]
+    lines: list[str] = [f"# {_md(title(state))}", "",
+                        f"## Review of {state.id}: {_md(state.title or '(untitled)')}", ""]
     reviewers = ", ".join(state.reviewers()) or "not assigned yet"
     lines += ["| | |", "|---|---|",
               f"| Task | `{state.id}` ({state.family.value}) |",
@@ -110,6 +118,8 @@ def describe(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> str:
               f"| Authors | {_md(', '.join(state.authors) or '—')} |",
               f"| Reviewers | {_md(reviewers)} |",
               f"| Branch | `{branch_name(state.id)}` |", ""]
+    lines += _summary(repo, state, rev, log)
+    lines += _validation(ts, repo, state, rev)
     if rec is not None:
         lines += [f"### Criteria (round {rec.round})", "", "| criterion | verdict | last word |", "|---|---|---|"]
         for c in CRITERIA:
@@ -125,6 +135,7 @@ def describe(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> str:
     lines += ["### Open disagreements", ""]
     open_items = _open_disagreements(state.records)
     lines += open_items or ["None.", ""]
+    lines += _threads(state, log)
     lines += ["### Changes since the last round", ""]
     lines += _changes(repo, state, rev, log)
     item = audit_task(ts, repo, state) if state.records else None
@@ -165,14 +176,158 @@ def _blind_section(state: TaskState) -> list[str]:
             lines.append("Golden actions the reviewer did not run: " +
                          ", ".join(f"`{d}: {c}`" for d, c in cmp_.golden_missed))
             lines.append("")
-        mismatched = [m for m in cmp_.metadata if m.agrees is False]
-        if mismatched:
-            lines.append("Metadata where the author's value and the derived one differ: " +
-                         ", ".join(f"`{m.field}` {m.authored} vs {m.derived}" for m in mismatched))
+        if cmp_.metadata:
+            lines += ["| metadata | authored | derived | agrees |", "|---|---|---|---|"]
+            for m in cmp_.metadata:
+                agrees = {True: "✅ yes", False: "❌ no", None: "— (nothing to compare)"}[m.agrees]
+                lines.append(f"| `{m.field}` | {_md(cell_value(m.authored, text=True) or '—')} | "
+                             f"{_md(cell_value(m.derived, text=True) or '—')} | {agrees} |")
             lines.append("")
     if not shown:
         lines += ["Not revealed yet.", ""]
     return lines
+
+
+def _summary(repo: ReviewRepo, state: TaskState, rev: str, log: list[LogEntry]) -> list[str]:
+    """Statement, rationale, golden actions with their reasons, and the recordings added or changed."""
+    read = git_reader(repo, rev, state.rel)  # no identity: a sealed gold stays sealed in the PR text
+    out = ["### The task", ""]
+    task = _yaml(read(TASK_FILE))
+    statement = str(task.get("statement") or "").strip()
+    out += ["> " + line if line else ">" for line in statement.splitlines()] or ["> (no statement)"]
+    out += ["", f"Network `{_md(task.get('network', '?'))}`; accessible devices: "
+                f"{_md(', '.join(task.get('accessible') or []) or 'all')}.", ""]
+    hidden = _yaml(read(HIDDEN_FILE))
+    if not hidden and read(SEALED_HIDDEN_FILE) is not None:
+        out += ["The gold answer, golden actions and rationale are sealed (hidden.yaml.age) and are not shown "
+                "here; a recipient reads them with `age -d -i KEY hidden.yaml.age`.", ""]
+    elif hidden:
+        if hidden.get("rationale"):
+            out += [f"**Rationale:** {_md(hidden['rationale'])}", ""]
+        actions = hidden.get("golden_actions") or []
+        if actions:
+            out += ["**Golden actions:**", ""]
+            for a in actions:
+                if isinstance(a, dict):
+                    why = f" — {_md(a.get('why'))}" if a.get("why") else ""
+                    out.append(f"1. `{_md(a.get('device'))}: {_md(a.get('command'))}`{why}")
+            out.append("")
+    out += _recording_changes(repo, state, rev, log, task)
+    return out
+
+
+def _yaml(data: bytes | None) -> dict[str, Any]:
+    if data is None:
+        return {}
+    try:
+        doc = load_fast(Path("x.yaml"), data.decode("utf-8"))
+    except Exception:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _recording_changes(repo: ReviewRepo, state: TaskState, rev: str, log: list[LogEntry],
+                       task: dict[str, Any]) -> list[str]:
+    rec = state.current
+    base = _base_of_round(log, rec.round) if rec is not None and rec.round > 1 else None
+    base_sha = base.sha if base else None
+    if base_sha is None:
+        main = repo.rev(f"refs/heads/{repo.main_branch}") or repo.rev(repo.remote_ref(repo.main_branch))
+        try:
+            base_sha = repo.git("merge-base", main, rev) if main else None
+        except Exception:
+            base_sha = None
+    before = _yaml(repo.read_blob(base_sha, f"{state.rel}/{TASK_FILE}")) if base_sha else {}
+    old = {(str(r.get("device")), str(r.get("command"))): r.get("file") for r in before.get("recordings") or []
+           if isinstance(r, dict)}
+    rows = []
+    for r in task.get("recordings") or []:
+        if not isinstance(r, dict):
+            continue
+        key = (str(r.get("device")), str(r.get("command")))
+        data = repo.read_blob(rev, f"{state.rel}/{r.get('file')}")
+        size = f"{len(data):,} bytes" if data is not None else "missing"
+        if key not in old:
+            rows.append(f"- added `{_md(key[0])}: {_md(key[1])}` ({size})")
+        else:
+            was = repo.read_blob(base_sha or rev, f"{state.rel}/{old[key]}")
+            if was != data:
+                was_size = f"{len(was):,} bytes" if was is not None else "missing"
+                rows.append(f"- changed `{_md(key[0])}: {_md(key[1])}` ({was_size} → {size})")
+    current = {(str(r.get("device")), str(r.get("command"))) for r in task.get("recordings") or []
+               if isinstance(r, dict)}
+    rows += [f"- removed `{_md(d)}: {_md(c)}`" for d, c in sorted(set(old) - current)]
+    total = len(task.get("recordings") or [])
+    return [f"**Recordings:** {total} in the task" + (":" if rows else "; none added or changed in this review."),
+            "", *rows, *([""] if rows else [])]
+
+
+def _validation(ts: TaskSet, repo: ReviewRepo, state: TaskState, rev: str) -> list[str]:
+    """``ctb-author validate`` on the branch's version of the task (checked out in a scratch folder)."""
+    import subprocess
+    import tarfile
+    import tempfile
+
+    from ctbench.authoring.validate import Validator
+    from ctbench.store import TaskRef
+
+    out = ["### Validation", ""]
+    prefix = repo.prefix if repo.prefix not in ("", ".") else ""
+    with tempfile.TemporaryDirectory(prefix="ctb-pr-") as tmp:
+        proc = subprocess.run(["git", "-C", str(repo.workdir), "archive", "--format=tar", rev,
+                               *([prefix] if prefix else [])], capture_output=True)
+        if proc.returncode != 0:
+            return out + ["Not run: the branch could not be checked out for validation.", ""]
+        archive = Path(tmp) / "branch.tar"
+        archive.write_bytes(proc.stdout)
+        with tarfile.open(archive) as tar:
+            tar.extractall(Path(tmp) / "tree", filter="data")
+        root = Path(tmp) / "tree" / prefix if prefix else Path(tmp) / "tree"
+        shadow = TaskSet(root=root, identity=ts.identity)
+        folder = root / state.family.value / state.id
+        report = Validator(shadow).run([TaskRef(state.id, state.family, folder)])
+    errors = [f for f in report.errors if f.task in (state.id, None)]
+    warnings = [f for f in report.warnings if f.task in (state.id, None)]
+    verdict = "✅ passes" if not errors else "❌ fails"
+    out.append(f"`ctb-author validate` on `{branch_name(state.id)}`: {verdict} "
+               f"({len(errors)} error(s), {len(warnings)} warning(s))")
+    out.append("")
+    for f in [*errors, *warnings][:12]:
+        out.append(f"- `{_md(f.render())}`")
+    return out + ([""] if errors or warnings else [])
+
+
+def _threads(state: TaskState, log: list[LogEntry]) -> list[str]:
+    """Every round, every criterion: each ruling, each answer or concession, and each revision."""
+    out = ["### Review thread, round by round", ""]
+    revisions: dict[int, list[LogEntry]] = {}
+    for e in reversed(log):  # oldest first
+        if e.action == Action.REVISE.value and e.round is not None:
+            revisions.setdefault(e.round, []).append(e)
+    any_entry = False
+    for r in state.records:
+        out.append(f"**Round {r.round}** — reviewer {r.reviewer or 'not assigned'}, outcome {r.outcome}")
+        out.append("")
+        for c in CRITERIA:
+            cr = r.criteria[c]
+            note = cr.carry_note()
+            if not cr.thread and not note:
+                continue
+            any_entry = True
+            out.append(f"- {c.label}: {_MARK[cr.verdict]}" + (f" ({note})" if note else ""))
+            for m in cr.thread:
+                tag = m.verdict.value if m.role == Role.REVIEWER and m.verdict else (m.stance or "")
+                out.append(f"  - {m.who} ({m.role.value}{', ' + tag if tag else ''}, {m.when:%Y-%m-%d %H:%M}): "
+                           f"{_md(m.text) or '—'}")
+        for e in revisions.get(r.round, []):
+            any_entry = True
+            parts = (e.get("parts") or "").replace(",", ", ") or "no reviewed part"
+            who = e.get("author") or e.author  # the acting author (trailer), not whoever's clone committed
+            out.append(f"- revision by {who} ({e.sha[:10]}): changed {parts}")
+        out.append("")
+    if not any_entry:
+        out += ["No rulings yet.", ""]
+    return out
 
 
 def _open_disagreements(records: list[ReviewRecord]) -> list[str]:

@@ -85,6 +85,8 @@ class Action(StrEnum):
     RESUBMIT = "resubmit"
     DISCARD = "discard"
     MERGE = "merge"
+    SEAL = "seal"
+    UNSEAL = "unseal"
 
 
 @dataclass(frozen=True)

@@ -108,10 +108,14 @@ def collect(ts: TaskSet, repo: ReviewRepo | None, *, skipped: Callable[[str], No
         branches = repo.review_branches()
         merged = repo.merged_tips("HEAD")
         current = repo.current_branch()
+    head = repo.rev("HEAD") if repo is not None else None
     for ref in ts.refs():
         tip = branches.get(ref.id)
         if tip and current != f"{BRANCH_PREFIX}{ref.id}" and tip not in merged:
             continue  # the branch is newer than the working tree: read below
+        if repo is not None and tip and head and current == f"{BRANCH_PREFIX}{ref.id}" and tip != head \
+                and repo.is_ancestor(head, tip):
+            continue  # checked out here but behind the remote: the remote's tip is the truth, read below
         try:
             rel = repo.task_rel(ref.family.value, ref.id) if repo else f"{ref.family.value}/{ref.id}"
             out[ref.id] = read_worktree(ts, ref.id, rel)

@@ -156,7 +156,7 @@ class ReviewDesk:
             if dirty:
                 raise CtbError(f"uncommitted changes in {', '.join(dirty[:3])}: a reviewer never changes the task; "
                                f"revert them (git checkout -- {rel}) or let the author commit them")
-        self.ts = TaskSet(root=self.ts.root)  # the branch may carry other networks or configuration
+        self.ts = self.ts.fresh()  # the branch may carry other networks or configuration
         ref = self.ts.ref(task_id)
         return ref, self.ts.load_task(ref), load_records(ref.path)
 
@@ -200,14 +200,27 @@ class ReviewDesk:
         return used >= self.ts.config.review.max_rounds
 
     def hashes(self, ref: TaskRef) -> ContentHashes:
-        return content_hashes(disk_reader(ref.path))
+        return content_hashes(disk_reader(ref.path, self.ts))
 
     # -------------------------------------------------------------- submit
 
     def submit(self, task_id: str, actor: str, why: str = "") -> StepResult:
         with self.repo.locked(f"submit {task_id}"):
+            try:  # validate where the user is, before any branch is created or switched to
+                here = self.ts.ref(task_id)
+            except TaskNotFound:
+                here = None
+            if here is not None:
+                self._check_valid(here)
+            before = self.repo.current_branch()
+            existed = self.repo.rev(f"refs/heads/{branch_name(task_id)}") is not None
             ref, task, records = self._enter(task_id, create=True, author_changes=True)
             self._catch_up_with_main(task_id)
+            try:  # the branch's version of the task (it may differ from the one validated above)
+                self._check_valid(ref)
+            except CtbError:
+                self._go_back(before, task_id, delete=not existed)
+                raise
             task = self.ts.load_task(ref)
             if task.status == Status.NEEDS_REVISION:
                 raise IllegalTransition(f"{task_id} needs revision: answer the reviewer with "
@@ -216,13 +229,14 @@ class ReviewDesk:
             if task.authors and actor not in task.authors:
                 self._notify(f"note: {actor} is not an author of {task_id} ({', '.join(task.authors)}); "
                              "submitting as maintainer")
-            self._check_valid(ref)
             now = self.clock()
             last = records[-1] if records else None
             number = (last.round + 1) if last else 1
             record = new_record(task_id, task.family, number, task.authors, now)
             parts: list[str] = []
-            if task.status == Status.APPROVED and last is not None:
+            rereview = last is not None and last.outcome == "approved" and task.status in (Status.APPROVED,
+                                                                                          Status.DRAFT)
+            if rereview and last is not None:
                 now_hashes = self.hashes(ref)
                 for crit in CRITERIA:
                     prev = last.criteria[crit]
@@ -232,7 +246,8 @@ class ReviewDesk:
                     record.criteria[crit] = (CriterionReview(reopened_by=changed) if changed else
                                              CriterionReview(verdict=Verdict.AGREE, carried=True, basis=prev.basis))
                 if not parts:
-                    raise CtbError(f"{task_id} is approved and nothing it was approved on has changed "
+                    raise CtbError(f"{task_id} was approved in round {last.round} and nothing it was approved on "
+                                   "has changed "
                                    "(statement, recordings, gold, golden actions, metadata): nothing to review")
             record.note(actor, _role(actor, task, None), Action.SUBMIT, why or "submitted for review", when=now)
             reopened = [c.label for c in CRITERIA if record.criteria[c].reopened_by]
@@ -246,13 +261,23 @@ class ReviewDesk:
             self._push(task_id, result)
             return result
 
+    def _go_back(self, branch: str | None, task_id: str, *, delete: bool) -> None:
+        """Undo a submit's branch switch (uncommitted changes travel back with the checkout)."""
+        if branch is None or self.repo.current_branch() == branch:
+            return
+        self.repo.git("checkout", "--quiet", branch)
+        if delete:
+            self.repo.git("branch", "--quiet", "-D", branch_name(task_id))
+        self.ts = self.ts.fresh()
+        self._notify(f"back on branch {branch}; nothing was submitted")
+
     def _catch_up_with_main(self, task_id: str) -> None:
         """A re-review after a merge starts from main, not from the branch's old tip."""
         main = self.repo.rev(f"refs/heads/{self.repo.main_branch}")
         head = self.repo.rev("HEAD")
         if main and head and main != head and self.repo.is_ancestor(head, main):
             self.repo.git("merge", "--quiet", "--ff-only", main)
-            self.ts = TaskSet(root=self.ts.root)
+            self.ts = self.ts.fresh()
 
     def _check_valid(self, ref: TaskRef) -> None:
         from ctbench.authoring.validate import Validator
@@ -618,6 +643,7 @@ class ReviewDesk:
             if state.status not in (Status.APPROVED, Status.DISCARDED):
                 raise IllegalTransition(f"{task_id} is {state.status.value}: only approved or discarded reviews are "
                                         "merged (a discarded one is merged so the yield keeps counting it)")
+            self._check_merger(actor, task_id, state.authors)
             item = audit_task(self.ts, repo, state)
             if not item.ok:
                 raise CtbError(f"{task_id} fails the audit, not merged: " + "; ".join(item.problems))
@@ -662,8 +688,24 @@ class ReviewDesk:
             result.messages.append(f"merged {branch} into {main} ({(sha or '')[:10]})")
             if self.push_enabled and repo.push(main):
                 result.messages.append(f"pushed {main} to {repo.remote_name}")
-            self.ts = TaskSet(root=self.ts.root)
+            self.ts = self.ts.fresh()
             return result
+
+    def _check_merger(self, actor: str, task_id: str, authors: list[str]) -> None:
+        """Roles come from the reviewers file on the main branch (the remote's when it is newer)."""
+        from ctbench.review.assign import REVIEWERS_FILE, check_merger, parse_reviewers_file
+
+        repo = self.repo
+        main = repo.main_branch
+        local, remote = repo.rev(f"refs/heads/{main}"), repo.rev(repo.remote_ref(main))
+        tip = remote if remote and (not local or repo.is_ancestor(local, remote)) else local
+        rel = f"{repo.prefix}/{REVIEWERS_FILE}" if repo.prefix not in ("", ".") else REVIEWERS_FILE
+        where = f"{rel} on {main}"
+        data = repo.read_blob(tip, rel) if tip else None
+        if data is None:
+            raise CtbError(f"no {rel} on {main}: a merge needs the maintainers listed there "
+                           "(`maintainers: [{name: NAME}]`)")
+        check_merger(parse_reviewers_file(data.decode("utf-8"), where), where, actor, task_id, authors)
 
     # -------------------------------------------------------------- assignment
 
@@ -714,6 +756,82 @@ class ReviewDesk:
                            "run ctb-review assign again")
         if record.blind is not None:
             raise CtbError(f"{p.task} round {record.round} already has a blind answer by {record.blind.reviewer}")
+
+    # -------------------------------------------------------------- sealed gold
+
+    def seal(self, task_ids: list[str], actor: str, *, commit: bool = True) -> StepResult:
+        """Seal the plain hidden parts of ``task_ids`` (to their authors and the maintainers), one commit."""
+        from ctbench.sealing import RECIPIENTS_FILE
+
+        with self.repo.locked("seal"):
+            result = StepResult(",".join(task_ids), Status.DRAFT, 0)
+            add: list[str] = []
+            for task_id in task_ids:
+                ref = self.ts.ref(task_id)
+                task = self.ts.load_task(ref)
+                if self.ts.seal_folder(ref.path, list(task.authors)):
+                    rel = self.repo.rel(ref.path)
+                    add += [f"{rel}/{name}" for name in ("hidden.yaml", "hidden.yaml.age", RECIPIENTS_FILE)]
+                    result.messages.append(f"{task_id}: gold sealed for {', '.join(task.authors) or 'nobody'} and "
+                                           "the maintainers")
+                else:
+                    result.messages.append(f"{task_id}: already sealed")
+            if add and commit:
+                branch = self.repo.current_branch()
+                if branch is None:
+                    raise CtbError("HEAD is detached: check out a branch to commit the sealed gold on")
+                message = format_message(f"review: seal the gold of {len(task_ids)} task(s)",
+                                         [("Task", task_ids[0] if len(task_ids) == 1 else None),
+                                          ("Action", Action.SEAL.value), ("Sealed-By", actor)])
+                sha = self.repo.commit(branch, message, add=add, actor=actor)
+                if sha:
+                    result.commits.append(sha)
+                    result.messages.append(f"committed {sha[:10]}; a plain hidden.yaml committed earlier stays in "
+                                           "the history (seal before the first commit: review.seal_gold)")
+            return result
+
+    def unseal(self, task_id: str, actor: str, reviewer: str) -> StepResult:
+        """Add ``reviewer`` as a recipient of the sealed gold, once their blind commit is on the remote."""
+        from ctbench.review.assign import load_reviewers_file
+        from ctbench.sealing import RECIPIENTS_FILE, Recipient
+
+        with self.repo.locked(f"unseal {task_id}"):
+            ref, task, records = self._enter(task_id)
+            if not self.ts.is_sealed(ref):
+                raise CtbError(f"{task_id}'s gold is not sealed (plain hidden.yaml): there is nothing to unseal")
+            people = load_reviewers_file(self.ts)
+            if actor not in task.authors and actor not in people.maintainer_names():
+                raise CtbError(f"{actor} is neither an author of {task_id} nor a maintainer: the author or a "
+                               "maintainer unseals the gold for a reviewer")
+            if reviewer in task.authors:
+                raise CtbError(f"{reviewer} is an author of {task_id}, already a recipient")
+            blinds = [e for e in self.repo.log("HEAD", task=task_id)
+                      if e.action == Action.BLIND.value and e.get("reviewer") == reviewer]
+            if not blinds:
+                raise CtbError(f"no blind commit by {reviewer} for {task_id}: the gold is unsealed for a reviewer "
+                               f"only after their blind answer is committed and pushed (ctb-review blind {task_id})")
+            blind = blinds[-1]  # the oldest: their first (and only) blind solve
+            if self.repo.has_remote():
+                remote_tip = self.repo.fetch_branch(branch_name(task_id))
+                if not remote_tip or not self.repo.is_ancestor(blind.sha, remote_tip):
+                    raise CtbError(f"{reviewer}'s blind commit {blind.sha[:10]} is not on {self.repo.remote_name} "
+                                   f"yet: the gold is unsealed only after it is (the reviewer pushes it)")
+            key = people.key_of(reviewer)
+            if not key:
+                raise CtbError(f"no age public key for {reviewer} in the reviewers file (add `age: age1...`)")
+            self.ts.add_recipient(ref.path, Recipient(name=reviewer, role="reviewer", key=key,
+                                                      after_blind=blind.sha))
+            rel = self.repo.rel(ref.path)
+            message = format_message(f"review({task_id}): unseal the gold for {reviewer}", [
+                ("Task", task_id), ("Family", task.family.value),
+                ("Round", records[-1].round if records else None), ("Action", Action.UNSEAL.value),
+                ("Reviewer", reviewer), ("Blind-Commit", blind.sha), ("Unsealed-By", actor)])
+            sha = self.repo.commit(branch_name(task_id), message,
+                                   add=[f"{rel}/hidden.yaml.age", f"{rel}/{RECIPIENTS_FILE}"], actor=actor)
+            result = StepResult(task_id, task.status, records[-1].round if records else 0, [sha] if sha else [],
+                                [f"{task_id}: gold unsealed for {reviewer} (after blind commit {blind.sha[:10]})"])
+            self._push(task_id, result)
+            return result
 
     # -------------------------------------------------------------- navigation
 

@@ -280,12 +280,37 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
 
     # ------------------------------------------------------------------ saving
 
-    def action_save(self, force: bool = False) -> None:
+    @background(group="save-check", name="check what the save reopens")
+    async def action_save(self, force: bool = False) -> None:
+        """Save; an approved task first says which review criteria the change reopens, and asks."""
+        import asyncio
+
+        from ctbench.authoring.editing import approval_change, reopen_text
+
         if self.saving:
             return
         self.saving = True
+        snapshot, revision = self.session.snapshot(), self.revision
+        try:
+            reopens = await asyncio.to_thread(approval_change, self.session.ts, snapshot)
+        except (CtbError, OSError) as exc:
+            self.saving = False
+            self.notify(str(exc), title="Not saved", severity="error", timeout=12)
+            return
+        if reopens:
+            answer = await self.app.push_screen_wait(ChoiceDialog(
+                f"{snapshot.id} is approved: this change reopens its review", [
+                    Answer("save", "Save as draft for re-review", "s", "primary"),
+                    Answer("cancel", "Cancel", "c")],
+                detail=f"Reopens: {reopen_text(reopens)}.\nThe task becomes a draft, runs skip it, and it "
+                       f"waits for you to resubmit it (ctb-review submit {snapshot.id}).",
+                focus="cancel"))
+            if answer != "save":
+                self.saving = False
+                self.notify("Not saved; your edits are still here", timeout=4)
+                return
         self.notify(f"Saving {self.session.task_id}…", timeout=2)
-        self._save(self.session.snapshot(), self.revision, force)
+        self._save(snapshot, revision, force)
 
     @background(thread=True, exclusive=True, group="save", name="save task")
     def _save(self, snapshot: TaskDraft, revision: int, force: bool) -> None:
@@ -318,6 +343,8 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         result = message.result
         where = f"commit {result.commit[:10]}" if result.commit else (result.note or "no commit")
         self.notify(f"Saved {result.task_id} ({where})", title="Saved", timeout=6)
+        if result.status_note and result.status_note != result.note:
+            self.notify(result.status_note, title="Status", severity="warning", timeout=12)
         self.app.post_message(TaskSaved(result.task_id, result.commit))
         if self.dirty:
             self._schedule_autosave()

@@ -26,7 +26,7 @@ from ctbench.authoring.app.widgets.task_table import FILTER_HELP, TaskRow, TaskT
 from ctbench.authoring.app.workers import ReportsWorkerErrors, background
 from ctbench.errors import CtbError
 from ctbench.model import Family
-from ctbench.store import TaskRef, TaskSet
+from ctbench.store import REVIEWS_DIR, TaskRef, TaskSet
 from ctbench.yamlio import load_fast
 
 POST_EVERY = 0.4
@@ -45,7 +45,13 @@ def read_row(ts: TaskSet, ref: TaskRef) -> TaskRow:
         if isinstance(task, dict):
             row.status = str(task.get("status") or "draft")
             row.title = str(task.get("title") or "")
-        hidden = load_fast(ref.hidden_file)
+        if ts.is_sealed(ref):  # sealed gold: categories only for a recipient (the user's identity)
+            try:
+                hidden = load_fast(ref.hidden_file, ts.hidden_text(ref))
+            except CtbError:
+                hidden = None
+        else:
+            hidden = load_fast(ref.hidden_file)
         cats: set[str] = set()
         if isinstance(hidden, dict):
             answer = hidden.get("answer") or {}
@@ -55,6 +61,11 @@ def read_row(ts: TaskSet, ref: TaskRef) -> TaskRow:
                     if cat:
                         cats.add(cat)
         row.categories = sorted(cats)
+        if (ref.path / REVIEWS_DIR).is_dir():  # approved once: has it changed since?
+            from ctbench.review.approval import rereview_reason
+
+            if rereview_reason(ts, ref):
+                row.status = f"{row.status} (re-review)"
     except CtbError as exc:
         row.problem = str(exc)
         row.status = row.status or "?"

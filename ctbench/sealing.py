@@ -1,0 +1,219 @@
+"""Sealed gold: a task's hidden part encrypted with age, so blindness does not rest on honour.
+
+A task repository may keep ``hidden.yaml`` as ``hidden.yaml.age`` (the age format, readable by the
+``age`` CLI: ``age -d -i key.txt hidden.yaml.age``) encrypted to the task's authors and the
+maintainers, whose public keys are listed in the reviewers file. A reviewer's clone then holds only
+ciphertext; after the reviewer's blind answer is on the remote, ``ctb-review unseal ID --for NAME``
+re-encrypts the file with the reviewer added, and only then can the reviewer's reveal decrypt it.
+
+Beside the ciphertext, ``hidden.recipients.yaml`` lists who can decrypt (name, role, public key,
+and for a reviewer the blind commit their unseal came after). age files do not name their
+recipients, but their header has one stanza per recipient, so the audit checks that every version
+of the ciphertext has exactly as many recipients as its list, and that no reviewer is listed before
+their blind commit: a recipient added by hand, listed or not, is caught.
+
+Sealing also lets a benchmark be published in a public repository without putting its answers into
+training corpora.
+
+The user's identity is an age identity file (``age-keygen -o key.txt``) named by ``--identity`` or
+the ``CTBENCH_AGE_IDENTITY`` environment variable; nothing else is ever read for a key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from ctbench.errors import CtbError, validation_message
+from ctbench.model import Strict
+from ctbench.yamlio import dump_document, load_fast, to_commented
+
+IDENTITY_ENV = "CTBENCH_AGE_IDENTITY"
+RECIPIENTS_FILE = "hidden.recipients.yaml"
+AGE_HEADER = b"age-encryption.org/v1\n"
+
+Role = Literal["author", "maintainer", "reviewer"]
+
+
+class SealError(CtbError):
+    """A sealed hidden part that cannot be opened or written (no identity, not a recipient, no key)."""
+
+
+def _pyrage() -> Any:
+    try:
+        import pyrage
+    except ImportError:
+        raise SealError("this task's gold is sealed with age, and opening it needs the pyrage package: "
+                        "pip install 'ctbench[seal]'") from None
+    return pyrage
+
+
+def is_sealed_bytes(data: bytes) -> bool:
+    return data.startswith(AGE_HEADER)
+
+
+def stanza_count(data: bytes) -> int:
+    """X25519 recipients of an age file, read from its header (one ``-> X25519`` stanza each); no key needed.
+
+    age writers add random "grease" stanzas of other types, which no identity opens; only X25519
+    stanzas (the recipients ctbench seals to) are counted.
+    """
+    head, sep, _ = data.partition(b"\n--- ")
+    if not sep or not data.startswith(AGE_HEADER):
+        return 0
+    return sum(1 for line in head.split(b"\n") if line.startswith(b"-> X25519 "))
+
+
+# --------------------------------------------------------------------------- identities
+
+
+def identity_path(explicit: Path | str | None = None) -> Path | None:
+    """The identity file to use: the one given, else ``$CTBENCH_AGE_IDENTITY``, else none."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get(IDENTITY_ENV)
+    return Path(env).expanduser() if env else None
+
+
+def load_identities(path: Path | None) -> list[Any]:
+    """The X25519 identities in an age identity file (``AGE-SECRET-KEY-1...`` lines; comments skipped)."""
+    if path is None:
+        raise SealError(f"the gold is sealed: name your age identity file with --identity FILE or "
+                        f"${IDENTITY_ENV}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SealError(f"{path}: cannot read the age identity: {exc.strerror or exc}") from None
+    x25519 = _pyrage().x25519
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            out.append(x25519.Identity.from_str(line))
+        except Exception:
+            raise SealError(f"{path} line {n}: not an age identity (expected AGE-SECRET-KEY-1...)") from None
+    if not out:
+        raise SealError(f"{path}: no age identity in the file (expected an AGE-SECRET-KEY-1... line)")
+    return out
+
+
+def public_key(path: Path) -> str:
+    """The public key (``age1...``) of the first identity in ``path``."""
+    return str(load_identities(path)[0].to_public())
+
+
+# --------------------------------------------------------------------------- sealing
+
+
+def seal(plaintext: bytes, keys: Iterable[str]) -> bytes:
+    """``plaintext`` encrypted to every public key (age format, one stanza per distinct key)."""
+    pyrage = _pyrage()
+    recipients = []
+    for key in dict.fromkeys(k.strip() for k in keys if k and k.strip()):
+        try:
+            recipients.append(pyrage.x25519.Recipient.from_str(key))
+        except Exception:
+            raise SealError(f"{key[:16]}...: not an age public key (expected age1...)") from None
+    if not recipients:
+        raise SealError("nobody to seal the gold to: list age public keys (age: age1...) for the task's authors "
+                        "and the maintainers in the reviewers file")
+    return bytes(pyrage.encrypt(plaintext, recipients))
+
+
+def unseal(data: bytes, identity: Path | None, where: str) -> bytes:
+    """The plaintext of a sealed file, or :class:`SealError` naming the file and what to do."""
+    identities = load_identities(identity)
+    pyrage = _pyrage()
+    try:
+        return bytes(pyrage.decrypt(data, identities))
+    except pyrage.DecryptError:
+        raise SealError(f"{where}: sealed, and {identity} is not one of its recipients (the author or a "
+                        "maintainer adds a reviewer after the blind answer: ctb-review unseal ID --for NAME)") \
+            from None
+
+
+# --------------------------------------------------------------------------- the recipients list
+
+
+class Recipient(Strict):
+    name: str
+    role: Role
+    key: str = Field(description="age public key (age1...).")
+    after_blind: str | None = Field(default=None,
+                                    description="Reviewer only: the blind commit this unseal came after.")
+
+
+class Recipients(Strict):
+    """``hidden.recipients.yaml``: who can decrypt ``hidden.yaml.age`` beside it."""
+
+    recipients: list[Recipient] = Field(default_factory=list)
+
+    def keys(self) -> list[str]:
+        return [r.key for r in self.recipients]
+
+    def names(self) -> list[str]:
+        return [r.name for r in self.recipients]
+
+    def with_recipient(self, r: Recipient) -> Recipients:
+        return Recipients(recipients=[*(x for x in self.recipients if x.name != r.name), r])
+
+
+def parse_recipients(text: str, where: str) -> Recipients:
+    try:
+        return Recipients.model_validate(load_fast(Path(where), text) or {})
+    except ValidationError as exc:
+        raise CtbError(f"{where}: {validation_message(exc, '')}") from None
+
+
+def render_recipients(r: Recipients) -> str:
+    header = ("# Who can decrypt hidden.yaml.age beside this file; written by ctbench (ctb-review seal/unseal).\n"
+              "# The audit checks it against the ciphertext's recipient count and the blind commits.\n")
+    return header + dump_document(to_commented(r.model_dump(mode="json", exclude_none=True)))
+
+
+def people_keys(reviewers_file: Path) -> tuple[dict[str, str], list[str]]:
+    """(name -> age public key, maintainer names) from the reviewers file, read loosely.
+
+    The file's full model belongs to the review package; the store only needs the keys, so that
+    saving a sealed task's gold (core) need not import review.
+    """
+    if not reviewers_file.is_file():
+        return {}, []
+    data = load_fast(reviewers_file) or {}
+    keys: dict[str, str] = {}
+    maintainers: list[str] = []
+    for section in ("reviewers", "authors", "maintainers"):
+        for entry in data.get(section) or []:
+            if isinstance(entry, str):
+                entry = {"name": entry}
+            if not isinstance(entry, dict) or not entry.get("name"):
+                continue
+            if entry.get("age"):
+                keys[str(entry["name"])] = str(entry["age"])
+            if section == "maintainers":
+                maintainers.append(str(entry["name"]))
+    return keys, maintainers
+
+
+def initial_recipients(reviewers_file: Path, authors: Sequence[str]) -> Recipients:
+    """A new seal: the task's authors and the maintainers, with their keys from the reviewers file."""
+    keys, maintainers = people_keys(reviewers_file)
+    out: list[Recipient] = []
+    missing = []
+    for name, role in [*((a, "author") for a in authors), *((m, "maintainer") for m in maintainers)]:
+        if name in (r.name for r in out):
+            continue
+        if name not in keys:
+            missing.append(name)
+            continue
+        out.append(Recipient(name=name, role=role, key=keys[name]))  # type: ignore[arg-type]
+    if missing:
+        raise SealError(f"no age public key for {', '.join(missing)} in {reviewers_file} (add `age: age1...` to "
+                        "their entries: authors under `authors:`, maintainers under `maintainers:`)")
+    return Recipients(recipients=out)
