@@ -79,10 +79,16 @@ def test_base_url_is_normalised_for_each_api() -> None:
 
 @pytest.mark.parametrize("name", HARNESSES)
 def test_each_cli_scores_100_and_records_what_the_model_reported(name: str, task_set: Path, tmp_path: Path) -> None:
+    """Run as a user runs it: the default ``--sandbox auto``, which is bubblewrap where it works
+    (``.ci/run`` installs it), so the CLI and its MCP proxy run inside the sandbox and still score 100."""
     harness(name)
+    sandbox = os.environ.get("CTB_TEST_SANDBOX", "auto")
     with ScriptedModelServer(scripts_for(task_set, list(TASKS)), max_seconds=300) as model:
-        report = Runner(_settings(name, model.url, task_set, tmp_path / "run")).run()
+        report = Runner(_settings(name, model.url, task_set, tmp_path / "run", sandbox=sandbox)).run()
     assert report.complete, report.summary_line()
+    expected = "none" if sandbox == "none" else "bwrap"
+    assert report.config.options.sandbox == expected
+    assert f"sandbox: {expected}" in (report.folder / "run.yaml").read_text(encoding="utf-8")
     lines = {line["task_id"]: line for line in _lines(report.folder)}
     for tid in TASKS:
         line = lines[tid]
@@ -94,6 +100,8 @@ def test_each_cli_scores_100_and_records_what_the_model_reported(name: str, task
         assert line["rounds"] and line["rounds"] >= 5
         log = (report.folder / line["log"]).read_text(encoding="utf-8")
         assert "[ctbench] exit status 0" in log
+        if expected == "bwrap":  # the CLI itself was started through bubblewrap
+            assert "[ctbench] sandbox bwrap: " in log and "bwrap ... (" in log, log[:2000]
     scores = score_run(report.folder, TaskSet.open(task_set), write=False)["summary"]
     for family in ("rca", "path"):
         assert scores[family]["accuracy"] == 1.0, (family, scores[family])
