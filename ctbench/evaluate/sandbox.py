@@ -46,7 +46,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -55,7 +54,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.agents.process import Launch, Launcher, Prepared, claim, unsandboxed
+from ctbench.evaluate.agents.process import Launch, Launcher, Prepared, socket_state_dir, unsandboxed
 from ctbench.evaluate.work import SandboxSettings
 
 SandboxMode = Literal["auto", "bwrap", "none"]
@@ -392,7 +391,7 @@ def make_launcher(settings: SandboxSettings, *, replay_url: str | None = None,
     secrets = list(secret_paths)
     if settings.network == "host":
         return BwrapSandbox(bwrap, network="host", secret_paths=secrets)
-    state = claim(Path(tempfile.mkdtemp(prefix="ctbench-net-")))
+    state = socket_state_dir("ctbench-net-")
     sandbox = BwrapSandbox(bwrap, network="loopback", state_dir=state, secret_paths=secrets)
     try:
         hosts = ["127.0.0.1 localhost sandbox", "::1 localhost"]
