@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -41,6 +42,10 @@ except ImportError:  # the optional extra
     if os.environ.get("CTBENCH_REQUIRE_RAY"):  # CI installed the extra: missing is a failure, not a skip
         raise
     ray = None  # type: ignore[assignment]
+
+# Under pytest-xdist (CI: -n auto, --dist loadgroup in pyproject) this file runs on one worker, so one
+# cluster serves it; were it split, each worker's cluster would still share nothing with the other.
+pytestmark = pytest.mark.xdist_group("ray-cluster")
 
 needs_ray = pytest.mark.skipif(ray is None, reason="ray is not installed (pip install -e '.[test,ray]')")
 
@@ -98,29 +103,43 @@ class NeedsToolAgent(Agent):
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def cluster() -> Any:
+    """A head and two worker nodes of this test module's own, sharing nothing with any other Ray.
+
+    Two of these may run at once (two xdist workers, two checkouts' CI on one machine), so nothing is
+    left to a default that is shared: Ray's temp root (sessions, sockets, logs and the "current
+    cluster" file a later ``ray.init()`` would join) and the nodes' TMPDIR (the hosts' task folders and
+    the agents' workspaces) are a private folder removed afterwards; every port is picked by the OS
+    (Ray's one fixed default, the head's dashboard agent on 52365, is set to 0); the driver joins by
+    the cluster's address in a namespace of its own, with any ``RAY_ADDRESS`` of the caller unset.
+    """
     if ray is None:
         pytest.skip("ray is not installed (pip install -e '.[test,ray]')")
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    try:
-        c.add_node(num_cpus=2)
-        c.add_node(num_cpus=2)
-        ray.init(address=c.address, log_to_driver=False, configure_logging=False)
-        yield c
-    finally:
-        ray.shutdown()
-        c.shutdown()
-        _forget_cluster(c)
-
-
-def _forget_cluster(c: Any) -> None:
-    """Remove the 'current cluster' file Ray wrote, so a later ray.init() never joins this dead one."""
-    current = Path("/tmp/ray/ray_current_cluster")
-    try:
-        if current.read_text().strip() == str(c.address):
-            current.unlink()
-    except OSError:
-        pass
+    tempfile.gettempdir()  # this process's temp folder, fixed before TMPDIR changes below
+    root = Path(tempfile.mkdtemp(prefix="ctbray-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    (root / "tmp").mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAY_TMPDIR", str(root))
+        mp.setenv("TMPDIR", str(root / "tmp"))  # read by the node processes; this process cached its own
+        mp.delenv("RAY_ADDRESS", raising=False)
+        c = None
+        try:
+            # A killed node is declared dead after 3 missed health checks a second apart, not 5 x 3 s.
+            c = Cluster(initialize_head=True, head_node_args={
+                "num_cpus": 1, "include_dashboard": False, "dashboard_agent_listen_port": None,
+                "_system_config": {"health_check_initial_delay_ms": 0, "health_check_period_ms": 1000,
+                                   "health_check_failure_threshold": 3}})
+            c.add_node(num_cpus=2)
+            c.add_node(num_cpus=2)
+            ray.init(address=c.address, namespace=f"ctbench-test-{uuid.uuid4().hex[:8]}", log_to_driver=False,
+                     configure_logging=False)
+            c.private_root = root  # type: ignore[attr-defined]
+            yield c
+        finally:
+            ray.shutdown()
+            if c is not None:
+                c.shutdown()
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def _settings(tasks: Path, out: Path, agent: str, **kw: Any) -> RunSettings:
@@ -174,6 +193,29 @@ def test_ray_options_need_the_ray_executor(task_set: Path, tmp_path: Path) -> No
     assert "need --executor ray" in r.stderr
 
 
+def test_ray_not_installed_is_one_clear_line(task_set: Path, tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    shadow = tmp_path / "no-ray" / "ray"  # first on the path: `import ray` fails as if it were not installed
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n")
+    r = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--allow-unreviewed",
+                "--out", str(tmp_path / "run"), "--executor", "ray", "--progress", "none",
+                env={"PYTHONPATH": f"{shadow.parent}{os.pathsep}{REPO}"})
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip().splitlines() == ["ctb-eval: executor 'ray' needs Ray: pip install 'ctbench[ray]'"]
+
+
+def test_run_help_explains_the_ray_options() -> None:
+    from tests.conftest import run_cli
+
+    r = run_cli("evaluate", "run", "--executor", "ray", "--help")
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "--ray-address ADDR" in text and "$RAY_ADDRESS" in text and "give it again on --resume" in text
+    assert "--ray-cpus-per-attempt N" in text and "--executor NAME" in text
+
+
 @needs_ray
 def test_unreachable_cluster_is_one_clear_line(task_set: Path, tmp_path: Path) -> None:
     import socket
@@ -190,6 +232,13 @@ def test_unreachable_cluster_is_one_clear_line(task_set: Path, tmp_path: Path) -
     assert r.stderr.strip().splitlines() == [
         f"ctb-eval: executor 'ray': cannot reach the Ray cluster at 127.0.0.1:{port}: Connection refused "
         "(is the head running? ray start --head)"]
+
+
+def test_malformed_address_is_one_clear_line() -> None:
+    from ctbench.evaluate.ray_executor import _check_reachable
+
+    with pytest.raises(CtbError, match=r"^executor 'ray': --ray-address 'head\.lab': expected HOST:PORT "):
+        _check_reachable("head.lab", 1)
 
 
 # --------------------------------------------------------------------------- on the cluster
@@ -217,21 +266,41 @@ def test_oracle_through_ray_scores_exactly_like_local(cluster: Any, tmp_path: Pa
     assert _non_loopback_sockets() == []
 
 
+class LookingRayExecutor(RayExecutor):
+    """The Ray executor, plus a look at what it sends: every unit handed to a host, and - at close, while
+    the run's objects still live - every object it put into the store and every file on the nodes."""
+
+    def __init__(self, root: Path, **options: Any) -> None:
+        super().__init__(**options)
+        self.root = root
+        self.sent: list[bytes] = []
+        self.seen: dict[str, Any] = {}
+
+    async def run_unit(self, unit: Any) -> Any:
+        from ray import cloudpickle
+
+        assert unit.gold is None, unit.task_id  # checked where it leaves: the unit as the host gets it
+        self.sent.append(cloudpickle.dumps(unit))
+        return await super().run_unit(unit)
+
+    async def close(self) -> None:
+        assert self.shipper is not None
+        self.seen["shipped"] = {k: ray.get(ref) for k, ref in self.shipper.refs.items()}
+        self.seen["host_files"] = [await h.actor.files.remote() for h in self.hosts if h.alive]
+        # Everything any node process wrote: Ray's sessions (logs, spilled objects) and the nodes'
+        # TMPDIR (the hosts' task folders, the agents' workspaces).
+        self.seen["disk"] = {str(f.relative_to(self.root)): f.read_bytes() for f in self.root.rglob("*")
+                             if f.is_file() and not f.is_symlink()}
+        await super().close()
+
+
 def test_no_hidden_part_reaches_a_worker(cluster: Any, tmp_path: Path) -> None:
     tasks = copy_starters(tmp_path / "tasks")
     secret = f"SECRET-{uuid.uuid4()}".encode()
     for hidden in tasks.rglob("hidden.yaml"):
         hidden.write_bytes(hidden.read_bytes() + b"\n# " + secret + b"\n")
-    executor = RayExecutor(cpus_per_attempt=0.5, attempts_per_host=2)
-    holder: dict[str, Any] = {}
-    original_close = executor.close
-
-    async def close_after_looking() -> None:  # inspect the object store while the run's objects live
-        holder["shipped"] = {k: ray.get(ref) for k, ref in executor.shipper.refs.items()}  # type: ignore[union-attr]
-        holder["host_files"] = [await h.actor.files.remote() for h in executor.hosts if h.alive]
-        await original_close()
-
-    executor.close = close_after_looking  # type: ignore[method-assign]
+    statement = (tasks / "rca" / "RCA-001" / "task.yaml").read_bytes()
+    executor = LookingRayExecutor(cluster.private_root, cpus_per_attempt=0.5, attempts_per_host=2)
     report = Runner(_settings(tasks, tmp_path / "run", "ray-test-peek", concurrency=2),
                     agent=PeekAgent(AgentOptions()), executor=executor).run()
     assert report.complete
@@ -242,16 +311,25 @@ def test_no_hidden_part_reaches_a_worker(cluster: Any, tmp_path: Path) -> None:
         assert f"pid {os.getpid()}" not in notes  # it ran in a worker process
         assert "hidden given False" in notes and "marker found False" in notes, notes
         assert "hidden.yaml" not in next(n for n in notes if n.startswith("files "))
-    shipped = holder["shipped"]
+    # The units sent to the hosts.
+    assert len(executor.sent) == 3 and not any(secret in blob for blob in executor.sent)
+    # The object store: each bundle once - the set's files, each network, each task.
+    shipped = executor.seen["shipped"]
     ts = TaskSet.open(tasks)
     networks = {ts.load_task(r).network for r in ts.refs()}
-    assert len(shipped) == 1 + len(networks) + 3  # the set files, each network, each task: each put once
+    assert len(shipped) == 1 + len(networks) + 3
     for files in shipped.values():
         for rel, data in files.items():
             assert not rel.endswith("hidden.yaml") and secret not in data
-    assert holder["host_files"]
-    for files in holder["host_files"]:
+    # The workers' file systems: the hosts' folders hold the visible files, and nothing any node wrote
+    # holds the hidden part (the scan does see what the hosts wrote: the task statement is there).
+    assert executor.seen["host_files"]
+    for files in executor.seen["host_files"]:
         assert files and not any(rel.endswith("hidden.yaml") or secret in data for rel, data in files.items())
+    disk = executor.seen["disk"]
+    assert any(rel.startswith("tmp/ctbench-ray-") and data == statement for rel, data in disk.items())
+    leaked = [rel for rel, data in disk.items() if secret in data or rel.endswith("hidden.yaml")]
+    assert leaked == []
 
 
 def test_worker_without_what_the_agent_needs_fails_early_naming_the_node(cluster: Any, tmp_path: Path,
@@ -340,9 +418,10 @@ def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: An
     assert ray.available_resources().get("CPU", 0) >= free_cpus
     time.sleep(2.5)  # longer than an attempt: a surviving one would have finished by now
     assert (out / "results.jsonl").read_bytes() == before
+    # Resumed with the cluster in RAY_ADDRESS this time, the other way to name it.
     done = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--resume", str(out),
-                           "--ray-address", cluster.address, "--ray-cpus-per-attempt", "0.5", "--progress",
-                           "none", "--no-score"], env=env, capture_output=True, text=True, timeout=180)
+                           "--ray-cpus-per-attempt", "0.5", "--progress", "none", "--no-score"],
+                          env={**env, "RAY_ADDRESS": cluster.address}, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     lines = _lines(out)
     ids = [x["task_id"] for x in lines]
@@ -409,8 +488,6 @@ def test_a_dead_hosts_folder_is_swept_a_live_ones_is_not(tmp_path: Path, monkeyp
     from ctbench.evaluate.ray_executor import HOST_PREFIX, sweep_dead_hosts
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    import tempfile
-
     monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
