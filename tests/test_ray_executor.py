@@ -31,7 +31,7 @@ from ctbench.evaluate.agents import Agent, AgentContext, AgentOptions, AgentResu
 from ctbench.evaluate.agents.base import Availability  # noqa: E402
 from ctbench.evaluate.ray_executor import RayExecutor, task_bundles  # noqa: E402
 from ctbench.evaluate.runner import Runner, RunSettings  # noqa: E402
-from ctbench.evaluate.score import score_run  # noqa: E402
+from ctbench.evaluate.score import dumps, score_run  # noqa: E402
 from ctbench.store import TaskSet  # noqa: E402
 from tests.conftest import BUNDLED, REPO, copy_starters  # noqa: E402
 
@@ -151,12 +151,14 @@ def _lines(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-def _untimed(doc: Any) -> Any:
-    """A scores document without what differs between two runs of the same thing: names and timings."""
-    if isinstance(doc, dict):
-        return {k: _untimed(v) for k, v in doc.items() if "latency" not in k and k not in ("name", "run_dir")}
-    if isinstance(doc, list):
-        return [_untimed(v) for v in doc]
+def _timings_of(doc: Any, ref: Any, path: tuple[str, ...] = ()) -> Any:
+    """``doc`` with what may differ between two runs of the same thing taken from ``ref``: every
+    latency (timings) and the run's name (its folder). Anything else that differs stays different."""
+    if isinstance(doc, dict) and isinstance(ref, dict):
+        return {k: ref.get(k) if k == "latency_s" or (*path, k) == ("run", "name")
+                else _timings_of(v, ref.get(k), (*path, k)) for k, v in doc.items()}
+    if isinstance(doc, list) and isinstance(ref, list) and len(doc) == len(ref):
+        return [_timings_of(a, b, path) for a, b in zip(doc, ref, strict=True)]
     return doc
 
 
@@ -259,8 +261,10 @@ def test_oracle_through_ray_scores_exactly_like_local(cluster: Any, tmp_path: Pa
     assert 1 <= len(workers) <= 2  # two hosts of two attempts each; the second joins when it is up
     score_run(tmp_path / "local", ts)
     score_run(tmp_path / "ray", ts)
+    local_bytes = (tmp_path / "local" / "scores.json").read_bytes()
     a, b = (json.loads((tmp_path / d / "scores.json").read_text(encoding="utf-8")) for d in ("local", "ray"))
-    assert _untimed(a) == _untimed(b)
+    assert a != b  # the latencies and the name differ: the next line is no tautology
+    assert dumps(_timings_of(b, a)).encode() == local_bytes  # byte-identical apart from timings
     assert b["summary"]["rca"]["accuracy"] == 1.0 and b["summary"]["path"]["n_correct"] == 11
     # Every Ray process this test started listens and talks on 127.0.0.1 only.
     assert _non_loopback_sockets() == []
@@ -279,8 +283,7 @@ class LookingRayExecutor(RayExecutor):
     async def run_unit(self, unit: Any) -> Any:
         from ray import cloudpickle
 
-        assert unit.gold is None, unit.task_id  # checked where it leaves: the unit as the host gets it
-        self.sent.append(cloudpickle.dumps(unit))
+        self.sent.append(cloudpickle.dumps(unit))  # the unit as the host gets it
         return await super().run_unit(unit)
 
     async def close(self) -> None:
@@ -297,8 +300,10 @@ class LookingRayExecutor(RayExecutor):
 def test_no_hidden_part_reaches_a_worker(cluster: Any, tmp_path: Path) -> None:
     tasks = copy_starters(tmp_path / "tasks")
     secret = f"SECRET-{uuid.uuid4()}".encode()
-    for hidden in tasks.rglob("hidden.yaml"):
-        hidden.write_bytes(hidden.read_bytes() + b"\n# " + secret + b"\n")
+    for hidden in tasks.rglob("hidden.yaml"):  # in a field, so a parsed gold carries it too
+        text = hidden.read_bytes()
+        assert text.count(b"\nrationale: ") == 1
+        hidden.write_bytes(text.replace(b"\nrationale: ", b"\nrationale: " + secret + b" "))
     statement = (tasks / "rca" / "RCA-001" / "task.yaml").read_bytes()
     executor = LookingRayExecutor(cluster.private_root, cpus_per_attempt=0.5, attempts_per_host=2)
     report = Runner(_settings(tasks, tmp_path / "run", "ray-test-peek", concurrency=2),
