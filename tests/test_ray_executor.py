@@ -243,6 +243,45 @@ def test_malformed_address_is_one_clear_line() -> None:
         _check_reachable("head.lab", 1)
 
 
+@needs_ray
+def test_no_address_starts_a_local_instance_for_the_run_and_stops_it(task_set: Path, tmp_path: Path) -> None:
+    root = Path(tempfile.mkdtemp(prefix="ctbray-", dir="/tmp"))  # the instance's temp root: found by it below
+    try:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_TMPDIR": str(root), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+        env.pop("RAY_ADDRESS", None)
+        out = tmp_path / "run"
+        driver = subprocess.Popen([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "oracle", "--tasks",
+                                   str(task_set), "--allow-unreviewed", "--out", str(out), "--executor", "ray",
+                                   "--ray-cpus-per-attempt", "0.5", "--concurrency", "2", "--progress", "none",
+                                   "--no-score"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        seen: set[int] = set()
+        while driver.poll() is None:  # the instance's processes, while they live
+            seen |= _ray_processes(root)
+            time.sleep(0.2)
+        assert driver.returncode == 0, driver.stderr.read().decode() if driver.stderr else ""
+        lines = _lines(out)
+        assert len(lines) == 3 and all(x["status"] == "answered" for x in lines)
+        assert all(x["worker"].startswith("ray:127.0.0.1/") for x in lines)
+        assert len(seen) >= 2  # a GCS and a raylet at least were started for the run...
+        assert _ray_processes(root) == set()  # ...and none outlives it
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _ray_processes(root: Path) -> set[int]:
+    """Live processes whose command line names Ray's temp root ``root`` (every Ray process started there)."""
+    found = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes()
+            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(root).encode() in text and state != "Z":
+            found.add(int(cmdline.parent.name))
+    return found
+
+
 # --------------------------------------------------------------------------- on the cluster
 
 

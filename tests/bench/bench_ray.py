@@ -90,8 +90,14 @@ def main() -> int:
         print("ray is not installed: pip install -e '.[ray]'")
         return 2
     work = Path(tempfile.mkdtemp(prefix="ctbench-bench-ray-"))
+    # Like the tests' cluster, one that shares nothing with another Ray on the machine: its own temp
+    # root (short: Ray's socket paths must fit 107 bytes), the head's dashboard agent on a free port.
+    ray_root = Path(tempfile.mkdtemp(prefix="ctbray-", dir="/tmp"))
+    os.environ["RAY_TMPDIR"] = str(ray_root)
+    os.environ.pop("RAY_ADDRESS", None)
     t = time.perf_counter()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
+                                                            "dashboard_agent_listen_port": None})
     try:
         cluster.add_node(num_cpus=2)
         cluster.add_node(num_cpus=2)
@@ -136,9 +142,7 @@ def main() -> int:
     finally:
         ray.shutdown()
         cluster.shutdown()
-        current = Path("/tmp/ray/ray_current_cluster")
-        if current.is_file() and current.read_text().strip() == str(cluster.address):
-            current.unlink()
+        shutil.rmtree(ray_root, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
