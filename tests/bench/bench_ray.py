@@ -6,7 +6,8 @@ On a Ray cluster of a head (1 CPU) and two worker nodes (2 CPUs each) started he
 Ray's own ``cluster_utils``:
 
 1. Throughput: ``--tasks`` generated tasks with an agent that sleeps 1 s, at ``--concurrency``, through
-   the local executor and then through Ray (twice: the first run pays for the hosts' worker processes).
+   the local executor and then through Ray in two layouts (2 hosts x 16 attempts, 4 hosts x 8), each
+   shown with its hosts' start (worker processes importing ctbench) and counted from the first host up.
    Target: Ray at least 80% of the local throughput.
 2. Overhead per attempt: an agent that submits at once, concurrency 1, local and Ray; the difference
    per attempt is what Ray adds (an actor call, the unit and the outcome pickled both ways).
