@@ -440,7 +440,7 @@ def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: An
 # The last test on the cluster: it takes a node away for good (adding one back costs seconds).
 
 
-def test_worker_node_killed_mid_run_completes_every_task_once(cluster: Any, tmp_path: Path) -> None:
+def test_host_process_and_node_killed_mid_run_complete_every_task_once(cluster: Any, tmp_path: Path) -> None:
     tasks = copy_starters(tmp_path / "tasks")
     from tests.test_runner import clone_tasks
 
@@ -451,26 +451,29 @@ def test_worker_node_killed_mid_run_completes_every_task_once(cluster: Any, tmp_
     box: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: box.setdefault("report", runner.run()), daemon=True)
     thread.start()
-    head = cluster.head_node.node_id
-    victim = None
+    # Both hosts at work: one on a worker node (that node goes), the other anywhere else (its process goes).
+    victim = other = None
     deadline = time.monotonic() + 120
-    while victim is None and time.monotonic() < deadline:
-        busy = {h.info.get("node") for h in list(executor.hosts) if h.busy and h.info.get("node") != head}
-        victim = next((n for n in cluster.worker_nodes if n.node_id in busy), None)
+    while (victim is None or other is None) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert victim is not None, "no attempt ever ran on a worker node"
+        busy = [h for h in list(executor.hosts) if h.busy and h.alive]
+        victim = next((n for n in cluster.worker_nodes if any(h.info.get("node") == n.node_id for h in busy)), None)
+        other = next((h for h in busy if victim is not None and h.info.get("node") != victim.node_id), None)
+    assert victim is not None and other is not None, "the two hosts never ran attempts at once"
     time.sleep(0.5)  # mid-attempt: the sleep agent takes 1.5 s
-    cluster.remove_node(victim, allow_graceful=False)  # no test after this one: the cluster stays short
+    os.kill(other.info["pid"], signal.SIGKILL)  # a host's worker process dies...
+    cluster.remove_node(victim, allow_graceful=False)  # ...and a whole node; no test after this one needs it
     thread.join(timeout=180)
-    assert not thread.is_alive(), "the run did not finish after a node died"
+    assert not thread.is_alive(), "the run did not finish after a host and a node died"
     report = box["report"]
     assert report.complete
     lines = _lines(tmp_path / "run")
     ids = [x["task_id"] for x in lines]
     assert sorted(ids) == sorted(set(ids)) and len(ids) == 12  # every task once: none lost, none doubled
     assert all(x["status"] in ("answered", "unparsable") for x in lines), [x["error"] for x in lines]
-    retried = [x for x in lines if x["retries"]]
-    assert retried and all("died mid-attempt" in r["error"] for x in retried for r in x["retries"])
+    errors = [r["error"] for x in lines for r in x["retries"]]
+    assert errors and all("died mid-attempt" in e for e in errors), errors
+    assert any(other.where in e for e in errors) and any(f"({victim.node_id[:8]})" in e for e in errors), errors
 
 
 # --------------------------------------------------------------------------- helpers
