@@ -391,6 +391,17 @@ def test_worker_without_what_the_agent_needs_fails_early_naming_the_node(cluster
     assert _settled_cpus() == CLUSTER_CPUS  # and the refused host is gone, its CPU free again
 
 
+def test_a_cluster_too_small_for_the_concurrency_is_one_clear_line(cluster: Any, tmp_path: Path) -> None:
+    tasks = copy_starters(tmp_path / "tasks")
+    runner = Runner(_settings(tasks, tmp_path / "run", "oracle", concurrency=6),
+                    executor=RayExecutor(cpus_per_attempt=1))
+    with pytest.raises(CtbError) as err:
+        runner.run()
+    assert str(err.value) == ("executor 'ray': concurrency 6 x 1 CPU per attempt needs 6 CPUs; the cluster has 5. "
+                              "Lower --concurrency or --ray-cpus-per-attempt, or add nodes")
+    assert _settled_cpus() == CLUSTER_CPUS  # no host was started
+
+
 def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: Any, tmp_path: Path) -> None:
     tasks = copy_starters(tmp_path / "tasks")
     from tests.test_runner import clone_tasks
