@@ -99,7 +99,7 @@ async def validated(pilot: Pilot) -> EditorScreen:
 
 
 def errors_of(editor: EditorScreen) -> list[str]:
-    from ctbench.authoring.validate import Severity
+    from ctbench.validation import Severity
 
     panel = editor.query_one("ValidationPanel")
     return [f.render() for f in panel.findings if f.severity == Severity.ERROR]  # type: ignore[attr-defined]

@@ -26,9 +26,9 @@ from ctbench.authoring.editing import (
     next_free_id,
     validate_draft,
 )
-from ctbench.authoring.validate import Severity, Validator
 from ctbench.model import Device, Family, Network
 from ctbench.store import TaskSet
+from ctbench.validation import Severity, Validator
 from tests.conftest import BUNDLED, run_cli
 
 AUTHOR = "Ana Author <ana@example.org>"

@@ -12,7 +12,7 @@ from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
 
 if TYPE_CHECKING:
-    from ctbench.authoring.validate import Finding, Report
+    from ctbench.validation import Finding, Report
 
 DESCRIPTION = """\
 Write, check and publish troubleshooting tasks.
@@ -55,7 +55,7 @@ def _invalid_lines(report: Report, limit: int = 3) -> list[str]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from ctbench.authoring.validate import Validator, resolve_targets
+    from ctbench.validation import Validator, resolve_targets
 
     paths = list(args.paths) or ([args.tasks] if args.tasks else [])
     ts, refs = resolve_targets(paths)  # once: the realism check works on the same set and tasks
@@ -92,7 +92,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         review_counts = _rc(ts)
     except ImportError:
         pass
-    from ctbench.authoring.validate import Validator
+    from ctbench.validation import Validator
 
     report = Validator(ts).run()
     invalid = _invalid_lines(report)
@@ -132,8 +132,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from ctbench.authoring.bundle import dumps, export_task
-    from ctbench.authoring.validate import Validator
     from ctbench.store import TaskSet
+    from ctbench.validation import Validator
     from ctbench.yamlio import atomic_write_text
 
     ts = TaskSet.open(args.tasks)
@@ -217,8 +217,8 @@ def _edit_session(args: argparse.Namespace) -> tuple[TaskSet, EditSession, str]:
 def _finish(args: argparse.Namespace, ts: TaskSet, session: EditSession, author: str, action: Action,
             what: str) -> int:
     """Save (and commit), then say what happened and where the task stands now."""
-    from ctbench.authoring.validate import Validator
     from ctbench.store import set_relative
+    from ctbench.validation import Validator
 
     result = session.save(commit=not args.no_commit, author=author, action=action)
     report = Validator(ts).run([ts.ref(session.task_id)])

@@ -12,7 +12,7 @@ then removal of dropped recordings; a new task is assembled in a hidden folder a
 place) and then commits the touched paths with machine-readable trailers.
 
 Live validation writes the working copy into a throw-away *shadow* task set (configuration, taxonomy,
-the task's network, the task folder) and runs the very :class:`~ctbench.authoring.validate.Validator`
+the task's network, the task folder) and runs the very :class:`~ctbench.validation.Validator`
 that ``ctb-author validate`` runs, so the app never shows a finding the command would not.
 """
 
@@ -70,8 +70,8 @@ from ctbench.store import (
 from ctbench.yamlio import atomic_write_bytes, is_leftover_temp, read_input
 
 if TYPE_CHECKING:
-    from ctbench.authoring.validate import Finding
-    from ctbench.review.states import Criterion
+    from ctbench.approval.states import Criterion
+    from ctbench.validation import Finding
 
 TRAILER_TASK = "Ctbench-Task"
 TRAILER_ACTION = "Ctbench-Action"
@@ -923,8 +923,8 @@ def approval_change(ts: TaskSet, draft: TaskDraft) -> dict[Criterion, list[str]]
     folder = ts.task_dir(draft.family, draft.id)
     if not (folder / REVIEWS_DIR).is_dir():
         return {}
-    from ctbench.review.approval import reopened_by
-    from ctbench.review.hashes import disk_reader
+    from ctbench.approval.check import reopened_by
+    from ctbench.approval.hashes import disk_reader
 
     with tempfile.TemporaryDirectory(prefix="ctb-reopen-") as tmp:
         shadow = write_shadow(ts, draft, Path(tmp))
@@ -934,7 +934,7 @@ def approval_change(ts: TaskSet, draft: TaskDraft) -> dict[Criterion, list[str]]
 
 def reopen_text(reopens: dict[Criterion, list[str]]) -> str:
     """``solvability (gold answer), answer completeness (gold answer)``: one wording for the app and CLI."""
-    from ctbench.review.hashes import PART_TITLES
+    from ctbench.approval.hashes import PART_TITLES
 
     return ", ".join(f"{c.label} ({', '.join(PART_TITLES.get(p, p) for p in parts)})" for c, parts in reopens.items())
 
@@ -1217,7 +1217,7 @@ def write_shadow(ts: TaskSet, draft: TaskDraft, dest: Path) -> TaskSet:
 
 def validate_draft(ts: TaskSet, draft: TaskDraft) -> list[Finding]:
     """The findings ``ctb-author validate`` would print for this draft if it were saved now."""
-    from ctbench.authoring.validate import Validator
+    from ctbench.validation import Validator
 
     with tempfile.TemporaryDirectory(prefix="ctb-validate-") as tmp:
         shadow = write_shadow(ts, draft, Path(tmp))

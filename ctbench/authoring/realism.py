@@ -26,10 +26,10 @@ from pathlib import Path
 import textfsm
 from textfsm import clitable, texttable
 
-from ctbench.authoring.validate import Finding, Report, Severity, resolve_targets
 from ctbench.errors import CtbError
 from ctbench.model import Network, TaskSpec
 from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path, set_relative
+from ctbench.validation import Finding, Report, Severity, resolve_targets
 
 PLATFORMS = ("huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_junos")
 

@@ -18,11 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ctbench.errors import CtbError
-from ctbench.model import Family, HiddenSpec, Status, TaskSpec
-from ctbench.review.assign import Proposal
-from ctbench.review.gitflow import BRANCH_PREFIX, Notify, ReviewRepo, branch_name, format_message
-from ctbench.review.hashes import (
+from ctbench.approval.hashes import (
     CRITERION_PARTS,
     PART_TITLES,
     ContentHashes,
@@ -32,7 +28,7 @@ from ctbench.review.hashes import (
     sha256_text,
     visible_hashes,
 )
-from ctbench.review.records import (
+from ctbench.approval.records import (
     BlindSolve,
     Comment,
     Comparison,
@@ -47,7 +43,7 @@ from ctbench.review.records import (
     trajectory_name,
     utcnow,
 )
-from ctbench.review.states import (
+from ctbench.approval.states import (
     CRITERIA,
     Action,
     Criterion,
@@ -58,6 +54,10 @@ from ctbench.review.states import (
     consensus,
     require_status,
 )
+from ctbench.errors import CtbError
+from ctbench.model import Family, HiddenSpec, Status, TaskSpec
+from ctbench.review.assign import Proposal
+from ctbench.review.gitflow import BRANCH_PREFIX, Notify, ReviewRepo, branch_name, format_message
 from ctbench.store import REVIEWS_DIR, TASK_FILE, TaskNotFound, TaskRef, TaskSet
 from ctbench.yamlio import dump_document, load_document
 
@@ -280,7 +280,7 @@ class ReviewDesk:
             self.ts = self.ts.fresh()
 
     def _check_valid(self, ref: TaskRef) -> None:
-        from ctbench.authoring.validate import Validator
+        from ctbench.validation import Validator
 
         report = Validator(self.ts).run([ref])
         errors = [f for f in report.errors if f.task in (ref.id, None)]

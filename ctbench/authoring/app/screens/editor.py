@@ -41,8 +41,8 @@ from ctbench.authoring.app.widgets.validation_panel import ValidationPanel
 from ctbench.authoring.app.workers import ReportsWorkerErrors, background
 from ctbench.authoring.drafts import DraftStore
 from ctbench.authoring.editing import ConflictError, EditSession, SaveResult, TaskDraft, validate_draft
-from ctbench.authoring.validate import Finding
 from ctbench.errors import CtbError
+from ctbench.validation import Finding
 
 SECTION_CLASSES: tuple[type[Section], ...] = (StatementSection, NetworkSection, RecordingsSection, GoldenSection,
                                              AnswerSection, MetadataSection, TryItSection)
@@ -258,7 +258,7 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         try:
             findings = validate_draft(self.session.ts, draft)
         except Exception as exc:  # validation must never take the editor down
-            from ctbench.authoring.validate import Finding, Severity
+            from ctbench.validation import Finding, Severity
 
             findings = [Finding(severity=Severity.ERROR, code="internal", file=draft.id,
                                 message=f"validation failed: {type(exc).__name__}: {exc}")]
