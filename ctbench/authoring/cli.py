@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
+from ctbench.tables import TABLE_FORMATS, formats_help
 
 if TYPE_CHECKING:
     from ctbench.validation import Finding, Report
@@ -419,7 +420,7 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p = add_command(sub, "stats", "the paper's dataset tables (tasks, categories, metadata, heterogeneity, yields)",
                     cmd_stats)
     p.add_argument("path", nargs="?", help="task set folder (default: ./tasks)")
-    p.add_argument("--format", choices=["text", "md", "json", "latex"], default="text")
+    p.add_argument("--format", choices=list(TABLE_FORMATS), default="text", help=formats_help(TABLE_FORMATS.values()))
     _tasks_arg(p)
 
     p = add_command(sub, "schema", "write JSON Schemas for the task files (editors validate as you type)",

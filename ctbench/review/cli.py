@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
+from ctbench.tables import TABLE_FORMATS, formats_help
 
 if TYPE_CHECKING:
     from ctbench.review.gitflow import ReviewRepo
@@ -598,7 +599,7 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("ids", nargs="*", metavar="ID")
 
     p = cmd("status", "yields, revisions, blind accuracy, agreement", cmd_status)
-    p.add_argument("--format", choices=["text", "md", "latex", "json"], default="text")
+    p.add_argument("--format", choices=list(TABLE_FORMATS), default="text", help=formats_help(TABLE_FORMATS.values()))
 
     cmd("recover", "finish a review step a killed process left half done", cmd_recover)
 
