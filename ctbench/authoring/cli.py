@@ -15,6 +15,9 @@ from ctbench.tables import TABLE_FORMATS, formats_help
 if TYPE_CHECKING:
     from ctbench.validation import Finding, Report
 
+REALISM_PACKAGES = ("textfsm", "ntc_templates")
+"""The 'realism' extra's import names: only their absence means "install the extra"."""
+
 DESCRIPTION = """\
 Write, check and publish troubleshooting tasks.
 
@@ -64,7 +67,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if getattr(args, "realism", False):
         try:
             from ctbench.authoring.realism import check_realism_tasks
-        except ImportError:
+        except ModuleNotFoundError as exc:  # the extra's packages only: any other import error is a bug
+            if (exc.name or "").split(".")[0] not in REALISM_PACKAGES:
+                raise
             raise CtbError("--realism needs the 'realism' extra: pip install 'ctbench[realism]'") from None
         check_realism_tasks(ts, refs, report)
     if args.json:
@@ -82,23 +87,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from ctbench.authoring.stats import dataset_stats
+    from ctbench.review.history import review_counts
     from ctbench.store import TaskSet
     from ctbench.tables import render
-
-    ts = TaskSet.open(args.path or args.tasks)
-    review_counts = None
-    try:
-        from ctbench.review.history import review_counts as _rc
-
-        review_counts = _rc(ts)
-    except ImportError:
-        pass
     from ctbench.validation import Validator
 
+    ts = TaskSet.open(args.path or args.tasks)
+    counts = review_counts(ts)
     report = Validator(ts).run()
     invalid = _invalid_lines(report)
     try:
-        res = dataset_stats(ts, review_counts=review_counts)
+        res = dataset_stats(ts, review_counts=counts)
     except CtbError:  # a broken taxonomy or configuration: no table can be computed
         for line in invalid:
             print(f"ctb-author stats: {line}", file=sys.stderr)

@@ -1145,11 +1145,8 @@ def read_captures(ts: TaskSet, spec: TaskSpec, files: Sequence[Path | str], *, d
     ``device``) and resolves it to its canonical form; what it cannot attribute comes back as a
     problem line naming the log line, so nothing is dropped silently.
     """
-    try:
-        from ctbench.authoring.capture import collect
-    except ImportError:
-        raise EditError("the capture importer (ctbench.authoring.capture) is not available in this "
-                        "installation; paste the output instead") from None
+    from ctbench.authoring.capture import collect
+
     captures: dict[str, bytes] = {}
     for f in files:
         captures[str(f)] = read_input(f, "a session log", error=EditError)
