@@ -31,10 +31,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
+from ctbench.dialects import get_dialect
 from ctbench.errors import CtbError
 from ctbench.model import Device, Recording, TaskSpec
 from ctbench.store import TaskSet, recording_filename
@@ -77,8 +78,14 @@ _DEVICE_ERRORS = re.compile(
 
 PromptStyle = Literal["vrp", "cisco", "junos"]
 
-_STYLE_OF_OS: dict[str, PromptStyle] = {"huawei_vrp": "vrp", "hp_comware": "vrp", "cisco_ios": "cisco",
-                                        "cisco_nxos": "cisco", "juniper_junos": "junos"}
+
+
+def _style_of_os(os_name: str) -> PromptStyle | None:
+    """The prompt shape of ``os_name`` in a session log: ``capture_prompt`` in its dialect data file."""
+    try:
+        return cast(PromptStyle | None, get_dialect(os_name).capture_prompt)
+    except ValueError:  # not a known family (validation reports it)
+        return None
 
 
 def strip_pagination(text: str) -> str:
@@ -277,8 +284,6 @@ class _Candidate:
 
 def _resolve(device: Device, typed: str, extra_trees: tuple[Path, ...]) -> tuple[str | None, str | None]:
     """(canonical, problem) for a typed command on a device, via its vendor dialect."""
-    from ctbench.dialects import get_dialect
-
     assert device.os is not None
     dialect = get_dialect(device.os, extra_trees=extra_trees)
     res = dialect.resolve(typed)
@@ -344,7 +349,10 @@ def collect(
             if dev.os is None:
                 skip(f"{dev.name} has no CLI in network {net.name} (no os)")
                 continue
-            style = _STYLE_OF_OS[dev.os]
+            style = _style_of_os(dev.os)
+            if style is None:
+                skip(f"{dev.name} runs {dev.os}, whose dialect data file names no capture_prompt")
+                continue
             if style != block.prompt.style:
                 skip(f"prompt looks like {block.prompt.style}, but {dev.name} runs {dev.os}")
                 continue
