@@ -15,9 +15,6 @@ import pytest
 
 from ctbench.authoring.drafts import DraftStore
 from ctbench.authoring.editing import (
-    TRAILER_ACTION,
-    TRAILER_AUTHOR,
-    TRAILER_TASK,
     ConflictError,
     EditError,
     EditSession,
@@ -26,6 +23,7 @@ from ctbench.authoring.editing import (
     next_free_id,
     validate_draft,
 )
+from ctbench.commits import TRAILER_ACTION, TRAILER_AUTHOR, TRAILER_TASK
 from ctbench.model import Device, Family, Network
 from ctbench.store import TaskSet
 from ctbench.validation import Severity, Validator

@@ -33,6 +33,11 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ctbench.commits import (
+    AuthoringAction,
+    Trailer,
+    trailer_lines,
+)
 from ctbench.derived import DECLARED_FIELDS, derive, mismatches
 from ctbench.errors import CtbError, validation_message
 from ctbench.model import (
@@ -73,13 +78,8 @@ if TYPE_CHECKING:
     from ctbench.approval.states import Criterion
     from ctbench.validation import Finding
 
-TRAILER_TASK = "Ctbench-Task"
-TRAILER_ACTION = "Ctbench-Action"
-TRAILER_AUTHOR = "Ctbench-Author"
-
-Action = Literal["create", "edit", "duplicate", "delete", "add-recording", "replace-recording",
-                 "remove-recording", "add-golden", "remove-golden", "set-answer", "set-metadata"]
-"""What a commit did, as written in its ``Ctbench-Action:`` trailer."""
+Action = AuthoringAction
+"""What a commit did, as written in its ``Ctbench-Action:`` trailer (:mod:`ctbench.commits`)."""
 
 TASK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -1074,7 +1074,7 @@ def commit_message(subject: str, *, task_id: str, action: Action, author: str, d
     body = [f"- {d}" for d in dict.fromkeys(details)]
     if body:
         lines += [*body, ""]
-    lines += [f"{TRAILER_TASK}: {task_id}", f"{TRAILER_ACTION}: {action}", f"{TRAILER_AUTHOR}: {author}"]
+    lines += trailer_lines([(Trailer.TASK, task_id), (Trailer.ACTION, action), (Trailer.AUTHOR, author)])
     return "\n".join(lines) + "\n"
 
 
