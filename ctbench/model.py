@@ -27,7 +27,7 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
-from pydantic.json_schema import JsonSchemaValue
+from pydantic.json_schema import JsonDict, JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from ctbench.answer import Hop, Path, RcaEntry, path_line
@@ -45,7 +45,7 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-def _link_schema(schema: dict[str, object]) -> None:
+def _link_schema(schema: JsonDict) -> None:
     """On disk a link is a pair of ``node:interface`` strings; say so in the exported JSON Schema."""
     schema.clear()
     schema.update({"type": "array", "minItems": 2, "maxItems": 2, "title": "Link",

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ctbench.errors import CtbError, TaskDefinitionError
 from ctbench.model import Device, Recording, TaskSpec
@@ -24,6 +24,9 @@ from ctbench.replay.loaded import DeviceReplay, LoadedTask, printable
 from ctbench.replay.observation import DeviceInfo
 from ctbench.replay.session import Session
 from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path
+
+if TYPE_CHECKING:
+    from ctbench.dialects import Dialect
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +78,7 @@ class ReplayEngine:
         self.max_answer = max_answer
         self.max_calls = max_calls
         self._tasks: dict[str, LoadedTask] = {}
-        self._dialects: dict[str, Any] = {}
+        self._dialects: dict[str, Dialect] = {}
         self._lock = threading.RLock()
         self._bytes = _ByteCache(cache_bytes)
 
@@ -112,7 +115,7 @@ class ReplayEngine:
                 self._tasks[task_id] = task
         return task
 
-    def dialect(self, os_name: str) -> Any:
+    def dialect(self, os_name: str) -> Dialect:
         with self._lock:
             d = self._dialects.get(os_name)
             if d is None:
@@ -173,8 +176,8 @@ class ReplayEngine:
             except Exception:  # a dialect bug must not make the task unplayable
                 log.exception("dialect %s failed on recorded command %r", dev.os, rec.command)
                 continue
-            if res.ok:
-                index.setdefault(res.full, rec)
+            if res.ok and (full := res.full) is not None:
+                index.setdefault(full, rec)
         info = DeviceInfo(name=dev.name, vendor=dev.vendor, os=dev.os, type=dev.type, role=dev.role,
                           site=dev.site)
         return DeviceReplay(info=info, dialect=dialect, prompt=dialect.prompt(dev.name), recorded=recorded,

@@ -11,12 +11,15 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ctbench.errors import CtbError
 from ctbench.model import Recording
 from ctbench.replay.observation import DeviceInfo, Outcome
 from ctbench.store import TaskRef
+
+if TYPE_CHECKING:
+    from ctbench.dialects import Dialect, OutputFilter
 
 RESOLUTION_CACHE_SIZE = 4096
 """Resolved lines kept per device; agents repeat themselves, hostile clients must not grow memory."""
@@ -49,7 +52,7 @@ class Answer:
     canonical: str | None
     text: str = ""
     recording: Recording | None = None
-    filters: tuple[Any, ...] = ()
+    filters: tuple[OutputFilter, ...] = ()
 
 
 # --------------------------------------------------------------------------- loaded tasks
@@ -60,7 +63,7 @@ class DeviceReplay:
     """One accessible device: its dialect, prompt and recording index, plus resolved lines."""
 
     info: DeviceInfo
-    dialect: Any
+    dialect: Dialect
     prompt: str
     recorded: frozenset[str]
     index: dict[str, Recording]
@@ -85,19 +88,21 @@ class DeviceReplay:
             # Context help comes from the vendor grammar alone, so it says nothing about recordings.
             return Answer(Outcome.HELP, None, self.dialect.help(line, self.prompt))
         res = self.dialect.resolve(line, recorded=self.recorded)
-        if not res.ok:
+        if res.error is not None:
             text = self.dialect.render_error(res.error, line, self.prompt)
             return Answer(Outcome.INVALID, None, text)
+        canonical, full = res.canonical, res.full
+        assert canonical is not None and full is not None, "a resolution without an error has a canonical form"
         # A capture taken with a filter is indexed with it (``show log messages | match sshd``) and
         # is returned as captured; otherwise the filters run on the unfiltered recording.
         if res.filters:
-            rec = self.index.get(res.full)
+            rec = self.index.get(full)
             if rec is not None:
                 return Answer(Outcome.RECORDED, rec.command, recording=rec)
-        rec = self.index.get(res.canonical)
+        rec = self.index.get(canonical)
         if rec is not None:
             return Answer(Outcome.RECORDED, rec.command, recording=rec, filters=tuple(res.filters))
-        return Answer(Outcome.DENIED, res.canonical, self.dialect.denied_text(res.canonical))
+        return Answer(Outcome.DENIED, canonical, self.dialect.denied_text(canonical))
 
 
 @dataclass
