@@ -473,7 +473,7 @@ class ReviewRepo:
         files = dict(files or {})
         journal = {
             "op": op, "pid": os.getpid(), "started": time.time(), "branch": branch,
-            "head": self.rev("HEAD"), "message": message.rstrip("\n") + f"\n{Trailer.OP.full}: {op}\n",
+            "head": self.rev("HEAD"), "message": message.rstrip("\n") + f"\n{TRAILER_PREFIX}Op: {op}\n",
             "files": {k: base64.b64encode(v).decode("ascii") for k, v in files.items()},
             "before": {k: _b64_or_none(self.workdir / k) for k in files},
             "add": list(add), "env": self._identity_env(actor),
