@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctbench.authoring.editing import commit_message
+from ctbench.authoring.saving import commit_message
 from ctbench.commits import TRAILER_ACTION, ReviewAction, Trailer, trailer_lines
 from ctbench.review.gitflow import LogEntry, format_message, parse_trailers
 

@@ -35,6 +35,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
+from ctbench.authoring.working_copy import EditError
 from ctbench.dialects import get_dialect
 from ctbench.errors import CtbError
 from ctbench.model import Device, Recording, TaskSpec
@@ -479,3 +480,36 @@ def render_summary(report: CaptureReport) -> str:
                + (", ".join(parts) if parts else "nothing to import")
                + ("; task.yaml recordings index updated" if report.index_updated else ""))
     return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- for the authoring app
+
+
+@dataclass(frozen=True)
+class CapturedOutput:
+    """One command found in a session log, ready for :meth:`EditSession.add_recording`."""
+
+    device: str
+    command: str
+    data: bytes
+    source: str
+
+
+def read_captures(ts: TaskSet, spec: TaskSpec, files: Sequence[Path | str], *, device: str | None = None
+                  ) -> tuple[list[CapturedOutput], list[str]]:
+    """Split session logs with the capture importer without writing anything; (outputs, problems).
+
+    The importer attributes each command to a device of the task's network by its prompt (or to
+    ``device``) and resolves it to its canonical form; what it cannot attribute comes back as a
+    problem line naming the log line, so nothing is dropped silently.
+    """
+    captures: dict[str, bytes] = {}
+    for f in files:
+        captures[str(f)] = read_input(f, "a session log", error=EditError)
+    candidates, report = collect(ts, spec, captures, device=device)
+    found = [CapturedOutput(c.device.name, c.canonical, c.output, c.source) for c in candidates]
+    problems = [f"{u.source}: {u.host} {u.typed!r}: {u.reason}" for u in report.unattributed]
+    problems += list(report.notes)
+    return found, problems
+
+

@@ -184,7 +184,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- editing (app and scripts)
 
 if TYPE_CHECKING:
-    from ctbench.authoring.editing import Action, EditSession
+    from ctbench.authoring.editing import EditSession
+    from ctbench.authoring.working_copy import Action
     from ctbench.store import TaskSet
 
 
@@ -206,7 +207,8 @@ def _run_app(args: argparse.Namespace, mode: str, task_id: str | None = None) ->
 
 
 def _edit_session(args: argparse.Namespace) -> tuple[TaskSet, EditSession, str]:
-    from ctbench.authoring.editing import EditSession, default_author
+    from ctbench.authoring.editing import EditSession
+    from ctbench.authoring.working_copy import default_author
     from ctbench.store import TaskSet
 
     ts = TaskSet.open(args.tasks)
@@ -251,7 +253,8 @@ def cmd_new(args: argparse.Namespace) -> int:
             raise CtbError(f"new: {', '.join(missing)} missing; without a terminal ctb-author new needs "
                            "--family, --id and --network (or run it in a terminal to use the app)", exit_code=2)
         return _run_app(args, "new")
-    from ctbench.authoring.editing import EditSession, default_author
+    from ctbench.authoring.editing import EditSession
+    from ctbench.authoring.working_copy import default_author
     from ctbench.store import TaskSet
     from ctbench.yamlio import read_input
 

@@ -15,7 +15,8 @@ from ctbench.authoring.app.dialogs.pick import Choice, PickDialog
 from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.widgets.validation_panel import Target
 from ctbench.authoring.app.workers import background
-from ctbench.authoring.editing import EditError, EditSession, split_csv
+from ctbench.authoring.editing import EditSession
+from ctbench.authoring.working_copy import EditError, split_csv
 from ctbench.dialects import os_families
 from ctbench.errors import validation_message
 from ctbench.model import Device

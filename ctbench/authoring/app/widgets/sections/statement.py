@@ -11,7 +11,8 @@ from textual.widgets import ContentSwitcher, Input, Label, Static, TextArea
 
 from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.widgets.validation_panel import Target
-from ctbench.authoring.editing import STATEMENT_TEMPLATES, EditSession
+from ctbench.authoring.editing import EditSession
+from ctbench.authoring.working_copy import STATEMENT_TEMPLATES
 from ctbench.evaluate.prompt import build_prompt
 from ctbench.model import Family
 

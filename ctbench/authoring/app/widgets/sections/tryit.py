@@ -19,7 +19,8 @@ from textual.widgets import Label
 
 from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.workers import background
-from ctbench.authoring.editing import TaskDraft, write_shadow
+from ctbench.authoring.shadow import write_shadow
+from ctbench.authoring.working_copy import TaskDraft
 from ctbench.replay.isolated import IsolatedEngine
 from ctbench.store import TaskSet
 from ctbench.tui.replay_console import ReplayConsole
