@@ -77,11 +77,7 @@ def test_base_url_is_normalised_for_each_api() -> None:
         assert without_v1(given) == "http://h:1"
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param("codex", marks=pytest.mark.xfail(strict=False, reason="known flake: passes alone, ended as an error once "
-                                                   "when the suite ran on 2 workers beside other load; "
-                                                   "not yet diagnosed (see the issue 13 note)")),
-    "claude-code", "hermes"])
+@pytest.mark.parametrize("name", HARNESSES)
 def test_each_cli_scores_100_and_records_what_the_model_reported(name: str, task_set: Path, tmp_path: Path) -> None:
     harness(name)
     with ScriptedModelServer(scripts_for(task_set, list(TASKS)), max_seconds=300) as model:
@@ -219,10 +215,13 @@ def test_timeout_leaves_no_process_of_the_cli_behind(name: str, task_set: Path, 
             done.set()
             watcher.join(5)
     (line,) = _lines(report.folder)
-    assert line["status"] == "timeout", line
+    assert line["status"] == "timeout", (line["status"], line.get("error"), line.get("error_kind"))
     assert model.requests, "the CLI never reached the model: the timeout did not hit a working CLI"
     assert any(exe in cmd for cmd in seen.values()), seen
-    assert any(p in cmd for cmd in seen.values() for p in proxies), seen
+    # A CLI that offered the model the ctb tools had its MCP proxy running; Claude Code may send its first
+    # request before its MCP servers are up (seen once under load), and then the proxy may not have started.
+    offered = any(any("list_devices" in t for t in r.tool_names) for r in model.requests)
+    assert any(p in cmd for cmd in seen.values() for p in proxies) or not offered, seen
     alive = {pid for marker in (*proxies, exe) for pid in _processes(marker)}
     left = {pid: cmd for pid, cmd in seen.items() if pid in alive}
     assert not left, f"still running after the timeout: {left}"

@@ -176,6 +176,27 @@ def test_refuses_to_mount_a_secret_path(tmp_path: Path, secret: Path) -> None:
         launcher.close()
 
 
+@needs_bwrap
+def test_a_file_on_the_command_line_is_shown_unless_it_lies_in_any_task_set(tmp_path: Path, secret: Path) -> None:
+    """An agent script named by path is bound read-only; a file of another copy of a task set (same gold,
+    not the run's task set) named by mistake in --agent-cmd is refused, not mounted."""
+    other = tmp_path / "other-checkout" / "tasks"
+    (other / "rca" / "RCA-001").mkdir(parents=True)
+    (other / "ctbench.yaml").write_text("canary: x\n")
+    gold = other / "rca" / "RCA-001" / "hidden.yaml"
+    gold.write_text("answer: gold\n")
+    script = tmp_path / "agent.py"
+    script.write_text("print('hi')\n")
+    launcher = make_launcher(SandboxSettings(mode="bwrap"), secret_paths=secret_paths_for(secret))
+    try:
+        prepared = launcher.prepare(Launch(argv=["/bin/cat", str(script)], workspace=tmp_path / "ws"))
+        assert str(script.resolve()) in prepared.argv
+        with pytest.raises(SandboxError, match="inside the task set"):
+            launcher.prepare(Launch(argv=["/bin/cat", str(gold)], workspace=tmp_path / "ws"))
+    finally:
+        launcher.close()
+
+
 def test_git_folder_of_a_checkout_is_secret_but_not_its_package(tmp_path: Path) -> None:
     repo = tmp_path / "checkout"
     (repo / "tasks").mkdir(parents=True)

@@ -95,6 +95,15 @@ def _overlaps(path: Path, secrets: Iterable[Path]) -> Path | None:
     return None
 
 
+def _task_set_of(path: Path) -> Path | None:
+    """The task set (a folder holding ``ctbench.yaml``) that ``path`` lies in, if any: any task set,
+    not only the run's, since another checkout of the same set holds the same gold."""
+    for parent in path.parents:
+        if (parent / "ctbench.yaml").is_file():
+            return parent
+    return None
+
+
 def _resolved(paths: Iterable[Path | str]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
@@ -264,7 +273,11 @@ class BwrapSandbox:
         # files named on the command line (an agent script given by path), each file alone
         for arg in launch.argv:
             if os.path.isabs(arg) and os.path.isfile(arg):
-                ro += _resolved([arg])
+                for file in _resolved([arg]):
+                    if (task_set := _task_set_of(file)) is not None:
+                        raise SandboxError(f"refusing to show {file} to the agent: it is inside the task set "
+                                           f"{task_set}; keep agent scripts outside any task set")
+                    ro.append(file)
         rw = [workspace, home, *_resolved(launch.read_write)]
         for path in [*ro, *rw]:
             if (secret := _overlaps(path, secrets)) is not None:
