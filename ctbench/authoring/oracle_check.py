@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctbench.answer import Hop
-from ctbench.authoring.validate import Finding, Report, Severity, resolve_targets
 from ctbench.errors import CtbError
 from ctbench.model import Family
 from ctbench.store import TaskRef, TaskSet, set_relative
+from ctbench.validation import Finding, Report, Severity, resolve_targets
 
 
 @dataclass

@@ -233,7 +233,7 @@ class RemoteSession:
         return self.client.session_id
 
     def _mapped(self, exc: ClientError) -> CtbError:
-        from ctbench.replay.engine import InputError
+        from ctbench.replay.loaded import InputError
 
         if exc.server_message is None:
             return exc

@@ -48,10 +48,11 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from ctbench.errors import CtbError
-from ctbench.replay.engine import InputError, ReplayEngine, printable
+from ctbench.replay.engine import ReplayEngine
 from ctbench.replay.http_body import BodyError, read_body
 from ctbench.replay.http_body import SafeJSONResponse as JSONResponse
 from ctbench.replay.listen import bind_socket, bind_unix_socket, socket_url, uvicorn_server
+from ctbench.replay.loaded import InputError, printable
 from ctbench.replay.session import Session, SessionClosed, SessionLimit
 from ctbench.safetext import first_surrogate
 from ctbench.store import TaskNotFound
