@@ -90,6 +90,35 @@ async def _table_scenario(app: ViewerApp) -> None:
         assert [row(table, i)[2] for i in range(2)] == ["unparsable", "answered"]
 
 
+def test_rows_of_a_run_are_read_when_shown_and_the_table_fills_in_chunks(tmp_path: Path) -> None:
+    tasks, runs = _runs(tmp_path)
+    res = run_cli("evaluate", "score", str(runs[1]), "--tasks", str(tasks), "--resamples", "100")
+    assert res.returncode == 0, res.stderr
+    asyncio.run(_chunk_scenario(ViewerApp(runs, TaskSet.open(tasks), first_rows=1)))
+
+
+async def _chunk_scenario(app: ViewerApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        assert [r.source for r in app.runs] == ["scores.json", "scores.json"]
+        assert app.runs[0].loaded and not app.runs[1].loaded  # the weak run's rows wait until it is shown
+        assert "RCA 1/2 (50.0%)" in row(screen.query_one("#runs", DataTable), 1)[5]  # counted from scores.json
+        table = screen.query_one("#tasks", DataTable)
+        await wait(pilot, lambda: screen.filled, "the rest of the rows")
+        assert [row(table, i)[0] for i in range(table.row_count)] == ["PATH-001", "RCA-001", "RCA-002"]
+        await pilot.press("tab")
+        assert app.runs[1].loaded
+        await wait(pilot, lambda: screen.filled, "the weak run's rows")
+        rows = {row(table, i)[0]: row(table, i) for i in range(table.row_count)}
+        assert len(rows) == 3 and rows["PATH-001"][2] == "unparsable" and rows["RCA-001"][6] == "1/3"
+        screen.filter_text = "RCA"
+        screen.filter_text = "RCA-002"  # a newer filter drops the rows an older refill had still to add
+        await wait(pilot, lambda: screen.filled, "the filtered rows")
+        await pilot.pause()
+        assert [row(table, i)[0] for i in range(table.row_count)] == ["RCA-002"]
+
+
 def test_open_a_task_step_through_flip_and_compare(tmp_path: Path) -> None:
     tasks, runs = _runs(tmp_path)
     asyncio.run(_task_scenario(ViewerApp(runs, TaskSet.open(tasks))))

@@ -582,6 +582,22 @@ def small_strata(breakdowns: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def size_warnings(summary: Mapping[str, Any], breakdowns: Mapping[str, Any], min_stratum: int) -> list[str]:
+    """The caveats scores.json adds about small samples (after the run's own reading warnings); a
+    function of the document's summary and breakdowns, so a reader can tell the two kinds apart."""
+    out = []
+    for fam in metrics.FAMILIES:
+        n = summary[fam]["n_tasks"]
+        if 0 < n < min_stratum:
+            out.append(f"only {n} {fam} task(s) (< {min_stratum}): standard errors and intervals are too "
+                       "wide to mean much")
+    small = small_strata(breakdowns)
+    if small:
+        out.append(f"{len(small)} stratum/strata have fewer than {min_stratum} tasks of a family; their figures "
+                   f"are indicative only: {', '.join(small[:6])}{' ...' if len(small) > 6 else ''}")
+    return out
+
+
 def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = None,
                  base_seed: int | None = None, workers: int | None = None,
                  se: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -604,16 +620,7 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
     breakdowns = {name: stats.breakdown(table, key, min_tasks=min_stratum) for name, key in BREAKDOWNS}
     for name, bd in breakdowns.items():
         bd["key"] = name
-    warnings = list(run.warnings)
-    for fam in metrics.FAMILIES:
-        n = summary[fam]["n_tasks"]
-        if 0 < n < min_stratum:
-            warnings.append(f"only {n} {fam} task(s) (< {min_stratum}): standard errors and intervals are too "
-                            "wide to mean much")
-    small = small_strata(breakdowns)
-    if small:
-        warnings.append(f"{len(small)} stratum/strata have fewer than {min_stratum} tasks of a family; their figures "
-                        f"are indicative only: {', '.join(small[:6])}{' ...' if len(small) > 6 else ''}")
+    warnings = [*run.warnings, *size_warnings(summary, breakdowns, min_stratum)]
     document: dict[str, Any] = {
         "format": SCORES_FORMAT,
         "run": run.info.to_json(),

@@ -8,7 +8,10 @@ agent's own log with the model turns the harness recorded. ``r`` flips the open 
 that holds it, ``c`` puts two runs of the same task side by side.
 
 Detail loading (scoring one task, replaying its outputs) runs in a thread worker; the task table of
-every run is read up front from scores.json, so the first paint is a file read and a table fill.
+every run is read up front from scores.json. The first paint puts only the first screenful of rows in
+the table (:data:`FIRST_ROWS`); the rest follow in chunks after each refresh, so a thousand-task run
+shows as fast as a ten-task one, and column widths are fixed from every row of every run up front so
+the layout does not move while rows arrive or when the run changes (``tests/bench/bench_viewer.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ from ctbench.evaluate.details import DetailLoader, TaskDetail
 from ctbench.evaluate.score import Scorer
 from ctbench.store import TaskSet
 from ctbench.viewer.data import COLUMNS, RunData, TaskRow, load_runs, task_detail
+
+FIRST_ROWS = 80
+"""Task rows put in the table before the first paint: more than a tall terminal shows."""
+FILL_CHUNK = 300
+"""Task rows added per refresh after the first paint, until the table holds every visible row."""
 
 
 def _escape(text: str) -> str:
@@ -115,9 +123,15 @@ class RunsScreen(Screen[None]):
     descending: reactive[bool] = reactive(False)
     filter_text: reactive[str] = reactive("")
 
-    def __init__(self, runs: Sequence[RunData]) -> None:
+    def __init__(self, runs: Sequence[RunData], *, first_rows: int | None = FIRST_ROWS) -> None:
+        """``first_rows=None`` fills the whole table before the first paint (the benchmark's baseline)."""
         super().__init__()
         self.runs = list(runs)
+        self.first_rows = first_rows
+        self._ids: list[str] = []
+        self._pending: list[TaskRow] = []
+        self._fill_generation = 0
+        self._widths: list[int] = []
 
     def compose(self) -> ComposeResult:
 
@@ -134,14 +148,12 @@ class RunsScreen(Screen[None]):
         runs = self.query_one("#runs", DataTable)
         runs.add_columns("Run", "Agent", "Model", "Harness", "Tasks", "Correct", "From")
         for i, r in enumerate(self.runs):
-            runs.add_row(r.info.name, r.info.agent or "", r.info.model or "", r.info.harness or "", str(len(r.rows)),
+            runs.add_row(r.info.name, r.info.agent or "", r.info.model or "", r.info.harness or "", str(r.n_tasks),
                          r.summary(), r.source, key=str(i))
         runs.styles.height = min(len(self.runs) + 2, 8)
-        table = self.query_one(TaskTable)
-        for key, title in COLUMNS:
-            table.add_column(title, key=key)
+        self._widths = [len(title) for _, title in COLUMNS]
         self.refill()
-        table.focus()
+        self.query_one(TaskTable).focus()
 
     @property
     def run(self) -> RunData:
@@ -153,16 +165,55 @@ class RunsScreen(Screen[None]):
         return sorted(rows, key=lambda r: r.sort_key(self.sort_column), reverse=self.descending)
 
     def refill(self) -> None:
+        """Refill the task table: the first rows now, the others after the next refreshes (a newer
+        refill, e.g. a keystroke in the filter, drops the rows an older one had still to add)."""
         table = self.query_one(TaskTable)
+        self._fit_columns(table)
         table.clear()
         rows = self.visible_rows()
-        # rich Text cells: the table does not parse each of the thousands of cells as markup
-        table.add_rows([[Text(c) for c in r.cells()] for r in rows])
         self._ids = [r.task_id for r in rows]
+        self._fill_generation += 1
+        first = len(rows) if self.first_rows is None else self.first_rows
+        self._pending = rows[first:]
+        self._add_rows(table, rows[:first])
+        if self._pending:
+            self.call_after_refresh(self._fill_more, self._fill_generation)
         title = dict(COLUMNS)[self.sort_column]
         self.query_one("#count", Static).update(
-            f"{self.run.label}: {len(rows)} of {len(self.run.rows)} task(s), sorted by {title}"
+            f"{self.run.label}: {len(rows)} of {len(self.run.rows)} task(s)"
+            f"{f' (trial 1 of {self.run.trials})' if self.run.trials > 1 else ''}, sorted by {title}"
             f"{' (descending)' if self.descending else ''}  ·  Enter opens a task")
+
+    def _fit_columns(self, table: TaskTable) -> None:
+        """Fixed column widths, as wide as the widest cell of every run shown so far: the layout does
+        not move while the rows arrive, and only widens (once) when a run with wider cells is shown."""
+        widths = list(self._widths)
+        for row in self.run.rows:
+            widths = [max(w, len(c)) for w, c in zip(widths, row.cells(), strict=True)]
+        if table.columns and widths == self._widths:
+            return
+        self._widths = widths
+        table.clear(columns=True)
+        for (key, title), width in zip(COLUMNS, widths, strict=True):
+            table.add_column(title, key=key, width=width)
+
+    @staticmethod
+    def _add_rows(table: TaskTable, rows: Sequence[TaskRow]) -> None:
+        # rich Text cells: the table does not parse each of the thousands of cells as markup
+        table.add_rows([[Text(c) for c in r.cells()] for r in rows])
+
+    def _fill_more(self, generation: int) -> None:
+        if generation != self._fill_generation or not self.is_mounted:
+            return
+        chunk, self._pending = self._pending[:FILL_CHUNK], self._pending[FILL_CHUNK:]
+        self._add_rows(self.query_one(TaskTable), chunk)
+        if self._pending:
+            self.call_after_refresh(self._fill_more, generation)
+
+    @property
+    def filled(self) -> bool:
+        """True once the table holds every row of the filter (tests and the benchmark wait for it)."""
+        return not self._pending
 
     def watch_run_index(self) -> None:
         if self.is_mounted:
@@ -414,8 +465,10 @@ class ViewerApp(App[None]):
     TITLE = "ctb-eval view"
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, tooltip="Leave the viewer")]
 
-    def __init__(self, run_dirs: Sequence[Path | str], task_set: TaskSet, *, runs: Sequence[RunData] | None = None) -> None:
+    def __init__(self, run_dirs: Sequence[Path | str], task_set: TaskSet, *, runs: Sequence[RunData] | None = None,
+                 first_rows: int | None = FIRST_ROWS) -> None:
         super().__init__()
+        self.first_rows = first_rows
         self.task_set = task_set
         self.scorer = Scorer(task_set)
         self.loader = DetailLoader(self.scorer)
@@ -423,7 +476,7 @@ class ViewerApp(App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = f"{len(self.runs)} run(s) · task set {self.task_set.root.name}"
-        self.push_screen(RunsScreen(self.runs))
+        self.push_screen(RunsScreen(self.runs, first_rows=self.first_rows))
         for r in self.runs:
             for w in r.warnings[:3]:
                 self.notify(f"{r.info.name}: {w}", severity="warning", timeout=8)

@@ -1,8 +1,8 @@
 """What the viewer shows, as plain data (no Textual here: this part is tested and benchmarked alone).
 
-A run's task table comes from ``scores.json`` when the run has been scored against this task set
+A run's task table comes from ``scores.json`` when it is newer than the run's run.yaml and results
 (a JSON read: the first paint of four runs of a thousand tasks must stay well under a second and a
-half) and from scoring the folder otherwise. Opening a task builds its :class:`TaskDetail` on demand
+half, ``tests/bench/bench_viewer.py``) and from scoring the folder otherwise. Opening a task builds its :class:`TaskDetail` on demand
 (:mod:`ctbench.evaluate.details`), which replays the device output.
 """
 
@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.details import DetailLoader, TaskDetail
 from ctbench.evaluate.runfolder import ResultLine
-from ctbench.evaluate.score import SCORES_FILE, RunInfo, Scorer, read_results, read_run_info, task_json
+from ctbench.evaluate.score import SCORES_FILE, RunInfo, Scorer, read_results, size_warnings, task_json
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "Task"), ("family", "Family"), ("outcome", "Outcome"), ("correct", "Acc"), ("loc", "Loc"),
@@ -46,6 +47,11 @@ class TaskRow:
     meta: dict[str, Any]
 
     def cells(self) -> tuple[str, ...]:
+        """The row as the table prints it (computed once: column widths and every refill read it)."""
+        return self._cells
+
+    @cached_property
+    def _cells(self) -> tuple[str, ...]:
         def pct(v: float | None) -> str:
             return "–" if v is None else f"{100 * v:.0f}"
 
@@ -105,57 +111,129 @@ def row_of(entry: dict[str, Any], result: ResultLine | None) -> TaskRow:
 
 @dataclass
 class RunData:
-    """One run in the viewer: who ran, its rows, its result lines and what went wrong reading it."""
+    """One run in the viewer: who ran, its rows, its result lines and what went wrong reading it.
+
+    A run read from scores.json builds its rows and reads its result lines only when first asked
+    (the first paint needs the rows of one run; the others' rows wait until the run is shown).
+    """
 
     path: Path
     info: RunInfo
-    rows: list[TaskRow]
-    results: dict[str, ResultLine]
     warnings: list[str]
     source: str
     """Where the rows came from: ``scores.json`` or ``scored now``."""
+    counts: dict[str, tuple[int, int]]
+    """Family -> (correct, tasks), for the runs table (known without building the rows)."""
+    trials: int = 1
+    """Trials per task the run holds; the table shows trial 1 (pass@k is in the scorecard)."""
+    _entries: list[dict[str, Any]] | None = None
+    _rows: list[TaskRow] | None = None
+    _results: dict[str, ResultLine] | None = None
 
     @property
     def label(self) -> str:
         return self.info.label
 
+    @property
+    def n_tasks(self) -> int:
+        return sum(n for _, n in self.counts.values())
+
+    @property
+    def results(self) -> dict[str, ResultLine]:
+        """Result lines of trial 1 by task id (read on first use; their warnings are already in
+        scores.json's, or in :attr:`warnings` when the run was scored on opening)."""
+        if self._results is None:
+            by_id, _ = read_results(self.path)
+            self._results = {t: line for t, (_, line) in by_id.items()}
+        return self._results
+
+    @property
+    def rows(self) -> list[TaskRow]:
+        if self._rows is None:
+            results = self.results
+            self._rows = [row_of(e, results.get(e["task_id"])) for e in self._entries or ()]
+            self._entries = None
+        return self._rows
+
+    @property
+    def loaded(self) -> bool:
+        """True once the rows are built."""
+        return self._rows is not None
+
     def summary(self) -> str:
         parts = []
         for fam in ("rca", "path"):
-            rows = [r for r in self.rows if r.family == fam]
-            if rows:
-                right = sum(r.correct for r in rows)
-                parts.append(f"{fam.upper()} {right}/{len(rows)} ({100 * right / len(rows):.1f}%)")
+            right, n = self.counts.get(fam, (0, 0))
+            if n:
+                parts.append(f"{fam.upper()} {right}/{n} ({100 * right / n:.1f}%)")
         return ", ".join(parts) or "no task"
 
 
-def _fresh_scores(path: Path, info: RunInfo) -> dict[str, Any] | None:
-    """scores.json when it is newer than the results it scored, else None (then the run is scored now)."""
-    scores, results = path / SCORES_FILE, path / "results.jsonl"
+def _counts(entries: Iterable[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for e in entries:
+        right, n = out.get(e["family"], (0, 0))
+        out[e["family"]] = (right + bool(e["exact"]), n + 1)
+    return out
+
+
+def _fresh_scores(path: Path) -> dict[str, Any] | None:
+    """scores.json when it is newer than the run.yaml and results it scored, else None (then the run
+    is scored now)."""
+    scores = path / SCORES_FILE
     try:
-        if results.exists() and scores.stat().st_mtime < results.stat().st_mtime:
-            return None
+        written = scores.stat().st_mtime
+        for source in (path / "results.jsonl", path / "run.yaml"):
+            if source.exists() and written < source.stat().st_mtime:
+                return None
         doc = json.loads(scores.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return doc if isinstance(doc, dict) and isinstance(doc.get("tasks"), list) else None
+    if not (isinstance(doc, dict) and isinstance(doc.get("tasks"), list) and isinstance(doc.get("run"), dict)):
+        return None
+    return doc
+
+
+def _reading_warnings(doc: dict[str, Any]) -> list[str]:
+    """What went wrong reading the run (run.yaml, results, trajectories), as scoring recorded it; the
+    small-sample caveats scores.json adds are left to the scorecard (they are no news about the run)."""
+    try:
+        caveats = set(size_warnings(doc["summary"], doc["breakdowns"], int(doc["scoring"]["min_stratum"])))
+    except (KeyError, TypeError, ValueError):
+        caveats = set()
+    return [str(w) for w in doc.get("warnings") or [] if w not in caveats]
+
+
+def _info(run: dict[str, Any], path: Path) -> RunInfo:
+    """The run's identity as scores.json recorded it from run.yaml (which is not read again: its task
+    list is most of a big run's reading time, and the viewer needs only who ran)."""
+    def text(key: str) -> str | None:
+        value = run.get(key)
+        return None if value in (None, "") else str(value)
+
+    trials = run.get("trials")
+    return RunInfo(name=text("name") or path.resolve().name, agent=text("agent"), model=text("model"),
+                   harness=text("harness"), harness_version=text("harness_version"),
+                   task_set_commit=text("task_set_commit"), trials=trials if isinstance(trials, int) else 1,
+                   sandbox=text("sandbox"))
 
 
 def load_run(path: Path | str, scorer: Scorer) -> RunData:
     """A run's rows: from a fresh scores.json, else by scoring the folder against the task set."""
     path = Path(path)
-    info, warnings = read_run_info(path)
-    by_id, more = read_results(path)
-    results = {t: line for t, (_, line) in by_id.items()}
-    doc = _fresh_scores(path, info)
+    doc = _fresh_scores(path)
     if doc is not None:
-        entries, source = doc["tasks"], SCORES_FILE
-    else:
-        run = scorer.score_folder(path)
-        entries, source = [task_json(s) for s in run.scores], "scored now"
-        more = run.warnings
-    rows = [row_of(e, results.get(e["task_id"])) for e in entries]
-    return RunData(path=path, info=info, rows=rows, results=results, warnings=[*warnings, *more], source=source)
+        entries = [e for e in doc["tasks"] if e.get("trial", 1) == 1]
+        warnings = _reading_warnings(doc)
+        info = _info(doc["run"], path)
+        return RunData(path=path, info=info, warnings=warnings, source=SCORES_FILE, counts=_counts(entries),
+                       trials=info.trials, _entries=entries)
+    run = scorer.score_folder(path)
+    entries = [task_json(s) for s in run.scores if s.trial == 1]
+    data = RunData(path=path, info=run.info, warnings=run.warnings, source="scored now", counts=_counts(entries),
+                   trials=run.info.trials, _entries=entries)
+    data.rows  # noqa: B018  # scored now: build the rows with the scoring (the run is read already)
+    return data
 
 
 def load_runs(paths: Iterable[Path | str], scorer: Scorer) -> list[RunData]:
