@@ -137,7 +137,7 @@ def outcome_name(result: ResultLine | None, score_status: str | None = None) -> 
 
 def read_log(folder: RunFolder, task_id: str, result: ResultLine | None) -> str | None:
     """The agent's log, or None when there is none (the log is optional)."""
-    path = folder.log_path(task_id)
+    path = folder.log_path(task_id, result.trial if result is not None else 1)
     rel = result.log if result is not None else None
     if rel:
         candidate = (folder.path / rel).resolve()
@@ -248,7 +248,7 @@ def read_steps(folder: RunFolder, task_id: str, result: ResultLine | None) -> tu
     """The trajectory of one task as steps (output not filled in), plus warnings for unreadable lines."""
     from ctbench.replay.trajectory import BadLine, iter_trajectory
 
-    path = _trajectory_file(folder, task_id, result)
+    path = _trajectory_file(folder, task_id, result, result.trial if result is not None else 1)
     steps: list[Step] = []
     warnings: list[str] = []
     if not path.is_file():
