@@ -56,8 +56,8 @@ from ctbench.evaluate.runfolder import (
     TaskSetRef,
     task_set_commit,
 )
-from ctbench.model import Device, Family, Network
-from ctbench.store import TaskNotFound, TaskSet
+from ctbench.model import Device, Family, Network, TaskSpec
+from ctbench.store import TaskNotFound, TaskRef, TaskSet
 from ctbench.yamlio import atomic_write_text, load_fast
 
 SCORES_FILE = "scores.json"
@@ -249,6 +249,7 @@ class Scorer:
         self._contexts: dict[str, TaskContext] = {}
         self._topologies: dict[str, Topology] = {}
         self._task_set_ref: TaskSetRef | None = None
+        self._specs: dict[str, tuple[TaskRef, TaskSpec]] = {}
         cfg = task_set.config.similarity
         self.config = ScoringConfig(
             levels=task_set.taxonomy.levels(),
@@ -333,6 +334,7 @@ class Scorer:
         ts = self.task_set
         ref = ts.ref(task_id)
         spec = ts.load_task(ref)
+        self._specs[task_id] = (ref, spec)
         hidden = ts.load_hidden(ref)
         try:
             network: Network | None = ts.network(spec.network)
@@ -378,6 +380,13 @@ class Scorer:
         ctx = replace(ctx, golden_actions=golden)
         self._contexts[task_id] = ctx
         return ctx
+
+    def loaded(self, task_id: str) -> tuple[TaskRef, TaskSpec]:
+        """The task's ref and agent-visible spec as :meth:`context` read them, for the replay engine
+        (``ReplayEngine.open_session(loaded=...)``), so the drill-downs do not parse task.yaml again."""
+        if task_id not in self._specs:
+            self.context(task_id)
+        return self._specs[task_id]
 
     def parse(self, ctx: TaskContext, text: str | None) -> ParsedAnswer:
         def normalize(node: str, name: str) -> str:
