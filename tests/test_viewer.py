@@ -4,6 +4,8 @@ flip between two runs, side by side) and SVG snapshots of the task table and a t
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,8 +14,10 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TabbedContent
 
+from ctbench.evaluate.score import Scorer
 from ctbench.store import TaskSet
 from ctbench.viewer.app import CompareScreen, RunsScreen, TaskScreen, ViewerApp
+from ctbench.viewer.data import load_run
 from tests.conftest import run_cli
 from tests.test_score_support import gold_text, golden_calls, oracle_run, starter_copy, write_run
 
@@ -117,6 +121,21 @@ async def _chunk_scenario(app: ViewerApp) -> None:
         await wait(pilot, lambda: screen.filled, "the filtered rows")
         await pilot.pause()
         assert [row(table, i)[0] for i in range(table.row_count)] == ["RCA-002"]
+
+
+def test_scores_json_is_used_only_when_newer_than_the_run_and_whole(tmp_path: Path) -> None:
+    tasks, (good, _) = _runs(tmp_path)
+    scorer = Scorer(TaskSet.open(tasks))
+    assert load_run(good, scorer).source == "scores.json"
+    later = (good / "scores.json").stat().st_mtime + 5
+    os.utime(good / "run.yaml", (later, later))  # run.yaml edited after scoring: score again
+    assert load_run(good, scorer).source == "scored now"
+    doc = json.loads((good / "scores.json").read_text(encoding="utf-8"))
+    del doc["tasks"][0]["evidence"]  # not what ctb-eval score writes
+    (good / "scores.json").write_text(json.dumps(doc), encoding="utf-8")
+    os.utime(good / "scores.json", (later + 5, later + 5))
+    run = load_run(good, scorer)
+    assert run.source == "scored now" and len(run.rows) == 3
 
 
 def test_open_a_task_step_through_flip_and_compare(tmp_path: Path) -> None:

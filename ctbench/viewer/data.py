@@ -177,20 +177,28 @@ def _counts(entries: Iterable[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     return out
 
 
+_ENTRY_KEYS = frozenset({"task_id", "family", "status", "exact", "loc", "evidence", "usage"})
+"""What :func:`row_of` reads from every task entry of scores.json."""
+
+
 def _fresh_scores(path: Path) -> dict[str, Any] | None:
     """scores.json when it is newer than the run.yaml and results it scored, else None (then the run
     is scored now)."""
-    scores = path / SCORES_FILE
+    scores, run_file = path / SCORES_FILE, path / "run.yaml"
     try:
         written = scores.stat().st_mtime
-        for source in (path / "results.jsonl", path / "run.yaml"):
-            if source.exists() and written < source.stat().st_mtime:
-                return None
+        if not run_file.is_file() or written < run_file.stat().st_mtime:
+            return None  # no run.yaml: scoring the folder says what is wrong with it
+        results = path / "results.jsonl"
+        if results.exists() and written < results.stat().st_mtime:
+            return None
         doc = json.loads(scores.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not (isinstance(doc, dict) and isinstance(doc.get("tasks"), list) and isinstance(doc.get("run"), dict)):
         return None
+    if not all(isinstance(e, dict) and _ENTRY_KEYS <= e.keys() for e in doc["tasks"]):
+        return None  # not what ctb-eval score writes: score the folder instead
     return doc
 
 
