@@ -138,6 +138,44 @@ def test_scores_json_is_used_only_when_newer_than_the_run_and_whole(tmp_path: Pa
     assert run.source == "scored now" and len(run.rows) == 3
 
 
+def test_a_run_of_two_trials_shows_and_opens_each_trial(tmp_path: Path) -> None:
+    tasks, (good, _) = _runs(tmp_path)
+    run = tmp_path / "runs" / "trials"
+    res = run_cli("evaluate", "run", "--agent", "oracle", "--trials", "2", "--tasks", str(tasks), "--out", str(run),
+                  "--progress", "none", "--all-statuses", "--no-score")
+    assert res.returncode == 0, res.stderr
+    traj2 = run / "trajectories" / "RCA-001.trial2.jsonl"  # trial 2 skipped its last golden action
+    traj2.write_text("".join(x + "\n" for x in traj2.read_text(encoding="utf-8").splitlines()[:-1]),
+                     encoding="utf-8")
+    res = run_cli("evaluate", "score", str(run), "--tasks", str(tasks), "--resamples", "100")
+    assert res.returncode == 0, res.stderr
+    asyncio.run(_trials_scenario(ViewerApp([run, good], TaskSet.open(tasks))))
+
+
+async def _trials_scenario(app: ViewerApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, RunsScreen) and app.runs[0].source == "scores.json"
+        assert row(screen.query_one("#runs", DataTable), 0)[4] == "3"  # tasks, each with two rows
+        table = screen.query_one("#tasks", DataTable)
+        await wait(pilot, lambda: screen.filled, "the rows")
+        ids = [row(table, i)[0] for i in range(table.row_count)]
+        assert ids == ["PATH-001 #1", "PATH-001 #2", "RCA-001 #1", "RCA-001 #2", "RCA-002 #1", "RCA-002 #2"]
+        assert [row(table, i)[6] for i in (2, 3)] == ["3/3", "2/3"]
+        await pilot.press("slash", *"trial=2", "enter")
+        assert [row(table, i)[0] for i in range(table.row_count)] == ["PATH-001 #2", "RCA-001 #2", "RCA-002 #2"]
+        table.move_cursor(row=1)
+        await pilot.press("enter")
+        await wait(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.detail is not None, "the task")
+        task = app.screen
+        assert isinstance(task, TaskScreen) and (task.task_id, task.trial) == ("RCA-001", 2)
+        assert "trial 2 of 2" in _text(task, "#title") and "2/3 covered" in _text(task, "#golden-text")
+        await pilot.press("r")  # the one-trial run has trial 1 only: that is what is shown beside it
+        await wait(pilot, lambda: task.run.info.name == "good" and task.detail is not None
+                   and task.detail.result is not None and task.detail.result.trial == 1, "the flip")
+        assert "3/3 covered" in _text(task, "#golden-text")
+
+
 def test_open_a_task_step_through_flip_and_compare(tmp_path: Path) -> None:
     tasks, runs = _runs(tmp_path)
     asyncio.run(_task_scenario(ViewerApp(runs, TaskSet.open(tasks))))

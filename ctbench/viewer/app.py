@@ -46,14 +46,15 @@ def _escape(text: str) -> str:
     return escape(text)
 
 
-def _provenance(detail: TaskDetail) -> str:
-    """Trial and task content hash of the result line, when the runner wrote them (absent otherwise)."""
-    extra = (detail.result.model_extra or {}) if detail.result is not None else {}
+def _provenance(detail: TaskDetail, trials: int) -> str:
+    """Trial (in a run of several) and task content hash of the result line, when the runner wrote
+    them (absent otherwise)."""
+    r = detail.result
     parts = []
-    if extra.get("trial") is not None:
-        parts.append(f"trial {extra['trial']}")
-    if extra.get("content_hash"):
-        parts.append(f"task content {str(extra['content_hash'])[:12]}")
+    if r is not None and trials > 1:
+        parts.append(f"trial {r.trial} of {trials}")
+    if r is not None and r.content_hash:
+        parts.append(f"task content {r.content_hash[:12]}")
     return "".join(f"  ·  {_escape(p)}" for p in parts)
 
 
@@ -128,7 +129,7 @@ class RunsScreen(Screen[None]):
         super().__init__()
         self.runs = list(runs)
         self.first_rows = first_rows
-        self._ids: list[str] = []
+        self._keys: list[tuple[str, int]] = []
         self._pending: list[TaskRow] = []
         self._fill_generation = 0
         self._widths: list[int] = []
@@ -171,7 +172,7 @@ class RunsScreen(Screen[None]):
         self._fit_columns(table)
         table.clear()
         rows = self.visible_rows()
-        self._ids = [r.task_id for r in rows]
+        self._keys = [r.key for r in rows]
         self._fill_generation += 1
         first = len(rows) if self.first_rows is None else self.first_rows
         self._pending = rows[first:]
@@ -181,7 +182,7 @@ class RunsScreen(Screen[None]):
         title = dict(COLUMNS)[self.sort_column]
         self.query_one("#count", Static).update(
             f"{self.run.label}: {len(rows)} of {len(self.run.rows)} task(s)"
-            f"{f' (trial 1 of {self.run.trials})' if self.run.trials > 1 else ''}, sorted by {title}"
+            f"{f' x {self.run.trials} trials' if self.run.trials > 1 else ''}, sorted by {title}"
             f"{' (descending)' if self.descending else ''}  ·  Enter opens a task")
 
     def _fit_columns(self, table: TaskTable) -> None:
@@ -257,8 +258,9 @@ class RunsScreen(Screen[None]):
 
     @on(DataTable.RowSelected, "#tasks")
     def _open(self, event: DataTable.RowSelected) -> None:
-        if 0 <= event.cursor_row < len(self._ids):
-            self.app.push_screen(TaskScreen(self.runs, self.run_index, self._ids[event.cursor_row]))
+        if 0 <= event.cursor_row < len(self._keys):
+            task_id, trial = self._keys[event.cursor_row]
+            self.app.push_screen(TaskScreen(self.runs, self.run_index, task_id, trial))
 
     def action_search(self) -> None:
         self.query_one("#filter", Input).focus()
@@ -297,10 +299,11 @@ class TaskScreen(Screen[None]):
     run_index: reactive[int] = reactive(0, init=False)
     """Which run's attempt at the task is shown."""
 
-    def __init__(self, runs: Sequence[RunData], run_index: int, task_id: str) -> None:
+    def __init__(self, runs: Sequence[RunData], run_index: int, task_id: str, trial: int = 1) -> None:
         super().__init__()
         self.runs = list(runs)
         self.task_id = task_id
+        self.trial = trial
         self.detail: TaskDetail | None = None
         self.set_reactive(TaskScreen.run_index, run_index)
 
@@ -345,7 +348,7 @@ class TaskScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="task-detail", exit_on_error=False)
     def _load(self, run_index: int) -> None:
         loader: DetailLoader = self.app.loader  # type: ignore[attr-defined]
-        detail = task_detail(loader, self.runs[run_index], self.task_id)
+        detail = task_detail(loader, self.runs[run_index], self.task_id, self._trial_in(run_index))
         self.post_message(DetailLoaded(run_index, detail))
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
@@ -358,7 +361,7 @@ class TaskScreen(Screen[None]):
             f"[b]{_escape(d.task_id)}[/b] in {_escape(self.run.label)} ({_escape(self.run.info.name)})  ·  "
             f"{d.outcome}, {'correct' if s.exact else 'wrong'}  ·  Loc {100 * s.loc:.0f}  "
             f"{'ID' if d.family == 'rca' else 'Rest'} {100 * (third or 0):.0f}  ·  evidence "
-            f"{s.evidence.covered}/{s.evidence.golden}  ·  {len(d.steps)} step(s)" + _provenance(d)
+            f"{s.evidence.covered}/{s.evidence.golden}  ·  {len(d.steps)} step(s)" + _provenance(d, self.run.trials)
             + ("  ·  [yellow]" + _escape("; ".join(d.warnings)) + "[/yellow]" if d.warnings else ""))
         self.query_one("#answer-text", Static).update(answer_text(d))
         self.query_one("#prompt-text", Static).update("[b]Prompt[/b]\n" + _escape(d.prompt or "(not available)"))
@@ -398,11 +401,16 @@ class TaskScreen(Screen[None]):
             steps.move_cursor(row=max(0, min(steps.cursor_row + delta, steps.row_count - 1)))
             steps.focus()
 
+    def _trial_in(self, run_index: int) -> int:
+        """The trial shown in a run: the one opened where the run has it, else trial 1 (a run of one
+        trial beside a run of several)."""
+        return self.trial if self.runs[run_index].holds((self.task_id, self.trial)) else 1
+
     def _other(self) -> int | None:
         n = len(self.runs)
         for k in range(1, n):
             j = (self.run_index + k) % n
-            if any(r.task_id == self.task_id for r in self.runs[j].rows):
+            if self.runs[j].holds((self.task_id, self._trial_in(j))):
                 return j
         return None
 
@@ -418,7 +426,8 @@ class TaskScreen(Screen[None]):
         if j is None:
             self.notify("no other run holds this task")
         else:
-            self.app.push_screen(CompareScreen(self.runs, (self.run_index, j), self.task_id))
+            self.app.push_screen(CompareScreen(self.runs, (self.run_index, j), self.task_id,
+                                               (self._trial_in(self.run_index), self._trial_in(j))))
 
 
 class CompareScreen(Screen[None]):
@@ -426,11 +435,13 @@ class CompareScreen(Screen[None]):
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back", tooltip="Back to the task")]
 
-    def __init__(self, runs: Sequence[RunData], pair: tuple[int, int], task_id: str) -> None:
+    def __init__(self, runs: Sequence[RunData], pair: tuple[int, int], task_id: str,
+                 trials: tuple[int, int] = (1, 1)) -> None:
         super().__init__()
         self.runs = list(runs)
         self.pair = pair
         self.task_id = task_id
+        self.trials = trials
 
     def compose(self) -> ComposeResult:
 
@@ -446,15 +457,17 @@ class CompareScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
     def _load(self) -> None:
         loader: DetailLoader = self.app.loader  # type: ignore[attr-defined]
-        details = [task_detail(loader, self.runs[i], self.task_id) for i in self.pair]
+        details = [task_detail(loader, self.runs[i], self.task_id, t)
+                   for i, t in zip(self.pair, self.trials, strict=True)]
         self.app.call_from_thread(self._show, details)
 
     def _show(self, details: list[TaskDetail]) -> None:
-        for side, i, d in zip(("left", "right"), self.pair, details, strict=True):
+        for side, i, t, d in zip(("left", "right"), self.pair, self.trials, details, strict=True):
             steps = "\n".join(f"  {st.seq:>3} {'★' if st.golden else ' '} {_escape(st.device)}: {_escape(st.command)} "
                               f"[dim]({st.outcome})[/dim]" for st in d.steps) or "  (no command)"
             self.query_one(f"#{side}-text", Static).update(
-                f"[b]{_escape(self.runs[i].label)}[/b] ({_escape(self.runs[i].info.name)})\n\n{answer_text(d)}\n\n"
+                f"[b]{_escape(self.runs[i].label)}[/b] ({_escape(self.runs[i].info.name)})"
+                f"{f'  ·  trial {t}' if self.runs[i].trials > 1 else ''}\n\n{answer_text(d)}\n\n"
                 f"[b]Trajectory[/b] ({len(d.steps)} step(s), ★ covers a golden action)\n{steps}\n\n{golden_text(d)}")
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from ctbench.errors import CtbError
 from ctbench.evaluate.details import DetailLoader, TaskDetail
 from ctbench.evaluate.runfolder import ResultLine
-from ctbench.evaluate.score import SCORES_FILE, RunInfo, Scorer, read_results, size_warnings, task_json
+from ctbench.evaluate.score import SCORES_FILE, RunInfo, Scorer, read_trial_results, size_warnings, task_json
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "Task"), ("family", "Family"), ("outcome", "Outcome"), ("correct", "Acc"), ("loc", "Loc"),
@@ -45,6 +45,17 @@ class TaskRow:
     tokens: int | None
     latency: float | None
     meta: dict[str, Any]
+    trial: int = 1
+    several: bool = False
+    """The run has several trials per task: the id cell names the trial (``RCA-001 #2``)."""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.task_id, self.trial
+
+    @property
+    def label(self) -> str:
+        return f"{self.task_id} #{self.trial}" if self.several else self.task_id
 
     def cells(self) -> tuple[str, ...]:
         """The row as the table prints it (computed once: column widths and every refill read it)."""
@@ -55,21 +66,21 @@ class TaskRow:
         def pct(v: float | None) -> str:
             return "–" if v is None else f"{100 * v:.0f}"
 
-        return (self.task_id, self.family, self.outcome, "✓" if self.correct else "✗", pct(self.loc), pct(self.third),
+        return (self.label, self.family, self.outcome, "✓" if self.correct else "✗", pct(self.loc), pct(self.third),
                 f"{self.covered}/{self.golden}", self.failure or "", "–" if self.rounds is None else str(self.rounds),
                 "–" if self.tokens is None else f"{self.tokens:,}",
                 "–" if self.latency is None else f"{self.latency:.1f}")
 
     def sort_key(self, column: str) -> Any:
-        value = {"id": self.task_id, "family": self.family, "outcome": self.outcome, "correct": self.correct,
+        value = {"id": self.key, "family": self.family, "outcome": self.outcome, "correct": self.correct,
                  "loc": self.loc, "third": self.third, "evidence": self.covered / self.golden if self.golden else 1.0,
                  "failure": self.failure or "", "rounds": self.rounds, "tokens": self.tokens,
                  "latency": self.latency}[column]
         return (value is None, value if value is not None else 0)
 
     def matches(self, words: Sequence[str]) -> bool:
-        """Filter words: ``field=value`` (family, outcome, correct=yes|no, failure, any metadata field) or text
-        found in the task id; all must hold."""
+        """Filter words: ``field=value`` (family, outcome, correct=yes|no, failure, trial, any metadata field)
+        or text found in the task id; all must hold."""
         for word in words:
             key, sep, want = word.partition("=")
             if not sep:
@@ -79,7 +90,7 @@ class TaskRow:
             key, want = key.strip().casefold(), want.strip().casefold()
             if key == "correct":
                 got = "yes" if self.correct else "no"
-            elif key in ("family", "outcome", "failure"):
+            elif key in ("family", "outcome", "failure", "trial"):
                 got = str(getattr(self, key) or "")
             else:
                 value = self.meta.get(key)
@@ -97,8 +108,8 @@ def _outcome(status: str, result: ResultLine | None) -> str:
     return "missing" if status == "missing" else "answered"
 
 
-def row_of(entry: dict[str, Any], result: ResultLine | None) -> TaskRow:
-    """A task table row from a task's entry in scores.json and its result line."""
+def row_of(entry: dict[str, Any], result: ResultLine | None, *, several: bool = False) -> TaskRow:
+    """A task table row from a task's entry in scores.json and its result line (of the same trial)."""
     ev, usage = entry["evidence"], entry["usage"]
     tin, tout = usage.get("input_tokens"), usage.get("output_tokens")
     return TaskRow(task_id=entry["task_id"], family=entry["family"], outcome=_outcome(entry["status"], result),
@@ -106,7 +117,8 @@ def row_of(entry: dict[str, Any], result: ResultLine | None) -> TaskRow:
                    third=entry.get("ident") if entry["family"] == "rca" else entry.get("rest"),
                    covered=ev["covered"], golden=ev["golden"], failure=entry.get("failure"),
                    rounds=usage.get("rounds"), tokens=None if tin is None or tout is None else tin + tout,
-                   latency=usage.get("latency_s"), meta=dict(entry.get("meta") or {}))
+                   latency=usage.get("latency_s"), meta=dict(entry.get("meta") or {}), trial=int(entry.get("trial", 1)),
+                   several=several)
 
 
 @dataclass
@@ -123,12 +135,12 @@ class RunData:
     source: str
     """Where the rows came from: ``scores.json`` or ``scored now``."""
     counts: dict[str, tuple[int, int]]
-    """Family -> (correct, tasks), for the runs table (known without building the rows)."""
+    """Family -> (correct, task-trials), for the runs table (known without building the rows)."""
     trials: int = 1
-    """Trials per task the run holds; the table shows trial 1 (pass@k is in the scorecard)."""
+    """Trials per task the run holds; a row is one trial of one task (pass@k is in the scorecard)."""
     _entries: list[dict[str, Any]] | None = None
     _rows: list[TaskRow] | None = None
-    _results: dict[str, ResultLine] | None = None
+    _results: dict[tuple[str, int], ResultLine] | None = None
 
     @property
     def label(self) -> str:
@@ -136,24 +148,29 @@ class RunData:
 
     @property
     def n_tasks(self) -> int:
-        return sum(n for _, n in self.counts.values())
+        """Tasks (each with :attr:`trials` rows)."""
+        return sum(n for _, n in self.counts.values()) // max(1, self.trials)
 
     @property
-    def results(self) -> dict[str, ResultLine]:
-        """Result lines of trial 1 by task id (read on first use; their warnings are already in
+    def results(self) -> dict[tuple[str, int], ResultLine]:
+        """Result lines by (task id, trial) (read on first use; their warnings are already in
         scores.json's, or in :attr:`warnings` when the run was scored on opening)."""
         if self._results is None:
-            by_id, _ = read_results(self.path)
-            self._results = {t: line for t, (_, line) in by_id.items()}
+            by_key, _ = read_trial_results(self.path)
+            self._results = {k: line for k, (_, line) in by_key.items()}
         return self._results
 
     @property
     def rows(self) -> list[TaskRow]:
         if self._rows is None:
-            results = self.results
-            self._rows = [row_of(e, results.get(e["task_id"])) for e in self._entries or ()]
+            results, several = self.results, self.trials > 1
+            self._rows = [row_of(e, results.get((e["task_id"], int(e.get("trial", 1)))), several=several)
+                          for e in self._entries or ()]
             self._entries = None
         return self._rows
+
+    def holds(self, key: tuple[str, int]) -> bool:
+        return any(r.key == key for r in self.rows)
 
     @property
     def loaded(self) -> bool:
@@ -165,7 +182,8 @@ class RunData:
         for fam in ("rca", "path"):
             right, n = self.counts.get(fam, (0, 0))
             if n:
-                parts.append(f"{fam.upper()} {right}/{n} ({100 * right / n:.1f}%)")
+                unit = " trials" if self.trials > 1 else ""  # right over task-trials: pass@1
+                parts.append(f"{fam.upper()} {right}/{n}{unit} ({100 * right / n:.1f}%)")
         return ", ".join(parts) or "no task"
 
 
@@ -231,13 +249,13 @@ def load_run(path: Path | str, scorer: Scorer) -> RunData:
     path = Path(path)
     doc = _fresh_scores(path)
     if doc is not None:
-        entries = [e for e in doc["tasks"] if e.get("trial", 1) == 1]
+        entries = doc["tasks"]
         warnings = _reading_warnings(doc)
         info = _info(doc["run"], path)
         return RunData(path=path, info=info, warnings=warnings, source=SCORES_FILE, counts=_counts(entries),
                        trials=info.trials, _entries=entries)
     run = scorer.score_folder(path)
-    entries = [task_json(s) for s in run.scores if s.trial == 1]
+    entries = [task_json(s) for s in run.scores]
     data = RunData(path=path, info=run.info, warnings=run.warnings, source="scored now", counts=_counts(entries),
                    trials=run.info.trials, _entries=entries)
     data.rows  # noqa: B018  # scored now: build the rows with the scoring (the run is read already)
@@ -251,5 +269,5 @@ def load_runs(paths: Iterable[Path | str], scorer: Scorer) -> list[RunData]:
     return runs
 
 
-def task_detail(loader: DetailLoader, run: RunData, task_id: str) -> TaskDetail:
-    return loader.load(run.path, task_id, run.results.get(task_id))
+def task_detail(loader: DetailLoader, run: RunData, task_id: str, trial: int = 1) -> TaskDetail:
+    return loader.load(run.path, task_id, run.results.get((task_id, trial)))
