@@ -95,7 +95,7 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX.get(ch, ch) for ch in text).replace("±", r"$\pm$").replace("→", r"$\rightarrow$")
 
 
-_SHAPE = re.compile(r"\s*\((?:paper )?Tables? (\d+(?:[-–]\d+)?) shape\)")
+_SHAPE = re.compile(r"\s*\((?:as in the paper's |paper )?Tables? (\d+(?:[-–]\d+)?)(?: shape)?\)")
 WIDE_COLUMNS = 8
 """Tables with more columns than this are set across both columns (``table*``) and scaled to fit."""
 

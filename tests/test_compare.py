@@ -105,7 +105,7 @@ def test_compare_command(big_set: Path, tmp_path: Path) -> None:
     b = run_correct_on(tmp_path, big_set, "B", clones(1, 2, 3))
     proc = run_cli("evaluate", "compare", str(a), str(b), "--tasks", str(big_set), "--resamples", "300")
     assert proc.returncode == 0, proc.stderr
-    assert "Paired comparisons (Table 25 shape): A = A+m" in proc.stdout and "7 / 0" in proc.stdout
+    assert "Paired comparisons (as in the paper's Table 25): A = A+m" in proc.stdout and "7 / 0" in proc.stdout
     assert "warning: only 1 path task(s)" in proc.stderr
     proc = run_cli("evaluate", "compare", str(a), str(b), "--tasks", str(big_set), "--resamples", "300", "--json")
     data = json.loads(proc.stdout)

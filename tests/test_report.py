@@ -73,9 +73,9 @@ def test_every_table_shape_is_there(starter_set: Path, runs: list[Path]) -> None
 def test_text_md_latex_json(starter_set: Path, runs: list[Path]) -> None:
     report = build_report(runs, TaskSet.open(starter_set), n_resamples=N)
     text = render_report(report, "text")
-    assert "Overall pass@1 capabilities (Table 5 shape)" in text and "Paired comparisons" in text
+    assert "Overall pass@1 capabilities (as in the paper's Table 5)" in text and "Paired comparisons" in text
     md = render_report(report, "md")
-    assert "### Results by network heterogeneity (Table 22 shape)" in md
+    assert "### Results by network heterogeneity (as in the paper's Table 22)" in md
     assert "| oracle+gold | 2 | 100.00 ± 0.00 |" in md
     latex = render_report(report, "latex")
     assert latex.count("\\begin{tabular}") == len(report_tables(report))
@@ -151,7 +151,7 @@ def test_report_command_writes_the_file(starter_set: Path, runs: list[Path], tmp
     assert out.read_text(encoding="utf-8").count("<svg") == 4 and "report written to" in proc.stderr
     proc = run_cli("evaluate", "report", str(runs[0]), "--tasks", str(starter_set), "--format", "md",
                    "--resamples", "200")
-    assert proc.returncode == 0 and "### Overall pass@1 capabilities (Table 5 shape)" in proc.stdout
+    assert proc.returncode == 0 and "### Overall pass@1 capabilities (as in the paper's Table 5)" in proc.stdout
     proc = run_cli("evaluate", "report", str(tmp_path / "missing"), "--tasks", str(starter_set))
     assert proc.returncode == 1 and "no such run folder" in proc.stderr and "Traceback" not in proc.stderr
 

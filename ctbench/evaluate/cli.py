@@ -214,7 +214,7 @@ def _score(folder: Path, task_set: Any, *, quiet: bool) -> Any:
 # --------------------------------------------------------------------------- score, compare, report, import
 
 SCORE_HELP = """\
-Score a run folder with the paper's metrics and print the scorecard (Table 5 shape: accuracy,
+Score a run folder with the paper's metrics and print the scorecard (as in the paper's Table 5: accuracy,
 localisation, identification/restoration and evidence coverage, each ± its standard error across
 tasks). Writes RUN/scores.json: per-task scores, every aggregate, standard errors (bootstrap for
 pooled ratios: 10,000 resamples, base seed 20260725), breakdowns by every metadata field, evidence on

@@ -223,7 +223,7 @@ def comparison_table(cmp: Comparison, *, split: bool = False) -> Table:
     else:
         columns = ["Family", "Metric", "B", "n", "A (%)", "B (%)", "A-B (pp)", "95% CI (pp)", "p", "p Holm",
                    "A only / B only"]
-    table = Table(title=f"Paired comparisons (Table 25 shape): A = {a_label}, difference A minus B",
+    table = Table(title=f"Paired comparisons (as in the paper's Table 25): A = {a_label}, difference A minus B",
                   columns=columns, key="table25")
     order = {"rca": 0, "path": 1}
     rows = sorted(cmp.results, key=lambda r: (order[r.family], _metric_order(r.metric), cmp.names.index(r.run_b)))

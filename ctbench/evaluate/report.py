@@ -181,7 +181,7 @@ def table5(report: Report, split: bool) -> Table:
     c = _Cols(split)
     cols = ["Run", "RCA n", *c.head("RCA Acc"), *c.head("RCA Loc"), *c.head("RCA ID"), *c.head("RCA Evid."),
             "Path n", *c.head("Path Acc"), *c.head("Path Loc"), *c.head("Path Rest"), *c.head("Path Evid.")]
-    t = Table(title="Overall pass@1 capabilities (Table 5 shape)", columns=cols, key="table5")
+    t = Table(title="Overall pass@1 capabilities (as in the paper's Table 5)", columns=cols, key="table5")
     for r in report.runs:
         row: list[Cell] = [r.label]
         for fam in ("rca", "path"):
@@ -199,7 +199,7 @@ def table5(report: Report, split: bool) -> Table:
 
 
 def table6(report: Report, split: bool) -> Table:
-    t = Table(title="Efficiency and cost (Table 6 shape)", key="table6",
+    t = Table(title="Efficiency and cost (as in the paper's Table 6)", key="table6",
               columns=["Run", "Family", "n", "Rounds", "Latency (s)", "Input tokens", "Output tokens", "Total tokens"])
     for r in report.runs:
         for fam in ("rca", "path"):
@@ -221,7 +221,7 @@ def table6(report: Report, split: bool) -> Table:
 
 def table13(report: Report, split: bool) -> Table:
     c = _Cols(split)
-    t = Table(title="Structural consistency (Table 13 shape)", key="table13",
+    t = Table(title="Structural consistency (as in the paper's Table 13)", key="table13",
               columns=["Run", *c.head("RCA triplet IoU"), *c.head("Path sequence IoU"), *c.head("Path micro edge IoU")])
     for r in report.runs:
         rca, path = r.scores["summary"]["rca"], r.scores["summary"]["path"]
@@ -236,7 +236,7 @@ def table13(report: Report, split: bool) -> Table:
 
 
 def table16(report: Report, split: bool) -> Table:
-    t = Table(title="Exact entry-match and hierarchical RCA scores (Table 16 shape)", key="table16",
+    t = Table(title="Exact entry-match and hierarchical RCA scores (as in the paper's Table 16)", key="table16",
               columns=["Run", "Gold entries", "ID exact", "ID hierarchical", "Loc exact", "Loc hierarchical"])
     for r in report.runs:
         em = r.scores["summary"]["rca"]["entry_match"]
@@ -252,7 +252,7 @@ def table16(report: Report, split: bool) -> Table:
 
 
 def table18(report: Report, split: bool) -> Table:
-    t = Table(title="Golden-action coverage on exactly correct answers (Table 18 shape)", key="table18",
+    t = Table(title="Golden-action coverage on exactly correct answers (as in the paper's Table 18)", key="table18",
               columns=["Run", "Family", "Correct", "Incomplete", "Freq. (%)", "Cov. (%)"])
     for r in report.runs:
         for fam in ("rca", "path"):
@@ -298,19 +298,19 @@ def _stratum_table(report: Report, name: str, title: str, key: str, families: Se
 
 
 def table19(report: Report, split: bool) -> Table:
-    t = _stratum_table(report, "category", "RCA results by root-cause category (Table 19 shape)", "table19",
+    t = _stratum_table(report, "category", "RCA results by root-cause category (as in the paper's Table 19)", "table19",
                        ("rca",), split, "Category", report.category_names)
     t.note = "A task with causes in several categories counts in each. " + t.note
     return t
 
 
 def table20(report: Report, split: bool) -> Table:
-    return _stratum_table(report, "observability", "RCA results by observability (Table 20 shape)", "table20",
+    return _stratum_table(report, "observability", "RCA results by observability (as in the paper's Table 20)", "table20",
                           ("rca",), split, "Level")
 
 
 def table22(report: Report, split: bool) -> Table:
-    t = _stratum_table(report, "heterogeneity", "Results by network heterogeneity (Table 22 shape)", "table22",
+    t = _stratum_table(report, "heterogeneity", "Results by network heterogeneity (as in the paper's Table 22)", "table22",
                        ("rca", "path"), split, "Level")
     t.note = ("h_L = max(distinct vendors, distinct device types) among devices in the golden actions, levels per "
               "family from ctbench.yaml. Low and high strata hold different tasks: differences are correlational. "
@@ -319,7 +319,7 @@ def table22(report: Report, split: bool) -> Table:
 
 
 def table29(report: Report, split: bool) -> Table:
-    t = Table(title="Failure modes of wrong RCA answers (Table 29 shape)", key="table29",
+    t = Table(title="Failure modes of wrong RCA answers (as in the paper's Table 29)", key="table29",
               columns=["Run", "Wrong", "F1 coverage", "F2 minimality", "F3 object", "F4 mechanism", "F5 realisation"])
     for r in report.runs:
         fails = r.scores["summary"]["rca"]["failures"]
