@@ -232,10 +232,10 @@ def compute(states: Sequence[TaskState], history_candidates: dict[str, str] | No
     """
     st = ReviewStats(seed=seed)
     failed = audit_failed or {}
-    for fam in FAMILIES:
+    for family in FAMILIES:
         for d in (st.candidates, st.retained, st.discarded, st.in_progress, st.revised, st.never_reviewed,
                   st.audit_failed):
-            d[fam.value] = 0
+            d[family.value] = 0
     seen = set()
     for s in states:
         fam = s.family.value
