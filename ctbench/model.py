@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Annotated, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic.json_schema import JsonDict
 
 from ctbench.answer import Hop, Path, RcaEntry, path_line
 
@@ -33,7 +34,7 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-def _link_schema(schema: dict[str, object]) -> None:
+def _link_schema(schema: JsonDict) -> None:
     """On disk a link is a pair of ``node:interface`` strings; say so in the exported JSON Schema."""
     schema.clear()
     schema.update({"type": "array", "minItems": 2, "maxItems": 2, "title": "Link",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from rich.text import Text
 from textual import on, work
@@ -93,7 +94,7 @@ def log_text(detail: TaskDetail) -> str:
     return "\n".join(out)
 
 
-class TaskTable(DataTable[str]):
+class TaskTable(DataTable[Text]):
     """The task table of one run: filtered and sorted rows."""
 
     DEFAULT_CSS = "TaskTable { height: 1fr; }"
@@ -293,7 +294,7 @@ class TaskScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="task-detail", exit_on_error=False)
     def _load(self, run_index: int) -> None:
-        loader: DetailLoader = self.app.loader  # type: ignore[attr-defined]
+        loader = cast(ViewerApp, self.app).loader
         detail = task_detail(loader, self.runs[run_index], self.task_id)
         self.post_message(DetailLoaded(run_index, detail))
 
@@ -394,7 +395,7 @@ class CompareScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
     def _load(self) -> None:
-        loader: DetailLoader = self.app.loader  # type: ignore[attr-defined]
+        loader = cast(ViewerApp, self.app).loader
         details = [task_detail(loader, self.runs[i], self.task_id) for i in self.pair]
         self.app.call_from_thread(self._show, details)
 

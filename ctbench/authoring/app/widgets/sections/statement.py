@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -26,6 +28,7 @@ def prompt_preview(session: EditSession) -> tuple[str, bool]:
         network = session.network
     except Exception:
         network = None
+    prompt_mod: ModuleType | None
     try:
         from ctbench.evaluate import prompt as prompt_mod
     except ImportError:
