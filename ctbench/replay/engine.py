@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ctbench.errors import CtbError, TaskDefinitionError
 from ctbench.model import Device, Recording, TaskSpec
@@ -26,6 +26,7 @@ from ctbench.replay.observation import DeviceInfo, Outcome
 from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path
 
 if TYPE_CHECKING:
+    from ctbench.dialects import Dialect, OutputFilter
     from ctbench.replay.session import Session
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class Answer:
     canonical: str | None
     text: str = ""
     recording: Recording | None = None
-    filters: tuple[Any, ...] = ()
+    filters: tuple[OutputFilter, ...] = ()
 
 
 # --------------------------------------------------------------------------- loaded tasks
@@ -106,7 +107,7 @@ class DeviceReplay:
     """One accessible device: its dialect, prompt and recording index, plus resolved lines."""
 
     info: DeviceInfo
-    dialect: Any
+    dialect: Dialect
     prompt: str
     recorded: frozenset[str]
     index: dict[str, Recording]
@@ -131,19 +132,21 @@ class DeviceReplay:
             # Context help comes from the vendor grammar alone, so it says nothing about recordings.
             return Answer(Outcome.HELP, None, self.dialect.help(line, self.prompt))
         res = self.dialect.resolve(line, recorded=self.recorded)
-        if not res.ok:
+        if res.error is not None:
             text = self.dialect.render_error(res.error, line, self.prompt)
             return Answer(Outcome.INVALID, None, text)
+        canonical, full = res.canonical, res.full
+        assert canonical is not None and full is not None, "a resolution without an error has a canonical form"
         # A capture taken with a filter is indexed with it (``show log messages | match sshd``) and
         # is returned as captured; otherwise the filters run on the unfiltered recording.
         if res.filters:
-            rec = self.index.get(res.full)
+            rec = self.index.get(full)
             if rec is not None:
                 return Answer(Outcome.RECORDED, rec.command, recording=rec)
-        rec = self.index.get(res.canonical)
+        rec = self.index.get(canonical)
         if rec is not None:
             return Answer(Outcome.RECORDED, rec.command, recording=rec, filters=tuple(res.filters))
-        return Answer(Outcome.DENIED, res.canonical, self.dialect.denied_text(res.canonical))
+        return Answer(Outcome.DENIED, canonical, self.dialect.denied_text(canonical))
 
 
 @dataclass
@@ -204,7 +207,7 @@ class ReplayEngine:
         self.max_answer = max_answer
         self.max_calls = max_calls
         self._tasks: dict[str, LoadedTask] = {}
-        self._dialects: dict[str, Any] = {}
+        self._dialects: dict[str, Dialect] = {}
         self._lock = threading.RLock()
         self._bytes = _ByteCache(cache_bytes)
 
@@ -243,7 +246,7 @@ class ReplayEngine:
                 self._tasks[task_id] = task
         return task
 
-    def dialect(self, os_name: str) -> Any:
+    def dialect(self, os_name: str) -> Dialect:
         with self._lock:
             d = self._dialects.get(os_name)
             if d is None:
@@ -304,8 +307,8 @@ class ReplayEngine:
             except Exception:  # a dialect bug must not make the task unplayable
                 log.exception("dialect %s failed on recorded command %r", dev.os, rec.command)
                 continue
-            if res.ok:
-                index.setdefault(res.full, rec)
+            if res.ok and (full := res.full) is not None:
+                index.setdefault(full, rec)
         info = DeviceInfo(name=dev.name, vendor=dev.vendor, os=dev.os, type=dev.type, role=dev.role,
                           site=dev.site)
         return DeviceReplay(info=info, dialect=dialect, prompt=dialect.prompt(dev.name), recorded=recorded,

@@ -161,7 +161,7 @@ class Session:
         return self._recorded(seq, t, dev, shown, answer)
 
     def _recorded(self, seq: int, t: float, dev: DeviceReplay, shown: str, answer: Answer) -> Observation:
-        assert answer.recording is not None
+        assert answer.recording is not None and answer.canonical is not None
         data = self.engine.recording_bytes(self.task, answer.recording)
         if data is None:  # the index entry was refused: answer as if nothing was recorded
             denied = dev.dialect.denied_text(answer.canonical).encode()
