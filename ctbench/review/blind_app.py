@@ -148,8 +148,8 @@ class BlindScreen(Screen[None]):
         self.query_one("#console").border_title = (
             "Devices (replayed apart, no hidden.yaml in view)" if apart else "Devices (replayed)")
         if not getattr(self.app, "blink", True):
-            for w in self.query("Input, TextArea"):
-                w.cursor_blink = False  # type: ignore[attr-defined]
+            for w in [*self.query(Input), *self.query(TextArea)]:
+                w.cursor_blink = False
         self.query_one("#rc-input", Input).focus()
 
     def action_focus_answer(self) -> None:
