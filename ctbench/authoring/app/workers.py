@@ -6,16 +6,20 @@ started it reports a failure as a notification through :class:`ReportsWorkerErro
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, ParamSpec, Protocol
 
 from textual import work
 from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
+P = ParamSpec("P")
 
-def background(**kwargs: Any) -> Any:
+
+def background(*, name: str = "", group: str = "default", exclusive: bool = False,
+               thread: bool = False) -> Callable[[Callable[P, object]], Callable[P, Worker[Any]]]:
     """``@work`` for the app: a failure is reported, the app keeps running."""
-    return work(exit_on_error=False, **kwargs)
+    return work(name=name, group=group, exclusive=exclusive, thread=thread, exit_on_error=False)
 
 
 class _Notifies(Protocol):
