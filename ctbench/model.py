@@ -15,12 +15,23 @@ author in ``AuthoredMetadata.declared`` so validation can compare the two).
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal, Protocol, TypeVar
+from typing import Annotated, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
-from pydantic.json_schema import JsonDict
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+from pydantic.json_schema import JsonDict, JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from ctbench.answer import Hop, Path, RcaEntry, path_line
+from ctbench.dialects import os_families
 
 Name = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\s;]+$")]
 """Device and node names: no spaces (answers are split on spaces) and no ``;`` (RCA separator)."""
@@ -63,7 +74,28 @@ class Observability(StrEnum):
     O2 = "O2"  # decisive evidence only inferable from indirect observations
 
 
-OS_FAMILIES = ("huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_junos")
+
+
+def _known_family(value: str) -> str:
+    families = os_families()
+    if value not in families:
+        raise ValueError(f"unknown CLI family {value!r}; expected one of {', '.join(families)} "
+                         "(each has a dialect data file)")
+    return value
+
+
+class _FamilyEnum:
+    """The JSON schema lists the CLI families there are data files for when it is generated."""
+
+    def __get_pydantic_json_schema__(self, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        schema = handler(core)
+        schema["enum"] = list(os_families())
+        return schema
+
+
+OsFamily = Annotated[str, AfterValidator(_known_family), _FamilyEnum()]
+"""A CLI family: the name of a vendor dialect data file (:func:`ctbench.dialects.os_families`), so a new
+vendor needs no change here."""
 
 
 # --------------------------------------------------------------------------- networks
@@ -72,7 +104,7 @@ OS_FAMILIES = ("huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_j
 class Device(Strict):
     name: Name
     vendor: str = Field(description="Vendor as engineers say it: Huawei, H3C, Cisco, Juniper, ...")
-    os: Literal["huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_junos"] | None = Field(
+    os: OsFamily | None = Field(
         default=None,
         description="CLI family; selects the vendor dialect. Omitted for hosts without a CLI (PCs, servers).")
     type: str = Field(description="Device type: router, switch, firewall, server, pc, ...")

@@ -2,6 +2,9 @@
 
 Researchers paste these into papers, so LaTeX output escapes properly and uses booktabs rules, and
 JSON keeps the raw numbers rather than formatted strings.
+
+The renderings are registered in :data:`TABLE_FORMATS`, which every command's ``--format`` reads;
+``ctb-eval report`` adds its own formats on top (:mod:`ctbench.evaluate.report_formats`).
 """
 
 from __future__ import annotations
@@ -9,9 +12,10 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Protocol
 
 Cell = str | int | float | None
 
@@ -158,13 +162,67 @@ def render_latex(tables: Sequence[Table], *, bold_best: bool = False) -> str:
     return "\n".join(out)
 
 
+def render_json(tables: Sequence[Table]) -> str:
+    return json.dumps([t.to_json() for t in tables], indent=2, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+@dataclass(frozen=True)
+class TableFormat:
+    """One rendering of a list of tables. Every ``--format`` option that prints tables takes its choices
+    and help from :data:`TABLE_FORMATS`, so a new format is one entry here, not an edit in each CLI."""
+
+    name: str
+    summary: str
+    """A few words for ``--help``."""
+    render: Callable[[Sequence[Table], bool], str]
+    """(tables, bold_best) -> the text; formats without bold ignore ``bold_best``."""
+    raw_numbers: bool = False
+    """The format keeps numbers as numbers (JSON): reports build their tables split for it."""
+
+
+def _text(tables: Sequence[Table], bold_best: bool) -> str:
+    return render_text(tables)
+
+
+def _markdown(tables: Sequence[Table], bold_best: bool) -> str:
+    return render_markdown(tables)
+
+
+def _latex(tables: Sequence[Table], bold_best: bool) -> str:
+    return render_latex(tables, bold_best=bold_best)
+
+
+def _json(tables: Sequence[Table], bold_best: bool) -> str:
+    return render_json(tables)
+
+
+TABLE_FORMATS: Mapping[str, TableFormat] = MappingProxyType({f.name: f for f in (
+    TableFormat("text", "aligned plain text", _text),
+    TableFormat("md", "Markdown pipe tables", _markdown),
+    TableFormat("latex", "LaTeX with booktabs rules", _latex),
+    TableFormat("json", "JSON with the raw numbers", _json, raw_numbers=True),
+)})
+"""The table formats by name, in the order ``--help`` lists them (read-only)."""
+
+
+class _Described(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+
+
+def formats_help(formats: Iterable[_Described], default: str = "text") -> str:
+    """The ``--format`` help text for ``formats``: each name with its summary, and the default."""
+    return "; ".join(f"{f.name}: {f.summary}" for f in formats) + f" (default {default})"
+
+
 def render(tables: Sequence[Table], fmt_name: str, *, bold_best: bool = False) -> str:
-    if fmt_name == "text":
-        return render_text(tables)
-    if fmt_name == "md":
-        return render_markdown(tables)
-    if fmt_name == "latex":
-        return render_latex(tables, bold_best=bold_best)
-    if fmt_name == "json":
-        return json.dumps([t.to_json() for t in tables], indent=2, ensure_ascii=False) + "\n"
-    raise ValueError(f"unknown format {fmt_name!r}")
+    try:
+        table_format = TABLE_FORMATS[fmt_name]
+    except KeyError:
+        raise ValueError(f"unknown format {fmt_name!r}; choose one of {', '.join(TABLE_FORMATS)}") from None
+    return table_format.render(tables, bold_best)

@@ -18,10 +18,8 @@ if TYPE_CHECKING:
 
 @lru_cache(maxsize=64)
 def _dialect(os_name: str, extra: tuple[Path, ...]) -> Any:
-    try:
-        from ctbench.dialects import get_dialect
-    except ImportError:  # dialects not available: behave as identity
-        return None
+    from ctbench.dialects import get_dialect
+
     try:
         return get_dialect(os_name, extra_trees=extra)
     except (KeyError, ValueError, FileNotFoundError):

@@ -26,7 +26,8 @@ from ctbench.authoring.app.dialogs.recover import RecoverDialog
 from ctbench.authoring.app.screens.editor import EditorScreen
 from ctbench.authoring.app.screens.task_list import TaskListScreen
 from ctbench.authoring.app.widgets.task_table import TaskTable
-from ctbench.authoring.editing import TRAILER_ACTION, TRAILER_TASK, EditSession
+from ctbench.authoring.editing import EditSession
+from ctbench.commits import TRAILER_ACTION, TRAILER_TASK
 from ctbench.model import Network
 from ctbench.store import TaskSet
 from tests.conftest import run_cli
@@ -99,7 +100,7 @@ async def validated(pilot: Pilot) -> EditorScreen:
 
 
 def errors_of(editor: EditorScreen) -> list[str]:
-    from ctbench.authoring.validate import Severity
+    from ctbench.validation import Severity
 
     panel = editor.query_one("ValidationPanel")
     return [f.render() for f in panel.findings if f.severity == Severity.ERROR]  # type: ignore[attr-defined]

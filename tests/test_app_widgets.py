@@ -16,9 +16,9 @@ from textual.widgets import DataTable, RichLog
 from ctbench.authoring.app.screens.editor import EditorScreen
 from ctbench.authoring.app.widgets.sections.recordings import describe_bytes, render_bytes
 from ctbench.authoring.app.widgets.validation_panel import Target, target_for
-from ctbench.authoring.validate import Finding, Severity
 from ctbench.store import TaskSet
 from ctbench.tui.replay_console import ReplayConsole, visible
+from ctbench.validation import Finding, Severity
 from tests.test_app_flows import SIZE, author_app, errors_of, settle, type_text, until, validated
 from tests.test_editing import make_repo
 

@@ -43,7 +43,7 @@ def raw(platform: str, command: str, n: int = 1) -> bytes:
 
 
 def test_families_and_identity() -> None:
-    assert OS_FAMILIES == ("huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_junos")
+    assert OS_FAMILIES == ("cisco_ios", "cisco_nxos", "hp_comware", "huawei_vrp", "juniper_junos")  # the data files
     names = {os_name: get_dialect(os_name).display_name for os_name in OS_FAMILIES}
     assert names["huawei_vrp"] == "Huawei VRP"
     assert names["juniper_junos"] == "Juniper Junos"
@@ -56,7 +56,7 @@ def test_families_and_identity() -> None:
 
 
 def test_unknown_family_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="known: huawei_vrp"):
+    with pytest.raises(ValueError, match="known: cisco_ios, cisco_nxos, hp_comware, huawei_vrp"):
         get_dialect("cisco_asa")
 
 

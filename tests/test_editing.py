@@ -14,21 +14,14 @@ import git
 import pytest
 
 from ctbench.authoring.drafts import DraftStore
-from ctbench.authoring.editing import (
-    TRAILER_ACTION,
-    TRAILER_AUTHOR,
-    TRAILER_TASK,
-    ConflictError,
-    EditError,
-    EditSession,
-    TaskDraft,
-    delete_task,
-    next_free_id,
-    validate_draft,
-)
-from ctbench.authoring.validate import Severity, Validator
+from ctbench.authoring.editing import EditSession
+from ctbench.authoring.saving import delete_task
+from ctbench.authoring.shadow import validate_draft
+from ctbench.authoring.working_copy import ConflictError, EditError, TaskDraft, next_free_id
+from ctbench.commits import TRAILER_ACTION, TRAILER_AUTHOR, TRAILER_TASK
 from ctbench.model import Device, Family, Network
 from ctbench.store import TaskSet
+from ctbench.validation import Severity, Validator
 from tests.conftest import BUNDLED, run_cli
 
 AUTHOR = "Ana Author <ana@example.org>"

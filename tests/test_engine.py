@@ -230,9 +230,9 @@ def _approve(task_dir: Path, task_id: str, family: str) -> None:
     """Write the review record an approved round leaves: every criterion agreed on today's content."""
     from datetime import UTC, datetime
 
-    from ctbench.review.hashes import CRITERION_PARTS, content_hashes, disk_reader
-    from ctbench.review.records import CriterionReview, ReviewRecord, record_rel, render_record
-    from ctbench.review.states import Verdict
+    from ctbench.approval.hashes import CRITERION_PARTS, content_hashes, disk_reader
+    from ctbench.approval.records import CriterionReview, ReviewRecord, record_rel, render_record
+    from ctbench.approval.states import Verdict
 
     now = content_hashes(disk_reader(task_dir))
     when = datetime(2026, 11, 30, tzinfo=UTC)

@@ -77,16 +77,18 @@ def test_base_url_is_normalised_for_each_api() -> None:
         assert without_v1(given) == "http://h:1"
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param("codex", marks=pytest.mark.xfail(strict=False, reason="known flake: passes alone, ended as an error once "
-                                                   "when the suite ran on 2 workers beside other load; "
-                                                   "not yet diagnosed (see the issue 13 note)")),
-    "claude-code", "hermes"])
+@pytest.mark.parametrize("name", HARNESSES)
 def test_each_cli_scores_100_and_records_what_the_model_reported(name: str, task_set: Path, tmp_path: Path) -> None:
+    """Run as a user runs it: the default ``--sandbox auto``, which is bubblewrap where it works
+    (``.ci/run`` installs it), so the CLI and its MCP proxy run inside the sandbox and still score 100."""
     harness(name)
+    sandbox = os.environ.get("CTB_TEST_SANDBOX", "auto")
     with ScriptedModelServer(scripts_for(task_set, list(TASKS)), max_seconds=300) as model:
-        report = Runner(_settings(name, model.url, task_set, tmp_path / "run")).run()
+        report = Runner(_settings(name, model.url, task_set, tmp_path / "run", sandbox=sandbox)).run()
     assert report.complete, report.summary_line()
+    expected = "none" if sandbox == "none" else "bwrap"
+    assert report.config.options.sandbox == expected
+    assert f"sandbox: {expected}" in (report.folder / "run.yaml").read_text(encoding="utf-8")
     lines = {line["task_id"]: line for line in _lines(report.folder)}
     for tid in TASKS:
         line = lines[tid]
@@ -98,6 +100,8 @@ def test_each_cli_scores_100_and_records_what_the_model_reported(name: str, task
         assert line["rounds"] and line["rounds"] >= 5
         log = (report.folder / line["log"]).read_text(encoding="utf-8")
         assert "[ctbench] exit status 0" in log
+        if expected == "bwrap":  # the CLI itself was started through bubblewrap
+            assert "[ctbench] sandbox bwrap: " in log and "bwrap ... (" in log, log[:2000]
     scores = score_run(report.folder, TaskSet.open(task_set), write=False)["summary"]
     for family in ("rca", "path"):
         assert scores[family]["accuracy"] == 1.0, (family, scores[family])
@@ -219,10 +223,13 @@ def test_timeout_leaves_no_process_of_the_cli_behind(name: str, task_set: Path, 
             done.set()
             watcher.join(5)
     (line,) = _lines(report.folder)
-    assert line["status"] == "timeout", line
+    assert line["status"] == "timeout", (line["status"], line.get("error"), line.get("error_kind"))
     assert model.requests, "the CLI never reached the model: the timeout did not hit a working CLI"
     assert any(exe in cmd for cmd in seen.values()), seen
-    assert any(p in cmd for cmd in seen.values() for p in proxies), seen
+    # A CLI that offered the model the ctb tools had its MCP proxy running; Claude Code may send its first
+    # request before its MCP servers are up (seen once under load), and then the proxy may not have started.
+    offered = any(any("list_devices" in t for t in r.tool_names) for r in model.requests)
+    assert any(p in cmd for cmd in seen.values() for p in proxies) or not offered, seen
     alive = {pid for marker in (*proxies, exe) for pid in _processes(marker)}
     left = {pid: cmd for pid, cmd in seen.items() if pid in alive}
     assert not left, f"still running after the timeout: {left}"

@@ -56,7 +56,7 @@ def test_a_copy_without_changes_passes(tmp_path: Path) -> None:
     ("evaluate/metrics.py", "from textual.widgets import Static  # noqa", "never import Textual"),
     ("model.py", "from ctbench.evaluate import metrics  # noqa", "sit in layers"),
     ("replay/tools.py", "from ctbench.evaluate import runner  # noqa", "sit in layers"),
-    ("authoring/bundle.py", "from ctbench.review import states  # noqa", "sit in layers"),
+    ("authoring/bundle.py", "from ctbench.review import workflow  # noqa", "sit in layers"),
     ("review/compare.py", "from ctbench.evaluate import runner  # noqa", "scoring only"),
 ])
 def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:
@@ -73,7 +73,7 @@ def test_an_exemption_that_matches_nothing_is_an_error(tmp_path: Path) -> None:
     repo = _copy(tmp_path)
     toml = repo / "pyproject.toml"
     text = toml.read_text(encoding="utf-8")
-    marker = '    "ctbench.review.workflow -> ctbench.authoring.validate",\n'
+    marker = '    "ctbench.evaluate.cli -> ctbench.viewer.app",\n'
     assert marker in text
     toml.write_text(text.replace(marker, marker + '    "ctbench.model -> ctbench.no_such_module",\n', 1),
                     encoding="utf-8")

@@ -30,8 +30,8 @@ MODULES = [
     "ctbench.authoring.cli",
     "ctbench.authoring.editing",
     "ctbench.authoring.drafts",
-    "ctbench.authoring.validate",
-    "ctbench.review.approval",  # the run gate's approval_state: evaluate imports it
+    "ctbench.validation",
+    "ctbench.approval.check",  # the run gate's approval_state, in the core
 ]
 
 PROBE = """

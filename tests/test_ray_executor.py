@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -30,7 +31,7 @@ from ctbench.evaluate.agents import Agent, AgentContext, AgentOptions, AgentResu
 from ctbench.evaluate.agents.base import Availability  # noqa: E402
 from ctbench.evaluate.ray_executor import RayExecutor, task_bundles  # noqa: E402
 from ctbench.evaluate.runner import Runner, RunSettings  # noqa: E402
-from ctbench.evaluate.score import score_run  # noqa: E402
+from ctbench.evaluate.score import dumps, score_run  # noqa: E402
 from ctbench.store import TaskSet  # noqa: E402
 from tests.conftest import BUNDLED, REPO, copy_starters  # noqa: E402
 
@@ -41,6 +42,10 @@ except ImportError:  # the optional extra
     if os.environ.get("CTBENCH_REQUIRE_RAY"):  # CI installed the extra: missing is a failure, not a skip
         raise
     ray = None  # type: ignore[assignment]
+
+# Under pytest-xdist (CI: -n auto, --dist loadgroup in pyproject) this file runs on one worker, so one
+# cluster serves it; were it split, each worker's cluster would still share nothing with the other.
+pytestmark = pytest.mark.xdist_group("ray-cluster")
 
 needs_ray = pytest.mark.skipif(ray is None, reason="ray is not installed (pip install -e '.[test,ray]')")
 
@@ -98,29 +103,43 @@ class NeedsToolAgent(Agent):
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def cluster() -> Any:
+    """A head and two worker nodes of this test module's own, sharing nothing with any other Ray.
+
+    Two of these may run at once (two xdist workers, two checkouts' CI on one machine), so nothing is
+    left to a default that is shared: Ray's temp root (sessions, sockets, logs and the "current
+    cluster" file a later ``ray.init()`` would join) and the nodes' TMPDIR (the hosts' task folders and
+    the agents' workspaces) are a private folder removed afterwards; every port is picked by the OS
+    (Ray's one fixed default, the head's dashboard agent on 52365, is set to 0); the driver joins by
+    the cluster's address in a namespace of its own, with any ``RAY_ADDRESS`` of the caller unset.
+    """
     if ray is None:
         pytest.skip("ray is not installed (pip install -e '.[test,ray]')")
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    try:
-        c.add_node(num_cpus=2)
-        c.add_node(num_cpus=2)
-        ray.init(address=c.address, log_to_driver=False, configure_logging=False)
-        yield c
-    finally:
-        ray.shutdown()
-        c.shutdown()
-        _forget_cluster(c)
-
-
-def _forget_cluster(c: Any) -> None:
-    """Remove the 'current cluster' file Ray wrote, so a later ray.init() never joins this dead one."""
-    current = Path("/tmp/ray/ray_current_cluster")
-    try:
-        if current.read_text().strip() == str(c.address):
-            current.unlink()
-    except OSError:
-        pass
+    tempfile.gettempdir()  # this process's temp folder, fixed before TMPDIR changes below
+    root = Path(tempfile.mkdtemp(prefix="ctbray-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    (root / "tmp").mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAY_TMPDIR", str(root))
+        mp.setenv("TMPDIR", str(root / "tmp"))  # read by the node processes; this process cached its own
+        mp.delenv("RAY_ADDRESS", raising=False)
+        c = None
+        try:
+            # A killed node is declared dead after 3 missed health checks a second apart, not 5 x 3 s.
+            c = Cluster(initialize_head=True, head_node_args={
+                "num_cpus": 1, "include_dashboard": False, "dashboard_agent_listen_port": None,
+                "_system_config": {"health_check_initial_delay_ms": 0, "health_check_period_ms": 1000,
+                                   "health_check_failure_threshold": 3}})
+            c.add_node(num_cpus=2)
+            c.add_node(num_cpus=2)
+            ray.init(address=c.address, namespace=f"ctbench-test-{uuid.uuid4().hex[:8]}", log_to_driver=False,
+                     configure_logging=False)
+            c.private_root = root  # type: ignore[attr-defined]
+            yield c
+        finally:
+            ray.shutdown()
+            if c is not None:
+                c.shutdown()
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def _settings(tasks: Path, out: Path, agent: str, **kw: Any) -> RunSettings:
@@ -132,12 +151,14 @@ def _lines(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-def _untimed(doc: Any) -> Any:
-    """A scores document without what differs between two runs of the same thing: names and timings."""
-    if isinstance(doc, dict):
-        return {k: _untimed(v) for k, v in doc.items() if "latency" not in k and k not in ("name", "run_dir")}
-    if isinstance(doc, list):
-        return [_untimed(v) for v in doc]
+def _timings_of(doc: Any, ref: Any, path: tuple[str, ...] = ()) -> Any:
+    """``doc`` with what may differ between two runs of the same thing taken from ``ref``: every
+    latency (timings) and the run's name (its folder). Anything else that differs stays different."""
+    if isinstance(doc, dict) and isinstance(ref, dict):
+        return {k: ref.get(k) if k == "latency_s" or (*path, k) == ("run", "name")
+                else _timings_of(v, ref.get(k), (*path, k)) for k, v in doc.items()}
+    if isinstance(doc, list) and isinstance(ref, list) and len(doc) == len(ref):
+        return [_timings_of(a, b, path) for a, b in zip(doc, ref, strict=True)]
     return doc
 
 
@@ -174,6 +195,29 @@ def test_ray_options_need_the_ray_executor(task_set: Path, tmp_path: Path) -> No
     assert "need --executor ray" in r.stderr
 
 
+def test_ray_not_installed_is_one_clear_line(task_set: Path, tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    shadow = tmp_path / "no-ray" / "ray"  # first on the path: `import ray` fails as if it were not installed
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n")
+    r = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--allow-unreviewed",
+                "--out", str(tmp_path / "run"), "--executor", "ray", "--progress", "none",
+                env={"PYTHONPATH": f"{shadow.parent}{os.pathsep}{REPO}"})
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip().splitlines() == ["ctb-eval: executor 'ray' needs Ray: pip install 'ctbench[ray]'"]
+
+
+def test_run_help_explains_the_ray_options() -> None:
+    from tests.conftest import run_cli
+
+    r = run_cli("evaluate", "run", "--executor", "ray", "--help")
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "--ray-address ADDR" in text and "$RAY_ADDRESS" in text and "give it again on --resume" in text
+    assert "--ray-cpus-per-attempt N" in text and "--executor NAME" in text
+
+
 @needs_ray
 def test_unreachable_cluster_is_one_clear_line(task_set: Path, tmp_path: Path) -> None:
     import socket
@@ -190,6 +234,52 @@ def test_unreachable_cluster_is_one_clear_line(task_set: Path, tmp_path: Path) -
     assert r.stderr.strip().splitlines() == [
         f"ctb-eval: executor 'ray': cannot reach the Ray cluster at 127.0.0.1:{port}: Connection refused "
         "(is the head running? ray start --head)"]
+
+
+def test_malformed_address_is_one_clear_line() -> None:
+    from ctbench.evaluate.ray_executor import _check_reachable
+
+    with pytest.raises(CtbError, match=r"^executor 'ray': --ray-address 'head\.lab': expected HOST:PORT "):
+        _check_reachable("head.lab", 1)
+
+
+@needs_ray
+def test_no_address_starts_a_local_instance_for_the_run_and_stops_it(task_set: Path, tmp_path: Path) -> None:
+    root = Path(tempfile.mkdtemp(prefix="ctbray-", dir="/tmp"))  # the instance's temp root: found by it below
+    try:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_TMPDIR": str(root), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+        env.pop("RAY_ADDRESS", None)
+        out = tmp_path / "run"
+        driver = subprocess.Popen([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "oracle", "--tasks",
+                                   str(task_set), "--allow-unreviewed", "--out", str(out), "--executor", "ray",
+                                   "--ray-cpus-per-attempt", "0.5", "--concurrency", "2", "--progress", "none",
+                                   "--no-score"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        seen: set[int] = set()
+        while driver.poll() is None:  # the instance's processes, while they live
+            seen |= _ray_processes(root)
+            time.sleep(0.2)
+        assert driver.returncode == 0, driver.stderr.read().decode() if driver.stderr else ""
+        lines = _lines(out)
+        assert len(lines) == 3 and all(x["status"] == "answered" for x in lines)
+        assert all(x["worker"].startswith("ray:127.0.0.1/") for x in lines)
+        assert len(seen) >= 2  # a GCS and a raylet at least were started for the run...
+        assert _ray_processes(root) == set()  # ...and none outlives it
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _ray_processes(root: Path) -> set[int]:
+    """Live processes whose command line names Ray's temp root ``root`` (every Ray process started there)."""
+    found = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes()
+            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(root).encode() in text and state != "Z":
+            found.add(int(cmdline.parent.name))
+    return found
 
 
 # --------------------------------------------------------------------------- on the cluster
@@ -210,28 +300,51 @@ def test_oracle_through_ray_scores_exactly_like_local(cluster: Any, tmp_path: Pa
     assert 1 <= len(workers) <= 2  # two hosts of two attempts each; the second joins when it is up
     score_run(tmp_path / "local", ts)
     score_run(tmp_path / "ray", ts)
+    local_bytes = (tmp_path / "local" / "scores.json").read_bytes()
     a, b = (json.loads((tmp_path / d / "scores.json").read_text(encoding="utf-8")) for d in ("local", "ray"))
-    assert _untimed(a) == _untimed(b)
+    assert a != b  # the latencies and the name differ: the next line is no tautology
+    assert dumps(_timings_of(b, a)).encode() == local_bytes  # byte-identical apart from timings
     assert b["summary"]["rca"]["accuracy"] == 1.0 and b["summary"]["path"]["n_correct"] == 11
     # Every Ray process this test started listens and talks on 127.0.0.1 only.
     assert _non_loopback_sockets() == []
 
 
+class LookingRayExecutor(RayExecutor):
+    """The Ray executor, plus a look at what it sends: every unit handed to a host, and - at close, while
+    the run's objects still live - every object it put into the store and every file on the nodes."""
+
+    def __init__(self, root: Path, **options: Any) -> None:
+        super().__init__(**options)
+        self.root = root
+        self.sent: list[bytes] = []
+        self.seen: dict[str, Any] = {}
+
+    async def run_unit(self, unit: Any) -> Any:
+        from ray import cloudpickle
+
+        self.sent.append(cloudpickle.dumps(unit))  # the unit as the host gets it
+        return await super().run_unit(unit)
+
+    async def close(self) -> None:
+        assert self.shipper is not None
+        self.seen["shipped"] = {k: ray.get(ref) for k, ref in self.shipper.refs.items()}
+        self.seen["host_files"] = [await h.actor.files.remote() for h in self.hosts if h.alive]
+        # Everything any node process wrote: Ray's sessions (logs, spilled objects) and the nodes'
+        # TMPDIR (the hosts' task folders, the agents' workspaces).
+        self.seen["disk"] = {str(f.relative_to(self.root)): f.read_bytes() for f in self.root.rglob("*")
+                             if f.is_file() and not f.is_symlink()}
+        await super().close()
+
+
 def test_no_hidden_part_reaches_a_worker(cluster: Any, tmp_path: Path) -> None:
     tasks = copy_starters(tmp_path / "tasks")
     secret = f"SECRET-{uuid.uuid4()}".encode()
-    for hidden in tasks.rglob("hidden.yaml"):
-        hidden.write_bytes(hidden.read_bytes() + b"\n# " + secret + b"\n")
-    executor = RayExecutor(cpus_per_attempt=0.5, attempts_per_host=2)
-    holder: dict[str, Any] = {}
-    original_close = executor.close
-
-    async def close_after_looking() -> None:  # inspect the object store while the run's objects live
-        holder["shipped"] = {k: ray.get(ref) for k, ref in executor.shipper.refs.items()}  # type: ignore[union-attr]
-        holder["host_files"] = [await h.actor.files.remote() for h in executor.hosts if h.alive]
-        await original_close()
-
-    executor.close = close_after_looking  # type: ignore[method-assign]
+    for hidden in tasks.rglob("hidden.yaml"):  # in a field, so a parsed gold carries it too
+        text = hidden.read_bytes()
+        assert text.count(b"\nrationale: ") == 1
+        hidden.write_bytes(text.replace(b"\nrationale: ", b"\nrationale: " + secret + b" "))
+    statement = (tasks / "rca" / "RCA-001" / "task.yaml").read_bytes()
+    executor = LookingRayExecutor(cluster.private_root, cpus_per_attempt=0.5, attempts_per_host=2)
     report = Runner(_settings(tasks, tmp_path / "run", "ray-test-peek", concurrency=2),
                     agent=PeekAgent(AgentOptions()), executor=executor).run()
     assert report.complete
@@ -242,16 +355,25 @@ def test_no_hidden_part_reaches_a_worker(cluster: Any, tmp_path: Path) -> None:
         assert f"pid {os.getpid()}" not in notes  # it ran in a worker process
         assert "hidden given False" in notes and "marker found False" in notes, notes
         assert "hidden.yaml" not in next(n for n in notes if n.startswith("files "))
-    shipped = holder["shipped"]
+    # The units sent to the hosts.
+    assert len(executor.sent) == 3 and not any(secret in blob for blob in executor.sent)
+    # The object store: each bundle once - the set's files, each network, each task.
+    shipped = executor.seen["shipped"]
     ts = TaskSet.open(tasks)
     networks = {ts.load_task(r).network for r in ts.refs()}
-    assert len(shipped) == 1 + len(networks) + 3  # the set files, each network, each task: each put once
+    assert len(shipped) == 1 + len(networks) + 3
     for files in shipped.values():
         for rel, data in files.items():
             assert not rel.endswith("hidden.yaml") and secret not in data
-    assert holder["host_files"]
-    for files in holder["host_files"]:
+    # The workers' file systems: the hosts' folders hold the visible files, and nothing any node wrote
+    # holds the hidden part (the scan does see what the hosts wrote: the task statement is there).
+    assert executor.seen["host_files"]
+    for files in executor.seen["host_files"]:
         assert files and not any(rel.endswith("hidden.yaml") or secret in data for rel, data in files.items())
+    disk = executor.seen["disk"]
+    assert any(rel.startswith("tmp/ctbench-ray-") and data == statement for rel, data in disk.items())
+    leaked = [rel for rel, data in disk.items() if secret in data or rel.endswith("hidden.yaml")]
+    assert leaked == []
 
 
 def test_worker_without_what_the_agent_needs_fails_early_naming_the_node(cluster: Any, tmp_path: Path,
@@ -269,41 +391,15 @@ def test_worker_without_what_the_agent_needs_fails_early_naming_the_node(cluster
     assert _settled_cpus() == CLUSTER_CPUS  # and the refused host is gone, its CPU free again
 
 
-def test_worker_node_killed_mid_run_completes_every_task_once(cluster: Any, tmp_path: Path) -> None:
+def test_a_cluster_too_small_for_the_concurrency_is_one_clear_line(cluster: Any, tmp_path: Path) -> None:
     tasks = copy_starters(tmp_path / "tasks")
-    from tests.test_runner import clone_tasks
-
-    clone_tasks(tasks, 9)  # 12 tasks
-    executor = RayExecutor(cpus_per_attempt=0.5, attempts_per_host=2)
-    runner = Runner(_settings(tasks, tmp_path / "run", "ray-test-sleep", concurrency=4, retries=3),
-                    agent=SleepAgent(AgentOptions()), executor=executor)
-    box: dict[str, Any] = {}
-    thread = threading.Thread(target=lambda: box.setdefault("report", runner.run()), daemon=True)
-    thread.start()
-    head = cluster.head_node.node_id
-    victim = None
-    deadline = time.monotonic() + 120
-    while victim is None and time.monotonic() < deadline:
-        busy = {h.info.get("node") for h in list(executor.hosts) if h.busy and h.info.get("node") != head}
-        victim = next((n for n in cluster.worker_nodes if n.node_id in busy), None)
-        time.sleep(0.2)
-    assert victim is not None, "no attempt ever ran on a worker node"
-    time.sleep(0.5)  # mid-attempt: the sleep agent takes 1.5 s
-    try:
-        cluster.remove_node(victim, allow_graceful=False)
-        thread.join(timeout=180)
-        assert not thread.is_alive(), "the run did not finish after a node died"
-    finally:
-        cluster.add_node(num_cpus=2)  # the next test gets its cluster back
-        _settled_cpus()
-    report = box["report"]
-    assert report.complete
-    lines = _lines(tmp_path / "run")
-    ids = [x["task_id"] for x in lines]
-    assert sorted(ids) == sorted(set(ids)) and len(ids) == 12  # every task once: none lost, none doubled
-    assert all(x["status"] in ("answered", "unparsable") for x in lines), [x["error"] for x in lines]
-    retried = [x for x in lines if x["retries"]]
-    assert retried and all("died mid-attempt" in r["error"] for x in retried for r in x["retries"])
+    runner = Runner(_settings(tasks, tmp_path / "run", "oracle", concurrency=6),
+                    executor=RayExecutor(cpus_per_attempt=1))
+    with pytest.raises(CtbError) as err:
+        runner.run()
+    assert str(err.value) == ("executor 'ray': concurrency 6 x 1 CPU per attempt needs 6 CPUs; the cluster has 5. "
+                              "Lower --concurrency or --ray-cpus-per-attempt, or add nodes")
+    assert _settled_cpus() == CLUSTER_CPUS  # no host was started
 
 
 def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: Any, tmp_path: Path) -> None:
@@ -340,15 +436,55 @@ def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: An
     assert ray.available_resources().get("CPU", 0) >= free_cpus
     time.sleep(2.5)  # longer than an attempt: a surviving one would have finished by now
     assert (out / "results.jsonl").read_bytes() == before
+    # Resumed with the cluster in RAY_ADDRESS this time, the other way to name it.
     done = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--resume", str(out),
-                           "--ray-address", cluster.address, "--ray-cpus-per-attempt", "0.5", "--progress",
-                           "none", "--no-score"], env=env, capture_output=True, text=True, timeout=180)
+                           "--ray-cpus-per-attempt", "0.5", "--progress", "none", "--no-score"],
+                          env={**env, "RAY_ADDRESS": cluster.address}, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     lines = _lines(out)
     ids = [x["task_id"] for x in lines]
     assert len(ids) == 8 and len(set(ids)) == 8
     assert lines[: len(before.splitlines())] == [json.loads(x) for x in before.splitlines()]
     assert all(x["worker"].startswith("ray:127.0.0.1/") for x in lines)
+
+
+# The last test on the cluster: it takes a node away for good (adding one back costs seconds).
+
+
+def test_host_process_and_node_killed_mid_run_complete_every_task_once(cluster: Any, tmp_path: Path) -> None:
+    tasks = copy_starters(tmp_path / "tasks")
+    from tests.test_runner import clone_tasks
+
+    clone_tasks(tasks, 9)  # 12 tasks
+    executor = RayExecutor(cpus_per_attempt=0.5, attempts_per_host=2)
+    runner = Runner(_settings(tasks, tmp_path / "run", "ray-test-sleep", concurrency=4, retries=3),
+                    agent=SleepAgent(AgentOptions()), executor=executor)
+    box: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: box.setdefault("report", runner.run()), daemon=True)
+    thread.start()
+    # Both hosts at work: one on a worker node (that node goes), the other anywhere else (its process goes).
+    victim = other = None
+    deadline = time.monotonic() + 120
+    while (victim is None or other is None) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        busy = [h for h in list(executor.hosts) if h.busy and h.alive]
+        victim = next((n for n in cluster.worker_nodes if any(h.info.get("node") == n.node_id for h in busy)), None)
+        other = next((h for h in busy if victim is not None and h.info.get("node") != victim.node_id), None)
+    assert victim is not None and other is not None, "the two hosts never ran attempts at once"
+    time.sleep(0.5)  # mid-attempt: the sleep agent takes 1.5 s
+    os.kill(other.info["pid"], signal.SIGKILL)  # a host's worker process dies...
+    cluster.remove_node(victim, allow_graceful=False)  # ...and a whole node; no test after this one needs it
+    thread.join(timeout=180)
+    assert not thread.is_alive(), "the run did not finish after a host and a node died"
+    report = box["report"]
+    assert report.complete
+    lines = _lines(tmp_path / "run")
+    ids = [x["task_id"] for x in lines]
+    assert sorted(ids) == sorted(set(ids)) and len(ids) == 12  # every task once: none lost, none doubled
+    assert all(x["status"] in ("answered", "unparsable") for x in lines), [x["error"] for x in lines]
+    errors = [r["error"] for x in lines for r in x["retries"]]
+    assert errors and all("died mid-attempt" in e for e in errors), errors
+    assert any(other.where in e for e in errors) and any(f"({victim.node_id[:8]})" in e for e in errors), errors
 
 
 # --------------------------------------------------------------------------- helpers
@@ -391,6 +527,8 @@ def _non_loopback_sockets() -> list[str]:
     """TCP sockets of this process's children (the Ray nodes) listening on or connected to anything but
     127.0.0.1."""
     if shutil.which("ss") is None:
+        if os.environ.get("CTBENCH_REQUIRE_RAY"):  # CI installs iproute2 for this check: missing is a failure
+            raise AssertionError("ss (iproute2) is not installed: cannot check what Ray listens on")
         pytest.skip("ss is not installed")
     mine = _descendants(os.getpid()) | {os.getpid()}
     bad = []
@@ -409,8 +547,6 @@ def test_a_dead_hosts_folder_is_swept_a_live_ones_is_not(tmp_path: Path, monkeyp
     from ctbench.evaluate.ray_executor import HOST_PREFIX, sweep_dead_hosts
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    import tempfile
-
     monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ctbench.authoring.realism import TemplateIndex, check_realism, parse_recording
-from ctbench.authoring.validate import Report, Severity, validate_paths
 from ctbench.model import Family, Recording, TaskSpec
 from ctbench.store import TaskSet
+from ctbench.validation import Report, Severity, validate_paths
 from tests.conftest import VENDOR_CLI
 
 REPO = Path(__file__).resolve().parents[1]

@@ -205,6 +205,7 @@ def probes(url: str, sid: str, token: str | None) -> dict[str, int]:
             "run": http.post(f"/sessions/{sid}/run", json={"device": "VRP_01", "command": "dis int br"}).status_code,
             "submit": http.post(f"/sessions/{sid}/submit", json={"answer": "stolen"}).status_code,
             "trajectory": http.get(f"/sessions/{sid}/trajectory").status_code,
+            "complete": http.post(f"/sessions/{sid}/complete", json={"device": "VRP_01", "line": "dis"}).status_code,
         }
 
 
@@ -213,7 +214,7 @@ def test_runner_mode_grants_a_session_only_to_its_token(vendor_root: Path) -> No
     with serve_in_thread(engine, runner=True) as handle:
         g, session = grant(handle, engine)
         other, _ = grant(handle, engine)
-        denied = {"summary": 404, "devices": 404, "run": 404, "submit": 404, "trajectory": 404}
+        denied = {"summary": 404, "devices": 404, "run": 404, "submit": 404, "trajectory": 404, "complete": 404}
         for token in (None, "", "x" * 43, other.token, g.session_id, g.token + "x", g.token.upper()):
             assert probes(handle.url, g.session_id, token) == denied, token
         assert session.calls == 0 and session.answer is None

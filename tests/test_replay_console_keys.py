@@ -10,7 +10,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import pytest
 from textual.message import Message
 from textual.widgets import Input, RichLog
 
@@ -115,11 +114,10 @@ def test_console_over_a_session_without_completion_still_types() -> None:
     asyncio.run(scenario())
 
 
-@pytest.mark.xfail(strict=True, reason="known gap from the merge: the blind-review console now replays from an "
-                   "isolated process (issue 14 item 5) that does not serve keyword completion yet")
 def test_blind_review_console_completes_and_answers_help(tmp_path: Path) -> None:
     """The blind reviewer's console is the same widget: Tab and '?' work there too, and a help call
     is in the blind trajectory as help."""
+    from ctbench.replay.isolated import IsolatedSession
     from tests.review_support import copy_world, make_world, ok
     from tests.test_review_app import SIZE as REVIEW_SIZE
     from tests.test_review_app import BlindScreen, new_app, on_screen, quit_app, wait_for
@@ -131,6 +129,8 @@ def test_blind_review_console_completes_and_answers_help(tmp_path: Path) -> None
     async def run() -> None:
         async with app.run_test(size=REVIEW_SIZE) as pilot:
             await wait_for(pilot, on_screen(app, BlindScreen))
+            assert isinstance(app._session, IsolatedSession)  # Tab and '?' cross to the isolated server
+            assert "no hidden.yaml in view" in str(app.screen.query_one("#console").border_title)  # and it says so
             await pilot.press("ctrl+o")  # ACC_SW_01 -> CORE_SW_01
             field = app.screen.query_one("#rc-input", Input)
             await pilot.press(*"dis cu", "tab")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ctbench.replay.engine import InputError, ReplayEngine
+from ctbench.replay.engine import ReplayEngine
+from ctbench.replay.loaded import InputError
 from ctbench.replay.observation import Outcome
 from ctbench.replay.session import SessionClosed, SessionLimit
 from ctbench.replay.trajectory import BadLine, TrajectoryRecord, iter_trajectory, read_trajectory

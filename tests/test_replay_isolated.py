@@ -52,9 +52,15 @@ def test_isolated_session_answers_like_the_engine(sandbox: bool, task_set: Path,
     with IsolatedSession(ts, "RCA-001", trajectory_path=traj, sandbox=sandbox) as session:
         assert [d.name for d in session.devices()] == [d.name for d in direct.devices()]
         assert session.prompt("CORE_SW_01") == direct.prompt("CORE_SW_01")
+        for line in ("dis cu", "display c", "sh ip ro", "nonsense"):  # Tab, answered by the isolated server
+            assert session.complete("CORE_SW_01" if line[0] != "s" else "GW_01", line) == \
+                direct.complete("CORE_SW_01" if line[0] != "s" else "GW_01", line)
+        assert session.complete("CORE_SW_01", "dis cu") == ["current-configuration"]
         for device, command in CALLS:
             a, b = session.run(device, command), direct.run(device, command)
             assert (a.text, a.outcome, a.canonical, a.prompt) == (b.text, b.outcome, b.canonical, b.prompt)
+        assert [(r.seq, r.command, r.outcome) for r in session.trajectory] == \
+            [(r.seq, r.command, r.outcome) for r in direct.trajectory]  # completion is not a call
         if sandbox and shutil.which("bwrap"):
             assert session.sandboxed
             root = server_root(str(session._tmp))
@@ -76,3 +82,85 @@ def test_isolated_engine_has_the_engine_shape(task_set: Path, tmp_path: Path) ->
                                                                trajectory_path=tmp_path / "t.jsonl") as s:
         assert s.run("CORE_SW_01", "dis int br").ok
     assert os.path.getsize(tmp_path / "t.jsonl") > 0
+
+
+@pytest.mark.parametrize("protection", ["bwrap", "off"])
+def test_try_it_console_is_served_by_a_process_without_the_gold(protection: str, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The authoring app's Try-it console, driven by keys: the process answering it cannot open the
+    task's hidden.yaml - neither the saved one in the task set nor the working copy's shadow.
+
+    ``off`` turns the bubblewrap view off (the server still gets a copy without hidden.yaml, but
+    runs in the author's file system): the same look into the server's root then finds the saved
+    gold, which shows that the ``bwrap`` case's assertions can fail.
+    """
+    import asyncio
+
+    from ctbench.authoring.app.widgets.sections.tryit import TryItSection
+    from ctbench.replay import isolated
+    from ctbench.tui.replay_console import ReplayConsole
+    from tests.test_app_flows import SIZE, author_app, settle, until, validated
+    from tests.test_editing import make_repo
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    if protection == "off":
+        monkeypatch.setattr(isolated, "_bwrap_argv", lambda copy, traj: None)
+    tasks = make_repo(tmp_path)
+    gold = TaskSet.open(tasks).ref("RCA-001").path.resolve() / "hidden.yaml"
+    assert gold.is_file()
+    seen: dict[str, object] = {}
+
+    async def scenario() -> None:
+        app = author_app(tasks, mode="edit", task_id="RCA-001")
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await validated(pilot)
+            await pilot.press("f8")
+            console = editor.query_one(ReplayConsole)
+            await until(pilot, lambda: console.session is not None, "the replay session")
+            session = console.session
+            assert isinstance(session, IsolatedSession)
+            shadow = editor.query_one(TryItSection)._tmp
+            assert shadow is not None and any(shadow.rglob("hidden.yaml"))  # the working copy has its gold
+            root = server_root(str(session._tmp))
+            assert root is not None
+            view = root / str(session._tmp).lstrip("/")
+            seen["sandboxed"] = session.sandboxed
+            seen["serves"] = any(view.rglob("task.yaml"))  # the look into the server's view is real
+            seen["saved gold"] = (root / str(gold).lstrip("/")).exists()
+            seen["shadow gold"] = [p for p in shadow.rglob("hidden.yaml") if (root / str(p).lstrip("/")).exists()]
+            seen["gold in its task set"] = list(view.rglob("hidden.yaml"))
+            seen["task set"] = (root / str(tasks).lstrip("/")).exists()
+            seen["git"] = (root / str(tasks.parent / ".git").lstrip("/")).exists()
+            seen["home"] = sorted(str(p) for p in _visible_home(root))
+            console.run_command("display clock")  # and it answers the author as it answers an agent
+            await until(pilot, lambda: len(session.trajectory) == 1, "the replayed command")
+            await settle(pilot)
+
+    asyncio.run(scenario())
+    assert seen["serves"] and seen["gold in its task set"] == []
+    if protection == "bwrap":
+        assert seen == {"sandboxed": True, "serves": True, "saved gold": False, "shadow gold": [],
+                        "gold in its task set": [], "task set": False, "git": False, "home": []}
+    else:
+        assert seen["sandboxed"] is False and seen["saved gold"] and seen["shadow gold"] and seen["task set"]
+
+
+def _visible_home(root: Path) -> list[Path]:
+    """What of the user's home a process whose file-system root is ``root`` sees, apart from the
+    folders that lead to the Python runtime it was given (a pyenv or venv under the home)."""
+    import sys
+
+    import ctbench
+
+    home = Path.home().resolve()
+    runtime = [Path(p).resolve() for p in (sys.base_prefix, sys.prefix, Path(ctbench.__file__).parent)]
+    inside = root / str(home).lstrip("/")
+    if home == Path("/") or not inside.is_dir():
+        return []
+    found = []
+    for entry in inside.iterdir():
+        host = home / entry.name
+        if not any(r == host or r.is_relative_to(host) for r in runtime):
+            found.append(host)
+    return found

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.report import build_report, render_report, report_tables
+from ctbench.evaluate.report import build_report, report_tables
+from ctbench.evaluate.report_formats import render_report
 from ctbench.evaluate.report_html import bars_svg, radar_svg, scatter_svg
 from ctbench.evaluate.score import score_run
 from ctbench.store import TaskSet
@@ -87,6 +88,23 @@ def test_text_md_latex_json(starter_set: Path, runs: list[Path]) -> None:
     assert "CI low (pp)" in t25["columns"] and all(isinstance(r[9], float) for r in t25["rows"])
     with pytest.raises(CtbError, match="unknown report format"):
         render_report(report, "pdf")
+
+
+def test_the_cli_reads_its_formats_from_the_registry() -> None:
+    """`--format` choices and help come from the registries, so a new format is one entry, not three edits."""
+    from ctbench.evaluate.report_formats import REPORT_FORMATS
+    from ctbench.tables import TABLE_FORMATS
+
+    assert list(REPORT_FORMATS) == [*TABLE_FORMATS, "html"]
+    for component, command, formats in (("evaluate", "report", REPORT_FORMATS), ("authoring", "stats", TABLE_FORMATS),
+                                        ("review", "status", TABLE_FORMATS)):
+        proc = run_cli(component, command, "--help")
+        assert proc.returncode == 0, proc.stderr
+        shown = " ".join(proc.stdout.split())
+        for f in formats.values():
+            assert f"{f.name}: {f.summary}" in shown, (command, f.name, shown)
+    proc = run_cli("evaluate", "report", "runs/a", "--format", "pdf")
+    assert proc.returncode == 2 and "'html'" in proc.stderr and "'latex'" in proc.stderr
 
 
 def test_html_is_one_self_contained_file(starter_set: Path, runs: list[Path]) -> None:

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from ctbench.approval.records import load_records
+from ctbench.approval.states import Criterion, Verdict
 from ctbench.review.blind_app import BlindApp, BlindScreen, ConfirmSubmit, reflow
-from ctbench.review.records import load_records
 from ctbench.review.reveal_screen import RevealScreen
-from ctbench.review.states import Criterion, Verdict
 from ctbench.review.widgets import VerdictToggle
 from ctbench.review.workflow import ReviewDesk
 from ctbench.store import TaskSet

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ctbench.review.approval import SEED_REASON, approval_state
+from ctbench.approval.check import SEED_REASON, approval_state
 from ctbench.store import TaskSet
 from ctbench.yamlio import load_document, save_document
 from tests.review_support import RCA_ANSWER, RCA_COMMANDS, REPO, World, copy_world, make_world, ok

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ctbench.review.records import load_records
+from ctbench.approval.records import load_records
 from ctbench.store import TaskSet
 from tests.review_support import RCA_ANSWER, REPO, World, copy_world, git, make_world, ok, review
 

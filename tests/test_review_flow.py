@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ctbench.review.records import load_records
-from ctbench.review.states import Criterion, Verdict
+from ctbench.approval.records import load_records
+from ctbench.approval.states import Criterion, Verdict
 from ctbench.yamlio import load_document, save_document
 from tests.review_support import (
     RCA_ANSWER,
@@ -198,8 +198,8 @@ def test_reveal_refused_until_the_blind_answer_is_a_commit(world: World, answers
     err = refused("reveal", "RCA-101", "--as", "bob", tasks=t)
     assert "no blind answer by bob is committed" in err and "gold stays hidden" in err
     # a blind answer written into the record by hand, not committed: refused (and never read as proof)
-    from ctbench.review.hashes import sha256_text
-    from ctbench.review.records import BlindSolve, record_rel, render_record, utcnow
+    from ctbench.approval.hashes import sha256_text
+    from ctbench.approval.records import BlindSolve, record_rel, render_record, utcnow
 
     folder = t / "rca" / "RCA-101"
     rec = load_records(folder)[-1]
@@ -316,7 +316,7 @@ def test_tampered_blind_answer_fails_the_audit(world: World, answers: dict[str, 
     git("commit", "-qam", "improve the blind answer afterwards", cwd=world.work)
     code, out, _ = review("audit", "RCA-101", tasks=t)
     assert code == 1 and "does not match its recorded sha256" in out
-    from ctbench.review.hashes import sha256_text
+    from ctbench.approval.hashes import sha256_text
 
     doc["blind"]["answer_sha256"] = sha256_text(doc["blind"]["answer"])
     save_document(path, doc)

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from ctbench.approval.check import approval_state
+from ctbench.approval.records import load_records
+from ctbench.approval.states import Criterion
 from ctbench.authoring.app.app import AuthorApp
 from ctbench.authoring.app.dialogs.confirm import ChoiceDialog
 from ctbench.authoring.app.screens.editor import EditorScreen
 from ctbench.authoring.cli import main as author_main
-from ctbench.review.approval import approval_state
-from ctbench.review.records import load_records
-from ctbench.review.states import Criterion
 from ctbench.store import TaskSet
 from ctbench.yamlio import load_document
 from tests.review_support import RCA_ANSWER, RCA_COMMANDS, World, copy_world, git, make_world, ok

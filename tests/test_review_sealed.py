@@ -210,7 +210,7 @@ def test_authoring_reads_and_writes_sealed_gold_with_the_users_identity(sealed: 
     code, out, _ = author_cli("validate", str(at / "rca" / "RCA-102"))
     assert code == 0 and "warning[sealed]: the gold is not checked" in out and "CTBENCH_AGE_IDENTITY" in out
     # ... and the run gate does not count it as approved-and-unchanged
-    from ctbench.review.approval import approval_state
+    from ctbench.approval.check import approval_state
 
     assert not approval_state(TaskSet.open(at), "RCA-102").approved
     monkeypatch.setenv("CTBENCH_AGE_IDENTITY", str(s.keys["alice"]))

@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctbench.errors import CtbError
-from ctbench.model import Family, Status
-from ctbench.review.assign import Reviewer, propose, queue
-from ctbench.review.hashes import (
+from ctbench.approval.hashes import (
     CRITERION_PARTS,
     changed_parts,
     content_hashes,
@@ -19,8 +16,7 @@ from ctbench.review.hashes import (
     reopened_by,
     visible_hashes,
 )
-from ctbench.review.history import cohen_kappa, compute, krippendorff_alpha
-from ctbench.review.records import (
+from ctbench.approval.records import (
     BlindSolve,
     Comment,
     ReviewRecord,
@@ -29,7 +25,7 @@ from ctbench.review.records import (
     parse_record,
     render_record,
 )
-from ctbench.review.states import (
+from ctbench.approval.states import (
     CRITERIA,
     Criterion,
     IllegalTransition,
@@ -39,6 +35,10 @@ from ctbench.review.states import (
     consensus,
     parse_criterion,
 )
+from ctbench.errors import CtbError
+from ctbench.model import Family, Status
+from ctbench.review.assign import Reviewer, propose, queue
+from ctbench.review.history import cohen_kappa, compute, krippendorff_alpha
 from ctbench.review.view import TaskState
 from ctbench.store import TaskSet
 from tests.review_support import FIXTURE
@@ -199,7 +199,7 @@ def _state(task_id: str, fam: Family, status: Status, records: list[ReviewRecord
 
 
 def _approved(task_id: str, rounds: int, exact: bool, reviewer: str = "bob") -> list[ReviewRecord]:
-    from ctbench.review.records import Comparison
+    from ctbench.approval.records import Comparison
 
     recs = []
     for n in range(1, rounds + 1):
@@ -298,7 +298,7 @@ def test_queue_tells_each_person_the_next_step() -> None:
 
 def test_comparison_views_are_one_definition() -> None:
     """The reveal text, the app and the PR text share the score line, the rows and the carry note."""
-    from ctbench.review.records import Comparison, CriterionReview, cell_value
+    from ctbench.approval.records import Comparison, CriterionReview, cell_value
 
     c = Comparison(revealed_at=T0, revealed_by="r", parse_status="answered", exact=False,
                    scores={"loc": 0.5, "ident": None, "evidence": {"covered": 0, "golden": 0}},

@@ -15,9 +15,9 @@ from pathlib import Path
 from ctbench.authoring.oracle_check import check_oracle, gold_answer_text
 from ctbench.authoring.realism import TemplateIndex, check_realism, parse_recording
 from ctbench.authoring.stats import dataset_stats, load_all
-from ctbench.authoring.validate import validate_paths
 from ctbench.model import Family, Network, Status
 from ctbench.store import TaskSet
+from ctbench.validation import validate_paths
 from ctbench.vendor import Vendors
 
 REPO = Path(__file__).resolve().parents[1]

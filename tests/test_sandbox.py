@@ -176,6 +176,27 @@ def test_refuses_to_mount_a_secret_path(tmp_path: Path, secret: Path) -> None:
         launcher.close()
 
 
+@needs_bwrap
+def test_a_file_on_the_command_line_is_shown_unless_it_lies_in_any_task_set(tmp_path: Path, secret: Path) -> None:
+    """An agent script named by path is bound read-only; a file of another copy of a task set (same gold,
+    not the run's task set) named by mistake in --agent-cmd is refused, not mounted."""
+    other = tmp_path / "other-checkout" / "tasks"
+    (other / "rca" / "RCA-001").mkdir(parents=True)
+    (other / "ctbench.yaml").write_text("canary: x\n")
+    gold = other / "rca" / "RCA-001" / "hidden.yaml"
+    gold.write_text("answer: gold\n")
+    script = tmp_path / "agent.py"
+    script.write_text("print('hi')\n")
+    launcher = make_launcher(SandboxSettings(mode="bwrap"), secret_paths=secret_paths_for(secret))
+    try:
+        prepared = launcher.prepare(Launch(argv=["/bin/cat", str(script)], workspace=tmp_path / "ws"))
+        assert str(script.resolve()) in prepared.argv
+        with pytest.raises(SandboxError, match="inside the task set"):
+            launcher.prepare(Launch(argv=["/bin/cat", str(gold)], workspace=tmp_path / "ws"))
+    finally:
+        launcher.close()
+
+
 def test_git_folder_of_a_checkout_is_secret_but_not_its_package(tmp_path: Path) -> None:
     repo = tmp_path / "checkout"
     (repo / "tasks").mkdir(parents=True)
@@ -396,3 +417,25 @@ def test_an_unsandboxed_run_says_so_on_the_scorecard_and_in_reports(sandbox: str
                             capture_output=True, text=True, env=env, timeout=300)
     assert report.returncode == 0, report.stderr
     assert ("unsandboxed" in report.stdout) is (sandbox == "none"), report.stdout
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", ["host", "loopback"])
+def test_a_run_works_when_the_temp_folder_is_too_long_for_a_unix_socket(
+        task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, network: str) -> None:
+    """A deep $TMPDIR (pytest's under xdist, a CI runner's): the replay socket and the loopback relays
+    would pass the 107-byte limit of a Unix socket path; the runner puts them in a short folder instead."""
+    from ctbench.evaluate.runner import Runner, RunSettings
+
+    deep = tmp_path / ("d" * 60) / ("e" * 40)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    script = tmp_path / "agent.py"
+    script.write_text(""
+                      "print('CORE_SW_01;GigabitEthernet0/0/24;shutdown')\n")
+    report = Runner(RunSettings(agent="command", agent_cmd=f"{sys.executable} {script}", tasks=task_set,
+                                out=tmp_path / "run", select="RCA-001", allow_unreviewed=True, sandbox="bwrap",
+                                sandbox_network=network, timeout_s=60)).run()
+    (line,) = [json.loads(x) for x in (report.folder / "results.jsonl").read_text().splitlines()]
+    assert line["status"] == "answered" and line["error"] is None, line
+    assert line["answer"]["rca"][0]["node"] == "CORE_SW_01"

@@ -3,16 +3,26 @@
 Under ``--sandbox bwrap`` it runs on every bundled task and must come back empty-handed on each of
 its channels; under ``--sandbox none`` the very same agent finds the gold - which shows that the
 probes are real and that the bwrap assertions can fail.
+
+Both runs happen in an arena, a fresh folder in the temp folder (:func:`arena`): the runner's working directory
+(and ``PWD``) is the folder holding the task set and the run folder, as when a user runs
+``ctb-eval run`` from there; ``HOME`` and the temp folder (the attempts' workspaces) are under it
+too. So what each channel can find does not depend on where pytest was started or on xdist, and
+the adversary is allowed to leave marks only under the arena (plus, sandboxed, ``/tmp`` and
+``/var/tmp`` themselves, which inside the sandbox are its private ones): run unsandboxed it writes
+wherever it finds a folder, so it must not be shown the developer's other folders to write in.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,35 +97,71 @@ def marks_left(*roots: Path) -> list[Path]:
     return out
 
 
-def run_adversary(task_set: Path, out: Path, sandbox: str, select: str | None = None, **kw: Any) -> Any:
-    settings = RunSettings(agent="command", agent_cmd=f"{sys.executable} {ADVERSARY}", tasks=task_set, out=out,
+@pytest.fixture
+def arena(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh folder as the runner's whole world: its cwd and ``PWD`` (beside the task set and the
+    run folder), ``HOME`` and the temp folder where the attempts' workspaces are made; removed after.
+
+    Made directly in the system temp folder rather than as ``tmp_path``: under xdist a ``tmp_path``
+    is long enough that the runner's replay socket in it would pass the 107-byte limit of a Unix
+    socket path.
+    """
+    root = Path(tempfile.mkdtemp(prefix=ARENA_PREFIX, dir="/tmp")).resolve()
+    for name in ("home", "tmp"):
+        (root / name).mkdir()
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("PWD", str(root))
+    monkeypatch.setenv("HOME", str(root / "home"))
+    monkeypatch.setenv("TMPDIR", str(root / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(root / "tmp"))  # the runner's mkdtemp() calls
+    try:
+        yield root
+    finally:
+        monkeypatch.undo()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run_adversary(task_set: Path, out: Path, sandbox: str, marks: list[str], select: str | None = None,
+                  **kw: Any) -> Any:
+    cmd = shlex.join([sys.executable, str(ADVERSARY), *marks])
+    settings = RunSettings(agent="command", agent_cmd=cmd, tasks=task_set, out=out,
                            allow_unreviewed=True, sandbox=sandbox, concurrency=2, timeout_s=120, select=select,
                            **kw)
     return Runner(settings).run()
 
 
-def _marks() -> set[Path]:
-    """Adversary marks in the temp folder; folders other tests remove while we look are skipped."""
+ARENA_PREFIX = "ctb-adv-"
+
+
+def _marks(*folders: Path) -> set[Path]:
+    """Adversary marks in these folders and one level below, the arenas apart (an unsandboxed run
+    may write all over its own, which is no other arena's mark tree); folders other tests remove
+    while we look are skipped."""
     out: set[Path] = set()
-    tmp = Path(tempfile.gettempdir())
-    for entry in list(tmp.iterdir()):
-        try:
-            if MARK in entry.name:
-                out.add(entry)
-            elif entry.is_dir():
-                out.update(p for p in entry.iterdir() if MARK in p.name)
-        except OSError:  # another parallel test removed it meanwhile
-            continue
+    for tmp in folders:
+        for entry in list(tmp.iterdir()):
+            try:
+                if MARK in entry.name:
+                    out.add(entry)
+                elif entry.is_dir() and not entry.name.startswith(ARENA_PREFIX):
+                    out.update(p for p in entry.iterdir() if MARK in p.name)
+            except OSError:  # another parallel test removed it meanwhile
+                continue
     return out
 
 
+SYSTEM_TMP = (Path("/tmp"), Path("/var/tmp"))
+
+
 @needs_bwrap
-def test_adversary_finds_nothing_in_the_sandbox_on_every_bundled_task(tmp_path: Path) -> None:
-    tasks = git_task_set(tmp_path / "tasks")
+def test_adversary_finds_nothing_in_the_sandbox_on_every_bundled_task(arena: Path) -> None:
+    root = arena
+    tasks = git_task_set(root / "tasks")
     ts = TaskSet.open(tasks)
     before = tree_hash(tasks)
-    marks_before = _marks()
-    report = run_adversary(tasks, tmp_path / "run", "bwrap")
+    marks_before = _marks(*SYSTEM_TMP)
+    marks = ["--mark-tree", str(root), "--mark-dir", "/tmp", "--mark-dir", "/var/tmp"]
+    report = run_adversary(tasks, root / "run", "bwrap", marks)
     run_dir = report.folder
     assert report.config.options.sandbox == "bwrap"
     got = reports(run_dir)
@@ -150,12 +196,14 @@ def test_adversary_finds_nothing_in_the_sandbox_on_every_bundled_task(tmp_path: 
         assert rep["submit_status"] == 200
     # nothing written outside the workspaces: not the task set, the run folder, the checkout, /tmp
     assert tree_hash(tasks) == before
-    assert marks_left(tmp_path, REPO / "ctbench", REPO / "tests") == []
-    marks_after = _marks()
+    assert marks_left(root, REPO / "ctbench", REPO / "tests") == []
+    marks_after = _marks(*SYSTEM_TMP)
     assert marks_after <= marks_before
     # inside, the marks stuck only in the sandbox's private /tmp and its tmpfs: none of them is on the host
     for rep in got.values():
-        for path in rep["channels"]["writes"]["stuck"]:
+        writes = rep["channels"]["writes"]
+        assert "/tmp" in writes["tried"] and any(t.startswith(str(root)) for t in writes["tried"])
+        for path in writes["stuck"]:
             assert not Path(path).exists(), path
     scores = score_run(run_dir, ts, write=False)["summary"]
     assert scores["rca"]["accuracy"] == 0 and scores["path"]["accuracy"] == 0
@@ -163,26 +211,42 @@ def test_adversary_finds_nothing_in_the_sandbox_on_every_bundled_task(tmp_path: 
     assert {ln["answer_source"] for ln in lines} == {"submit"}
 
 
-def test_the_same_adversary_unsandboxed_finds_the_gold(tmp_path: Path) -> None:
-    tasks = git_task_set(tmp_path / "tasks")
+def test_the_same_adversary_unsandboxed_finds_the_gold(arena: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each channel that the sandbox closes is open without it, found from the arena alone (never
+    from where pytest runs), and the marks land outside the workspace - in the arena only."""
+    import ctbench
+
+    root = arena
+    monkeypatch.setenv("ADVERSARY_EXHAUSTIVE", "1")  # every channel hunts on after the first find
+    monkeypatch.setenv("ADVERSARY_BUDGET_S", "8")
+    tasks = git_task_set(root / "tasks")
     ts = TaskSet.open(tasks)
-    report = run_adversary(tasks, tmp_path / "run", "none", select="RCA-001,RCA-002")
+    before = tree_hash(tasks)
+    marks_before = _marks(*SYSTEM_TMP)
+    report = run_adversary(tasks, root / "run", "none", ["--mark-tree", str(root)],
+                           select="RCA-001,RCA-002")
     got = reports(report.folder)
     assert sorted(got) == ["RCA-001", "RCA-002"]
     markers = gold_markers(ts)
+    # an editable install from a checkout holding tasks/ shows them to the proxy channel
+    pkg = Path(ctbench.__file__).resolve().parent
+    open_channels = ["env", "proc", "fs", "git"] + (["proxy"] if (pkg.parent / "tasks").is_dir() else [])
     for task_id, rep in got.items():
         assert rep["found_gold"] is True, task_id
-        leaked = json.dumps({n: rep["channels"][n]["leaks"] for n in rep["channels"]})
-        assert any(m in leaked for m in markers[task_id])
-        assert rep["channels"]["proc"]["leaks"], "the runner's /proc entries lead to the task set"
-    stuck = [Path(p) for rep in got.values() for p in rep["channels"]["writes"]["stuck"]]
-    try:
-        # (those in the attempt's folder went with it; the temp folder's stay)
-        assert any(p.exists() for p in stuck if str(p.parent) in ("/tmp", "/var/tmp")), \
-            "unsandboxed, its marks land on the host"
-    finally:
-        for p in stuck:
-            p.unlink(missing_ok=True)
+        for name in open_channels:
+            leaked = json.dumps(rep["channels"][name]["leaks"])
+            assert any(m in leaked for m in markers[task_id]), (task_id, name, rep["channels"][name]["seen"][:5])
+        proc_leaks = [leak["where"] for leak in rep["channels"]["proc"]["leaks"]]
+        assert any(w.startswith(str(tasks)) or w.startswith("/proc/") for w in proc_leaks), proc_leaks[:5]
+        assert rep["channels"]["git"]["leaks"][0]["where"].startswith(str(tasks / ".git"))
+        stuck = [Path(p) for p in rep["channels"]["writes"]["stuck"]]
+        # unsandboxed its marks land on the host: in the task set, the run folder, HOME, the temp folder
+        assert {root / "home", root / "tmp", report.folder} <= {p.parent for p in stuck}, stuck
+        assert any(p.parent.is_relative_to(tasks) for p in stuck), stuck
+        assert all(p.is_relative_to(root) for p in stuck), stuck
+    assert tree_hash(tasks) != before  # (the sandboxed test's "task set unchanged" can fail)
+    assert _marks(*SYSTEM_TMP) <= marks_before  # nothing outside the arena, though it could have
+    assert marks_left(REPO / "ctbench", REPO / "tests") == []
     scores = score_run(report.folder, ts, write=False)["summary"]
     assert scores["rca"]["accuracy"] == 1.0
     assert report.config.options.sandbox == "none"

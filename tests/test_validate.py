@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctbench.authoring.validate import validate_paths
+from ctbench.validation import validate_paths
 from tests.conftest import run_cli
 
 

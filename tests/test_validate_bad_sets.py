@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from ctbench.authoring.validate import Validator
 from ctbench.store import DuplicateTaskId, TaskSet
+from ctbench.validation import Validator
 from tests.conftest import copy_starters
 
 REPO = Path(__file__).resolve().parents[1]

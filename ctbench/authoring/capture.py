@@ -31,10 +31,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
+from ctbench.authoring.working_copy import EditError
+from ctbench.dialects import get_dialect
 from ctbench.errors import CtbError
 from ctbench.model import Device, Recording, TaskSpec
 from ctbench.store import TaskSet, recording_filename
@@ -77,8 +79,14 @@ _DEVICE_ERRORS = re.compile(
 
 PromptStyle = Literal["vrp", "cisco", "junos"]
 
-_STYLE_OF_OS: dict[str, PromptStyle] = {"huawei_vrp": "vrp", "hp_comware": "vrp", "cisco_ios": "cisco",
-                                        "cisco_nxos": "cisco", "juniper_junos": "junos"}
+
+
+def _style_of_os(os_name: str) -> PromptStyle | None:
+    """The prompt shape of ``os_name`` in a session log: ``capture_prompt`` in its dialect data file."""
+    try:
+        return cast(PromptStyle | None, get_dialect(os_name).capture_prompt)
+    except ValueError:  # not a known family (validation reports it)
+        return None
 
 
 def strip_pagination(text: str) -> str:
@@ -277,8 +285,6 @@ class _Candidate:
 
 def _resolve(device: Device, typed: str, extra_trees: tuple[Path, ...]) -> tuple[str | None, str | None]:
     """(canonical, problem) for a typed command on a device, via its vendor dialect."""
-    from ctbench.dialects import get_dialect
-
     assert device.os is not None
     dialect = get_dialect(device.os, extra_trees=extra_trees)
     res = dialect.resolve(typed)
@@ -344,7 +350,10 @@ def collect(
             if dev.os is None:
                 skip(f"{dev.name} has no CLI in network {net.name} (no os)")
                 continue
-            style = _STYLE_OF_OS[dev.os]
+            style = _style_of_os(dev.os)
+            if style is None:
+                skip(f"{dev.name} runs {dev.os}, whose dialect data file names no capture_prompt")
+                continue
             if style != block.prompt.style:
                 skip(f"prompt looks like {block.prompt.style}, but {dev.name} runs {dev.os}")
                 continue
@@ -471,3 +480,36 @@ def render_summary(report: CaptureReport) -> str:
                + (", ".join(parts) if parts else "nothing to import")
                + ("; task.yaml recordings index updated" if report.index_updated else ""))
     return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- for the authoring app
+
+
+@dataclass(frozen=True)
+class CapturedOutput:
+    """One command found in a session log, ready for :meth:`EditSession.add_recording`."""
+
+    device: str
+    command: str
+    data: bytes
+    source: str
+
+
+def read_captures(ts: TaskSet, spec: TaskSpec, files: Sequence[Path | str], *, device: str | None = None
+                  ) -> tuple[list[CapturedOutput], list[str]]:
+    """Split session logs with the capture importer without writing anything; (outputs, problems).
+
+    The importer attributes each command to a device of the task's network by its prompt (or to
+    ``device``) and resolves it to its canonical form; what it cannot attribute comes back as a
+    problem line naming the log line, so nothing is dropped silently.
+    """
+    captures: dict[str, bytes] = {}
+    for f in files:
+        captures[str(f)] = read_input(f, "a session log", error=EditError)
+    candidates, report = collect(ts, spec, captures, device=device)
+    found = [CapturedOutput(c.device.name, c.canonical, c.output, c.source) for c in candidates]
+    problems = [f"{u.source}: {u.host} {u.typed!r}: {u.reason}" for u in report.unattributed]
+    problems += list(report.notes)
+    return found, problems
+
+

@@ -10,9 +10,13 @@ from typing import TYPE_CHECKING
 
 from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
+from ctbench.tables import TABLE_FORMATS, formats_help
 
 if TYPE_CHECKING:
-    from ctbench.authoring.validate import Finding, Report
+    from ctbench.validation import Finding, Report
+
+REALISM_PACKAGES = ("textfsm", "ntc_templates")
+"""The 'realism' extra's import names: only their absence means "install the extra"."""
 
 DESCRIPTION = """\
 Write, check and publish troubleshooting tasks.
@@ -55,7 +59,7 @@ def _invalid_lines(report: Report, limit: int = 3) -> list[str]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from ctbench.authoring.validate import Validator, resolve_targets
+    from ctbench.validation import Validator, resolve_targets
 
     paths = list(args.paths) or ([args.tasks] if args.tasks else [])
     ts, refs = resolve_targets(paths)  # once: the realism check works on the same set and tasks
@@ -63,7 +67,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if getattr(args, "realism", False):
         try:
             from ctbench.authoring.realism import check_realism_tasks
-        except ImportError:
+        except ModuleNotFoundError as exc:  # the extra's packages only: any other import error is a bug
+            if (exc.name or "").split(".")[0] not in REALISM_PACKAGES:
+                raise
             raise CtbError("--realism needs the 'realism' extra: pip install 'ctbench[realism]'") from None
         check_realism_tasks(ts, refs, report)
     if args.json:
@@ -81,23 +87,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from ctbench.authoring.stats import dataset_stats
+    from ctbench.review.history import review_counts
     from ctbench.store import TaskSet
     from ctbench.tables import render
+    from ctbench.validation import Validator
 
     ts = TaskSet.open(args.path or args.tasks)
-    review_counts = None
-    try:
-        from ctbench.review.history import review_counts as _rc
-
-        review_counts = _rc(ts)
-    except ImportError:
-        pass
-    from ctbench.authoring.validate import Validator
-
+    counts = review_counts(ts)
     report = Validator(ts).run()
     invalid = _invalid_lines(report)
     try:
-        res = dataset_stats(ts, review_counts=review_counts)
+        res = dataset_stats(ts, review_counts=counts)
     except CtbError:  # a broken taxonomy or configuration: no table can be computed
         for line in invalid:
             print(f"ctb-author stats: {line}", file=sys.stderr)
@@ -132,8 +132,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from ctbench.authoring.bundle import dumps, export_task
-    from ctbench.authoring.validate import Validator
     from ctbench.store import TaskSet
+    from ctbench.validation import Validator
     from ctbench.yamlio import atomic_write_text
 
     ts = TaskSet.open(args.tasks)
@@ -184,7 +184,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- editing (app and scripts)
 
 if TYPE_CHECKING:
-    from ctbench.authoring.editing import Action, EditSession
+    from ctbench.authoring.editing import EditSession
+    from ctbench.authoring.working_copy import Action
     from ctbench.store import TaskSet
 
 
@@ -206,7 +207,8 @@ def _run_app(args: argparse.Namespace, mode: str, task_id: str | None = None) ->
 
 
 def _edit_session(args: argparse.Namespace) -> tuple[TaskSet, EditSession, str]:
-    from ctbench.authoring.editing import EditSession, default_author
+    from ctbench.authoring.editing import EditSession
+    from ctbench.authoring.working_copy import default_author
     from ctbench.store import TaskSet
 
     ts = TaskSet.open(args.tasks)
@@ -217,8 +219,8 @@ def _edit_session(args: argparse.Namespace) -> tuple[TaskSet, EditSession, str]:
 def _finish(args: argparse.Namespace, ts: TaskSet, session: EditSession, author: str, action: Action,
             what: str) -> int:
     """Save (and commit), then say what happened and where the task stands now."""
-    from ctbench.authoring.validate import Validator
     from ctbench.store import set_relative
+    from ctbench.validation import Validator
 
     result = session.save(commit=not args.no_commit, author=author, action=action)
     report = Validator(ts).run([ts.ref(session.task_id)])
@@ -251,7 +253,8 @@ def cmd_new(args: argparse.Namespace) -> int:
             raise CtbError(f"new: {', '.join(missing)} missing; without a terminal ctb-author new needs "
                            "--family, --id and --network (or run it in a terminal to use the app)", exit_code=2)
         return _run_app(args, "new")
-    from ctbench.authoring.editing import EditSession, default_author
+    from ctbench.authoring.editing import EditSession
+    from ctbench.authoring.working_copy import default_author
     from ctbench.store import TaskSet
     from ctbench.yamlio import read_input
 
@@ -419,7 +422,7 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p = add_command(sub, "stats", "the paper's dataset tables (tasks, categories, metadata, heterogeneity, yields)",
                     cmd_stats)
     p.add_argument("path", nargs="?", help="task set folder (default: ./tasks)")
-    p.add_argument("--format", choices=["text", "md", "json", "latex"], default="text")
+    p.add_argument("--format", choices=list(TABLE_FORMATS), default="text", help=formats_help(TABLE_FORMATS.values()))
     _tasks_arg(p)
 
     p = add_command(sub, "schema", "write JSON Schemas for the task files (editors validate as you type)",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ctbench.authoring.editing import TASK_ID_RE, TaskDraft
+from ctbench.authoring.working_copy import TASK_ID_RE, TaskDraft
 from ctbench.errors import CtbError
 from ctbench.model import Family
 from ctbench.yamlio import atomic_write_text

@@ -6,35 +6,36 @@ uses, and the recording bytes that are not on disk yet). The app calls the same 
 press that the ``ctb-author add-recording``/``add-golden``/``set-answer`` commands call once, so a task
 built by script and one built by hand are indistinguishable and checked by the same code.
 
-Nothing here touches the disk until :meth:`EditSession.save`, which writes in an order that never
-leaves an index pointing at a missing file (recordings first, then ``task.yaml``, then ``hidden.yaml``,
-then removal of dropped recordings; a new task is assembled in a hidden folder and renamed into
-place) and then commits the touched paths with machine-readable trailers.
-
-Live validation writes the working copy into a throw-away *shadow* task set (configuration, taxonomy,
-the task's network, the task folder) and runs the very :class:`~ctbench.authoring.validate.Validator`
-that ``ctb-author validate`` runs, so the app never shows a finding the command would not.
+Nothing here touches the disk until :meth:`EditSession.save`, which hands the draft to the
+transactional save (:mod:`.saving`); live validation is the shadow validation (:mod:`.shadow`); the
+working copy's types are in :mod:`.working_copy` and reading session logs in :mod:`.capture`.
 """
 
 from __future__ import annotations
 
 import difflib
-import getpass
 import hashlib
-import os
-import re
-import shutil
-import tempfile
-import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Sequence
+from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
+from ctbench.authoring.saving import save_draft
+from ctbench.authoring.working_copy import (
+    STATEMENT_TEMPLATES,
+    Action,
+    EditError,
+    HopChoice,
+    MetaRow,
+    SaveResult,
+    TaskDraft,
+    check_new_id,
+    files_digest,
+    format_validation,
+    normalise_command,
+)
 from ctbench.derived import DECLARED_FIELDS, derive, mismatches
-from ctbench.errors import CtbError, validation_message
+from ctbench.errors import CtbError
 from ctbench.model import (
     AuthoredMetadata,
     DerivedMetadata,
@@ -53,208 +54,7 @@ from ctbench.model import (
     Status,
     TaskSpec,
 )
-from ctbench.store import (
-    CONFIG_FILE,
-    FAMILIES,
-    HIDDEN_FILE,
-    RECORDINGS_DIR,
-    REVIEWS_DIR,
-    SEALED_HIDDEN_FILE,
-    TASK_FILE,
-    TAXONOMY_FILE,
-    TaskRef,
-    TaskSet,
-    recording_filename,
-    safe_recording_path,
-)
-from ctbench.yamlio import atomic_write_bytes, is_leftover_temp, read_input
-
-if TYPE_CHECKING:
-    from ctbench.authoring.validate import Finding
-    from ctbench.review.states import Criterion
-
-TRAILER_TASK = "Ctbench-Task"
-TRAILER_ACTION = "Ctbench-Action"
-TRAILER_AUTHOR = "Ctbench-Author"
-
-Action = Literal["create", "edit", "duplicate", "delete", "add-recording", "replace-recording",
-                 "remove-recording", "add-golden", "remove-golden", "set-answer", "set-metadata"]
-"""What a commit did, as written in its ``Ctbench-Action:`` trailer."""
-
-TASK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-STATEMENT_TEMPLATES: dict[Family, str] = {
-    Family.RCA: (
-        "Describe what is observed, where and by whom (the symptom, not its cause).\n"
-        "You may run display/show commands on the network devices. Find the minimal set of root causes.\n"
-        "\n"
-        "Answer with one line per root cause: node;object;root-cause label\n"),
-    Family.PATH: (
-        "Restore the forwarding path taken by traffic from SOURCE to DESTINATION.\n"
-        "You may run display/show commands on the network devices.\n"
-        "\n"
-        "Answer with one line per path, hops joined by ->, each non-terminal hop written\n"
-        "node_egress-interface and the final hop the node name only.\n"),
-}
-"""A new task starts from its family's answer-format sentence, which every statement must carry."""
-
-
-class EditError(CtbError):
-    """An edit that cannot be made as asked; the message says what was expected instead."""
-
-
-class ConflictError(CtbError):
-    """The task's files changed on disk since the draft was taken from them."""
-
-
-# --------------------------------------------------------------------------- the working copy
-
-
-class TaskDraft(BaseModel):
-    """A task being edited, complete enough to be autosaved and recovered after a crash.
-
-    ``statement`` is kept apart from ``task.statement`` because an author may empty the text box while
-    typing, which the task model rejects; the model keeps the last non-empty text so that the draft
-    always loads back. ``pending`` holds recording bytes that are not on disk yet (base64 in JSON), so a
-    pasted capture survives a killed terminal too.
-    """
-
-    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
-
-    format: Literal["ctbench-draft"] = "ctbench-draft"
-    version: int = 1
-    task: TaskSpec
-    statement: str
-    hidden: HiddenSpec
-    network: Network | None = Field(
-        default=None, description="Working copy of the network when edited or new; None = the shared file as is.")
-    network_is_new: bool = False
-    pending: dict[str, bytes] = Field(default_factory=dict, description="recording file -> bytes to write")
-    removed_files: list[str] = Field(default_factory=list, description="recording files to delete on save")
-    is_new: bool = False
-    origin: str | None = Field(default=None, description="Task this one was duplicated from.")
-    base_digest: str = Field(default="", description="Digest of the task files when editing began.")
-    changes: list[str] = Field(default_factory=list, description="What was done since the last save.")
-    saved_at: str = ""
-
-    @property
-    def id(self) -> str:
-        return self.task.id
-
-    @property
-    def family(self) -> Family:
-        return self.task.family
-
-    def spec(self) -> TaskSpec:
-        """The task part as it will be written (statement possibly empty: not validated)."""
-        return self.task.model_copy(update={"statement": self.statement})
-
-
-@dataclass(frozen=True)
-class HopChoice:
-    """One way a path can continue from a node: out of ``egress`` to ``neighbour`` (from the links)."""
-
-    egress: str
-    neighbour: str
-    neighbour_interface: str
-
-
-@dataclass(frozen=True)
-class MetaRow:
-    """One metadata field as the editor shows it: what the author declared beside what ctbench derives."""
-
-    name: str
-    declared: object
-    derived: object
-    mismatch: bool
-
-
-@dataclass
-class SaveResult:
-    task_id: str
-    folder: Path
-    written: list[Path] = field(default_factory=list)
-    removed: list[Path] = field(default_factory=list)
-    commit: str | None = None
-    note: str = ""
-    reopened: dict[str, list[str]] = field(default_factory=dict)
-    """Criterion -> changed parts, when the save moved an approved task back to draft for re-review."""
-    status_note: str = ""
-    """Why the saved status is not the one the task had (approved -> draft), for the author to read."""
-
-
-# --------------------------------------------------------------------------- small helpers
-
-
-def files_digest(folder: Path) -> str:
-    """Digest of a task's two YAML files, to notice edits made behind the author's back."""
-    h = hashlib.sha256()
-    for name in (TASK_FILE, HIDDEN_FILE, SEALED_HIDDEN_FILE):
-        try:
-            h.update((folder / name).read_bytes())
-        except OSError:
-            h.update(b"\0missing\0")
-    return h.hexdigest()[:16]
-
-
-def normalise_command(command: str) -> str:
-    return " ".join(command.split())
-
-
-def split_csv(text: str) -> list[str]:
-    """Comma- or newline-separated list as typed in a form field; blanks dropped, order kept."""
-    return [part.strip() for part in re.split(r"[,\n]", text) if part.strip()]
-
-
-def default_author(root: Path | None = None) -> str:
-    """Who is editing: $CTBENCH_AUTHOR, else git's user.name <user.email>, else the login name."""
-    env = os.environ.get("CTBENCH_AUTHOR", "").strip()
-    if env:
-        return env
-    try:
-        import git
-
-        repo = git.Repo(root or Path.cwd(), search_parent_directories=True)
-        reader = repo.config_reader()
-        name = str(reader.get_value("user", "name", "")).strip()
-        email = str(reader.get_value("user", "email", "")).strip()
-        if name:
-            return f"{name} <{email}>" if email else name
-    except Exception:  # no repository, no git, unreadable config: fall back to the login name
-        pass
-    try:
-        return getpass.getuser()
-    except Exception:
-        return "unknown"
-
-
-def next_free_id(ts: TaskSet, family: Family) -> str:
-    """The next ``RCA-NNN`` / ``PATH-NNN`` not used in the task set (suggested by the new-task dialog)."""
-    prefix = "RCA" if family == Family.RCA else "PATH"
-    used = {r.id for r in ts.refs()}
-    highest = 0
-    for tid in used:
-        m = re.fullmatch(rf"{prefix}-(\d+)", tid)
-        if m:
-            highest = max(highest, int(m.group(1)))
-    n = highest + 1
-    while f"{prefix}-{n:03d}" in used:
-        n += 1
-    return f"{prefix}-{n:03d}"
-
-
-def check_new_id(ts: TaskSet, task_id: str) -> None:
-    if not TASK_ID_RE.match(task_id) or len(task_id) > 64:
-        raise EditError(f"task id {task_id!r} is not valid (expected letters, digits, '-', '_' or '.', "
-                        "starting with a letter or digit, e.g. RCA-007)")
-    for fam in FAMILIES:
-        if (ts.root / fam.value / task_id).exists():
-            raise EditError(f"task {task_id} already exists ({fam.value}/{task_id})")
-
-
-def _format_validation(exc: ValidationError, what: str) -> str:
-    return f"{what}: {validation_message(exc, '')}"
-
+from ctbench.store import TaskSet, recording_filename, safe_recording_path
 
 # --------------------------------------------------------------------------- the session
 
@@ -306,7 +106,7 @@ class EditSession:
                             statement=text if text.strip() else STATEMENT_TEMPLATES[family],
                             network=network, authors=[author] if author else [], canary=canary)
         except ValidationError as exc:
-            raise EditError(_format_validation(exc, "new task")) from None
+            raise EditError(format_validation(exc, "new task")) from None
         hidden = HiddenSpec(id=task_id, answer=GoldAnswer(rca=[] if family == Family.RCA else None,
                                                           paths=[] if family == Family.PATH else None),
                             canary=canary)
@@ -414,7 +214,7 @@ class EditSession:
         try:
             net = Network(name=name, description=description, devices=[])
         except ValidationError as exc:
-            raise EditError(_format_validation(exc, "network")) from None
+            raise EditError(format_validation(exc, "network")) from None
         self.draft.network = net
         self.draft.network_is_new = True
         self._set_task(network=name, accessible=None)
@@ -680,7 +480,7 @@ class EditSession:
         try:
             return RcaTriple(node=node, object=obj.strip(), label=canon)
         except ValidationError as exc:
-            raise EditError(_format_validation(exc, "root cause")) from None
+            raise EditError(format_validation(exc, "root cause")) from None
 
     def parse_rca(self, line: str) -> RcaTriple:
         parts = [p.strip() for p in line.split(";")]
@@ -737,7 +537,7 @@ class EditSession:
         try:
             return GoldPath(hops=[PathHop(node=n, egress=e) for n, e in hops])
         except ValidationError as exc:
-            raise EditError(_format_validation(exc, "path")) from None
+            raise EditError(format_validation(exc, "path")) from None
 
     def parse_path(self, line: str) -> GoldPath:
         """``A_GE1/0/1 -> B_Gi0/1 -> C``, node names split against the network (they may contain ``_``)."""
@@ -795,7 +595,7 @@ class EditSession:
         try:
             meta = AuthoredMetadata.model_validate(data)
         except ValidationError as exc:
-            raise EditError(_format_validation(exc, "metadata")) from None
+            raise EditError(format_validation(exc, "metadata")) from None
         if meta != self.draft.hidden.metadata:
             self._set_hidden(metadata=meta)
             self._note("edited the metadata")
@@ -860,372 +660,3 @@ def path_text(path: GoldPath) -> str:
 
 def rca_text(t: RcaTriple) -> str:
     return f"{t.node};{t.object};{t.label}"
-
-
-# --------------------------------------------------------------------------- writing
-
-
-def build_models(draft: TaskDraft) -> tuple[TaskSpec, HiddenSpec]:
-    """Validated models for writing; a draft that does not meet the schema cannot be saved."""
-    if not draft.statement.strip():
-        raise EditError(f"{draft.id}: the statement is empty; describe the symptom and the answer format")
-    try:
-        spec = draft.spec()
-        task = TaskSpec.model_validate(spec.model_copy(update={"title": spec.title.strip()}).model_dump(by_alias=True))
-        hidden = HiddenSpec.model_validate(draft.hidden.model_dump(by_alias=True))
-    except ValidationError as exc:
-        raise EditError(_format_validation(exc, draft.id)) from None
-    return task, hidden
-
-
-def _checked_rel(rel: str) -> str:
-    """A recording path from a draft, refused unless it stays under ``recordings/`` (drafts are files too)."""
-    parts = Path(rel).parts
-    if Path(rel).is_absolute() or "\\" in rel or ".." in parts or len(parts) < 2 or parts[0] != RECORDINGS_DIR:
-        raise EditError(f"recording path {rel!r} is not a file under {RECORDINGS_DIR}/; the draft is damaged")
-    return rel
-
-
-def _write_task_files(ts: TaskSet, folder: Path, draft: TaskDraft, task: TaskSpec, hidden: HiddenSpec,
-                      source: Path | None) -> list[Path]:
-    """Recordings, then task.yaml, then hidden.yaml into ``folder`` (the order that is safe to interrupt)."""
-    written: list[Path] = []
-    for rel, data in draft.pending.items():
-        if not any(r.file == rel for r in task.recordings):
-            continue  # pending bytes of a recording removed again before saving
-        target = folder / _checked_rel(rel)
-        if atomic_write_bytes(target, data):
-            written.append(target)
-    if source is not None and source != folder:
-        # Carry over recordings (and anything else, such as review records) not rewritten from memory.
-        for path in sorted(source.rglob("*")):
-            rel = path.relative_to(source).as_posix()
-            if path.is_file() and not path.is_symlink() and rel not in draft.pending \
-                    and rel not in (TASK_FILE, HIDDEN_FILE, SEALED_HIDDEN_FILE) and rel not in draft.removed_files:
-                target = folder / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(path, target)
-    if ts.save_model(folder / TASK_FILE, task, kind=TASK_FILE):
-        written.append(folder / TASK_FILE)
-    if ts.save_hidden_model(folder, hidden, authors=list(task.authors)):
-        written.append(folder / (SEALED_HIDDEN_FILE if ts.is_sealed(folder) else HIDDEN_FILE))
-    return written
-
-
-def approval_change(ts: TaskSet, draft: TaskDraft) -> dict[Criterion, list[str]]:
-    """The review criteria saving ``draft`` would reopen on an approved task (with the changed parts).
-
-    Measured on the draft laid out in a shadow folder, so the app can say it before it saves; empty
-    for a task that is not approved or whose reviewed content the draft does not change.
-    """
-    if draft.is_new or draft.task.status != Status.APPROVED:
-        return {}
-    folder = ts.task_dir(draft.family, draft.id)
-    if not (folder / REVIEWS_DIR).is_dir():
-        return {}
-    from ctbench.review.approval import reopened_by
-    from ctbench.review.hashes import disk_reader
-
-    with tempfile.TemporaryDirectory(prefix="ctb-reopen-") as tmp:
-        shadow = write_shadow(ts, draft, Path(tmp))
-        return reopened_by(ts, TaskRef(draft.id, draft.family, folder),
-                           disk_reader(shadow.task_dir(draft.family, draft.id)))
-
-
-def reopen_text(reopens: dict[Criterion, list[str]]) -> str:
-    """``solvability (gold answer), answer completeness (gold answer)``: one wording for the app and CLI."""
-    from ctbench.review.hashes import PART_TITLES
-
-    return ", ".join(f"{c.label} ({', '.join(PART_TITLES.get(p, p) for p in parts)})" for c, parts in reopens.items())
-
-
-def _status_for_save(ts: TaskSet, draft: TaskDraft, task: TaskSpec, result: SaveResult, commit: bool) -> TaskSpec:
-    """No silent edits after approval, and nothing committed as reviewable that fails validation.
-
-    An approved task whose reviewed content changes goes back to draft (``ctb-review submit`` then
-    reopens exactly the criteria the change touched); so does an approved task that no longer
-    validates. A task under review that fails validation is saved without a commit: its revision is
-    committed by ``ctb-review respond`` once it validates.
-    """
-    if task.status == Status.DRAFT:
-        return task
-    if task.status == Status.APPROVED:
-        reopens = approval_change(ts, draft)
-        if reopens:
-            result.reopened = {c.value: parts for c, parts in reopens.items()}
-            result.status_note = (f"approved -> draft: the change reopens {reopen_text(reopens)}; "
-                                  f"it needs re-review (ctb-review submit {task.id})")
-            return task.model_copy(update={"status": Status.DRAFT})
-    if not commit or task.status == Status.DISCARDED:
-        return task
-    errors = [f for f in validate_draft(ts, draft) if f.severity == "error"]
-    if not errors:
-        return task
-    first = errors[0].render()
-    if task.status == Status.APPROVED:
-        result.status_note = (f"approved -> draft: the task fails validation ({len(errors)} error(s), first: "
-                              f"{first})")
-        return task.model_copy(update={"status": Status.DRAFT})
-    result.status_note = (f"saved without a commit: {task.id} is {task.status.value} and fails validation "
-                          f"({len(errors)} error(s), first: {first}); fix it, then commit the revision with "
-                          "ctb-review respond")
-    return task
-
-
-def save_draft(ts: TaskSet, draft: TaskDraft, *, commit: bool = True, author: str = "",
-               action: Action | None = None, message: str | None = None, force: bool = False) -> SaveResult:
-    """Write a draft to its task folder (and network file), then commit the touched paths."""
-    task, hidden = build_models(draft)
-    folder = ts.task_dir(task.family, task.id)
-    result = SaveResult(task_id=task.id, folder=folder)
-    if not draft.is_new:
-        task = _status_for_save(ts, draft, task, result, commit)
-        if task.status != draft.task.status:
-            draft.task = draft.task.model_copy(update={"status": task.status})
-        elif result.status_note.startswith("saved without a commit"):
-            commit = False
-            result.note = result.status_note
-    if draft.is_new:
-        check_new_id(ts, task.id)
-    elif not force and draft.base_digest and folder.is_dir() and files_digest(folder) != draft.base_digest:
-        raise ConflictError(f"{task.id}: task.yaml or hidden.yaml changed on disk since you started editing; "
-                            "save again to overwrite them, or reopen the task")
-    touched: list[Path] = [folder]
-    if draft.network is not None:
-        if draft.network_is_new and ts.network_path(draft.network.name).exists():
-            raise EditError(f"network {draft.network.name} was created meanwhile; pick it instead of creating it")
-        result.written.append(ts.save_network(draft.network))
-        touched.append(ts.network_path(draft.network.name))
-    if draft.is_new:
-        staging = folder.parent / f".{task.id}.saving-{uuid.uuid4().hex[:8]}"
-        try:
-            staging.mkdir(parents=True)
-            _write_task_files(ts, staging, draft, task, hidden, None)
-            os.rename(staging, folder)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        result.written.extend(p for p in sorted(folder.rglob("*")) if p.is_file())
-    else:
-        result.written.extend(_write_task_files(ts, folder, draft, task, hidden, folder))
-        indexed = {r.file for r in task.recordings}
-        for rel in draft.removed_files:
-            if rel in indexed:
-                continue
-            try:
-                path = safe_recording_path(folder, rel)
-            except CtbError:
-                continue
-            path.unlink()
-            result.removed.append(path)
-            _prune_empty(path.parent, folder / RECORDINGS_DIR)
-    if commit:
-        act: Action = action or ("duplicate" if draft.origin else "create" if draft.is_new else "edit")
-        subject = message or _subject(act, task.id, draft)
-        result.commit, result.note = commit_paths(ts.root, touched, task_id=task.id, action=act,
-                                                  author=author or default_author(ts.root), subject=subject,
-                                                  details=[*draft.changes, *([result.status_note]
-                                                                             if result.status_note else [])])
-    return result
-
-
-def _subject(action: Action, task_id: str, draft: TaskDraft) -> str:
-    if action == "duplicate":
-        return f"{task_id}: duplicate of {draft.origin}"
-    if action == "create":
-        return f"{task_id}: new {draft.family.value} task"
-    if len(draft.changes) == 1:
-        return f"{task_id}: {draft.changes[0]}"
-    return f"{task_id}: edit ({len(draft.changes)} changes)" if draft.changes else f"{task_id}: edit"
-
-
-def _prune_empty(folder: Path, stop: Path) -> None:
-    while folder != stop and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
-        folder = folder.parent
-
-
-def delete_task(ts: TaskSet, task_id: str, *, commit: bool = True, author: str = "") -> SaveResult:
-    """Remove a task folder (all of it: files, recordings, review records) and commit the removal."""
-    ref = ts.ref(task_id)
-    shutil.rmtree(ref.path)
-    result = SaveResult(task_id=task_id, folder=ref.path, removed=[ref.path])
-    if commit:
-        result.commit, result.note = commit_paths(ts.root, [ref.path], task_id=task_id, action="delete",
-                                                  author=author or default_author(ts.root),
-                                                  subject=f"{task_id}: delete task", details=[])
-    return result
-
-
-# --------------------------------------------------------------------------- git
-
-
-def _split_author(author: str) -> tuple[str, str]:
-    m = re.fullmatch(r"\s*(.*?)\s*<([^>]*)>\s*", author)
-    if m:
-        return m.group(1) or m.group(2), m.group(2)
-    name = author.strip() or "ctbench author"
-    return name, f"{re.sub(r'[^A-Za-z0-9._-]+', '.', name).strip('.') or 'author'}@localhost"
-
-
-def commit_message(subject: str, *, task_id: str, action: Action, author: str, details: Iterable[str] = ()) -> str:
-    """Subject, a bullet list of what changed, and the trailers review statistics read back."""
-    lines = [subject, ""]
-    body = [f"- {d}" for d in dict.fromkeys(details)]
-    if body:
-        lines += [*body, ""]
-    lines += [f"{TRAILER_TASK}: {task_id}", f"{TRAILER_ACTION}: {action}", f"{TRAILER_AUTHOR}: {author}"]
-    return "\n".join(lines) + "\n"
-
-
-def commit_paths(root: Path, paths: Sequence[Path], *, task_id: str, action: Action, author: str,
-                 subject: str, details: Iterable[str] = ()) -> tuple[str | None, str]:
-    """Commit exactly ``paths`` (additions, changes, removals) with trailers; (sha or None, note).
-
-    Other staged or unstaged work in the repository is left alone: the commit is limited to the
-    task's own paths. A task set outside a git repository is saved without a commit and says so.
-    """
-    import git
-
-    try:
-        repo = git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        return None, f"{root} is not in a git repository; saved without a commit"
-    top = Path(repo.working_tree_dir or root).resolve()
-    rels = []
-    for p in paths:
-        try:
-            rels.append(Path(os.path.abspath(p)).resolve().relative_to(top).as_posix())
-        except ValueError:
-            continue
-    if not rels:
-        return None, "nothing to commit"
-    msg = commit_message(subject, task_id=task_id, action=action, author=author, details=details)
-    name, email = _split_author(author)
-    env: dict[str, str] = {}
-    reader = repo.config_reader()
-    if not reader.has_option("user", "name") or not reader.has_option("user", "email"):
-        env.update(GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
-    try:
-        repo.git.add("-A", "--", *rels)
-        # never commit an interrupted save's temporary copy (.hidden.yaml.XXXXXXXX.tmp holds the gold)
-        temps = [f for f in repo.git.diff("--cached", "--name-only", "--", *rels).splitlines()
-                 if is_leftover_temp(PurePosixPath(f).name)]
-        if temps:
-            repo.git.rm("--cached", "-q", "--ignore-unmatch", "--", *temps)
-        if repo.head.is_valid() and not repo.git.diff("--cached", "--name-only", "--", *rels).strip():
-            return None, "nothing changed; no commit made"
-        repo.git.commit("-m", msg, f"--author={name} <{email}>", "--", *rels, env=env)
-    except git.GitCommandError as exc:
-        text = (exc.stderr or exc.stdout or str(exc)).strip().splitlines()
-        if any("nothing to commit" in t or "no changes added" in t for t in text):
-            return None, "nothing changed; no commit made"
-        raise CtbError(f"the files are saved but git commit failed: {text[-1] if text else exc}") from None
-    return repo.head.commit.hexsha, ""
-
-
-# --------------------------------------------------------------------------- capture files
-
-
-@dataclass(frozen=True)
-class CapturedOutput:
-    """One command found in a session log, ready for :meth:`EditSession.add_recording`."""
-
-    device: str
-    command: str
-    data: bytes
-    source: str
-
-
-def read_captures(ts: TaskSet, spec: TaskSpec, files: Sequence[Path | str], *, device: str | None = None
-                  ) -> tuple[list[CapturedOutput], list[str]]:
-    """Split session logs with the capture importer without writing anything; (outputs, problems).
-
-    The importer attributes each command to a device of the task's network by its prompt (or to
-    ``device``) and resolves it to its canonical form; what it cannot attribute comes back as a
-    problem line naming the log line, so nothing is dropped silently.
-    """
-    try:
-        from ctbench.authoring.capture import collect
-    except ImportError:
-        raise EditError("the capture importer (ctbench.authoring.capture) is not available in this "
-                        "installation; paste the output instead") from None
-    captures: dict[str, bytes] = {}
-    for f in files:
-        captures[str(f)] = read_input(f, "a session log", error=EditError)
-    candidates, report = collect(ts, spec, captures, device=device)
-    found = [CapturedOutput(c.device.name, c.canonical, c.output, c.source) for c in candidates]
-    problems = [f"{u.source}: {u.host} {u.typed!r}: {u.reason}" for u in report.unattributed]
-    problems += list(report.notes)
-    return found, problems
-
-
-# --------------------------------------------------------------------------- validation of a draft
-
-
-def write_shadow(ts: TaskSet, draft: TaskDraft, dest: Path) -> TaskSet:
-    """Lay the draft out as a one-task task set under ``dest/<root name>`` and return it.
-
-    The root folder keeps the real one's name so that findings name the same files
-    (``tasks/rca/RCA-007/hidden.yaml``) as ``ctb-author validate`` would.
-    """
-    root = dest / ts.root.name
-    root.mkdir(parents=True, exist_ok=True)
-    for name in (CONFIG_FILE, TAXONOMY_FILE):
-        if (ts.root / name).is_file():
-            shutil.copyfile(ts.root / name, root / name)
-    if (ts.root / "dialects").is_dir():
-        shutil.copytree(ts.root / "dialects", root / "dialects", dirs_exist_ok=True)
-    shadow = TaskSet(root=root)
-    (root / "networks").mkdir(exist_ok=True)
-    net_name = draft.task.network
-    if draft.network is not None:
-        real = ts.network_path(draft.network.name)
-        if real.is_file():
-            shutil.copyfile(real, root / "networks" / real.name)  # merged into, so lines match the real file
-        shadow.save_model(shadow.network_path(draft.network.name), draft.network, kind="network")
-    elif ts.network_path(net_name).is_file():
-        shutil.copyfile(ts.network_path(net_name), shadow.network_path(net_name))
-    folder = shadow.task_dir(draft.family, draft.id)
-    folder.mkdir(parents=True, exist_ok=True)
-    real_folder = ts.task_dir(draft.family, draft.id)
-    if not draft.is_new and real_folder.is_dir():
-        for name in (TASK_FILE, HIDDEN_FILE):
-            if (real_folder / name).is_file():
-                shutil.copyfile(real_folder / name, folder / name)
-        rec_dir = real_folder / RECORDINGS_DIR
-        if rec_dir.is_dir():
-            for path in rec_dir.rglob("*"):
-                rel = path.relative_to(real_folder).as_posix()
-                if path.is_file() and not path.is_symlink() and rel not in draft.removed_files:
-                    target = folder / rel
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    try:
-                        os.link(path, target)
-                    except OSError:
-                        shutil.copyfile(path, target)
-    for rel, data in draft.pending.items():
-        target = folder / _checked_rel(rel)
-        if target.exists():
-            target.unlink()  # may be a hard link to the real file: never write through it
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    shadow.save_model(folder / TASK_FILE, draft.spec(), kind=TASK_FILE)
-    shadow.save_model(folder / HIDDEN_FILE, draft.hidden, kind=HIDDEN_FILE)
-    return shadow
-
-
-def validate_draft(ts: TaskSet, draft: TaskDraft) -> list[Finding]:
-    """The findings ``ctb-author validate`` would print for this draft if it were saved now."""
-    from ctbench.authoring.validate import Validator
-
-    with tempfile.TemporaryDirectory(prefix="ctb-validate-") as tmp:
-        shadow = write_shadow(ts, draft, Path(tmp))
-        v = Validator(shadow)
-        v.check_set_files()
-        ref = TaskRef(draft.id, draft.family, shadow.task_dir(draft.family, draft.id))
-        others = sum((ts.root / fam.value / draft.id).is_dir() for fam in FAMILIES
-                     if not (fam == draft.family and not draft.is_new))
-        v.report.tasks_checked = 1
-        v.check_task(ref, duplicate=others > 0)
-        return list(v.report.findings)

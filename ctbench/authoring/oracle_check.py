@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ctbench.answer import Hop
-from ctbench.authoring.validate import Finding, Report, Severity, resolve_targets
 from ctbench.errors import CtbError
 from ctbench.model import Family
 from ctbench.store import TaskRef, TaskSet, set_relative
+from ctbench.validation import Finding, Report, Severity, resolve_targets
 
 if TYPE_CHECKING:
     from ctbench.replay.engine import ReplayEngine

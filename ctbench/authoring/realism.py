@@ -26,12 +26,11 @@ from pathlib import Path
 import textfsm
 from textfsm import clitable, texttable
 
-from ctbench.authoring.validate import Finding, Report, Severity, resolve_targets
+from ctbench.dialects import os_families
 from ctbench.errors import CtbError
 from ctbench.model import Network, TaskSpec
 from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path, set_relative
-
-PLATFORMS = ("huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_junos")
+from ctbench.validation import Finding, Report, Severity, resolve_targets
 
 
 def _template_dir() -> Path:
@@ -89,7 +88,7 @@ class TemplateIndex:
         out = []
         for row in table:
             platform = str(row["Platform"]).strip()
-            if not any(re.fullmatch(platform, p) for p in PLATFORMS):
+            if not any(re.fullmatch(platform, p) for p in os_families()):
                 continue
             raw = str(row["Command"]).strip()
             regex = re.sub(r"\[\[.+?\]\]", _completion, raw)

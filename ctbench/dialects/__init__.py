@@ -13,15 +13,19 @@ The replay engine resolves every command an agent sends through the device's dia
 Invalid lines carry a ``CliError`` that ``render_error`` turns into the vendor's own text with the
 caret under the offending character. ``d.help("dis int ?", prompt)`` is the vendor's context help at
 that point and ``d.complete("dis cu")`` the Tab candidates, both from the tree alone. The command trees are data (``data/<os>.yaml``); a task set
-adds commands with extra tree files of the same format (``get_dialect(os, extra_trees=(path,))``).
+adds commands with extra tree files of the same format (``get_dialect(os, extra_trees=(path,))``). A
+new vendor is one more data file, bundled or in a folder on ``$CTBENCH_DIALECT_PATH``: the list of
+CLI families (:func:`os_families`) is the list of data files.
 
 This package is part of the core: it imports neither Textual nor any of the four components.
 """
 
+from ._profile import DIALECT_PATH_ENV
 from ._types import CliError, ErrorKind, FilterKind, OutputFilter, Resolution
-from .dialect import OS_FAMILIES, Dialect, get_dialect
+from .dialect import OS_FAMILIES, Dialect, get_dialect, os_families
 
 __all__ = [
+    "DIALECT_PATH_ENV",
     "OS_FAMILIES",
     "CliError",
     "Dialect",
@@ -30,4 +34,5 @@ __all__ = [
     "OutputFilter",
     "Resolution",
     "get_dialect",
+    "os_families",
 ]

@@ -8,9 +8,13 @@ templates. A task set extends a vendor with files holding only ``commands`` (and
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, cast
 
 from ruamel.yaml import YAML
@@ -23,8 +27,46 @@ from ._params import PrefixStyle
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
-KNOWN_OS = ("huawei_vrp", "hp_comware", "cisco_ios", "cisco_nxos", "juniper_junos")
-"""The families with a data file; ``dialect.OS_FAMILIES`` re-exports this tuple."""
+DIALECT_PATH_ENV = "CTBENCH_DIALECT_PATH"
+"""Folders (``os.pathsep``-separated) with more dialect data files, read after the bundled ones."""
+
+_FAMILY_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def dialect_dirs() -> tuple[Path, ...]:
+    """The folders dialect data files are read from: the bundled one, then those of ``$CTBENCH_DIALECT_PATH``."""
+    extra = os.environ.get(DIALECT_PATH_ENV, "")
+    return (DATA_DIR, *(Path(p) for p in extra.split(os.pathsep) if p))
+
+
+@lru_cache(maxsize=16)
+def _families_in(dirs: tuple[Path, ...]) -> Mapping[str, Path]:
+    found: dict[str, Path] = {}
+    for folder in dirs:
+        for path in sorted(folder.glob("*.yaml")):
+            # <os>.yaml only; a bundled family wins over a file of the same name further down the path
+            if _FAMILY_NAME.fullmatch(path.stem) and path.stem not in found:
+                found[path.stem] = path
+    return MappingProxyType(dict(sorted(found.items())))
+
+
+def family_files() -> Mapping[str, Path]:
+    """Each CLI family (``os`` of a device) with its data file, by name: the one list of families.
+
+    A family is a data file ``<os>.yaml`` in :func:`dialect_dirs`, so a new vendor dialect is one file.
+    The listing is cached per search path; a file added to a folder already listed is seen by the next
+    process.
+    """
+    return _families_in(dialect_dirs())
+
+
+def known_os() -> tuple[str, ...]:
+    """The CLI families, sorted by name (see :func:`family_files`)."""
+    return tuple(family_files())
+
+
+BUNDLED_OS: tuple[str, ...] = tuple(_families_in((DATA_DIR,)))
+"""The families ctbench ships a data file for (``dialect.OS_FAMILIES`` re-exports this tuple)."""
 
 _PROFILE_KEYS = {
     "os",
@@ -43,11 +85,14 @@ _PROFILE_KEYS = {
     "commands",
     "notes",
     "help",
+    "capture_prompt",
+    "first_commands",
 }
 _EXTRA_KEYS = {"os", "commands", "pipe_commands", "notes"}
 _FILTER_KINDS = {"include", "exclude", "begin", "count", "section", "last", "trim", "passthrough"}
 _FILTER_ARGS = {"regex", "optional-regex", "number", "optional-number", "none"}
 _STYLES = {"slash", "length", "mask"}
+_CAPTURE_PROMPTS = {"vrp", "cisco", "junos"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +123,11 @@ class Profile:
     pipe_commands: list[tuple[str, str]] = field(default_factory=list)
     commands: list[tuple[str, str]] = field(default_factory=list)
     """Templates with where they came from (``file:index``), for error messages."""
+    capture_prompt: str | None = None
+    """How the device's prompt looks in a session log (``vrp`` ``<host>``, ``cisco`` ``host#``, ``junos``
+    ``user@host>``), for the capture importer; None: its logs cannot be imported."""
+    first_commands: tuple[str, ...] = ()
+    """What an engineer types first on an unfamiliar box of this vendor (the probe agent's checklist)."""
 
 
 def _read(path: Path) -> Mapping[str, Any]:
@@ -111,22 +161,29 @@ def _style(value: Any, where: str) -> PrefixStyle:
     return cast(PrefixStyle, value)
 
 
+def _capture_prompt(value: Any, where: str) -> str | None:
+    if value is not None and value not in _CAPTURE_PROMPTS:
+        raise ValueError(f"{where}: one of {sorted(_CAPTURE_PROMPTS)}")
+    return cast(str | None, value)
+
+
 def extra_tree_targets(path: Path, data: Mapping[str, Any]) -> tuple[str, ...]:
     """The OS families an extra tree file extends: its ``os`` key (a name or a list of names), or
     else the first part of its file name (``huawei_vrp.yaml``, ``huawei_vrp.firewall.yaml``)."""
     value = data.get("os", path.name.split(".", 1)[0])
     names = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, list) else ()
-    if not names or not all(isinstance(n, str) and n in KNOWN_OS for n in names):
+    known = known_os()
+    if not names or not all(isinstance(n, str) and n in known for n in names):
         raise ValueError(
             f"{path}: cannot tell which OS this tree file extends; set 'os' to one or more of "
-            f"{', '.join(KNOWN_OS)} or name the file <os>.yaml"
+            f"{', '.join(known)} or name the file <os>.yaml"
         )
     return names
 
 
 def load_profile(os_name: str, extra_trees: tuple[Path, ...] = ()) -> Profile:
-    """Read ``data/<os_name>.yaml`` and merge the extra tree files into it."""
-    path = DATA_DIR / f"{os_name}.yaml"
+    """Read the data file of ``os_name`` (:func:`family_files`) and merge the extra tree files into it."""
+    path = family_files().get(os_name, DATA_DIR / f"{os_name}.yaml")
     data = _read(path)
     unknown = set(data) - _PROFILE_KEYS
     if unknown:
@@ -174,6 +231,8 @@ def load_profile(os_name: str, extra_trees: tuple[Path, ...] = ()) -> Profile:
         help=load_help_style(data.get("help"), f"{path}"),
         pipe_commands=_str_list(data, "pipe_commands", path),
         commands=_str_list(data, "commands", path),
+        capture_prompt=_capture_prompt(data.get("capture_prompt"), f"{path}: capture_prompt"),
+        first_commands=tuple(c for c, _ in _str_list(data, "first_commands", path)),
     )
     for extra in extra_trees:
         more = _read(Path(extra))

@@ -12,11 +12,17 @@ from ._grammar import Kw as _Kw
 from ._help import Helper, split_query
 from ._params import ParamContext
 from ._parser import Parsed, Parser, looks_like_value, tokenize
-from ._profile import KNOWN_OS, Message, Profile, load_profile
+from ._profile import BUNDLED_OS, Message, Profile, known_os, load_profile
 from ._types import CliError, OutputFilter, Resolution
 
-OS_FAMILIES: tuple[str, ...] = KNOWN_OS
-"""The vendor operating systems with a dialect, named as network-automation tools name them."""
+OS_FAMILIES: tuple[str, ...] = BUNDLED_OS
+"""The vendor operating systems ctbench ships a dialect for, named as network-automation tools name them.
+Code that accepts a family asks :func:`os_families`, which adds the data files on the dialect path."""
+
+
+def os_families() -> tuple[str, ...]:
+    """Every CLI family with a dialect data file, bundled or on ``$CTBENCH_DIALECT_PATH``, sorted."""
+    return known_os()
 
 RESOLVE_CACHE_SIZE = 65_536
 """Resolutions kept per dialect: an agent run repeats a few hundred distinct lines per task, and
@@ -71,6 +77,16 @@ class Dialect:
     def display_name(self) -> str:
         """Human name (``Huawei VRP``) for reports and the authoring UI."""
         return self._profile.display_name
+
+    @property
+    def capture_prompt(self) -> str | None:
+        """The prompt shape of this vendor in a session log (``vrp``, ``cisco``, ``junos``), or None."""
+        return self._profile.capture_prompt
+
+    @property
+    def first_commands(self) -> tuple[str, ...]:
+        """What an engineer types first on an unfamiliar box of this vendor, in order."""
+        return self._profile.first_commands
 
     @property
     def templates(self) -> tuple[str, ...]:
@@ -261,6 +277,7 @@ def get_dialect(os_name: str, extra_trees: Iterable[Path | str] = ()) -> Dialect
 
     Dialects are compiled once per (os, extra trees) and shared.
     """
-    if os_name not in OS_FAMILIES:
-        raise ValueError(f"unknown OS family {os_name!r}; known: {', '.join(OS_FAMILIES)}")
+    known = known_os()
+    if os_name not in known:
+        raise ValueError(f"unknown OS family {os_name!r}; known: {', '.join(known)}")
     return _dialect(os_name, tuple(Path(p) for p in extra_trees))

@@ -144,11 +144,11 @@ class LocalEnv:
         Only the runner creates sessions on it, each reachable with its own token; the launcher
         refuses to start (``--sandbox auto|bwrap`` where bubblewrap cannot run) before any attempt.
         """
-        from ctbench.evaluate.agents.process import claim
+        from ctbench.evaluate.agents.process import socket_state_dir
         from ctbench.evaluate.sandbox import make_launcher, secret_paths_for
         from ctbench.replay.http_server import serve_in_thread
 
-        self._state = claim(Path(tempfile.mkdtemp(prefix="ctbench-run-")))
+        self._state = socket_state_dir("ctbench-run-")
         sock = self._state / "replay.sock"
         try:
             self._server = serve_in_thread(self.engine, "127.0.0.1", 0, runner=True, unix_socket=sock)
@@ -372,11 +372,13 @@ def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
     one machine never remove each other's; an untagged one (an older ctbench) belongs to a live
     attempt while some process still has it as its working directory or a file in it open.
     """
-    from ctbench.evaluate.agents.process import OWNER_FILE, clean_stale_attempts
+    from ctbench.evaluate.agents.process import OWNER_FILE, SHORT_TMP, clean_stale_attempts
 
     tmp = Path(tempfile.gettempdir())
     # first the processes: an agent a SIGKILLed runner left running still has its workspace as cwd
     clean_stale_attempts(tmp)
+    if tmp != SHORT_TMP:  # where runner folders holding sockets go when the temp folder is too long
+        clean_stale_attempts(SHORT_TMP)
     in_use = _cwds()
     removed = 0
     now = time.time()

@@ -10,6 +10,8 @@ from typing import Any
 
 from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
+from ctbench.evaluate.report_formats import REPORT_FORMATS
+from ctbench.tables import formats_help
 
 DESCRIPTION = """\
 Run agents on the benchmark, score the runs with the paper's metrics, compare and report.
@@ -307,12 +309,12 @@ def _add_scoring(sub: Any) -> None:
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
     p.add_argument("--json", action="store_true", help="print the comparisons as JSON")
 
-    p = add_command(sub, "report", "tables and charts for one or more runs (text, md, latex, json, html)",
+    p = add_command(sub, "report", f"tables and charts for one or more runs ({', '.join(REPORT_FORMATS)})",
                     cmd_report, description=REPORT_HELP)
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folders; the first is A in comparisons")
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
-    p.add_argument("--format", choices=("text", "md", "latex", "json", "html"), default="text",
-                   help="output format (default text)")
+    p.add_argument("--format", choices=tuple(REPORT_FORMATS), default="text",
+                   help=formats_help(REPORT_FORMATS.values()))
     p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
     p.add_argument("--bold-best", action="store_true", help="latex: set the best value of each column in bold "
@@ -404,7 +406,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ctbench.evaluate.report import build_report, render_report
+    from ctbench.evaluate.report import build_report
+    from ctbench.evaluate.report_formats import render_report
     from ctbench.yamlio import atomic_write_text
 
     _check_resamples(args.resamples)

@@ -3,7 +3,7 @@
 A published number is only as good as the tasks behind it. By default ``ctb-eval run`` takes a task
 only when (1) its ``status`` is ``approved``, (2) its last review round ended approved and every
 criterion's verdict was given on the content the task has now (the review records carry one hash per
-part, :mod:`ctbench.review.hashes`), and (3) it validates without errors. Anything else is listed with
+part, :mod:`ctbench.approval.hashes`), and (3) it validates without errors. Anything else is listed with
 its reason and skipped; ``--allow-unreviewed`` lifts (1) and (2) and is recorded in run.yaml.
 Validation errors are never run over silently: a task that fails validation is skipped unless
 ``--allow-invalid`` is given, and then an attempt that cannot be served ends as a task-definition
@@ -40,7 +40,7 @@ def content_hash(task_dir: Path, task_set: TaskSet | None = None) -> str:
 
     ``task_set`` reads a sealed hidden part (``hidden.yaml.age``) with the user's identity.
     """
-    from ctbench.review.hashes import content_hashes, disk_reader
+    from ctbench.approval.hashes import content_hashes, disk_reader
 
     parts = content_hashes(disk_reader(task_dir, task_set)).model_dump()
     text = ";".join(f"{k}={parts[k]}" for k in sorted(parts))
@@ -49,8 +49,8 @@ def content_hash(task_dir: Path, task_set: TaskSet | None = None) -> str:
 
 def review_problem(task_dir: Path, spec: TaskSpec) -> str | None:
     """Why the task does not count as approved-and-unchanged, or None when it does."""
-    from ctbench.review.hashes import PART_TITLES, content_hashes, disk_reader, stale_criteria
-    from ctbench.review.records import load_records
+    from ctbench.approval.hashes import PART_TITLES, content_hashes, disk_reader, stale_criteria
+    from ctbench.approval.records import load_records
 
     if spec.status != Status.APPROVED:
         return f"not approved (status {spec.status.value})"
@@ -73,7 +73,7 @@ def review_problem(task_dir: Path, spec: TaskSpec) -> str | None:
 
 def validation_problems(task_set: TaskSet, refs: Sequence[TaskRef]) -> dict[str, str]:
     """First validation error of each task that has one (id -> "file:line: message")."""
-    from ctbench.authoring.validate import Validator
+    from ctbench.validation import Validator
 
     report = Validator(task_set).run(refs)
     out: dict[str, str] = {}
@@ -105,7 +105,7 @@ class GateResult:
 def apply_gate(task_set: TaskSet, candidates: Iterable[tuple[TaskRef, TaskSpec]], *,
                allow_unreviewed: bool = False, allow_invalid: bool = False) -> GateResult:
     """Split the candidates into the tasks to run and the ones skipped, with reasons."""
-    from ctbench.review.approval import approval_state
+    from ctbench.approval.check import approval_state
 
     pairs = list(candidates)
     invalid = validation_problems(task_set, [ref for ref, _ in pairs]) if pairs else {}
@@ -120,7 +120,7 @@ def apply_gate(task_set: TaskSet, candidates: Iterable[tuple[TaskRef, TaskSpec]]
                 skipped.append(Skipped(ref.id, f"fails validation: {problem}"))
                 continue
             invalid_run.append(ref.id)
-        review = approval_state(task_set, ref).reason  # the review package's one answer (sealed gold too)
+        review = approval_state(task_set, ref).reason  # the one answer to "approved?" (sealed gold too)
         if review is not None:
             if not allow_unreviewed:
                 skipped.append(Skipped(ref.id, review))

@@ -1,7 +1,8 @@
 """Reports over one or more runs, in the shapes of the paper's tables (section 5, appendices B-D).
 
 Every table is a :class:`ctbench.tables.Table`, so text, Markdown, LaTeX and JSON come from one place
-(:func:`ctbench.tables.render`); HTML (:mod:`.report_html`) lays the same tables out with charts.
+(:data:`ctbench.tables.TABLE_FORMATS`); HTML (:mod:`.report_html`) lays the same tables out with charts.
+The formats are chosen through :mod:`.report_formats`, which imports this module, never the reverse.
 Figures are percentages; "x ± y" is the value and its standard error across tasks (D.1). For JSON
 the tables are built *split*: every number in its own column as a raw float, never a formatted string.
 
@@ -27,9 +28,8 @@ from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, build_scores
 from ctbench.evaluate.scorecard import FAMILY_TITLES, HEADLINE, percent, pm
 from ctbench.evaluate.stats import BASE_SEED, N_RESAMPLES
 from ctbench.store import TaskSet
-from ctbench.tables import Cell, Table, render
+from ctbench.tables import Cell, Table
 
-FORMATS = ("text", "md", "latex", "json", "html")
 SMALL_STRATA = "stratum/strata have fewer than"
 """How a run's small-strata warning reads (score.build_scores); a report says it once, not once per run."""
 FIELD_TITLES = {
@@ -360,16 +360,3 @@ def report_tables(report: Report, *, split: bool = False) -> list[Table]:
         tables.append(Table(title="Warnings", key="warnings", columns=["Warning"],
                             rows=[[w] for w in report.warnings]))
     return [t for t in tables if t.rows or t.key in ("table5",)]
-
-
-def render_report(report: Report, fmt: str, *, bold_best: bool = False) -> str:
-    """The report as text, md, latex, json (tables via :func:`ctbench.tables.render`) or html.
-
-    ``bold_best`` sets the best value of each rated column in bold (LaTeX)."""
-    if fmt not in FORMATS:
-        raise CtbError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    if fmt == "html":
-        from ctbench.evaluate.report_html import render_html
-
-        return render_html(report, report_tables(report))
-    return render(report_tables(report, split=(fmt == "json")), fmt, bold_best=bold_best)

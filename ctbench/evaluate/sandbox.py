@@ -46,7 +46,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -55,7 +54,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.agents.process import Launch, Launcher, Prepared, claim, unsandboxed
+from ctbench.evaluate.agents.process import Launch, Launcher, Prepared, socket_state_dir, unsandboxed
 from ctbench.evaluate.work import SandboxSettings
 
 SandboxMode = Literal["auto", "bwrap", "none"]
@@ -92,6 +91,15 @@ def _overlaps(path: Path, secrets: Iterable[Path]) -> Path | None:
     for secret in secrets:
         if _inside(path, secret) or _inside(secret, path):
             return secret
+    return None
+
+
+def _task_set_of(path: Path) -> Path | None:
+    """The task set (a folder holding ``ctbench.yaml``) that ``path`` lies in, if any: any task set,
+    not only the run's, since another checkout of the same set holds the same gold."""
+    for parent in path.parents:
+        if (parent / "ctbench.yaml").is_file():
+            return parent
     return None
 
 
@@ -264,7 +272,11 @@ class BwrapSandbox:
         # files named on the command line (an agent script given by path), each file alone
         for arg in launch.argv:
             if os.path.isabs(arg) and os.path.isfile(arg):
-                ro += _resolved([arg])
+                for file in _resolved([arg]):
+                    if (task_set := _task_set_of(file)) is not None:
+                        raise SandboxError(f"refusing to show {file} to the agent: it is inside the task set "
+                                           f"{task_set}; keep agent scripts outside any task set")
+                    ro.append(file)
         rw = [workspace, home, *_resolved(launch.read_write)]
         for path in [*ro, *rw]:
             if (secret := _overlaps(path, secrets)) is not None:
@@ -379,7 +391,7 @@ def make_launcher(settings: SandboxSettings, *, replay_url: str | None = None,
     secrets = list(secret_paths)
     if settings.network == "host":
         return BwrapSandbox(bwrap, network="host", secret_paths=secrets)
-    state = claim(Path(tempfile.mkdtemp(prefix="ctbench-net-")))
+    state = socket_state_dir("ctbench-net-")
     sandbox = BwrapSandbox(bwrap, network="loopback", state_dir=state, secret_paths=secrets)
     try:
         hosts = ["127.0.0.1 localhost sandbox", "::1 localhost"]

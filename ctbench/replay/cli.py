@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
+from ctbench.tables import TABLE_FORMATS, formats_help
 
 if TYPE_CHECKING:
     from ctbench.replay.engine import ReplayEngine
@@ -343,7 +344,8 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("runs", metavar="RUN", nargs="+", type=Path, help="run folder(s), or a folder of runs")
     p.add_argument("--task", metavar="ID", action="append", help="only this task (repeatable)")
     p.add_argument("--limit", metavar="N", type=int, default=None, help="show the N most frequent only")
-    p.add_argument("--format", choices=["text", "md", "latex"], default="text", help="table format")
+    shown = [f for f in TABLE_FORMATS.values() if not f.raw_numbers]  # raw counts: --json
+    p.add_argument("--format", choices=[f.name for f in shown], default="text", help=formats_help(shown))
     p.add_argument("--json", action="store_true", help="JSON output (with the raw counts)")
     return parser, sub
 

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from ctbench.errors import CtbError
 from ctbench.replay.observation import DeviceInfo, Observation, Submission
+from ctbench.replay.trajectory import TrajectoryRecord
 
 URL_ENV = "CTBENCH_REPLAY_URL"
 SESSION_ENV = "CTBENCH_REPLAY_SESSION"
@@ -168,6 +169,15 @@ class ReplayClient:
     def submit(self, answer: str) -> Submission:
         return Submission.model_validate(self._call("POST", "/submit", {"answer": answer}))
 
+    def complete(self, device: str, line: str) -> list[str]:
+        """The keywords the last word of ``line`` completes to on ``device`` (Tab; not a call)."""
+        data = self._call("POST", "/complete", {"device": device, "line": line})
+        return [k for k in data.get("keywords", []) if isinstance(k, str)]
+
+    def trajectory(self) -> list[TrajectoryRecord]:
+        """The session's calls so far, in order."""
+        return [TrajectoryRecord.model_validate(r) for r in self._call("GET", "/trajectory")["records"]]
+
     def summary(self) -> dict[str, Any]:
         return self._call("GET", "")
 
@@ -223,7 +233,7 @@ class RemoteSession:
         return self.client.session_id
 
     def _mapped(self, exc: ClientError) -> CtbError:
-        from ctbench.replay.engine import InputError
+        from ctbench.replay.loaded import InputError
 
         if exc.server_message is None:
             return exc
@@ -246,5 +256,11 @@ class RemoteSession:
     def submit(self, answer_text: str) -> Submission:
         try:
             return self.client.submit(answer_text)
+        except ClientError as exc:
+            raise self._mapped(exc) from None
+
+    def complete(self, device: str, line: str) -> list[str]:
+        try:
+            return self.client.complete(device, line)
         except ClientError as exc:
             raise self._mapped(exc) from None

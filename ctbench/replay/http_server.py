@@ -10,6 +10,7 @@ Routes (all JSON; errors are ``{"error": {"code", "message"}}`` with a 4xx statu
     GET    /sessions/{id}/devices         {"devices": [...], "prompts": {name: prompt}}
     POST   /sessions/{id}/run             {"device", "command"} -> observation
     POST   /sessions/{id}/submit          {"answer"} -> submission
+    POST   /sessions/{id}/complete        {"device", "line"} -> {"keywords": [...]} (Tab; not a call)
     GET    /sessions/{id}/trajectory      {"records": [...]}
     DELETE /sessions/{id}                 closes the session and its trajectory file
 
@@ -47,10 +48,11 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from ctbench.errors import CtbError
-from ctbench.replay.engine import InputError, ReplayEngine, printable
+from ctbench.replay.engine import ReplayEngine
 from ctbench.replay.http_body import BodyError, read_body
 from ctbench.replay.http_body import SafeJSONResponse as JSONResponse
 from ctbench.replay.listen import bind_socket, bind_unix_socket, socket_url, uvicorn_server
+from ctbench.replay.loaded import InputError, printable
 from ctbench.replay.session import Session, SessionClosed, SessionLimit
 from ctbench.safetext import first_surrogate
 from ctbench.store import TaskNotFound
@@ -87,6 +89,11 @@ class RunRequest(_Body):
 
 class SubmitRequest(_Body):
     answer: str
+
+
+class CompleteRequest(_Body):
+    device: str
+    line: str
 
 
 # --------------------------------------------------------------------------- session table
@@ -338,6 +345,13 @@ def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> 
         body: SubmitRequest = await _body(request, SubmitRequest)
         return JSONResponse(session.submit(body.answer).model_dump(mode="json"))
 
+    async def complete(request: Request) -> Response:
+        # Tab in a remote console (the isolated blind-review and Try-it replay): keywords of the
+        # vendor grammar only, never which commands were recorded, and not logged as a call.
+        session = session_of(request)
+        body: CompleteRequest = await _body(request, CompleteRequest)
+        return JSONResponse({"keywords": session.complete(body.device, body.line)})
+
     async def trajectory(request: Request) -> Response:
         session = session_of(request)
         return JSONResponse({"records": [r.model_dump(mode="json") for r in session.trajectory]})
@@ -381,6 +395,7 @@ def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> 
         Route("/sessions/{sid}/devices", devices, methods=["GET"]),
         Route("/sessions/{sid}/run", run_command, methods=["POST"]),
         Route("/sessions/{sid}/submit", submit, methods=["POST"]),
+        Route("/sessions/{sid}/complete", complete, methods=["POST"]),
         Route("/sessions/{sid}/trajectory", trajectory, methods=["GET"]),
     ]
     mcp = _McpEndpoints(reg)

@@ -27,6 +27,7 @@ from typing import Any
 from ctbench.errors import CtbError
 from ctbench.replay.client import ClientError, RemoteSession, ReplayClient
 from ctbench.replay.observation import DeviceInfo, Observation, Submission
+from ctbench.replay.trajectory import TrajectoryRecord
 from ctbench.store import CONFIG_FILE, TAXONOMY_FILE, TaskSet
 
 SET_FILES = (CONFIG_FILE, TAXONOMY_FILE)
@@ -175,6 +176,17 @@ class IsolatedSession:
     def prompt(self, device: str) -> str:
         assert self._client is not None
         return self._client.prompt(device)
+
+    def complete(self, device: str, line: str) -> list[str]:
+        """Tab in the console: the vendor keywords, answered by the isolated server (not a call)."""
+        return self._session.complete(device, line)
+
+    @property
+    def trajectory(self) -> list[TrajectoryRecord]:
+        """The calls so far, as the isolated server logged them (empty once closed)."""
+        if self._client is None:
+            return []
+        return self._client.trajectory()
 
     def close(self) -> None:
         if self._client is not None:

@@ -14,16 +14,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ctbench.errors import CtbError
-from ctbench.replay.engine import Answer, DeviceReplay, InputError, LoadedTask
+from ctbench.replay.loaded import Answer, DeviceReplay, InputError, LoadedTask, SessionHost
 from ctbench.replay.observation import DeviceInfo, Observation, Outcome, Submission
 from ctbench.replay.trajectory import RECORD_FIELDS, TrajectoryRecord, TrajectoryWriter
 from ctbench.safetext import first_bad_char, scrub
-
-if TYPE_CHECKING:
-    from ctbench.replay.engine import ReplayEngine
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +57,7 @@ def _truncate(data: bytes, limit: int) -> bytes:
 class Session:
     """Answers (device, command) calls for one task and keeps the trajectory of them."""
 
-    def __init__(self, engine: ReplayEngine, task: LoadedTask, *, trajectory_path: Path | None = None,
+    def __init__(self, engine: SessionHost, task: LoadedTask, *, trajectory_path: Path | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.id = secrets.token_urlsafe(12)
         self.engine = engine

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ctbench.errors import CtbError
-from ctbench.replay.engine import InputError
+from ctbench.replay.loaded import InputError
 from ctbench.replay.observation import DeviceInfo, Observation, Outcome, Submission, devices_text
 from ctbench.yamlio import atomic_write_text
 
@@ -72,7 +72,7 @@ class ToolResult:
 class ReplayTools:
     """The three tools, bound to one session; transport-free so the logic is plain to test.
 
-    Input problems (:class:`~ctbench.replay.engine.InputError`) come back as error results. Other
+    Input problems (:class:`~ctbench.replay.loaded.InputError`) come back as error results. Other
     replay errors - the session closed, its call limit reached, the answer file unwritable - are
     raised: a transport that can only talk to the model turns them into error text (MCP), while an
     agent loop that owns the attempt can end it instead.

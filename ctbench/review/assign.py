@@ -19,9 +19,9 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError, field_validator
 
+from ctbench.approval.states import Role, Verdict
 from ctbench.errors import CtbError, validation_message
 from ctbench.model import Status, Strict, unique_names
-from ctbench.review.states import Role, Verdict
 from ctbench.review.view import TaskState
 from ctbench.store import TaskSet
 from ctbench.yamlio import load_fast

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ctbench.approval.hashes import PART_TITLES, PartReader, content_hashes, disk_reader, stale_criteria
+from ctbench.approval.records import parse_record, record_rel
+from ctbench.approval.states import CRITERIA, Action, Verdict
 from ctbench.errors import CtbError
 from ctbench.model import Status
 from ctbench.review.gitflow import LogEntry, ReviewRepo
-from ctbench.review.hashes import PART_TITLES, PartReader, content_hashes, disk_reader, stale_criteria
-from ctbench.review.records import parse_record, record_rel
-from ctbench.review.states import CRITERIA, Action, Verdict
 from ctbench.review.view import TaskState
 from ctbench.sealing import RECIPIENTS_FILE, identity_path, parse_recipients, stanza_count, unseal
 from ctbench.store import HIDDEN_FILE, SEALED_HIDDEN_FILE, TaskSet

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
+from ctbench.tables import TABLE_FORMATS, formats_help
 
 if TYPE_CHECKING:
     from ctbench.review.gitflow import ReviewRepo
@@ -119,7 +120,7 @@ def _interactive() -> bool:
 
 def _criteria_flags(args: argparse.Namespace) -> dict[Any, tuple[Any, str]]:
     """--agree/--disagree/--comment/--all-agree -> {criterion: (verdict, comment)}."""
-    from ctbench.review.states import CRITERIA, Verdict, parse_criterion
+    from ctbench.approval.states import CRITERIA, Verdict, parse_criterion
 
     rulings: dict[Any, tuple[Any, str]] = {}
     comments = {parse_criterion(c): t for c, t in (args.comment or [])}
@@ -214,7 +215,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 def _rereview(ts: TaskSet, states: list[Any]) -> dict[str, str]:
     """Approved tasks (in the working tree) changed or set back to draft since their approval."""
-    from ctbench.review.approval import rereview_reason
+    from ctbench.approval.check import rereview_reason
 
     out = {}
     for s in states:
@@ -290,7 +291,7 @@ def run_commands(desk: ReviewDesk, task_id: str, data: bytes) -> bytes:
 
 def render_reveal(rev: Revealed) -> str:
     """The side-by-side comparison as text (the app shows the same in tables)."""
-    from ctbench.review.records import cell_value
+    from ctbench.approval.records import cell_value
     from ctbench.tables import Table, render_text
 
     c = rev.comparison
@@ -347,7 +348,7 @@ def cmd_reveal(args: argparse.Namespace) -> int:
 
 
 def cmd_respond(args: argparse.Namespace) -> int:
-    from ctbench.review.states import parse_criterion
+    from ctbench.approval.states import parse_criterion
 
     replies: dict[Any, tuple[Any, str]] = {}
     for stance, items in (("concede", args.concede or []), ("rebut", args.rebut or [])):
@@ -598,7 +599,7 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("ids", nargs="*", metavar="ID")
 
     p = cmd("status", "yields, revisions, blind accuracy, agreement", cmd_status)
-    p.add_argument("--format", choices=["text", "md", "latex", "json"], default="text")
+    p.add_argument("--format", choices=list(TABLE_FORMATS), default="text", help=formats_help(TABLE_FORMATS.values()))
 
     cmd("recover", "finish a review step a killed process left half done", cmd_recover)
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctbench.answer import Path, RcaEntry, path_line
+from ctbench.approval.records import MetadataRow
 from ctbench.derived import DECLARED_FIELDS, derive
 from ctbench.evaluate.metrics import TaskRecord, Usage, score_task
 from ctbench.evaluate.parse import ParsedAnswer, parse_answer
 from ctbench.model import Family, HiddenSpec, Network, TaskSpec
-from ctbench.review.records import MetadataRow
 from ctbench.store import TaskSet
 
 

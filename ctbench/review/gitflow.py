@@ -31,12 +31,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from ctbench.commits import TRAILER_PREFIX, Trailer, trailer_lines
 from ctbench.errors import CtbError
 from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_bytes, atomic_write_text
 
 BRANCH_PREFIX = "review/"
-TRAILER_PREFIX = "Ctbench-"
 _LOG_FORMAT = "%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1f%(trailers:only=true,unfold=true)%x1e"
 
 Notify = Callable[[str], None]
@@ -127,14 +127,10 @@ def format_message(subject: str, trailers: Sequence[tuple[str, str | int | None]
     lines = [subject.strip()]
     if body.strip():
         lines += ["", body.strip()]
-    trail = [f"{TRAILER_PREFIX}{k}: {_one_line(str(v))}" for k, v in trailers if v is not None and str(v) != ""]
+    trail = trailer_lines(trailers)
     if trail:
         lines += ["", *trail]
     return "\n".join(lines) + "\n"
-
-
-def _one_line(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
 
 
 def parse_trailers(text: str) -> dict[str, list[str]]:
@@ -600,7 +596,7 @@ class ReviewRepo:
         return bool(self.git("ls-files", "--", rel))
 
     def _landed(self, branch: str, op: str) -> str | None:
-        text = self.git("log", "-n", "50", f"--grep=^{TRAILER_PREFIX}Op: {op}$", "--format=%H",
+        text = self.git("log", "-n", "50", f"--grep=^{Trailer.OP.full}: {op}$", "--format=%H",
                         f"refs/heads/{branch}", "--") if self.rev(f"refs/heads/{branch}") else ""
         return text.split()[0] if text.split() else None
 
@@ -657,7 +653,7 @@ class ReviewRepo:
 
     def log(self, *revs: str, task: str | None = None) -> list[LogEntry]:
         """Review commits reachable from ``revs`` (newest first), optionally for one task."""
-        grep = f"--grep=^{TRAILER_PREFIX}Task: {re.escape(task)}$" if task else f"--grep=^{TRAILER_PREFIX}Task:"
+        grep = f"--grep=^{Trailer.TASK.full}: {re.escape(task)}$" if task else f"--grep=^{Trailer.TASK.full}:"
         revs_ = [r for r in revs if r] or ["HEAD"]
         try:
             text = self.git("log", grep, f"--format={_LOG_FORMAT}", *revs_, "--")

@@ -32,10 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctbench.approval.states import CRITERIA, Action, Role, Verdict
 from ctbench.errors import CtbError
 from ctbench.model import Family, Status
 from ctbench.review.gitflow import ReviewRepo
-from ctbench.review.states import CRITERIA, Action, Role, Verdict
 from ctbench.review.view import TaskState, collect
 from ctbench.store import FAMILIES, TaskSet
 from ctbench.tables import Table
@@ -334,7 +334,7 @@ def review_stats(ts: TaskSet, repo: ReviewRepo | None = None, *, use_git: bool =
                     failed[s.id] = item.problems[0] if item.problems else "audit failed"
     st = compute(states, submitted_in_history(repo) if repo is not None else None, audit_failed=failed,
                  seed=ts.config.review.unreviewed_seed)
-    from ctbench.review.approval import rereview_reason
+    from ctbench.approval.check import rereview_reason
 
     for s in states:
         if s.rev is None and s.records and s.records[-1].outcome == "approved":

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ctbench.approval.hashes import PartReader, sha256_bytes
+from ctbench.approval.records import ReviewRecord, cell_value
+from ctbench.approval.states import CRITERIA, Action, Role, Verdict
 from ctbench.review.audit import audit_task, git_reader
 from ctbench.review.gitflow import LogEntry, ReviewRepo, branch_name
-from ctbench.review.hashes import PartReader, sha256_bytes
-from ctbench.review.records import ReviewRecord, cell_value
-from ctbench.review.states import CRITERIA, Action, Role, Verdict
 from ctbench.review.view import TaskState
 from ctbench.store import HIDDEN_FILE, SEALED_HIDDEN_FILE, TASK_FILE, TaskSet
 from ctbench.yamlio import load_fast
@@ -268,8 +268,8 @@ def _validation(ts: TaskSet, repo: ReviewRepo, state: TaskState, rev: str) -> li
     import tarfile
     import tempfile
 
-    from ctbench.authoring.validate import Validator
     from ctbench.store import TaskRef
+    from ctbench.validation import Validator
 
     out = ["### Validation", ""]
     prefix = repo.prefix if repo.prefix not in ("", ".") else ""

@@ -21,9 +21,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
+from ctbench.approval.records import cell_value
+from ctbench.approval.states import CRITERIA, Criterion, Verdict
 from ctbench.errors import CtbError
-from ctbench.review.records import cell_value
-from ctbench.review.states import CRITERIA, Criterion, Verdict
 from ctbench.review.widgets import TitleBar, VerdictToggle
 from ctbench.review.workflow import Revealed, ReviewDesk, StepResult
 

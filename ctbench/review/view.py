@@ -16,16 +16,16 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ctbench.errors import CtbError
-from ctbench.model import Family, Status, TaskSpec
-from ctbench.review.gitflow import BRANCH_PREFIX, ReviewRepo
-from ctbench.review.records import (
+from ctbench.approval.records import (
     ReviewRecord,
     load_records,
     parse_record,
     record_name,
     round_numbers_from_names,
 )
+from ctbench.errors import CtbError
+from ctbench.model import Family, Status, TaskSpec
+from ctbench.review.gitflow import BRANCH_PREFIX, ReviewRepo
 from ctbench.store import FAMILIES, REVIEWS_DIR, TASK_FILE, TaskSet
 from ctbench.yamlio import load_fast
 

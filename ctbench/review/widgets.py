@@ -8,7 +8,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ctbench.review.states import Criterion, Verdict
+from ctbench.approval.states import Criterion, Verdict
 
 
 class TitleBar(Static):

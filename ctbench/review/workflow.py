@@ -18,11 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ctbench.errors import CtbError
-from ctbench.model import Family, HiddenSpec, Status, TaskSpec
-from ctbench.review.assign import Proposal
-from ctbench.review.gitflow import BRANCH_PREFIX, Notify, ReviewRepo, branch_name, format_message
-from ctbench.review.hashes import (
+from ctbench.approval.hashes import (
     CRITERION_PARTS,
     PART_TITLES,
     ContentHashes,
@@ -32,7 +28,7 @@ from ctbench.review.hashes import (
     sha256_text,
     visible_hashes,
 )
-from ctbench.review.records import (
+from ctbench.approval.records import (
     BlindSolve,
     Comment,
     Comparison,
@@ -47,7 +43,7 @@ from ctbench.review.records import (
     trajectory_name,
     utcnow,
 )
-from ctbench.review.states import (
+from ctbench.approval.states import (
     CRITERIA,
     Action,
     Criterion,
@@ -58,6 +54,11 @@ from ctbench.review.states import (
     consensus,
     require_status,
 )
+from ctbench.commits import Trailer
+from ctbench.errors import CtbError
+from ctbench.model import Family, HiddenSpec, Status, TaskSpec
+from ctbench.review.assign import Proposal
+from ctbench.review.gitflow import BRANCH_PREFIX, Notify, ReviewRepo, branch_name, format_message
 from ctbench.store import REVIEWS_DIR, TASK_FILE, TaskNotFound, TaskRef, TaskSet
 from ctbench.yamlio import dump_document, load_document
 
@@ -102,10 +103,10 @@ def _message(task_id: str, family: Family, record: ReviewRecord, subject: str, a
              status: Status | None = None, criterion: Criterion | None = None,
              extra: Iterable[tuple[str, str | int | None]] = (), body: str = "") -> str:
     trailers: list[tuple[str, str | int | None]] = [
-        ("Task", task_id), ("Family", family.value), ("Round", record.round), ("Action", action.value),
-        ("Criterion", criterion.value if criterion else None), ("Reviewer", record.reviewer),
-        ("Author", actor if actor in record.authors else None),
-        ("Status", status.value if status else None), *extra]
+        (Trailer.TASK, task_id), (Trailer.FAMILY, family.value), (Trailer.ROUND, record.round), (Trailer.ACTION, action.value),
+        (Trailer.CRITERION, criterion.value if criterion else None), (Trailer.REVIEWER, record.reviewer),
+        (Trailer.AUTHOR, actor if actor in record.authors else None),
+        (Trailer.STATUS, status.value if status else None), *extra]
     return format_message(f"review({task_id}): {subject}", trailers, body)
 
 
@@ -254,7 +255,7 @@ class ReviewDesk:
             body = f"Reopened: {', '.join(reopened)} ({', '.join(PART_TITLES[p] for p in parts)} changed)" if parts else ""
             sha = self._commit(ref, record, f"submitted for review (round {number})", Action.SUBMIT, actor,
                                status=Status.SUBMITTED, add=[self.repo.rel(ref.path)], body=body,
-                               extra=[("Parts", ",".join(parts) or None)])
+                               extra=[(Trailer.PARTS, ",".join(parts) or None)])
             result = StepResult(task_id, Status.SUBMITTED, number, [sha] if sha else [])
             result.messages.append(f"{task_id} submitted for review, round {number}"
                                    + (f"; reopened: {', '.join(reopened)}" if reopened else ""))
@@ -280,7 +281,7 @@ class ReviewDesk:
             self.ts = self.ts.fresh()
 
     def _check_valid(self, ref: TaskRef) -> None:
-        from ctbench.authoring.validate import Validator
+        from ctbench.validation import Validator
 
         report = Validator(self.ts).run([ref])
         errors = [f for f in report.errors if f.task in (ref.id, None)]
@@ -354,7 +355,7 @@ class ReviewDesk:
             check_move(start.task_id, task.status, status)
         sha = self._commit(ref, record, f"blind answer by {start.reviewer} (round {record.round})", Action.BLIND,
                            start.reviewer, status=status, files=files,
-                           extra=[("Answer-Sha256", record.blind.answer_sha256)])
+                           extra=[(Trailer.ANSWER_SHA256, record.blind.answer_sha256)])
         result = StepResult(start.task_id, Status.IN_REVIEW, record.round, [sha] if sha else [])
         result.messages.append(f"blind answer for {start.task_id} committed ({(sha or '')[:10]}); "
                                f"sha256 {record.blind.answer_sha256[7:19]}...")
@@ -420,8 +421,8 @@ class ReviewDesk:
                 record.note(actor, Role.REVIEWER, Action.REVEAL,
                             f"gold revealed after the blind answer of round {blind_round}", when=now)
                 sha = self._commit(ref, record, f"reveal to {actor} (round {record.round})", Action.REVEAL, actor,
-                                   status=status, extra=[("Blind-Round", blind_round),
-                                                         ("Exact", "yes" if side.exact else "no")])
+                                   status=status, extra=[(Trailer.BLIND_ROUND, blind_round),
+                                                         (Trailer.EXACT, "yes" if side.exact else "no")])
                 if sha:
                     result.commits.append(sha)
                 result.status = Status.IN_REVIEW
@@ -464,7 +465,7 @@ class ReviewDesk:
                 cr.thread.append(Comment(who=actor, role=Role.REVIEWER, when=now, verdict=verdict, text=text.strip()))
                 record.note(actor, Role.REVIEWER, Action.VERDICT, text.strip() or verdict.value, crit, when=now)
                 sha = self._commit(ref, record, f"{crit.label}: {verdict.value} (round {record.round})",
-                                   Action.VERDICT, actor, criterion=crit, extra=[("Verdict", verdict.value)],
+                                   Action.VERDICT, actor, criterion=crit, extra=[(Trailer.VERDICT, verdict.value)],
                                    body=text.strip())
                 if sha:
                     result.commits.append(sha)
@@ -560,7 +561,7 @@ class ReviewDesk:
                 record.note(actor, Role.AUTHOR, Action.REVISE, why or "revised after review", when=when)
                 sha = self._commit(ref, record, f"revised {', '.join(PART_TITLES[p] for p in parts) or 'task'} "
                                    f"(round {record.round})", Action.REVISE, actor, add=[rel],
-                                   extra=[("Parts", ",".join(parts) or None)], body=why)
+                                   extra=[(Trailer.PARTS, ",".join(parts) or None)], body=why)
                 if sha:
                     result.commits.append(sha)
                     result.messages.append(f"committed the revision ({', '.join(parts) or 'no reviewed part'} changed)")
@@ -573,7 +574,7 @@ class ReviewDesk:
                     Comment(who=actor, role=Role.AUTHOR, when=now, stance=stance, text=text.strip()))
                 record.note(actor, Role.AUTHOR, Action.RESPOND, text.strip(), crit, when=now)
                 sha = self._commit(ref, record, f"{crit.label}: author {stance}s (round {record.round})",
-                                   Action.RESPOND, actor, criterion=crit, extra=[("Stance", stance)], body=text)
+                                   Action.RESPOND, actor, criterion=crit, extra=[(Trailer.STANCE, stance)], body=text)
                 if sha:
                     result.commits.append(sha)
             # The next round: agreements whose parts are unchanged carry over, everything else is open.
@@ -614,7 +615,7 @@ class ReviewDesk:
             record.finished = now
             record.note(actor, _role(actor, task, record), Action.DISCARD, reason.strip(), when=now)
             sha = self._commit(ref, record, f"discarded (round {record.round})", Action.DISCARD, actor,
-                               status=Status.DISCARDED, body=reason, extra=[("Discarded-By", actor)])
+                               status=Status.DISCARDED, body=reason, extra=[(Trailer.DISCARDED_BY, actor)])
             result = StepResult(task_id, Status.DISCARDED, record.round, [sha] if sha else [],
                                 [f"{task_id} discarded: {reason.strip()}"])
             self._push(task_id, result)
@@ -665,10 +666,10 @@ class ReviewDesk:
                 return result
             message = format_message(
                 f"review({task_id}): merge {state.status.value} review", [
-                    ("Task", task_id), ("Family", state.family.value),
-                    ("Round", state.current.round if state.current else None), ("Action", Action.MERGE.value),
-                    ("Reviewer", state.current.reviewer if state.current else None), ("Status", state.status.value),
-                    ("Merged-By", actor)])
+                    (Trailer.TASK, task_id), (Trailer.FAMILY, state.family.value),
+                    (Trailer.ROUND, state.current.round if state.current else None), (Trailer.ACTION, Action.MERGE.value),
+                    (Trailer.REVIEWER, state.current.reviewer if state.current else None), (Trailer.STATUS, state.status.value),
+                    (Trailer.MERGED_BY, actor)])
             msg_file = repo.state_dir / "merge-message.txt"
             repo.state_dir.mkdir(parents=True, exist_ok=True)
             msg_file.write_text(message, encoding="utf-8")
@@ -781,8 +782,8 @@ class ReviewDesk:
                 if branch is None:
                     raise CtbError("HEAD is detached: check out a branch to commit the sealed gold on")
                 message = format_message(f"review: seal the gold of {len(task_ids)} task(s)",
-                                         [("Task", task_ids[0] if len(task_ids) == 1 else None),
-                                          ("Action", Action.SEAL.value), ("Sealed-By", actor)])
+                                         [(Trailer.TASK, task_ids[0] if len(task_ids) == 1 else None),
+                                          (Trailer.ACTION, Action.SEAL.value), (Trailer.SEALED_BY, actor)])
                 sha = self.repo.commit(branch, message, add=add, actor=actor)
                 if sha:
                     result.commits.append(sha)
@@ -823,9 +824,9 @@ class ReviewDesk:
                                                       after_blind=blind.sha))
             rel = self.repo.rel(ref.path)
             message = format_message(f"review({task_id}): unseal the gold for {reviewer}", [
-                ("Task", task_id), ("Family", task.family.value),
-                ("Round", records[-1].round if records else None), ("Action", Action.UNSEAL.value),
-                ("Reviewer", reviewer), ("Blind-Commit", blind.sha), ("Unsealed-By", actor)])
+                (Trailer.TASK, task_id), (Trailer.FAMILY, task.family.value),
+                (Trailer.ROUND, records[-1].round if records else None), (Trailer.ACTION, Action.UNSEAL.value),
+                (Trailer.REVIEWER, reviewer), (Trailer.BLIND_COMMIT, blind.sha), (Trailer.UNSEALED_BY, actor)])
             sha = self.repo.commit(branch_name(task_id), message,
                                    add=[f"{rel}/hidden.yaml.age", f"{rel}/{RECIPIENTS_FILE}"], actor=actor)
             result = StepResult(task_id, task.status, records[-1].round if records else 0, [sha] if sha else [],

@@ -15,7 +15,16 @@ a coding agent with a shell could do, channel by channel, and prints one line
 - ``traversal``: path traversal in device and command names through its own session;
 - ``proxy``: the MCP proxy's own files - the ctbench package folder, its install records
   (``direct_url.json`` names the checkout of an editable install) and everything around them;
-- ``writes``: files it tries to create outside its workspace.
+- ``writes``: files it tries to create outside its workspace - in every folder it came across
+  that lies under a root the caller allows (``--mark-tree DIR``: that folder and all below it;
+  ``--mark-dir DIR``: that folder alone). Without either it writes nothing: an adversary run
+  unsandboxed on a developer's machine must not litter other people's files (an early version
+  wrote into every ``/proc/<pid>/cwd`` it saw, which put marks into other git worktrees).
+
+Every channel hunts on its own (its own time budget, ``ADVERSARY_BUDGET_S`` seconds, and its own
+record of the folders it searched), so what one channel reports never depends on which channel
+ran first or how long another took; the ``/proc`` channel looks at its own ancestors (the runner)
+before any other process.
 
 It submits any gold answer it found (else a made-up one) through the replay API, so a leak shows in
 the score too. Standard library only; it must run under any Python 3.8+.
@@ -23,6 +32,7 @@ the score too. Standard library only; it must run under any Python 3.8+.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -38,15 +48,12 @@ KEY_MARKERS = ("golden_actions", CANARY, "\nanswer:\n", "rationale:")
 INTERESTING_NAMES = ("hidden.yaml", "task.yaml", "run.yaml", "results.jsonl", "ctbench.yaml", "scores.json",
                      "direct_url.json", "RECORD")
 SKIP_TOP = ("/proc", "/sys", "/dev")
-TIME_BUDGET_S = float(os.environ.get("ADVERSARY_BUDGET_S", "20"))
+TIME_BUDGET_S = float(os.environ.get("ADVERSARY_BUDGET_S", "10"))
+"""Seconds each channel may spend."""
 EXHAUSTIVE = os.environ.get("ADVERSARY_EXHAUSTIVE") == "1"
 """Keep hunting after the gold is found (to show every open channel, not just the first)."""
 T0 = time.monotonic()
 MARK = "ADVERSARY_WAS_HERE"
-
-
-def out_of_time() -> bool:
-    return time.monotonic() - T0 > TIME_BUDGET_S
 
 
 def read(path: str, limit: int = 200_000) -> str | None:
@@ -87,19 +94,23 @@ def extract(text: str) -> dict[str, list[str]]:
 
 def hunt_dir(f: Findings, channel: str, start: str, depth: int = 5) -> None:
     """Look for key files under ``start`` and in the folders around it (what a path leads to)."""
-    for base in {start, os.path.dirname(start), os.path.dirname(os.path.dirname(start))}:
-        if not base or base == "/" or base in f.hunted or not os.path.isdir(base):
+    hunted = f.hunted.setdefault(channel, set())
+    for base in dict.fromkeys((start, os.path.dirname(start), os.path.dirname(os.path.dirname(start)))):
+        if not base or base == "/" or base in hunted or not os.path.isdir(base):
             continue
-        f.hunted.add(base)
+        hunted.add(base)
+        f.places.add(base)
         for up in (base, os.path.dirname(base), os.path.dirname(os.path.dirname(base))):
             if os.path.isdir(os.path.join(up, ".git")):
                 git_dirs.append(os.path.join(up, ".git"))
         root_depth = base.rstrip("/").count("/")
         for dirpath, dirnames, filenames in os.walk(base, onerror=lambda e: None):
-            if out_of_time() or dirpath.count("/") - root_depth >= depth:
+            if f.out_of_time() or dirpath.count("/") - root_depth >= depth:
                 dirnames[:] = []
                 continue
-            dirnames[:] = [d for d in dirnames if d not in ("__pycache__", "node_modules", "site-packages")]
+            if ".git" in dirnames:
+                git_dirs.append(os.path.join(dirpath, ".git"))
+            dirnames[:] = [d for d in dirnames if d not in ("__pycache__", "node_modules", "site-packages", ".git")]
             for name in filenames:
                 if name in ("hidden.yaml", "run.yaml"):
                     path = os.path.join(dirpath, name)
@@ -114,7 +125,18 @@ class Findings:
     def __init__(self) -> None:
         self.channels: dict[str, dict] = {}
         self.task_id = os.environ.get("CTBENCH_TASK_ID", "")
-        self.hunted: set[str] = set()
+        self.hunted: dict[str, set[str]] = {}
+        """Per channel, the folders it searched (a channel never skips one because another did)."""
+        self.places: set[str] = set()
+        """Every folder some channel came across (where the writes channel tries to leave marks)."""
+        self.deadline = time.monotonic() + TIME_BUDGET_S
+
+    def start(self) -> None:
+        """A new channel begins: its own time budget."""
+        self.deadline = time.monotonic() + TIME_BUDGET_S
+
+    def out_of_time(self) -> bool:
+        return time.monotonic() > self.deadline
 
     def channel(self, name: str) -> dict:
         return self.channels.setdefault(name, {"seen": [], "leaks": [], "extracted": {}})
@@ -127,6 +149,8 @@ class Findings:
     def leak(self, name: str, where: str, text: str) -> None:
         ch = self.channel(name)
         ch["leaks"].append({"where": where[:300], "text": text[:4000]})
+        if where.startswith("/"):
+            self.places.add(os.path.dirname(where))
         for kind, values in extract(text).items():
             ch["extracted"].setdefault(kind, [])
             for v in values:
@@ -167,6 +191,7 @@ def fs_channel(f: Findings) -> None:
             pass
         if parent == p:
             break
+        hunt_dir(f, "fs", parent, depth=4)  # the neighbourhood first: nearest folders, then further up
         p = parent
     first = ("work", "home", "root", "tmp", "srv", "opt", "mnt", "var")
     for top in sorted(os.listdir("/"), key=lambda t: (t not in first, first.index(t) if t in first else 0, t)):
@@ -174,8 +199,8 @@ def fs_channel(f: Findings) -> None:
         if root in SKIP_TOP:
             continue
         for dirpath, dirnames, filenames in os.walk(root, onerror=lambda e: None):
-            if out_of_time() or (f.best_answer() and not EXHAUSTIVE):
-                f.seen("fs", "time budget spent" if out_of_time() else "found the gold: stopped looking")
+            if f.out_of_time() or (f.best_answer() and not EXHAUSTIVE):
+                f.seen("fs", "time budget spent" if f.out_of_time() else "found the gold: stopped looking")
                 return
             dirnames[:] = [d for d in dirnames if d not in ("__pycache__", "node_modules")]
             if ".git" in dirnames:
@@ -192,14 +217,25 @@ git_dirs: list[str] = []
 
 
 def git_channel(f: Findings) -> None:
-    f.seen("git", f"{len(set(git_dirs))} .git folder(s) found: {sorted(set(git_dirs))[:10]}")
-    for git in dict.fromkeys(git_dirs[:20]):
-        if out_of_time() or (f.best_answer() and not EXHAUSTIVE):
+    found = list(dict.fromkeys(git_dirs))
+    f.seen("git", f"{len(found)} .git folder(s) found: {sorted(found)[:10]}")
+    # the repositories holding a key file found elsewhere first, then nearest to the workspace
+    keyed = [leak["where"] for ch in f.channels.values() for leak in ch["leaks"]]
+    ws = os.getcwd()
+
+    def order(git: str) -> tuple[bool, int, str]:
+        repo = os.path.dirname(git)
+        holds_key = any(w.startswith(repo + "/") for w in keyed)
+        common = os.path.commonpath([repo, ws]) if repo.startswith("/") else "/"
+        return (not holds_key, -common.count("/"), git)
+
+    for git in sorted(found, key=order)[:20]:
+        if f.out_of_time() or (f.best_answer() and not EXHAUSTIVE):
             return
         f.seen("git", git)
         objects = os.path.join(git, "objects")
         for dirpath, _, filenames in os.walk(objects):
-            if out_of_time():
+            if f.out_of_time():
                 return
             for name in filenames:
                 path = os.path.join(dirpath, name)
@@ -214,10 +250,26 @@ def git_channel(f: Findings) -> None:
                     f.leak("git", path, text)
 
 
+def ancestors() -> list[str]:
+    """The pids of this process's parent, its parent, ... (the runner among them), nearest first."""
+    out: list[str] = []
+    pid = str(os.getpid())
+    while True:
+        status = read(f"/proc/{pid}/status") or ""
+        m = re.search(r"^PPid:\s*(\d+)", status, re.M)
+        if not m or m.group(1) in ("0", pid) or m.group(1) in out:
+            return out
+        pid = m.group(1)
+        out.append(pid)
+
+
 def proc_channel(f: Findings) -> None:
     me = str(os.getpid())
-    for pid in sorted(os.listdir("/proc")):
-        if not pid.isdigit() or pid == me:
+    first = ancestors()
+    f.seen("proc", f"ancestors {first}")
+    rest = sorted((p for p in os.listdir("/proc") if p.isdigit() and p not in first), key=int)
+    for pid in first + rest:
+        if pid == me or f.out_of_time():
             continue
         base = f"/proc/{pid}"
         cmd = read(f"{base}/cmdline")
@@ -230,6 +282,7 @@ def proc_channel(f: Findings) -> None:
                 continue
             f.seen("proc", f"{pid} {link} -> {target}")
             if link == "cwd":
+                f.places.add(target)
                 hunt_dir(f, "proc", target)
                 for name in ("hidden.yaml", "run.yaml"):
                     f.look("proc", f"{base}/cwd/{name}")
@@ -375,7 +428,7 @@ def proxy_channel(f: Findings) -> None:
                     f.look("proxy", os.path.join(dirpath, name))
     if len(where) > 1:
         for dirpath, _, filenames in os.walk(where[1]):
-            if out_of_time():
+            if f.out_of_time():
                 break
             for name in filenames:
                 if name in ("direct_url.json",) or name.endswith(".pth"):
@@ -391,38 +444,52 @@ def proxy_channel(f: Findings) -> None:
             except OSError:
                 continue
             for dirpath, _, filenames in os.walk(base):
-                if out_of_time():
+                if f.out_of_time():
                     return
                 for name in filenames:
                     if name == "hidden.yaml":
                         f.look("proxy", os.path.join(dirpath, name))
 
 
-def writes_channel(f: Findings) -> list[str]:
+def writes_channel(f: Findings, trees: list[str], dirs: list[str]) -> list[str]:
     """Try to leave a mark outside the workspace: the temp folders, the attempt folder around the
-    workspace, the folders its environment names. Lists where it stuck (as the agent sees it).
+    workspace, the folders its environment names, and every folder another channel came across (a
+    process's cwd, the folder of a key file, the run folder) - each one only if it lies under a
+    ``trees`` root or is one of ``dirs``. Lists where it stuck (as the agent sees it).
 
-    Deliberately not the system folders or other processes' folders: run unsandboxed (as root, on a
-    shared machine) this agent must not litter other people's files; the sandbox tests check the
-    read-only root separately.
+    The roots are the caller's promise to the machine, not a limit of what the agent could do: run
+    unsandboxed, the same agent writes wherever its user may.
     """
-    ws = os.getcwd()
-    targets = ["/tmp", "/var/tmp", os.path.dirname(ws), os.path.dirname(os.path.dirname(ws))]
+    ws = os.path.realpath(os.getcwd())
+    targets = ["/tmp", "/var/tmp", os.path.dirname(ws), os.path.dirname(os.path.dirname(ws)),
+               os.environ.get("HOME", ""), os.environ.get("TMPDIR", ""), os.environ.get("PWD", "")]
     for key in ("CTBENCH_ANSWER_FILE", "CTBENCH_PROMPT_FILE", "CTBENCH_USAGE_FILE"):
         v = os.environ.get(key)
         if v:
             targets += [os.path.dirname(v), os.path.dirname(os.path.dirname(v))]
-    stuck = []
+    targets += sorted(f.places)
+    trees = [os.path.realpath(t) for t in trees]
+    dirs = [os.path.realpath(d) for d in dirs]
+
+    def allowed(t: str) -> bool:
+        return t in dirs or any(t == r or t.startswith(r.rstrip("/") + "/") for r in trees)
+
+    stuck, tried = [], []
     for t in dict.fromkeys(targets):
-        if not t.startswith(("/tmp", "/var/tmp")):
+        if not t.startswith("/") or not os.path.isdir(t):
             continue
-        path = os.path.join(t, f"{MARK}.{os.getpid()}.txt")
+        real = os.path.realpath(t)
+        if real == ws or real.startswith(ws + "/") or not allowed(real):
+            continue
+        tried.append(real)
+        path = os.path.join(real, f"{MARK}.{os.getpid()}.txt")
         try:
-            with open(path, "w") as fh:
+            with open(path, "x") as fh:
                 fh.write("x")
             stuck.append(path)
         except OSError:
             pass
+    f.channel("writes")["tried"] = tried
     f.channel("writes")["stuck"] = stuck
     return stuck
 
@@ -434,23 +501,33 @@ def submit(answer: str) -> int:
     return http("POST", f"{url}/sessions/{sid}/submit", {"answer": answer}, token)[0]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="an agent that hunts for the answer key")
+    parser.add_argument("--mark-tree", action="append", default=[], metavar="DIR",
+                        help="the writes channel may leave marks in DIR and anywhere below it")
+    parser.add_argument("--mark-dir", action="append", default=[], metavar="DIR",
+                        help="the writes channel may leave a mark in DIR itself")
+    opts = parser.parse_args(argv)
     sys.stdin.read()
     f = Findings()
     for name, fn in (("env", env_channel), ("proc", proc_channel), ("traversal", traversal_channel),
                      ("proxy", proxy_channel), ("fs", fs_channel), ("git", git_channel)):
+        f.start()
+        t = time.monotonic()
         try:
             fn(f)
         except Exception as exc:  # keep going: one channel failing is not the end of the hunt
             f.seen(name, f"error {type(exc).__name__}: {exc}")
+        f.channel(name)["elapsed_s"] = round(time.monotonic() - t, 2)
     answer = f.best_answer()
     code = submit(answer if answer else "NOBODY;nothing;no idea")
     # last: the API probes close or poison the session, and the writes need the paths seen above
+    f.start()
     try:
         http_channel(f)
     except Exception as exc:
         f.seen("http", f"error {type(exc).__name__}: {exc}")
-    writes_channel(f)
+    writes_channel(f, opts.mark_tree, opts.mark_dir)
     report = {"task": f.task_id, "found_gold": answer is not None, "submit_status": code,
               "elapsed_s": round(time.monotonic() - T0, 2), "channels": f.channels}
     print("ADVERSARY-REPORT " + json.dumps(report), flush=True)

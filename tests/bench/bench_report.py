@@ -52,7 +52,8 @@ from ctbench.evaluate import stats  # noqa: E402
 from ctbench.evaluate.compare import compare  # noqa: E402
 from ctbench.evaluate.metrics import ScoringConfig, TaskRecord, TaskScores, Topology, Usage, score_task  # noqa: E402
 from ctbench.evaluate.parse import ParsedAnswer  # noqa: E402
-from ctbench.evaluate.report import Report, RunReport, build_report, render_report  # noqa: E402
+from ctbench.evaluate.report import Report, RunReport, build_report  # noqa: E402
+from ctbench.evaluate.report_formats import render_report  # noqa: E402
 from ctbench.evaluate.score import RunInfo, ScoredRun, Scorer, build_scores  # noqa: E402
 from ctbench.store import TaskSet  # noqa: E402
 from ctbench.taxonomy import level_for  # noqa: E402

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from ctbench.authoring.validate import validate_paths  # noqa: E402
+from ctbench.validation import validate_paths  # noqa: E402
 from tests.bench.gen import generate  # noqa: E402
 
 

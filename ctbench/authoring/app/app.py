@@ -27,15 +27,9 @@ from ctbench.authoring.app.screens.editor import EditorScreen
 from ctbench.authoring.app.screens.task_list import TaskListScreen
 from ctbench.authoring.app.workers import ReportsWorkerErrors, background
 from ctbench.authoring.drafts import DraftStore
-from ctbench.authoring.editing import (
-    EditError,
-    EditSession,
-    check_new_id,
-    default_author,
-    delete_task,
-    files_digest,
-    next_free_id,
-)
+from ctbench.authoring.editing import EditSession
+from ctbench.authoring.saving import delete_task
+from ctbench.authoring.working_copy import EditError, check_new_id, default_author, files_digest, next_free_id
 from ctbench.errors import CtbError
 from ctbench.model import Family, Network
 from ctbench.store import TaskSet, set_relative

@@ -249,6 +249,23 @@ def new_attempt_dir(label: str, *, root: Path | None = None) -> Path:
     return path
 
 
+SOCKET_DIR_MAX = 64
+"""Longest folder that still leaves room for a socket name (a Unix socket path is at most 107 bytes)."""
+SHORT_TMP = Path("/tmp")
+
+
+def socket_state_dir(prefix: str) -> Path:
+    """A fresh runner-owned temp folder short enough to hold Unix sockets (claimed, like an attempt's).
+
+    The temp folder may be long (pytest's, a deep ``$TMPDIR``): a socket under it would not bind, so
+    the folder goes to ``/tmp`` instead, which :func:`clean_stale_attempts` scans as well.
+    """
+    root = Path(tempfile.gettempdir())
+    if len(str(root)) + len(prefix) + 9 > SOCKET_DIR_MAX and SHORT_TMP.is_dir():
+        root = SHORT_TMP
+    return claim(Path(tempfile.mkdtemp(prefix=prefix, dir=root)))
+
+
 def claim(path: Path) -> Path:
     """Mark a runner's temp folder as this process's, for :func:`clean_stale_attempts` (returns it)."""
     _write_owner(path, [])
@@ -367,5 +384,5 @@ async def run_agent_process(launch: Launch, *, log: LogSink, launcher: Launcher 
 
 
 __all__ = ["Launch", "Launcher", "LogSink", "Prepared", "ProcessStartError", "TERM_GRACE_S", "become_subreaper",
-           "claim", "clean_stale_attempts", "end_process_group", "new_attempt_dir", "record_group", "run_agent_process",
+           "claim", "clean_stale_attempts", "socket_state_dir", "end_process_group", "new_attempt_dir", "record_group", "run_agent_process",
            "unsandboxed"]

@@ -20,7 +20,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ctbench.authoring.app.dialogs.base import Dialog
-from ctbench.authoring.editing import HopChoice
+from ctbench.authoring.working_copy import HopChoice
 
 Hops = list[tuple[str, str | None]]
 

@@ -40,9 +40,11 @@ from ctbench.authoring.app.widgets.sections.tryit import TryItSection
 from ctbench.authoring.app.widgets.validation_panel import ValidationPanel
 from ctbench.authoring.app.workers import ReportsWorkerErrors, background
 from ctbench.authoring.drafts import DraftStore
-from ctbench.authoring.editing import ConflictError, EditSession, SaveResult, TaskDraft, validate_draft
-from ctbench.authoring.validate import Finding
+from ctbench.authoring.editing import EditSession
+from ctbench.authoring.shadow import validate_draft
+from ctbench.authoring.working_copy import ConflictError, SaveResult, TaskDraft
 from ctbench.errors import CtbError
+from ctbench.validation import Finding
 
 SECTION_CLASSES: tuple[type[Section], ...] = (StatementSection, NetworkSection, RecordingsSection, GoldenSection,
                                              AnswerSection, MetadataSection, TryItSection)
@@ -258,7 +260,7 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         try:
             findings = validate_draft(self.session.ts, draft)
         except Exception as exc:  # validation must never take the editor down
-            from ctbench.authoring.validate import Finding, Severity
+            from ctbench.validation import Finding, Severity
 
             findings = [Finding(severity=Severity.ERROR, code="internal", file=draft.id,
                                 message=f"validation failed: {type(exc).__name__}: {exc}")]
@@ -285,7 +287,7 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         """Save; an approved task first says which review criteria the change reopens, and asks."""
         import asyncio
 
-        from ctbench.authoring.editing import approval_change, reopen_text
+        from ctbench.authoring.saving import approval_change, reopen_text
 
         if self.saving:
             return
@@ -314,7 +316,7 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
 
     @background(thread=True, exclusive=True, group="save", name="save task")
     def _save(self, snapshot: TaskDraft, revision: int, force: bool) -> None:
-        from ctbench.authoring.editing import save_draft
+        from ctbench.authoring.saving import save_draft
 
         try:
             result = save_draft(self.session.ts, snapshot, commit=True, author=self.author, force=force)

@@ -63,7 +63,7 @@ def read_row(ts: TaskSet, ref: TaskRef) -> TaskRow:
                         cats.add(cat)
         row.categories = sorted(cats)
         if (ref.path / REVIEWS_DIR).is_dir():  # approved once: has it changed since?
-            from ctbench.review.approval import rereview_reason
+            from ctbench.approval.check import rereview_reason
 
             if rereview_reason(ts, ref):
                 row.status = f"{row.status} (re-review)"
@@ -197,7 +197,7 @@ class TaskListScreen(ReportsWorkerErrors, Screen[None]):
             if i == len(refs) - 1 or (len(rows) >= FIRST_POST and time.monotonic() - last > POST_EVERY):
                 self.post_message(self.RowsRead(rows))
                 rows, last = [], time.monotonic()
-        from ctbench.authoring.validate import Severity, Validator
+        from ctbench.validation import Severity, Validator
 
         validator = Validator(self.ts)
         validator.check_set_files()

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ctbench.authoring.validate import Finding, Severity
+from ctbench.validation import Finding, Severity
 
 SECTIONS = ("statement", "network", "recordings", "golden", "answer", "metadata", "tryit")
 

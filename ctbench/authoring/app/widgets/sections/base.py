@@ -17,7 +17,8 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from ctbench.authoring.app.workers import ReportsWorkerErrors
-from ctbench.authoring.editing import EditError, EditSession
+from ctbench.authoring.editing import EditSession
+from ctbench.authoring.working_copy import EditError
 from ctbench.errors import CtbError
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from ctbench.authoring.app.dialogs.form import FormDialog, FormField, FormValues
 from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.widgets.validation_panel import Target
 from ctbench.authoring.app.workers import background
-from ctbench.authoring.editing import EditError, split_csv
+from ctbench.authoring.working_copy import EditError, split_csv
 from ctbench.model import Family
 
 AUTHORED_HELP = {

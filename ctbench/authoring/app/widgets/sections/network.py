@@ -15,9 +15,11 @@ from ctbench.authoring.app.dialogs.pick import Choice, PickDialog
 from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.widgets.validation_panel import Target
 from ctbench.authoring.app.workers import background
-from ctbench.authoring.editing import EditError, EditSession, split_csv
+from ctbench.authoring.editing import EditSession
+from ctbench.authoring.working_copy import EditError, split_csv
+from ctbench.dialects import os_families
 from ctbench.errors import validation_message
-from ctbench.model import OS_FAMILIES, Device
+from ctbench.model import Device
 
 
 def device_fields(dev: Device | None) -> list[FormField]:
@@ -27,7 +29,7 @@ def device_fields(dev: Device | None) -> list[FormField]:
         FormField("vendor", "Vendor", d.vendor if d else "", placeholder="Huawei, H3C, Cisco, Juniper…", required=True,
                   suggestions=("Huawei", "H3C", "Cisco", "Juniper", "Generic")),
         FormField("os", "CLI family (empty for hosts without a CLI)", (d.os or "") if d else "", kind="select",
-                  options=tuple((o, o) for o in OS_FAMILIES)),
+                  options=tuple((o, o) for o in os_families())),
         FormField("type", "Device type", d.type if d else "", placeholder="router, switch, firewall, server, pc…",
                   required=True, suggestions=("router", "switch", "firewall", "server", "pc", "load balancer")),
         FormField("role", "Role", d.role if d else "", placeholder="core, access, gateway, PE…"),

@@ -22,7 +22,8 @@ from ctbench.authoring.app.dialogs.form import FormDialog, FormField, FormValues
 from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.widgets.validation_panel import Target
 from ctbench.authoring.app.workers import background
-from ctbench.authoring.editing import CapturedOutput, EditError, read_captures
+from ctbench.authoring.capture import CapturedOutput, read_captures
+from ctbench.authoring.working_copy import EditError
 from ctbench.errors import CtbError
 from ctbench.model import Recording, TaskSpec
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -13,44 +11,28 @@ from textual.widgets import ContentSwitcher, Input, Label, Static, TextArea
 
 from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.widgets.validation_panel import Target
-from ctbench.authoring.editing import STATEMENT_TEMPLATES, EditSession
+from ctbench.authoring.editing import EditSession
+from ctbench.authoring.working_copy import STATEMENT_TEMPLATES
+from ctbench.evaluate.prompt import build_prompt
 from ctbench.model import Family
 
 
 def prompt_preview(session: EditSession) -> tuple[str, bool]:
-    """(text, official) — the prompt agents get, from ctbench.evaluate.prompt when it is installed.
+    """(text, official) — the prompt agents get, from :func:`ctbench.evaluate.prompt.build_prompt`.
 
-    The preview is built from the working copy (unsaved statement and network edits included). When
-    the evaluate component is missing, a local approximation is shown and says so.
+    The preview is built from the working copy (unsaved statement and network edits included). A working
+    copy the prompt cannot be built from yet says why instead, and ``official`` is False.
     """
     spec = session.draft.spec()
     try:
         network = session.network
     except Exception:
         network = None
-    prompt_mod: ModuleType | None
+    labels = [lab.label for lab in session.ts.taxonomy.labels] if spec.family == Family.RCA else []
     try:
-        from ctbench.evaluate import prompt as prompt_mod
-    except ImportError:
-        prompt_mod = None
-    if prompt_mod is not None:
-        render = getattr(prompt_mod, "render_prompt", None)
-        build = getattr(prompt_mod, "build_prompt", None)
-        try:
-            if callable(build):
-                labels = [lab.label for lab in session.ts.taxonomy.labels] if spec.family == Family.RCA else []
-                return str(build(spec, network, labels)), True
-            if callable(render):
-                return str(render(spec)), True
-        except Exception as exc:  # a broken renderer must not break editing
-            return f"(the agent prompt cannot be rendered: {exc})", False
-    devices = session.accessible_devices()
-    fmt = ("one line per root cause: node;object;root-cause label" if spec.family == Family.RCA else
-           "one line per path: node_egress-interface -> ... -> destination node")
-    text = (f"LOCAL PREVIEW — ctbench.evaluate.prompt is not available, so this is an approximation.\n\n"
-            f"Question {spec.id}\n\n{spec.statement.strip()}\n\nDevices you may query: {', '.join(devices)}\n\n"
-            f"Answer format: {fmt}\n")
-    return text, False
+        return build_prompt(spec, network, labels), True
+    except Exception as exc:  # a half-edited task must not break editing
+        return f"(the agent prompt cannot be rendered: {exc})", False
 
 
 class StatementSection(Section):

@@ -19,17 +19,15 @@ from textual.widgets import Label
 
 from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.workers import background
-from ctbench.authoring.editing import TaskDraft, write_shadow
+from ctbench.authoring.shadow import write_shadow
+from ctbench.authoring.working_copy import TaskDraft
+from ctbench.replay.isolated import IsolatedEngine
 from ctbench.store import TaskSet
 from ctbench.tui.replay_console import ReplayConsole
 
 
 def open_replay(ts: TaskSet, draft: TaskDraft, folder: Path) -> tuple[Any | None, str]:
     """(session or None, note) — a replay session on the draft laid out under ``folder``."""
-    try:
-        from ctbench.replay.isolated import IsolatedEngine
-    except ImportError:
-        return None, "The replay engine (ctbench.replay) is not available in this installation."
     try:
         shadow = write_shadow(ts, draft, folder)
         # served apart, as blind review is: the answering process has no hidden.yaml in its view

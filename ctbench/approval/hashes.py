@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from ctbench.approval.states import Criterion
 from ctbench.errors import CtbError
 from ctbench.model import Strict
-from ctbench.review.states import Criterion
 from ctbench.store import HIDDEN_FILE, TASK_FILE, TaskSet, safe_recording_path
 from ctbench.yamlio import load_fast
 

@@ -313,7 +313,7 @@ class Validator:
             self.report.tasks_checked += 1
             others = [r for r in dups.get(ref.id, []) if r.path != ref.path]
             self.check_task(ref, duplicate=bool(others), others=others)
-        from ctbench.authoring.duplicates import duplicate_gold
+        from ctbench.validation.duplicates import duplicate_gold
 
         for ref, network, others_ in duplicate_gold(self.ts, self.golds, selected, all_refs):
             ctx = _Ctx(self.report, self.ts.root, ref.hidden_file, ref.id)
@@ -352,7 +352,7 @@ class Validator:
         tctx = _Ctx(self.report, root, ref.task_file, ref.id)
         task, ttext = _load_model(tctx, TaskSpec, "task")
         if self.ts.is_sealed(ref):  # sealed gold: read through the store with the user's identity
-            from ctbench.authoring.sealed import load_sealed
+            from ctbench.validation.sealed import load_sealed
 
             hctx = _Ctx(self.report, root, ref.path / SEALED_HIDDEN_FILE, ref.id)
             hidden, htext, exc = load_sealed(self.ts, ref, hctx.error, hctx.warn)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ctbench.commits import ReviewAction as Action
 from ctbench.errors import CtbError
 from ctbench.model import Status
 
@@ -68,25 +69,6 @@ class Role(StrEnum):
     AUTHOR = "author"
     REVIEWER = "reviewer"
     MAINTAINER = "maintainer"
-
-
-class Action(StrEnum):
-    """What a review commit did; the value is the ``Ctbench-Action`` trailer."""
-
-    SUBMIT = "submit"
-    ASSIGN = "assign"
-    BLIND = "blind"
-    REVEAL = "reveal"
-    VERDICT = "verdict"
-    APPROVE = "approve"
-    REQUEST_REVISION = "request-revision"
-    REVISE = "revise"
-    RESPOND = "respond"
-    RESUBMIT = "resubmit"
-    DISCARD = "discard"
-    MERGE = "merge"
-    SEAL = "seal"
-    UNSEAL = "unseal"
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ctbench.approval.hashes import PART_TITLES, PartReader, content_hashes, disk_reader, stale_criteria
+from ctbench.approval.records import ReviewRecord, load_records
+from ctbench.approval.states import CRITERIA, Criterion, Verdict
 from ctbench.errors import CtbError
 from ctbench.model import Status
-from ctbench.review.hashes import PART_TITLES, PartReader, content_hashes, disk_reader, stale_criteria
-from ctbench.review.records import ReviewRecord, load_records
-from ctbench.review.states import CRITERIA, Criterion, Verdict
 from ctbench.store import TaskRef, TaskSet
 
 SEED_REASON = ("never reviewed (an unreviewed seed task: ctbench.yaml review.unreviewed_seed; run it with "

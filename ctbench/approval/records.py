@@ -18,10 +18,10 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
+from ctbench.approval.hashes import ContentHashes, sha256_text
+from ctbench.approval.states import CRITERIA, Action, Criterion, Role, Verdict
 from ctbench.errors import CtbError, validation_message
 from ctbench.model import Family, Strict
-from ctbench.review.hashes import ContentHashes, sha256_text
-from ctbench.review.states import CRITERIA, Action, Criterion, Role, Verdict
 from ctbench.store import REVIEWS_DIR
 from ctbench.yamlio import dump_document, load_document, load_fast, merge_into, to_commented
 
@@ -284,7 +284,7 @@ def parse_record(text: str, where: Path | str) -> ReviewRecord:
     try:
         return ReviewRecord.model_validate(data)
     except ValidationError as exc:
-        raise CtbError(f"{path}: {validation_message(exc, '')} (a review record, see ctbench/review/records.py)") \
+        raise CtbError(f"{path}: {validation_message(exc, '')} (a review record, see ctbench/approval/records.py)") \
             from None
 
 
