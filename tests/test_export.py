@@ -247,17 +247,39 @@ def test_atif_steps_follow_the_model_turns_the_harness_logged(tmp_path: Path) ->
     assert stamps == sorted(stamps)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap from the merge: the scorer now ignores trials above run.yaml's "
-                   "trials, and this test marks a line of a one-trial run as trial 2")
-def test_atif_session_names_the_trial_when_the_result_line_has_one(tmp_path: Path) -> None:
+def test_atif_export_of_a_two_trial_run_writes_every_trial_and_names_it(tmp_path: Path) -> None:
+    tasks = starter_copy(tmp_path)
+    run = tmp_path / "runs" / "r"
+    res = run_cli("evaluate", "run", "--agent", "oracle", "--trials", "2", "--tasks", str(tasks),
+                  "--out", str(run), "--no-score", "--progress", "none", "--all-statuses")
+    assert res.returncode == 0, res.stderr
+    assert (run / "trajectories" / "RCA-001.trial2.jsonl").is_file()
+    # trial 2 of RCA-001 ran one command less: its export must follow its own trajectory, not trial 1's
+    traj2 = run / "trajectories" / "RCA-001.trial2.jsonl"
+    kept = traj2.read_text(encoding="utf-8").splitlines()[:-1]
+    traj2.write_text("".join(x + "\n" for x in kept), encoding="utf-8")
+    out = tmp_path / "atif"
+    summary = _export(run, tasks, out, "atif")
+    ids = sorted(r.id for r in TaskSet.open(tasks).refs())
+    assert summary["files"] == [f"{t}{s}/trajectory.json" for t in ids for s in ("", ".trial2")]
+    docs = {f: json.loads((out / f).read_text(encoding="utf-8")) for f in summary["files"]}
+    assert all(check_atif(d) == [] for d in docs.values())
+    name = next(x.split(":", 1)[1].strip() for x in (run / "run.yaml").read_text().splitlines()
+                if x.startswith("name:"))
+    assert docs["RCA-001/trajectory.json"]["session_id"] == f"{name}/RCA-001/trial-1"
+    assert docs["RCA-001.trial2/trajectory.json"]["session_id"] == f"{name}/RCA-001/trial-2"
+    assert docs["RCA-002/trajectory.json"]["session_id"] == f"{name}/RCA-002/trial-1"
+
+    def calls(doc: dict) -> int:
+        return sum(len(s.get("tool_calls", [])) for s in doc["steps"] if s["source"] == "agent"
+                   and any(c["function_name"] == "run_command" for c in s.get("tool_calls", [])))
+
+    assert calls(docs["RCA-001.trial2/trajectory.json"]) == calls(docs["RCA-001/trajectory.json"]) - 1
+
+
+def test_atif_session_of_a_one_trial_run_has_no_trial(tmp_path: Path) -> None:
     tasks = starter_copy(tmp_path)
     run = oracle_run(tmp_path / "runs" / "r", tasks)
-    lines = [json.loads(x) for x in (run / "results.jsonl").read_text(encoding="utf-8").splitlines()]
-    for line in lines:
-        if line["task_id"] == "RCA-001":
-            line.update(trial=2, content_hash="sha256:abc")
-    (run / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     out = tmp_path / "atif"
     _export(run, tasks, out, "atif")
-    assert json.loads((out / "RCA-001" / "trajectory.json").read_text())["session_id"] == "r/RCA-001/trial-2"
     assert json.loads((out / "RCA-002" / "trajectory.json").read_text())["session_id"] == "r/RCA-002"

@@ -154,3 +154,19 @@ def test_report_command_writes_the_file(starter_set: Path, runs: list[Path], tmp
     assert proc.returncode == 0 and "### Overall pass@1 capabilities (Table 5 shape)" in proc.stdout
     proc = run_cli("evaluate", "report", str(tmp_path / "missing"), "--tasks", str(starter_set))
     assert proc.returncode == 1 and "no such run folder" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_html_drill_down_opens_each_trial_of_a_several_trial_run(starter_set: Path, tmp_path: Path) -> None:
+    run = tmp_path / "trials"
+    proc = run_cli("evaluate", "run", "--agent", "oracle", "--trials", "2", "--tasks", str(starter_set), "--out",
+                   str(run), "--no-score", "--progress", "none", "--all-statuses")
+    assert proc.returncode == 0, proc.stderr
+    traj2 = run / "trajectories" / "RCA-001.trial2.jsonl"  # trial 2 skipped its last golden action
+    traj2.write_text("".join(x + "\n" for x in traj2.read_text(encoding="utf-8").splitlines()[:-1]),
+                     encoding="utf-8")
+    html = render_report(build_report([run], TaskSet.open(starter_set), n_resamples=N), "html")
+    bodies = dict(re.findall(r'<tbody class="task" data-run="([^"]+)" data-task="RCA-001">(.*?)</tbody>', html,
+                             re.S))
+    assert sorted(bodies) == ["oracle (trial 1)", "oracle (trial 2)"]
+    assert "Golden actions</strong> 3/3 covered" in bodies["oracle (trial 1)"]
+    assert "Golden actions</strong> 2/3 covered" in bodies["oracle (trial 2)"]  # trial 2's own trajectory and scores

@@ -4,6 +4,8 @@ flip between two runs, side by side) and SVG snapshots of the task table and a t
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,8 +14,10 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TabbedContent
 
+from ctbench.evaluate.score import Scorer
 from ctbench.store import TaskSet
 from ctbench.viewer.app import CompareScreen, RunsScreen, TaskScreen, ViewerApp
+from ctbench.viewer.data import load_run
 from tests.conftest import run_cli
 from tests.test_score_support import gold_text, golden_calls, oracle_run, starter_copy, write_run
 
@@ -88,6 +92,88 @@ async def _table_scenario(app: ViewerApp) -> None:
         assert [row(table, i)[2] for i in range(2)] == ["answered", "unparsable"]
         await pilot.press("S")
         assert [row(table, i)[2] for i in range(2)] == ["unparsable", "answered"]
+
+
+def test_rows_of_a_run_are_read_when_shown_and_the_table_fills_in_chunks(tmp_path: Path) -> None:
+    tasks, runs = _runs(tmp_path)
+    res = run_cli("evaluate", "score", str(runs[1]), "--tasks", str(tasks), "--resamples", "100")
+    assert res.returncode == 0, res.stderr
+    asyncio.run(_chunk_scenario(ViewerApp(runs, TaskSet.open(tasks), first_rows=1)))
+
+
+async def _chunk_scenario(app: ViewerApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        assert [r.source for r in app.runs] == ["scores.json", "scores.json"]
+        assert app.runs[0].loaded and not app.runs[1].loaded  # the weak run's rows wait until it is shown
+        assert "RCA 1/2 (50.0%)" in row(screen.query_one("#runs", DataTable), 1)[5]  # counted from scores.json
+        table = screen.query_one("#tasks", DataTable)
+        await wait(pilot, lambda: screen.filled, "the rest of the rows")
+        assert [row(table, i)[0] for i in range(table.row_count)] == ["PATH-001", "RCA-001", "RCA-002"]
+        await pilot.press("tab")
+        assert app.runs[1].loaded
+        await wait(pilot, lambda: screen.filled, "the weak run's rows")
+        rows = {row(table, i)[0]: row(table, i) for i in range(table.row_count)}
+        assert len(rows) == 3 and rows["PATH-001"][2] == "unparsable" and rows["RCA-001"][6] == "1/3"
+        screen.filter_text = "RCA"
+        screen.filter_text = "RCA-002"  # a newer filter drops the rows an older refill had still to add
+        await wait(pilot, lambda: screen.filled, "the filtered rows")
+        await pilot.pause()
+        assert [row(table, i)[0] for i in range(table.row_count)] == ["RCA-002"]
+
+
+def test_scores_json_is_used_only_when_newer_than_the_run_and_whole(tmp_path: Path) -> None:
+    tasks, (good, _) = _runs(tmp_path)
+    scorer = Scorer(TaskSet.open(tasks))
+    assert load_run(good, scorer).source == "scores.json"
+    later = (good / "scores.json").stat().st_mtime + 5
+    os.utime(good / "run.yaml", (later, later))  # run.yaml edited after scoring: score again
+    assert load_run(good, scorer).source == "scored now"
+    doc = json.loads((good / "scores.json").read_text(encoding="utf-8"))
+    del doc["tasks"][0]["evidence"]  # not what ctb-eval score writes
+    (good / "scores.json").write_text(json.dumps(doc), encoding="utf-8")
+    os.utime(good / "scores.json", (later + 5, later + 5))
+    run = load_run(good, scorer)
+    assert run.source == "scored now" and len(run.rows) == 3
+
+
+def test_a_run_of_two_trials_shows_and_opens_each_trial(tmp_path: Path) -> None:
+    tasks, (good, _) = _runs(tmp_path)
+    run = tmp_path / "runs" / "trials"
+    res = run_cli("evaluate", "run", "--agent", "oracle", "--trials", "2", "--tasks", str(tasks), "--out", str(run),
+                  "--progress", "none", "--all-statuses", "--no-score")
+    assert res.returncode == 0, res.stderr
+    traj2 = run / "trajectories" / "RCA-001.trial2.jsonl"  # trial 2 skipped its last golden action
+    traj2.write_text("".join(x + "\n" for x in traj2.read_text(encoding="utf-8").splitlines()[:-1]),
+                     encoding="utf-8")
+    res = run_cli("evaluate", "score", str(run), "--tasks", str(tasks), "--resamples", "100")
+    assert res.returncode == 0, res.stderr
+    asyncio.run(_trials_scenario(ViewerApp([run, good], TaskSet.open(tasks))))
+
+
+async def _trials_scenario(app: ViewerApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, RunsScreen) and app.runs[0].source == "scores.json"
+        assert row(screen.query_one("#runs", DataTable), 0)[4] == "3"  # tasks, each with two rows
+        table = screen.query_one("#tasks", DataTable)
+        await wait(pilot, lambda: screen.filled, "the rows")
+        ids = [row(table, i)[0] for i in range(table.row_count)]
+        assert ids == ["PATH-001 #1", "PATH-001 #2", "RCA-001 #1", "RCA-001 #2", "RCA-002 #1", "RCA-002 #2"]
+        assert [row(table, i)[6] for i in (2, 3)] == ["3/3", "2/3"]
+        await pilot.press("slash", *"trial=2", "enter")
+        assert [row(table, i)[0] for i in range(table.row_count)] == ["PATH-001 #2", "RCA-001 #2", "RCA-002 #2"]
+        table.move_cursor(row=1)
+        await pilot.press("enter")
+        await wait(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.detail is not None, "the task")
+        task = app.screen
+        assert isinstance(task, TaskScreen) and (task.task_id, task.trial) == ("RCA-001", 2)
+        assert "trial 2 of 2" in _text(task, "#title") and "2/3 covered" in _text(task, "#golden-text")
+        await pilot.press("r")  # the one-trial run has trial 1 only: that is what is shown beside it
+        await wait(pilot, lambda: task.run.info.name == "good" and task.detail is not None
+                   and task.detail.result is not None and task.detail.result.trial == 1, "the flip")
+        assert "3/3 covered" in _text(task, "#golden-text")
 
 
 def test_open_a_task_step_through_flip_and_compare(tmp_path: Path) -> None:

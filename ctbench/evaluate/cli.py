@@ -548,7 +548,8 @@ Write run folders in the formats other tools read.
 
   atif         one ATIF v1.7 OUT/<ID>/trajectory.json per task of one run: the prompt, every replay call
                with the output the device printed (replayed from the task set), the final answer, and
-               the run's token totals. Trajectory viewers and SFT/RL pipelines read it.
+               the run's token totals. Trajectory viewers and SFT/RL pipelines read it. A run of
+               several trials (--trials K) writes trial K>1 to OUT/<ID>.trial<K>/trajectory.json.
   leaderboard  OUT/leaderboard.json, the CTBench leaderboard's published-results JSON (schema version 1)
                for one or more runs: per family accuracy, localization, reasoning (RCA-ID / Path-Rest)
                and evidence, each {mean, sd} in percent (sd = the standard error across tasks, as in

@@ -34,7 +34,9 @@ from ctbench.evaluate.runfolder import ResultLine, RunFolder
 from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, TaskContext, _trajectory_file
 
 if TYPE_CHECKING:
+    from ctbench.model import TaskSpec
     from ctbench.replay.engine import ReplayEngine
+    from ctbench.store import TaskRef
 
 LOG_LIMIT = 2_000_000
 """Characters of a log kept for display; a runaway agent can print gigabytes."""
@@ -140,7 +142,7 @@ def outcome_name(result: ResultLine | None, score_status: str | None = None) -> 
 
 def read_log(folder: RunFolder, task_id: str, result: ResultLine | None) -> str | None:
     """The agent's log, or None when there is none (the log is optional)."""
-    path = folder.log_path(task_id)
+    path = folder.log_path(task_id, result.trial if result is not None else 1)
     rel = result.log if result is not None else None
     if rel:
         candidate = (folder.path / rel).resolve()
@@ -251,7 +253,7 @@ def read_steps(folder: RunFolder, task_id: str, result: ResultLine | None) -> tu
     """The trajectory of one task as steps (output not filled in), plus warnings for unreadable lines."""
     from ctbench.replay.trajectory import BadLine, iter_trajectory
 
-    path = _trajectory_file(folder, task_id, result)
+    path = _trajectory_file(folder, task_id, result, result.trial if result is not None else 1)
     steps: list[Step] = []
     warnings: list[str] = []
     if not path.is_file():
@@ -266,7 +268,8 @@ def read_steps(folder: RunFolder, task_id: str, result: ResultLine | None) -> tu
 
 
 def replay_outputs(engine: ReplayEngine, task_id: str, steps: list[Step],
-                   cache: dict[tuple[str, str, str], str] | None = None) -> tuple[list[str | None], str | None]:
+                   cache: dict[tuple[str, str, str], str] | None = None, *,
+                   loaded: tuple[TaskRef, TaskSpec] | None = None) -> tuple[list[str | None], str | None]:
     """What the device printed for each step, replayed on a fresh session (see the module docstring).
 
     ``cache`` keeps answers by (task, device, command) across calls: replay is deterministic, and the
@@ -276,7 +279,7 @@ def replay_outputs(engine: ReplayEngine, task_id: str, steps: list[Step],
     problem = None
     if todo:
         try:
-            session = engine.open_session(task_id)
+            session = engine.open_session(task_id, loaded=loaded)
         except Exception as exc:  # a task that no longer replays still shows its trajectory
             return [cache.get((task_id, s.device, s.command)) for s in steps], \
                 f"the device output cannot be replayed: {exc}"
@@ -321,18 +324,22 @@ class DetailLoader:
         return self._prompts[task_id]
 
     def load(self, run_dir: Path | str, task_id: str, result: ResultLine | None, *,
-             with_output: bool = True, with_prompt: bool = True) -> TaskDetail:
+             with_output: bool = True, with_prompt: bool = True, scores: TaskScores | None = None) -> TaskDetail:
+        """``scores``: the task's scores when the caller has them (a report scored the run already),
+        so they are not computed a second time; they must be of the same run, task and trial."""
         folder = RunFolder(run_dir)
         ctx = self.scorer.context(task_id)
         steps, warnings = read_steps(folder, task_id, result)
         calls = [(s.device, s.canonical, s.command, s.outcome) for s in steps]
         record = self.scorer.record(ctx, result, calls)
-        scores = score_task(record, self.scorer.config)
+        if scores is None:
+            scores = score_task(record, self.scorer.config)
         executed = set(record.executed_actions)
         marked: list[Step] = []
         outputs: list[str | None] = [None] * len(steps)
         if with_output and steps:
-            outputs, problem = replay_outputs(self.engine, task_id, steps, self._outputs)
+            outputs, problem = replay_outputs(self.engine, task_id, steps, self._outputs,
+                                              loaded=self.scorer.loaded(task_id))
             if problem:
                 warnings.append(problem)
         seen: set[tuple[str, str]] = set()

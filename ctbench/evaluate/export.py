@@ -4,9 +4,12 @@ Formats sit behind one registry (:data:`EXPORTERS`, name -> writer), so the comm
 exists instead of repeating it.
 
 **atif** - one ATIF v1.7 ``<ID>/trajectory.json`` per task (the Agent Trajectory Interchange Format
-that trajectory viewers and SFT/RL pipelines read). Only the fields of the schema are written:
+that trajectory viewers and SFT/RL pipelines read); in a run of several trials per task, trial K>1
+goes to ``<ID>.trial<K>/trajectory.json`` (the run folder's own naming). Only the fields of the
+schema are written:
 
-- root: ``schema_version`` ("ATIF-v1.7"), ``session_id`` (``<run name>/<task id>``), ``agent``
+- root: ``schema_version`` ("ATIF-v1.7"), ``session_id`` (``<run name>/<task id>``, with
+  ``/trial-<K>`` after it for every trial of a several-trial run), ``agent``
   {``name``, ``version``, ``model_name``, ``tool_definitions``}, ``steps``, ``final_metrics``;
 - step 1 is the ``user`` step holding the exact prompt; then the agent's steps: one per model turn
   the harness logged (its text as ``message``, its usage as ``metrics``, and as ``tool_calls`` the
@@ -39,8 +42,8 @@ from typing import Any
 from ctbench import __version__
 from ctbench.errors import CtbError
 from ctbench.evaluate.details import DetailLoader, ModelTurn, Step, TaskDetail
-from ctbench.evaluate.runfolder import RunFolder
-from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_results, read_run_info
+from ctbench.evaluate.runfolder import RunFolder, trial_suffix
+from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_run_info, read_trial_results
 from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_text
 
@@ -143,7 +146,7 @@ def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
     cached = [t.cached_tokens for t in detail.turns if t.cached_tokens is not None]
     return {
         "schema_version": ATIF_VERSION,
-        "session_id": f"{info.name}/{detail.task_id}" + _trial(detail),
+        "session_id": f"{info.name}/{detail.task_id}" + _trial(detail, info),
         "agent": {"name": info.agent or info.harness or "unknown", "version": info.harness_version or "unknown",
                   "model_name": info.model or "unknown", "tool_definitions": tools},
         "steps": steps,
@@ -157,10 +160,11 @@ def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
     }
 
 
-def _trial(detail: TaskDetail) -> str:
-    """``/trial-<k>`` when the result line names its trial (runs with --trials), else nothing."""
-    extra = (detail.result.model_extra or {}) if detail.result is not None else {}
-    return f"/trial-{extra['trial']}" if extra.get("trial") is not None else ""
+def _trial(detail: TaskDetail, info: RunInfo) -> str:
+    """``/trial-<k>`` in a run of several trials per task (``--trials``), trial 1 included, else nothing."""
+    if info.trials == 1 or detail.result is None:
+        return ""
+    return f"/trial-{detail.result.trial}"
 
 
 def _metrics(turn: ModelTurn) -> dict[str, Any] | None:
@@ -179,19 +183,24 @@ def export_atif(run_dirs: Sequence[Path], out: Path, task_set: TaskSet, *,
         raise CtbError("--format atif exports one run at a time (one trajectory.json per task)", exit_code=2)
     run_dir = run_dirs[0]
     info, warnings = read_run_info(run_dir)
-    results, more = read_results(run_dir)
+    results, more = read_trial_results(run_dir)
     loader = DetailLoader(scorer or Scorer(task_set))
     summary = ExportSummary("atif", out, warnings=[*warnings, *more])
+    above = sorted({trial for _, trial in results if trial > info.trials})
+    if above:
+        summary.warnings.append(f"results.jsonl has lines of trial(s) {', '.join(map(str, above))} but run.yaml "
+                                f"asks for {info.trials}; they are not exported (as the scorer ignores them)")
     config_started = _run_started(run_dir)
     tools = tool_definitions()
-    for task_id in sorted(results):
-        detail = loader.load(run_dir, task_id, results[task_id][1])
-        summary.warnings.extend(f"{task_id}: {w}" for w in detail.warnings)
+    for task_id, trial in sorted(k for k in results if k[1] <= info.trials):
+        detail = loader.load(run_dir, task_id, results[(task_id, trial)][1])
+        name = f"{task_id}{trial_suffix(trial)}"
+        summary.warnings.extend(f"{name}: {w}" for w in detail.warnings)
         doc = atif_trajectory(detail, info, started=config_started, tools=tools)
-        target = out / task_id / "trajectory.json"
+        target = out / name / "trajectory.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-        summary.files.append(f"{task_id}/trajectory.json")
+        summary.files.append(f"{name}/trajectory.json")
     return summary
 
 

@@ -166,9 +166,11 @@ def tasks_section(report: Report, loader: DetailLoader | None = None) -> str:
     bodies: list[str] = []
     for run in report.runs:
         results = _results(run.run.path)
+        several = run.run.info.trials > 1
         for s in run.run.scores:
-            detail = loader.load(run.run.path, s.task_id, results.get(s.task_id), with_prompt=False)
-            bodies.append(_row(run.label, detail))
+            detail = loader.load(run.run.path, s.task_id, results.get((s.task_id, s.trial)), with_prompt=False,
+                                 scores=s)
+            bodies.append(_row(f"{run.label} (trial {s.trial})" if several else run.label, detail))
     head = "".join(f"<th>{escape(h)}</th>" for h in HEAD)
     return ('<h2 id="per-task">Tasks</h2><p class="note">Every task of every run. Click a heading to sort, a row to '
             "open the task: its answer beside the gold, the golden actions covered or missed, the trajectory with "
@@ -179,11 +181,12 @@ def tasks_section(report: Report, loader: DetailLoader | None = None) -> str:
             f"<script>{SCRIPT}</script>")
 
 
-def _results(path: Any) -> dict[str, Any]:
-    from ctbench.evaluate.score import read_results
+def _results(path: Any) -> dict[tuple[str, int], Any]:
+    """Result lines by (task id, trial): a run of several trials drills down into each."""
+    from ctbench.evaluate.score import read_trial_results
 
-    by_id, _ = read_results(path)
-    return {t: line for t, (_, line) in by_id.items()}
+    by_key, _ = read_trial_results(path)
+    return {k: line for k, (_, line) in by_key.items()}
 
 
 __all__ = ["CSS", "HEAD", "detail_html", "tasks_section"]

@@ -57,8 +57,8 @@ from ctbench.evaluate.runfolder import (
     TaskSetRef,
     task_set_commit,
 )
-from ctbench.model import Device, Family, Network
-from ctbench.store import TaskNotFound, TaskSet
+from ctbench.model import Device, Family, Network, TaskSpec
+from ctbench.store import TaskNotFound, TaskRef, TaskSet
 from ctbench.yamlio import atomic_write_text, load_fast
 
 SCORES_FILE = "scores.json"
@@ -250,6 +250,7 @@ class Scorer:
         self._contexts: dict[str, TaskContext] = {}
         self._topologies: dict[str, Topology] = {}
         self._task_set_ref: TaskSetRef | None = None
+        self._specs: dict[str, tuple[TaskRef, TaskSpec]] = {}
         cfg = task_set.config.similarity
         self.config = ScoringConfig(
             levels=task_set.taxonomy.levels(),
@@ -334,6 +335,7 @@ class Scorer:
         ts = self.task_set
         ref = ts.ref(task_id)
         spec = ts.load_task(ref)
+        self._specs[task_id] = (ref, spec)
         hidden = ts.load_hidden(ref)
         try:
             network: Network | None = ts.network(spec.network)
@@ -379,6 +381,13 @@ class Scorer:
         ctx = replace(ctx, golden_actions=golden)
         self._contexts[task_id] = ctx
         return ctx
+
+    def loaded(self, task_id: str) -> tuple[TaskRef, TaskSpec]:
+        """The task's ref and agent-visible spec as :meth:`context` read them, for the replay engine
+        (``ReplayEngine.open_session(loaded=...)``), so the drill-downs do not parse task.yaml again."""
+        if task_id not in self._specs:
+            self.context(task_id)
+        return self._specs[task_id]
 
     def parse(self, ctx: TaskContext, text: str | None) -> ParsedAnswer:
         def normalize(node: str, name: str) -> str:
@@ -583,6 +592,22 @@ def small_strata(breakdowns: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def size_warnings(summary: Mapping[str, Any], breakdowns: Mapping[str, Any], min_stratum: int) -> list[str]:
+    """The caveats scores.json adds about small samples (after the run's own reading warnings); a
+    function of the document's summary and breakdowns, so a reader can tell the two kinds apart."""
+    out = []
+    for fam in metrics.FAMILIES:
+        n = summary[fam]["n_tasks"]
+        if 0 < n < min_stratum:
+            out.append(f"only {n} {fam} task(s) (< {min_stratum}): standard errors and intervals are too "
+                       "wide to mean much")
+    small = small_strata(breakdowns)
+    if small:
+        out.append(f"{len(small)} stratum/strata have fewer than {min_stratum} tasks of a family; their figures "
+                   f"are indicative only: {', '.join(small[:6])}{' ...' if len(small) > 6 else ''}")
+    return out
+
+
 def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = None,
                  base_seed: int | None = None, workers: int | None = None,
                  se: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -605,16 +630,7 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
     breakdowns = {name: stats.breakdown(table, key, min_tasks=min_stratum) for name, key in BREAKDOWNS}
     for name, bd in breakdowns.items():
         bd["key"] = name
-    warnings = list(run.warnings)
-    for fam in metrics.FAMILIES:
-        n = summary[fam]["n_tasks"]
-        if 0 < n < min_stratum:
-            warnings.append(f"only {n} {fam} task(s) (< {min_stratum}): standard errors and intervals are too "
-                            "wide to mean much")
-    small = small_strata(breakdowns)
-    if small:
-        warnings.append(f"{len(small)} stratum/strata have fewer than {min_stratum} tasks of a family; their figures "
-                        f"are indicative only: {', '.join(small[:6])}{' ...' if len(small) > 6 else ''}")
+    warnings = [*run.warnings, *size_warnings(summary, breakdowns, min_stratum)]
     document: dict[str, Any] = {
         "format": SCORES_FORMAT,
         "run": run.info.to_json(),

@@ -8,7 +8,10 @@ agent's own log with the model turns the harness recorded. ``r`` flips the open 
 that holds it, ``c`` puts two runs of the same task side by side.
 
 Detail loading (scoring one task, replaying its outputs) runs in a thread worker; the task table of
-every run is read up front from scores.json, so the first paint is a file read and a table fill.
+every run is read up front from scores.json. The first paint puts only the first screenful of rows in
+the table (:data:`FIRST_ROWS`); the rest follow in chunks after each refresh, so a thousand-task run
+shows as fast as a ten-task one, and column widths are fixed from every row of every run up front so
+the layout does not move while rows arrive or when the run changes (``tests/bench/bench_viewer.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,11 @@ from ctbench.evaluate.score import Scorer
 from ctbench.store import TaskSet
 from ctbench.viewer.data import COLUMNS, RunData, TaskRow, load_runs, task_detail
 
+FIRST_ROWS = 80
+"""Task rows put in the table before the first paint: more than a tall terminal shows."""
+FILL_CHUNK = 300
+"""Task rows added per refresh after the first paint, until the table holds every visible row."""
+
 
 def _escape(text: str) -> str:
     from rich.markup import escape
@@ -39,14 +47,15 @@ def _escape(text: str) -> str:
     return escape(text)
 
 
-def _provenance(detail: TaskDetail) -> str:
-    """Trial and task content hash of the result line, when the runner wrote them (absent otherwise)."""
-    extra = (detail.result.model_extra or {}) if detail.result is not None else {}
+def _provenance(detail: TaskDetail, trials: int) -> str:
+    """Trial (in a run of several) and task content hash of the result line, when the runner wrote
+    them (absent otherwise)."""
+    r = detail.result
     parts = []
-    if extra.get("trial") is not None:
-        parts.append(f"trial {extra['trial']}")
-    if extra.get("content_hash"):
-        parts.append(f"task content {str(extra['content_hash'])[:12]}")
+    if r is not None and trials > 1:
+        parts.append(f"trial {r.trial} of {trials}")
+    if r is not None and r.content_hash:
+        parts.append(f"task content {r.content_hash[:12]}")
     return "".join(f"  ·  {_escape(p)}" for p in parts)
 
 
@@ -116,9 +125,15 @@ class RunsScreen(Screen[None]):
     descending: reactive[bool] = reactive(False)
     filter_text: reactive[str] = reactive("")
 
-    def __init__(self, runs: Sequence[RunData]) -> None:
+    def __init__(self, runs: Sequence[RunData], *, first_rows: int | None = FIRST_ROWS) -> None:
+        """``first_rows=None`` fills the whole table before the first paint (the benchmark's baseline)."""
         super().__init__()
         self.runs = list(runs)
+        self.first_rows = first_rows
+        self._keys: list[tuple[str, int]] = []
+        self._pending: list[TaskRow] = []
+        self._fill_generation = 0
+        self._widths: list[int] = []
 
     def compose(self) -> ComposeResult:
 
@@ -135,14 +150,12 @@ class RunsScreen(Screen[None]):
         runs = self.query_one("#runs", DataTable)
         runs.add_columns("Run", "Agent", "Model", "Harness", "Tasks", "Correct", "From")
         for i, r in enumerate(self.runs):
-            runs.add_row(r.info.name, r.info.agent or "", r.info.model or "", r.info.harness or "", str(len(r.rows)),
+            runs.add_row(r.info.name, r.info.agent or "", r.info.model or "", r.info.harness or "", str(r.n_tasks),
                          r.summary(), r.source, key=str(i))
         runs.styles.height = min(len(self.runs) + 2, 8)
-        table = self.query_one(TaskTable)
-        for key, title in COLUMNS:
-            table.add_column(title, key=key)
+        self._widths = [len(title) for _, title in COLUMNS]
         self.refill()
-        table.focus()
+        self.query_one(TaskTable).focus()
 
     @property
     def run(self) -> RunData:
@@ -154,16 +167,55 @@ class RunsScreen(Screen[None]):
         return sorted(rows, key=lambda r: r.sort_key(self.sort_column), reverse=self.descending)
 
     def refill(self) -> None:
+        """Refill the task table: the first rows now, the others after the next refreshes (a newer
+        refill, e.g. a keystroke in the filter, drops the rows an older one had still to add)."""
         table = self.query_one(TaskTable)
+        self._fit_columns(table)
         table.clear()
         rows = self.visible_rows()
-        # rich Text cells: the table does not parse each of the thousands of cells as markup
-        table.add_rows([[Text(c) for c in r.cells()] for r in rows])
-        self._ids = [r.task_id for r in rows]
+        self._keys = [r.key for r in rows]
+        self._fill_generation += 1
+        first = len(rows) if self.first_rows is None else self.first_rows
+        self._pending = rows[first:]
+        self._add_rows(table, rows[:first])
+        if self._pending:
+            self.call_after_refresh(self._fill_more, self._fill_generation)
         title = dict(COLUMNS)[self.sort_column]
         self.query_one("#count", Static).update(
-            f"{self.run.label}: {len(rows)} of {len(self.run.rows)} task(s), sorted by {title}"
+            f"{self.run.label}: {len(rows)} of {len(self.run.rows)} task(s)"
+            f"{f' x {self.run.trials} trials' if self.run.trials > 1 else ''}, sorted by {title}"
             f"{' (descending)' if self.descending else ''}  ·  Enter opens a task")
+
+    def _fit_columns(self, table: TaskTable) -> None:
+        """Fixed column widths, as wide as the widest cell of every run shown so far: the layout does
+        not move while the rows arrive, and only widens (once) when a run with wider cells is shown."""
+        widths = list(self._widths)
+        for row in self.run.rows:
+            widths = [max(w, len(c)) for w, c in zip(widths, row.cells(), strict=True)]
+        if table.columns and widths == self._widths:
+            return
+        self._widths = widths
+        table.clear(columns=True)
+        for (key, title), width in zip(COLUMNS, widths, strict=True):
+            table.add_column(title, key=key, width=width)
+
+    @staticmethod
+    def _add_rows(table: TaskTable, rows: Sequence[TaskRow]) -> None:
+        # rich Text cells: the table does not parse each of the thousands of cells as markup
+        table.add_rows([[Text(c) for c in r.cells()] for r in rows])
+
+    def _fill_more(self, generation: int) -> None:
+        if generation != self._fill_generation or not self.is_mounted:
+            return
+        chunk, self._pending = self._pending[:FILL_CHUNK], self._pending[FILL_CHUNK:]
+        self._add_rows(self.query_one(TaskTable), chunk)
+        if self._pending:
+            self.call_after_refresh(self._fill_more, generation)
+
+    @property
+    def filled(self) -> bool:
+        """True once the table holds every row of the filter (tests and the benchmark wait for it)."""
+        return not self._pending
 
     def watch_run_index(self) -> None:
         if self.is_mounted:
@@ -207,8 +259,9 @@ class RunsScreen(Screen[None]):
 
     @on(DataTable.RowSelected, "#tasks")
     def _open(self, event: DataTable.RowSelected) -> None:
-        if 0 <= event.cursor_row < len(self._ids):
-            self.app.push_screen(TaskScreen(self.runs, self.run_index, self._ids[event.cursor_row]))
+        if 0 <= event.cursor_row < len(self._keys):
+            task_id, trial = self._keys[event.cursor_row]
+            self.app.push_screen(TaskScreen(self.runs, self.run_index, task_id, trial))
 
     def action_search(self) -> None:
         self.query_one("#filter", Input).focus()
@@ -247,10 +300,11 @@ class TaskScreen(Screen[None]):
     run_index: reactive[int] = reactive(0, init=False)
     """Which run's attempt at the task is shown."""
 
-    def __init__(self, runs: Sequence[RunData], run_index: int, task_id: str) -> None:
+    def __init__(self, runs: Sequence[RunData], run_index: int, task_id: str, trial: int = 1) -> None:
         super().__init__()
         self.runs = list(runs)
         self.task_id = task_id
+        self.trial = trial
         self.detail: TaskDetail | None = None
         self.set_reactive(TaskScreen.run_index, run_index)
 
@@ -295,7 +349,7 @@ class TaskScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="task-detail", exit_on_error=False)
     def _load(self, run_index: int) -> None:
         loader = cast(ViewerApp, self.app).loader
-        detail = task_detail(loader, self.runs[run_index], self.task_id)
+        detail = task_detail(loader, self.runs[run_index], self.task_id, self._trial_in(run_index))
         self.post_message(DetailLoaded(run_index, detail))
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
@@ -308,7 +362,7 @@ class TaskScreen(Screen[None]):
             f"[b]{_escape(d.task_id)}[/b] in {_escape(self.run.label)} ({_escape(self.run.info.name)})  ·  "
             f"{d.outcome}, {'correct' if s.exact else 'wrong'}  ·  Loc {100 * s.loc:.0f}  "
             f"{'ID' if d.family == 'rca' else 'Rest'} {100 * (third or 0):.0f}  ·  evidence "
-            f"{s.evidence.covered}/{s.evidence.golden}  ·  {len(d.steps)} step(s)" + _provenance(d)
+            f"{s.evidence.covered}/{s.evidence.golden}  ·  {len(d.steps)} step(s)" + _provenance(d, self.run.trials)
             + ("  ·  [yellow]" + _escape("; ".join(d.warnings)) + "[/yellow]" if d.warnings else ""))
         self.query_one("#answer-text", Static).update(answer_text(d))
         self.query_one("#prompt-text", Static).update("[b]Prompt[/b]\n" + _escape(d.prompt or "(not available)"))
@@ -348,11 +402,16 @@ class TaskScreen(Screen[None]):
             steps.move_cursor(row=max(0, min(steps.cursor_row + delta, steps.row_count - 1)))
             steps.focus()
 
+    def _trial_in(self, run_index: int) -> int:
+        """The trial shown in a run: the one opened where the run has it, else trial 1 (a run of one
+        trial beside a run of several)."""
+        return self.trial if self.runs[run_index].holds((self.task_id, self.trial)) else 1
+
     def _other(self) -> int | None:
         n = len(self.runs)
         for k in range(1, n):
             j = (self.run_index + k) % n
-            if any(r.task_id == self.task_id for r in self.runs[j].rows):
+            if self.runs[j].holds((self.task_id, self._trial_in(j))):
                 return j
         return None
 
@@ -368,7 +427,8 @@ class TaskScreen(Screen[None]):
         if j is None:
             self.notify("no other run holds this task")
         else:
-            self.app.push_screen(CompareScreen(self.runs, (self.run_index, j), self.task_id))
+            self.app.push_screen(CompareScreen(self.runs, (self.run_index, j), self.task_id,
+                                               (self._trial_in(self.run_index), self._trial_in(j))))
 
 
 class CompareScreen(Screen[None]):
@@ -376,11 +436,13 @@ class CompareScreen(Screen[None]):
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back", tooltip="Back to the task")]
 
-    def __init__(self, runs: Sequence[RunData], pair: tuple[int, int], task_id: str) -> None:
+    def __init__(self, runs: Sequence[RunData], pair: tuple[int, int], task_id: str,
+                 trials: tuple[int, int] = (1, 1)) -> None:
         super().__init__()
         self.runs = list(runs)
         self.pair = pair
         self.task_id = task_id
+        self.trials = trials
 
     def compose(self) -> ComposeResult:
 
@@ -396,15 +458,17 @@ class CompareScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
     def _load(self) -> None:
         loader = cast(ViewerApp, self.app).loader
-        details = [task_detail(loader, self.runs[i], self.task_id) for i in self.pair]
+        details = [task_detail(loader, self.runs[i], self.task_id, t)
+                   for i, t in zip(self.pair, self.trials, strict=True)]
         self.app.call_from_thread(self._show, details)
 
     def _show(self, details: list[TaskDetail]) -> None:
-        for side, i, d in zip(("left", "right"), self.pair, details, strict=True):
+        for side, i, t, d in zip(("left", "right"), self.pair, self.trials, details, strict=True):
             steps = "\n".join(f"  {st.seq:>3} {'★' if st.golden else ' '} {_escape(st.device)}: {_escape(st.command)} "
                               f"[dim]({st.outcome})[/dim]" for st in d.steps) or "  (no command)"
             self.query_one(f"#{side}-text", Static).update(
-                f"[b]{_escape(self.runs[i].label)}[/b] ({_escape(self.runs[i].info.name)})\n\n{answer_text(d)}\n\n"
+                f"[b]{_escape(self.runs[i].label)}[/b] ({_escape(self.runs[i].info.name)})"
+                f"{f'  ·  trial {t}' if self.runs[i].trials > 1 else ''}\n\n{answer_text(d)}\n\n"
                 f"[b]Trajectory[/b] ({len(d.steps)} step(s), ★ covers a golden action)\n{steps}\n\n{golden_text(d)}")
 
 
@@ -415,8 +479,10 @@ class ViewerApp(App[None]):
     TITLE = "ctb-eval view"
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, tooltip="Leave the viewer")]
 
-    def __init__(self, run_dirs: Sequence[Path | str], task_set: TaskSet, *, runs: Sequence[RunData] | None = None) -> None:
+    def __init__(self, run_dirs: Sequence[Path | str], task_set: TaskSet, *, runs: Sequence[RunData] | None = None,
+                 first_rows: int | None = FIRST_ROWS) -> None:
         super().__init__()
+        self.first_rows = first_rows
         self.task_set = task_set
         self.scorer = Scorer(task_set)
         self.loader = DetailLoader(self.scorer)
@@ -424,7 +490,7 @@ class ViewerApp(App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = f"{len(self.runs)} run(s) · task set {self.task_set.root.name}"
-        self.push_screen(RunsScreen(self.runs))
+        self.push_screen(RunsScreen(self.runs, first_rows=self.first_rows))
         for r in self.runs:
             for w in r.warnings[:3]:
                 self.notify(f"{r.info.name}: {w}", severity="warning", timeout=8)

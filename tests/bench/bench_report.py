@@ -513,6 +513,14 @@ def workload_1(tmp: FsPath, n_resamples: int, budget: float) -> None:
     print(f"    full report (score 4 folders, SEs, 3 paired comparisons, breakdowns) {t_build:6.2f} s + render "
           f"5 formats {t_render:5.2f} s = {total:6.2f} s   (target < 2 s)")
     print("    output sizes: " + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes.items()))
+    from ctbench.evaluate.report_tasks import tasks_section
+
+    c0 = time.process_time()
+    t_tasks, _ = timed(lambda: tasks_section(report))
+    n_details = sum(len(r.run.scores) for r in report.runs)
+    print(f"    of the html: the per-task drill-down ({n_details} task details: answer checks, trajectories, "
+          f"device output replayed) {t_tasks:.2f} s wall, {time.process_time() - c0:.2f} s CPU "
+          f"(load average {os.getloadavg()[0]:.1f})")
     scorer = Scorer(TaskSet.open(root))
     t_adapter, scored = timed(lambda: [scorer.score_folder(d) for d in dirs])
     print(f"    of which reading and scoring the folders: {t_adapter:.2f} s "
