@@ -212,7 +212,7 @@ def initial_recipients(reviewers_file: Path, authors: Sequence[str]) -> Recipien
         if name not in keys:
             missing.append(name)
             continue
-        out.append(Recipient(name=name, role=role, key=keys[name]))  # type: ignore[arg-type]
+        out.append(Recipient(name=name, role=role, key=keys[name]))
     if missing:
         raise SealError(f"no age public key for {', '.join(missing)} in {reviewers_file} (add `age: age1...` to "
                         "their entries: authors under `authors:`, maintainers under `maintainers:`)")

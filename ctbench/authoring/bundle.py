@@ -134,7 +134,7 @@ def import_bundle(ts: TaskSet, bundle: dict[str, Any], *, replace: bool = False)
     """Write a bundle into the task set. Refuses to change existing files unless ``replace``."""
     task_id = str(bundle.get("id", ""))
     try:
-        family = Family(bundle.get("family"))
+        family = Family(str(bundle.get("family")))
     except ValueError:
         raise CtbError(f"bundle {task_id!r}: unknown family {bundle.get('family')!r}") from None
     if not task_id or "/" in task_id or task_id.startswith("."):
@@ -146,10 +146,10 @@ def import_bundle(ts: TaskSet, bundle: dict[str, Any], *, replace: bool = False)
     for rel, entry in sorted(bundle.get("files", {}).items()):
         plan.append((folder / _safe_rel(rel, f"bundle {task_id}"), _decode(entry, f"{task_id}/{rel}")))
     for rel, entry in sorted(bundle.get("set_files", {}).items()):
-        p = _safe_rel(rel, f"bundle {task_id}")
-        if p.parts[0] != "networks":
+        set_rel = _safe_rel(rel, f"bundle {task_id}")
+        if set_rel.parts[0] != "networks":
             raise CtbError(f"bundle {task_id}: set file {rel!r} is not a network")
-        plan.append((ts.root / p, _decode(entry, f"{task_id}/{rel}")))
+        plan.append((ts.root / set_rel, _decode(entry, f"{task_id}/{rel}")))
     if TASK_FILE not in bundle.get("files", {}):
         raise CtbError(f"bundle {task_id}: has no {TASK_FILE}")
     conflicts = [p for p, data in plan if p.exists() and p.read_bytes() != data]
@@ -157,7 +157,7 @@ def import_bundle(ts: TaskSet, bundle: dict[str, Any], *, replace: bool = False)
         names = ", ".join(str(p.relative_to(ts.root)) for p in conflicts[:5])
         raise CtbError(f"bundle {task_id}: would overwrite {len(conflicts)} changed file(s) ({names}); "
                        "use --replace to overwrite")
-    written = []
+    written: list[Path] = []
     for p, data in plan:
         if atomic_write_bytes(p, data):
             written.append(p)

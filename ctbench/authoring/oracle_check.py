@@ -14,12 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ctbench.answer import Hop
 from ctbench.errors import CtbError
 from ctbench.model import Family
 from ctbench.store import TaskRef, TaskSet, set_relative
 from ctbench.validation import Finding, Report, Severity, resolve_targets
+
+if TYPE_CHECKING:
+    from ctbench.replay.engine import ReplayEngine
 
 
 @dataclass
@@ -42,7 +46,7 @@ def gold_answer_text(ts: TaskSet, ref: TaskRef) -> str:
     return "\n".join(ts.load_hidden(ref).gold_answer_lines(ref.family))
 
 
-def check_task(ts: TaskSet, ref: TaskRef, engine: object | None = None) -> OracleResult:
+def check_task(ts: TaskSet, ref: TaskRef, engine: ReplayEngine | None = None) -> OracleResult:
     """Replay the golden actions and parse the gold answer of one task."""
     from ctbench.evaluate.parse import parse_answer
     from ctbench.replay.engine import ReplayEngine
@@ -55,7 +59,7 @@ def check_task(ts: TaskSet, ref: TaskRef, engine: object | None = None) -> Oracl
     devices = net.device_map()
     vendors = ts.vendors
 
-    with engine.open_session(ref.id) as session:  # type: ignore[attr-defined]
+    with engine.open_session(ref.id) as session:
         for act in hidden.golden_actions:
             obs = session.run(act.device, act.command)
             res.actions += 1
@@ -72,6 +76,9 @@ def check_task(ts: TaskSet, ref: TaskRef, engine: object | None = None) -> Oracl
     iface = vendors.normalizer(devices)
     parsed = parse_answer(text, ref.family.value, node_names=names, resolve_label=ts.taxonomy.resolve,
                           normalize=iface)
+    # RCA: (node, object, label) triples; path: the paths as hop tuples. Compared as sets either way.
+    expected: set[tuple[object, ...]]
+    got: set[tuple[object, ...]]
     if ref.family == Family.RCA:
         expected = {(t.node, iface(t.node, t.object), ts.taxonomy.resolve(t.label) or t.label)
                     for t in hidden.answer.rca or []}

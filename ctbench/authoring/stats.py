@@ -99,7 +99,7 @@ def dataset_stats(ts: TaskSet, *, review_counts: dict[str, dict[str, int]] | Non
         t.add(lab, tax.category_of(lab) or "?", by_label[lab], _pct(by_label[lab], len(entries)), mentions[lab])
     res.tables.append(t)
 
-    domains = Counter((tax.get(lab).domain if tax.get(lab) else "?") for _, lab in entries)  # type: ignore[union-attr]
+    domains = Counter((known.domain if (known := tax.get(lab)) else "?") for _, lab in entries)
     t = Table(title="Root-cause fault domains, unmerged (Table 7)", columns=["domain", "entries", "%"], key="domains")
     for dom in sorted(domains, key=lambda k: (-domains[k], k)):
         t.add(dom, domains[dom], _pct(domains[dom], len(entries)))

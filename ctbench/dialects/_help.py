@@ -24,6 +24,7 @@ from ._params import ipv4, ipv6
 from ._parser import Cfg, Parser, tokenize
 
 PartialStyle = Literal["list", "words", "columns"]
+_PARTIAL_STYLES: dict[str, PartialStyle] = {"list": "list", "words": "words", "columns": "columns"}
 
 _PARAM_ORDER = ("interface-number", "mask", "prefix-length", "number", "ipv4", "ipv4-net", "ipv6", "ipv6-net",
                 "ip", "ip-net", "mac", "hostname", "word", "regex")
@@ -94,8 +95,8 @@ def load_help_style(data: Any, where: str) -> HelpStyle:
             if not (isinstance(value, list) and len(value) == 2):
                 raise ValueError(f"{where}: help.{group}.params.{key} must be [placeholder, description]")
             params.setdefault(str(key), (str(value[0]), str(value[1])))
-    partial = str(data.get("partial", "list"))
-    if partial not in ("list", "words", "columns"):
+    partial = _PARTIAL_STYLES.get(str(data.get("partial", "list")))
+    if partial is None:
         raise ValueError(f"{where}: help.partial must be list, words or columns")
     return HelpStyle(
         header=str(data.get("header", "")),
@@ -105,7 +106,7 @@ def load_help_style(data: Any, where: str) -> HelpStyle:
         cr_desc=str(data.get("cr_desc", "")),
         cr_first=bool(data.get("cr_first", False)),
         pipe_desc=str(data.get("pipe_desc", "")),
-        partial=partial,  # type: ignore[arg-type]
+        partial=partial,
         none=str(data.get("none", "")),
         none_first=bool(data.get("none_first", False)),
         interface_desc=str(data.get("interface_desc", "{type} interface")),

@@ -148,9 +148,9 @@ def _m_ipv4_net(toks: Sequence[str], i: int, ctx: ParamContext) -> list[Match]:
         return []
     found: list[Match] = [(1, norm)]
     if i + 1 < len(toks):
-        length = mask_length(toks[i + 1])
-        if length is not None:
-            found.append((2, _fmt4(norm, length, ctx.prefix_style)))
+        bits = mask_length(toks[i + 1])
+        if bits is not None:
+            found.append((2, _fmt4(norm, bits, ctx.prefix_style)))
     return found
 
 

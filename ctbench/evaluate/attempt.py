@@ -23,10 +23,10 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ctbench.errors import CtbError, TaskDefinitionError
 from ctbench.evaluate.agents import (
@@ -90,6 +90,9 @@ class AttemptEnv(Protocol):
     @property
     def server(self) -> ServerHandle | None: ...
 
+    @property
+    def launcher(self) -> Launcher | None: ...
+
     def open_session(self, unit: WorkUnit) -> Session: ...
 
 
@@ -112,7 +115,6 @@ class LocalEnv:
         self._launcher: Launcher | None = None
         self._state: Path | None = None
         self._warm = list(warm_tasks)
-        self._loaded: dict[str, Any] = {}
 
     @property
     def agent(self) -> Agent:
@@ -254,12 +256,9 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         if server is None:
             raise InfrastructureError("the replay HTTP server is not running")
         pieces.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{unit.task_id}-{_owner_tag()}"))
-        grant = getattr(server, "grant", None)
-        if grant is not None:  # a server that issues per-session tokens and MCP endpoints
-            g = grant(pieces.session)
-            token, mcp_url = getattr(g, "token", None), getattr(g, "mcp_url", None)
-        else:
-            server.registry.add(pieces.session)
+        # the session is served to the one client holding its token, at its own MCP endpoint
+        grant = server.grant(pieces.session)
+        token, mcp_url = grant.token, grant.mcp_url
         pieces.granted = True
         replay_url = server.url
         mcp_command = mcp_proxy_command(server.url, pieces.session.id)
@@ -268,7 +267,7 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         log=pieces.log, workdir=pieces.workdir or pieces.log_dir, options=agent_options(unit.settings),
         attempt=unit.attempt, hidden=unit.gold if agent.needs_hidden else None, replay_url=replay_url,
         result=result, trial=unit.trial, agent_args=agent.args, session_token=token, mcp_url=mcp_url,
-        mcp_command=mcp_command, launcher=getattr(env, "launcher", None) if agent.needs_http else None)
+        mcp_command=mcp_command, launcher=env.launcher if agent.needs_http else None)
 
 
 def _teardown(env: AttemptEnv, pieces: _Pieces) -> bytes:
@@ -276,12 +275,8 @@ def _teardown(env: AttemptEnv, pieces: _Pieces) -> bytes:
     if session is not None:
         server = env.server
         if pieces.granted and server is not None:
-            revoke = getattr(server, "revoke", None)
             try:
-                if revoke is not None:
-                    revoke(session.id)
-                else:
-                    server.registry.close(session.id)
+                server.revoke(session.id)
             except Exception:  # already reaped by the server
                 session.close()
         else:
@@ -302,7 +297,7 @@ def _usage(result: AgentResult) -> Usage:
                  cached_tokens=result.cached_tokens, output_tokens=result.output_tokens, cost_usd=result.cost_usd)
 
 
-async def run_attempt(unit: WorkUnit, env: AttemptEnv, *, clock: Any = time.monotonic) -> AttemptOutcome:
+async def run_attempt(unit: WorkUnit, env: AttemptEnv, *, clock: Callable[[], float] = time.monotonic) -> AttemptOutcome:
     """Run exactly one attempt; every failure becomes an outcome (only cancellation propagates).
 
     File-system work (the log, the workspace) runs in threads so that 32 agents starting and finishing

@@ -25,13 +25,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ctbench.answer import Path as AnswerPath
 from ctbench.answer import RcaEntry, path_edges, path_line
 from ctbench.evaluate.metrics import TaskScores, score_task
 from ctbench.evaluate.runfolder import ResultLine, RunFolder
 from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, TaskContext, _trajectory_file
+
+if TYPE_CHECKING:
+    from ctbench.model import TaskSpec
+    from ctbench.replay.engine import ReplayEngine
+    from ctbench.store import TaskRef
 
 LOG_LIMIT = 2_000_000
 """Characters of a log kept for display; a runaway agent can print gigabytes."""
@@ -232,10 +237,10 @@ def _path_checks(mine: Iterable[AnswerPath], other: Iterable[AnswerPath]) -> lis
 def answer_checks(ctx: TaskContext, parsed: Any) -> tuple[list[EntryCheck], list[EntryCheck], list[str]]:
     """(predicted entries vs gold, gold entries vs prediction, invalid lines) of one parsed answer."""
     if ctx.family == "rca":
-        gold: frozenset[RcaEntry] = ctx.gold  # type: ignore[assignment]
+        gold = cast(frozenset[RcaEntry], ctx.gold)  # the family says which of the two gold is
         pred = frozenset(parsed.rca or ()) if parsed is not None else frozenset()
         return _rca_checks(pred, gold), _rca_checks(gold, pred), list(parsed.invalid_lines if parsed else ())
-    gold_paths: tuple[AnswerPath, ...] = ctx.gold  # type: ignore[assignment]
+    gold_paths = cast(tuple[AnswerPath, ...], ctx.gold)
     pred_paths = tuple(parsed.paths or ()) if parsed is not None else ()
     return (_path_checks(pred_paths, gold_paths), _path_checks(gold_paths, pred_paths),
             list(parsed.invalid_lines if parsed else ()))
@@ -262,9 +267,9 @@ def read_steps(folder: RunFolder, task_id: str, result: ResultLine | None) -> tu
     return steps, warnings
 
 
-def replay_outputs(engine: Any, task_id: str, steps: list[Step],
+def replay_outputs(engine: ReplayEngine, task_id: str, steps: list[Step],
                    cache: dict[tuple[str, str, str], str] | None = None, *,
-                   loaded: Any = None) -> tuple[list[str | None], str | None]:
+                   loaded: tuple[TaskRef, TaskSpec] | None = None) -> tuple[list[str | None], str | None]:
     """What the device printed for each step, replayed on a fresh session (see the module docstring).
 
     ``cache`` keeps answers by (task, device, command) across calls: replay is deterministic, and the
@@ -295,12 +300,12 @@ class DetailLoader:
 
     def __init__(self, scorer: Scorer) -> None:
         self.scorer = scorer
-        self._engine: Any = None
+        self._engine: ReplayEngine | None = None
         self._prompts: dict[str, str | None] = {}
         self._outputs: dict[tuple[str, str, str], str] = {}
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> ReplayEngine:
         if self._engine is None:
             from ctbench.replay.engine import ReplayEngine
 

@@ -89,7 +89,8 @@ class QueueExecutor:
     name: ClassVar[str] = "queue"
 
     def __init__(self) -> None:
-        self._queue: asyncio.Queue[ExecutorEvent] = asyncio.Queue()
+        # events, and the failure of the executor itself (a subclass's: a host that cannot start)
+        self._queue: asyncio.Queue[ExecutorEvent | ExecutorError] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._sem: asyncio.Semaphore | None = None
         self.ctx: ExecutionContext | None = None
@@ -121,7 +122,10 @@ class QueueExecutor:
 
     async def events(self) -> AsyncIterator[ExecutorEvent]:
         while True:
-            yield await self._queue.get()
+            event = await self._queue.get()
+            if isinstance(event, ExecutorError):
+                raise event
+            yield event
 
     async def cancel(self) -> None:
         for task in list(self._tasks):

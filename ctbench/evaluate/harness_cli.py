@@ -60,8 +60,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def add_harness(sub: Any) -> None:
+    def show_help(_args: argparse.Namespace) -> int:
+        p.print_help()
+        return 0
+
     p = add_command(sub, "harness", "install or list the pinned agent CLIs (codex, claude-code, hermes)",
-                    lambda _a: (p.print_help(), 0)[1], DESCRIPTION)
+                    show_help, DESCRIPTION)
     inner = p.add_subparsers(dest="harness_command", metavar="ACTION")
     i = add_command(inner, "install", "install a pinned agent CLI into ctbench's cache", cmd_install)
     i.add_argument("name", metavar="NAME", help="codex, claude-code or hermes")

@@ -315,7 +315,8 @@ def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name
                 for rec in records:
                     fh.write(TrajectoryRecord.model_validate(rec).model_dump_json() + "\n")
             text = _as_text(_first(item, ANSWER_KEYS))
-            usage = item.get("usage") if isinstance(item.get("usage"), Mapping) else {}
+            given_usage = item.get("usage")
+            usage = given_usage if isinstance(given_usage, Mapping) else {}
             merged = {**item, **usage}
             status_given = str(item.get("status", "")).lower()
             error = _text(item.get("error"))
@@ -329,7 +330,7 @@ def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name
             summary.answered += status == "answered"
             summary.commands += len(records)
             folder.append_result(ResultLine(
-                task_id=task_id, family=ctx.family, status=status,  # type: ignore[arg-type]
+                task_id=task_id, family=ctx.family, status=status,
                 error_kind="agent" if status == "error" else None,
                 answer_text=text, answer=parsed.to_json(), answer_source="final_message",
                 rounds=_number(_first(merged, ROUND_KEYS), int),

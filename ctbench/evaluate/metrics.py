@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 from ctbench.answer import Hop, Path, RcaEntry, path_edges
 from ctbench.evaluate.failures import classify_rca_failure
@@ -525,7 +525,7 @@ def score_task(record: TaskRecord, config: ScoringConfig = ScoringConfig()) -> T
     common: dict[str, Any] = dict(task_id=record.task_id, family=record.family, status=status,
                                   evidence=evidence, usage=record.usage, meta=record.meta)
     if record.family == "rca":
-        gold_rca: frozenset[RcaEntry] = record.gold  # type: ignore[assignment]
+        gold_rca = cast(frozenset[RcaEntry], record.gold)  # the family says which of the two gold is
         pred_rca = None if pred is None else pred.rca
         s = score_rca(gold_rca, pred_rca)
         return TaskScores(
@@ -536,7 +536,7 @@ def score_task(record: TaskRecord, config: ScoringConfig = ScoringConfig()) -> T
             has_topology=record.topology is not None,
             failure=classify_rca_failure(gold_rca, pred),
         )
-    gold_paths: tuple[Path, ...] = record.gold  # type: ignore[assignment]
+    gold_paths = cast(tuple[Path, ...], record.gold)
     p = score_paths(gold_paths, None if pred is None else pred.paths)
     return TaskScores(**common, exact=p.exact, loc=p.loc, rest=p.rest, sequence=p.sequence,
                       edges_intersection=p.edges_intersection, edges_union=p.edges_union)

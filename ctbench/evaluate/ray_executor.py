@@ -383,6 +383,7 @@ class RayExecutor(QueueExecutor):
                                 "--ray-cpus-per-attempt, or add nodes")
         self.shipper = Shipper(ctx.task_set, ray.put)
         set_key = self.shipper.ship(await asyncio.to_thread(set_bundle, ctx.task_set))
+        set_ref = self.shipper.refs[set_key]
         blob = _agent_blob(ctx.agent, ctx.settings.agent)
         remote = ray.remote(AttemptHost)
 
@@ -390,7 +391,7 @@ class RayExecutor(QueueExecutor):
             actor = remote.options(num_cpus=n * o.cpus_per_attempt, max_concurrency=n + 4, max_restarts=0,
                                    resources={k: v * n for k, v in o.resources.items()},
                                    max_task_retries=0, scheduling_strategy="SPREAD").remote(
-                ctx.settings, blob, [set_key], [self.shipper.refs[set_key]], n)  # type: ignore[union-attr]
+                ctx.settings, blob, [set_key], [set_ref], n)
             self._actors.append(actor)
             return _Host(actor=actor, slots=n)
 
@@ -436,7 +437,7 @@ class RayExecutor(QueueExecutor):
 
     def _joined(self, waiting: asyncio.Future[_Host]) -> None:
         """A host that came up after the run started: into the pool, or the run stops with its reason."""
-        self._starting.discard(waiting)  # type: ignore[arg-type]
+        self._starting.discard(waiting)
         if waiting.cancelled():
             return
         exc = waiting.exception()
@@ -447,7 +448,9 @@ class RayExecutor(QueueExecutor):
         elif "not placed within" in str(exc):
             self.notes.append(str(exc))  # the run goes on with the hosts it has
         else:
-            self._queue.put_nowait(exc)  # type: ignore[arg-type]  # raised by events()
+            if not isinstance(exc, ExecutorError):  # _ready converts what it expects; anything else too
+                exc = ExecutorError(f"executor 'ray': an attempt host failed to start: {_short(exc)}")
+            self._queue.put_nowait(exc)  # raised by events()
 
     async def _notify(self) -> None:
         assert self._changed is not None
@@ -568,7 +571,8 @@ class RayExecutor(QueueExecutor):
 
     async def close(self) -> None:
         await super().close()
-        for task in [*self._replacing, *self._starting]:
+        pending: list[asyncio.Future[None] | asyncio.Future[_Host]] = [*self._replacing, *self._starting]
+        for task in pending:
             task.cancel()
         ray = self._ray
         if ray is None:

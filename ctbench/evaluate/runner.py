@@ -457,7 +457,8 @@ class Runner:
         if self.settings.sandbox in ("auto", "bwrap"):
             from ctbench.evaluate.sandbox import require_bwrap
 
-            require_bwrap(self.settings.sandbox, self.settings.sandbox_network)  # type: ignore[arg-type]
+            wanted = SandboxSettings(mode=self.settings.sandbox, network=self.settings.sandbox_network)
+            require_bwrap(wanted.mode, wanted.network)
             self.settings.sandbox = "bwrap"
         return self.settings.sandbox
 

@@ -128,10 +128,10 @@ def _endpoint(text: str) -> tuple[str, int]:
             raise SandboxError(f"model endpoint {text!r}: no host name")
         port = parts.port or (443 if parts.scheme == "https" else 80)
         return parts.hostname, port
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit():
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host or not port_text.isdigit():
         raise SandboxError(f"model endpoint {text!r}: expected a URL or HOST:PORT")
-    return host.strip("[]"), int(port)
+    return host.strip("[]"), int(port_text)
 
 
 # --------------------------------------------------------------------------- none

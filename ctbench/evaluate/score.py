@@ -44,6 +44,7 @@ from ctbench.dialects import Dialect, Resolution
 from ctbench.errors import CtbError
 from ctbench.evaluate import metrics
 from ctbench.evaluate.failures import FAILURE_MODES, PRIORITY
+from ctbench.evaluate.metrics import Family as FamilyName
 from ctbench.evaluate.metrics import ScoringConfig, TaskRecord, TaskScores, Topology, Usage, score_task
 from ctbench.evaluate.parse import ParsedAnswer, parse_answer
 from ctbench.evaluate.runfolder import (
@@ -221,7 +222,7 @@ class TaskContext:
     """Everything scoring needs about one task; built once and shared by every run scored with it."""
 
     task_id: str
-    family: str
+    family: FamilyName
     gold: frozenset[RcaEntry] | tuple[AnswerPath, ...]
     golden_actions: frozenset[tuple[str, str]]
     node_names: tuple[str, ...]
@@ -371,7 +372,7 @@ class Scorer:
             "golden_length": d.golden_length,
             "h_l": d.h_l,
         }
-        ctx = TaskContext(task_id=spec.id, family=spec.family.value, gold=gold, golden_actions=frozenset(),
+        ctx = TaskContext(task_id=spec.id, family="rca" if rca else "path", gold=gold, golden_actions=frozenset(),
                           node_names=names, devices=devices, recorded=frozen,
                           recorded_forms=self._recorded_forms(devices, frozen),
                           topology=self._topology(network) if network else None, meta=meta,
@@ -414,7 +415,7 @@ class Scorer:
             if outcome not in EXECUTED_OUTCOMES:
                 continue
             executed.add(self.action_key(ctx, device, canonical or command))
-        return TaskRecord(task_id=ctx.task_id, family=ctx.family, gold=ctx.gold, prediction=prediction,  # type: ignore[arg-type]
+        return TaskRecord(task_id=ctx.task_id, family=ctx.family, gold=ctx.gold, prediction=prediction,
                           golden_actions=ctx.golden_actions, executed_actions=tuple(sorted(executed)),
                           usage=usage, meta=ctx.meta, topology=ctx.topology)
 

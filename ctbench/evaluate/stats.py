@@ -51,7 +51,7 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -581,13 +581,23 @@ def standard_errors(
                                 max_chunk_bytes=max_chunk_bytes, workers=workers)[run]
 
 
+class _PairedCommon(TypedDict):
+    """The fields every :class:`PairedResult` of one family and pair of runs shares."""
+
+    family: str
+    run_a: str
+    run_b: str
+    n: int
+    n_resamples: int
+
+
 def _paired_results(
     ra: Sequence[TaskScores], rb: Sequence[TaskScores], family: Family, *, run_a: str, run_b: str,
     sums_a: Mapping[str, FloatArray], sums_b: Mapping[str, FloatArray], base_seed: int, n_resamples: int,
     confidence: float,
 ) -> list[PairedResult]:
     n = len(ra)
-    common = dict(family=family, run_a=run_a, run_b=run_b, n=n, n_resamples=n_resamples)
+    common = _PairedCommon(family=family, run_a=run_a, run_b=run_b, n=n, n_resamples=n_resamples)
     results: list[PairedResult] = []
     for j, (name, attr) in enumerate(_MACRO[family][:3]):
         x, y = _values(ra, attr), _values(rb, attr)

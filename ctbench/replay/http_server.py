@@ -38,13 +38,13 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from ctbench.errors import CtbError
@@ -56,6 +56,9 @@ from ctbench.replay.loaded import InputError, printable
 from ctbench.replay.session import Session, SessionClosed, SessionLimit
 from ctbench.safetext import first_surrogate
 from ctbench.store import TaskNotFound
+
+if TYPE_CHECKING:
+    import uvicorn
 
 MAX_BODY = 1024 * 1024
 """Largest request body read; bigger ones get 413 before any parsing."""
@@ -384,7 +387,7 @@ def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> 
         code = "method_not_allowed" if status == 405 else "not_found"
         return _error(status, code, f"{request.method} {printable(request.url.path, 80)}: no such route")
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/health", health, methods=["GET"]),
         Route("/sessions", open_session, methods=["POST"]),
         Route("/sessions/{sid}", summary, methods=["GET"]),
@@ -467,7 +470,7 @@ class ServerHandle:
 
     url: str
     registry: SessionRegistry
-    _server: Any
+    _server: uvicorn.Server
     _thread: threading.Thread
     unix_path: Path | None = None
 

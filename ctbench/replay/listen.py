@@ -9,9 +9,13 @@ from __future__ import annotations
 import contextlib
 import socket
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ctbench.errors import CtbError
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.types import ASGIApp
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -41,7 +45,7 @@ def socket_url(sock: socket.socket) -> str:
     return f"http://{host}:{port}"
 
 
-def uvicorn_server(app: Any, *, log_level: str = "warning") -> Any:
+def uvicorn_server(app: ASGIApp, *, log_level: str = "warning") -> uvicorn.Server:
     import uvicorn
 
     config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="auto", backlog=4096,

@@ -21,10 +21,13 @@ import re
 from collections.abc import AsyncIterable, AsyncIterator
 from contextlib import suppress
 from io import TextIOWrapper
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ctbench.replay.http_body import BodyError, parse_json
 from ctbench.safetext import scrub_json
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 INVALID_REQUEST_TOOL = "ctbench.invalid_request"
 """Name of the tool call a refused ``tools/call`` line becomes; its only argument is the problem."""
@@ -66,11 +69,11 @@ class RepairingApp:
     :func:`repair_line`, so a request over HTTP is answered exactly as the same line on stdio is
     (recorded and answered, or refused for its id) instead of the SDK's bare parse error."""
 
-    def __init__(self, app: Any, *, max_body: int = 1024 * 1024) -> None:
+    def __init__(self, app: ASGIApp, *, max_body: int = 1024 * 1024) -> None:
         self.app = app
         self.max_body = max_body
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
@@ -91,7 +94,7 @@ class RepairingApp:
         fixed = repair_line(body.decode("utf-8", errors="replace")).encode("utf-8") if body.strip() else body
         delivered = False
 
-        async def replay() -> Any:
+        async def replay() -> Message:
             nonlocal delivered
             if not delivered:
                 delivered = True
@@ -103,7 +106,7 @@ class RepairingApp:
         await self.app({**scope, "headers": headers}, replay, send)
 
 
-async def _respond(send: Any, status: int, message: str) -> None:
+async def _respond(send: Send, status: int, message: str) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})

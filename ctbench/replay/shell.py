@@ -110,9 +110,9 @@ class DeviceShell:
             if info is None:
                 host = self.session.task.host(target)
                 if host is not None:
-                    names = ", ".join(d.name for d in self.session.devices()) or "(none)"
+                    cli_names = ", ".join(d.name for d in self.session.devices()) or "(none)"
                     return (f"{host[0]} is a {host[1] or 'host'} without a command line: there is nothing to "
-                            f"log into. Devices with a CLI: {names}.\n")
+                            f"log into. Devices with a CLI: {cli_names}.\n")
                 return self.session.task.unknown_device_text(target)
             self.current = info.name
             role = f", {info.role}" if info.role else ""

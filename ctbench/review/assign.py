@@ -84,7 +84,8 @@ class ReviewersFile(Strict):
 
     def key_of(self, name: str) -> str | None:
         """The age public key listed for ``name`` in any role."""
-        for p in [*self.maintainers, *self.authors, *self.reviewers]:
+        people: list[Person | Reviewer] = [*self.maintainers, *self.authors, *self.reviewers]
+        for p in people:
             if p.name == name and p.age:
                 return p.age
         return None
@@ -201,9 +202,9 @@ def propose(ts: TaskSet, states: list[TaskState], reviewers: list[Reviewer], *,
                                 note="nobody eligible (every reviewer is an author or at capacity)"))
             continue
         ranked.sort(key=lambda x: x[0])
-        key, best, match = ranked[0]
+        key, best, hits = ranked[0]
         load[best.name] = load.get(best.name, 0) + 1
-        out.append(Proposal(s.id, s.current.round, best.name, match,
+        out.append(Proposal(s.id, s.current.round, best.name, hits,
                             note="" if key[0] == 0 else "no expertise match; least loaded eligible reviewer"))
     return out
 

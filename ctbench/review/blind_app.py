@@ -17,10 +17,11 @@ post their results back as messages, so the screen never freezes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -35,7 +36,32 @@ from ctbench.review.widgets import TitleBar
 from ctbench.review.workflow import BlindStart, ReviewDesk, StepResult
 from ctbench.yamlio import atomic_write_text
 
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from ctbench.store import TaskSet
+
 _KEEP_LINE = re.compile(r"^\s|^[-*•]\s|^\d+[.)]\s")
+
+
+class ReviewSession(Protocol):
+    """The replay session a blind review runs on: what the console needs, and ``close``.
+
+    An isolated session (:class:`ctbench.replay.isolated.IsolatedSession`, the default) or, from
+    a test's ``engine_factory``, an in-process :class:`ctbench.replay.session.Session`.
+    """
+
+    def devices(self) -> Sequence[Any]: ...
+
+    def run(self, device: str, command: str) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class SessionOpener(Protocol):
+    """What ``engine_factory`` makes of the task set: an engine that opens review sessions."""
+
+    def open_session(self, task_id: str, *, trajectory_path: Path | None = None) -> ReviewSession: ...
 
 
 def reflow(text: str) -> str:
@@ -119,7 +145,7 @@ class BlindScreen(Screen[None]):
 
         answer: str
 
-    def __init__(self, start: BlindStart, session: Any, draft: str = "", prompt: str | None = None) -> None:
+    def __init__(self, start: BlindStart, session: ReviewSession, draft: str = "", prompt: str | None = None) -> None:
         super().__init__()
         self.start = start
         self.session = session
@@ -148,8 +174,8 @@ class BlindScreen(Screen[None]):
         self.query_one("#console").border_title = (
             "Devices (replayed apart, no hidden.yaml in view)" if apart else "Devices (replayed)")
         if not getattr(self.app, "blink", True):
-            for w in self.query("Input, TextArea"):
-                w.cursor_blink = False  # type: ignore[attr-defined]
+            for w in [*self.query(Input), *self.query(TextArea)]:
+                w.cursor_blink = False
         self.query_one("#rc-input", Input).focus()
 
     def action_focus_answer(self) -> None:
@@ -191,7 +217,7 @@ class BlindApp(App[int]):
         """The branch is checked out and the replay session is open."""
 
         start: BlindStart
-        session: Any
+        session: ReviewSession
         draft: str
         prompt: str = ""
 
@@ -207,7 +233,7 @@ class BlindApp(App[int]):
         text: str
 
     def __init__(self, desk: ReviewDesk, task_id: str, reviewer: str, *, reveal_only: bool = False,
-                 blink: bool = True, engine_factory: Any = None) -> None:
+                 blink: bool = True, engine_factory: Callable[[TaskSet], SessionOpener] | None = None) -> None:
         super().__init__()
         self.desk = desk
         self.task_id = task_id
@@ -218,8 +244,8 @@ class BlindApp(App[int]):
         """The process exit code on quit: 1 after an error that ended the session."""
         self._engine_factory = engine_factory
         self._stack = ExitStack()
-        self._session: Any = None
-        self._draft_timer: Any = None
+        self._session: ReviewSession | None = None
+        self._draft_timer: Timer | None = None
 
     # -------------------------------------------------------------- life cycle
 

@@ -96,16 +96,18 @@ def compare(ts: TaskSet, task: TaskSpec, hidden: HiddenSpec, answer: str,
     usage = Usage(rounds=len(trajectory), latency_s=time_spent_s)
     if task.family == Family.RCA:
         parsed = parse_answer(answer, "rca", node_names=nodes, resolve_label=tax.resolve, normalize=norm)
-        gold: frozenset[RcaEntry] | tuple[Path, ...] = frozenset(
+        gold_rca = frozenset(
             RcaEntry(t.node, norm(t.node, t.object), tax.resolve(t.label) or t.label)
             for t in hidden.answer.rca or [])
-        gold_lines = sorted(e.line() for e in gold)  # type: ignore[union-attr]
+        gold: frozenset[RcaEntry] | tuple[Path, ...] = gold_rca
+        gold_lines = sorted(e.line() for e in gold_rca)
         blind_lines = sorted(e.line() for e in parsed.rca or ())
     else:
         parsed = parse_answer(answer, "path", node_names=nodes, resolve_label=tax.resolve, normalize=norm)
-        gold = tuple(tuple(h._replace(egress=norm(h.node, h.egress) if h.egress else None) for h in p)
-                     for p in hidden.gold_paths())
-        gold_lines = [path_line(p) for p in gold]  # type: ignore[arg-type]
+        gold_paths = tuple(tuple(h._replace(egress=norm(h.node, h.egress) if h.egress else None) for h in p)
+                           for p in hidden.gold_paths())
+        gold = gold_paths
+        gold_lines = [path_line(p) for p in gold_paths]
         blind_lines = [path_line(p) for p in parsed.paths or ()]
     golden = hidden.golden_keys()
     record = TaskRecord(task_id=task.id, family=task.family.value, gold=gold, prediction=parsed,

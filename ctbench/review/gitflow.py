@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import BaseModel, ValidationError
+
 from ctbench.commits import TRAILER_PREFIX, Trailer, trailer_lines
 from ctbench.errors import CtbError
 from ctbench.store import TaskSet
@@ -46,6 +48,29 @@ class GitError(CtbError):
 
 class Busy(CtbError):
     """Another ctb-review process holds this working tree."""
+
+
+class Journal(BaseModel):
+    """The intent of one crash-safe step (``journal.json``): enough to redo it or to undo it."""
+
+    op: str
+    pid: int = 0
+    started: float
+    branch: str
+    head: str | None
+    message: str
+    files: dict[str, str]  # repo-relative path -> new content, base64
+    before: dict[str, str | None]  # the same paths as they were (None: did not exist), base64
+    add: list[str] = []
+    env: dict[str, str] | None = None  # commit identity when the clone has none
+
+    @classmethod
+    def read(cls, path: Path) -> Journal | None:
+        """The journal at ``path``; None when it cannot be read or is not a whole journal."""
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):
+            return None
 
 
 def branch_name(task_id: str) -> str:
@@ -162,7 +187,7 @@ class ReviewRepo:
 
     def git(self, *args: str, env: dict[str, str] | None = None) -> str:
         try:
-            return self.repo.git.execute(["git", *args], env=env)  # type: ignore[call-overload,no-any-return]
+            return self.repo.git.execute(["git", *args], env=env)
         except self._git_mod.GitCommandError as exc:
             detail = (exc.stderr or exc.stdout or "").strip()
             detail = re.sub(r"^\s*stderr:\s*'?", "", detail).strip().rstrip("'").strip()
@@ -428,12 +453,13 @@ class ReviewRepo:
                 fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
                 holder = _read_json(path)
-                pid = int(holder.get("pid", 0)) if holder else 0
                 if holder is None and time.time() - _mtime(path) < 5:
                     time.sleep(0.05)  # being written right now
                     continue
-                if pid and pid != os.getpid() and _pid_alive(pid):
-                    raise Busy(f"another ctb-review ({holder.get('what', '?')}, pid {pid}) is working in "
+                pid = holder.get("pid") if holder else None
+                if isinstance(pid, int) and pid and pid != os.getpid() and _pid_alive(pid):
+                    what_held = holder.get("what", "?") if holder else "?"
+                    raise Busy(f"another ctb-review ({what_held}, pid {pid}) is working in "
                                f"{self.workdir}; wait for it, or review other tasks from a separate clone "
                                "or a `git worktree add` checkout") from None
                 path.unlink(missing_ok=True)
@@ -453,9 +479,9 @@ class ReviewRepo:
 
     # -------------------------------------------------------------- crash-safe commits
 
-    def pending(self) -> dict[str, object] | None:
+    def pending(self) -> Journal | None:
         """The journal of an interrupted step, if any (for read-only commands to warn about)."""
-        return _read_json(self.journal_path) if self.journal_path.exists() else None
+        return Journal.read(self.journal_path) if self.journal_path.exists() else None
 
     def commit(self, branch: str, message: str, *, files: dict[str, bytes] | None = None,
                add: Sequence[str] = (), actor: str | None = None) -> str | None:
@@ -471,14 +497,14 @@ class ReviewRepo:
                            "something switched branches meanwhile: nothing was committed")
         op = uuid.uuid4().hex[:12]
         files = dict(files or {})
-        journal = {
-            "op": op, "pid": os.getpid(), "started": time.time(), "branch": branch,
-            "head": self.rev("HEAD"), "message": message.rstrip("\n") + f"\n{TRAILER_PREFIX}Op: {op}\n",
-            "files": {k: base64.b64encode(v).decode("ascii") for k, v in files.items()},
-            "before": {k: _b64_or_none(self.workdir / k) for k in files},
-            "add": list(add), "env": self._identity_env(actor),
-        }
-        atomic_write_text(self.journal_path, json.dumps(journal))
+        journal = Journal(
+            op=op, pid=os.getpid(), started=time.time(), branch=branch,
+            head=self.rev("HEAD"), message=message.rstrip("\n") + f"\n{TRAILER_PREFIX}Op: {op}\n",
+            files={k: base64.b64encode(v).decode("ascii") for k, v in files.items()},
+            before={k: _b64_or_none(self.workdir / k) for k in files},
+            add=list(add), env=self._identity_env(actor),
+        )
+        atomic_write_text(self.journal_path, journal.model_dump_json())
         try:
             sha = self._apply(journal)
         except GitError:
@@ -488,11 +514,10 @@ class ReviewRepo:
         self.journal_path.unlink(missing_ok=True)
         return sha
 
-    def _apply(self, journal: dict[str, object]) -> str | None:
-        files: dict[str, str] = journal["files"]  # type: ignore[assignment]
-        for rel, b64 in files.items():
+    def _apply(self, journal: Journal) -> str | None:
+        for rel, b64 in journal.files.items():
             atomic_write_bytes(self.workdir / rel, base64.b64decode(b64))
-        paths = sorted(set(files) | set(journal["add"]))  # type: ignore[arg-type]
+        paths = sorted(set(journal.files) | set(journal.add))
         paths = [p for p in paths if (self.workdir / p).exists() or self._tracked(p)]
         if not paths:
             return None
@@ -502,19 +527,17 @@ class ReviewRepo:
             return None  # nothing staged for these paths: the step had already been recorded
         except GitError:
             pass
-        msg_file = self.state_dir / f"message-{journal['op']}.txt"
-        atomic_write_text(msg_file, str(journal["message"]))
+        msg_file = self.state_dir / f"message-{journal.op}.txt"
+        atomic_write_text(msg_file, journal.message)
         try:
-            env = journal.get("env") or None
-            self.git("commit", "--quiet", "--file", str(msg_file), "--", *paths,
-                     env=env)  # type: ignore[arg-type]
+            self.git("commit", "--quiet", "--file", str(msg_file), "--", *paths, env=journal.env or None)
         finally:
             msg_file.unlink(missing_ok=True)
         return self.rev("HEAD")
 
-    def _roll_back(self, journal: dict[str, object]) -> None:
+    def _roll_back(self, journal: Journal) -> None:
         """A step git refused (a hook, a lock): put the files back as they were, leave no trace."""
-        before: dict[str, str | None] = journal["before"]  # type: ignore[assignment]
+        before = journal.before
         for rel, b64 in before.items():
             if b64 is None:
                 (self.workdir / rel).unlink(missing_ok=True)
@@ -594,13 +617,13 @@ class ReviewRepo:
             if self.journal_path.exists():
                 self.journal_path.unlink()  # unreadable journal: it was never complete, nothing was applied
             return None
-        pid = int(journal.get("pid", 0))  # type: ignore[call-overload]
+        pid = journal.pid
         if pid != os.getpid() and _pid_alive(pid):
             raise Busy(f"another ctb-review (pid {pid}) is committing in {self.workdir}; wait for it")
-        branch = str(journal["branch"])
-        removed = self._clear_stale_locks(float(journal["started"]), branch)  # type: ignore[arg-type]
-        what = _subject(str(journal["message"]))
-        landed = self._landed(branch, str(journal["op"]))
+        branch = journal.branch
+        removed = self._clear_stale_locks(journal.started, branch)
+        what = _subject(journal.message)
+        landed = self._landed(branch, journal.op)
         if landed:
             self.journal_path.unlink(missing_ok=True)
             msg = f"an interrupted step ({what}) had been committed as {landed[:10]}; cleaned up"
@@ -610,7 +633,7 @@ class ReviewRepo:
                 raise CtbError(f"an interrupted ctb-review step ({what}) on branch {branch} was found, but HEAD "
                                f"is on {current}; git checkout {branch} and rerun to finish it, or delete "
                                f"{self.journal_path} to abandon it")
-            if self.rev("HEAD") != journal["head"]:
+            if self.rev("HEAD") != journal.head:
                 raise CtbError(f"an interrupted ctb-review step ({what}) was found, but {branch} has moved "
                                f"since; delete {self.journal_path} after checking the task folder")
             try:

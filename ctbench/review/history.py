@@ -232,10 +232,10 @@ def compute(states: Sequence[TaskState], history_candidates: dict[str, str] | No
     """
     st = ReviewStats(seed=seed)
     failed = audit_failed or {}
-    for fam in FAMILIES:
+    for family in FAMILIES:
         for d in (st.candidates, st.retained, st.discarded, st.in_progress, st.revised, st.never_reviewed,
                   st.audit_failed):
-            d[fam.value] = 0
+            d[family.value] = 0
     seen = set()
     for s in states:
         fam = s.family.value
@@ -278,12 +278,12 @@ def compute(states: Sequence[TaskState], history_candidates: dict[str, str] | No
                 rulings = [c for c in cr.thread if c.role == Role.REVIEWER and c.verdict in (Verdict.AGREE, Verdict.DISAGREE)]
                 if not rulings or cr.carried:
                     continue
-                final = rulings[-1]
-                assert final.verdict is not None
+                first, final = rulings[0], rulings[-1]
+                assert first.verdict is not None and final.verdict is not None
                 conceded = any(c.role == Role.AUTHOR and c.stance == "concede" for c in cr.thread)
                 author = "disagree" if conceded else "agree"
                 st.kappa_pairs.setdefault(crit.value, []).append((final.verdict.value, author))
-                first_verdict.setdefault((final.who, crit.value), rulings[0].verdict.value)  # type: ignore[union-attr]
+                first_verdict.setdefault((final.who, crit.value), first.verdict.value)
         for reviewer, exact in first_reveal.items():
             st.blind.setdefault(fam, []).append(exact)
             st.blind_by_reviewer.setdefault(reviewer, []).append(exact)

@@ -178,10 +178,10 @@ def _blind_section(state: TaskState) -> list[str]:
             lines.append("")
         if cmp_.metadata:
             lines += ["| metadata | authored | derived | agrees |", "|---|---|---|---|"]
-            for m in cmp_.metadata:
-                agrees = {True: "✅ yes", False: "❌ no", None: "— (nothing to compare)"}[m.agrees]
-                lines.append(f"| `{m.field}` | {_md(cell_value(m.authored, text=True) or '—')} | "
-                             f"{_md(cell_value(m.derived, text=True) or '—')} | {agrees} |")
+            for row in cmp_.metadata:
+                agrees = {True: "✅ yes", False: "❌ no", None: "— (nothing to compare)"}[row.agrees]
+                lines.append(f"| `{row.field}` | {_md(cell_value(row.authored, text=True) or '—')} | "
+                             f"{_md(cell_value(row.derived, text=True) or '—')} | {agrees} |")
             lines.append("")
     if not shown:
         lines += ["Not revealed yet.", ""]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 from rich.text import Text
 from textual import work
@@ -25,6 +26,12 @@ from ctbench.approval.states import CRITERIA, Criterion, Verdict
 from ctbench.errors import CtbError
 from ctbench.review.widgets import TitleBar, VerdictToggle
 from ctbench.review.workflow import Revealed, ReviewDesk, StepResult
+
+
+class _HasExitStatus(Protocol):
+    """The review app this screen runs in (:class:`ctbench.review.blind_app.BlindApp`): its exit code."""
+
+    exit_status: int
 
 
 class RevealScreen(Screen[None]):
@@ -95,7 +102,7 @@ class RevealScreen(Screen[None]):
 
     def on_reveal_screen_failed(self, event: Failed) -> None:
         self.query_one("#summary", Static).update(Text(f"Cannot reveal: {event.text}", style="bold"))
-        self.app.exit_status = 1  # type: ignore[attr-defined]
+        cast(_HasExitStatus, self.app).exit_status = 1
 
     def on_reveal_screen_loaded(self, event: Loaded) -> None:
         rev = event.revealed

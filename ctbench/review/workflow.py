@@ -542,11 +542,11 @@ class ReviewDesk:
                     f"without consensus it is discarded: ctb-review discard {task_id} --reason TEXT")
             now_hashes = self.hashes(ref)
             for crit, (stance, _text) in replies.items():
-                basis = record.criteria[crit].basis
-                if stance == "concede" and not any(basis.get(p) not in (None, now_hashes.get(p))
+                crit_basis = record.criteria[crit].basis
+                if stance == "concede" and not any(crit_basis.get(p) not in (None, now_hashes.get(p))
                                                    for p in CRITERION_PARTS[crit]):
-                    parts = " or ".join(PART_TITLES[p] for p in CRITERION_PARTS[crit])
-                    raise CtbError(f"you concede {crit.label}, but its {parts} did not change: revise the task "
+                    titles = " or ".join(PART_TITLES[p] for p in CRITERION_PARTS[crit])
+                    raise CtbError(f"you concede {crit.label}, but its {titles} did not change: revise the task "
                                    f"first (on branch {branch_name(task_id)}), or --rebut if it is right as it is")
             result = StepResult(task_id, task.status, record.round)
             rel = self.repo.rel(ref.path)

@@ -669,9 +669,9 @@ class Validator:
                 ctx.warn("leak-object", f"the statement names the gold object {t.object!r}; fine if it is the "
                          "symptom's target (e.g. a ping destination), a leak if it points at the fault",
                          loc=["statement"])
-        for lab in labels:
-            if len(lab) > 3 and re.search(rf"(?<!\w){re.escape(lab.lower())}(?!\w)", norm):
-                ctx.error("leak", f"the statement contains the gold root-cause label {lab!r}", loc=["statement"],
+        for label in labels:
+            if len(label) > 3 and re.search(rf"(?<!\w){re.escape(label.lower())}(?!\w)", norm):
+                ctx.error("leak", f"the statement contains the gold root-cause label {label!r}", loc=["statement"],
                           expected="a statement that does not name the root cause")
         for p in hidden.answer.paths or []:
             tokens = [f"{h.node}_{h.egress}".lower() for h in p.hops if h.egress]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from rich.text import Text
 from textual import on, work
@@ -102,7 +103,7 @@ def log_text(detail: TaskDetail) -> str:
     return "\n".join(out)
 
 
-class TaskTable(DataTable[str]):
+class TaskTable(DataTable[Text]):
     """The task table of one run: filtered and sorted rows."""
 
     DEFAULT_CSS = "TaskTable { height: 1fr; }"
@@ -347,7 +348,7 @@ class TaskScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="task-detail", exit_on_error=False)
     def _load(self, run_index: int) -> None:
-        loader: DetailLoader = self.app.loader  # type: ignore[attr-defined]
+        loader = cast(ViewerApp, self.app).loader
         detail = task_detail(loader, self.runs[run_index], self.task_id, self._trial_in(run_index))
         self.post_message(DetailLoaded(run_index, detail))
 
@@ -456,7 +457,7 @@ class CompareScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
     def _load(self) -> None:
-        loader: DetailLoader = self.app.loader  # type: ignore[attr-defined]
+        loader = cast(ViewerApp, self.app).loader
         details = [task_detail(loader, self.runs[i], self.task_id, t)
                    for i, t in zip(self.pair, self.trials, strict=True)]
         self.app.call_from_thread(self._show, details)

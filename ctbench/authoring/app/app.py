@@ -287,8 +287,11 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
     def dirty_editors(self) -> list[EditorScreen]:
         return [s for s in self.screen_stack if isinstance(s, EditorScreen) and s.dirty]
 
-    @background(group="quit")
     async def action_quit(self) -> None:
+        self._quit()  # a worker: the unsaved-changes question waits for its answer
+
+    @background(group="quit", name="quit")
+    async def _quit(self) -> None:
         dirty = self.dirty_editors()
         if not dirty:
             self.exit(0)

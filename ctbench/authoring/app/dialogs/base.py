@@ -38,10 +38,10 @@ class Dialog(ModalScreen[ResultT]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel", tooltip="Close without a choice")]
 
-    cancel_value: object = None
+    cancel_value: ResultT | None = None
 
     def on_screen_resume(self) -> None:
         apply_blink(self)
 
     def action_cancel(self) -> None:
-        self.dismiss(self.cancel_value)  # type: ignore[arg-type]
+        self.dismiss(self.cancel_value)

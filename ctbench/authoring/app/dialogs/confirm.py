@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.events import Key
 from textual.widgets import Button, Label, Static
+from textual.widgets.button import ButtonVariant
 
 from ctbench.authoring.app.dialogs.base import Dialog
 
@@ -59,7 +60,7 @@ class Option:
     value: str
     label: str
     key: str
-    variant: str = "default"
+    variant: ButtonVariant = "default"
 
 
 class ChoiceDialog(Dialog[str | None]):
@@ -78,7 +79,7 @@ class ChoiceDialog(Dialog[str | None]):
             with Horizontal(classes="dialog-buttons"):
                 for opt in self.options:
                     yield Button(f"{opt.label} ({opt.key})", id=f"choice-{opt.value}",
-                                 variant=opt.variant)  # type: ignore[arg-type]
+                                 variant=opt.variant)
 
     def on_mount(self) -> None:
         if self.focus_value is not None:

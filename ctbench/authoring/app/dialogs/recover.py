@@ -68,5 +68,7 @@ class RecoverDialog(Dialog[RecoverChoice | None]):
     def _pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "later":
             self.dismiss(None)
-        elif event.button.id in ("recover", "discard"):
-            self.action_choose(event.button.id)  # type: ignore[arg-type]
+        elif event.button.id == "recover":
+            self.action_choose("recover")
+        elif event.button.id == "discard":
+            self.action_choose("discard")

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -72,6 +73,15 @@ def read_row(ts: TaskSet, ref: TaskRef) -> TaskRow:
         row.title = row.title if row.title is not None else str(exc)
         row.categories = row.categories or []
     return row
+
+
+class _TaskActions(Protocol):
+    """What the task list asks of the app it is on (:class:`ctbench.authoring.app.app.AuthorApp`)."""
+
+    def open_task(self, task_id: str) -> object: ...
+    def new_task(self) -> object: ...
+    def duplicate_task(self, task_id: str) -> object: ...
+    def delete_task(self, task_id: str) -> object: ...
 
 
 class TaskListScreen(ReportsWorkerErrors, Screen[None]):
@@ -284,23 +294,27 @@ class TaskListScreen(ReportsWorkerErrors, Screen[None]):
     def _row_selected(self) -> None:
         self.action_open()
 
+    @property
+    def _actions(self) -> _TaskActions:
+        return cast(_TaskActions, self.app)  # this screen is only pushed by the authoring app
+
     def action_open(self) -> None:
         tid = self.current_id
         if tid is not None:
-            self.app.open_task(tid)  # type: ignore[attr-defined]
+            self._actions.open_task(tid)
 
     def action_new(self) -> None:
-        self.app.new_task()  # type: ignore[attr-defined]
+        self._actions.new_task()
 
     def action_duplicate(self) -> None:
         tid = self.current_id
         if tid is not None:
-            self.app.duplicate_task(tid)  # type: ignore[attr-defined]
+            self._actions.duplicate_task(tid)
 
     def action_delete(self) -> None:
         tid = self.current_id
         if tid is not None:
-            self.app.delete_task(tid)  # type: ignore[attr-defined]
+            self._actions.delete_task(tid)
 
     def action_reload(self) -> None:
         self.reload()

@@ -146,7 +146,7 @@ class TaskTable(DataTable[str | Text]):
                 if key in wanted:
                     self.update_cell(row.id, key, value, update_width=width is None)
 
-    def remove(self, task_id: str) -> None:
+    def remove_task(self, task_id: str) -> None:
         self.rows_by_id.pop(task_id, None)
         if task_id in self.shown:
             self.remove_row(task_id)

@@ -32,7 +32,8 @@ class Target:
 
 
 def _int(loc: Sequence[str | int], i: int) -> int | None:
-    return loc[i] if len(loc) > i and isinstance(loc[i], int) else None  # type: ignore[return-value]
+    value = loc[i] if len(loc) > i else None
+    return value if isinstance(value, int) else None
 
 
 def target_for(finding: Finding) -> Target:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar, cast
 
 from textual.containers import Vertical
 from textual.message import Message
@@ -58,7 +58,7 @@ class Section(ReportsWorkerErrors, Vertical):
 
     @property
     def host(self) -> EditorHost:
-        return self.screen  # type: ignore[return-value]
+        return cast(EditorHost, self.screen)  # sections are only mounted on the editor screen
 
     @property
     def session(self) -> EditSession:

@@ -181,7 +181,8 @@ class RecordingsSection(Section):
     @background()
     async def action_paste(self) -> None:
         devices = self._device_choices()
-        first = self.current().device if self.current() else (devices[0] if devices else "")
+        shown = self.current()
+        first = shown.device if shown else (devices[0] if devices else "")
 
         def check(values: FormValues) -> str | None:
             data = values["output"].encode("utf-8")
@@ -197,7 +198,8 @@ class RecordingsSection(Section):
     @background()
     async def action_from_file(self) -> None:
         devices = self._device_choices()
-        first = self.current().device if self.current() else (devices[0] if devices else "")
+        shown = self.current()
+        first = shown.device if shown else (devices[0] if devices else "")
 
         def check(values: FormValues) -> str | None:
             try:
