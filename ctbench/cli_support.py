@@ -31,16 +31,17 @@ def build_parser(prog: str, description: str) -> tuple[argparse.ArgumentParser, 
     return parser, sub
 
 
-def add_command(sub: Any, name: str, help_text: str, handler: Handler, description: str | None = None
-                ) -> argparse.ArgumentParser:
-    p = sub.add_parser(name, help=help_text, description=description or help_text,
-                       formatter_class=HelpFormatter)
+def add_command(
+    sub: Any, name: str, help_text: str, handler: Handler, description: str | None = None
+) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        name, help=help_text, description=description or help_text, formatter_class=HelpFormatter
+    )
     p.set_defaults(handler=handler)
     return p
 
 
-def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
-        default: Handler | None = None) -> int:
+def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None, default: Handler | None = None) -> int:
     """Parse, dispatch, and convert errors to messages. Returns the process exit code."""
     args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None) or default
@@ -60,8 +61,11 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
     except Exception as exc:  # last resort: a message, not a traceback
         if os.environ.get("CTBENCH_DEBUG"):
             raise
-        print(f"{parser.prog}: internal error: {type(exc).__name__}: {exc} "
-              "(set CTBENCH_DEBUG=1 for the traceback)", file=sys.stderr)
+        print(
+            f"{parser.prog}: internal error: {type(exc).__name__}: {exc} "
+            "(set CTBENCH_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
         return 3
 
 

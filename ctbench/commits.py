@@ -72,15 +72,29 @@ class ReviewAction(StrEnum):
     UNSEAL = "unseal"
 
 
-AuthoringAction = Literal["create", "edit", "duplicate", "delete", "add-recording", "replace-recording",
-                          "remove-recording", "add-golden", "remove-golden", "set-answer", "set-metadata"]
+AuthoringAction = Literal[
+    "create",
+    "edit",
+    "duplicate",
+    "delete",
+    "add-recording",
+    "replace-recording",
+    "remove-recording",
+    "add-golden",
+    "remove-golden",
+    "set-answer",
+    "set-metadata",
+]
 """What an authoring commit did, as written in its ``Ctbench-Action`` trailer."""
 
 
 def trailer_lines(trailers: Iterable[tuple[str, str | int | None]]) -> list[str]:
     """``Ctbench-<key>: <value>`` lines; an empty or None value is left out, a value is kept on one line."""
-    return [f"{TRAILER_PREFIX}{key}: {_one_line(str(value))}" for key, value in trailers
-            if value is not None and str(value) != ""]
+    return [
+        f"{TRAILER_PREFIX}{key}: {_one_line(str(value))}"
+        for key, value in trailers
+        if value is not None and str(value) != ""
+    ]
 
 
 def _one_line(text: str) -> str:

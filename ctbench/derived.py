@@ -11,8 +11,9 @@ from ctbench.model import DerivedMetadata, Family, HiddenSpec, Network, TaskSpec
 from ctbench.taxonomy import TaskSetConfig, Taxonomy, level_for
 
 
-def derive(task: TaskSpec, hidden: HiddenSpec, network: Network | None, taxonomy: Taxonomy,
-           config: TaskSetConfig) -> DerivedMetadata:
+def derive(
+    task: TaskSpec, hidden: HiddenSpec, network: Network | None, taxonomy: Taxonomy, config: TaskSetConfig
+) -> DerivedMetadata:
     fam = task.family
     d = DerivedMetadata(family=fam)
     if fam == Family.RCA:
@@ -41,8 +42,16 @@ def derive(task: TaskSpec, hidden: HiddenSpec, network: Network | None, taxonomy
     return d
 
 
-DECLARED_FIELDS = ("categories", "entries", "path_count", "golden_length", "vendors", "device_types", "h_l",
-                   "heterogeneity")
+DECLARED_FIELDS = (
+    "categories",
+    "entries",
+    "path_count",
+    "golden_length",
+    "vendors",
+    "device_types",
+    "h_l",
+    "heterogeneity",
+)
 
 
 def mismatches(hidden: HiddenSpec, derived: DerivedMetadata) -> list[tuple[str, object, object]]:
@@ -61,6 +70,11 @@ def mismatches(hidden: HiddenSpec, derived: DerivedMetadata) -> list[tuple[str, 
             out.append((name, value, actual))
     if hidden.metadata.root_cause_count is not None and derived.family == Family.RCA:
         if hidden.metadata.root_cause_count > derived.entries:
-            out.append(("root_cause_count", hidden.metadata.root_cause_count,
-                        f"at most {derived.entries} (the number of gold entries)"))
+            out.append(
+                (
+                    "root_cause_count",
+                    hidden.metadata.root_cause_count,
+                    f"at most {derived.entries} (the number of gold entries)",
+                )
+            )
     return out

@@ -48,9 +48,16 @@ class Strict(BaseModel):
 def _link_schema(schema: JsonDict) -> None:
     """On disk a link is a pair of ``node:interface`` strings; say so in the exported JSON Schema."""
     schema.clear()
-    schema.update({"type": "array", "minItems": 2, "maxItems": 2, "title": "Link",
-                   "description": "A cable: [node:interface, node:interface]",
-                   "items": {"type": "string", "pattern": "^[^:\\s]+:.+$"}})
+    schema.update(
+        {
+            "type": "array",
+            "minItems": 2,
+            "maxItems": 2,
+            "title": "Link",
+            "description": "A cable: [node:interface, node:interface]",
+            "items": {"type": "string", "pattern": "^[^:\\s]+:.+$"},
+        }
+    )
 
 
 class Family(StrEnum):
@@ -74,20 +81,22 @@ class Observability(StrEnum):
     O2 = "O2"  # decisive evidence only inferable from indirect observations
 
 
-
-
 def _known_family(value: str) -> str:
     families = os_families()
     if value not in families:
-        raise ValueError(f"unknown CLI family {value!r}; expected one of {', '.join(families)} "
-                         "(each has a dialect data file)")
+        raise ValueError(
+            f"unknown CLI family {value!r}; expected one of {', '.join(families)} "
+            "(each has a dialect data file)"
+        )
     return value
 
 
 class _FamilyEnum:
     """The JSON schema lists the CLI families there are data files for when it is generated."""
 
-    def __get_pydantic_json_schema__(self, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    def __get_pydantic_json_schema__(
+        self, core: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         schema = handler(core)
         schema["enum"] = list(os_families())
         return schema
@@ -106,7 +115,8 @@ class Device(Strict):
     vendor: str = Field(description="Vendor as engineers say it: Huawei, H3C, Cisco, Juniper, ...")
     os: OsFamily | None = Field(
         default=None,
-        description="CLI family; selects the vendor dialect. Omitted for hosts without a CLI (PCs, servers).")
+        description="CLI family; selects the vendor dialect. Omitted for hosts without a CLI (PCs, servers).",
+    )
     type: str = Field(description="Device type: router, switch, firewall, server, pc, ...")
     role: str = Field(default="", description="Role in the network: core, access, gateway, PE, leaf ...")
     site: str = Field(default="", description="Site or data centre the device sits in.")
@@ -235,7 +245,8 @@ class TaskSpec(Strict):
     statement: str = Field(min_length=1, description="What is observed, where, and the answer format.")
     network: Name = Field(description="Name of a network file in the task set's networks/ folder.")
     accessible: list[Name] | None = Field(
-        default=None, description="Devices the agent may query; omitted means every network device.")
+        default=None, description="Devices the agent may query; omitted means every network device."
+    )
     recordings: list[Recording] = Field(default_factory=list)
     authors: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
@@ -269,7 +280,9 @@ class GoldPath(Strict):
     def _terminal(self) -> GoldPath:
         for i, hop in enumerate(self.hops[:-1]):
             if not hop.egress:
-                raise ValueError(f"hop {i + 1} ({hop.node}) needs an egress interface; only the last hop has none")
+                raise ValueError(
+                    f"hop {i + 1} ({hop.node}) needs an egress interface; only the last hop has none"
+                )
         if self.hops[-1].egress:
             raise ValueError(f"the terminal hop {self.hops[-1].node} takes no egress interface")
         return self
@@ -310,13 +323,17 @@ class AuthoredMetadata(Strict):
     observability: Observability | None = Field(default=None, description="RCA only: O1 or O2.")
     chain_length: int | None = Field(default=None, ge=1, description="RCA: propagation-chain length N_c.")
     protocol_mechanisms: list[str] = Field(
-        default_factory=list, description="Mechanisms involved; protocol complexity N_p is their count.")
+        default_factory=list, description="Mechanisms involved; protocol complexity N_p is their count."
+    )
     root_cause_count: int | None = Field(
-        default=None, ge=1, description="Independent root causes N_r, where it differs from the entry count.")
+        default=None, ge=1, description="Independent root causes N_r, where it differs from the entry count."
+    )
     ablation_of: TaskId | None = Field(
-        default=None, description="RCA: this task is the O2->O1 ablation variant of the named O2 task (same "
-                                  "network and statement, made directly observable, its own golden actions); "
-                                  "reports pair the two (paper Tables 20-21).")
+        default=None,
+        description="RCA: this task is the O2->O1 ablation variant of the named O2 task (same "
+        "network and statement, made directly observable, its own golden actions); "
+        "reports pair the two (paper Tables 20-21).",
+    )
     declared: DeclaredMetadata = Field(default_factory=DeclaredMetadata)
 
 

@@ -39,7 +39,9 @@ def first_bad_char(text: str) -> tuple[int, str] | None:
     if m is None:
         return None
     ch = m.group()
-    what = "the replacement character U+FFFD" if ch == REPLACEMENT else f"an unpaired surrogate U+{ord(ch):04X}"
+    what = (
+        "the replacement character U+FFFD" if ch == REPLACEMENT else f"an unpaired surrogate U+{ord(ch):04X}"
+    )
     return m.start(), what
 
 

@@ -47,8 +47,10 @@ def _pyrage() -> Any:
     try:
         import pyrage
     except ImportError:
-        raise SealError("this task's gold is sealed with age, and opening it needs the pyrage package: "
-                        "pip install 'ctbench[seal]'") from None
+        raise SealError(
+            "this task's gold is sealed with age, and opening it needs the pyrage package: "
+            "pip install 'ctbench[seal]'"
+        ) from None
     return pyrage
 
 
@@ -82,8 +84,9 @@ def identity_path(explicit: Path | str | None = None) -> Path | None:
 def load_identities(path: Path | None) -> list[Any]:
     """The X25519 identities in an age identity file (``AGE-SECRET-KEY-1...`` lines; comments skipped)."""
     if path is None:
-        raise SealError(f"the gold is sealed: name your age identity file with --identity FILE or "
-                        f"${IDENTITY_ENV}")
+        raise SealError(
+            f"the gold is sealed: name your age identity file with --identity FILE or ${IDENTITY_ENV}"
+        )
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -121,8 +124,10 @@ def seal(plaintext: bytes, keys: Iterable[str]) -> bytes:
         except Exception:
             raise SealError(f"{key[:16]}...: not an age public key (expected age1...)") from None
     if not recipients:
-        raise SealError("nobody to seal the gold to: list age public keys (age: age1...) for the task's authors "
-                        "and the maintainers in the reviewers file")
+        raise SealError(
+            "nobody to seal the gold to: list age public keys (age: age1...) for the task's authors "
+            "and the maintainers in the reviewers file"
+        )
     return bytes(pyrage.encrypt(plaintext, recipients))
 
 
@@ -133,9 +138,10 @@ def unseal(data: bytes, identity: Path | None, where: str) -> bytes:
     try:
         return bytes(pyrage.decrypt(data, identities))
     except pyrage.DecryptError:
-        raise SealError(f"{where}: sealed, and {identity} is not one of its recipients (the author or a "
-                        "maintainer adds a reviewer after the blind answer: ctb-review unseal ID --for NAME)") \
-            from None
+        raise SealError(
+            f"{where}: sealed, and {identity} is not one of its recipients (the author or a "
+            "maintainer adds a reviewer after the blind answer: ctb-review unseal ID --for NAME)"
+        ) from None
 
 
 # --------------------------------------------------------------------------- the recipients list
@@ -145,8 +151,9 @@ class Recipient(Strict):
     name: str
     role: Role
     key: str = Field(description="age public key (age1...).")
-    after_blind: str | None = Field(default=None,
-                                    description="Reviewer only: the blind commit this unseal came after.")
+    after_blind: str | None = Field(
+        default=None, description="Reviewer only: the blind commit this unseal came after."
+    )
 
 
 class Recipients(Strict):
@@ -172,8 +179,10 @@ def parse_recipients(text: str, where: str) -> Recipients:
 
 
 def render_recipients(r: Recipients) -> str:
-    header = ("# Who can decrypt hidden.yaml.age beside this file; written by ctbench (ctb-review seal/unseal).\n"
-              "# The audit checks it against the ciphertext's recipient count and the blind commits.\n")
+    header = (
+        "# Who can decrypt hidden.yaml.age beside this file; written by ctbench (ctb-review seal/unseal).\n"
+        "# The audit checks it against the ciphertext's recipient count and the blind commits.\n"
+    )
     return header + dump_document(to_commented(r.model_dump(mode="json", exclude_none=True)))
 
 
@@ -214,6 +223,8 @@ def initial_recipients(reviewers_file: Path, authors: Sequence[str]) -> Recipien
             continue
         out.append(Recipient(name=name, role=role, key=keys[name]))
     if missing:
-        raise SealError(f"no age public key for {', '.join(missing)} in {reviewers_file} (add `age: age1...` to "
-                        "their entries: authors under `authors:`, maintainers under `maintainers:`)")
+        raise SealError(
+            f"no age public key for {', '.join(missing)} in {reviewers_file} (add `age: age1...` to "
+            "their entries: authors under `authors:`, maintainers under `maintainers:`)"
+        )
     return Recipients(recipients=out)

@@ -125,7 +125,9 @@ def check_recording_rel(rel: str) -> PurePosixPath:
         raise RecordingAccessError(f"recording path {rel!r} is empty or malformed")
     p = PurePosixPath(rel)
     if p.is_absolute() or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
-        raise RecordingAccessError(f"recording path {rel!r} is absolute; it must be relative to the task folder")
+        raise RecordingAccessError(
+            f"recording path {rel!r} is absolute; it must be relative to the task folder"
+        )
     if any(part == ".." for part in p.parts) or "\\" in rel:
         raise RecordingAccessError(f"recording path {rel!r} leaves the task folder")
     if not p.parts or p.parts[0] != RECORDINGS_DIR or len(p.parts) < 2:
@@ -237,7 +239,9 @@ class TaskSet:
             raise CtbError(f"{path}: no such task set folder")
         root = find_task_set_root(path if path.is_dir() else path.parent)
         if root is None:
-            raise CtbError(f"{path}: not inside a task set (no {CONFIG_FILE} or {TAXONOMY_FILE} found above it)")
+            raise CtbError(
+                f"{path}: not inside a task set (no {CONFIG_FILE} or {TAXONOMY_FILE} found above it)"
+            )
         return cls(root=root, identity=Path(identity).expanduser() if identity else None)
 
     # -------------------------------------------------------------- set-level files
@@ -330,8 +334,12 @@ class TaskSet:
         return refs
 
     def ref(self, task_id: str) -> TaskRef:
-        found = [TaskRef(task_id, fam, self.root / fam.value / task_id) for fam in FAMILIES
-                 if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", task_id) and (self.root / fam.value / task_id).is_dir()]
+        found = [
+            TaskRef(task_id, fam, self.root / fam.value / task_id)
+            for fam in FAMILIES
+            if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", task_id)
+            and (self.root / fam.value / task_id).is_dir()
+        ]
         if len(found) > 1:
             raise DuplicateTaskId(duplicate_message(self.root, {task_id: found}))
         if found:
@@ -374,8 +382,9 @@ class TaskSet:
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise CtbError(f"{ref.path / SEALED_HIDDEN_FILE}: the sealed gold is not UTF-8 text (byte {exc.start})") \
-                from None
+            raise CtbError(
+                f"{ref.path / SEALED_HIDDEN_FILE}: the sealed gold is not UTF-8 text (byte {exc.start})"
+            ) from None
 
     def load_hidden(self, ref: TaskRef | str) -> HiddenSpec:
         ref = self.ref(ref) if isinstance(ref, str) else ref
@@ -412,7 +421,9 @@ class TaskSet:
         atomic_write_bytes(folder / SEALED_HIDDEN_FILE, sealing.seal(plain, recipients.keys()))
         atomic_write_text(rec_file, sealing.render_recipients(recipients))
 
-    def save_hidden_model(self, folder: Path, hidden: HiddenSpec, *, authors: list[str] | None = None) -> bool:
+    def save_hidden_model(
+        self, folder: Path, hidden: HiddenSpec, *, authors: list[str] | None = None
+    ) -> bool:
         """Write a hidden part: merged into the existing one, sealed again when it is sealed.
 
         A new task is sealed from its first save when the set says ``review.seal_gold`` (to its
@@ -421,7 +432,9 @@ class TaskSet:
         from ctbench import sealing
 
         sealed = folder / SEALED_HIDDEN_FILE
-        if not self.is_sealed(folder) and not (self.config.review.seal_gold and not (folder / HIDDEN_FILE).exists()):
+        if not self.is_sealed(folder) and not (
+            self.config.review.seal_gold and not (folder / HIDDEN_FILE).exists()
+        ):
             return self.save_model(folder / HIDDEN_FILE, hidden, kind=HIDDEN_FILE)
         rec_file = folder / sealing.RECIPIENTS_FILE
         if sealed.is_file() and rec_file.is_file():
@@ -507,9 +520,13 @@ def _merged_text(ts: TaskSet, path: Path, model: BaseModel, existing: str | None
 
 def duplicate_message(root: Path, dups: dict[str, list[TaskRef]]) -> str:
     """One line naming the ids two task folders share and the folders, for an error message."""
-    parts = [f"{i} ({' and '.join(set_relative(root, r.path) for r in rs)})" for i, rs in sorted(dups.items())]
-    return (f"duplicate task id{'s' if len(dups) > 1 else ''}: {'; '.join(parts)}; "
-            "task ids must be unique across rca/ and path/ (rename one folder and its id)")
+    parts = [
+        f"{i} ({' and '.join(set_relative(root, r.path) for r in rs)})" for i, rs in sorted(dups.items())
+    ]
+    return (
+        f"duplicate task id{'s' if len(dups) > 1 else ''}: {'; '.join(parts)}; "
+        "task ids must be unique across rca/ and path/ (rename one folder and its id)"
+    )
 
 
 def _natural(text: str) -> list[Any]:

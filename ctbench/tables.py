@@ -34,7 +34,13 @@ class Table:
         self.rows.append(list(cells))
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "title": self.title, "columns": self.columns, "rows": self.rows, "note": self.note}
+        return {
+            "key": self.key,
+            "title": self.title,
+            "columns": self.columns,
+            "rows": self.rows,
+            "note": self.note,
+        }
 
 
 def _numeric(t: Table, i: int) -> bool:
@@ -78,7 +84,9 @@ def render_markdown(tables: Sequence[Table]) -> str:
     for t in tables:
         out.append(f"### {t.title}\n")
         out.append("| " + " | ".join(_md_escape(c) for c in t.columns) + " |")
-        out.append("|" + "|".join("---:" if i and _numeric(t, i) else "---" for i in range(len(t.columns))) + "|")
+        out.append(
+            "|" + "|".join("---:" if i and _numeric(t, i) else "---" for i in range(len(t.columns))) + "|"
+        )
         for row in t.rows:
             out.append("| " + " | ".join(_md_escape(fmt(c)) for c in row) + " |")
         if t.note:
@@ -87,8 +95,18 @@ def render_markdown(tables: Sequence[Table]) -> str:
     return "\n".join(out)
 
 
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-          "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -199,12 +217,17 @@ def _json(tables: Sequence[Table], bold_best: bool) -> str:
     return render_json(tables)
 
 
-TABLE_FORMATS: Mapping[str, TableFormat] = MappingProxyType({f.name: f for f in (
-    TableFormat("text", "aligned plain text", _text),
-    TableFormat("md", "Markdown pipe tables", _markdown),
-    TableFormat("latex", "LaTeX with booktabs rules", _latex),
-    TableFormat("json", "JSON with the raw numbers", _json, raw_numbers=True),
-)})
+TABLE_FORMATS: Mapping[str, TableFormat] = MappingProxyType(
+    {
+        f.name: f
+        for f in (
+            TableFormat("text", "aligned plain text", _text),
+            TableFormat("md", "Markdown pipe tables", _markdown),
+            TableFormat("latex", "LaTeX with booktabs rules", _latex),
+            TableFormat("json", "JSON with the raw numbers", _json, raw_numbers=True),
+        )
+    }
+)
 """The table formats by name, in the order ``--help`` lists them (read-only)."""
 
 

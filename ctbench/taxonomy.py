@@ -53,7 +53,9 @@ class Taxonomy(Strict):
         seen: dict[str, str] = {}
         for lab in self.labels:
             if lab.category not in cat_ids:
-                raise ValueError(f"label {lab.label!r}: category {lab.category!r} is not one of {sorted(cat_ids)}")
+                raise ValueError(
+                    f"label {lab.label!r}: category {lab.category!r} is not one of {sorted(cat_ids)}"
+                )
             for name in [lab.label, *lab.aliases]:
                 key = _fold(name)
                 if key in seen and seen[key] != lab.label:
@@ -137,22 +139,28 @@ class ReviewConfig(Strict):
     seal_gold: bool = Field(
         default=False,
         description="Keep every new task's hidden part sealed with age (hidden.yaml.age) to its authors and the "
-                    "maintainers (keys in reviewers.yaml); reviewers are added by ctb-review unseal.")
+        "maintainers (keys in reviewers.yaml); reviewers are added by ctb-review unseal.",
+    )
     unreviewed_seed: bool = Field(
         default=False,
         description="The set's tasks are seed tasks that were never reviewed (no review records): the "
-                    "run gate and ctb-review status report them as such instead of as broken approvals.")
+        "run gate and ctb-review status report them as such instead of as broken approvals.",
+    )
 
 
 def _default_heterogeneity() -> PerFamily:
     # Table 4: RCA and path use different thresholds; PR-100 with h_L = 6 is still "low" for paths.
-    return PerFamily(rca=[Level(name="low", max=2), Level(name="high")],
-                     path=[Level(name="low", max=6), Level(name="high")])
+    return PerFamily(
+        rca=[Level(name="low", max=2), Level(name="high")],
+        path=[Level(name="low", max=6), Level(name="high")],
+    )
 
 
 def _default_tiers() -> PerFamily:
-    return PerFamily(rca=[Level(name="short", max=4), Level(name="moderate", max=10), Level(name="long")],
-                     path=[Level(name="short/moderate", max=33), Level(name="long")])
+    return PerFamily(
+        rca=[Level(name="short", max=4), Level(name="moderate", max=10), Level(name="long")],
+        path=[Level(name="short/moderate", max=33), Level(name="long")],
+    )
 
 
 class TaskSetConfig(Strict):

@@ -56,8 +56,9 @@ def _describe(exc: YAMLError) -> tuple[int | None, str]:
     return None, f"broken YAML: {exc}"
 
 
-def read_input(name: str | Path, what: str, *, stdin: bool = False,
-               error: type[CtbError] = CtbError) -> bytes:
+def read_input(
+    name: str | Path, what: str, *, stdin: bool = False, error: type[CtbError] = CtbError
+) -> bytes:
     """The bytes of an input file a person named, or ``error`` saying what was wrong, in one wording.
 
     Command-line options (``--file``, ``--answer``, capture logs) and paths typed into the app all
@@ -225,9 +226,18 @@ def to_commented(value: Any) -> Any:
 
 def _same_scalar(old: Any, new: Any) -> bool:
     if isinstance(old, str) and isinstance(new, str):
-        return str(old).rstrip("\n") == new.rstrip("\n") if "\n" in new or "\n" in str(old) else str(old) == new
-    return type(old) is type(new) and old == new or (
-        isinstance(old, bool) is isinstance(new, bool) and not isinstance(old, str | list | dict) and old == new)
+        return (
+            str(old).rstrip("\n") == new.rstrip("\n") if "\n" in new or "\n" in str(old) else str(old) == new
+        )
+    return (
+        type(old) is type(new)
+        and old == new
+        or (
+            isinstance(old, bool) is isinstance(new, bool)
+            and not isinstance(old, str | list | dict)
+            and old == new
+        )
+    )
 
 
 def merge_into(doc: Any, new: Any) -> Any:

@@ -15,11 +15,19 @@ STEP_REQUIRED = {"step_id", "timestamp", "source", "message"}
 STEP_OPTIONAL = {"tool_calls", "observation", "metrics"}
 TOOL_CALL = {"tool_call_id", "function_name", "arguments"}
 RESULT = {"source_call_id", "content"}
-FINAL = {"total_prompt_tokens", "total_completion_tokens", "total_cached_tokens", "total_cost_usd", "total_steps"}
+FINAL = {
+    "total_prompt_tokens",
+    "total_completion_tokens",
+    "total_cached_tokens",
+    "total_cost_usd",
+    "total_steps",
+}
 SOURCES = {"system", "user", "agent"}
 
 
-def _keys(where: str, obj: Any, required: set[str], optional: frozenset[str] | set[str] = frozenset()) -> list[str]:
+def _keys(
+    where: str, obj: Any, required: set[str], optional: frozenset[str] | set[str] = frozenset()
+) -> list[str]:
     if not isinstance(obj, dict):
         return [f"{where}: expected an object, got {type(obj).__name__}"]
     out = [f"{where}: missing {k}" for k in sorted(required - obj.keys())]
@@ -111,8 +119,9 @@ def check_atif(doc: Any) -> list[str]:
                 problems += _keys(rw, res, RESULT)
                 if isinstance(res, dict):
                     if res.get("source_call_id") not in here:
-                        problems.append(f"{rw}.source_call_id: {res.get('source_call_id')!r} is no tool call of "
-                                        "this step")
+                        problems.append(
+                            f"{rw}.source_call_id: {res.get('source_call_id')!r} is no tool call of this step"
+                        )
                     if not isinstance(res.get("content"), str):
                         problems.append(f"{rw}.content: expected a string")
     final = doc.get("final_metrics")

@@ -20,8 +20,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--remote-debugging-pipe")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--remote-debugging-pipe",
+)
 
 
 def chromium_path() -> str | None:
@@ -53,9 +61,14 @@ class Browser:
             os.dup2(child_in, 3)
             os.dup2(child_out, 4)
 
-        self.proc = subprocess.Popen([executable, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     preexec_fn=wire, pass_fds=(3, 4))
+        self.proc = subprocess.Popen(
+            [executable, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=wire,
+            pass_fds=(3, 4),
+        )
         os.close(child_in)
         os.close(child_out)
         self._out = os.fdopen(cmd_w, "wb", buffering=0)
@@ -114,8 +127,11 @@ class Browser:
         self.wait_for("document.readyState === 'complete'", "the page to load")
 
     def eval(self, expression: str) -> Any:
-        res = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                             "awaitPromise": True}, session=self.session)
+        res = self.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+            session=self.session,
+        )
         if "exceptionDetails" in res:
             raise BrowserError(f"{expression[:80]}: {res['exceptionDetails'].get('text')}")
         return res["result"].get("value")
@@ -129,16 +145,21 @@ class Browser:
 
     def click(self, selector: str) -> None:
         """A real mouse click (pressed and released) in the middle of the element."""
-        box = self.eval(f"(function () {{ var e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
-                        " e.scrollIntoView({block: 'center'}); var r = e.getBoundingClientRect();"
-                        " return [r.left + r.width / 2, r.top + r.height / 2, r.width * r.height]; })()")
+        box = self.eval(
+            f"(function () {{ var e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
+            " e.scrollIntoView({block: 'center'}); var r = e.getBoundingClientRect();"
+            " return [r.left + r.width / 2, r.top + r.height / 2, r.width * r.height]; })()"
+        )
         if not box or not box[2]:
             raise BrowserError(f"nothing visible to click at {selector}")
         x, y = box[0], box[1]
         self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y}, session=self.session)
         for kind in ("mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
-                      session=self.session)
+            self.send(
+                "Input.dispatchMouseEvent",
+                {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
+                session=self.session,
+            )
 
     def type(self, selector: str, text: str) -> None:
         self.click(selector)

@@ -51,13 +51,26 @@ def full_task_set(tmp_path: Path) -> Path:
     return dst
 
 
-def run_cli(component: str, *args: str, cwd: Path | None = None, input: str | None = None,
-            env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    component: str,
+    *args: str,
+    cwd: Path | None = None,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run a console script as a real subprocess (``python -m ctbench.<component>.cli``)."""
     full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     full_env.pop("CTBENCH_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", f"ctbench.{component}.cli", *args], cwd=cwd, input=input,
-                          capture_output=True, text=True, env=full_env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", f"ctbench.{component}.cli", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+    )
 
 
 def _drives_a_textual_app(module: object) -> bool:
@@ -77,5 +90,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark every Textual pilot and snapshot test ``tui``, so ``pytest -m "not tui"`` runs the fast rest."""
     for item in items:
         module = getattr(item, "module", None)
-        if "snap_compare" in getattr(item, "fixturenames", ()) or (module is not None and _drives_a_textual_app(module)):
+        if "snap_compare" in getattr(item, "fixturenames", ()) or (
+            module is not None and _drives_a_textual_app(module)
+        ):
             item.add_marker(pytest.mark.tui)

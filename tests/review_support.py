@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURE = REPO / "tests" / "fixtures" / "review"  # drafts RCA-101, RCA-102 (alice), PATH-101 (carol), reviewers.yaml
+FIXTURE = (
+    REPO / "tests" / "fixtures" / "review"
+)  # drafts RCA-101, RCA-102 (alice), PATH-101 (carol), reviewers.yaml
 
 RCA_ANSWER = "CORE_SW_01;GE0/0/24;shutdown\n"
 RCA_COMMANDS = "CORE_SW_01 display interface brief\nCORE_SW_01 dis cur int GE0/0/24\nGW_01 show ip route\n"

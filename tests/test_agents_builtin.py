@@ -26,14 +26,19 @@ def test_every_cli_family_has_a_checklist_the_dialect_accepts() -> None:
 
 
 def test_probe_runs_the_checklist_on_every_accessible_device(task_set: Path, tmp_path: Path) -> None:
-    report = Runner(RunSettings(allow_unreviewed=True, agent="probe", tasks=task_set, out=tmp_path / "probe", select="RCA-001")).run()
+    report = Runner(
+        RunSettings(
+            allow_unreviewed=True, agent="probe", tasks=task_set, out=tmp_path / "probe", select="RCA-001"
+        )
+    ).run()
     (line,) = results(report.folder)
     assert line["status"] == "unparsable" and line["answer_text"] is None
     trajectory = [json.loads(t) for t in (report.folder / line["trajectory"]).read_text().splitlines()]
     ts = TaskSet.open(task_set)
     network = ts.network("campus-lab")
-    expected = [(d, c) for d in ts.load_task("RCA-001").accessible or []
-                for c in checklist(network.device(d).os)]
+    expected = [
+        (d, c) for d in ts.load_task("RCA-001").accessible or [] for c in checklist(network.device(d).os)
+    ]
     assert [(t["device"], t["command"]) for t in trajectory] == expected
     assert {t["outcome"] for t in trajectory} <= {"recorded", "denied"}
     assert line["rounds"] == line["commands"] == len(expected)

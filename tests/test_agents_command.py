@@ -67,8 +67,16 @@ def test_timeout_ends_the_whole_process_group(task_set: Path, tmp_path: Path) ->
     pid_file = tmp_path / "agent.pid"
     cmd = agent_script(tmp_path, "hung.py", HUNG_AGENT) + f" {pid_file}"
     # unsandboxed: the agent writes its pid where this test can read it
-    settings = RunSettings(allow_unreviewed=True, agent="command", agent_cmd=cmd, tasks=task_set,
-                           out=tmp_path / "run", select="RCA-001", timeout_s=1.0, sandbox="none")
+    settings = RunSettings(
+        allow_unreviewed=True,
+        agent="command",
+        agent_cmd=cmd,
+        tasks=task_set,
+        out=tmp_path / "run",
+        select="RCA-001",
+        timeout_s=1.0,
+        sandbox="none",
+    )
     report = Runner(settings).run()
     (line,) = results(report.folder)
     assert line["status"] == "timeout" and line["error"] == "no answer within 1s"
@@ -86,8 +94,17 @@ def test_timeout_ends_the_whole_process_group(task_set: Path, tmp_path: Path) ->
 
 def test_crashing_agent_is_an_agent_error_with_its_last_words(task_set: Path, tmp_path: Path) -> None:
     cmd = agent_script(tmp_path, "crash.py", CRASHING_AGENT)
-    report = Runner(RunSettings(allow_unreviewed=True, agent="command", agent_cmd=cmd, tasks=task_set, out=tmp_path / "run",
-                                select="RCA-001", retries=2)).run()
+    report = Runner(
+        RunSettings(
+            allow_unreviewed=True,
+            agent="command",
+            agent_cmd=cmd,
+            tasks=task_set,
+            out=tmp_path / "run",
+            select="RCA-001",
+            retries=2,
+        )
+    ).run()
     (line,) = results(report.folder)
     assert (line["status"], line["error_kind"], line["attempts"]) == ("error", "agent", 1)
     assert "exited with status 3" in line["error"] and "model quota exhausted" in line["error"]
@@ -99,28 +116,50 @@ def test_crashing_agent_is_an_agent_error_with_its_last_words(task_set: Path, tm
 def test_answers_come_from_submit_then_answer_file_then_stdout(task_set: Path, tmp_path: Path) -> None:
     script = agent_script(tmp_path, "api_agent.py", API_AGENT)
     for mode, source in (("submit", "submit"), ("file", "answer_file"), ("stdout", "stdout")):
-        report = Runner(RunSettings(allow_unreviewed=True, agent="command", agent_cmd=f"{script} {mode}", tasks=task_set,
-                                    out=tmp_path / mode, select="RCA-001", model="m-1")).run()
+        report = Runner(
+            RunSettings(
+                allow_unreviewed=True,
+                agent="command",
+                agent_cmd=f"{script} {mode}",
+                tasks=task_set,
+                out=tmp_path / mode,
+                select="RCA-001",
+                model="m-1",
+            )
+        ).run()
         (line,) = results(report.folder)
         assert line["status"] == "answered", (mode, line)
         assert line["answer_source"] == source
-        assert line["answer"]["rca"] == [{"node": "CORE_SW_01", "object": "GigabitEthernet0/0/24",
-                                          "label": "shutdown"}]
+        assert line["answer"]["rca"] == [
+            {"node": "CORE_SW_01", "object": "GigabitEthernet0/0/24", "label": "shutdown"}
+        ]
         assert (line["rounds"], line["input_tokens"], line["output_tokens"]) == (4, 1200, 80)
         trajectory = [json.loads(t) for t in (report.folder / line["trajectory"]).read_text().splitlines()]
         assert [(t["canonical"], t["outcome"]) for t in trajectory] == [
-            ("display interface brief", "recorded"), ("display clock", "denied")]
+            ("display interface brief", "recorded"),
+            ("display clock", "denied"),
+        ]
         assert line["commands"] == 2
 
 
 def test_placeholders_and_relative_script_paths(task_set: Path, tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "echo_agent.py").write_text(
         "import sys\nsys.stdin.read()\nprint('<answer>' + ' '.join(sys.argv[1:]) + '</answer>')\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     monkeypatch.chdir(tmp_path)
     cmd = f"{sys.executable} echo_agent.py {{task_id}} {{model}}"
-    report = Runner(RunSettings(allow_unreviewed=True, agent="command", agent_cmd=cmd, model="gpt-x", tasks=task_set,
-                                out=tmp_path / "run", select="RCA-001")).run()
+    report = Runner(
+        RunSettings(
+            allow_unreviewed=True,
+            agent="command",
+            agent_cmd=cmd,
+            model="gpt-x",
+            tasks=task_set,
+            out=tmp_path / "run",
+            select="RCA-001",
+        )
+    ).run()
     (line,) = results(report.folder)
     assert line["answer_text"].strip() == "<answer>RCA-001 gpt-x</answer>"
     assert line["status"] == "unparsable" and line["answer"]["invalid_lines"] == ["RCA-001 gpt-x"]
@@ -139,12 +178,23 @@ def test_shell_agent_through_ctb_replay_exec_and_submit(task_set: Path, tmp_path
         "replay exec CORE_SW_01 dis cur int GE0/0/24 | grep -q shutdown || exit 7\n"
         "replay exec CORE_SW_01 display ip routing-table > /dev/null\n"
         "echo 'CORE_SW_01;GigabitEthernet0/0/24;shutdown' | replay submit -\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     script.chmod(0o755)
-    report = Runner(RunSettings(allow_unreviewed=True, agent="command", agent_cmd=str(script), tasks=task_set, out=tmp_path / "run",
-                                select="RCA-001")).run()
+    report = Runner(
+        RunSettings(
+            allow_unreviewed=True,
+            agent="command",
+            agent_cmd=str(script),
+            tasks=task_set,
+            out=tmp_path / "run",
+            select="RCA-001",
+        )
+    ).run()
     (line,) = results(report.folder)
     assert (line["status"], line["answer_source"], line["commands"]) == ("answered", "submit", 2), line
     trajectory = [json.loads(t) for t in (report.folder / line["trajectory"]).read_text().splitlines()]
     assert [t["canonical"] for t in trajectory] == [
-        "display current-configuration interface GigabitEthernet0/0/24", "display ip routing-table"]
+        "display current-configuration interface GigabitEthernet0/0/24",
+        "display ip routing-table",
+    ]

@@ -38,8 +38,10 @@ def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
 
 SCRIPT: list[list[dict[str, Any]]] = [
     [_call("c1", "list_devices", "{}")],
-    [_call("c2", "run_command", json.dumps({"device": "CORE_SW_01", "command": "dis int br"})),
-     _call("c3", "run_command", json.dumps({"device": "NOPE_99", "command": "show version"}))],
+    [
+        _call("c2", "run_command", json.dumps({"device": "CORE_SW_01", "command": "dis int br"})),
+        _call("c3", "run_command", json.dumps({"device": "NOPE_99", "command": "show version"})),
+    ],
     [_call("c4", "run_command", "{not json")],
 ]
 
@@ -59,17 +61,30 @@ def _app(state: ScriptedServer) -> Starlette:
         state.headers.append(dict(request.headers))
         model = body["model"]
         if model == "scripted-refuse":
-            return JSONResponse({"error": {"message": "model 'scripted-refuse' does not exist",
-                                           "type": "invalid_request_error"}}, status_code=404)
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": "model 'scripted-refuse' does not exist",
+                        "type": "invalid_request_error",
+                    }
+                },
+                status_code=404,
+            )
         if model == "scripted-flaky" and state.failures_left > 0:
             state.failures_left -= 1
-            return JSONResponse({"error": {"message": "overloaded"}}, status_code=503,
-                                headers={"x-should-retry": "false"})
+            return JSONResponse(
+                {"error": {"message": "overloaded"}}, status_code=503, headers={"x-should-retry": "false"}
+            )
         step = sum(1 for m in body["messages"] if m["role"] == "assistant")
         message: dict[str, Any] = {"role": "assistant", "content": None}
         if model == "scripted-invalid" and step == 0:
-            message["tool_calls"] = [_call("c1", "run_command", json.dumps(
-                {"device": "CORE_SW_01", "command": "display interfaec brief"}))]
+            message["tool_calls"] = [
+                _call(
+                    "c1",
+                    "run_command",
+                    json.dumps({"device": "CORE_SW_01", "command": "display interfaec brief"}),
+                )
+            ]
             finish = "tool_calls"
         elif step < len(SCRIPT) and model not in ("scripted-flaky", "scripted-invalid"):
             message["tool_calls"] = SCRIPT[step]
@@ -80,11 +95,20 @@ def _app(state: ScriptedServer) -> Starlette:
         else:
             message["content"] = f"The core switch port is shut down.\n<answer>\n{ANSWER}\n</answer>"
             finish = "stop"
-        return JSONResponse({
-            "id": f"chatcmpl-{len(state.requests)}", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 100 * (step + 1), "completion_tokens": 10 + step,
-                      "total_tokens": 100 * (step + 1) + 10 + step}})
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{len(state.requests)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {
+                    "prompt_tokens": 100 * (step + 1),
+                    "completion_tokens": 10 + step,
+                    "total_tokens": 100 * (step + 1) + 10 + step,
+                },
+            }
+        )
 
     return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
 
@@ -107,15 +131,37 @@ def scripted() -> Iterator[ScriptedServer]:
     sock.close()
 
 
-def test_openai_agent_end_to_end_through_the_cli(scripted: ScriptedServer, task_set: Path, tmp_path: Path) -> None:
+def test_openai_agent_end_to_end_through_the_cli(
+    scripted: ScriptedServer, task_set: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "run"
-    proc = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "openai", "--model", "scripted-final", "--base-url", scripted.url,
-                   "--tasks", str(task_set), "--select", "RCA-001", "--out", str(out), "--progress", "plain",
-                   "--no-score", env={"CTBENCH_API_KEY": "sk-test-123", "OPENAI_API_KEY": ""})
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "openai",
+        "--model",
+        "scripted-final",
+        "--base-url",
+        scripted.url,
+        "--tasks",
+        str(task_set),
+        "--select",
+        "RCA-001",
+        "--out",
+        str(out),
+        "--progress",
+        "plain",
+        "--no-score",
+        env={"CTBENCH_API_KEY": "sk-test-123", "OPENAI_API_KEY": ""},
+    )
     assert proc.returncode == 0, proc.stderr
     (line,) = results(out)
     assert line["status"] == "answered" and line["answer_source"] == "final_message"
-    assert line["answer"]["rca"] == [{"node": "CORE_SW_01", "object": "GigabitEthernet0/0/24", "label": "shutdown"}]
+    assert line["answer"]["rca"] == [
+        {"node": "CORE_SW_01", "object": "GigabitEthernet0/0/24", "label": "shutdown"}
+    ]
     # Four model requests; usage summed from the responses.
     assert line["rounds"] == len(scripted.requests) == 4
     assert line["input_tokens"] == 100 + 200 + 300 + 400 and line["output_tokens"] == 10 + 11 + 12 + 13
@@ -138,65 +184,135 @@ def test_openai_agent_end_to_end_through_the_cli(scripted: ScriptedServer, task_
     # The trajectory holds the two replay calls, with canonical command and outcome.
     trajectory = [json.loads(t) for t in (out / line["trajectory"]).read_text().splitlines()]
     assert [(t["device"], t["canonical"], t["outcome"]) for t in trajectory] == [
-        ("CORE_SW_01", "display interface brief", "recorded"), ("NOPE_99", None, "unknown-device")]
+        ("CORE_SW_01", "display interface brief", "recorded"),
+        ("NOPE_99", None, "unknown-device"),
+    ]
     log = (out / line["log"]).read_text(encoding="utf-8")
     assert "[assistant, round 4]" in log and "The core switch port is shut down." in log
     config = (out / "run.yaml").read_text(encoding="utf-8")
     assert "openai" in config and "scripted-final" in config and "sk-test" not in config
 
 
-def test_submit_answer_tool_ends_the_loop(scripted: ScriptedServer, task_set: Path, tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_submit_answer_tool_ends_the_loop(
+    scripted: ScriptedServer, task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    report = Runner(RunSettings(allow_unreviewed=True, agent="openai", model="scripted-submit", base_url=scripted.url, tasks=task_set,
-                                select="RCA-001", out=tmp_path / "run")).run()
+    report = Runner(
+        RunSettings(
+            allow_unreviewed=True,
+            agent="openai",
+            model="scripted-submit",
+            base_url=scripted.url,
+            tasks=task_set,
+            select="RCA-001",
+            out=tmp_path / "run",
+        )
+    ).run()
     (line,) = results(report.folder)
-    assert line["status"] == "answered" and line["answer_source"] == "submit" and line["answer_text"] == ANSWER
+    assert (
+        line["status"] == "answered" and line["answer_source"] == "submit" and line["answer_text"] == ANSWER
+    )
     assert line["rounds"] == 4 == len(scripted.requests)
 
 
-def test_round_limit_and_refusal(scripted: ScriptedServer, task_set: Path, tmp_path: Path,
-                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_round_limit_and_refusal(
+    scripted: ScriptedServer, task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    report = Runner(RunSettings(allow_unreviewed=True, agent="openai", model="scripted-final", base_url=scripted.url, tasks=task_set,
-                                select="RCA-001", out=tmp_path / "limited", max_rounds=2)).run()
+    report = Runner(
+        RunSettings(
+            allow_unreviewed=True,
+            agent="openai",
+            model="scripted-final",
+            base_url=scripted.url,
+            tasks=task_set,
+            select="RCA-001",
+            out=tmp_path / "limited",
+            max_rounds=2,
+        )
+    ).run()
     (line,) = results(report.folder)
     assert (line["status"], line["rounds"], line["answer"]["status"]) == ("unparsable", 2, "empty")
     assert line["input_tokens"] == 300 and line["output_tokens"] == 21
     assert line["notes"] == ["round limit 2 reached"]
 
-    report = Runner(RunSettings(allow_unreviewed=True, agent="openai", model="scripted-refuse", base_url=scripted.url, tasks=task_set,
-                                select="RCA-001", out=tmp_path / "refused", retries=2)).run()
+    report = Runner(
+        RunSettings(
+            allow_unreviewed=True,
+            agent="openai",
+            model="scripted-refuse",
+            base_url=scripted.url,
+            tasks=task_set,
+            select="RCA-001",
+            out=tmp_path / "refused",
+            retries=2,
+        )
+    ).run()
     (line,) = results(report.folder)
     assert (line["status"], line["error_kind"], line["attempts"]) == ("error", "agent", 1)
     assert "HTTP 404" in line["error"] and "does not exist" in line["error"]
 
 
 def test_unavailable_endpoint_is_an_infrastructure_error_and_is_retried(
-        scripted: ScriptedServer, task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scripted: ScriptedServer, task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setattr("ctbench.evaluate.runner.RETRY_BACKOFF_S", 0.0)
     scripted.failures_left = 1
-    report = Runner(RunSettings(allow_unreviewed=True, agent="openai", model="scripted-flaky", base_url=scripted.url, tasks=task_set,
-                                select="RCA-001", out=tmp_path / "run")).run()
+    report = Runner(
+        RunSettings(
+            allow_unreviewed=True,
+            agent="openai",
+            model="scripted-flaky",
+            base_url=scripted.url,
+            tasks=task_set,
+            select="RCA-001",
+            out=tmp_path / "run",
+        )
+    ).run()
     (line,) = results(report.folder)
     assert line["status"] == "answered" and line["attempts"] == 2
     assert len(line["retries"]) == 1 and "InternalServerError" in line["retries"][0]["error"]
 
 
-def test_retry_errors_reruns_only_tasks_the_endpoint_failed(scripted: ScriptedServer, task_set: Path,
-                                                            tmp_path: Path) -> None:
+def test_retry_errors_reruns_only_tasks_the_endpoint_failed(
+    scripted: ScriptedServer, task_set: Path, tmp_path: Path
+) -> None:
     """Endpoint down for the first task, no retries: exit 1; `--resume DIR --retry-errors` reruns just it."""
     out = tmp_path / "run"
     env = {"CTBENCH_API_KEY": "sk-test", "OPENAI_API_KEY": ""}
     scripted.failures_left = 1
-    first = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "openai", "--model", "scripted-flaky", "--base-url", scripted.url,
-                    "--tasks", str(task_set), "--select", "RCA-001,RCA-002", "--concurrency", "1",
-                    "--retries", "0", "--out", str(out), "--progress", "plain", "--no-score", env=env)
+    first = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "openai",
+        "--model",
+        "scripted-flaky",
+        "--base-url",
+        scripted.url,
+        "--tasks",
+        str(task_set),
+        "--select",
+        "RCA-001,RCA-002",
+        "--concurrency",
+        "1",
+        "--retries",
+        "0",
+        "--out",
+        str(out),
+        "--progress",
+        "plain",
+        "--no-score",
+        env=env,
+    )
     assert first.returncode == 1, first.stderr
     before = results(out)
     assert [(r["task_id"], r["status"], r.get("error_kind")) for r in before] == [
-        ("RCA-001", "error", "infrastructure"), ("RCA-002", "answered", None)]
+        ("RCA-001", "error", "infrastructure"),
+        ("RCA-002", "answered", None),
+    ]
 
     plain = run_cli("evaluate", "run", "--resume", str(out), "--progress", "plain", "--no-score", env=env)
     assert plain.returncode == 1 and results(out) == before  # a plain resume leaves the error as the result
@@ -215,18 +331,30 @@ def test_retry_errors_reruns_only_tasks_the_endpoint_failed(scripted: ScriptedSe
     assert [r.retried_errors for r in resumes] == [[], ["RCA-001"]]
 
 
-def test_invalid_command_gives_the_model_the_echoed_line(scripted: ScriptedServer, task_set: Path, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_invalid_command_gives_the_model_the_echoed_line(
+    scripted: ScriptedServer, task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The device's caret points into the echoed ``<prompt><command>`` line, so the model must get that
     line too - the same text the MCP server returns for the same mistake."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    report = Runner(RunSettings(allow_unreviewed=True, agent="openai", model="scripted-invalid", base_url=scripted.url, tasks=task_set,
-                                select="RCA-001", out=tmp_path / "run")).run()
+    report = Runner(
+        RunSettings(
+            allow_unreviewed=True,
+            agent="openai",
+            model="scripted-invalid",
+            base_url=scripted.url,
+            tasks=task_set,
+            select="RCA-001",
+            out=tmp_path / "run",
+        )
+    ).run()
     (line,) = results(report.folder)
     assert line["status"] == "answered" and line["rounds"] == 2
     (tool,) = [m for m in scripted.requests[-1]["messages"] if m["role"] == "tool"]
     lines = tool["content"].splitlines()
     assert lines[0] == "<CORE_SW_01>display interfaec brief"
     caret = lines[1].index("^")
-    assert lines[1].strip() == "^" and lines[0][caret:] == "interfaec brief"  # under the typo, past the prompt
+    assert (
+        lines[1].strip() == "^" and lines[0][caret:] == "interfaec brief"
+    )  # under the typo, past the prompt
     assert "Unrecognized command" in lines[2]

@@ -42,8 +42,12 @@ AUTHOR = "Pat Pilot <pat@example.org>"
 
 def author_app(tasks: Path, **kw: object) -> AuthorApp:
     """The app as a test drives it: no blinking cursor, short autosave and validation delays."""
-    opts: dict[str, object] = {"cursor_blink": False, "author": AUTHOR, "autosave_delay": 10.0,
-                               "validate_delay": 0.3}
+    opts: dict[str, object] = {
+        "cursor_blink": False,
+        "author": AUTHOR,
+        "autosave_delay": 10.0,
+        "validate_delay": 0.3,
+    }
     opts.update(kw)
     app = AuthorApp(TaskSet.open(tasks), **opts)  # type: ignore[arg-type]
     app.animation_level = "none"  # nothing to wait for between key presses
@@ -57,8 +61,13 @@ async def settle(pilot: Pilot) -> None:
     def running() -> list:
         # The list's loader pauses while the editor covers the list: only wait for it when it can run.
         list_shown = any(isinstance(s, TaskListScreen) and s.is_current for s in app.screen_stack)
-        return [w for w in app.workers if getattr(w, "_thread_worker", False) and not w.is_finished
-                and (list_shown or not (w.group or "").startswith("task-list"))]
+        return [
+            w
+            for w in app.workers
+            if getattr(w, "_thread_worker", False)
+            and not w.is_finished
+            and (list_shown or not (w.group or "").startswith("task-list"))
+        ]
 
     for _ in range(500):
         await pilot.pause()
@@ -168,10 +177,10 @@ def test_author_a_complete_rca_task_by_keys(tasks: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             assert isinstance(app.screen, TaskListScreen)
-            await pilot.press("n")                      # new task dialog: family rca, suggested id
+            await pilot.press("n")  # new task dialog: family rca, suggested id
             await settle(pilot)
             new_id = app.screen.query_one("#new-id").value  # type: ignore[attr-defined]
-            await pilot.press("shift+tab")               # network select (focus starts on the title)
+            await pilot.press("shift+tab")  # network select (focus starts on the title)
             await pilot.press("enter")
             await type_text(pilot, network)
             await pilot.press("enter", "tab")
@@ -181,9 +190,12 @@ def test_author_a_complete_rca_task_by_keys(tasks: Path) -> None:
             editor = await validated(pilot)
             assert editor.session.task_id == new_id and editor.session.draft.is_new
 
-            await type_text(pilot, "Users in the office report that the remote site is unreachable.\n"
-                                   "Answer with one line per root cause: node;object;root-cause label")
-            await pilot.press("f4", "p")                 # recordings: paste one
+            await type_text(
+                pilot,
+                "Users in the office report that the remote site is unreachable.\n"
+                "Answer with one line per root cause: node;object;root-cause label",
+            )
+            await pilot.press("f4", "p")  # recordings: paste one
             await settle(pilot)
             await pilot.press("ctrl+u")
             await type_text(pilot, device)
@@ -195,21 +207,21 @@ def test_author_a_complete_rca_task_by_keys(tasks: Path) -> None:
             await settle(pilot)
             assert len(editor.session.draft.task.recordings) == 1
 
-            await pilot.press("f5", "a")                 # golden action: picked from the recordings
+            await pilot.press("f5", "a")  # golden action: picked from the recordings
             await settle(pilot)
             await pilot.press("enter")
             await type_text(pilot, "the uplink is administratively down")
             await pilot.press("enter")
             await settle(pilot)
 
-            await pilot.press("f6", "a")                 # gold answer: node, object, label pickers
+            await pilot.press("f6", "a")  # gold answer: node, object, label pickers
             await settle(pilot)
             for text in (device, iface, label):
                 await type_text(pilot, text)
                 await pilot.press("enter")
                 await settle(pilot)
 
-            await pilot.press("f7")                      # metadata, field by field
+            await pilot.press("f7")  # metadata, field by field
             await pilot.press("enter", "down", "enter", "tab")
             await type_text(pilot, "1")
             await pilot.press("tab")
@@ -227,7 +239,7 @@ def test_author_a_complete_rca_task_by_keys(tasks: Path) -> None:
             assert [t.entry().line() for t in hidden.answer.rca or []] == [f"{device};{iface};{label}"]
             assert hidden.metadata.observability is not None and hidden.metadata.observability.value == "O1"
             assert hidden.metadata.chain_length == 1 and hidden.golden_actions[0].why
-            await pilot.press("escape")                  # back to the list, which shows the new task
+            await pilot.press("escape")  # back to the list, which shows the new task
             await settle(pilot)
             assert isinstance(app.screen, TaskListScreen)
             assert new_id in app.screen.query_one(TaskTable).shown
@@ -253,7 +265,7 @@ def test_author_a_complete_path_task_by_keys(tasks: Path) -> None:
             await settle(pilot)
             await pilot.press("n")
             await settle(pilot)
-            for _ in range(3):                           # back from the title to the family select
+            for _ in range(3):  # back from the title to the family select
                 await pilot.press("shift+tab")
             await pilot.press("enter", "down", "enter")  # path restoration
             await settle(pilot)
@@ -263,13 +275,16 @@ def test_author_a_complete_path_task_by_keys(tasks: Path) -> None:
             await type_text(pilot, network)
             await pilot.press("enter", "tab")
             await type_text(pilot, "Path between two sites")
-            await pilot.press("enter")                   # Enter in the title creates the task
+            await pilot.press("enter")  # Enter in the title creates the task
             await settle(pilot)
             editor = await validated(pilot)
             assert editor.session.family.value == "path"
             first, last = path[0][0], path[-1][0]
-            await type_text(pilot, f"Restore the forwarding path from {first} to {last}.\n"
-                                   "Answer with one line per path, hops joined by ->.")
+            await type_text(
+                pilot,
+                f"Restore the forwarding path from {first} to {last}.\n"
+                "Answer with one line per path, hops joined by ->.",
+            )
 
             await pilot.press("f4", "p")
             await settle(pilot)
@@ -281,13 +296,13 @@ def test_author_a_complete_path_task_by_keys(tasks: Path) -> None:
             await type_text(pilot, "Route Flags: R - relay\n0.0.0.0/0  Static  60  0  RD  10.0.0.1\n")
             await pilot.press("ctrl+s")
             await settle(pilot)
-            await pilot.press("g")                       # the highlighted recording becomes golden
+            await pilot.press("g")  # the highlighted recording becomes golden
             await settle(pilot)
             await type_text(pilot, "default route towards the next hop")
             await pilot.press("ctrl+s")
             await settle(pilot)
 
-            await pilot.press("f6", "a")                 # the path builder, hop by hop along the links
+            await pilot.press("f6", "a")  # the path builder, hop by hop along the links
             await settle(pilot)
             await type_text(pilot, f"start at {first}")
             await pilot.press("enter")
@@ -369,10 +384,10 @@ def test_a_draft_can_be_discarded_and_edit_offers_it(tasks: Path) -> None:
         app = author_app(tasks, mode="edit", task_id="PATH-001")
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: isinstance(app.screen, RecoverDialog), "the recovery offer")
-            await pilot.press("d")                       # discard, then confirm
+            await pilot.press("d")  # discard, then confirm
             await settle(pilot)
             await pilot.press("y")
-            editor = await validated(pilot)               # edit ID then opens the saved task
+            editor = await validated(pilot)  # edit ID then opens the saved task
             assert editor.session.draft.task.title != "draft title" and not editor.dirty
 
     asyncio.run(scenario())
@@ -391,7 +406,7 @@ def test_opening_the_saved_task_sets_the_draft_aside(tasks: Path) -> None:
         app = author_app(tasks, mode="edit", task_id="RCA-002", autosave_delay=0.05)
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: isinstance(app.screen, RecoverDialog), "the recovery offer")
-            await pilot.press("escape")                  # later: open the saved task instead
+            await pilot.press("escape")  # later: open the saved task instead
             editor = await validated(pilot)
             await type_text(pilot, "today ")
             await until(pilot, lambda: app.drafts.path_for("RCA-002").exists(), "the new autosave")
@@ -426,7 +441,7 @@ def test_list_filter_duplicate_and_delete(tasks: Path) -> None:
             await pilot.press("escape")
             assert table.shown == ids
 
-            await pilot.press("d")                       # duplicate the first task
+            await pilot.press("d")  # duplicate the first task
             await settle(pilot)
             await pilot.press("ctrl+s")
             editor = await validated(pilot)
@@ -439,7 +454,7 @@ def test_list_filter_duplicate_and_delete(tasks: Path) -> None:
             assert dup_id in table.shown
 
             table.move_cursor(row=table.shown.index(dup_id))
-            await pilot.press("x")                       # delete asks first; "n" keeps it
+            await pilot.press("x")  # delete asks first; "n" keeps it
             await settle(pilot)
             await pilot.press("n")
             await settle(pilot)
@@ -448,8 +463,11 @@ def test_list_filter_duplicate_and_delete(tasks: Path) -> None:
             await settle(pilot)
             await pilot.press("y")
             await until(pilot, lambda: dup_id not in table.shown, "the deleted row to go")
-            assert trailers(tasks) == {"Ctbench-Task": dup_id, "Ctbench-Action": "delete",
-                                       "Ctbench-Author": AUTHOR}
+            assert trailers(tasks) == {
+                "Ctbench-Task": dup_id,
+                "Ctbench-Action": "delete",
+                "Ctbench-Author": AUTHOR,
+            }
 
     asyncio.run(scenario())
     assert [r.id for r in TaskSet.open(tasks).refs()] == ids

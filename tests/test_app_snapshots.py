@@ -108,12 +108,10 @@ metadata:
 rationale: The core port towards the gateway is shut down.
 canary: "{CANARY}"
 """,
-    "rca/SNAP-RCA-1/recordings/CORE_A/display_interface_brief.txt":
-        "Interface                   PHY   Protocol  InUti OutUti\r\n"
-        "GigabitEthernet0/0/1        up    up           0%     0%\r\n"
-        "GigabitEthernet0/0/2        *down down         0%     0%\r\n",
-    "rca/SNAP-RCA-1/recordings/RTR_A/show_ip_route.txt":
-        "Gateway of last resort is not set\n\n      10.0.0.0/30 is subnetted, 1 subnets\n",
+    "rca/SNAP-RCA-1/recordings/CORE_A/display_interface_brief.txt": "Interface                   PHY   Protocol  InUti OutUti\r\n"
+    "GigabitEthernet0/0/1        up    up           0%     0%\r\n"
+    "GigabitEthernet0/0/2        *down down         0%     0%\r\n",
+    "rca/SNAP-RCA-1/recordings/RTR_A/show_ip_route.txt": "Gateway of last resort is not set\n\n      10.0.0.0/30 is subnetted, 1 subnets\n",
     "rca/SNAP-RCA-2/task.yaml": f"""\
 id: SNAP-RCA-2
 family: rca
@@ -171,8 +169,7 @@ metadata:
   protocol_mechanisms: [static routing]
 canary: "{CANARY}"
 """,
-    "path/SNAP-PATH-1/recordings/SW_A/display_ip_routing-table.txt":
-        "Destination/Mask    Proto  Pre  Cost   NextHop     Interface\n0.0.0.0/0   Static 60  0   10.0.0.1   GE1/0/2\n",
+    "path/SNAP-PATH-1/recordings/SW_A/display_ip_routing-table.txt": "Destination/Mask    Proto  Pre  Cost   NextHop     Interface\n0.0.0.0/0   Static 60  0   10.0.0.1   GE1/0/2\n",
 }
 
 
@@ -187,8 +184,14 @@ def snap_tasks(tmp_path: Path) -> Path:
 
 
 def app_for(root: Path, **kw: object) -> AuthorApp:
-    return AuthorApp(TaskSet.open(root), cursor_blink=False, author="snapshot", autosave_delay=60,
-                     validate_delay=0.01, **kw)  # type: ignore[arg-type]
+    return AuthorApp(
+        TaskSet.open(root),
+        cursor_blink=False,
+        author="snapshot",
+        autosave_delay=60,
+        validate_delay=0.01,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def in_editor(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
@@ -226,8 +229,17 @@ def test_snapshot_task_list_filtered(snap_compare, snap_tasks: Path) -> None:
     assert snap_compare(app_for(snap_tasks), terminal_size=SIZE, run_before=run_before)
 
 
-@pytest.mark.parametrize("key,section", [("f2", "statement"), ("f3", "network"), ("f4", "recordings"),
-                                         ("f5", "golden"), ("f6", "answer"), ("f7", "metadata")])
+@pytest.mark.parametrize(
+    "key,section",
+    [
+        ("f2", "statement"),
+        ("f3", "network"),
+        ("f4", "recordings"),
+        ("f5", "golden"),
+        ("f6", "answer"),
+        ("f7", "metadata"),
+    ],
+)
 def test_snapshot_editor_section(snap_compare, snap_tasks: Path, key: str, section: str) -> None:
     app = app_for(snap_tasks, mode="edit", task_id="SNAP-RCA-1")
     assert snap_compare(app, terminal_size=SIZE, run_before=in_editor(key))

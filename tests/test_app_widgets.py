@@ -126,7 +126,10 @@ def test_visible_output_keeps_text_and_shows_control_bytes() -> None:
 
 def test_recording_description_and_invisibles() -> None:
     data = b"Interface  PHY \r\nGE0/0/1\tup\r\nlast"
-    assert describe_bytes(data) == "33 bytes · 3 lines · CRLF · 1 line(s) with trailing spaces · no final newline"
+    assert (
+        describe_bytes(data)
+        == "33 bytes · 3 lines · CRLF · 1 line(s) with trailing spaces · no final newline"
+    )
     assert describe_bytes(b"a\nb\n") == "4 bytes · 2 lines · LF"
     shown = render_bytes(data, invisibles=True).plain
     assert "·␍␊" in shown and "→" in shown
@@ -142,7 +145,9 @@ def test_findings_point_at_their_section() -> None:
         return Finding(severity=Severity.ERROR, code=code, file=file, message="m", loc=loc)
 
     assert target_for(f("tasks/rca/X/hidden.yaml", ["golden_actions", 2, "command"])) == Target("golden", 2)
-    assert target_for(f("tasks/rca/X/hidden.yaml", ["answer", "rca", 1, "label"])) == Target("answer", 1, "label")
+    assert target_for(f("tasks/rca/X/hidden.yaml", ["answer", "rca", 1, "label"])) == Target(
+        "answer", 1, "label"
+    )
     assert target_for(f("tasks/rca/X/hidden.yaml", ["metadata", "declared", "h_l"])).section == "metadata"
     assert target_for(f("tasks/rca/X/task.yaml", ["recordings", 3])) == Target("recordings", 3)
     assert target_for(f("tasks/rca/X/task.yaml", ["accessible", 0])).section == "network"
@@ -168,13 +173,13 @@ def test_jump_from_a_finding_to_its_field_and_fix_it(tasks: Path) -> None:
             await pilot.press("y")
             await validated(pilot)
             assert any("golden_length" in e for e in errors_of(editor))
-            await pilot.press("f9", "enter")              # errors come first in the panel
+            await pilot.press("f9", "enter")  # errors come first in the panel
             await settle(pilot)
             assert editor.current_section.SECTION_ID == "metadata"
             table = editor.query_one("#meta-table", DataTable)
             assert app.focused is table
             assert str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value) == "golden_length"
-            await pilot.press("equals_sign")               # declare the derived value
+            await pilot.press("equals_sign")  # declare the derived value
             await validated(pilot)
             assert errors_of(editor) == []
 
@@ -217,7 +222,7 @@ def test_network_device_and_access_by_keys(tasks: Path) -> None:
             await type_text(pilot, "LAB_R9")
             await pilot.press("tab")
             await type_text(pilot, "Cisco")
-            await pilot.press("tab", "enter")             # CLI family select
+            await pilot.press("tab", "enter")  # CLI family select
             await type_text(pilot, "cisco_ios")
             await pilot.press("enter", "tab")
             await type_text(pilot, "router")
@@ -267,10 +272,15 @@ def test_attach_a_session_log(tasks: Path, tmp_path: Path) -> None:
             await settle(pilot)
             await type_text(pilot, str(log))
             await pilot.press("tab", "tab", "ctrl+u")
-            await type_text(pilot, "yes")                  # replace an existing recording of it
+            await type_text(pilot, "yes")  # replace an existing recording of it
             await pilot.press("ctrl+s")
-            await until(pilot, lambda: any(editor.session.read_recording(r) == output
-                                           for r in editor.session.draft.task.recordings), "the import")
+            await until(
+                pilot,
+                lambda: any(
+                    editor.session.read_recording(r) == output for r in editor.session.draft.task.recordings
+                ),
+                "the import",
+            )
             assert len(editor.session.draft.task.recordings) in (before, before + 1)
 
     asyncio.run(scenario())
@@ -281,7 +291,7 @@ def test_quit_with_unsaved_work_keeps_a_draft(tasks: Path) -> None:
         app = author_app(tasks, mode="edit", task_id="PATH-001")
         async with app.run_test(size=SIZE) as pilot:
             editor = await validated(pilot)
-            await pilot.press("ctrl+up")                   # focus stays in the statement
+            await pilot.press("ctrl+up")  # focus stays in the statement
             await type_text(pilot, "x")
             assert editor.dirty and not app.drafts.path_for("PATH-001").exists()
             await pilot.press("ctrl+q")
@@ -301,14 +311,16 @@ def test_the_mouse_works_too(tasks: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             editor = await validated(pilot)
             for index, section in ((2, "recordings"), (4, "answer"), (0, "statement")):
-                await pilot.click("#editor-nav", offset=(3, 1 + index))  # one line per entry, below the padding
+                await pilot.click(
+                    "#editor-nav", offset=(3, 1 + index)
+                )  # one line per entry, below the padding
                 await settle(pilot)
                 assert editor.current_section.SECTION_ID == section
             await pilot.click("#editor-nav", offset=(3, 1 + 3))
             await settle(pilot)
             table = editor.query_one("#golden-table", DataTable)
-            await pilot.click("#golden-table", offset=(4, 2))     # a click on a row selects it…
-            await pilot.click("#golden-table", offset=(4, 2))     # …and a second one edits it
+            await pilot.click("#golden-table", offset=(4, 2))  # a click on a row selects it…
+            await pilot.click("#golden-table", offset=(4, 2))  # …and a second one edits it
             await settle(pilot)
             assert table.cursor_row == 1
             assert type(app.screen).__name__ == "FormDialog"
@@ -324,7 +336,7 @@ def test_keys_can_be_remapped_by_binding_id(tasks: Path, monkeypatch: pytest.Mon
         app = author_app(tasks)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            await pilot.press("n")                          # no longer bound
+            await pilot.press("n")  # no longer bound
             await settle(pilot)
             assert type(app.screen).__name__ == "TaskListScreen"
             await pilot.press("b")
@@ -344,7 +356,9 @@ def test_try_it_replays_the_unsaved_working_copy(tasks: Path) -> None:
     ts = TaskSet.open(tasks)
     task = ts.load_task("RCA-001")
     net = ts.network(task.network)
-    device = next(n for n in (task.accessible or [d.name for d in net.devices]) if net.device(n) and net.device(n).os)
+    device = next(
+        n for n in (task.accessible or [d.name for d in net.devices]) if net.device(n) and net.device(n).os
+    )
 
     async def scenario() -> None:
         app = author_app(tasks, mode="edit", task_id="RCA-001")
@@ -369,8 +383,11 @@ def test_try_it_replays_the_unsaved_working_copy(tasks: Path) -> None:
             editor.query_one("#rc-input").focus()
             await type_text(pilot, "display clock")
             await pilot.press("enter")
-            await until(pilot, lambda: "2031-02-03 04:05:06 UTC" in log_text(console.query_one(RichLog)),
-                        "the replayed output")
+            await until(
+                pilot,
+                lambda: "2031-02-03 04:05:06 UTC" in log_text(console.query_one(RichLog)),
+                "the replayed output",
+            )
 
     asyncio.run(scenario())
     assert TaskSet.open(tasks).load_task("RCA-001").recordings == task.recordings  # nothing was saved

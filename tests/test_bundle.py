@@ -50,8 +50,12 @@ def test_jsonl_and_public_only(task_set: Path, tmp_path: Path) -> None:
 
 def test_import_refuses_to_overwrite_changed_files(task_set: Path, tmp_path: Path) -> None:
     out = tmp_path / "b"
-    assert run_cli("authoring", "export", "RCA-001", "--tasks", str(task_set), "--out", str(out)).returncode == 0
-    (task_set / "rca/RCA-001/task.yaml").write_text((task_set / "rca/RCA-001/task.yaml").read_text() + "# edit\n")
+    assert (
+        run_cli("authoring", "export", "RCA-001", "--tasks", str(task_set), "--out", str(out)).returncode == 0
+    )
+    (task_set / "rca/RCA-001/task.yaml").write_text(
+        (task_set / "rca/RCA-001/task.yaml").read_text() + "# edit\n"
+    )
     r = run_cli("authoring", "import", "--tasks", str(task_set), str(out / "RCA-001.json"))
     assert r.returncode == 1 and "--replace" in r.stderr
     r = run_cli("authoring", "import", "--tasks", str(task_set), "--replace", str(out / "RCA-001.json"))
@@ -65,8 +69,17 @@ def test_import_rejects_bad_bundles(task_set: Path, tmp_path: Path) -> None:
     r = run_cli("authoring", "import", "--tasks", str(task_set), str(bad))
     assert r.returncode == 1 and "invalid JSON" in r.stderr and "Traceback" not in r.stderr
     evil = tmp_path / "evil.json"
-    evil.write_text(json.dumps({"format": "ctbench-task-bundle", "version": 1, "id": "X", "family": "rca",
-                                "files": {"task.yaml": {"text": "x"}, "../../../escape.txt": {"text": "x"}}}))
+    evil.write_text(
+        json.dumps(
+            {
+                "format": "ctbench-task-bundle",
+                "version": 1,
+                "id": "X",
+                "family": "rca",
+                "files": {"task.yaml": {"text": "x"}, "../../../escape.txt": {"text": "x"}},
+            }
+        )
+    )
     r = run_cli("authoring", "import", "--tasks", str(task_set), str(evil))
     assert r.returncode == 1 and "unsafe path" in r.stderr
     assert not (tmp_path / "escape.txt").exists()

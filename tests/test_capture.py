@@ -37,7 +37,9 @@ devices:
 # The erase sequences each vendor sends after the pagination prompt once a key is pressed.
 VRP_MORE = "  ---- More ----\x1b[42D                                          \x1b[42D"
 COMWARE_MORE = "---- More ----\x1b[16D                \x1b[16D"
-IOS_MORE = " --More-- \x08\x08\x08\x08\x08\x08\x08\x08\x08\x08          \x08\x08\x08\x08\x08\x08\x08\x08\x08\x08"
+IOS_MORE = (
+    " --More-- \x08\x08\x08\x08\x08\x08\x08\x08\x08\x08          \x08\x08\x08\x08\x08\x08\x08\x08\x08\x08"
+)
 NXOS_MORE = "\x1b[7m--More--\x1b[27m\r        \r"
 JUNOS_MORE = "---(more 42%)---\r                                        \r"
 
@@ -143,19 +145,29 @@ def test_index_update_is_a_minimal_round_trip_diff(task_set: TaskSet, tmp_path: 
     task_yaml = task_set.ref("RCA-900").task_file
     before = task_yaml.read_text()
     capture = tmp_path / "s.log"
-    capture.write_bytes(session(("<HQ_CORE_01>", "display interface brief",
-                                 crlf(real("huawei_vrp", "display interface brief"))),
-                                ("<HQ_CORE_01>", "quit", b"")))
+    capture.write_bytes(
+        session(
+            ("<HQ_CORE_01>", "display interface brief", crlf(real("huawei_vrp", "display interface brief"))),
+            ("<HQ_CORE_01>", "quit", b""),
+        )
+    )
     import_capture(task_set, "RCA-900", [capture])
     after = task_yaml.read_text()
-    assert after.startswith(before.rstrip("\n").replace("recordings: []", "recordings:")) or \
-        after.startswith(before)
+    assert after.startswith(before.rstrip("\n").replace("recordings: []", "recordings:")) or after.startswith(
+        before
+    )
     assert "# hand-written comment that must survive" in after
     added = [ln for ln in after.splitlines() if ln not in before.splitlines()]
-    assert added == ["recordings:", "  - device: HQ_CORE_01", "    command: display interface brief",
-                     "    file: recordings/HQ_CORE_01/display_interface_brief.txt"] or \
-        added == ["  - device: HQ_CORE_01", "    command: display interface brief",
-                  "    file: recordings/HQ_CORE_01/display_interface_brief.txt"]
+    assert added == [
+        "recordings:",
+        "  - device: HQ_CORE_01",
+        "    command: display interface brief",
+        "    file: recordings/HQ_CORE_01/display_interface_brief.txt",
+    ] or added == [
+        "  - device: HQ_CORE_01",
+        "    command: display interface brief",
+        "    file: recordings/HQ_CORE_01/display_interface_brief.txt",
+    ]
 
 
 def test_never_overwrites_without_replace(task_set: TaskSet, tmp_path: Path) -> None:
@@ -193,9 +205,16 @@ def test_reports_what_it_cannot_attribute(task_set: TaskSet, tmp_path: Path) -> 
         ("<BRANCH-SW-09>", "display interface brief", crlf(real("huawei_vrp", "display interface brief", 2))),
         ("GW_01#", "show ip rout | include 10.", b"C        10.0.0.0/24 is directly connected, Gi1\r\n"),
         ("GW_01#", "show ip bogus", b"                 ^\r\n% Invalid input detected at '^' marker.\r\n\r\n"),
-        ("<HQ_CORE_01>", "dis foo bar", b"                  ^\r\nError: Unrecognized command found at '^' position.\r\n"),
-        ("<HQ_CORE_01>", "screen-length 0 temporary", b"Info: The configuration takes effect on the current user "
-                                                      b"terminal interface only.\r\n"),
+        (
+            "<HQ_CORE_01>",
+            "dis foo bar",
+            b"                  ^\r\nError: Unrecognized command found at '^' position.\r\n",
+        ),
+        (
+            "<HQ_CORE_01>",
+            "screen-length 0 temporary",
+            b"Info: The configuration takes effect on the current user terminal interface only.\r\n",
+        ),
         ("GW_01#", "show ip route", ios),
     )
     capture = tmp_path / "mixed.log"
@@ -220,8 +239,11 @@ def test_device_option_attributes_a_single_device_log(task_set: TaskSet, tmp_pat
     out = crlf(real("huawei_vrp", "display arp all"))
     capture = tmp_path / "fw.log"
     # A USG in hot standby prefixes its prompt with HRP_M; the real hostname differs from the task's name.
-    capture.write_bytes(session(("HRP_M<USG6555-A>", "dis arp all", paginate(out, VRP_MORE, 5)),
-                                ("HRP_M<USG6555-A>", "quit", b"")))
+    capture.write_bytes(
+        session(
+            ("HRP_M<USG6555-A>", "dis arp all", paginate(out, VRP_MORE, 5)), ("HRP_M<USG6555-A>", "quit", b"")
+        )
+    )
     without = import_capture(task_set, "RCA-900", [capture], dry_run=True)
     assert without.recorded == [] and "unknown host" in without.unattributed[0].reason
     report = import_capture(task_set, "RCA-900", [capture], device="HQ_FW_01")
@@ -237,14 +259,21 @@ def test_device_option_attributes_a_single_device_log(task_set: TaskSet, tmp_pat
 
 def test_typed_line_editing_and_script_logs(task_set: TaskSet, tmp_path: Path) -> None:
     out = crlf(real("hp_comware", "display interface brief"))
-    log = (b"Script started on 2026-11-30 09:00:00+00:00 [TERM=\"xterm\" TTY=\"/dev/pts/1\"]\n"
-           b"<ACC_SW_01>dis ip int\x08\x08\x08int br" + b"\x08" * 10 + b" interface brief\r\n" + out + b"<ACC_SW_01>quit\r\n\nScript done on 2026-11-30 09:01:00+00:00 "
-           b"[COMMAND_EXIT_CODE=\"0\"]\n")
+    log = (
+        b'Script started on 2026-11-30 09:00:00+00:00 [TERM="xterm" TTY="/dev/pts/1"]\n'
+        b"<ACC_SW_01>dis ip int\x08\x08\x08int br"
+        + b"\x08" * 10
+        + b" interface brief\r\n"
+        + out
+        + b"<ACC_SW_01>quit\r\n\nScript done on 2026-11-30 09:01:00+00:00 "
+        b'[COMMAND_EXIT_CODE="0"]\n'
+    )
     capture = tmp_path / "typescript"
     capture.write_bytes(log)
     report = import_capture(task_set, "RCA-900", [capture])
     assert [(r.device, r.command, r.typed) for r in report.recorded] == [
-        ("ACC_SW_01", "display interface brief", "dis interface brief")]
+        ("ACC_SW_01", "display interface brief", "dis interface brief")
+    ]
     ref = task_set.ref("RCA-900")
     rec = task_set.load_task(ref).recording_index()[("ACC_SW_01", "display interface brief")]
     assert task_set.read_recording(ref, rec) == out
@@ -256,9 +285,13 @@ def test_pagination_helpers_keep_indentation() -> None:
     text = "a\r\n" + IOS_MORE + "  b\r\n"
     assert strip_pagination(text) == "a\r\n  b\r\n"
     # a BGP table line is not a Cisco prompt; a Junos [edit] line is not a VRP one
-    blocks = split_session(b"GW_01#show ip bgp\r\nr>i10.0.0.0/8 10.1.1.1\r\n[edit]\r\nGW_01#exit\r\n", ["GW_01"])
+    blocks = split_session(
+        b"GW_01#show ip bgp\r\nr>i10.0.0.0/8 10.1.1.1\r\n[edit]\r\nGW_01#exit\r\n", ["GW_01"]
+    )
     assert [(b.prompt.command, b.output) for b in blocks] == [
-        ("show ip bgp", b"r>i10.0.0.0/8 10.1.1.1\r\n[edit]\r\n"), ("exit", b"")]
+        ("show ip bgp", b"r>i10.0.0.0/8 10.1.1.1\r\n[edit]\r\n"),
+        ("exit", b""),
+    ]
 
 
 def test_cli_summary_and_json(task_set: TaskSet, tmp_path: Path) -> None:
@@ -266,8 +299,17 @@ def test_cli_summary_and_json(task_set: TaskSet, tmp_path: Path) -> None:
     capture = tmp_path / "session.log"
     capture.write_bytes(log)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    cmd = [sys.executable, "-m", "ctbench.authoring.cli", "import-capture", str(capture), "--task", "RCA-900",
-           "--tasks", str(task_set.root)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ctbench.authoring.cli",
+        "import-capture",
+        str(capture),
+        "--task",
+        "RCA-900",
+        "--tasks",
+        str(task_set.root),
+    ]
     res = subprocess.run([*cmd, "--json"], capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
@@ -275,11 +317,19 @@ def test_cli_summary_and_json(task_set: TaskSet, tmp_path: Path) -> None:
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 0, res.stderr
     assert "6 unchanged, 1 not imported" in res.stdout  # the same log again changes nothing
-    capture.write_bytes(session(("GW_01#", "show ip route", crlf(real("cisco_ios", "show ip route", 2))),
-                                ("GW_01#", "exit", b"")))
+    capture.write_bytes(
+        session(
+            ("GW_01#", "show ip route", crlf(real("cisco_ios", "show ip route", 2))), ("GW_01#", "exit", b"")
+        )
+    )
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 0, res.stderr
     assert "1 skipped (existing)" in res.stdout and "use --replace" in res.stdout
-    res = subprocess.run([*cmd[:-2], "--tasks", str(task_set.root), "--task", "NOPE-1"], capture_output=True,
-                         text=True, env=env, timeout=60)
+    res = subprocess.run(
+        [*cmd[:-2], "--tasks", str(task_set.root), "--task", "NOPE-1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert res.returncode == 1 and "not found" in res.stderr and "Traceback" not in res.stderr

@@ -8,11 +8,13 @@ from ctbench.review.gitflow import LogEntry, format_message, parse_trailers
 
 
 def test_authoring_and_review_commits_carry_the_same_trailer_names() -> None:
-    authoring = commit_message("RCA-001: edit the statement", task_id="RCA-001", action="edit", author="Ann",
-                               details=["statement"])
-    review = format_message("review(RCA-001): approve", [(Trailer.TASK, "RCA-001"),
-                                                         (Trailer.ACTION, ReviewAction.APPROVE),
-                                                         (Trailer.AUTHOR, "Ann")])
+    authoring = commit_message(
+        "RCA-001: edit the statement", task_id="RCA-001", action="edit", author="Ann", details=["statement"]
+    )
+    review = format_message(
+        "review(RCA-001): approve",
+        [(Trailer.TASK, "RCA-001"), (Trailer.ACTION, ReviewAction.APPROVE), (Trailer.AUTHOR, "Ann")],
+    )
     assert f"{TRAILER_ACTION}: edit" in authoring.splitlines()
     a, r = parse_trailers(authoring), parse_trailers(review)
     assert set(a) == set(r) == {"task", "action", "author"}
@@ -22,6 +24,11 @@ def test_authoring_and_review_commits_carry_the_same_trailer_names() -> None:
 
 
 def test_trailer_values_stay_on_one_line_and_empty_ones_are_left_out() -> None:
-    assert trailer_lines([(Trailer.TASK, "RCA-001"), (Trailer.CRITERION, None), (Trailer.STATUS, ""),
-                          (Trailer.PARTS, "statement,\n gold")]) == ["Ctbench-Task: RCA-001",
-                                                                   "Ctbench-Parts: statement, gold"]
+    assert trailer_lines(
+        [
+            (Trailer.TASK, "RCA-001"),
+            (Trailer.CRITERION, None),
+            (Trailer.STATUS, ""),
+            (Trailer.PARTS, "statement,\n gold"),
+        ]
+    ) == ["Ctbench-Task: RCA-001", "Ctbench-Parts: statement, gold"]

@@ -22,6 +22,8 @@ N = 500
 def starter_set(tmp_path: Path) -> Path:
     """The bundled task set reduced to the three starter tasks the expected numbers are worked out on."""
     return starter_copy(tmp_path)
+
+
 WRONG = "CORE_SW_01;GigabitEthernet0/0/24;physical link down"
 
 
@@ -34,8 +36,10 @@ def big_set(starter_set: Path) -> Path:
 
 def run_correct_on(tmp_path: Path, tasks: Path, name: str, correct: set[str]) -> Path:
     ts = TaskSet.open(tasks)
-    answers = {r.id: (gold_text(ts, r.id) if r.id in correct else (WRONG if r.family.value == "rca" else None))
-               for r in ts.refs()}
+    answers = {
+        r.id: (gold_text(ts, r.id) if r.id in correct else (WRONG if r.family.value == "rca" else None))
+        for r in ts.refs()
+    }
     return write_run(tmp_path / name, tasks, answers=answers, name=name, agent=name, model="m")
 
 
@@ -44,8 +48,8 @@ def clones(*numbers: int) -> set[str]:
 
 
 def test_mcnemar_and_holm_by_hand(big_set: Path, tmp_path: Path) -> None:
-    a = run_correct_on(tmp_path, big_set, "A", clones(*range(1, 11)))          # 10 of 12 RCA right
-    b = run_correct_on(tmp_path, big_set, "B", clones(1, 2, 3))                # A only on C04..C10: 7, B only 0
+    a = run_correct_on(tmp_path, big_set, "A", clones(*range(1, 11)))  # 10 of 12 RCA right
+    b = run_correct_on(tmp_path, big_set, "B", clones(1, 2, 3))  # A only on C04..C10: 7, B only 0
     c = run_correct_on(tmp_path, big_set, "C", clones(1, 2, 3, 4) | {"RCA-001"})  # A only 6, C only 1
     cmp = compare_folders([a, b, c], TaskSet.open(big_set), n_resamples=N)
     acc = {r.run_b: r for r in cmp.results if (r.family, r.metric) == ("rca", "accuracy")}
@@ -67,7 +71,9 @@ def test_mcnemar_and_holm_by_hand(big_set: Path, tmp_path: Path) -> None:
     assert (acc["B"].ci_low, acc["B"].ci_high) == ci and acc["B"].seed == metric_seed("rca", "accuracy")
     # identical path answers: no discordant pair, p = 1, zero-width interval
     path_acc = [r for r in cmp.results if (r.family, r.metric) == ("path", "accuracy")]
-    assert all(r.p_value == 1.0 and r.a_only == r.b_only == 0 and r.ci_low == r.ci_high == 0 for r in path_acc)
+    assert all(
+        r.p_value == 1.0 and r.a_only == r.b_only == 0 and r.ci_low == r.ci_high == 0 for r in path_acc
+    )
     table = comparison_table(cmp)
     row = next(r for r in table.rows if r[:3] == ["RCA", "Acc", "B+m"])
     assert row[8:] == ["0.016", "0.031", "7 / 0"]
@@ -86,10 +92,17 @@ def test_same_runs_compare_the_same_way_twice(big_set: Path, tmp_path: Path) -> 
 def test_runs_on_different_tasks_are_refused_or_restricted(big_set: Path, tmp_path: Path) -> None:
     ts = TaskSet.open(big_set)
     a = run_correct_on(tmp_path, big_set, "A", clones(1, 2))
-    short = write_run(tmp_path / "short", big_set, answers={"RCA-001": gold_text(ts, "RCA-001"),
-                                                            "RCA-C01": WRONG}, name="short")
-    with pytest.raises(CtbError, match=r"not made on the same tasks.*A\+m: 13 task\(s\), 11 not in every run.*"
-                                       r"--common-tasks to compare on the 2 task"):
+    short = write_run(
+        tmp_path / "short",
+        big_set,
+        answers={"RCA-001": gold_text(ts, "RCA-001"), "RCA-C01": WRONG},
+        name="short",
+    )
+    with pytest.raises(
+        CtbError,
+        match=r"not made on the same tasks.*A\+m: 13 task\(s\), 11 not in every run.*"
+        r"--common-tasks to compare on the 2 task",
+    ):
         compare_folders([a, short], ts, n_resamples=N)
     cmp = compare_folders([a, short], ts, common=True, n_resamples=N)
     assert {r.n for r in cmp.results} == {2} and {r.family for r in cmp.results} == {"rca"}
@@ -105,12 +118,20 @@ def test_compare_command(big_set: Path, tmp_path: Path) -> None:
     b = run_correct_on(tmp_path, big_set, "B", clones(1, 2, 3))
     proc = run_cli("evaluate", "compare", str(a), str(b), "--tasks", str(big_set), "--resamples", "300")
     assert proc.returncode == 0, proc.stderr
-    assert "Paired comparisons (as in the paper's Table 25): A = A+m" in proc.stdout and "7 / 0" in proc.stdout
+    assert (
+        "Paired comparisons (as in the paper's Table 25): A = A+m" in proc.stdout and "7 / 0" in proc.stdout
+    )
     assert "warning: only 1 path task(s)" in proc.stderr
-    proc = run_cli("evaluate", "compare", str(a), str(b), "--tasks", str(big_set), "--resamples", "300", "--json")
+    proc = run_cli(
+        "evaluate", "compare", str(a), str(b), "--tasks", str(big_set), "--resamples", "300", "--json"
+    )
     data = json.loads(proc.stdout)
     acc = next(c for c in data["comparisons"] if (c["family"], c["metric"]) == ("rca", "accuracy"))
-    assert acc["p_value"] == pytest.approx(2 / 2**7) and data["a"] == "A" and data["n_tasks"] == {"rca": 12, "path": 1}
+    assert (
+        acc["p_value"] == pytest.approx(2 / 2**7)
+        and data["a"] == "A"
+        and data["n_tasks"] == {"rca": 12, "path": 1}
+    )
     proc = run_cli("evaluate", "compare", str(a), "--tasks", str(big_set))
     assert proc.returncode == 2 and "at least two run folders" in proc.stderr
 
@@ -136,8 +157,10 @@ def test_figures_do_not_depend_on_the_other_runs_in_the_report(big_set: Path, tm
 
     ts = TaskSet.open(big_set)
     scorer = Scorer(ts)
-    runs = {name: scorer.score_folder(run_correct_on(tmp_path, big_set, name, clones(*picks))).scores
-            for name, picks in (("A", range(1, 9)), ("B", (1, 2)), ("C", (3, 4, 5, 6)))}
+    runs = {
+        name: scorer.score_folder(run_correct_on(tmp_path, big_set, name, clones(*picks))).scores
+        for name, picks in (("A", range(1, 9)), ("B", (1, 2)), ("C", (3, 4, 5, 6)))
+    }
     many = standard_errors_many(runs, n_resamples=N)
     assert many["B"] == standard_errors(runs["B"], run="B", n_resamples=N)
     scope = compare_scope(runs, [("A", "B"), ("A", "C")], n_resamples=N)

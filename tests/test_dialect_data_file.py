@@ -38,7 +38,7 @@ def _write_dialect(folder: Path) -> Path:
             line = "display_name: ACME OS"
         elif line.startswith("denied: "):
             line = f'denied: "{DENIED}"'
-        elif line.startswith('  unrecognised: '):
+        elif line.startswith("  unrecognised: "):
             line = f'  unrecognised: "{UNKNOWN}"'
         lines.append(line)
     folder.mkdir(parents=True)
@@ -53,7 +53,9 @@ def _switch_gateway(task_set: Path) -> None:
     text = net.read_text(encoding="utf-8")
     old = "  - name: GW_01\n    vendor: Cisco\n    os: cisco_ios\n"
     assert old in text
-    net.write_text(text.replace(old, f"  - name: GW_01\n    vendor: ACME\n    os: {NEW_OS}\n"), encoding="utf-8")
+    net.write_text(
+        text.replace(old, f"  - name: GW_01\n    vendor: ACME\n    os: {NEW_OS}\n"), encoding="utf-8"
+    )
 
 
 @pytest.fixture

@@ -57,38 +57,53 @@ CASES: list[tuple[str, str, str]] = [
     ("huawei_vrp", "dis int b?", "  brief\n"),
     ("huawei_vrp", "dis cu?", "  current-configuration\n"),
     ("huawei_vrp", "display clock ?", "  |                         Matching output\n  <cr>\n"),
-    ("huawei_vrp", "display version ?",
-     "  slot                      Slot number\n  |                         Matching output\n  <cr>\n"),
-    ("huawei_vrp", "dis int GigabitEthernet ?",
-     "  <0-1023>/<0-63>/<0-1023>  Interface number\n  brief                     Brief information\n"),
-    ("huawei_vrp", "display clock | ?",
-     "  begin                     Begin with the line that matches\n"
-     "  count                     Count the lines\n"
-     "  exclude                   Match the lines that do not match\n"
-     "  include                   Match the lines that match\n"
-     "  no-more                   Display without pausing\n"
-     "  section                   Display the sections that match\n"),
+    (
+        "huawei_vrp",
+        "display version ?",
+        "  slot                      Slot number\n  |                         Matching output\n  <cr>\n",
+    ),
+    (
+        "huawei_vrp",
+        "dis int GigabitEthernet ?",
+        "  <0-1023>/<0-63>/<0-1023>  Interface number\n  brief                     Brief information\n",
+    ),
+    (
+        "huawei_vrp",
+        "display clock | ?",
+        "  begin                     Begin with the line that matches\n"
+        "  count                     Count the lines\n"
+        "  exclude                   Match the lines that do not match\n"
+        "  include                   Match the lines that match\n"
+        "  no-more                   Display without pausing\n"
+        "  section                   Display the sections that match\n",
+    ),
     ("huawei_vrp", "display clock | i?", "  include\n"),
     ("huawei_vrp", "display clock | include ?", "  REGULAR-EXPRESSION<1-255> Regular expression\n"),
     ("huawei_vrp", "dis foo ?", "        ^\nError: Unrecognized command found at '^' position.\n"),
     ("huawei_vrp", "dis zz?", "        ^\nError: Unrecognized command found at '^' position.\n"),
     # --- H3C Comware
-    ("hp_comware", "?",
-     "  display                 Display information\n"
-     "  ping                    Ping function\n"
-     "  quit                    Exit from current mode and enter prior mode\n"
-     "  screen-length           Set the number of lines displayed on a screen\n"
-     "  super                   Modify the current user level\n"
-     "  system-view             Enter the system view\n"
-     "  tracert                 Tracert function\n"),
+    (
+        "hp_comware",
+        "?",
+        "  display                 Display information\n"
+        "  ping                    Ping function\n"
+        "  quit                    Exit from current mode and enter prior mode\n"
+        "  screen-length           Set the number of lines displayed on a screen\n"
+        "  super                   Modify the current user level\n"
+        "  system-view             Enter the system view\n"
+        "  tracert                 Tracert function\n",
+    ),
     ("hp_comware", "screen-length ?", "  disable                 Disable multiple-screen output\n"),
     ("hp_comware", "dis int b?", "  Bridge-Aggregation                      brief\n"),
     ("hp_comware", "display clock ?", "  |                       Matching output\n  <cr>\n"),
-    ("hp_comware", "display clock | ?",
-     "  begin                   Begin with the line that matches\n"
-     "  count                   Count the lines\n"
-     "  exclude                 Match the lines that do not match\n"
-     "  include                 Match the lines that match\n"),
+    (
+        "hp_comware",
+        "display clock | ?",
+        "  begin                   Begin with the line that matches\n"
+        "  count                   Count the lines\n"
+        "  exclude                 Match the lines that do not match\n"
+        "  include                 Match the lines that match\n",
+    ),
     ("hp_comware", "dis foo ?", "        ^\n % Unrecognized command found at '^' position.\n"),
     # --- Cisco IOS
     ("cisco_ios", "?", IOS_TOP),
@@ -98,53 +113,86 @@ CASES: list[tuple[str, str, str]] = [
     ("cisco_ios", "show clock | include ?", "  LINE  Regular Expression\n"),
     ("cisco_ios", "show clock | include up ?", "  |     Output modifiers\n  <cr>\n"),
     ("cisco_ios", "sh clock | i x | e?", "exclude\n"),
-    ("juniper_junos", "show version | match x | ?",
-     "Possible completions:\n"
-     "  count                Count occurrences\n"
-     "  except               Show only text that does not match a pattern\n"
-     "  find                 Search for first occurrence of pattern\n"
-     "  last                 Display end of output only\n"
-     "  match                Show only text that matches a pattern\n"
-     "  no-more              Don't paginate output\n"
-     "  trim                 Trim specified number of columns from start of line\n"),
-    ("juniper_junos", "show version | match x ?",
-     "Possible completions:\n  <[Enter]>            Execute this command\n  |                    Pipe through a command\n"),
-    ("juniper_junos", "show version | last ?",
-     "Possible completions:\n  <[Enter]>            Execute this command\n  <number>             Number\n"),
+    (
+        "juniper_junos",
+        "show version | match x | ?",
+        "Possible completions:\n"
+        "  count                Count occurrences\n"
+        "  except               Show only text that does not match a pattern\n"
+        "  find                 Search for first occurrence of pattern\n"
+        "  last                 Display end of output only\n"
+        "  match                Show only text that matches a pattern\n"
+        "  no-more              Don't paginate output\n"
+        "  trim                 Trim specified number of columns from start of line\n",
+    ),
+    (
+        "juniper_junos",
+        "show version | match x ?",
+        "Possible completions:\n  <[Enter]>            Execute this command\n  |                    Pipe through a command\n",
+    ),
+    (
+        "juniper_junos",
+        "show version | last ?",
+        "Possible completions:\n  <[Enter]>            Execute this command\n  <number>             Number\n",
+    ),
     ("cisco_ios", "show xyz?", "% Unrecognized command\n"),
     ("cisco_ios", "xyz ?", "% Unrecognized command\n"),
     ("cisco_ios", "show foo ?", "        ^\n% Invalid input detected at '^' marker.\n"),
     # --- Cisco NX-OS
-    ("cisco_nxos", "?",
-     "  configure    Enter configuration mode\n"
-     "  dir          List files on a filesystem\n"
-     "  end          Go back to EXEC mode\n"
-     "  exit         Exit from the EXEC\n"
-     "  ping         Send echo messages\n"
-     "  ping6        Send IPv6 echo messages\n"
-     "  show         Show running system information\n"
-     "  terminal     Set terminal line parameters\n"
-     "  traceroute   Trace route to destination\n"
-     "  traceroute6  Trace the IPv6 route to destination\n"),
-    ("cisco_nxos", "configure ?", "  terminal  Configure from the terminal\n  |         Pipe command output to filter\n  <CR>\n"),
+    (
+        "cisco_nxos",
+        "?",
+        "  configure    Enter configuration mode\n"
+        "  dir          List files on a filesystem\n"
+        "  end          Go back to EXEC mode\n"
+        "  exit         Exit from the EXEC\n"
+        "  ping         Send echo messages\n"
+        "  ping6        Send IPv6 echo messages\n"
+        "  show         Show running system information\n"
+        "  terminal     Set terminal line parameters\n"
+        "  traceroute   Trace route to destination\n"
+        "  traceroute6  Trace the IPv6 route to destination\n",
+    ),
+    (
+        "cisco_nxos",
+        "configure ?",
+        "  terminal  Configure from the terminal\n  |         Pipe command output to filter\n  <CR>\n",
+    ),
     ("cisco_nxos", "sh ip int b?", "brief\n"),
-    ("cisco_nxos", "show clock ?", "  detail  Detailed information\n  |       Pipe command output to filter\n  <CR>\n"),
+    (
+        "cisco_nxos",
+        "show clock ?",
+        "  detail  Detailed information\n  |       Pipe command output to filter\n  <CR>\n",
+    ),
     ("cisco_nxos", "show clock | gr?", "grep\n"),
     ("cisco_nxos", "show xyz?", "        ^\n% Invalid command at '^' marker.\n"),
     # --- Juniper Junos
     ("juniper_junos", "?", JUNOS_TOP),
-    ("juniper_junos", "show int?", "Possible completions:\n  interfaces           Show interface information\n"),
-    ("juniper_junos", "show version ?",
-     "Possible completions:\n"
-     "  <[Enter]>            Execute this command\n"
-     "  brief                Brief information\n"
-     "  detail               Detailed information\n"
-     "  invoke-on            Invoke the command on other routing engines\n"
-     "  |                    Pipe through a command\n"),
-    ("juniper_junos", "show version | match ?",
-     "Possible completions:\n  <pattern>            Pattern to match against\n"),
-    ("juniper_junos", "show configuration | display s?",
-     "Possible completions:\n  set                  Show configuration as set commands\n"),
+    (
+        "juniper_junos",
+        "show int?",
+        "Possible completions:\n  interfaces           Show interface information\n",
+    ),
+    (
+        "juniper_junos",
+        "show version ?",
+        "Possible completions:\n"
+        "  <[Enter]>            Execute this command\n"
+        "  brief                Brief information\n"
+        "  detail               Detailed information\n"
+        "  invoke-on            Invoke the command on other routing engines\n"
+        "  |                    Pipe through a command\n",
+    ),
+    (
+        "juniper_junos",
+        "show version | match ?",
+        "Possible completions:\n  <pattern>            Pattern to match against\n",
+    ),
+    (
+        "juniper_junos",
+        "show configuration | display s?",
+        "Possible completions:\n  set                  Show configuration as set commands\n",
+    ),
     ("juniper_junos", "show zzz?", "No valid completions\n"),
     ("juniper_junos", "show foo ?", "               ^\nsyntax error, expecting <command>.\n"),
 ]
@@ -168,7 +216,9 @@ def test_help_after_a_keyword_lists_the_next_words_with_descriptions(os_name: st
     words = [ln.split()[0] for ln in lines]
     assert words == sorted(words)
     assert "interface" in words or "interfaces" in words
-    assert all(len(ln.split(None, 1)) == 2 for ln in lines), [ln for ln in lines if len(ln.split(None, 1)) < 2]
+    assert all(len(ln.split(None, 1)) == 2 for ln in lines), [
+        ln for ln in lines if len(ln.split(None, 1)) < 2
+    ]
     assert d.help(f"{first[:3]} ?", d.prompt(HOST)) == text  # abbreviated keyword, same help
 
 
@@ -179,9 +229,15 @@ def test_every_first_and_second_word_has_a_description(os_name: str) -> None:
     top = [ln.split()[0] for ln in d.help("?", prompt).splitlines() if ln.startswith("  ")]
     for word in top:
         for line in d.help(f"{word} ?", prompt).splitlines():
-            if not line.startswith("  ") or line.strip() in ("<cr>", "<CR>", "|") or line.strip().startswith("<"):
+            if (
+                not line.startswith("  ")
+                or line.strip() in ("<cr>", "<CR>", "|")
+                or line.strip().startswith("<")
+            ):
                 continue
-            assert len(line.split(None, 1)) == 2, f"{os_name}: no description for {line.strip()!r} after {word!r}"
+            assert len(line.split(None, 1)) == 2, (
+                f"{os_name}: no description for {line.strip()!r} after {word!r}"
+            )
 
 
 @pytest.mark.parametrize("os_name", OS_FAMILIES)
@@ -206,8 +262,11 @@ def test_help_does_not_parse_as_a_command() -> None:
 COMPLETIONS: list[tuple[str, str, list[str]]] = [
     ("huawei_vrp", "dis", ["display"]),
     ("huawei_vrp", "display cu", ["current-configuration"]),
-    ("huawei_vrp", "dis c", ["clock", "configuration", "counters", "cpu-defend", "cpu-usage", "css",
-                             "current-configuration"]),
+    (
+        "huawei_vrp",
+        "dis c",
+        ["clock", "configuration", "counters", "cpu-defend", "cpu-usage", "css", "current-configuration"],
+    ),
     ("huawei_vrp", "dis int Gi", ["GigabitEthernet"]),
     ("huawei_vrp", "display clock | inc", ["include"]),
     ("huawei_vrp", "dis xyz ", []),

@@ -102,10 +102,17 @@ REJECTED: dict[str, list[tuple[str, str]]] = {
     ],
 }
 
-SHOW = {"huawei_vrp": "display interface", "hp_comware": "display interface",
-        "cisco_ios": "show interfaces", "cisco_nxos": "show interface", "juniper_junos": "show interfaces"}
-CONFIG = {"huawei_vrp": "display current-configuration interface",
-          "hp_comware": "display current-configuration interface"}
+SHOW = {
+    "huawei_vrp": "display interface",
+    "hp_comware": "display interface",
+    "cisco_ios": "show interfaces",
+    "cisco_nxos": "show interface",
+    "juniper_junos": "show interfaces",
+}
+CONFIG = {
+    "huawei_vrp": "display current-configuration interface",
+    "hp_comware": "display current-configuration interface",
+}
 
 
 def _rows(table: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, str]]:

@@ -43,7 +43,13 @@ def raw(platform: str, command: str, n: int = 1) -> bytes:
 
 
 def test_families_and_identity() -> None:
-    assert OS_FAMILIES == ("cisco_ios", "cisco_nxos", "hp_comware", "huawei_vrp", "juniper_junos")  # the data files
+    assert OS_FAMILIES == (
+        "cisco_ios",
+        "cisco_nxos",
+        "hp_comware",
+        "huawei_vrp",
+        "juniper_junos",
+    )  # the data files
     names = {os_name: get_dialect(os_name).display_name for os_name in OS_FAMILIES}
     assert names["huawei_vrp"] == "Huawei VRP"
     assert names["juniper_junos"] == "Juniper Junos"

@@ -72,9 +72,15 @@ def first_cli_device(ts: TaskSet, network: str) -> tuple[str, str]:
 def build_rca(ts: TaskSet, task_id: str = "RCA-900") -> EditSession:
     network = ts.network_names()[0]
     device, iface = first_cli_device(ts, network)
-    s = EditSession.create(ts, Family.RCA, task_id, network, author=AUTHOR,
-                           statement="Users report that a remote service is unreachable from the office.\n"
-                                     "Answer with one line per root cause: node;object;root-cause label\n")
+    s = EditSession.create(
+        ts,
+        Family.RCA,
+        task_id,
+        network,
+        author=AUTHOR,
+        statement="Users report that a remote service is unreachable from the office.\n"
+        "Answer with one line per root cause: node;object;root-cause label\n",
+    )
     s.add_recording(device, "display interface brief", f"{iface} down down\r\n".encode())
     s.add_golden(device, "display interface brief", "the interface is down")
     s.add_rca(s.make_triple(device, iface, ts.taxonomy.labels[0].label))
@@ -86,7 +92,8 @@ def test_create_save_commit_and_validate(tasks: Path) -> None:
     ts = TaskSet.open(tasks)
     s = build_rca(ts)
     assert validate_draft(ts, s.snapshot()) == [] or all(
-        f.severity == Severity.WARNING for f in validate_draft(ts, s.snapshot()))
+        f.severity == Severity.WARNING for f in validate_draft(ts, s.snapshot())
+    )
     result = s.save(author=AUTHOR)
     folder = tasks / "rca" / "RCA-900"
     assert result.folder == folder and result.commit
@@ -203,7 +210,9 @@ def test_metadata_rows_flag_mismatches(tasks: Path) -> None:
     s = EditSession.open(ts, "RCA-001")
     s.set_metadata(declared={"golden_length": 99})
     rows = {r.name: r for r in s.metadata_rows()}
-    assert rows["golden_length"].mismatch and rows["golden_length"].derived == len(s.draft.hidden.golden_actions)
+    assert rows["golden_length"].mismatch and rows["golden_length"].derived == len(
+        s.draft.hidden.golden_actions
+    )
     assert not rows["categories"].mismatch
     with pytest.raises(EditError, match="chain_length"):
         s.set_metadata(chain_length=0)
@@ -225,16 +234,21 @@ def test_remove_recording_cascades_only_when_asked(tasks: Path) -> None:
 
 def test_network_edits_are_saved_with_the_task(tasks: Path) -> None:
     ts = TaskSet.open(tasks)
-    s = EditSession.create(ts, "rca", "RCA-901", "lab-two", author=AUTHOR,
-                           new_network=Network(name="lab-two", devices=[]))
+    s = EditSession.create(
+        ts, "rca", "RCA-901", "lab-two", author=AUTHOR, new_network=Network(name="lab-two", devices=[])
+    )
     s.upsert_device(Device(name="R1", vendor="Cisco", os="cisco_ios", type="router", interfaces=["Gi1"]))
-    s.upsert_device(Device(name="R2", vendor="Juniper", os="juniper_junos", type="router", interfaces=["ge-0/0/0"]))
+    s.upsert_device(
+        Device(name="R2", vendor="Juniper", os="juniper_junos", type="router", interfaces=["ge-0/0/0"])
+    )
     s.add_link("R1:Gi1", "R2:ge-0/0/0")
     with pytest.raises(EditError, match="already cabled"):
         s.add_link("R1:Gi1", "R2:ge-0/0/1")
     s.set_accessible("R2", False)
     assert s.accessible_devices() == ["R1"]
-    s.set_statement("R1 cannot reach R2.\nAnswer with one line per root cause: node;object;root-cause label\n")
+    s.set_statement(
+        "R1 cannot reach R2.\nAnswer with one line per root cause: node;object;root-cause label\n"
+    )
     s.save(author=AUTHOR)
     net = TaskSet.open(tasks).network("lab-two")
     assert [d.name for d in net.devices] == ["R1", "R2"] and len(net.links) == 1
@@ -305,16 +319,47 @@ def test_scripted_commands_build_a_valid_task(tasks: Path, tmp_path: Path) -> No
     device, iface = first_cli_device(ts, network)
     env = {"CTBENCH_AUTHOR": AUTHOR}
     stmt = tmp_path / "statement.txt"
-    stmt.write_text("The branch office reports that a remote service is unreachable.\n"
-                    "Answer with one line per root cause: node;object;root-cause label\n")
+    stmt.write_text(
+        "The branch office reports that a remote service is unreachable.\n"
+        "Answer with one line per root cause: node;object;root-cause label\n"
+    )
     out = tmp_path / "out.txt"
     out.write_bytes(f"{iface}  *down  down\r\n".encode())
     base = ["--tasks", str(tasks)]
     steps = [
-        ["new", "--family", "rca", "--id", "RCA-950", "--network", network, "--statement-file", str(stmt),
-         "--title", "Scripted"],
-        ["add-recording", "RCA-950", "--device", device, "--command", "display interface brief", "--file", str(out)],
-        ["add-golden", "RCA-950", "--device", device, "--command", "display interface brief", "--why", "down"],
+        [
+            "new",
+            "--family",
+            "rca",
+            "--id",
+            "RCA-950",
+            "--network",
+            network,
+            "--statement-file",
+            str(stmt),
+            "--title",
+            "Scripted",
+        ],
+        [
+            "add-recording",
+            "RCA-950",
+            "--device",
+            device,
+            "--command",
+            "display interface brief",
+            "--file",
+            str(out),
+        ],
+        [
+            "add-golden",
+            "RCA-950",
+            "--device",
+            device,
+            "--command",
+            "display interface brief",
+            "--why",
+            "down",
+        ],
         ["set-answer", "RCA-950", "--rca", f"{device};{iface};{ts.taxonomy.labels[0].label}"],
     ]
     actions = []
@@ -331,16 +376,39 @@ def test_scripted_commands_explain_bad_input(tasks: Path) -> None:
     base = ["--tasks", str(tasks)]
     res = run_cli("authoring", "set-answer", "PATH-001", "--rca", "a;b;c", *base)
     assert res.returncode == 1 and "path task" in res.stderr and "Traceback" not in res.stderr
-    res = run_cli("authoring", "add-recording", "RCA-001", "--device", "X", "--command", "c", "--file", "/nonexistent",
-                  *base)
+    res = run_cli(
+        "authoring",
+        "add-recording",
+        "RCA-001",
+        "--device",
+        "X",
+        "--command",
+        "c",
+        "--file",
+        "/nonexistent",
+        *base,
+    )
     assert res.returncode == 1 and "no such file" in res.stderr
     res = run_cli("authoring", "new", "--family", "rca", *base)
     assert res.returncode == 2 and "--id" in res.stderr
     res = run_cli("authoring", "add-golden", "NOPE", "--device", "X", "--command", "c", "--why", "w", *base)
     assert res.returncode == 1 and "not found" in res.stderr
     device, _ = first_cli_device(TaskSet.open(tasks), TaskSet.open(tasks).load_task("RCA-001").network)
-    res = run_cli("authoring", "add-recording", "RCA-001", "--device", device, "--command", "display x",
-                  "--file", "-", "--no-commit", "--json", *base, input="")
+    res = run_cli(
+        "authoring",
+        "add-recording",
+        "RCA-001",
+        "--device",
+        device,
+        "--command",
+        "display x",
+        "--file",
+        "-",
+        "--no-commit",
+        "--json",
+        *base,
+        input="",
+    )
     assert res.returncode == 1 and "empty" in res.stderr
 
 

@@ -116,13 +116,16 @@ def plugin_path(tmp_path: Path) -> Path:
     dist = root / "ctbplug-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: ctbplug\nVersion: 0.1\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text(textwrap.dedent("""\
+    (dist / "entry_points.txt").write_text(
+        textwrap.dedent("""\
         [ctbench.agents]
         echo = ctbplug:EchoAgent
 
         [ctbench.executors]
         subproc = ctbplug:SubprocessExecutor
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     return root
 
 
@@ -134,22 +137,44 @@ def _lines(run_dir: Path) -> list[dict]:
     return [json.loads(x) for x in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-def test_plugin_agent_found_through_its_entry_point_and_run_end_to_end(plugin_path: Path, task_set: Path,
-                                                                       tmp_path: Path) -> None:
+def test_plugin_agent_found_through_its_entry_point_and_run_end_to_end(
+    plugin_path: Path, task_set: Path, tmp_path: Path
+) -> None:
     listed = run_cli("evaluate", "agents", "--json", env=_env(plugin_path))
     assert listed.returncode == 0, listed.stderr
     rows = {r["name"]: r for r in json.loads(listed.stdout)["agents"]}
     assert list(rows)[:5] == ["oracle", "null", "probe", "openai", "command"]
     assert rows["echo"]["package"] == "ctbplug" and rows["echo"]["available"]
-    assert rows["echo"]["options"]["commands"] == {"type": "int", "default": 1, "required": False,
-                                                   "help": "how many commands to run first"}
+    assert rows["echo"]["options"]["commands"] == {
+        "type": "int",
+        "default": 1,
+        "required": False,
+        "help": "how many commands to run first",
+    }
     # The same list without the plug-in on the path: it is the entry point that finds it.
     assert "echo" not in run_cli("evaluate", "agents").stdout
 
     out = tmp_path / "run"
-    proc = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "echo", "--agent-arg", "commands=2",
-                   "--agent-arg", "answer=CORE_SW_01;GE0/0/1;static route missing", "--tasks", str(task_set),
-                   "--out", str(out), "--progress", "none", "--select", "RCA-001", env=_env(plugin_path))
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "echo",
+        "--agent-arg",
+        "commands=2",
+        "--agent-arg",
+        "answer=CORE_SW_01;GE0/0/1;static route missing",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out),
+        "--progress",
+        "none",
+        "--select",
+        "RCA-001",
+        env=_env(plugin_path),
+    )
     assert proc.returncode == 0, proc.stderr
     (line,) = _lines(out)
     assert line["status"] == "answered" and line["commands"] == 2 and line["answer_source"] == "submit"
@@ -157,22 +182,56 @@ def test_plugin_agent_found_through_its_entry_point_and_run_end_to_end(plugin_pa
     config = (out / "run.yaml").read_text(encoding="utf-8")
     assert "agent_args:" in config and "commands: 2" in config
     # --agent-arg is part of the resume identity
-    again = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "echo", "--agent-arg", "commands=3",
-                    "--tasks", str(task_set), "--out", str(out), "--progress", "none", "--select", "RCA-001",
-                    env=_env(plugin_path))
+    again = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "echo",
+        "--agent-arg",
+        "commands=3",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out),
+        "--progress",
+        "none",
+        "--select",
+        "RCA-001",
+        env=_env(plugin_path),
+    )
     assert again.returncode != 0 and "option agent_args" in again.stderr, again.stderr
 
 
-@pytest.mark.parametrize(("arg", "message"), [
-    ("colour=red", "--agent-arg colour: agent 'echo' has no option 'colour' (its options: answer, commands, sleep)"),
-    ("commands=many", "--agent-arg commands=many: Input should be a valid integer"),
-    ("commands=-1", "--agent-arg commands=-1: Input should be greater than or equal to 0"),
-    ("commands", "--agent-arg 'commands': expected KEY=VALUE"),
-])
-def test_an_agent_arg_the_agent_rejects_is_one_clear_line(plugin_path: Path, task_set: Path, tmp_path: Path,
-                                                          arg: str, message: str) -> None:
-    proc = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "echo", "--agent-arg", arg,
-                   "--tasks", str(task_set), "--out", str(tmp_path / "run"), env=_env(plugin_path))
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        (
+            "colour=red",
+            "--agent-arg colour: agent 'echo' has no option 'colour' (its options: answer, commands, sleep)",
+        ),
+        ("commands=many", "--agent-arg commands=many: Input should be a valid integer"),
+        ("commands=-1", "--agent-arg commands=-1: Input should be greater than or equal to 0"),
+        ("commands", "--agent-arg 'commands': expected KEY=VALUE"),
+    ],
+)
+def test_an_agent_arg_the_agent_rejects_is_one_clear_line(
+    plugin_path: Path, task_set: Path, tmp_path: Path, arg: str, message: str
+) -> None:
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "echo",
+        "--agent-arg",
+        arg,
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(tmp_path / "run"),
+        env=_env(plugin_path),
+    )
     assert proc.returncode != 0
     assert proc.stderr.strip().splitlines() == [f"ctb-eval: {message}"] or message in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
@@ -188,15 +247,36 @@ def test_builtin_agents_registered_by_entry_points_match_the_fallback_table() ->
     assert {k: found.get(k) for k in BUILTIN} == BUILTIN
 
 
-def test_subprocess_executor_runs_a_whole_run_and_resumes_after_sigkill(plugin_path: Path, full_task_set: Path,
-                                                                        tmp_path: Path) -> None:
+def test_subprocess_executor_runs_a_whole_run_and_resumes_after_sigkill(
+    plugin_path: Path, full_task_set: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "run"
-    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "echo",
-            "--agent-arg", "sleep=0.4", "--executor", "subproc", "--concurrency", "2", "--tasks",
-            str(full_task_set), "--out", str(out), "--progress", "plain", "--no-score"]
+    argv = [
+        sys.executable,
+        "-m",
+        "ctbench.evaluate.cli",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "echo",
+        "--agent-arg",
+        "sleep=0.4",
+        "--executor",
+        "subproc",
+        "--concurrency",
+        "2",
+        "--tasks",
+        str(full_task_set),
+        "--out",
+        str(out),
+        "--progress",
+        "plain",
+        "--no-score",
+    ]
     env = {**os.environ, **_env(plugin_path)}
-    first = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
+    first = subprocess.Popen(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     results = out / "results.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -210,13 +290,23 @@ def test_subprocess_executor_runs_a_whole_run_and_resumes_after_sigkill(plugin_p
     config = (out / "run.yaml").read_text(encoding="utf-8")
     assert "executor: subproc" in config
 
-    resumed = subprocess.run([*argv[:4], "--resume", str(out), "--progress", "plain", "--no-score"], env=env,
-                             capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(
+        [*argv[:4], "--resume", str(out), "--progress", "plain", "--no-score"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr
     lines = _lines(out)
     ids = [x["task_id"] for x in lines]
-    assert sorted(ids) == sorted(r.id for r in TaskSet.open(full_task_set).refs()) and len(ids) == len(set(ids)) == 30
-    assert all(x["status"] == "unparsable" and x["worker"] == "child" and x["error_kind"] is None for x in lines)
+    assert (
+        sorted(ids) == sorted(r.id for r in TaskSet.open(full_task_set).refs())
+        and len(ids) == len(set(ids)) == 30
+    )
+    assert all(
+        x["status"] == "unparsable" and x["worker"] == "child" and x["error_kind"] is None for x in lines
+    )
     for x in lines:  # each trajectory is whole: the two commands the agent ran
         traj = (out / x["trajectory"]).read_text(encoding="utf-8").splitlines()
         assert len(traj) == x["commands"] == 1
@@ -236,31 +326,69 @@ def _approve(task_dir: Path, task_id: str, family: str) -> None:
 
     now = content_hashes(disk_reader(task_dir))
     when = datetime(2026, 11, 30, tzinfo=UTC)
-    record = ReviewRecord(task=task_id, family=family, round=1, authors=["alice"], reviewer="bob", opened=when,
-                          finished=when, outcome="approved",
-                          criteria={c: CriterionReview(verdict=Verdict.AGREE, basis=now.subset(parts))
-                                    for c, parts in CRITERION_PARTS.items()})
+    record = ReviewRecord(
+        task=task_id,
+        family=family,
+        round=1,
+        authors=["alice"],
+        reviewer="bob",
+        opened=when,
+        finished=when,
+        outcome="approved",
+        criteria={
+            c: CriterionReview(verdict=Verdict.AGREE, basis=now.subset(parts))
+            for c, parts in CRITERION_PARTS.items()
+        },
+    )
     path = task_dir / record_rel(1)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_record(record), encoding="utf-8")
 
 
-def test_gate_runs_approved_tasks_and_skips_an_edited_one_with_its_reason(task_set: Path, tmp_path: Path) -> None:
+def test_gate_runs_approved_tasks_and_skips_an_edited_one_with_its_reason(
+    task_set: Path, tmp_path: Path
+) -> None:
     _approve(task_set / "rca" / "RCA-001", "RCA-001", "rca")
     _approve(task_set / "rca" / "RCA-002", "RCA-002", "rca")
     out = tmp_path / "gated"
-    proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--out", str(out),
-                   "--progress", "plain", "--no-score")
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out),
+        "--progress",
+        "plain",
+        "--no-score",
+    )
     assert proc.returncode == 0, proc.stderr
     assert sorted(x["task_id"] for x in _lines(out)) == ["RCA-001", "RCA-002"]
     assert "skipped 1 task(s) never reviewed" in proc.stderr and "PATH-001" in proc.stderr
 
     task_file = task_set / "rca" / "RCA-002" / "task.yaml"
-    task_file.write_text(task_file.read_text(encoding="utf-8").replace("title: ", "title: Edited: ", 1)
-                         .replace("title: Edited: ", "title: Edited - ", 1), encoding="utf-8")
+    task_file.write_text(
+        task_file.read_text(encoding="utf-8")
+        .replace("title: ", "title: Edited: ", 1)
+        .replace("title: Edited: ", "title: Edited - ", 1),
+        encoding="utf-8",
+    )
     out2 = tmp_path / "edited"
-    proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--out", str(out2),
-                   "--progress", "plain", "--no-score")
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out2),
+        "--progress",
+        "plain",
+        "--no-score",
+    )
     assert proc.returncode == 0, proc.stderr
     assert [x["task_id"] for x in _lines(out2)] == ["RCA-001"]
     assert "RCA-002" in proc.stderr and "edited after approval: statement changed" in proc.stderr
@@ -268,8 +396,20 @@ def test_gate_runs_approved_tasks_and_skips_an_edited_one_with_its_reason(task_s
     assert "reason: 'edited after approval: statement changed since the review approved it'" in config
 
     out3 = tmp_path / "allowed"
-    proc = run_cli("evaluate", "run", "--agent", "oracle", "--allow-unreviewed", "--tasks", str(task_set),
-                   "--out", str(out3), "--progress", "none", "--no-score")
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--allow-unreviewed",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out3),
+        "--progress",
+        "none",
+        "--no-score",
+    )
     assert proc.returncode == 0, proc.stderr
     assert sorted(x["task_id"] for x in _lines(out3)) == ["PATH-001", "RCA-001", "RCA-002"]
     config = (out3 / "run.yaml").read_text(encoding="utf-8")
@@ -278,40 +418,91 @@ def test_gate_runs_approved_tasks_and_skips_an_edited_one_with_its_reason(task_s
     assert hashes["RCA-002"] != {x["task_id"]: x["content_hash"] for x in _lines(out)}["RCA-002"]
 
     # compare warns that the two runs scored RCA-002 with different content
-    cmp = run_cli("evaluate", "compare", str(out), str(out3), "--common-tasks", "--tasks", str(task_set),
-                  "--resamples", "200")
+    cmp = run_cli(
+        "evaluate",
+        "compare",
+        str(out),
+        str(out3),
+        "--common-tasks",
+        "--tasks",
+        str(task_set),
+        "--resamples",
+        "200",
+    )
     assert cmp.returncode == 0, cmp.stderr
     assert "ran 1 task(s) with different content under the same id (RCA-002)" in cmp.stdout + cmp.stderr
 
 
 def test_a_task_file_that_does_not_parse_is_skipped_not_fatal(task_set: Path, tmp_path: Path) -> None:
-    (task_set / "rca" / "RCA-002" / "task.yaml").write_text("id: RCA-002\nstatus: [approved\n", encoding="utf-8")
-    proc = run_cli("evaluate", "run", "--agent", "oracle", "--allow-unreviewed", "--tasks", str(task_set),
-                   "--out", str(tmp_path / "r"), "--progress", "plain", "--no-score")
+    (task_set / "rca" / "RCA-002" / "task.yaml").write_text(
+        "id: RCA-002\nstatus: [approved\n", encoding="utf-8"
+    )
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--allow-unreviewed",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(tmp_path / "r"),
+        "--progress",
+        "plain",
+        "--no-score",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "RCA-002" in proc.stderr and "task.yaml" in proc.stderr
     assert sorted(x["task_id"] for x in _lines(tmp_path / "r")) == ["PATH-001", "RCA-001"]
 
 
 def test_nothing_left_after_the_gate_exits_non_zero_with_the_reasons(task_set: Path, tmp_path: Path) -> None:
-    proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--out", str(tmp_path / "r"))
+    proc = run_cli(
+        "evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--out", str(tmp_path / "r")
+    )
     assert proc.returncode != 0
     assert "the gate kept out all 3 selected task(s)" in proc.stderr and "--allow-unreviewed" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) <= 2 and "Traceback" not in proc.stderr
 
 
 def test_a_task_that_fails_validation_is_skipped_and_with_allow_invalid_ends_as_a_task_error(
-        task_set: Path, tmp_path: Path) -> None:
+    task_set: Path, tmp_path: Path
+) -> None:
     task_file = task_set / "rca" / "RCA-002" / "task.yaml"
     text = task_file.read_text(encoding="utf-8")
     task_file.write_text(text.replace("network: campus-lab", "network: no-such-network"), encoding="utf-8")
-    proc = run_cli("evaluate", "run", "--agent", "oracle", "--allow-unreviewed", "--tasks", str(task_set),
-                   "--out", str(tmp_path / "a"), "--progress", "plain", "--no-score")
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--allow-unreviewed",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(tmp_path / "a"),
+        "--progress",
+        "plain",
+        "--no-score",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "RCA-002" in proc.stderr and "fails validation" in proc.stderr
     assert sorted(x["task_id"] for x in _lines(tmp_path / "a")) == ["PATH-001", "RCA-001"]
-    proc = run_cli("evaluate", "run", "--agent", "oracle", "--allow-unreviewed", "--allow-invalid", "--tasks",
-                   str(task_set), "--out", str(tmp_path / "b"), "--progress", "plain", "--no-score")
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--allow-unreviewed",
+        "--allow-invalid",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(tmp_path / "b"),
+        "--progress",
+        "plain",
+        "--no-score",
+    )
     assert proc.returncode == 1  # a task error remains
     bad = next(x for x in _lines(tmp_path / "b") if x["task_id"] == "RCA-002")
     assert bad["status"] == "error" and bad["error_kind"] == "task" and bad["attempts"] == 1, bad
@@ -337,14 +528,23 @@ class TwoOfThree(Agent):
 
 
 def test_trials_give_pass_at_1_pass_at_k_and_pass_hat_k(task_set: Path, tmp_path: Path) -> None:
-    settings = RunSettings(allow_unreviewed=True, agent="two-of-three", tasks=task_set, out=tmp_path / "t",
-                           select="RCA-001", trials=3)
+    settings = RunSettings(
+        allow_unreviewed=True,
+        agent="two-of-three",
+        tasks=task_set,
+        out=tmp_path / "t",
+        select="RCA-001",
+        trials=3,
+    )
     report = Runner(settings, agent=TwoOfThree(settings.agent_options())).run()
     assert report.complete and report.counts()["answered"] + report.counts()["unparsable"] == 3
     lines = _lines(report.folder)
     assert sorted(x["trial"] for x in lines) == [1, 2, 3]
     assert sorted(p.name for p in (report.folder / "trajectories").iterdir()) == [
-        "RCA-001.jsonl", "RCA-001.trial2.jsonl", "RCA-001.trial3.jsonl"]
+        "RCA-001.jsonl",
+        "RCA-001.trial2.jsonl",
+        "RCA-001.trial3.jsonl",
+    ]
     scores = score_run(report.folder, TaskSet.open(task_set), n_resamples=200)
     block = scores["pass_k"]["families"]["rca"]
     assert block["pass@1"]["value"] == pytest.approx(200 / 3)
@@ -360,7 +560,11 @@ def test_trials_give_pass_at_1_pass_at_k_and_pass_hat_k(task_set: Path, tmp_path
 def test_pass_estimators_against_hand_values() -> None:
     from ctbench.evaluate.trials import pass_at_k, pass_hat_k
 
-    assert pass_at_k(3, 2, 1) == pytest.approx(2 / 3) and pass_at_k(3, 2, 3) == 1.0 and pass_hat_k(3, 2, 3) == 0.0
+    assert (
+        pass_at_k(3, 2, 1) == pytest.approx(2 / 3)
+        and pass_at_k(3, 2, 3) == 1.0
+        and pass_hat_k(3, 2, 3) == 0.0
+    )
     assert pass_at_k(5, 1, 2) == pytest.approx(1 - 6 / 10) and pass_hat_k(5, 4, 2) == pytest.approx(6 / 10)
     assert pass_at_k(4, 0, 4) == 0.0 and pass_hat_k(4, 4, 4) == 1.0
 
@@ -419,8 +623,9 @@ class FlakyExecutor:
         await self.inner.close()
 
 
-def test_retries_and_progress_work_through_any_executor(task_set: Path, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_retries_and_progress_work_through_any_executor(
+    task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import ctbench.evaluate.runner as runner_module
     from ctbench.evaluate.executors import Executor
     from ctbench.evaluate.progress import CallbackDisplay
@@ -430,24 +635,33 @@ def test_retries_and_progress_work_through_any_executor(task_set: Path, tmp_path
     executor = FlakyExecutor()
     assert isinstance(executor, Executor)
     settings = RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "r")
-    report = Runner(settings, CallbackDisplay(lambda e: events.append((e.kind, e.task_id))),
-                    executor=executor).run()
+    report = Runner(
+        settings, CallbackDisplay(lambda e: events.append((e.kind, e.task_id))), executor=executor
+    ).run()
     assert report.complete
     lines = _lines(report.folder)
     assert sorted(x["task_id"] for x in lines) == ["PATH-001", "RCA-001", "RCA-002"]
-    assert all(x["status"] == "answered" and x["attempts"] == 2 and x["retries"][0]["error"] == "node lost"
-               for x in lines)
-    assert sorted(executor.submitted) == sorted((t, 1, a) for t in ("PATH-001", "RCA-001", "RCA-002")
-                                                for a in (1, 2))
+    assert all(
+        x["status"] == "answered" and x["attempts"] == 2 and x["retries"][0]["error"] == "node lost"
+        for x in lines
+    )
+    assert sorted(executor.submitted) == sorted(
+        (t, 1, a) for t in ("PATH-001", "RCA-001", "RCA-002") for a in (1, 2)
+    )
     kinds = [k for k, _ in events]
-    assert kinds.count("task_started") == 3 and kinds.count("task_retry") == 3 and kinds.count("task_finished") == 3
+    assert (
+        kinds.count("task_started") == 3
+        and kinds.count("task_retry") == 3
+        and kinds.count("task_finished") == 3
+    )
     # the failed attempt's (empty) trajectory was set aside, the retry's is the one the line names
     for x in lines:
         assert (report.folder / x["trajectory"]).read_text(encoding="utf-8").count("\n") == x["commands"] > 0
 
 
 def test_a_second_runs_sweep_leaves_a_live_runs_fresh_workspace_and_removes_a_dead_runs(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two runs on one machine (or two pytest workers): a workspace made but not yet any process's cwd
     belongs to its live runner; only the folders of a runner that is gone are swept."""
     import tempfile
@@ -461,14 +675,17 @@ def test_a_second_runs_sweep_leaves_a_live_runs_fresh_workspace_and_removes_a_de
     dead_start = _start_time(dead.pid)
     dead.wait()
     try:
+
         def folder(prefix: str, pid: int, start: int | None) -> Path:
             path = tmp_path / f"{prefix}RCA-001-o{pid}.{start or 0}-abc"
             path.mkdir()
             (path / "note.txt").write_text("x")
             return path
 
-        kept = [folder(WORKSPACE_PREFIX, live.pid, _start_time(live.pid)),
-                folder(LOG_PREFIX, live.pid, _start_time(live.pid))]
+        kept = [
+            folder(WORKSPACE_PREFIX, live.pid, _start_time(live.pid)),
+            folder(LOG_PREFIX, live.pid, _start_time(live.pid)),
+        ]
         swept = [folder(WORKSPACE_PREFIX, dead.pid, dead_start), folder(LOG_PREFIX, dead.pid, dead_start)]
         untagged = tmp_path / f"{WORKSPACE_PREFIX}old-run"  # an older ctbench's, no process in it
         untagged.mkdir()

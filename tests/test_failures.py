@@ -14,8 +14,9 @@ PREFIX = "IP prefix list missing the corresponding user source IP address"
 OSPF = "OSPF configuration error"
 SHUT = "shutdown"
 
-GOLD_Q7 = frozenset({RcaEntry("FW_01", "10.3.10.1", POLICY),
-                     RcaEntry("BJHQ_CSR1000V_GW_01", "10.1.120.251", PREFIX)})
+GOLD_Q7 = frozenset(
+    {RcaEntry("FW_01", "10.3.10.1", POLICY), RcaEntry("BJHQ_CSR1000V_GW_01", "10.1.120.251", PREFIX)}
+)
 GOLD_Q10 = frozenset({RcaEntry("FW_02", "114.114.114.114", VRRP)})
 GOLD_Q11 = frozenset({RcaEntry("FW_02", "8.8.8.8", VRRP)})
 GOLD_Q12 = GOLD_Q10
@@ -28,9 +29,13 @@ def ans(*entries: RcaEntry) -> ParsedAnswer:
 
 def test_q12_empty_answer_is_f5() -> None:
     assert classify_rca_failure(GOLD_Q12, ParsedAnswer("empty", rca=frozenset())) == "F5"
-    assert classify_rca_failure(GOLD_Q12, ParsedAnswer("unparsable", rca=frozenset(),
-                                                       invalid_lines=("FW_02 vrrp",))) == "F5"
-    assert classify_rca_failure(GOLD_Q12, None) == "F5"   # timeout / error: no answer at all
+    assert (
+        classify_rca_failure(
+            GOLD_Q12, ParsedAnswer("unparsable", rca=frozenset(), invalid_lines=("FW_02 vrrp",))
+        )
+        == "F5"
+    )
+    assert classify_rca_failure(GOLD_Q12, None) == "F5"  # timeout / error: no answer at all
 
 
 def test_q12_through_the_parser() -> None:
@@ -44,7 +49,9 @@ def test_q7_missing_independent_cause_is_f1() -> None:
 
 
 def test_q18_extra_non_gold_causes_is_f2_despite_mislocalisation() -> None:
-    pred = ans(RcaEntry("BJHQ_CSR1000V_GW_01", "10.1.120.251", PREFIX), RcaEntry("FW_01", "114.114.114.114", VRRP))
+    pred = ans(
+        RcaEntry("BJHQ_CSR1000V_GW_01", "10.1.120.251", PREFIX), RcaEntry("FW_01", "114.114.114.114", VRRP)
+    )
     d = diagnose_rca_failure(GOLD_Q18, pred)
     assert d is not None and (d.mode, d.missing, d.extra) == ("F2", 1, 2)
 
@@ -52,7 +59,9 @@ def test_q18_extra_non_gold_causes_is_f2_despite_mislocalisation() -> None:
 def test_q10_wrong_mechanism_is_f4() -> None:
     d = diagnose_rca_failure(GOLD_Q10, ans(RcaEntry("FW_02", "114.114.114.114", OSPF)))
     assert d is not None and d.mode == "F4"
-    assert d.pairs == ((RcaEntry("FW_02", "114.114.114.114", VRRP), RcaEntry("FW_02", "114.114.114.114", OSPF)),)
+    assert d.pairs == (
+        (RcaEntry("FW_02", "114.114.114.114", VRRP), RcaEntry("FW_02", "114.114.114.114", OSPF)),
+    )
 
 
 def test_q11_wrong_node_right_mechanism_is_f3() -> None:
@@ -107,6 +116,7 @@ def test_priority_order_constant_matches_paper() -> None:
 
 def test_path_answer_rejected() -> None:
     from ctbench.answer import Hop
+
     with pytest.raises(ValueError):
         diagnose_rca_failure(GOLD_Q10, ParsedAnswer("answered", paths=((Hop("A", "e"), Hop("B")),)))
 
@@ -119,22 +129,33 @@ UNRELATED_C = RcaEntry("Core_SW_01", "8.8.8.8", "routing loop on the core")
 UNRELATED_D = RcaEntry("ACC_SW_01", "GE0/0/1", SHUT)
 
 
-@pytest.mark.parametrize(("gold", "pred", "mode"), [
-    # set level: a gold cause dropped entirely is F1 whatever else the answer adds (E.2: coverage first)
-    ({A, B}, {A, UNRELATED_C, UNRELATED_D}, "F1"),
-    ({A}, {UNRELATED_C, UNRELATED_D}, "F1"),
-    ({A, B}, {UNRELATED_C}, "F1"),
-    ({A, B}, {RcaEntry("FW_09", "1.1.1.1", VRRP)}, "F1"),  # fewer causes: F1 even when one is addressed
-    # ...but when every gold cause is returned or addressed, extra causes are F2 (q18)
-    ({A}, {A, UNRELATED_C}, "F2"),
-    ({A}, {RcaEntry("FW_01", "114.114.114.114", VRRP), RcaEntry("GW_01", "10.1.120.251", PREFIX)}, "F2"),
-    ({A, B}, {A, RcaEntry("BJHQ_CSR1000V_GW_01", "10.9.9.9", OSPF), UNRELATED_C}, "F2"),  # B addressed by node
-    # comparable sets (equal counts): entry level, mechanism before object
-    ({A, B}, {A, UNRELATED_C}, "F4"),  # wrong mechanism and wrong object (device included) -> F4
-    ({A, B}, {RcaEntry("FW_01", A.object, VRRP), RcaEntry("GW_09", B.object, PREFIX)}, "F3"),
-    ({A, B}, {RcaEntry(A.node, A.object, PREFIX), RcaEntry(B.node, B.object, VRRP)}, "F3"),  # labels swapped
-    ({A}, {RcaEntry(A.node, "9.9.9.9", OSPF)}, "F4"),
-])
+@pytest.mark.parametrize(
+    ("gold", "pred", "mode"),
+    [
+        # set level: a gold cause dropped entirely is F1 whatever else the answer adds (E.2: coverage first)
+        ({A, B}, {A, UNRELATED_C, UNRELATED_D}, "F1"),
+        ({A}, {UNRELATED_C, UNRELATED_D}, "F1"),
+        ({A, B}, {UNRELATED_C}, "F1"),
+        ({A, B}, {RcaEntry("FW_09", "1.1.1.1", VRRP)}, "F1"),  # fewer causes: F1 even when one is addressed
+        # ...but when every gold cause is returned or addressed, extra causes are F2 (q18)
+        ({A}, {A, UNRELATED_C}, "F2"),
+        ({A}, {RcaEntry("FW_01", "114.114.114.114", VRRP), RcaEntry("GW_01", "10.1.120.251", PREFIX)}, "F2"),
+        (
+            {A, B},
+            {A, RcaEntry("BJHQ_CSR1000V_GW_01", "10.9.9.9", OSPF), UNRELATED_C},
+            "F2",
+        ),  # B addressed by node
+        # comparable sets (equal counts): entry level, mechanism before object
+        ({A, B}, {A, UNRELATED_C}, "F4"),  # wrong mechanism and wrong object (device included) -> F4
+        ({A, B}, {RcaEntry("FW_01", A.object, VRRP), RcaEntry("GW_09", B.object, PREFIX)}, "F3"),
+        (
+            {A, B},
+            {RcaEntry(A.node, A.object, PREFIX), RcaEntry(B.node, B.object, VRRP)},
+            "F3",
+        ),  # labels swapped
+        ({A}, {RcaEntry(A.node, "9.9.9.9", OSPF)}, "F4"),
+    ],
+)
 def test_failure_assignment_follows_e2_priority(gold: set[RcaEntry], pred: set[RcaEntry], mode: str) -> None:
     assert classify_rca_failure(frozenset(gold), ans(*pred)) == mode
 
@@ -153,18 +174,38 @@ def parse(text: str) -> ParsedAnswer:
     return parse_rca(text, node_names=NODES, resolve_label=LABELS.get)
 
 
-@pytest.mark.parametrize(("text", "mode", "unresolved"), [
-    # the case: the gold line plus a cause with an unknown label is not exactly correct
-    (f"{A.node};{A.object};{VRRP}\nCore_SW_01;8.8.8.8;routing loop on the core", "F2",
-     ["unknown root-cause label 'routing loop on the core'"]),
-    (f"<result>\n{A.node};{A.object};{VRRP}\nFW_99;8.8.8.8;{VRRP}\n</result>", "F2", ["unknown node 'FW_99'"]),
-    (f"Final answer: NOT_A_NODE;x;cosmic rays\n{A.node};{A.object};{VRRP}", "F2",
-     ["unknown node 'NOT_A_NODE'; unknown root-cause label 'cosmic rays'"]),
-    ("<answer>FW_99;114.114.114.114;" + VRRP + "</answer>", "F3", ["unknown node 'FW_99'"]),
-    ("<answer>FW_02;114.114.114.114;VRRP is broken</answer>", "F4", ["unknown root-cause label 'VRRP is broken'"]),
-    ("<answer>Nowhere_01;0.0.0.0;gremlins</answer>", "F4", ["unknown node 'Nowhere_01'; unknown root-cause label "
-                                                            "'gremlins'"]),
-])
+@pytest.mark.parametrize(
+    ("text", "mode", "unresolved"),
+    [
+        # the case: the gold line plus a cause with an unknown label is not exactly correct
+        (
+            f"{A.node};{A.object};{VRRP}\nCore_SW_01;8.8.8.8;routing loop on the core",
+            "F2",
+            ["unknown root-cause label 'routing loop on the core'"],
+        ),
+        (
+            f"<result>\n{A.node};{A.object};{VRRP}\nFW_99;8.8.8.8;{VRRP}\n</result>",
+            "F2",
+            ["unknown node 'FW_99'"],
+        ),
+        (
+            f"Final answer: NOT_A_NODE;x;cosmic rays\n{A.node};{A.object};{VRRP}",
+            "F2",
+            ["unknown node 'NOT_A_NODE'; unknown root-cause label 'cosmic rays'"],
+        ),
+        ("<answer>FW_99;114.114.114.114;" + VRRP + "</answer>", "F3", ["unknown node 'FW_99'"]),
+        (
+            "<answer>FW_02;114.114.114.114;VRRP is broken</answer>",
+            "F4",
+            ["unknown root-cause label 'VRRP is broken'"],
+        ),
+        (
+            "<answer>Nowhere_01;0.0.0.0;gremlins</answer>",
+            "F4",
+            ["unknown node 'Nowhere_01'; unknown root-cause label 'gremlins'"],
+        ),
+    ],
+)
 def test_stated_causes_with_unknown_names_count(text: str, mode: str, unresolved: list[str]) -> None:
     parsed = parse(text)
     assert parsed.status == "answered"
@@ -175,7 +216,7 @@ def test_stated_causes_with_unknown_names_count(text: str, mode: str, unresolved
 
 
 def test_prose_with_two_semicolons_is_not_a_cause_outside_a_declared_answer() -> None:
-    text = (f"I looked at it; nothing obvious; moving on\n{A.node};{A.object};{VRRP}\n")
+    text = f"I looked at it; nothing obvious; moving on\n{A.node};{A.object};{VRRP}\n"
     parsed = parse(text)
     assert parsed.rca == {A} and parsed.unresolved_lines == ()
     assert parsed.invalid_lines == ("I looked at it; nothing obvious; moving on",)

@@ -28,8 +28,28 @@ from tests.support.model_server import CTB_TOOLS, ScriptedModelServer, scripts_f
 
 HARNESSES = ("codex", "claude-code", "hermes")
 TASKS = ("RCA-001", "PATH-001")
-FORBIDDEN = ("exec", "shell", "bash", "terminal", "read_file", "write", "edit", "patch", "glob", "grep",
-             "web", "browser", "view_image", "file", "search", "spawn", "agent", "todo", "python", "code")
+FORBIDDEN = (
+    "exec",
+    "shell",
+    "bash",
+    "terminal",
+    "read_file",
+    "write",
+    "edit",
+    "patch",
+    "glob",
+    "grep",
+    "web",
+    "browser",
+    "view_image",
+    "file",
+    "search",
+    "spawn",
+    "agent",
+    "todo",
+    "python",
+    "code",
+)
 """Words in the name of a CLI's own shell, file, web or sub-agent tools; none may reach the model."""
 
 pytestmark = pytest.mark.timeout(600)
@@ -63,10 +83,20 @@ def _lines(folder: Path) -> list[dict]:
 
 
 def _settings(name: str, base_url: str, task_set: Path, out: Path, **kw: object) -> RunSettings:
-    values: dict = {"agent": name, "model": "scripted-model", "base_url": base_url, "tasks": task_set, "out": out,
-                    "select": " ".join(TASKS), "concurrency": 2, "timeout_s": 180.0, "retries": 0,
-                    "allow_unreviewed": True, "sandbox": os.environ.get("CTB_TEST_SANDBOX", "none"),
-                    "sandbox_network": os.environ.get("CTB_TEST_SANDBOX_NETWORK", "host")}
+    values: dict = {
+        "agent": name,
+        "model": "scripted-model",
+        "base_url": base_url,
+        "tasks": task_set,
+        "out": out,
+        "select": " ".join(TASKS),
+        "concurrency": 2,
+        "timeout_s": 180.0,
+        "retries": 0,
+        "allow_unreviewed": True,
+        "sandbox": os.environ.get("CTB_TEST_SANDBOX", "none"),
+        "sandbox_network": os.environ.get("CTB_TEST_SANDBOX_NETWORK", "host"),
+    }
     values.update(kw)
     return RunSettings(**values)  # type: ignore[arg-type]
 
@@ -78,7 +108,9 @@ def test_base_url_is_normalised_for_each_api() -> None:
 
 
 @pytest.mark.parametrize("name", HARNESSES)
-def test_each_cli_scores_100_and_records_what_the_model_reported(name: str, task_set: Path, tmp_path: Path) -> None:
+def test_each_cli_scores_100_and_records_what_the_model_reported(
+    name: str, task_set: Path, tmp_path: Path
+) -> None:
     """Run as a user runs it: the default ``--sandbox auto``, which is bubblewrap where it works
     (``.ci/run`` installs it), so the CLI and its MCP proxy run inside the sandbox and still score 100."""
     harness(name)
@@ -94,7 +126,10 @@ def test_each_cli_scores_100_and_records_what_the_model_reported(name: str, task
         line = lines[tid]
         assert (line["status"], line["answer_source"]) == ("answered", "submit"), line
         reported = model.reported(tid)
-        assert (line["input_tokens"], line["output_tokens"]) == (reported.input, reported.output), (line, reported)
+        assert (line["input_tokens"], line["output_tokens"]) == (reported.input, reported.output), (
+            line,
+            reported,
+        )
         if "cached_tokens" in line:
             assert line["cached_tokens"] == reported.cached
         assert line["rounds"] and line["rounds"] >= 5
@@ -110,7 +145,9 @@ def test_each_cli_scores_100_and_records_what_the_model_reported(name: str, task
     assert main, "the CLI never offered the ctb tools to the model"
     for request in main:
         bare = [t for t in request.tool_names if any(t.endswith(b) for b in CTB_TOOLS)]
-        assert sorted(b for t in bare for b in CTB_TOOLS if t.endswith(b)) == sorted(CTB_TOOLS), request.tool_names
+        assert sorted(b for t in bare for b in CTB_TOOLS if t.endswith(b)) == sorted(CTB_TOOLS), (
+            request.tool_names
+        )
         others = [t for t in request.tool_names if t not in bare]
         assert not [t for t in others if any(word in t.lower() for word in FORBIDDEN)], others
         schema = next(t["schema"] for t in request.tools if t["name"].endswith("run_command"))
@@ -125,12 +162,19 @@ class _NoReplay:
 
     @staticmethod
     def mcp_command(ctx):  # type: ignore[no-untyped-def]
-        return [sys.executable, "-m", "ctbench.evaluate.agents.mcp_bridge", _NoReplay.dead_url, ctx.session_id]
+        return [
+            sys.executable,
+            "-m",
+            "ctbench.evaluate.agents.mcp_bridge",
+            _NoReplay.dead_url,
+            ctx.session_id,
+        ]
 
 
 @pytest.mark.parametrize("name", HARNESSES)
-def test_unreachable_mcp_server_is_an_infrastructure_error_then_resumes(name: str, task_set: Path,
-                                                                         tmp_path: Path) -> None:
+def test_unreachable_mcp_server_is_an_infrastructure_error_then_resumes(
+    name: str, task_set: Path, tmp_path: Path
+) -> None:
     cls = harness(name)
     broken = type(f"NoReplay{cls.__name__}", (_NoReplay, cls), {})
     _NoReplay.dead_url = f"http://127.0.0.1:{_free_port()}"
@@ -139,16 +183,18 @@ def test_unreachable_mcp_server_is_an_infrastructure_error_then_resumes(name: st
         first = Runner(settings, agent=broken(settings.agent_options())).run()
         (line,) = _lines(first.folder)
         assert (line["status"], line["error_kind"]) == ("error", "infrastructure"), line
-        again = Runner(_settings(name, model.url, task_set, tmp_path / "run", select="RCA-001",
-                                 retry_errors=True)).run()
+        again = Runner(
+            _settings(name, model.url, task_set, tmp_path / "run", select="RCA-001", retry_errors=True)
+        ).run()
     last = _lines(again.folder)[-1]
     assert (last["status"], last["answer_source"]) == ("answered", "submit"), last
     assert again.resumed
 
 
 @pytest.mark.parametrize("name", HARNESSES)
-def test_model_endpoint_down_is_an_infrastructure_error_then_resumes(name: str, task_set: Path,
-                                                                      tmp_path: Path) -> None:
+def test_model_endpoint_down_is_an_infrastructure_error_then_resumes(
+    name: str, task_set: Path, tmp_path: Path
+) -> None:
     harness(name)
     port = _free_port()
     url = f"http://127.0.0.1:{port}/v1"
@@ -156,8 +202,11 @@ def test_model_endpoint_down_is_an_infrastructure_error_then_resumes(name: str, 
     (line,) = _lines(first.folder)
     assert (line["status"], line["error_kind"]) == ("error", "infrastructure"), line
     with ScriptedModelServer(scripts_for(task_set, ["RCA-001"]), max_seconds=300, port=port):
-        again = Runner(_settings(name, url, task_set, tmp_path / "run", select="RCA-001", timeout_s=120.0,
-                                 retry_errors=True)).run()
+        again = Runner(
+            _settings(
+                name, url, task_set, tmp_path / "run", select="RCA-001", timeout_s=120.0, retry_errors=True
+            )
+        ).run()
     last = _lines(again.folder)[-1]
     assert (last["status"], last["answer_source"]) == ("answered", "submit"), last
 
@@ -217,8 +266,9 @@ def test_timeout_leaves_no_process_of_the_cli_behind(name: str, task_set: Path, 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         try:
-            report = Runner(_settings(name, model.url, task_set, tmp_path / "run", select="RCA-001",
-                                      timeout_s=30.0)).run()
+            report = Runner(
+                _settings(name, model.url, task_set, tmp_path / "run", select="RCA-001", timeout_s=30.0)
+            ).run()
         finally:
             done.set()
             watcher.join(5)
@@ -244,12 +294,21 @@ EFFORT_IN_REQUEST = {
 
 @pytest.mark.parametrize("name", HARNESSES)
 def test_a_cli_that_answers_nothing_valid_is_unparsable_and_effort_reaches_the_model(
-        name: str, task_set: Path, tmp_path: Path) -> None:
+    name: str, task_set: Path, tmp_path: Path
+) -> None:
     harness(name)
     scripts = scripts_for(task_set, ["RCA-001"], submit=False, final_text="I could not find the fault.")
     with ScriptedModelServer(scripts, max_seconds=300) as model:
-        report = Runner(_settings(name, model.url, task_set, tmp_path / "run", select="RCA-001",
-                                  agent_args={"reasoning_effort": "high"})).run()
+        report = Runner(
+            _settings(
+                name,
+                model.url,
+                task_set,
+                tmp_path / "run",
+                select="RCA-001",
+                agent_args={"reasoning_effort": "high"},
+            )
+        ).run()
     (line,) = _lines(report.folder)
     assert (line["status"], line["answer_source"]) == ("unparsable", "final_message"), line
     assert "could not find the fault" in line["answer_text"]

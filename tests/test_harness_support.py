@@ -61,8 +61,9 @@ def test_cache_root_follows_the_environment(tmp_path: Path) -> None:
     assert cache_root({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "ctbench" / "harnesses"
 
 
-def test_install_then_find_and_an_interrupted_install_is_not_found(fake_npm: Path, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_then_find_and_an_interrupted_install_is_not_found(
+    fake_npm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", f"{fake_npm.parent}{os.pathsep}/usr/bin:/bin")  # no real codex on PATH
     found, seconds = install("codex")
     assert found.source == "cache" and found.version == "0.169.0" and seconds > 0
@@ -77,8 +78,9 @@ def test_install_then_find_and_an_interrupted_install_is_not_found(fake_npm: Pat
     assert again.source == "cache"
 
 
-def test_a_failed_install_says_why_and_leaves_nothing_usable(fake_npm: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_install_says_why_and_leaves_nothing_usable(
+    fake_npm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", f"{fake_npm.parent}{os.pathsep}/usr/bin:/bin")
     monkeypatch.setenv("FAIL_NPM", "1")
     with pytest.raises(CtbError, match=r"installing @openai/codex@9\.9\.9 failed \(exit 1\): npm ERR! 404"):
@@ -86,8 +88,9 @@ def test_a_failed_install_says_why_and_leaves_nothing_usable(fake_npm: Path,
     assert find("codex", "9.9.9") is None
 
 
-def test_a_cli_on_path_is_found_with_the_version_it_reports(fake_npm: Path, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cli_on_path_is_found_with_the_version_it_reports(
+    fake_npm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bin_dir = tmp_path / "path-bin"
     bin_dir.mkdir()
     claude = bin_dir / "claude"
@@ -113,9 +116,11 @@ def test_harness_install_command_line(fake_npm: Path, tmp_path: Path) -> None:
 
 
 def test_compare_warns_when_one_harness_ran_at_two_versions() -> None:
-    runs = [RunInfo(name="a", agent="codex", harness_version="0.169.0"),
-            RunInfo(name="b", agent="codex", harness_version="0.170.0"),
-            RunInfo(name="c", agent="claude-code", harness_version="2.1.328")]
+    runs = [
+        RunInfo(name="a", agent="codex", harness_version="0.169.0"),
+        RunInfo(name="b", agent="codex", harness_version="0.170.0"),
+        RunInfo(name="c", agent="claude-code", harness_version="2.1.328"),
+    ]
     (warning,) = harness_version_warnings(runs)
     assert "codex" in warning and "0.169.0, 0.170.0" in warning
     assert harness_version_warnings(runs[:1] + runs[2:]) == []

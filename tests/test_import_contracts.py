@@ -18,14 +18,22 @@ from tests.conftest import REPO
 
 LINT_IMPORTS = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
 
-pytestmark = pytest.mark.skipif(LINT_IMPORTS is None, reason="import-linter is not installed (the test extra)")
+pytestmark = pytest.mark.skipif(
+    LINT_IMPORTS is None, reason="import-linter is not installed (the test extra)"
+)
 
 
 def _lint(cwd: Path) -> subprocess.CompletedProcess[str]:
     assert LINT_IMPORTS is not None
     # cwd first on sys.path: grimp must analyse the copy, not the editable install.
-    return subprocess.run([LINT_IMPORTS, "--no-cache", "--no-logo"], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, env={"PATH": str(Path(sys.executable).parent), "PYTHONPATH": str(cwd)})
+    return subprocess.run(
+        [LINT_IMPORTS, "--no-cache", "--no-logo"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": str(Path(sys.executable).parent), "PYTHONPATH": str(cwd)},
+    )
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -51,14 +59,17 @@ def test_a_copy_without_changes_passes(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-@pytest.mark.parametrize(("module", "line", "contract"), [
-    ("replay/engine.py", "import textual  # noqa", "never import Textual"),
-    ("evaluate/metrics.py", "from textual.widgets import Static  # noqa", "never import Textual"),
-    ("model.py", "from ctbench.evaluate import metrics  # noqa", "sit in layers"),
-    ("replay/tools.py", "from ctbench.evaluate import runner  # noqa", "sit in layers"),
-    ("authoring/bundle.py", "from ctbench.review import workflow  # noqa", "sit in layers"),
-    ("review/compare.py", "from ctbench.evaluate import runner  # noqa", "scoring only"),
-])
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        ("replay/engine.py", "import textual  # noqa", "never import Textual"),
+        ("evaluate/metrics.py", "from textual.widgets import Static  # noqa", "never import Textual"),
+        ("model.py", "from ctbench.evaluate import metrics  # noqa", "sit in layers"),
+        ("replay/tools.py", "from ctbench.evaluate import runner  # noqa", "sit in layers"),
+        ("authoring/bundle.py", "from ctbench.review import workflow  # noqa", "sit in layers"),
+        ("review/compare.py", "from ctbench.evaluate import runner  # noqa", "scoring only"),
+    ],
+)
 def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:
     repo = _copy(tmp_path)
     _append(repo / "ctbench" / module, line)
@@ -75,8 +86,9 @@ def test_an_exemption_that_matches_nothing_is_an_error(tmp_path: Path) -> None:
     text = toml.read_text(encoding="utf-8")
     marker = '    "ctbench.evaluate.cli -> ctbench.viewer.app",\n'
     assert marker in text
-    toml.write_text(text.replace(marker, marker + '    "ctbench.model -> ctbench.no_such_module",\n', 1),
-                    encoding="utf-8")
+    toml.write_text(
+        text.replace(marker, marker + '    "ctbench.model -> ctbench.no_such_module",\n', 1), encoding="utf-8"
+    )
     res = _lint(repo)
     assert res.returncode != 0
     assert "ctbench.no_such_module" in res.stdout + res.stderr
@@ -97,10 +109,14 @@ def test_every_module_of_the_package_is_in_a_layer() -> None:
     layers = next(c for c in config["contracts"] if c["type"] == "layers")["layers"]
     listed = {name.strip() for layer in layers for name in layer.replace("|", ":").split(":")}
     present = {m.name for m in pkgutil.iter_modules(ctbench.__path__)}
-    assert present - listed == set(), f"add to the layers contract in pyproject.toml: {sorted(present - listed)}"
+    assert present - listed == set(), (
+        f"add to the layers contract in pyproject.toml: {sorted(present - listed)}"
+    )
     assert listed - present == set(), f"listed but not in ctbench/: {sorted(listed - present)}"
 
     textual = next(c for c in config["contracts"] if c.get("forbidden_modules") == ["textual"])
-    core = {name for name in listed if name not in {"authoring", "review", "viewer", "tui", "evaluate", "replay"}}
+    core = {
+        name for name in listed if name not in {"authoring", "review", "viewer", "tui", "evaluate", "replay"}
+    }
     unguarded = {f"ctbench.{name}" for name in core} - set(textual["source_modules"])
     assert not unguarded, f"add to the no-Textual contract in pyproject.toml: {sorted(unguarded)}"

@@ -48,8 +48,9 @@ print(json.dumps({"textual": sorted(m for m in sys.modules if m == "textual" or 
 
 def _probe(module: str) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    res = subprocess.run([sys.executable, "-c", PROBE, module], capture_output=True, text=True, env=env,
-                         timeout=120, cwd=REPO)
+    res = subprocess.run(
+        [sys.executable, "-c", PROBE, module], capture_output=True, text=True, env=env, timeout=120, cwd=REPO
+    )
     assert res.returncode == 0, f"importing {module} failed:\n{res.stderr}"
     return json.loads(res.stdout.strip().splitlines()[-1])
 

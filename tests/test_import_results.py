@@ -38,11 +38,25 @@ def paper_results(ts: TaskSet) -> list[dict]:
             elif i % 3 == 1:
                 commands.append({"device": a.device.lower(), "command": a.command})
             else:
-                commands.append({"type": "function", "function": {
-                    "name": "run_command", "arguments": json.dumps({"device": a.device, "command": a.command})}})
-        items.append({"question_id": ref.id.lower(), "final_answer": gold_text(ts, ref.id),
-                      "commands_executed": commands, "rounds": len(commands) + 1, "latency": 42.5,
-                      "usage": {"prompt_tokens": 12000, "completion_tokens": 800}})
+                commands.append(
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": "run_command",
+                            "arguments": json.dumps({"device": a.device, "command": a.command}),
+                        },
+                    }
+                )
+        items.append(
+            {
+                "question_id": ref.id.lower(),
+                "final_answer": gold_text(ts, ref.id),
+                "commands_executed": commands,
+                "rounds": len(commands) + 1,
+                "latency": 42.5,
+                "usage": {"prompt_tokens": 12000, "completion_tokens": 800},
+            }
+        )
     return items
 
 
@@ -59,26 +73,43 @@ def test_round_trip_scores_like_the_oracle(starter_set: Path, tmp_path: Path) ->
     assert config.tasks == ["PATH-001", "RCA-001", "RCA-002"]
     assert not list((tmp_path / "runs").glob(".*"))  # no temporary folder left behind
     lines = RunFolder(run).read_results().lines
-    assert {(r.status, r.input_tokens, r.output_tokens, r.latency_s) for r in lines} == {("answered", 12000, 800, 42.5)}
+    assert {(r.status, r.input_tokens, r.output_tokens, r.latency_s) for r in lines} == {
+        ("answered", 12000, 800, 42.5)
+    }
     scores = score_run(run, ts, n_resamples=N)
     for fam, third in (("rca", "id_iou"), ("path", "rest_iou")):
         s = scores["summary"][fam]
-        assert (s["accuracy"], s["loc_iou"], s[third], s["evidence"]["coverage"], s["evidence"]["f1"]) == (1.0,) * 5
+        assert (s["accuracy"], s["loc_iou"], s[third], s["evidence"]["coverage"], s["evidence"]["f1"]) == (
+            1.0,
+        ) * 5
     assert scores["summary"]["efficiency"]["all"]["total_tokens"]["mean"] == 12800
 
 
 def test_commands_are_canonicalised_like_replay(starter_set: Path, tmp_path: Path) -> None:
     ts = TaskSet.open(starter_set)
     src = tmp_path / "r.json"
-    src.write_text(json.dumps([{"task_id": "RCA-001", "answer": "CORE_SW_01;GE0/0/24;shutdown", "commands": [
-        "<CORE_SW_01> dis int br | inc GE",            # abbreviated and filtered: covers the bare golden action
-        ["CORE_SW_01", "dis cur int GE0/0/24"],         # abbreviated interface too
-        {"device": "CORE_SW_01", "command": "display version"},   # valid, not recorded: denied, still executed
-        {"device": "CORE_SW_01", "command": "dis foo"},            # the device rejects it: invalid
-        {"device": "CORE_SW_01", "command": "dis int br ?"},       # context help: executes nothing
-        {"device": "NOPE_01", "command": "display version"},       # not in the network
-        {"note": "no device here"},
-    ]}]))
+    src.write_text(
+        json.dumps(
+            [
+                {
+                    "task_id": "RCA-001",
+                    "answer": "CORE_SW_01;GE0/0/24;shutdown",
+                    "commands": [
+                        "<CORE_SW_01> dis int br | inc GE",  # abbreviated and filtered: covers the bare golden action
+                        ["CORE_SW_01", "dis cur int GE0/0/24"],  # abbreviated interface too
+                        {
+                            "device": "CORE_SW_01",
+                            "command": "display version",
+                        },  # valid, not recorded: denied, still executed
+                        {"device": "CORE_SW_01", "command": "dis foo"},  # the device rejects it: invalid
+                        {"device": "CORE_SW_01", "command": "dis int br ?"},  # context help: executes nothing
+                        {"device": "NOPE_01", "command": "display version"},  # not in the network
+                        {"note": "no device here"},
+                    ],
+                }
+            ]
+        )
+    )
     summary = import_results(src, tmp_path / "run", ts)
     assert summary.outcomes == {"recorded": 2, "denied": 1, "invalid": 1, "unknown-device": 1, "help": 1}
     assert any("1 command entr(y/ies) name no device" in w for w in summary.warnings)
@@ -86,7 +117,11 @@ def test_commands_are_canonicalised_like_replay(starter_set: Path, tmp_path: Pat
     assert [(r.canonical, r.outcome.value) for r in traj] == [
         ("display interface brief", "recorded"),
         ("display current-configuration interface GigabitEthernet0/0/24", "recorded"),
-        ("display version", "denied"), (None, "invalid"), (None, "help"), (None, "unknown-device")]
+        ("display version", "denied"),
+        (None, "invalid"),
+        (None, "help"),
+        (None, "unknown-device"),
+    ]
     assert traj[0].command == "dis int br | inc GE"
     task = score_run(tmp_path / "run", ts, n_resamples=N)["tasks"][0]
     assert task["exact"] is True and task["evidence"] == {"covered": 2, "golden": 3, "executed": 3}
@@ -94,9 +129,15 @@ def test_commands_are_canonicalised_like_replay(starter_set: Path, tmp_path: Pat
 
 def test_statuses_and_missing_usage(starter_set: Path, tmp_path: Path) -> None:
     src = tmp_path / "r.json"
-    src.write_text(json.dumps([{"id": "RCA-001", "status": "timeout", "last_message": "still thinking"},
-                               {"id": "RCA-002", "error": "harness crashed"},
-                               {"id": "PATH-001", "output": {"content": "no path found"}}]))
+    src.write_text(
+        json.dumps(
+            [
+                {"id": "RCA-001", "status": "timeout", "last_message": "still thinking"},
+                {"id": "RCA-002", "error": "harness crashed"},
+                {"id": "PATH-001", "output": {"content": "no path found"}},
+            ]
+        )
+    )
     import_results(src, tmp_path / "run", TaskSet.open(starter_set))
     lines = {r.task_id: r for r in RunFolder(tmp_path / "run").read_results().lines}
     assert lines["RCA-001"].status == "timeout" and lines["RCA-002"].status == "error"
@@ -112,13 +153,20 @@ def test_bad_input_gives_clear_messages_and_leaves_nothing(starter_set: Path, tm
         ('{"results": [ {"task_id": "RCA-001",, }', r"r\.json:1: not valid JSON"),
         ('"just a string"', "expected a list of per-question results"),
         ("[]", "holds no results"),
-        ('[42]', "result 1: expected an object"),
+        ("[42]", "result 1: expected an object"),
         ('[{"answer": "x"}]', "result 1: no task id"),
-        ('[{"task_id": "q7"}, {"task_id": "RCA-001"}, {"task_id": "q8"}]',
-         r"2 task id\(s\) are not in the task set .*q7 \(result 1\), q8 \(result 3\)"),
-        ('[{"task_id": "RCA-001"}, {"task_id": "rca-001"}]', "result 2: task RCA-001 already imported from result 1"),
-        ('[{"task_id": "RCA-001"}, {"task_id": "RCA-002", "commands": "display version"}]',
-         r"result 2 \(RCA-002\): commands must be a list"),
+        (
+            '[{"task_id": "q7"}, {"task_id": "RCA-001"}, {"task_id": "q8"}]',
+            r"2 task id\(s\) are not in the task set .*q7 \(result 1\), q8 \(result 3\)",
+        ),
+        (
+            '[{"task_id": "RCA-001"}, {"task_id": "rca-001"}]',
+            "result 2: task RCA-001 already imported from result 1",
+        ),
+        (
+            '[{"task_id": "RCA-001"}, {"task_id": "RCA-002", "commands": "display version"}]',
+            r"result 2 \(RCA-002\): commands must be a list",
+        ),
     ]
     for text, message in cases:
         src.write_text(text)
@@ -140,13 +188,26 @@ def test_import_command(starter_set: Path, tmp_path: Path) -> None:
     src = tmp_path / "hermes.json"
     src.write_text(json.dumps(paper_results(ts)))
     out = tmp_path / "runs" / "hermes"
-    proc = run_cli("evaluate", "import-results", str(src), "--out", str(out), "--tasks", str(starter_set),
-                   "--agent", "hermes", "--model", "qwen")
+    proc = run_cli(
+        "evaluate",
+        "import-results",
+        str(src),
+        "--out",
+        str(out),
+        "--tasks",
+        str(starter_set),
+        "--agent",
+        "hermes",
+        "--model",
+        "qwen",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "imported 3 task(s) (3 answered, 12 command(s): 12 recorded)" in proc.stdout
     assert f"next: ctb-eval score {out}" in proc.stdout
     config = RunFolder(out).load_config()
     assert (config.agent, config.model) == ("hermes", "qwen")
     src.write_text("{broken")
-    proc = run_cli("evaluate", "import-results", str(src), "--out", str(tmp_path / "x"), "--tasks", str(starter_set))
+    proc = run_cli(
+        "evaluate", "import-results", str(src), "--out", str(tmp_path / "x"), "--tasks", str(starter_set)
+    )
     assert proc.returncode == 1 and "not valid JSON" in proc.stderr and "Traceback" not in proc.stderr

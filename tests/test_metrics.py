@@ -45,8 +45,9 @@ OSPF = "OSPF configuration error"
 SHUT = "shutdown"
 
 # Paper E.3 gold answers.
-Q7_GOLD = frozenset({RcaEntry("FW_01", "10.3.10.1", POLICY),
-                     RcaEntry("BJHQ_CSR1000V_GW_01", "10.1.120.251", PREFIX)})
+Q7_GOLD = frozenset(
+    {RcaEntry("FW_01", "10.3.10.1", POLICY), RcaEntry("BJHQ_CSR1000V_GW_01", "10.1.120.251", PREFIX)}
+)
 Q10_GOLD = frozenset({RcaEntry("FW_02", "114.114.114.114", VRRP)})
 Q11_GOLD = frozenset({RcaEntry("FW_02", "8.8.8.8", VRRP)})
 RCA90_GOLD = frozenset({RcaEntry("BoardLeaf-01", "GE1/0/0", SHUT), RcaEntry("BoardLeaf-01", "GE1/0/1", SHUT)})
@@ -66,6 +67,7 @@ def approx(x: float) -> object:
 
 # --------------------------------------------------------------------------- IoU / RCA
 
+
 def test_iou_basics() -> None:
     assert iou({1, 2}, {2, 3}) == approx(1 / 3)
     assert iou(set(), {1}) == 0.0
@@ -80,8 +82,8 @@ def test_rca_exact_match() -> None:
 def test_rca90_missing_one_of_two_shutdowns() -> None:
     s = score_rca(RCA90_GOLD, {RcaEntry("BoardLeaf-01", "GE1/0/0", SHUT)})
     assert not s.exact
-    assert s.loc == approx(1 / 2)      # {(BL, GE1/0/0)} vs two pairs
-    assert s.ident == 1.0              # the label set {shutdown} is the same
+    assert s.loc == approx(1 / 2)  # {(BL, GE1/0/0)} vs two pairs
+    assert s.ident == 1.0  # the label set {shutdown} is the same
     assert s.triplet == approx(1 / 2)
 
 
@@ -107,7 +109,10 @@ def test_q11_wrong_node() -> None:
 
 
 def test_q18_extra_and_mislocalised() -> None:
-    pred = {RcaEntry("BJHQ_CSR1000V_GW_01", "10.1.120.251", PREFIX), RcaEntry("FW_01", "114.114.114.114", VRRP)}
+    pred = {
+        RcaEntry("BJHQ_CSR1000V_GW_01", "10.1.120.251", PREFIX),
+        RcaEntry("FW_01", "114.114.114.114", VRRP),
+    }
     s = score_rca(Q10_GOLD, pred)
     assert s.loc == 0.0 and s.ident == approx(1 / 2) and s.triplet == 0.0 and not s.exact
 
@@ -126,6 +131,7 @@ def test_q12_empty_prediction_scores_zero(pred: frozenset[RcaEntry] | None) -> N
 
 
 # --------------------------------------------------------------------------- paths
+
 
 def chain(*tokens: tuple[str, str | None]) -> Path:
     return tuple(Hop(n, e) for n, e in tokens)
@@ -163,7 +169,7 @@ def test_path_wrong_egress_spoils_two_edges() -> None:
 
 def test_path_missing_path() -> None:
     s = score_paths([P1, P2], [P1])
-    assert s.loc == 1.0                  # both gold paths share src A and dst D
+    assert s.loc == 1.0  # both gold paths share src A and dst D
     assert s.rest == approx(2 / 4)
     assert s.sequence == approx(1 / 2)
     assert not s.exact
@@ -171,8 +177,8 @@ def test_path_missing_path() -> None:
 
 def test_path_extra_path() -> None:
     s = score_paths([P1, P2], [P1, P2, P3])
-    assert s.loc == approx(2 / 3)        # ("dst", F) is extra
-    assert s.rest == approx(4 / 6)       # (A1,E7) and (E7,F) are extra
+    assert s.loc == approx(2 / 3)  # ("dst", F) is extra
+    assert s.rest == approx(4 / 6)  # (A1,E7) and (E7,F) are extra
     assert s.sequence == approx(2 / 3)
     assert not s.exact
 
@@ -188,13 +194,25 @@ def test_path_empty_prediction(pred: tuple[Path, ...] | None) -> None:
 
 
 def test_pr100_twelve_element_path() -> None:
-    nodes = ["SZ_Server_Cluster3", "SZ_Core_01", "SZ_Core_02", "SZ_PE_01", "BB_P_01", "BJ_PE_01",
-             "BJ_GW_01", "BJ_PE_02", "SH_PE_01", "SH_Agg_01", "SH_Acc_01", "SH_SAL_PC01"]
+    nodes = [
+        "SZ_Server_Cluster3",
+        "SZ_Core_01",
+        "SZ_Core_02",
+        "SZ_PE_01",
+        "BB_P_01",
+        "BJ_PE_01",
+        "BJ_GW_01",
+        "BJ_PE_02",
+        "SH_PE_01",
+        "SH_Agg_01",
+        "SH_Acc_01",
+        "SH_SAL_PC01",
+    ]
     gold = tuple(Hop(n, f"GE1/0/{i}") for i, n in enumerate(nodes[:-1])) + (Hop(nodes[-1]),)
     assert len(gold) == 12 and len(path_edge_set([gold])) == 11
     assert score_paths([gold], [gold]).exact
     bad = list(gold)
-    bad[5] = Hop(bad[5].node, "GE9/9/9")   # wrong egress on the 6th hop
+    bad[5] = Hop(bad[5].node, "GE9/9/9")  # wrong egress on the 6th hop
     s = score_paths([gold], [tuple(bad)])
     assert (s.edges_intersection, s.edges_union) == (9, 13)
     assert s.rest == approx(9 / 13) and s.loc == 1.0 and s.sequence == 0.0
@@ -202,10 +220,19 @@ def test_pr100_twelve_element_path() -> None:
 
 # --------------------------------------------------------------------------- evidence
 
+
 def test_evidence_counts_dedupe_executed() -> None:
-    golden = {("FW_02", "display vrrp"), ("FW_02", "display current-configuration"), ("Core", "display lldp neighbor")}
-    executed = [("FW_02", "display vrrp"), ("FW_02", "display vrrp"), ("FW_02", "display ip interface brief"),
-                ("Core", "display lldp neighbor")]
+    golden = {
+        ("FW_02", "display vrrp"),
+        ("FW_02", "display current-configuration"),
+        ("Core", "display lldp neighbor"),
+    }
+    executed = [
+        ("FW_02", "display vrrp"),
+        ("FW_02", "display vrrp"),
+        ("FW_02", "display ip interface brief"),
+        ("Core", "display lldp neighbor"),
+    ]
     e = evidence_counts(golden, executed)
     assert (e.covered, e.golden, e.executed, e.complete) == (2, 3, 3, False)
     assert evidence_counts(golden, None).executed == 0
@@ -230,9 +257,9 @@ LEVELS = {
 
 def test_label_sim_levels_and_weights() -> None:
     assert label_sim("a", "a", LEVELS) == 1.0
-    assert label_sim("a", "x", LEVELS) == 0.75   # same L1
-    assert label_sim("a", "y", LEVELS) == 0.5    # same L2
-    assert label_sim("b", "c", LEVELS) == 0.25   # same L3
+    assert label_sim("a", "x", LEVELS) == 0.75  # same L1
+    assert label_sim("a", "y", LEVELS) == 0.5  # same L2
+    assert label_sim("b", "c", LEVELS) == 0.25  # same L3
     assert label_sim(VRRP, SHUT, LEVELS) == 0.0
     assert label_sim("a", "unknown", LEVELS) == 0.0
     assert label_sim("unknown", "unknown", LEVELS) == 1.0
@@ -266,10 +293,14 @@ def test_exact_entry_match_equals_the_assignment_solver() -> None:
     """entry_match counts equal labels / locations class by class; the solver must agree."""
     rng = random.Random(5)
     for _ in range(300):
-        gold = {RcaEntry(rng.choice("AB"), rng.choice("xy"), rng.choice(["L1", "L2", "L3"]))
-                for _ in range(rng.randint(1, 4))}
-        pred = {RcaEntry(rng.choice("ABC"), rng.choice("xyz"), rng.choice(["L1", "L2", "L4"]))
-                for _ in range(rng.randint(0, 5))}
+        gold = {
+            RcaEntry(rng.choice("AB"), rng.choice("xy"), rng.choice(["L1", "L2", "L3"]))
+            for _ in range(rng.randint(1, 4))
+        }
+        pred = {
+            RcaEntry(rng.choice("ABC"), rng.choice("xyz"), rng.choice(["L1", "L2", "L4"]))
+            for _ in range(rng.randint(0, 5))
+        }
         em = entry_match(gold, pred)
         g, p = sorted(gold), sorted(pred)
         assert em.id_exact == best_matching(g, p, lambda a, b: float(a.label == b.label))
@@ -293,11 +324,11 @@ TOPO = Topology.from_links(
 
 def test_node_sim_rules_in_order() -> None:
     assert node_sim("FW_02", "FW_02", TOPO) == 1.0
-    assert node_sim("FW_02", "FW_01", TOPO) == 0.75              # same cluster
-    assert node_sim("Core_SW_01", "Core_SW_02", TOPO) == 0.5     # same site and role (no cluster)
-    assert node_sim("FW_02", "Core_SW_01", TOPO) == 0.25         # neighbours (adjacency is symmetric)
+    assert node_sim("FW_02", "FW_01", TOPO) == 0.75  # same cluster
+    assert node_sim("Core_SW_01", "Core_SW_02", TOPO) == 0.5  # same site and role (no cluster)
+    assert node_sim("FW_02", "Core_SW_01", TOPO) == 0.25  # neighbours (adjacency is symmetric)
     assert node_sim("Core_SW_01", "FW_02", TOPO) == 0.25
-    assert node_sim("FW_02", "Agg_01", TOPO) == 0.0              # two hops, k=1
+    assert node_sim("FW_02", "Agg_01", TOPO) == 0.0  # two hops, k=1
     assert node_sim("FW_02", "Agg_01", TOPO, NodeWeights(k=2)) == 0.25
     assert node_sim("FW_02", "Acc_01", TOPO, NodeWeights(k=2)) == 0.0
     assert node_sim("FW_02", "Acc_01", TOPO, NodeWeights(k=3)) == 0.25
@@ -308,7 +339,13 @@ def test_node_sim_rules_in_order() -> None:
 
 def test_entry_match_q11_and_q10() -> None:
     q11 = entry_match(Q11_GOLD, {RcaEntry("Core_SW_01", "8.8.8.8", VRRP)}, levels=LEVELS, topology=TOPO)
-    assert (q11.n_gold, q11.id_exact, q11.id_hierarchical, q11.loc_exact, q11.loc_hierarchical) == (1, 1.0, 1.0, 0.0, 0.25)
+    assert (q11.n_gold, q11.id_exact, q11.id_hierarchical, q11.loc_exact, q11.loc_hierarchical) == (
+        1,
+        1.0,
+        1.0,
+        0.0,
+        0.25,
+    )
     q10 = entry_match(Q10_GOLD, {RcaEntry("FW_02", "114.114.114.114", OSPF)}, levels=LEVELS, topology=TOPO)
     assert (q10.id_exact, q10.id_hierarchical, q10.loc_exact, q10.loc_hierarchical) == (0.0, 0.5, 1.0, 1.0)
     assert hierarchical_loc(Q11_GOLD, {RcaEntry("FW_01", "8.8.8.8", VRRP)}, TOPO) == 0.75
@@ -328,8 +365,15 @@ def test_entry_match_rca90_one_of_two() -> None:
 NO_USAGE = Usage()
 
 
-def rca_record(tid: str, gold: frozenset[RcaEntry], pred: ParsedAnswer | None, golden: set[tuple[str, str]],
-               executed: list[tuple[str, str]], usage: Usage = NO_USAGE, **meta: object) -> TaskRecord:
+def rca_record(
+    tid: str,
+    gold: frozenset[RcaEntry],
+    pred: ParsedAnswer | None,
+    golden: set[tuple[str, str]],
+    executed: list[tuple[str, str]],
+    usage: Usage = NO_USAGE,
+    **meta: object,
+) -> TaskRecord:
     return TaskRecord(tid, "rca", gold, pred, frozenset(golden), tuple(executed), usage, meta, TOPO)
 
 
@@ -337,26 +381,80 @@ def make_records() -> list[TaskRecord]:
     g1 = {("FW_02", "display vrrp"), ("FW_02", "display current-configuration")}
     return [
         # exactly correct, evidence incomplete (1 of 2)
-        rca_record("q1", Q10_GOLD, answered(*Q10_GOLD), g1, [("FW_02", "display vrrp"), ("FW_02", "ping")],
-                   Usage(4, 10.0, 1000, 100), observability="O1", categories=["C2"]),
+        rca_record(
+            "q1",
+            Q10_GOLD,
+            answered(*Q10_GOLD),
+            g1,
+            [("FW_02", "display vrrp"), ("FW_02", "ping")],
+            Usage(4, 10.0, 1000, 100),
+            observability="O1",
+            categories=["C2"],
+        ),
         # q10: wrong mechanism
-        rca_record("q10", Q10_GOLD, answered(RcaEntry("FW_02", "114.114.114.114", OSPF)), g1, list(g1),
-                   Usage(6, 20.0, 3000, None), observability="O1", categories=["C2", "C3"]),
+        rca_record(
+            "q10",
+            Q10_GOLD,
+            answered(RcaEntry("FW_02", "114.114.114.114", OSPF)),
+            g1,
+            list(g1),
+            Usage(6, 20.0, 3000, None),
+            observability="O1",
+            categories=["C2", "C3"],
+        ),
         # q12: empty answer
-        rca_record("q12", Q10_GOLD, ParsedAnswer("empty", rca=frozenset()), {("FW_02", "display vrrp")}, [],
-                   Usage(None, 30.0, 500, 50), observability="O2", categories=["C3"]),
+        rca_record(
+            "q12",
+            Q10_GOLD,
+            ParsedAnswer("empty", rca=frozenset()),
+            {("FW_02", "display vrrp")},
+            [],
+            Usage(None, 30.0, 500, 50),
+            observability="O2",
+            categories=["C3"],
+        ),
         # exactly correct, complete evidence
-        rca_record("q90", RCA90_GOLD, answered(*RCA90_GOLD), {("BoardLeaf-01", "display lldp neighbor")},
-                   [("BoardLeaf-01", "display lldp neighbor")], Usage(2, 5.0, 200, 20), observability="O1",
-                   categories=["C1"]),
+        rca_record(
+            "q90",
+            RCA90_GOLD,
+            answered(*RCA90_GOLD),
+            {("BoardLeaf-01", "display lldp neighbor")},
+            [("BoardLeaf-01", "display lldp neighbor")],
+            Usage(2, 5.0, 200, 20),
+            observability="O1",
+            categories=["C1"],
+        ),
         # timeout: no prediction at all
-        rca_record("q7", Q7_GOLD, None, {("FW_01", "display security-policy")}, [], Usage(),
-                   observability="O2", categories=["C1", "C4"]),
-        TaskRecord("p1", "path", (P1, P2), answered_paths(P1), frozenset({("A", "display ip routing-table")}),
-                   (("A", "display ip routing-table"),), Usage(8, 40.0, 5000, 500), {"paths": 2}),
-        TaskRecord("p2", "path", (P_ABCD,), answered_paths(P_ABCD),
-                   frozenset({("A", "x"), ("B", "y"), ("C", "z")}), (("A", "x"), ("B", "q")),
-                   Usage(3, 15.0, 800, 80), {"paths": 1}),
+        rca_record(
+            "q7",
+            Q7_GOLD,
+            None,
+            {("FW_01", "display security-policy")},
+            [],
+            Usage(),
+            observability="O2",
+            categories=["C1", "C4"],
+        ),
+        TaskRecord(
+            "p1",
+            "path",
+            (P1, P2),
+            answered_paths(P1),
+            frozenset({("A", "display ip routing-table")}),
+            (("A", "display ip routing-table"),),
+            Usage(8, 40.0, 5000, 500),
+            {"paths": 2},
+        ),
+        TaskRecord(
+            "p2",
+            "path",
+            (P_ABCD,),
+            answered_paths(P_ABCD),
+            frozenset({("A", "x"), ("B", "y"), ("C", "z")}),
+            (("A", "x"), ("B", "q")),
+            Usage(3, 15.0, 800, 80),
+            {"paths": 1},
+        ),
     ]
 
 
@@ -370,11 +468,22 @@ def test_aggregate_hand_values() -> None:
     assert rca["id_iou"] == approx((1 + 0 + 0 + 1 + 0) / 5)
     assert rca["triplet_iou"] == approx(2 / 5)
     # evidence: C = 1+2+0+1+0 = 4, G = 2+2+1+1+1 = 7, A = 2+2+0+1+0 = 5
-    assert rca["evidence"] == {"covered": 4, "golden": 7, "executed": 5, "coverage": approx(4 / 7),
-                               "f1": approx(8 / 12)}
+    assert rca["evidence"] == {
+        "covered": 4,
+        "golden": 7,
+        "executed": 5,
+        "coverage": approx(4 / 7),
+        "f1": approx(8 / 12),
+    }
     # correct tasks q1 (1/2) and q90 (1/1): one incomplete, pooled 2/3
-    assert rca["evidence_on_correct"] == {"n_correct": 2, "incomplete": 1, "incomplete_freq": 0.5,
-                                          "covered": 2, "golden": 3, "coverage": approx(2 / 3)}
+    assert rca["evidence_on_correct"] == {
+        "n_correct": 2,
+        "incomplete": 1,
+        "incomplete_freq": 0.5,
+        "covered": 2,
+        "golden": 3,
+        "coverage": approx(2 / 3),
+    }
     em = rca["entry_match"]
     assert em["n_gold_entries"] == 1 + 1 + 1 + 2 + 2
     assert em["id_exact"] == {"macro": approx(2 / 5), "micro": approx(3 / 7)}
@@ -393,8 +502,12 @@ def test_aggregate_hand_values() -> None:
     eff = agg["efficiency"]["all"]
     assert eff["rounds"] == {"n": 5, "missing": 2, "mean": approx(23 / 5), "median": 4.0}
     assert eff["latency_s"]["n"] == 6 and eff["latency_s"]["median"] == 17.5
-    assert eff["total_tokens"] == {"n": 5, "missing": 2, "mean": approx((1100 + 550 + 220 + 5500 + 880) / 5),
-                                   "median": 880.0}
+    assert eff["total_tokens"] == {
+        "n": 5,
+        "missing": 2,
+        "mean": approx((1100 + 550 + 220 + 5500 + 880) / 5),
+        "median": 880.0,
+    }
     assert agg["efficiency"]["rca"]["rounds"]["n"] == 3
 
 
@@ -450,8 +563,14 @@ def test_aggregate_json_byte_identical_across_hash_seeds(tmp_path: FsPath) -> No
     dumps = set()
     for seed in ("1", "2", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        res = subprocess.run([sys.executable, "-c", script, root], capture_output=True, text=True,
-                             env=env, check=True, cwd=root)
+        res = subprocess.run(
+            [sys.executable, "-c", script, root],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            cwd=root,
+        )
         dumps.add(res.stdout)
     assert len(dumps) == 1
 

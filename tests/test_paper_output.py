@@ -16,37 +16,65 @@ from tests.test_score_support import gold_text, golden_calls, oracle_run, starte
 def _runs(tmp_path: Path, tasks: Path) -> list[Path]:
     ts = TaskSet.open(tasks)
     good = oracle_run(tmp_path / "runs" / "good", tasks, name="good", agent="good")
-    weak = write_run(tmp_path / "runs" / "weak", tasks, name="weak", agent="weak", answers={
-        "RCA-001": gold_text(ts, "RCA-001"), "RCA-002": "", "PATH-001": "no idea at all"},
+    weak = write_run(
+        tmp_path / "runs" / "weak",
+        tasks,
+        name="weak",
+        agent="weak",
+        answers={"RCA-001": gold_text(ts, "RCA-001"), "RCA-002": "", "PATH-001": "no idea at all"},
         calls={"RCA-001": golden_calls(ts, "RCA-001")[:1]},
-        usage={t: {"rounds": 1, "latency_s": 1.0, "input_tokens": 10, "output_tokens": 5}
-               for t in ("RCA-001", "RCA-002", "PATH-001")})
+        usage={
+            t: {"rounds": 1, "latency_s": 1.0, "input_tokens": 10, "output_tokens": 5}
+            for t in ("RCA-001", "RCA-002", "PATH-001")
+        },
+    )
     return [good, weak]
 
 
 def test_latex_is_paper_ready(tmp_path: Path) -> None:
     tasks = starter_copy(tmp_path)
     runs = _runs(tmp_path, tasks)
-    res = run_cli("evaluate", "report", *map(str, runs), "--format", "latex", "--bold-best", "--tasks", str(tasks),
-                  "--resamples", "200")
+    res = run_cli(
+        "evaluate",
+        "report",
+        *map(str, runs),
+        "--format",
+        "latex",
+        "--bold-best",
+        "--tasks",
+        str(tasks),
+        "--resamples",
+        "200",
+    )
     assert res.returncode == 0, res.stderr
     tex = res.stdout
     assert "\\label{tab:table5}" in tex and "\\label{tab:table21}" in tex
     assert "shape)" not in tex.replace("% the layout", "")  # captions name what they show
     assert "\\caption{Overall pass@1 capabilities. Percent $\\pm$ SE across tasks" in tex
     assert "% the layout of the CTBench paper's Table 5" in tex
-    assert tex.count("\\begin{table*}") == tex.count("\\resizebox{\\textwidth}{!}{%") > 0  # Table 5: 11 columns
+    assert (
+        tex.count("\\begin{table*}") == tex.count("\\resizebox{\\textwidth}{!}{%") > 0
+    )  # Table 5: 11 columns
     start = tex.index("\\label{tab:table5}")
-    table5 = tex[start:tex.index("\\end{table*}", start)]
+    table5 = tex[start : tex.index("\\end{table*}", start)]
     good_row = next(line for line in table5.splitlines() if line.startswith("good"))
     weak_row = next(line for line in table5.splitlines() if line.startswith("weak"))
     assert "\\textbf{100.00 $\\pm$ 0.00}" in good_row and "\\textbf" not in weak_row
-    table6 = tex[tex.index("\\label{tab:table6}"):]
-    table6 = table6[:table6.index("\\end{table")]
+    table6 = tex[tex.index("\\label{tab:table6}") :]
+    table6 = table6[: table6.index("\\end{table")]
     # lowest cost is best: the weak run's single round and 15 tokens
     assert re.search(r"weak\+m1 & RCA & 2 & \\textbf\{1\.00\} & \\textbf\{1\.00\} & \\textbf\{10\}", table6)
-    plain = run_cli("evaluate", "report", *map(str, runs), "--format", "latex", "--tasks", str(tasks),
-                    "--resamples", "200")
+    plain = run_cli(
+        "evaluate",
+        "report",
+        *map(str, runs),
+        "--format",
+        "latex",
+        "--tasks",
+        str(tasks),
+        "--resamples",
+        "200",
+    )
     assert "\\textbf" not in plain.stdout
 
 
@@ -95,8 +123,11 @@ def test_import_records_the_commit_it_imported_against(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert f"at commit {head[:12]}" in res.stdout
     assert f"commit: {head}" in (tmp_path / "a" / "run.yaml").read_text(encoding="utf-8")
-    src.write_text(json.dumps({"task_set_commit": "feedface" * 5, "results": [{"task_id": "RCA-001",
-                                                                              "final_answer": "x"}]}))
+    src.write_text(
+        json.dumps(
+            {"task_set_commit": "feedface" * 5, "results": [{"task_id": "RCA-001", "final_answer": "x"}]}
+        )
+    )
     res = run_cli("evaluate", "import-results", str(src), "--out", str(tmp_path / "b"), "--tasks", str(tasks))
     assert res.returncode == 0, res.stderr
     assert f"made on task-set commit feedfacefeed but are imported against {head[:12]}" in res.stderr

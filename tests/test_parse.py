@@ -15,8 +15,14 @@ PREFIX = "IP prefix list missing the corresponding user source IP address"
 SHUT = "shutdown"
 
 RCA_NODES = ["FW_01", "FW_02", "BJHQ_CSR1000V_GW_01", "Core_SW_01", "BoardLeaf-01"]
-LABELS = {VRRP: VRRP, POLICY: POLICY, PREFIX: PREFIX, SHUT: SHUT,
-          "interface shutdown": SHUT, "vrrp not enabled": VRRP}
+LABELS = {
+    VRRP: VRRP,
+    POLICY: POLICY,
+    PREFIX: PREFIX,
+    SHUT: SHUT,
+    "interface shutdown": SHUT,
+    "vrrp not enabled": VRRP,
+}
 
 
 def resolve(label: str) -> str | None:
@@ -32,6 +38,7 @@ def rca(text: str | None) -> ParsedAnswer:
 
 
 # --------------------------------------------------------------------------- RCA
+
 
 def test_rca_plain_lines_two_entries_rca90() -> None:
     got = rca("BoardLeaf-01;GE1/0/0;shutdown\nBoardLeaf-01;GE1/0/1;shutdown\n")
@@ -52,30 +59,34 @@ def test_rca_duplicates_removed() -> None:
 
 
 def test_rca_prose_around_answer_is_ignored() -> None:
-    text = ("I checked the firewall and found the VRRP hot standby disabled.\n"
-            "Therefore the root cause is:\n"
-            f"FW_02;114.114.114.114;{VRRP}\n"
-            "Let me know if you need more.")
+    text = (
+        "I checked the firewall and found the VRRP hot standby disabled.\n"
+        "Therefore the root cause is:\n"
+        f"FW_02;114.114.114.114;{VRRP}\n"
+        "Let me know if you need more."
+    )
     got = rca(text)
     assert got.status == "answered"
     assert got.rca == {RcaEntry("FW_02", "114.114.114.114", VRRP)}
 
 
 def test_rca_result_tag_wins_over_prose_lines() -> None:
-    text = (f"Candidate considered: FW_01;10.3.10.1;{POLICY}\n"
-            f"<result>\nFW_02;114.114.114.114;{VRRP}\n</result>")
+    text = (
+        f"Candidate considered: FW_01;10.3.10.1;{POLICY}\n<result>\nFW_02;114.114.114.114;{VRRP}\n</result>"
+    )
     assert rca(text).rca == {RcaEntry("FW_02", "114.114.114.114", VRRP)}
 
 
 def test_rca_last_tag_block_is_the_answer_and_answer_tag_accepted() -> None:
-    text = (f"<answer>FW_01;10.3.10.1;{POLICY}</answer> on reflection\n"
-            f"<ANSWER type='rca'>FW_02;8.8.8.8;{VRRP}</ANSWER>")
+    text = (
+        f"<answer>FW_01;10.3.10.1;{POLICY}</answer> on reflection\n"
+        f"<ANSWER type='rca'>FW_02;8.8.8.8;{VRRP}</ANSWER>"
+    )
     assert rca(text).rca == {RcaEntry("FW_02", "8.8.8.8", VRRP)}
 
 
 def test_rca_bad_tagged_answer_is_not_rescued_from_prose() -> None:
-    text = (f"I suspect FW_01;10.3.10.1;{POLICY}\n"
-            "<result>\nFW_02;114.114.114.114\n</result>")
+    text = f"I suspect FW_01;10.3.10.1;{POLICY}\n<result>\nFW_02;114.114.114.114\n</result>"
     got = rca(text)
     assert got.status == "unparsable"
     assert got.rca == frozenset()
@@ -83,19 +94,20 @@ def test_rca_bad_tagged_answer_is_not_rescued_from_prose() -> None:
 
 
 def test_rca_tagged_cause_with_an_unknown_label_is_what_the_agent_said() -> None:
-    text = (f"I suspect FW_01;10.3.10.1;{POLICY}\n"
-            "<result>\nFW_02;114.114.114.114;OSPF misconfigured\n</result>")
+    text = (
+        f"I suspect FW_01;10.3.10.1;{POLICY}\n<result>\nFW_02;114.114.114.114;OSPF misconfigured\n</result>"
+    )
     got = rca(text)
     assert got.status == "answered"  # a stated cause, not rescued from prose, not dropped
     assert got.rca == {RcaEntry("FW_02", "114.114.114.114", "OSPF misconfigured")}
     assert got.invalid_lines == ()
-    assert got.unresolved_lines == (("FW_02;114.114.114.114;OSPF misconfigured",
-                                     "unknown root-cause label 'OSPF misconfigured'"),)
+    assert got.unresolved_lines == (
+        ("FW_02;114.114.114.114;OSPF misconfigured", "unknown root-cause label 'OSPF misconfigured'"),
+    )
 
 
 def test_rca_fenced_block_and_final_answer_marker() -> None:
-    fenced = ("Commands used:\n```\ndisplay vrrp\n```\nAnswer:\n```text\n"
-              f"FW_02;114.114.114.114;{VRRP}\n```\n")
+    fenced = f"Commands used:\n```\ndisplay vrrp\n```\nAnswer:\n```text\nFW_02;114.114.114.114;{VRRP}\n```\n"
     assert rca(fenced).rca == {RcaEntry("FW_02", "114.114.114.114", VRRP)}
     marker = f"Reasoning...\n**Final answer:**\n---\n- `FW_02;114.114.114.114;{VRRP}`\n"
     got = rca(marker)
@@ -109,16 +121,23 @@ def test_rca_unclosed_tag_runs_to_end() -> None:
 
 
 def test_rca_invalid_lines_kept_next_to_valid_ones() -> None:
-    text = (f"<result>\nFW_02;8.8.8.8;{VRRP}\nFW_09;8.8.8.8;{VRRP}\nFW_01;x;cosmic rays\n"
-            f"FW_01;a;b;{VRRP}\n</result>")
+    text = (
+        f"<result>\nFW_02;8.8.8.8;{VRRP}\nFW_09;8.8.8.8;{VRRP}\nFW_01;x;cosmic rays\n"
+        f"FW_01;a;b;{VRRP}\n</result>"
+    )
     got = rca(text)
     assert got.status == "answered"
     # lines with the schema's shape are stated causes, whatever they name; the four-field one is not
-    assert got.rca == {RcaEntry("FW_02", "8.8.8.8", VRRP), RcaEntry("FW_09", "8.8.8.8", VRRP),
-                       RcaEntry("FW_01", "x", "cosmic rays")}
+    assert got.rca == {
+        RcaEntry("FW_02", "8.8.8.8", VRRP),
+        RcaEntry("FW_09", "8.8.8.8", VRRP),
+        RcaEntry("FW_01", "x", "cosmic rays"),
+    }
     assert got.invalid_lines == (f"FW_01;a;b;{VRRP}",)
-    assert got.unresolved_lines == ((f"FW_09;8.8.8.8;{VRRP}", "unknown node 'FW_09'"),
-                                    ("FW_01;x;cosmic rays", "unknown root-cause label 'cosmic rays'"))
+    assert got.unresolved_lines == (
+        (f"FW_09;8.8.8.8;{VRRP}", "unknown node 'FW_09'"),
+        ("FW_01;x;cosmic rays", "unknown root-cause label 'cosmic rays'"),
+    )
 
 
 def test_rca_trailing_separator_and_fullwidth_separator_tolerated() -> None:
@@ -132,8 +151,9 @@ def test_rca_object_normaliser_value_error_keeps_the_stated_object() -> None:
             raise ValueError(f"no interface {obj} on {node}")
         return obj
 
-    got = parse_rca(f"FW_02;bogus;{VRRP}", node_names=RCA_NODES, resolve_label=resolve,
-                    normalize_object=strict)
+    got = parse_rca(
+        f"FW_02;bogus;{VRRP}", node_names=RCA_NODES, resolve_label=resolve, normalize_object=strict
+    )
     assert got.status == "answered" and got.rca == {RcaEntry("FW_02", "bogus", VRRP)}
     assert got.unresolved_lines == ((f"FW_02;bogus;{VRRP}", "object 'bogus': no interface bogus on FW_02"),)
 
@@ -177,8 +197,14 @@ def paths(text: str | None) -> ParsedAnswer:
 def test_path_longest_known_prefix_split_and_normaliser() -> None:
     got = paths("SZ_Server_Cluster3_eth0 -> SZ_Core_01_GigabitEthernet1/0/1 -> SZ_Core_GE0/0/2 -> PE_2")
     assert got.status == "answered"
-    assert got.paths == ((Hop("SZ_Server_Cluster3", "eth0"), Hop("SZ_Core_01", "GE1/0/1"),
-                          Hop("SZ_Core", "GE0/0/2"), Hop("PE_2", None)),)
+    assert got.paths == (
+        (
+            Hop("SZ_Server_Cluster3", "eth0"),
+            Hop("SZ_Core_01", "GE1/0/1"),
+            Hop("SZ_Core", "GE0/0/2"),
+            Hop("PE_2", None),
+        ),
+    )
     assert got.rca is None and got.family == "path"
 
 
@@ -198,25 +224,39 @@ def test_path_duplicates_removed_order_kept() -> None:
     assert got.paths == ((Hop("PE1", "GE1"), Hop("BJ_GW")), (Hop("SZ_Core", "GE2"), Hop("PE_2")))
 
 
-@pytest.mark.parametrize("bad", [
-    "PE1_GE1 -> -> BJ_GW",         # empty token
-    "PE1_GE1",                     # one hop is no path
-    "-> BJ_GW",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "PE1_GE1 -> -> BJ_GW",  # empty token
+        "PE1_GE1",  # one hop is no path
+        "-> BJ_GW",
+    ],
+)
 def test_path_invalid_lines(bad: str) -> None:
     got = paths(f"<result>\n{bad}\n</result>")
     assert got.status == "unparsable" and got.paths == () and got.invalid_lines == (bad,)
 
 
-@pytest.mark.parametrize(("stated", "hops", "problem"), [
-    ("Unknown_GE1 -> PE1", (Hop("Unknown_GE1"), Hop("PE1")), "unknown hop 'Unknown_GE1'"),
-    ("PE1_GE1 -> Nowhere", (Hop("PE1", "GE1"), Hop("Nowhere")), "unknown node 'Nowhere'"),
-    ("PE1_GE1 -> BJ_GW_GE2", (Hop("PE1", "GE1"), Hop("BJ_GW_GE2")), "unknown node 'BJ_GW_GE2'"),  # terminal: a node
-    ("PE1_GE1 -> X_1 -> Y_2 -> BJ_GW", (Hop("PE1", "GE1"), Hop("X_1"), Hop("Y_2"), Hop("BJ_GW")),
-     "unknown hop 'X_1'; unknown hop 'Y_2'"),
-])
-def test_declared_paths_through_unknown_hops_are_what_the_agent_said(stated: str, hops: tuple[Hop, ...],
-                                                                     problem: str) -> None:
+@pytest.mark.parametrize(
+    ("stated", "hops", "problem"),
+    [
+        ("Unknown_GE1 -> PE1", (Hop("Unknown_GE1"), Hop("PE1")), "unknown hop 'Unknown_GE1'"),
+        ("PE1_GE1 -> Nowhere", (Hop("PE1", "GE1"), Hop("Nowhere")), "unknown node 'Nowhere'"),
+        (
+            "PE1_GE1 -> BJ_GW_GE2",
+            (Hop("PE1", "GE1"), Hop("BJ_GW_GE2")),
+            "unknown node 'BJ_GW_GE2'",
+        ),  # terminal: a node
+        (
+            "PE1_GE1 -> X_1 -> Y_2 -> BJ_GW",
+            (Hop("PE1", "GE1"), Hop("X_1"), Hop("Y_2"), Hop("BJ_GW")),
+            "unknown hop 'X_1'; unknown hop 'Y_2'",
+        ),
+    ],
+)
+def test_declared_paths_through_unknown_hops_are_what_the_agent_said(
+    stated: str, hops: tuple[Hop, ...], problem: str
+) -> None:
     got = paths(f"<result>\n{stated}\nPE1_GE1 -> BJ_GW\n</result>")
     assert got.status == "answered" and got.paths == (hops, (Hop("PE1", "GE1"), Hop("BJ_GW")))
     assert got.unresolved_lines == ((stated, problem),) and got.invalid_lines == ()
@@ -242,6 +282,7 @@ def test_path_twelve_hops_roundtrip_pr100() -> None:
 
 
 # --------------------------------------------------------------------------- JSON
+
 
 def test_json_roundtrip_is_deterministic() -> None:
     a = rca(f"FW_02;8.8.8.8;{VRRP}\nFW_01;10.3.10.1;{POLICY}\nFW_09;x;{VRRP}")

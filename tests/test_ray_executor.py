@@ -79,8 +79,13 @@ class PeekAgent(Agent):
         root = ctx.session.task.ref.path.parents[1]
         files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
         blob = b"".join(p.read_bytes() for p in root.rglob("*") if p.is_file())
-        notes = [f"pid {os.getpid()}", f"root {root}", f"hidden given {ctx.hidden is not None}",
-                 "files " + json.dumps(files), f"marker found {b'SECRET-' in blob}"]
+        notes = [
+            f"pid {os.getpid()}",
+            f"root {root}",
+            f"hidden given {ctx.hidden is not None}",
+            "files " + json.dumps(files),
+            f"marker found {b'SECRET-' in blob}",
+        ]
         return AgentResult(rounds=0, notes=notes)
 
 
@@ -116,7 +121,9 @@ def cluster() -> Any:
     if ray is None:
         pytest.skip("ray is not installed (pip install -e '.[test,ray]')")
     tempfile.gettempdir()  # this process's temp folder, fixed before TMPDIR changes below
-    root = Path(tempfile.mkdtemp(prefix="ctbray-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    root = Path(
+        tempfile.mkdtemp(prefix="ctbray-", dir="/tmp")
+    )  # short: Ray's socket paths must fit 107 bytes
     (root / "tmp").mkdir()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RAY_TMPDIR", str(root))
@@ -125,14 +132,27 @@ def cluster() -> Any:
         c = None
         try:
             # A killed node is declared dead after 3 missed health checks a second apart, not 5 x 3 s.
-            c = Cluster(initialize_head=True, head_node_args={
-                "num_cpus": 1, "include_dashboard": False, "dashboard_agent_listen_port": None,
-                "_system_config": {"health_check_initial_delay_ms": 0, "health_check_period_ms": 1000,
-                                   "health_check_failure_threshold": 3}})
+            c = Cluster(
+                initialize_head=True,
+                head_node_args={
+                    "num_cpus": 1,
+                    "include_dashboard": False,
+                    "dashboard_agent_listen_port": None,
+                    "_system_config": {
+                        "health_check_initial_delay_ms": 0,
+                        "health_check_period_ms": 1000,
+                        "health_check_failure_threshold": 3,
+                    },
+                },
+            )
             c.add_node(num_cpus=2)
             c.add_node(num_cpus=2)
-            ray.init(address=c.address, namespace=f"ctbench-test-{uuid.uuid4().hex[:8]}", log_to_driver=False,
-                     configure_logging=False)
+            ray.init(
+                address=c.address,
+                namespace=f"ctbench-test-{uuid.uuid4().hex[:8]}",
+                log_to_driver=False,
+                configure_logging=False,
+            )
             c.private_root = root  # type: ignore[attr-defined]
             yield c
         finally:
@@ -143,8 +163,9 @@ def cluster() -> Any:
 
 
 def _settings(tasks: Path, out: Path, agent: str, **kw: Any) -> RunSettings:
-    return RunSettings(agent=agent, tasks=tasks, out=out, allow_unreviewed=True, timeout_s=60, executor="ray",
-                       **kw)
+    return RunSettings(
+        agent=agent, tasks=tasks, out=out, allow_unreviewed=True, timeout_s=60, executor="ray", **kw
+    )
 
 
 def _lines(run_dir: Path) -> list[dict[str, Any]]:
@@ -155,8 +176,12 @@ def _timings_of(doc: Any, ref: Any, path: tuple[str, ...] = ()) -> Any:
     """``doc`` with what may differ between two runs of the same thing taken from ``ref``: every
     latency (timings) and the run's name (its folder). Anything else that differs stays different."""
     if isinstance(doc, dict) and isinstance(ref, dict):
-        return {k: ref.get(k) if k == "latency_s" or (*path, k) == ("run", "name")
-                else _timings_of(v, ref.get(k), (*path, k)) for k, v in doc.items()}
+        return {
+            k: ref.get(k)
+            if k == "latency_s" or (*path, k) == ("run", "name")
+            else _timings_of(v, ref.get(k), (*path, k))
+            for k, v in doc.items()
+        }
     if isinstance(doc, list) and isinstance(ref, list) and len(doc) == len(ref):
         return [_timings_of(a, b, path) for a, b in zip(doc, ref, strict=True)]
     return doc
@@ -189,8 +214,19 @@ def test_bad_option_is_one_line() -> None:
 def test_ray_options_need_the_ray_executor(task_set: Path, tmp_path: Path) -> None:
     from tests.conftest import run_cli
 
-    r = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--allow-unreviewed",
-                "--out", str(tmp_path / "run"), "--ray-address", "127.0.0.1:1")
+    r = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--tasks",
+        str(task_set),
+        "--allow-unreviewed",
+        "--out",
+        str(tmp_path / "run"),
+        "--ray-address",
+        "127.0.0.1:1",
+    )
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
     assert "need --executor ray" in r.stderr
 
@@ -201,9 +237,22 @@ def test_ray_not_installed_is_one_clear_line(task_set: Path, tmp_path: Path) -> 
     shadow = tmp_path / "no-ray" / "ray"  # first on the path: `import ray` fails as if it were not installed
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n")
-    r = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--allow-unreviewed",
-                "--out", str(tmp_path / "run"), "--executor", "ray", "--progress", "none",
-                env={"PYTHONPATH": f"{shadow.parent}{os.pathsep}{REPO}"})
+    r = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--tasks",
+        str(task_set),
+        "--allow-unreviewed",
+        "--out",
+        str(tmp_path / "run"),
+        "--executor",
+        "ray",
+        "--progress",
+        "none",
+        env={"PYTHONPATH": f"{shadow.parent}{os.pathsep}{REPO}"},
+    )
     assert r.returncode == 1, r.stderr
     assert r.stderr.strip().splitlines() == ["ctb-eval: executor 'ray' needs Ray: pip install 'ctbench[ray]'"]
 
@@ -227,13 +276,28 @@ def test_unreachable_cluster_is_one_clear_line(task_set: Path, tmp_path: Path) -
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    r = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--allow-unreviewed",
-                "--out", str(tmp_path / "run"), "--executor", "ray", "--ray-address", f"127.0.0.1:{port}",
-                "--progress", "none")
+    r = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--tasks",
+        str(task_set),
+        "--allow-unreviewed",
+        "--out",
+        str(tmp_path / "run"),
+        "--executor",
+        "ray",
+        "--ray-address",
+        f"127.0.0.1:{port}",
+        "--progress",
+        "none",
+    )
     assert r.returncode == 1, r.stderr
     assert r.stderr.strip().splitlines() == [
         f"ctb-eval: executor 'ray': cannot reach the Ray cluster at 127.0.0.1:{port}: Connection refused "
-        "(is the head running? ray start --head)"]
+        "(is the head running? ray start --head)"
+    ]
 
 
 def test_malformed_address_is_one_clear_line() -> None:
@@ -247,13 +311,41 @@ def test_malformed_address_is_one_clear_line() -> None:
 def test_no_address_starts_a_local_instance_for_the_run_and_stops_it(task_set: Path, tmp_path: Path) -> None:
     root = Path(tempfile.mkdtemp(prefix="ctbray-", dir="/tmp"))  # the instance's temp root: found by it below
     try:
-        env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_TMPDIR": str(root), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "RAY_TMPDIR": str(root),
+            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+        }
         env.pop("RAY_ADDRESS", None)
         out = tmp_path / "run"
-        driver = subprocess.Popen([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "oracle", "--tasks",
-                                   str(task_set), "--allow-unreviewed", "--out", str(out), "--executor", "ray",
-                                   "--ray-cpus-per-attempt", "0.5", "--concurrency", "2", "--progress", "none",
-                                   "--no-score"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        driver = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ctbench.evaluate.cli",
+                "run",
+                "--agent",
+                "oracle",
+                "--tasks",
+                str(task_set),
+                "--allow-unreviewed",
+                "--out",
+                str(out),
+                "--executor",
+                "ray",
+                "--ray-cpus-per-attempt",
+                "0.5",
+                "--concurrency",
+                "2",
+                "--progress",
+                "none",
+                "--no-score",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         seen: set[int] = set()
         while driver.poll() is None:  # the instance's processes, while they live
             seen |= _ray_processes(root)
@@ -287,8 +379,11 @@ def _ray_processes(root: Path) -> set[int]:
 
 def test_oracle_through_ray_scores_exactly_like_local(cluster: Any, tmp_path: Path) -> None:
     ts = TaskSet.open(BUNDLED)
-    local = Runner(RunSettings(agent="oracle", tasks=BUNDLED, out=tmp_path / "local", allow_unreviewed=True,
-                               concurrency=4))
+    local = Runner(
+        RunSettings(
+            agent="oracle", tasks=BUNDLED, out=tmp_path / "local", allow_unreviewed=True, concurrency=4
+        )
+    )
     local.run()
     executor = RayExecutor(cpus_per_attempt=0.5, attempts_per_host=2)
     report = Runner(_settings(BUNDLED, tmp_path / "ray", "oracle", concurrency=4), executor=executor).run()
@@ -331,8 +426,11 @@ class LookingRayExecutor(RayExecutor):
         self.seen["host_files"] = [await h.actor.files.remote() for h in self.hosts if h.alive]
         # Everything any node process wrote: Ray's sessions (logs, spilled objects) and the nodes'
         # TMPDIR (the hosts' task folders, the agents' workspaces).
-        self.seen["disk"] = {str(f.relative_to(self.root)): f.read_bytes() for f in self.root.rglob("*")
-                             if f.is_file() and not f.is_symlink()}
+        self.seen["disk"] = {
+            str(f.relative_to(self.root)): f.read_bytes()
+            for f in self.root.rglob("*")
+            if f.is_file() and not f.is_symlink()
+        }
         await super().close()
 
 
@@ -345,8 +443,11 @@ def test_no_hidden_part_reaches_a_worker(cluster: Any, tmp_path: Path) -> None:
         hidden.write_bytes(text.replace(b"\nrationale: ", b"\nrationale: " + secret + b" "))
     statement = (tasks / "rca" / "RCA-001" / "task.yaml").read_bytes()
     executor = LookingRayExecutor(cluster.private_root, cpus_per_attempt=0.5, attempts_per_host=2)
-    report = Runner(_settings(tasks, tmp_path / "run", "ray-test-peek", concurrency=2),
-                    agent=PeekAgent(AgentOptions()), executor=executor).run()
+    report = Runner(
+        _settings(tasks, tmp_path / "run", "ray-test-peek", concurrency=2),
+        agent=PeekAgent(AgentOptions()),
+        executor=executor,
+    ).run()
     assert report.complete
     lines = _lines(tmp_path / "run")
     assert len(lines) == 3
@@ -376,12 +477,16 @@ def test_no_hidden_part_reaches_a_worker(cluster: Any, tmp_path: Path) -> None:
     assert leaked == []
 
 
-def test_worker_without_what_the_agent_needs_fails_early_naming_the_node(cluster: Any, tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_worker_without_what_the_agent_needs_fails_early_naming_the_node(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CTB_RAY_TEST_TOOL", "1")  # the driver has it; the nodes started without it
     tasks = copy_starters(tmp_path / "tasks")
-    runner = Runner(_settings(tasks, tmp_path / "run", "ray-test-needs-tool", concurrency=1),
-                    agent=NeedsToolAgent(AgentOptions()), executor=RayExecutor(cpus_per_attempt=0.5))
+    runner = Runner(
+        _settings(tasks, tmp_path / "run", "ray-test-needs-tool", concurrency=1),
+        agent=NeedsToolAgent(AgentOptions()),
+        executor=RayExecutor(cpus_per_attempt=0.5),
+    )
     with pytest.raises(CtbError) as err:
         runner.run()
     assert str(err.value).startswith("executor 'ray': node 127.0.0.1 (")
@@ -393,12 +498,15 @@ def test_worker_without_what_the_agent_needs_fails_early_naming_the_node(cluster
 
 def test_a_cluster_too_small_for_the_concurrency_is_one_clear_line(cluster: Any, tmp_path: Path) -> None:
     tasks = copy_starters(tmp_path / "tasks")
-    runner = Runner(_settings(tasks, tmp_path / "run", "oracle", concurrency=6),
-                    executor=RayExecutor(cpus_per_attempt=1))
+    runner = Runner(
+        _settings(tasks, tmp_path / "run", "oracle", concurrency=6), executor=RayExecutor(cpus_per_attempt=1)
+    )
     with pytest.raises(CtbError) as err:
         runner.run()
-    assert str(err.value) == ("executor 'ray': concurrency 6 x 1 CPU per attempt needs 6 CPUs; the cluster has 5. "
-                              "Lower --concurrency or --ray-cpus-per-attempt, or add nodes")
+    assert str(err.value) == (
+        "executor 'ray': concurrency 6 x 1 CPU per attempt needs 6 CPUs; the cluster has 5. "
+        "Lower --concurrency or --ray-cpus-per-attempt, or add nodes"
+    )
     assert _settled_cpus() == CLUSTER_CPUS  # no host was started
 
 
@@ -410,11 +518,37 @@ def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: An
     out = tmp_path / "run"
     free_cpus = _settled_cpus()
     env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--agent", "command", "--agent-cmd", "sleep 2",
-            "--tasks", str(tasks), "--allow-unreviewed", "--concurrency", "4", "--executor", "ray",
-            "--ray-address", cluster.address, "--ray-cpus-per-attempt", "0.5", "--progress", "none", "--no-score"]
-    driver = subprocess.Popen([*argv, "--out", str(out)], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, start_new_session=True)
+    argv = [
+        sys.executable,
+        "-m",
+        "ctbench.evaluate.cli",
+        "run",
+        "--agent",
+        "command",
+        "--agent-cmd",
+        "sleep 2",
+        "--tasks",
+        str(tasks),
+        "--allow-unreviewed",
+        "--concurrency",
+        "4",
+        "--executor",
+        "ray",
+        "--ray-address",
+        cluster.address,
+        "--ray-cpus-per-attempt",
+        "0.5",
+        "--progress",
+        "none",
+        "--no-score",
+    ]
+    driver = subprocess.Popen(
+        [*argv, "--out", str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and driver.poll() is None:
@@ -437,9 +571,25 @@ def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: An
     time.sleep(2.5)  # longer than an attempt: a surviving one would have finished by now
     assert (out / "results.jsonl").read_bytes() == before
     # Resumed with the cluster in RAY_ADDRESS this time, the other way to name it.
-    done = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--resume", str(out),
-                           "--ray-cpus-per-attempt", "0.5", "--progress", "none", "--no-score"],
-                          env={**env, "RAY_ADDRESS": cluster.address}, capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.evaluate.cli",
+            "run",
+            "--resume",
+            str(out),
+            "--ray-cpus-per-attempt",
+            "0.5",
+            "--progress",
+            "none",
+            "--no-score",
+        ],
+        env={**env, "RAY_ADDRESS": cluster.address},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
     lines = _lines(out)
     ids = [x["task_id"] for x in lines]
@@ -457,8 +607,11 @@ def test_host_process_and_node_killed_mid_run_complete_every_task_once(cluster: 
 
     clone_tasks(tasks, 9)  # 12 tasks
     executor = RayExecutor(cpus_per_attempt=0.5, attempts_per_host=2)
-    runner = Runner(_settings(tasks, tmp_path / "run", "ray-test-sleep", concurrency=4, retries=3),
-                    agent=SleepAgent(AgentOptions()), executor=executor)
+    runner = Runner(
+        _settings(tasks, tmp_path / "run", "ray-test-sleep", concurrency=4, retries=3),
+        agent=SleepAgent(AgentOptions()),
+        executor=executor,
+    )
     box: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: box.setdefault("report", runner.run()), daemon=True)
     thread.start()
@@ -468,7 +621,9 @@ def test_host_process_and_node_killed_mid_run_complete_every_task_once(cluster: 
     while (victim is None or other is None) and time.monotonic() < deadline:
         time.sleep(0.2)
         busy = [h for h in list(executor.hosts) if h.busy and h.alive]
-        victim = next((n for n in cluster.worker_nodes if any(h.info.get("node") == n.node_id for h in busy)), None)
+        victim = next(
+            (n for n in cluster.worker_nodes if any(h.info.get("node") == n.node_id for h in busy)), None
+        )
         other = next((h for h in busy if victim is not None and h.info.get("node") != victim.node_id), None)
     assert victim is not None and other is not None, "the two hosts never ran attempts at once"
     time.sleep(0.5)  # mid-attempt: the sleep agent takes 1.5 s
@@ -484,7 +639,9 @@ def test_host_process_and_node_killed_mid_run_complete_every_task_once(cluster: 
     assert all(x["status"] in ("answered", "unparsable") for x in lines), [x["error"] for x in lines]
     errors = [r["error"] for x in lines for r in x["retries"]]
     assert errors and all("died mid-attempt" in e for e in errors), errors
-    assert any(other.where in e for e in errors) and any(f"({victim.node_id[:8]})" in e for e in errors), errors
+    assert any(other.where in e for e in errors) and any(f"({victim.node_id[:8]})" in e for e in errors), (
+        errors
+    )
 
 
 # --------------------------------------------------------------------------- helpers
@@ -503,7 +660,9 @@ def _settled_cpus() -> float:
         if total == CLUSTER_CPUS and free == CLUSTER_CPUS:
             return free
         time.sleep(0.5)
-    raise AssertionError(f"the test cluster did not settle: free {ray.available_resources()}, nodes {ray.nodes()}")
+    raise AssertionError(
+        f"the test cluster did not settle: free {ray.available_resources()}, nodes {ray.nodes()}"
+    )
 
 
 def _descendants(pid: int) -> set[int]:
@@ -537,13 +696,17 @@ def _non_loopback_sockets() -> list[str]:
         if not {int(p) for p in re.findall(r"pid=(\d+)", row)} & mine:
             continue
         local, peer = row.split()[3:5]
-        if not all(a.startswith(("127.0.0.1:", "[::ffff:127.0.0.1]:")) or a in ("*:*", "0.0.0.0:*", "[::]:*")
-                   for a in (local, peer)):
+        if not all(
+            a.startswith(("127.0.0.1:", "[::ffff:127.0.0.1]:")) or a in ("*:*", "0.0.0.0:*", "[::]:*")
+            for a in (local, peer)
+        ):
             bad.append(row)
     return bad
 
 
-def test_a_dead_hosts_folder_is_swept_a_live_ones_is_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_dead_hosts_folder_is_swept_a_live_ones_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ctbench.evaluate.ray_executor import HOST_PREFIX, sweep_dead_hosts
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))

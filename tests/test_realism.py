@@ -32,8 +32,13 @@ def test_template_must_cover_the_whole_command(index: TemplateIndex) -> None:
     assert index.find("cisco_ios", "show ip route") is not None
     # clitable would match this by prefix and parse a "Routing entry for" block with the table template
     assert index.find("cisco_ios", "show ip route 10.1.1.1") is None
-    assert index.find("huawei_vrp", "display interface GigabitEthernet0/0/1") is not None  # the regex allows it
-    assert index.find("huawei_vrp", "display interface brief").templates == "huawei_vrp_display_interface_brief.textfsm"
+    assert (
+        index.find("huawei_vrp", "display interface GigabitEthernet0/0/1") is not None
+    )  # the regex allows it
+    assert (
+        index.find("huawei_vrp", "display interface brief").templates
+        == "huawei_vrp_display_interface_brief.textfsm"
+    )
     assert index.find("hp_comware", "display ip routing-table 10.0.0.1") is None
     assert index.find("huawei_vrp", "display lldp neighbor brief") is None
     assert index.find("arista_eos", "show version") is None  # outside the five platforms
@@ -41,9 +46,13 @@ def test_template_must_cover_the_whole_command(index: TemplateIndex) -> None:
 
 @pytest.mark.skipif(not VENDOR.is_dir(), reason="vendor-cli captures not available")
 def test_real_captures_parse(index: TemplateIndex) -> None:
-    for platform, command in (("huawei_vrp", "display interface brief"), ("hp_comware", "display ip routing-table"),
-                              ("cisco_ios", "show ip route"), ("cisco_nxos", "show ip route"),
-                              ("juniper_junos", "show lldp neighbors")):
+    for platform, command in (
+        ("huawei_vrp", "display interface brief"),
+        ("hp_comware", "display ip routing-table"),
+        ("cisco_ios", "show ip route"),
+        ("cisco_nxos", "show ip route"),
+        ("juniper_junos", "show lldp neighbors"),
+    ):
         folder = VENDOR / platform / command.replace(" ", "_")
         data = next(folder.glob("*.raw")).read_bytes()
         outcome = parse_recording(index, platform, command, data)
@@ -69,17 +78,36 @@ def _task_set(tmp_path: Path) -> TaskSet:
     folder = root / "rca" / "RCA-950"
     recs = []
     for device, command, data in (
-            ("CORE_SW_01", "display interface brief",
-             GOOD_BRIEF.replace(b"InUti/OutUti", b"(x): made up\nInUti/OutUti")),
-            ("GW_01", "show ip interface brief", b"\n"),
-            ("GW_01", "show vrrp brief", b"Interface          Grp Pri Time  Own Pre State   Master addr     Group addr\n"),
-            ("GW_01", "show running-config", b"hostname GW_01\n"),
-            ("ACC_SW_01", "display ip routing-table",
-             (REPO / "tasks/rca/RCA-001/recordings/ACC_SW_01/display_ip_routing-table.txt").read_bytes())):
+        (
+            "CORE_SW_01",
+            "display interface brief",
+            GOOD_BRIEF.replace(b"InUti/OutUti", b"(x): made up\nInUti/OutUti"),
+        ),
+        ("GW_01", "show ip interface brief", b"\n"),
+        (
+            "GW_01",
+            "show vrrp brief",
+            b"Interface          Grp Pri Time  Own Pre State   Master addr     Group addr\n",
+        ),
+        ("GW_01", "show running-config", b"hostname GW_01\n"),
+        (
+            "ACC_SW_01",
+            "display ip routing-table",
+            (REPO / "tasks/rca/RCA-001/recordings/ACC_SW_01/display_ip_routing-table.txt").read_bytes(),
+        ),
+    ):
         rel = ts.write_recording(folder, device, command, data)
         recs.append(Recording(device=device, command=command, file=rel))
-    ts.save_task(TaskSpec(id="RCA-950", family=Family.RCA, statement="Broken things.\n", network="campus-lab",
-                          recordings=recs, canary=ts.config.canary))
+    ts.save_task(
+        TaskSpec(
+            id="RCA-950",
+            family=Family.RCA,
+            statement="Broken things.\n",
+            network="campus-lab",
+            recordings=recs,
+            canary=ts.config.canary,
+        )
+    )
     return ts
 
 
@@ -95,8 +123,13 @@ def test_check_realism_reports_file_and_line(tmp_path: Path) -> None:
     assert errors[0].line == 10 and "huawei_vrp_display_interface_brief.textfsm" in errors[0].message
     assert [w.code for w in warnings] == ["realism-empty"]  # a header with no rows is a warning, not an error
     assert "show vrrp brief" in warnings[0].message
-    assert errors[0].render().startswith("tasks/rca/RCA-950/recordings/CORE_SW_01/display_interface_brief.txt:10: "
-                                         "error[realism-parse]")
+    assert (
+        errors[0]
+        .render()
+        .startswith(
+            "tasks/rca/RCA-950/recordings/CORE_SW_01/display_interface_brief.txt:10: error[realism-parse]"
+        )
+    )
 
 
 def test_cli_validate_realism(tmp_path: Path) -> None:

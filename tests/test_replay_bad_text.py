@@ -40,8 +40,11 @@ BROKEN_COMMANDS = [  # raw JSON text of the command, and what the trajectory mus
     (r'"display\udc80 version"', "display\ufffd version"),
     (r'"dis int br \ud83d"', "dis int br \ufffd"),  # a high surrogate with no low one after it
 ]
-DEEP = ["[" * 100_000 + "]" * 100_000, '{"a":' * 50_000 + "1" + "}" * 50_000,
-        '{"device":' + "[{" * 40 + "]}" * 40 + "}"]
+DEEP = [
+    "[" * 100_000 + "]" * 100_000,
+    '{"a":' * 50_000 + "1" + "}" * 50_000,
+    '{"device":' + "[{" * 40 + "]}" * 40 + "}",
+]
 HUGE_NUMBERS = ["1" * 100_000, "-" + "9" * 5000, "0." + "1" * 1000, "1e" + "9" * 200]
 
 
@@ -54,9 +57,24 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(tasks: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     traj_root = tmp_path_factory.mktemp("trajectories")
     errlog = tempfile.TemporaryFile(mode="w+")
-    proc = subprocess.Popen([sys.executable, "-m", "ctbench.replay.cli", "serve", "--port", "0", "--tasks",
-                             str(tasks), "--trajectories", str(traj_root)],
-                            stdout=subprocess.PIPE, stderr=errlog, text=True, env=ENV)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.replay.cli",
+            "serve",
+            "--port",
+            "0",
+            "--tasks",
+            str(tasks),
+            "--trajectories",
+            str(traj_root),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=errlog,
+        text=True,
+        env=ENV,
+    )
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
     for _ in range(200):
@@ -107,8 +125,16 @@ def test_http_broken_text_is_answered_recorded_and_the_session_goes_on(server: t
             r = post_raw(c, f"/sessions/{sid}/run", f'{{"device":{device},"command":"dis int br"}}')
             assert r.status_code == 200, r.text
             assert r.json()["outcome"] == "unknown-device" and "Accessible devices" in r.json()["text"]
-            expected.append((json.loads(device).replace("\ud800", "\ufffd").replace("\udc00", "\ufffd")
-                             .replace("\udbff", "\ufffd"), "dis int br", "unknown-device"))
+            expected.append(
+                (
+                    json.loads(device)
+                    .replace("\ud800", "\ufffd")
+                    .replace("\udc00", "\ufffd")
+                    .replace("\udbff", "\ufffd"),
+                    "dis int br",
+                    "unknown-device",
+                )
+            )
         for answer in (r'"CORE_SW_01;GE0/0/24;shutdown\ud800"', r'"\udfff"', r'"ok\ufffd"'):
             r = post_raw(c, f"/sessions/{sid}/submit", f'{{"answer":{answer}}}')
             assert r.status_code == 422, r.text
@@ -124,7 +150,9 @@ def test_http_broken_text_is_answered_recorded_and_the_session_goes_on(server: t
         records = c.get(f"/sessions/{sid}/trajectory").json()["records"]
         assert [(r["device"], r["command"], r["outcome"]) for r in records] == expected
         assert c.delete(f"/sessions/{sid}").status_code == 200
-    on_disk = [json.loads(line) for line in (traj_root / "broken.jsonl").read_text(encoding="utf-8").splitlines()]
+    on_disk = [
+        json.loads(line) for line in (traj_root / "broken.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert [(r["device"], r["command"], r["outcome"]) for r in on_disk] == expected
 
 
@@ -135,13 +163,21 @@ def test_http_paired_surrogate_escapes_are_ordinary_text(server: tuple[str, Path
         r = post_raw(c, f"/sessions/{sid}/run", r'{"device":"CORE_SW_01","command":"dis \ud83d\ude00"}')
         assert r.status_code == 200 and r.json()["command"] == "dis \U0001f600"
         assert "not valid Unicode" not in r.json()["text"]
-        sub = post_raw(c, f"/sessions/{sid}/submit", r'{"answer":"CORE_SW_01;GE0/0/24;shutdown \ud83d\ude00"}')
+        sub = post_raw(
+            c, f"/sessions/{sid}/submit", r'{"answer":"CORE_SW_01;GE0/0/24;shutdown \ud83d\ude00"}'
+        )
         assert sub.status_code == 200, sub.text
 
 
-@pytest.mark.parametrize("body", [r'{"task_id":"RCA-001\ud800"}', r'{"task_id":"\udc00"}',
-                                  r'{"task_id":"RCA-001","trajectory":"x\ud800.jsonl"}',
-                                  r'{"task_id":"RCA-001","\ud800":1}'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        r'{"task_id":"RCA-001\ud800"}',
+        r'{"task_id":"\udc00"}',
+        r'{"task_id":"RCA-001","trajectory":"x\ud800.jsonl"}',
+        r'{"task_id":"RCA-001","\ud800":1}',
+    ],
+)
 def test_http_broken_text_when_opening_a_session_is_a_4xx(server: tuple[str, Path], body: str) -> None:
     url, _ = server
     r = post_raw(httpx.Client(base_url=url, timeout=30), "/sessions", body)
@@ -157,11 +193,18 @@ def test_http_hostile_json_is_a_400_not_a_500(server: tuple[str, Path], value: s
     url, _ = server
     with httpx.Client(base_url=url, timeout=60) as c:
         sid = open_session(c)
-        for path, body in ((f"/sessions/{sid}/run", f'{{"device":"CORE_SW_01","command":"x","extra":{value}}}'),
-                           (f"/sessions/{sid}/submit", f'{{"answer":{value}}}'),
-                           ("/sessions", value), (f"/sessions/{sid}/run", value)):
+        for path, body in (
+            (f"/sessions/{sid}/run", f'{{"device":"CORE_SW_01","command":"x","extra":{value}}}'),
+            (f"/sessions/{sid}/submit", f'{{"answer":{value}}}'),
+            ("/sessions", value),
+            (f"/sessions/{sid}/run", value),
+        ):
             r = post_raw(c, path, body)
-            assert r.status_code == 400 and r.json()["error"]["code"] == "bad_json", (path, r.status_code, r.text)
+            assert r.status_code == 400 and r.json()["error"]["code"] == "bad_json", (
+                path,
+                r.status_code,
+                r.text,
+            )
             assert len(r.text) < 500
         assert c.get(f"/sessions/{sid}").json()["calls"] == 0  # refused before anything was recorded
         ok = c.post(f"/sessions/{sid}/run", json={"device": "CORE_SW_01", "command": "dis int br"})
@@ -181,7 +224,10 @@ def test_brackets_and_digits_inside_strings_are_just_text(server: tuple[str, Pat
 
 def test_body_limits_unit() -> None:
     assert nesting_depth(b'{"a":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}') == 1
-    assert nesting_depth(b"[" * 40 + b"]" * 40) == MAX_DEPTH + 1 and nesting_depth(b"[" * 40 + b"]" * 40, 50) == 40
+    assert (
+        nesting_depth(b"[" * 40 + b"]" * 40) == MAX_DEPTH + 1
+        and nesting_depth(b"[" * 40 + b"]" * 40, 50) == 40
+    )
     assert nesting_depth(b'["\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["]') == 1
     assert parse_json(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH) is not None
     assert first_bad_char("ok") is None and first_bad_char("a\ud800")[0] == 1  # type: ignore[index]
@@ -196,12 +242,32 @@ class RawMcp:
 
     def __init__(self, tasks: Path, trajectory: Path) -> None:
         self.err = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen([sys.executable, "-m", "ctbench.replay.cli", "mcp", "RCA-001", "--tasks",
-                                      str(tasks), "--trajectory", str(trajectory)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.err, env=ENV)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ctbench.replay.cli",
+                "mcp",
+                "RCA-001",
+                "--tasks",
+                str(tasks),
+                "--trajectory",
+                str(trajectory),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.err,
+            env=ENV,
+        )
         self.next_id = 1
-        init = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                           "clientInfo": {"name": "raw", "version": "1"}})
+        init = self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        )
         assert "result" in init, init
         self.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
 
@@ -216,7 +282,9 @@ class RawMcp:
         assert ready, "the MCP server sent no reply"
         return json.loads(self.proc.stdout.readline())
 
-    def request(self, method: str, params: dict[str, Any] | None = None, raw_params: str | None = None) -> Any:
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, raw_params: str | None = None
+    ) -> Any:
         ident = self.next_id
         self.next_id += 1
         params_text = raw_params if raw_params is not None else json.dumps(params or {})
@@ -250,8 +318,13 @@ def test_mcp_stdio_answers_every_hostile_line(tasks: Path, tmp_path: Path) -> No
         for device in (r'"CORE_SW_01\ud800"', r'"\udc00"'):
             res = mcp.call("run_command", f'{{"device":{device},"command":"dis int br"}}')
             assert res["isError"] and "Accessible devices" in res["content"][0]["text"]
-            expected.append((json.loads(device).replace("\ud800", "\ufffd").replace("\udc00", "\ufffd"),
-                             "dis int br", "unknown-device"))
+            expected.append(
+                (
+                    json.loads(device).replace("\ud800", "\ufffd").replace("\udc00", "\ufffd"),
+                    "dis int br",
+                    "unknown-device",
+                )
+            )
         for answer in (r'"CORE_SW_01;GE0/0/24;shutdown\ud800"', r'"\udfff"'):
             res = mcp.call("submit_answer", f'{{"answer":{answer}}}')
             assert res["isError"] and "not valid Unicode" in res["content"][0]["text"]
@@ -260,7 +333,9 @@ def test_mcp_stdio_answers_every_hostile_line(tasks: Path, tmp_path: Path) -> No
             assert res["isError"] and "refused" in res["content"][0]["text"], res
             assert len(res["content"][0]["text"]) < 300
         # other methods with hostile params get an error reply for their id rather than silence
-        msg = mcp.request("tools/list", raw_params='{"cursor":"\\ud800", "x":' + "[" * 1000 + "]" * 1000 + "}")
+        msg = mcp.request(
+            "tools/list", raw_params='{"cursor":"\\ud800", "x":' + "[" * 1000 + "]" * 1000 + "}"
+        )
         assert "error" in msg
         ok = mcp.call("run_command", '{"device":"CORE_SW_01","command":"dis int br"}')
         assert not ok["isError"] and ok["_meta"]["outcome"] == "recorded"
@@ -283,16 +358,34 @@ def sse_result(r: httpx.Response) -> dict[str, Any]:
 
 def test_mcp_streamable_http_answers_hostile_calls_like_stdio(tasks: Path, tmp_path: Path) -> None:
     traj = tmp_path / "http.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "ctbench.replay.cli", "mcp", "RCA-001", "--tasks", str(tasks),
-                             "--trajectory", str(traj), "--http", "127.0.0.1:0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=ENV)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.replay.cli",
+            "mcp",
+            "RCA-001",
+            "--tasks",
+            str(tasks),
+            "--trajectory",
+            str(traj),
+            "--http",
+            "127.0.0.1:0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
     headers = {**JSON, "accept": "application/json, text/event-stream"}
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
         deadline = time.monotonic() + 20
-        init = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
-                '"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}')
+        init = (
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+            '"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'
+        )
         while True:
             try:
                 r = httpx.post(url, content=init.encode(), headers=headers, timeout=30)
@@ -301,13 +394,26 @@ def test_mcp_streamable_http_answers_hostile_calls_like_stdio(tasks: Path, tmp_p
                 assert time.monotonic() < deadline, "MCP HTTP server not answering"
                 time.sleep(0.1)
         assert r.status_code == 200, r.text
-        session = {**headers, "mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
-        assert httpx.post(url, content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers=session,
-                          timeout=30).status_code == 202
+        session = {
+            **headers,
+            "mcp-session-id": r.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-06-18",
+        }
+        assert (
+            httpx.post(
+                url,
+                content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+                headers=session,
+                timeout=30,
+            ).status_code
+            == 202
+        )
 
         def call(ident: int, name: str, raw_arguments: str) -> dict[str, Any]:
-            body = f'{{"jsonrpc":"2.0","id":{ident},"method":"tools/call","params":{{"name":"{name}",' \
-                   f'"arguments":{raw_arguments}}}}}'
+            body = (
+                f'{{"jsonrpc":"2.0","id":{ident},"method":"tools/call","params":{{"name":"{name}",'
+                f'"arguments":{raw_arguments}}}}}'
+            )
             r = httpx.post(url, content=body.encode(), headers=session, timeout=60)
             assert r.status_code == 200, r.text[:300]
             msg = sse_result(r)
@@ -370,9 +476,32 @@ def test_run_survives_an_agent_that_sends_broken_text(tmp_path: Path, mode: str)
     tasks = copy_starters(tmp_path / "tasks")
     out = tmp_path / "run"
     cmd = agent_script(tmp_path, "agent.py", SURROGATE_AGENT) + f" {mode}"
-    r = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command", "--agent-cmd",
-                        cmd, "--tasks", str(tasks), "--select", "RCA-001", "--out", str(out), "--progress",
-                        "none", "--no-score"], capture_output=True, text=True, env=ENV, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.evaluate.cli",
+            "run",
+            "--allow-unreviewed",
+            "--agent",
+            "command",
+            "--agent-cmd",
+            cmd,
+            "--tasks",
+            str(tasks),
+            "--select",
+            "RCA-001",
+            "--out",
+            str(out),
+            "--progress",
+            "none",
+            "--no-score",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert "Traceback" not in r.stderr
     (line,) = results(out)
@@ -380,7 +509,10 @@ def test_run_survives_an_agent_that_sends_broken_text(tmp_path: Path, mode: str)
         assert line["status"] == "answered" and line["answer_text"].strip() == "CORE_SW_01;GE0/0/24;shutdown"
     else:
         assert line["status"] != "error" or line.get("error_kind") != "infrastructure", line
-    rows = [json.loads(x) for x in (out / "trajectories" / "RCA-001.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [
+        json.loads(x)
+        for x in (out / "trajectories" / "RCA-001.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert rows[0]["command"] == "dis int br\ufffd" and rows[0]["outcome"] == "invalid"
     log = (out / "logs" / "RCA-001.log").read_text(encoding="utf-8", errors="replace")
     assert "[200, 422, 400]" in log
@@ -390,9 +522,16 @@ def test_result_lines_with_any_string_are_written_and_read_back(tmp_path: Path) 
     folder = RunFolder(tmp_path / "run")
     folder.lock()
     try:
-        broken = ResultLine(task_id="RCA-001", family="rca", status="answered", answer_text="A;B;C\ud800",
-                            answer={"status": "unparsable", "invalid_lines": ["x\udfff"], "rca": []},
-                            error="bad \udc80", notes=["\ud800 note"], agent_said="\ud83d")
+        broken = ResultLine(
+            task_id="RCA-001",
+            family="rca",
+            status="answered",
+            answer_text="A;B;C\ud800",
+            answer={"status": "unparsable", "invalid_lines": ["x\udfff"], "rca": []},
+            error="bad \udc80",
+            notes=["\ud800 note"],
+            agent_said="\ud83d",
+        )
         fine = ResultLine(task_id="RCA-002", family="rca", status="answered", answer_text="é 🙂")
         folder.append_result(broken)
         folder.append_result(fine)
@@ -401,7 +540,9 @@ def test_result_lines_with_any_string_are_written_and_read_back(tmp_path: Path) 
     scan = RunFolder(tmp_path / "run").read_results()
     assert [r.task_id for r in scan.lines] == ["RCA-001", "RCA-002"] and scan.torn_bytes == 0
     first, second = scan.lines
-    assert first.answer_text == "A;B;C\ufffd" and first.error == "bad \ufffd" and first.notes == ["\ufffd note"]
+    assert (
+        first.answer_text == "A;B;C\ufffd" and first.error == "bad \ufffd" and first.notes == ["\ufffd note"]
+    )
     assert first.answer == {"status": "unparsable", "invalid_lines": ["x\ufffd"], "rca": []}
     assert first.model_extra == {"agent_said": "\ufffd"}
     assert second.answer_text == "é 🙂"
@@ -418,14 +559,28 @@ def test_real_mcp_client_gets_an_error_for_hostile_arguments_and_goes_on(tasks: 
     deep: Any = "x"
     for _ in range(200):
         deep = [deep]
-    hostile = [{"device": "CORE_SW_01", "command": "dis int br", "x": 10 ** 5000},
-               {"device": "CORE_SW_01", "command": deep},
-               {"device": {"a": deep}, "command": "dis int br"},
-               {"answer": 7}]
+    hostile = [
+        {"device": "CORE_SW_01", "command": "dis int br", "x": 10**5000},
+        {"device": "CORE_SW_01", "command": deep},
+        {"device": {"a": deep}, "command": "dis int br"},
+        {"answer": 7},
+    ]
 
     async def main() -> None:
-        params = StdioServerParameters(command=sys.executable, env=ENV, args=[
-            "-m", "ctbench.replay.cli", "mcp", "RCA-001", "--tasks", str(tasks), "--trajectory", str(traj)])
+        params = StdioServerParameters(
+            command=sys.executable,
+            env=ENV,
+            args=[
+                "-m",
+                "ctbench.replay.cli",
+                "mcp",
+                "RCA-001",
+                "--tasks",
+                str(tasks),
+                "--trajectory",
+                str(traj),
+            ],
+        )
         with tempfile.TemporaryFile(mode="w+") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
                 await s.initialize()

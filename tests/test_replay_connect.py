@@ -30,20 +30,20 @@ REPO = Path(__file__).resolve().parents[1]
 
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("list_devices", {}),
-    ("run_command", {"device": "IOS_01", "command": "show ip interface brief"}),   # recorded
-    ("run_command", {"device": "IOS_01", "command": "sh ip int br"}),              # recorded, abbreviated
-    ("run_command", {"device": "VRP_01", "command": "display foo"}),               # invalid (caret)
-    ("run_command", {"device": "VRP_01", "command": "display ospf peer"}),         # denied
-    ("run_command", {"device": "SECRET_RTR", "command": "show version"}),          # unknown device
+    ("run_command", {"device": "IOS_01", "command": "show ip interface brief"}),  # recorded
+    ("run_command", {"device": "IOS_01", "command": "sh ip int br"}),  # recorded, abbreviated
+    ("run_command", {"device": "VRP_01", "command": "display foo"}),  # invalid (caret)
+    ("run_command", {"device": "VRP_01", "command": "display ospf peer"}),  # denied
+    ("run_command", {"device": "SECRET_RTR", "command": "show version"}),  # unknown device
     ("run_command", {"device": "../../etc/passwd", "command": "display version"}),
     ("run_command", {"device": "VRP_01", "command": "dis ver\x00\x1b[31m"}),
     ("run_command", {"device": "VRP_01", "command": "dis ver\ndisplay current-configuration"}),
     ("run_command", {"device": "VRP_01", "command": "display 版本 🙂"}),
     ("run_command", {"device": "VRP_01", "command": "   "}),
-    ("run_command", {"device": "VRP_01"}),                                         # missing argument
-    ("run_command", {"device": "VRP_01", "command": 7}),                           # wrong type
-    ("reboot_everything", {}),                                                     # unknown tool
-    ("submit_answer", {"answer": "x" * 70_000}),                                   # over the answer limit
+    ("run_command", {"device": "VRP_01"}),  # missing argument
+    ("run_command", {"device": "VRP_01", "command": 7}),  # wrong type
+    ("reboot_everything", {}),  # unknown tool
+    ("submit_answer", {"answer": "x" * 70_000}),  # over the answer limit
     ("submit_answer", {"answer": "VRP_01;GE0/0/1;shutdown"}),
     ("submit_answer", {"answer": "VRP_01;GE0/0/1;shutdown\nIOS_01;Gi0/1;down\n"}),  # replaces it
 ]
@@ -71,8 +71,9 @@ def proxy_env(token: str | None) -> dict[str, str]:
 
 @asynccontextmanager
 async def stdio(args: list[str], env: dict[str, str], cwd: Path) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "ctbench.replay.cli", "mcp", *args],
-                                   env=env, cwd=str(cwd))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "ctbench.replay.cli", "mcp", *args], env=env, cwd=str(cwd)
+    )
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:
@@ -122,7 +123,8 @@ def check_session_saw_every_call(session: Any) -> None:
 
 @pytest.mark.parametrize("via", ["tcp", "unix", "token-file"])
 def test_connect_proxy_answers_byte_for_byte_like_the_direct_server(
-        via: str, direct: list[str], runner_server: tuple[ServerHandle, ReplayEngine], tmp_path: Path) -> None:
+    via: str, direct: list[str], runner_server: tuple[ServerHandle, ReplayEngine], tmp_path: Path
+) -> None:
     handle, engine = runner_server
     g, session = grant(handle, engine)
     url = handle.unix_url if via == "unix" else handle.url
@@ -146,7 +148,8 @@ def test_connect_proxy_answers_byte_for_byte_like_the_direct_server(
 
 
 def test_per_session_streamable_http_endpoint_answers_like_the_direct_server(
-        direct: list[str], runner_server: tuple[ServerHandle, ReplayEngine]) -> None:
+    direct: list[str], runner_server: tuple[ServerHandle, ReplayEngine]
+) -> None:
     handle, engine = runner_server
     g, session = grant(handle, engine)
     other, other_session = grant(handle, engine)
@@ -163,9 +166,16 @@ def test_per_session_streamable_http_endpoint_answers_like_the_direct_server(
     check_session_saw_every_call(session)
     assert other_session.calls == 0 and other_session.answer is None  # one URL, one session
     # a guessed or closed endpoint is a 404 before any MCP code runs
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "probe", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
     headers = {"accept": "application/json, text/event-stream"}
     for path in ("/mcp/", "/mcp/guess/", f"/mcp/{g.session_id}/", f"/mcp/{g.token[:-1]}/"):
         r = httpx.post(handle.url + path, json=init, headers=headers)
@@ -175,21 +185,43 @@ def test_per_session_streamable_http_endpoint_answers_like_the_direct_server(
     assert httpx.post(handle.url + other.mcp_path, json=init, headers=headers).status_code == 404
 
 
-def test_connect_with_a_wrong_token_fails_in_one_line(runner_server: tuple[ServerHandle, ReplayEngine],
-                                                      tmp_path: Path) -> None:
+def test_connect_with_a_wrong_token_fails_in_one_line(
+    runner_server: tuple[ServerHandle, ReplayEngine], tmp_path: Path
+) -> None:
     handle, engine = runner_server
     g, _ = grant(handle, engine)
     other, _ = grant(handle, engine)
     cases = [proxy_env(None), proxy_env("guess"), proxy_env(other.token)]
     for env in cases:
-        proc = subprocess.run([sys.executable, "-m", "ctbench.replay.cli", "mcp", "--connect", handle.url,
-                               "--session", g.session_id], env=env, cwd=tmp_path, capture_output=True,
-                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ctbench.replay.cli",
+                "mcp",
+                "--connect",
+                handle.url,
+                "--session",
+                g.session_id,
+            ],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         assert proc.returncode == 2, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
         assert "no open session" in proc.stderr
-    bad = subprocess.run([sys.executable, "-m", "ctbench.replay.cli", "mcp", "--connect", handle.url],
-                         env=proxy_env(g.token), cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "ctbench.replay.cli", "mcp", "--connect", handle.url],
+        env=proxy_env(g.token),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "--session" in bad.stderr
 
 
@@ -202,10 +234,14 @@ def probes(url: str, sid: str, token: str | None) -> dict[str, int]:
         return {
             "summary": http.get(f"/sessions/{sid}").status_code,
             "devices": http.get(f"/sessions/{sid}/devices").status_code,
-            "run": http.post(f"/sessions/{sid}/run", json={"device": "VRP_01", "command": "dis int br"}).status_code,
+            "run": http.post(
+                f"/sessions/{sid}/run", json={"device": "VRP_01", "command": "dis int br"}
+            ).status_code,
             "submit": http.post(f"/sessions/{sid}/submit", json={"answer": "stolen"}).status_code,
             "trajectory": http.get(f"/sessions/{sid}/trajectory").status_code,
-            "complete": http.post(f"/sessions/{sid}/complete", json={"device": "VRP_01", "line": "dis"}).status_code,
+            "complete": http.post(
+                f"/sessions/{sid}/complete", json={"device": "VRP_01", "line": "dis"}
+            ).status_code,
         }
 
 
@@ -214,21 +250,33 @@ def test_runner_mode_grants_a_session_only_to_its_token(vendor_root: Path) -> No
     with serve_in_thread(engine, runner=True) as handle:
         g, session = grant(handle, engine)
         other, _ = grant(handle, engine)
-        denied = {"summary": 404, "devices": 404, "run": 404, "submit": 404, "trajectory": 404, "complete": 404}
+        denied = {
+            "summary": 404,
+            "devices": 404,
+            "run": 404,
+            "submit": 404,
+            "trajectory": 404,
+            "complete": 404,
+        }
         for token in (None, "", "x" * 43, other.token, g.session_id, g.token + "x", g.token.upper()):
             assert probes(handle.url, g.session_id, token) == denied, token
         assert session.calls == 0 and session.answer is None
         # a missing token and a wrong one are indistinguishable from an id that never existed
         never = httpx.get(f"{handle.url}/sessions/nope").json()
-        wrong = httpx.get(f"{handle.url}/sessions/{g.session_id}",
-                          headers={"authorization": f"Bearer {other.token}"}).json()
+        wrong = httpx.get(
+            f"{handle.url}/sessions/{g.session_id}", headers={"authorization": f"Bearer {other.token}"}
+        ).json()
         assert never["error"]["code"] == wrong["error"]["code"] == "unknown_session"
         # clients cannot open, close or count sessions
         r = httpx.post(f"{handle.url}/sessions", json={"task_id": ALL_TASK})
         assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden"
         assert httpx.get(f"{handle.url}/health").json() == {"status": "ok"}
-        assert httpx.delete(f"{handle.url}/sessions/{g.session_id}",
-                            headers={"authorization": f"Bearer {g.token}"}).status_code == 403
+        assert (
+            httpx.delete(
+                f"{handle.url}/sessions/{g.session_id}", headers={"authorization": f"Bearer {g.token}"}
+            ).status_code
+            == 403
+        )
         assert httpx.get(f"{handle.url}/sessions").status_code in (404, 405)
         # the right token works, and nothing it returns names a host path
         assert probes(handle.url, g.session_id, g.token) == {k: 200 for k in denied}
@@ -256,8 +304,9 @@ def test_runner_registry_refuses_add_without_token(vendor_root: Path) -> None:
         reg.add(engine.open_session(ALL_TASK))
 
 
-def test_standalone_summary_names_the_trajectory_only_as_the_client_did(vendor_root: Path,
-                                                                         tmp_path: Path) -> None:
+def test_standalone_summary_names_the_trajectory_only_as_the_client_did(
+    vendor_root: Path, tmp_path: Path
+) -> None:
     engine = ReplayEngine(TaskSet.open(vendor_root))
     reg = SessionRegistry(engine, trajectory_root=tmp_path / "traj")
     with serve_in_thread(engine, registry=reg) as handle:

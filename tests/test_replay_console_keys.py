@@ -130,7 +130,9 @@ def test_blind_review_console_completes_and_answers_help(tmp_path: Path) -> None
         async with app.run_test(size=REVIEW_SIZE) as pilot:
             await wait_for(pilot, on_screen(app, BlindScreen))
             assert isinstance(app._session, IsolatedSession)  # Tab and '?' cross to the isolated server
-            assert "no hidden.yaml in view" in str(app.screen.query_one("#console").border_title)  # and it says so
+            assert "no hidden.yaml in view" in str(
+                app.screen.query_one("#console").border_title
+            )  # and it says so
             await pilot.press("ctrl+o")  # ACC_SW_01 -> CORE_SW_01
             field = app.screen.query_one("#rc-input", Input)
             await pilot.press(*"dis cu", "tab")

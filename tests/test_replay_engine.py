@@ -50,36 +50,91 @@ def recording(device: str, command: str) -> bytes:
 # os, device, full command, abbreviation, unknown line + offending token + message,
 # ambiguous line + message, incomplete line + message, valid unrecorded command, filter line + regex
 VENDORS = [
-    ("huawei_vrp", "VRP_01", "display interface brief", "dis int br",
-     "display foo", "foo", "Error: Unrecognized command found at '^' position.",
-     "dis i", "Error:Ambiguous command found at '^' position.",
-     "display", "Error:Incomplete command found at '^' position.",
-     "display ospf peer", "",
-     "dis int br | i up", "up"),
-    ("hp_comware", "CMW_01", "display interface brief", "dis int br",
-     "display xyz", "xyz", " % Unrecognized command found at '^' position.",
-     "dis i", " % Ambiguous command found at '^' position.",
-     "dis", " % Incomplete command found at '^' position.",
-     "display ospf peer", "",
-     "dis int br | inc UP", "UP"),
-    ("cisco_ios", "IOS_01", "show ip interface brief", "sh ip int br",
-     "show ip foo", "foo", "% Invalid input detected at '^' marker.",
-     "show c", '% Ambiguous command:  "show c"',
-     "show ip", "% Incomplete command.",
-     "show ip protocols", "",
-     "sh ip int br | i up", "up"),
-    ("cisco_nxos", "NXOS_01", "show interface brief", "sh int br",
-     "show foo", "foo", "% Invalid command at '^' marker.",
-     "sh i", "% Ambiguous command at '^' marker.",
-     "show ip", "% Incomplete command at '^' marker.",
-     "show ip route summary", "",
-     "sh int br | i Eth", "Eth"),
-    ("juniper_junos", "JUN_01", "show interfaces terse", "sh int terse",
-     "show foo", "foo", "syntax error, expecting <command>.",
-     "sh o ne", "'o' is ambiguous.",
-     "show", "syntax error, expecting <command>.",
-     "show isis adjacency", "",
-     "sh int terse | match ge-", "ge-"),
+    (
+        "huawei_vrp",
+        "VRP_01",
+        "display interface brief",
+        "dis int br",
+        "display foo",
+        "foo",
+        "Error: Unrecognized command found at '^' position.",
+        "dis i",
+        "Error:Ambiguous command found at '^' position.",
+        "display",
+        "Error:Incomplete command found at '^' position.",
+        "display ospf peer",
+        "",
+        "dis int br | i up",
+        "up",
+    ),
+    (
+        "hp_comware",
+        "CMW_01",
+        "display interface brief",
+        "dis int br",
+        "display xyz",
+        "xyz",
+        " % Unrecognized command found at '^' position.",
+        "dis i",
+        " % Ambiguous command found at '^' position.",
+        "dis",
+        " % Incomplete command found at '^' position.",
+        "display ospf peer",
+        "",
+        "dis int br | inc UP",
+        "UP",
+    ),
+    (
+        "cisco_ios",
+        "IOS_01",
+        "show ip interface brief",
+        "sh ip int br",
+        "show ip foo",
+        "foo",
+        "% Invalid input detected at '^' marker.",
+        "show c",
+        '% Ambiguous command:  "show c"',
+        "show ip",
+        "% Incomplete command.",
+        "show ip protocols",
+        "",
+        "sh ip int br | i up",
+        "up",
+    ),
+    (
+        "cisco_nxos",
+        "NXOS_01",
+        "show interface brief",
+        "sh int br",
+        "show foo",
+        "foo",
+        "% Invalid command at '^' marker.",
+        "sh i",
+        "% Ambiguous command at '^' marker.",
+        "show ip",
+        "% Incomplete command at '^' marker.",
+        "show ip route summary",
+        "",
+        "sh int br | i Eth",
+        "Eth",
+    ),
+    (
+        "juniper_junos",
+        "JUN_01",
+        "show interfaces terse",
+        "sh int terse",
+        "show foo",
+        "foo",
+        "syntax error, expecting <command>.",
+        "sh o ne",
+        "'o' is ambiguous.",
+        "show",
+        "syntax error, expecting <command>.",
+        "show isis adjacency",
+        "",
+        "sh int terse | match ge-",
+        "ge-",
+    ),
 ]
 IDS = [v[0] for v in VENDORS]
 
@@ -107,11 +162,13 @@ def test_unknown_keyword_gives_vendor_error_with_caret(engine: ReplayEngine, cas
     # transports without the device's echo put it back, so the caret points under the token
     echo = obs.with_echo().split("\n")
     assert echo[0] == s.prompt(device) + line
-    assert echo[0][echo[1].index("^"):].startswith(token)
+    assert echo[0][echo[1].index("^") :].startswith(token)
 
 
 @pytest.mark.parametrize("case", VENDORS, ids=IDS)
-def test_ambiguous_and_incomplete_have_their_own_messages(engine: ReplayEngine, case: tuple[str, ...]) -> None:
+def test_ambiguous_and_incomplete_have_their_own_messages(
+    engine: ReplayEngine, case: tuple[str, ...]
+) -> None:
     device, amb_line, amb_msg, inc_line, inc_msg = case[1], case[7], case[8], case[9], case[10]
     s = engine.open_session(ALL_TASK)
     amb, inc = s.run(device, amb_line), s.run(device, inc_line)
@@ -205,8 +262,16 @@ def test_huge_command_is_refused_quickly_and_clipped_in_the_log(engine: ReplayEn
     assert big_device.outcome is Outcome.UNKNOWN_DEVICE and len(big_device.text) < 2000
 
 
-@pytest.mark.parametrize("line", ["dis ver\x00", "\x1b[2Jdisplay version", "dis ver\r\ndis cur", "dis\x7fver",
-                                  "display version\u2028display cur"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "dis ver\x00",
+        "\x1b[2Jdisplay version",
+        "dis ver\r\ndis cur",
+        "dis\x7fver",
+        "display version\u2028display cur",
+    ],
+)
 def test_control_characters_are_refused(engine: ReplayEngine, line: str) -> None:
     obs = engine.open_session(ALL_TASK).run("VRP_01", line)
     assert obs.outcome is Outcome.INVALID
@@ -219,12 +284,24 @@ def test_tabs_spaces_and_trailing_newline_are_tolerated(engine: ReplayEngine) ->
         assert s.run("VRP_01", line).data == recording("VRP_01", "display interface brief"), line
 
 
-@pytest.mark.parametrize("device,line", [
-    ("VRP_01", "display 版本"), ("VRP_01", "ｄｉｓｐｌａｙ version"), ("路由器", "display version"),
-    ("VRP_01", "display version 🙂"), ("../../etc/passwd", "display version"), ("VRP_01", "../../etc/passwd"),
-    ("VRP_01", "display current-configuration ../../hidden.yaml"), ("/etc/passwd", "show run"),
-    ("VRP_01", ""), ("VRP_01", "   "), ("", "display version"), ("VRP_01", "|"), ("IOS_01", "show ip int br | ("),
-])
+@pytest.mark.parametrize(
+    "device,line",
+    [
+        ("VRP_01", "display 版本"),
+        ("VRP_01", "ｄｉｓｐｌａｙ version"),
+        ("路由器", "display version"),
+        ("VRP_01", "display version 🙂"),
+        ("../../etc/passwd", "display version"),
+        ("VRP_01", "../../etc/passwd"),
+        ("VRP_01", "display current-configuration ../../hidden.yaml"),
+        ("/etc/passwd", "show run"),
+        ("VRP_01", ""),
+        ("VRP_01", "   "),
+        ("", "display version"),
+        ("VRP_01", "|"),
+        ("IOS_01", "show ip int br | ("),
+    ],
+)
 def test_odd_input_gets_a_clean_answer(engine: ReplayEngine, device: str, line: str) -> None:
     obs = engine.open_session(ALL_TASK).run(device, line)
     assert obs.outcome in (Outcome.INVALID, Outcome.UNKNOWN_DEVICE, Outcome.DENIED)
@@ -285,8 +362,14 @@ def test_hidden_yaml_is_never_opened(vendor_root: Path) -> None:
         for task in (ALL_TASK, HOSTILE_TASK):
             s = engine.open_session(task)
             for d in s.devices():
-                for cmd in ("display version", "show version", "display interface brief", "display device",
-                            "display startup", "show interfaces terse"):
+                for cmd in (
+                    "display version",
+                    "show version",
+                    "display interface brief",
+                    "display device",
+                    "display startup",
+                    "show interfaces terse",
+                ):
                     s.run(d.name, cmd)
             s.submit("x;y;z")
     finally:
@@ -295,7 +378,9 @@ def test_hidden_yaml_is_never_opened(vendor_root: Path) -> None:
     assert not [p for p in opened if "hidden" in Path(p).name]
 
 
-def test_a_task_the_caller_loaded_is_not_parsed_again(vendor_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_task_the_caller_loaded_is_not_parsed_again(
+    vendor_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The runner selects tasks by parsing task.yaml; it hands (ref, spec) over instead of a second parse."""
     ts = TaskSet.open(vendor_root)
     ref = ts.ref(ALL_TASK)
@@ -328,8 +413,9 @@ def test_recorded_commands_outside_the_tree_are_valid_for_that_task(tmp_path: Pa
     task_file = root / "rca" / ALL_TASK / "task.yaml"
     spec = json.loads(task_file.read_text())
     (root / "rca" / ALL_TASK / "recordings" / "special.txt").write_bytes(b"special output\r\n")
-    spec["recordings"].append({"device": "VRP_01", "command": "display frobnicator table 7",
-                               "file": "recordings/special.txt"})
+    spec["recordings"].append(
+        {"device": "VRP_01", "command": "display frobnicator table 7", "file": "recordings/special.txt"}
+    )
     task_file.write_text(json.dumps(spec))
     s = ReplayEngine(TaskSet.open(root)).open_session(ALL_TASK)
     obs = s.run("VRP_01", "dis frob tab 7")
@@ -398,8 +484,14 @@ def test_call_limit(vendor_root: Path) -> None:
 def test_sessions_are_isolated_and_thread_safe(engine: ReplayEngine, tmp_path: Path) -> None:
     shared = engine.open_session(ALL_TASK, trajectory_path=tmp_path / "shared.jsonl")
     own = [engine.open_session(ALL_TASK) for _ in range(4)]
-    lines = [("VRP_01", "dis int br"), ("IOS_01", "sh ip int br | i up"), ("JUN_01", "sh foo"),
-             ("NXOS_01", "show ip route summary"), ("SECRET_RTR", "show version"), ("CMW_01", "dis int br")]
+    lines = [
+        ("VRP_01", "dis int br"),
+        ("IOS_01", "sh ip int br | i up"),
+        ("JUN_01", "sh foo"),
+        ("NXOS_01", "show ip route summary"),
+        ("SECRET_RTR", "show version"),
+        ("CMW_01", "dis int br"),
+    ]
     expected = {ln: engine.open_session(ALL_TASK).run(*ln).data for ln in lines}
     errors: list[str] = []
 
@@ -427,10 +519,19 @@ def test_sessions_are_isolated_and_thread_safe(engine: ReplayEngine, tmp_path: P
 def test_bad_trajectory_lines_name_the_first_problem(tmp_path: Path) -> None:
     """A reader (the scorer, ``ctb-replay gaps``) is told the line and its first problem, not pydantic's wall."""
     path = tmp_path / "t.jsonl"
-    good = {"seq": 1, "t": 0.5, "device": "VRP_01", "command": "dis int br", "canonical": None,
-            "outcome": "recorded", "output_bytes": 10}
-    path.write_text("\n".join([json.dumps(good), "[1, 2]", json.dumps({**good, "seq": "one"}), "{oops"]) + "\n",
-                    encoding="utf-8")
+    good = {
+        "seq": 1,
+        "t": 0.5,
+        "device": "VRP_01",
+        "command": "dis int br",
+        "canonical": None,
+        "outcome": "recorded",
+        "output_bytes": 10,
+    }
+    path.write_text(
+        "\n".join([json.dumps(good), "[1, 2]", json.dumps({**good, "seq": "one"}), "{oops"]) + "\n",
+        encoding="utf-8",
+    )
     items = list(iter_trajectory(path))
     assert isinstance(items[0], TrajectoryRecord)
     bad = [str(i) for i in items if isinstance(i, BadLine)]

@@ -21,13 +21,23 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 ENV.pop("CTBENCH_DEBUG", None)
 
 RUN_A = {
-    "RCA-001": [("CORE_SW_01", "dis ospf peer"), ("CORE_SW_01", "display ospf peer"), ("CORE_SW_01", "dis int br"),
-                ("FW_01", "display ip routing-table"), ("GW_01", "show ip protocols"), ("CORE_SW_01", "dis foo"),
-                ("PC_01", "ping 1.1.1.1")],
+    "RCA-001": [
+        ("CORE_SW_01", "dis ospf peer"),
+        ("CORE_SW_01", "display ospf peer"),
+        ("CORE_SW_01", "dis int br"),
+        ("FW_01", "display ip routing-table"),
+        ("GW_01", "show ip protocols"),
+        ("CORE_SW_01", "dis foo"),
+        ("PC_01", "ping 1.1.1.1"),
+    ],
     "RCA-002": [("FW_01", "display ip routing-table"), ("GW_01", "sh ip prot")],
 }
 RUN_B = {
-    "RCA-001": [("CORE_SW_01", "display ospf peer"), ("GW_01", "show ip protocols"), ("GW_01", "show ip protocols")],
+    "RCA-001": [
+        ("CORE_SW_01", "display ospf peer"),
+        ("GW_01", "show ip protocols"),
+        ("GW_01", "show ip protocols"),
+    ],
 }
 
 
@@ -90,8 +100,13 @@ def test_not_a_run_folder(tmp_path: Path) -> None:
 
 def test_cli_text_and_json(runs: Path) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "ctbench.replay.cli", "gaps", *args], capture_output=True,
-                              text=True, env=ENV, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "ctbench.replay.cli", "gaps", *args],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            timeout=60,
+        )
 
     text = cli(str(runs / "run-a"), str(runs / "run-b"))
     assert text.returncode == 0, text.stderr

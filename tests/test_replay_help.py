@@ -32,10 +32,18 @@ ENV.pop("CTBENCH_DEBUG", None)
 
 # One help request per vendor and position, on the vendor lab of the 339 captures.
 REQUESTS = [
-    ("VRP_01", "?"), ("VRP_01", "display ?"), ("VRP_01", "dis int b?"), ("VRP_01", "display clock ?"),
-    ("VRP_01", "display clock | ?"), ("CMW_01", "display ip ?"), ("IOS_01", "show ip int b?"),
-    ("IOS_01", "show clock | include ?"), ("NXOS_01", "show clock ?"), ("JUN_01", "show version ?"),
-    ("JUN_01", "show zzz?"), ("VRP_01", "dis foo ?"),
+    ("VRP_01", "?"),
+    ("VRP_01", "display ?"),
+    ("VRP_01", "dis int b?"),
+    ("VRP_01", "display clock ?"),
+    ("VRP_01", "display clock | ?"),
+    ("CMW_01", "display ip ?"),
+    ("IOS_01", "show ip int b?"),
+    ("IOS_01", "show clock | include ?"),
+    ("NXOS_01", "show clock ?"),
+    ("JUN_01", "show version ?"),
+    ("JUN_01", "show zzz?"),
+    ("VRP_01", "dis foo ?"),
 ]
 
 
@@ -59,12 +67,15 @@ def expected(vendor_root: Path) -> dict[tuple[str, str], str]:
 
 def echoed(device: str, line: str, text: str) -> str:
     """The answer as a transport without a terminal gives it: a caret answer under its echoed line."""
-    prompt = {"VRP": "<{}>", "CMW": "<{}>", "IOS": "{}#", "NXOS": "{}#", "JUN": "admin@{}> "}[device.split("_")[0]]
+    prompt = {"VRP": "<{}>", "CMW": "<{}>", "IOS": "{}#", "NXOS": "{}#", "JUN": "admin@{}> "}[
+        device.split("_")[0]
+    ]
     return f"{prompt.format(device)}{line}\n{text}" if text.lstrip(" ").startswith("^") else text
 
 
-def test_engine_answers_help_and_logs_it_as_help(vendor_root: Path, tmp_path: Path,
-                                                 expected: dict[tuple[str, str], str]) -> None:
+def test_engine_answers_help_and_logs_it_as_help(
+    vendor_root: Path, tmp_path: Path, expected: dict[tuple[str, str], str]
+) -> None:
     traj = tmp_path / "t.jsonl"
     session = ReplayEngine(TaskSet.open(vendor_root)).open_session(ALL_TASK, trajectory_path=traj)
     for device, line in REQUESTS:
@@ -85,15 +96,23 @@ def test_help_does_not_depend_on_recordings(tmp_path: Path) -> None:
     task_dir = root / "rca" / ALL_TASK
     spec = json.loads((task_dir / "task.yaml").read_text())
     (task_dir / "recordings" / "VRP_02" / "zz.txt").write_text("secret\n")
-    spec["recordings"].append({"device": "VRP_02", "command": "display zzsecret probe",
-                               "file": "recordings/VRP_02/zz.txt"})
+    spec["recordings"].append(
+        {"device": "VRP_02", "command": "display zzsecret probe", "file": "recordings/VRP_02/zz.txt"}
+    )
     (task_dir / "task.yaml").write_text(json.dumps(spec))
     vendor = ReplayEngine(TaskSet.open(root)).open_session(ALL_TASK)
     bundled = ReplayEngine(TaskSet.open(REPO / "tasks")).open_session("RCA-001")
     one, two = vendor.task.device("VRP_01"), vendor.task.device("VRP_02")
     assert one is not None and two is not None and one.recorded != two.recorded
     assert vendor.run("VRP_02", "dis zzs probe").outcome is Outcome.RECORDED  # the task's own command works
-    for line in ("display ?", "dis z?", "display ip ?", "display interface ?", "dis cu?", "display bgp peer ?"):
+    for line in (
+        "display ?",
+        "dis z?",
+        "display ip ?",
+        "display interface ?",
+        "dis cu?",
+        "display bgp peer ?",
+    ):
         a = vendor.run("VRP_01", line).text
         assert a == vendor.run("VRP_02", line).text
         assert a.replace("<VRP_01>", "<CORE_SW_01>") == bundled.run("CORE_SW_01", line).text
@@ -102,8 +121,9 @@ def test_help_does_not_depend_on_recordings(tmp_path: Path) -> None:
     assert vendor.complete("VRP_02", "display zz") == []
 
 
-def test_mcp_run_command_answers_help_like_the_shell(vendor_root: Path, tmp_path: Path,
-                                                     expected: dict[tuple[str, str], str]) -> None:
+def test_mcp_run_command_answers_help_like_the_shell(
+    vendor_root: Path, tmp_path: Path, expected: dict[tuple[str, str], str]
+) -> None:
     traj = tmp_path / "trajectories" / f"{ALL_TASK}.jsonl"
 
     async def main() -> None:
@@ -117,7 +137,9 @@ def test_mcp_run_command_answers_help_like_the_shell(vendor_root: Path, tmp_path
     assert {json.loads(x)["outcome"] for x in traj.read_text().splitlines()} == {"help"}
 
 
-def test_http_run_answers_help_like_the_shell(vendor_root: Path, expected: dict[tuple[str, str], str]) -> None:
+def test_http_run_answers_help_like_the_shell(
+    vendor_root: Path, expected: dict[tuple[str, str], str]
+) -> None:
     proc, url = start_serve("--tasks", str(vendor_root))
     try:
         sid = httpx.post(f"{url}/sessions", json={"task_id": ALL_TASK}).json()["session_id"]
@@ -131,14 +153,18 @@ def test_http_run_answers_help_like_the_shell(vendor_root: Path, expected: dict[
         shown = exec_cli(url, sid, "exec", "NXOS_01", "show clock ?")
         assert shown.returncode == 0 and shown.stdout == expected[("NXOS_01", "show clock ?")]
         wrong = exec_cli(url, sid, "exec", "VRP_01", "dis foo ?")
-        assert wrong.returncode == 0 and wrong.stdout == echoed("VRP_01", "dis foo ?", expected[("VRP_01", "dis foo ?")])
+        assert wrong.returncode == 0 and wrong.stdout == echoed(
+            "VRP_01", "dis foo ?", expected[("VRP_01", "dis foo ?")]
+        )
         assert wrong.stdout.splitlines()[1] == " " * len("<VRP_01>dis ") + "^"  # under "foo" of the echo
     finally:
         proc.terminate()
         proc.wait(10)
 
 
-def test_shell_core_answers_help_and_completes(vendor_root: Path, expected: dict[tuple[str, str], str]) -> None:
+def test_shell_core_answers_help_and_completes(
+    vendor_root: Path, expected: dict[tuple[str, str], str]
+) -> None:
     shell = DeviceShell(ReplayEngine(TaskSet.open(vendor_root)).open_session(ALL_TASK))
     for device, line in REQUESTS:
         shell.feed(f"connect {device}")
@@ -160,8 +186,14 @@ class Pty:
 
         self.master, slave = pty.openpty()
         env = {**ENV, "XDG_STATE_HOME": str(home), "TERM": "dumb"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "ctbench.replay.cli", "shell", task, "--tasks",
-                                      str(tasks)], stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ctbench.replay.cli", "shell", task, "--tasks", str(tasks)],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            close_fds=True,
+        )
         os.close(slave)
         self.seen = b""
 
@@ -192,7 +224,8 @@ class Pty:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_shell_in_a_terminal_answers_question_mark_at_once_and_tab_completes(
-        vendor_root: Path, tmp_path: Path, expected: dict[tuple[str, str], str]) -> None:
+    vendor_root: Path, tmp_path: Path, expected: dict[tuple[str, str], str]
+) -> None:
     term = Pty(vendor_root, ALL_TASK, tmp_path)
     try:
         term.until(b"VENDOR-ALL> ")

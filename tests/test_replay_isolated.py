@@ -13,9 +13,14 @@ from ctbench.replay.engine import ReplayEngine
 from ctbench.replay.isolated import IsolatedEngine, IsolatedSession, visible_copy
 from ctbench.store import TaskSet
 
-CALLS = [("CORE_SW_01", "dis int br"), ("CORE_SW_01", "display current-configuration interface GE0/0/24"),
-         ("GW_01", "sh ip ro"), ("CORE_SW_01", "display ospf peer"), ("CORE_SW_01", "display foo"),
-         ("NOPE", "show version")]
+CALLS = [
+    ("CORE_SW_01", "dis int br"),
+    ("CORE_SW_01", "display current-configuration interface GE0/0/24"),
+    ("GW_01", "sh ip ro"),
+    ("CORE_SW_01", "display ospf peer"),
+    ("CORE_SW_01", "display foo"),
+    ("NOPE", "show version"),
+]
 
 
 def server_root(copy_marker: str) -> Path | None:
@@ -33,11 +38,15 @@ def server_root(copy_marker: str) -> Path | None:
 def test_visible_copy_holds_no_hidden_part(task_set: Path, tmp_path: Path) -> None:
     ts = TaskSet.open(task_set)
     rec = task_set / "rca" / "RCA-001" / "recordings" / "CORE_SW_01"
-    (rec / "leak.txt").symlink_to(task_set / "rca" / "RCA-001" / "hidden.yaml")  # a recording pointing at the gold
+    (rec / "leak.txt").symlink_to(
+        task_set / "rca" / "RCA-001" / "hidden.yaml"
+    )  # a recording pointing at the gold
     (task_set / "rca" / "RCA-001" / ".hidden.yaml.abc.tmp").write_text("gold copy of an interrupted save")
     root = visible_copy(ts, "RCA-001", tmp_path / "view")
     names = [p.name for p in root.rglob("*")]
-    assert "hidden.yaml" not in names and "leak.txt" not in names and not any(n.endswith(".tmp") for n in names)
+    assert (
+        "hidden.yaml" not in names and "leak.txt" not in names and not any(n.endswith(".tmp") for n in names)
+    )
     assert (root / "rca" / "RCA-001" / "task.yaml").is_file() and (root / "networks").is_dir()
     assert not (root / "rca" / "RCA-002").exists()  # other tasks stay out too
     gold = (task_set / "rca" / "RCA-001" / "hidden.yaml").read_text()
@@ -53,14 +62,16 @@ def test_isolated_session_answers_like_the_engine(sandbox: bool, task_set: Path,
         assert [d.name for d in session.devices()] == [d.name for d in direct.devices()]
         assert session.prompt("CORE_SW_01") == direct.prompt("CORE_SW_01")
         for line in ("dis cu", "display c", "sh ip ro", "nonsense"):  # Tab, answered by the isolated server
-            assert session.complete("CORE_SW_01" if line[0] != "s" else "GW_01", line) == \
-                direct.complete("CORE_SW_01" if line[0] != "s" else "GW_01", line)
+            assert session.complete("CORE_SW_01" if line[0] != "s" else "GW_01", line) == direct.complete(
+                "CORE_SW_01" if line[0] != "s" else "GW_01", line
+            )
         assert session.complete("CORE_SW_01", "dis cu") == ["current-configuration"]
         for device, command in CALLS:
             a, b = session.run(device, command), direct.run(device, command)
             assert (a.text, a.outcome, a.canonical, a.prompt) == (b.text, b.outcome, b.canonical, b.prompt)
-        assert [(r.seq, r.command, r.outcome) for r in session.trajectory] == \
-            [(r.seq, r.command, r.outcome) for r in direct.trajectory]  # completion is not a call
+        assert [(r.seq, r.command, r.outcome) for r in session.trajectory] == [
+            (r.seq, r.command, r.outcome) for r in direct.trajectory
+        ]  # completion is not a call
         if sandbox and shutil.which("bwrap"):
             assert session.sandboxed
             root = server_root(str(session._tmp))
@@ -71,22 +82,34 @@ def test_isolated_session_answers_like_the_engine(sandbox: bool, task_set: Path,
             assert not any((root / str(session._tmp).lstrip("/")).rglob("hidden.yaml"))
         elif not sandbox:  # the same look into an unsandboxed server does see the task set: the check is real
             root = server_root(str(session._tmp))
-            assert root is not None and (root / str(task_set).lstrip("/") / "rca" / "RCA-001" / "hidden.yaml").exists()
+            assert (
+                root is not None
+                and (root / str(task_set).lstrip("/") / "rca" / "RCA-001" / "hidden.yaml").exists()
+            )
     rows = [json.loads(x) for x in traj.read_text().splitlines()]
-    assert [r["outcome"] for r in rows] == ["recorded", "recorded", "recorded", "denied", "invalid", "unknown-device"]
+    assert [r["outcome"] for r in rows] == [
+        "recorded",
+        "recorded",
+        "recorded",
+        "denied",
+        "invalid",
+        "unknown-device",
+    ]
     assert not list(Path(str(session._tmp)).parent.glob(Path(str(session._tmp)).name))  # the copy is gone
 
 
 def test_isolated_engine_has_the_engine_shape(task_set: Path, tmp_path: Path) -> None:
-    with IsolatedEngine(TaskSet.open(task_set)).open_session("RCA-001",
-                                                               trajectory_path=tmp_path / "t.jsonl") as s:
+    with IsolatedEngine(TaskSet.open(task_set)).open_session(
+        "RCA-001", trajectory_path=tmp_path / "t.jsonl"
+    ) as s:
         assert s.run("CORE_SW_01", "dis int br").ok
     assert os.path.getsize(tmp_path / "t.jsonl") > 0
 
 
 @pytest.mark.parametrize("protection", ["bwrap", "off"])
-def test_try_it_console_is_served_by_a_process_without_the_gold(protection: str, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_try_it_console_is_served_by_a_process_without_the_gold(
+    protection: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The authoring app's Try-it console, driven by keys: the process answering it cannot open the
     task's hidden.yaml - neither the saved one in the task set nor the working copy's shadow.
 
@@ -128,7 +151,9 @@ def test_try_it_console_is_served_by_a_process_without_the_gold(protection: str,
             seen["sandboxed"] = session.sandboxed
             seen["serves"] = any(view.rglob("task.yaml"))  # the look into the server's view is real
             seen["saved gold"] = (root / str(gold).lstrip("/")).exists()
-            seen["shadow gold"] = [p for p in shadow.rglob("hidden.yaml") if (root / str(p).lstrip("/")).exists()]
+            seen["shadow gold"] = [
+                p for p in shadow.rglob("hidden.yaml") if (root / str(p).lstrip("/")).exists()
+            ]
             seen["gold in its task set"] = list(view.rglob("hidden.yaml"))
             seen["task set"] = (root / str(tasks).lstrip("/")).exists()
             seen["git"] = (root / str(tasks.parent / ".git").lstrip("/")).exists()
@@ -140,8 +165,16 @@ def test_try_it_console_is_served_by_a_process_without_the_gold(protection: str,
     asyncio.run(scenario())
     assert seen["serves"] and seen["gold in its task set"] == []
     if protection == "bwrap":
-        assert seen == {"sandboxed": True, "serves": True, "saved gold": False, "shadow gold": [],
-                        "gold in its task set": [], "task set": False, "git": False, "home": []}
+        assert seen == {
+            "sandboxed": True,
+            "serves": True,
+            "saved gold": False,
+            "shadow gold": [],
+            "gold in its task set": [],
+            "task set": False,
+            "git": False,
+            "home": [],
+        }
     else:
         assert seen["sandboxed"] is False and seen["saved gold"] and seen["shadow gold"] and seen["task set"]
 

@@ -38,8 +38,9 @@ def vendor_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @asynccontextmanager
 async def stdio_session(*args: str) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "ctbench.replay.cli", "mcp", *args],
-                                   env=ENV, cwd=str(REPO))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "ctbench.replay.cli", "mcp", *args], env=ENV, cwd=str(REPO)
+    )
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:
@@ -67,8 +68,9 @@ def test_stdio_tools_behave_like_the_devices(vendor_root: Path, tmp_path: Path) 
     answer = tmp_path / "answer.txt"
 
     async def main() -> None:
-        async with stdio_session(ALL_TASK, "--tasks", str(vendor_root), "--trajectory", str(traj),
-                                 "--answer", str(answer)) as s:
+        async with stdio_session(
+            ALL_TASK, "--tasks", str(vendor_root), "--trajectory", str(traj), "--answer", str(answer)
+        ) as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert set(tools) == {"list_devices", "run_command", "submit_answer"}
             assert tools["list_devices"].annotations.read_only_hint is True
@@ -80,7 +82,9 @@ def test_stdio_tools_behave_like_the_devices(vendor_root: Path, tmp_path: Path) 
             assert not listing.is_error
             assert "VRP_01" in text(listing) and "Juniper" in text(listing) and "PC_01" not in text(listing)
 
-            full = await s.call_tool("run_command", {"device": "IOS_01", "command": "show ip interface brief"})
+            full = await s.call_tool(
+                "run_command", {"device": "IOS_01", "command": "show ip interface brief"}
+            )
             short = await s.call_tool("run_command", {"device": "IOS_01", "command": "sh ip int br"})
             assert not full.is_error and text(full) == text(short)
             assert text(full) == recording("IOS_01", "show ip interface brief").decode()
@@ -90,7 +94,7 @@ def test_stdio_tools_behave_like_the_devices(vendor_root: Path, tmp_path: Path) 
             assert bad.is_error
             lines = text(bad).split("\n")
             assert lines[0] == "<VRP_01>display foo"
-            assert lines[0][lines[1].index("^"):].startswith("foo")
+            assert lines[0][lines[1].index("^") :].startswith("foo")
             assert "Error: Unrecognized command found at '^' position." in text(bad)
 
             denied = await s.call_tool("run_command", {"device": "VRP_01", "command": "display ospf peer"})
@@ -151,14 +155,39 @@ def test_no_mcp_response_contains_the_gold(vendor_root: Path) -> None:
                 seen.append(text(res) + json.dumps(res.meta))
             seen.append(text(await s.call_tool("submit_answer", {"answer": "guess"})))
 
-    probes = [(d, c) for d in ("VRP_01", "IOS_01") for c in (
-        "display version", "display interface brief", "display vlan", "display arp all", "display device",
-        "display startup", "display eth-trunk", "display mac-address", "display lldp neighbor",
-        "display current-configuration", "../hidden.yaml", "show running-config", "show version")]
+    probes = [
+        (d, c)
+        for d in ("VRP_01", "IOS_01")
+        for c in (
+            "display version",
+            "display interface brief",
+            "display vlan",
+            "display arp all",
+            "display device",
+            "display startup",
+            "display eth-trunk",
+            "display mac-address",
+            "display lldp neighbor",
+            "display current-configuration",
+            "../hidden.yaml",
+            "show running-config",
+            "show version",
+        )
+    ]
     bundled = REPO / "tasks"
-    real_probes = [(d, c) for d in ("CORE_SW_01", "FW_01", "GW_01", "PE_01", "ACC_SW_01") for c in (
-        "display interface brief", "display current-configuration interface GigabitEthernet0/0/24",
-        "display ip routing-table", "show ip route", "show route", "display version", "show running-config")]
+    real_probes = [
+        (d, c)
+        for d in ("CORE_SW_01", "FW_01", "GW_01", "PE_01", "ACC_SW_01")
+        for c in (
+            "display interface brief",
+            "display current-configuration interface GigabitEthernet0/0/24",
+            "display ip routing-table",
+            "show ip route",
+            "show route",
+            "display version",
+            "show running-config",
+        )
+    ]
 
     async def main() -> None:
         await probe(HOSTILE_TASK, vendor_root, probes)
@@ -175,9 +204,14 @@ def test_no_mcp_response_contains_the_gold(vendor_root: Path) -> None:
 
 
 def start_http_server(*args: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "ctbench.replay.cli", "mcp", *args, "--http", "127.0.0.1:0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env={**os.environ, **ENV}, cwd=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctbench.replay.cli", "mcp", *args, "--http", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **ENV},
+        cwd=str(REPO),
+    )
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
@@ -188,6 +222,7 @@ def test_streamable_http(vendor_root: Path, tmp_path: Path) -> None:
     traj = tmp_path / "http.jsonl"
     proc, url = start_http_server(ALL_TASK, "--tasks", str(vendor_root), "--trajectory", str(traj))
     try:
+
         async def main() -> None:
             deadline = time.monotonic() + 20
             while True:
@@ -197,11 +232,15 @@ def test_streamable_http(vendor_root: Path, tmp_path: Path) -> None:
                             await s.initialize()
                             tools = {t.name: t for t in (await s.list_tools()).tools}
                             assert tools["run_command"].annotations.read_only_hint is True
-                            r = await s.call_tool("run_command", {"device": "JUN_01", "command": "sh int terse"})
+                            r = await s.call_tool(
+                                "run_command", {"device": "JUN_01", "command": "sh int terse"}
+                            )
                             assert text(r) == recording("JUN_01", "show interfaces terse").decode()
                             bad = await s.call_tool("run_command", {"device": "JUN_01", "command": "sh o ne"})
                             assert bad.is_error and "is ambiguous" in text(bad)
-                            big = await s.call_tool("run_command", {"device": "JUN_01", "command": "x" * 500_000})
+                            big = await s.call_tool(
+                                "run_command", {"device": "JUN_01", "command": "x" * 500_000}
+                            )
                             assert big.is_error and "too long" in text(big)
                             sub = await s.call_tool("submit_answer", {"answer": "a\nb\n"})
                             assert "2 line" in text(sub)
@@ -221,8 +260,20 @@ def test_streamable_http(vendor_root: Path, tmp_path: Path) -> None:
 
 
 def test_mcp_command_reports_bad_arguments_cleanly(vendor_root: Path) -> None:
-    for args in (["NOPE-404", "--tasks", str(vendor_root)], [ALL_TASK, "--tasks", str(vendor_root), "--http", "x"],
-                 [ALL_TASK, "--tasks", str(vendor_root / "missing")]):
-        r = subprocess.run([sys.executable, "-m", "ctbench.replay.cli", "mcp", *args], capture_output=True,
-                           text=True, env={**os.environ, **ENV}, cwd=str(REPO), timeout=60, stdin=subprocess.DEVNULL)
-        assert r.returncode != 0 and "Traceback" not in r.stderr and r.stderr.startswith("ctb-replay:"), r.stderr
+    for args in (
+        ["NOPE-404", "--tasks", str(vendor_root)],
+        [ALL_TASK, "--tasks", str(vendor_root), "--http", "x"],
+        [ALL_TASK, "--tasks", str(vendor_root / "missing")],
+    ):
+        r = subprocess.run(
+            [sys.executable, "-m", "ctbench.replay.cli", "mcp", *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **ENV},
+            cwd=str(REPO),
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert r.returncode != 0 and "Traceback" not in r.stderr and r.stderr.startswith("ctb-replay:"), (
+            r.stderr
+        )

@@ -53,8 +53,12 @@ def test_each_vendor_prompt_looks_like_the_device(shell: DeviceShell) -> None:
         shell.feed(f"ssh {device}")
         prompts[device] = shell.prompt
         shell.feed("exit")
-    assert prompts == {"ACC_SW_01": "<ACC_SW_01>", "CORE_SW_01": "<CORE_SW_01>", "GW_01": "GW_01#",
-                       "PE_01": "admin@PE_01> "}
+    assert prompts == {
+        "ACC_SW_01": "<ACC_SW_01>",
+        "CORE_SW_01": "<CORE_SW_01>",
+        "GW_01": "GW_01#",
+        "PE_01": "admin@PE_01> ",
+    }
 
 
 def test_unknown_inaccessible_and_host_devices(shell: DeviceShell) -> None:
@@ -83,9 +87,24 @@ def test_exit_ends_and_completion_offers_devices(shell: DeviceShell) -> None:
 def test_piped_subprocess_gives_a_transcript(tmp_path: Path) -> None:
     traj = tmp_path / "t.jsonl"
     lines = "connect CORE_SW_01\ndis int br\ndis foo\nquit\nconnect GW_01\nsh ip route\nshow ip protocols\nexit\nexit\n"
-    r = subprocess.run([sys.executable, "-m", "ctbench.replay.cli", "shell", "RCA-001", "--tasks", str(TASKS),
-                        "--trajectory", str(traj)], input=lines, capture_output=True, text=True, env=ENV,
-                       timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.replay.cli",
+            "shell",
+            "RCA-001",
+            "--tasks",
+            str(TASKS),
+            "--trajectory",
+            str(traj),
+        ],
+        input=lines,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "<CORE_SW_01>dis int br\n" + rec("CORE_SW_01", "display_interface_brief.txt") in out
@@ -97,8 +116,14 @@ def test_piped_subprocess_gives_a_transcript(tmp_path: Path) -> None:
 
 
 def test_shell_for_an_unknown_task_is_a_clean_error() -> None:
-    r = subprocess.run([sys.executable, "-m", "ctbench.replay.cli", "shell", "NOPE-9", "--tasks", str(TASKS)],
-                       input="", capture_output=True, text=True, env=ENV, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "ctbench.replay.cli", "shell", "NOPE-9", "--tasks", str(TASKS)],
+        input="",
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
     assert r.returncode == 1 and "task 'NOPE-9' not found" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -108,8 +133,14 @@ def test_interactive_prompt_in_a_real_terminal(tmp_path: Path) -> None:
 
     master, slave = pty.openpty()
     env = {**ENV, "XDG_STATE_HOME": str(tmp_path), "TERM": "dumb"}
-    proc = subprocess.Popen([sys.executable, "-m", "ctbench.replay.cli", "shell", "RCA-001", "--tasks", str(TASKS)],
-                            stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctbench.replay.cli", "shell", "RCA-001", "--tasks", str(TASKS)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+    )
     os.close(slave)
     seen = b""
 

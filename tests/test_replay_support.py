@@ -27,10 +27,20 @@ from ctbench.store import TaskSet, recording_filename
 from tests.conftest import VENDOR_CLI
 
 REPO = Path(__file__).resolve().parents[1]
-PREFIX = {"huawei_vrp": "VRP", "hp_comware": "CMW", "cisco_ios": "IOS", "cisco_nxos": "NXOS",
-          "juniper_junos": "JUN"}
-VENDOR = {"huawei_vrp": "Huawei", "hp_comware": "H3C", "cisco_ios": "Cisco", "cisco_nxos": "Cisco",
-          "juniper_junos": "Juniper"}
+PREFIX = {
+    "huawei_vrp": "VRP",
+    "hp_comware": "CMW",
+    "cisco_ios": "IOS",
+    "cisco_nxos": "NXOS",
+    "juniper_junos": "JUN",
+}
+VENDOR = {
+    "huawei_vrp": "Huawei",
+    "hp_comware": "H3C",
+    "cisco_ios": "Cisco",
+    "cisco_nxos": "Cisco",
+    "juniper_junos": "Juniper",
+}
 GOLD_NODE = "VRP_01"
 GOLD_OBJECT = "GigabitEthernet0/0/7-GOLDOBJ"
 GOLD_LABEL = "gold-secret-label-5e1f"
@@ -67,10 +77,14 @@ def _write_json(path: Path, data: object) -> None:
 
 
 def _hidden(task_id: str) -> dict[str, object]:
-    return {"id": task_id,
-            "answer": {"rca": [{"node": GOLD_NODE, "object": GOLD_OBJECT, "label": GOLD_LABEL}]},
-            "golden_actions": [{"device": GOLD_NODE, "command": "display interface brief", "why": "GOLD-WHY-77aa"}],
-            "rationale": GOLD_RATIONALE}
+    return {
+        "id": task_id,
+        "answer": {"rca": [{"node": GOLD_NODE, "object": GOLD_OBJECT, "label": GOLD_LABEL}]},
+        "golden_actions": [
+            {"device": GOLD_NODE, "command": "display interface brief", "why": "GOLD-WHY-77aa"}
+        ],
+        "rationale": GOLD_RATIONALE,
+    }
 
 
 def build_vendor_task_set(root: Path) -> Path:
@@ -83,8 +97,16 @@ def build_vendor_task_set(root: Path) -> Path:
     for c in caps:
         devices.setdefault(c.device, c.os)
     net_devices: list[dict[str, object]] = [
-        {"name": name, "vendor": VENDOR[os_], "os": os_, "type": "router", "role": f"{os_} lab", "site": "LAB"}
-        for name, os_ in sorted(devices.items())]
+        {
+            "name": name,
+            "vendor": VENDOR[os_],
+            "os": os_,
+            "type": "router",
+            "role": f"{os_} lab",
+            "site": "LAB",
+        }
+        for name, os_ in sorted(devices.items())
+    ]
     net_devices.append({"name": "PC_01", "vendor": "Generic", "type": "pc", "role": "user"})
     net_devices.append({"name": "SECRET_RTR", "vendor": "Cisco", "os": "cisco_ios", "type": "router"})
     _write_json(root / "networks" / "vendor-lab.yaml", {"name": "vendor-lab", "devices": net_devices})
@@ -97,9 +119,17 @@ def build_vendor_task_set(root: Path) -> Path:
         (task_dir / rel).write_bytes(c.source.read_bytes())
         recordings.append({"device": c.device, "command": c.command, "file": rel})
     accessible = sorted(devices) + ["PC_01"]
-    _write_json(task_dir / "task.yaml", {
-        "id": ALL_TASK, "family": "rca", "statement": "Every vendor capture, replayed.", "network": "vendor-lab",
-        "accessible": accessible, "recordings": recordings})
+    _write_json(
+        task_dir / "task.yaml",
+        {
+            "id": ALL_TASK,
+            "family": "rca",
+            "statement": "Every vendor capture, replayed.",
+            "network": "vendor-lab",
+            "accessible": accessible,
+            "recordings": recordings,
+        },
+    )
     _write_json(task_dir / "hidden.yaml", _hidden(ALL_TASK))
     build_hostile_task(root)
     return root
@@ -125,9 +155,17 @@ def build_hostile_task(root: Path) -> Path:
         {"device": "VRP_01", "command": "display mac-address", "file": "recordings\\..\\hidden.yaml"},
         {"device": "VRP_01", "command": "display lldp neighbor", "file": "recordings/VRP_01/missing.txt"},
     ]
-    _write_json(task_dir / "task.yaml", {
-        "id": HOSTILE_TASK, "family": "rca", "statement": "Hostile index.", "network": "vendor-lab",
-        "accessible": ["VRP_01", "IOS_01"], "recordings": recordings})
+    _write_json(
+        task_dir / "task.yaml",
+        {
+            "id": HOSTILE_TASK,
+            "family": "rca",
+            "statement": "Hostile index.",
+            "network": "vendor-lab",
+            "accessible": ["VRP_01", "IOS_01"],
+            "recordings": recordings,
+        },
+    )
     return task_dir
 
 
@@ -142,8 +180,10 @@ def gold_strings(task_dir: Path) -> list[str]:
 
     spec = HiddenSpec.model_validate(load_fast(task_dir / "hidden.yaml"))
     out = [f"{t.node};{t.object};{t.label}" for t in spec.answer.rca or []]
-    out += [" -> ".join(h.node if not h.egress else f"{h.node}_{h.egress}" for h in p.hops)
-            for p in spec.answer.paths or []]
+    out += [
+        " -> ".join(h.node if not h.egress else f"{h.node}_{h.egress}" for h in p.hops)
+        for p in spec.answer.paths or []
+    ]
     out += [spec.rationale] if spec.rationale else []
     out += [a.why for a in spec.golden_actions if len(a.why) > 20]
     return out
@@ -175,8 +215,10 @@ class KeepAliveClient:
 
     async def request(self, method: str, path: str, body: object | None = None) -> tuple[int, Any]:
         payload = b"" if body is None else json.dumps(body).encode()
-        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(payload)}\r\n\r\n").encode()
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(payload)}\r\n\r\n"
+        ).encode()
         self._writer.write(head + payload)
         raw = await self._reader.readuntil(b"\r\n\r\n")
         lines = raw.decode("latin-1").split("\r\n")
@@ -216,8 +258,16 @@ def test_hostile_index_entries_are_refused(vendor_tasks: Path) -> None:
     engine = ReplayEngine(TaskSet.open(vendor_tasks))
     session = engine.open_session(HOSTILE_TASK)
     assert session.run("VRP_01", "display version").outcome is Outcome.RECORDED
-    for cmd in ("display interface brief", "display vlan", "display arp all", "display device",
-                "display startup", "display eth-trunk", "display mac-address", "display lldp neighbor"):
+    for cmd in (
+        "display interface brief",
+        "display vlan",
+        "display arp all",
+        "display device",
+        "display startup",
+        "display eth-trunk",
+        "display mac-address",
+        "display lldp neighbor",
+    ):
         obs = session.run("VRP_01", cmd)
         assert obs.outcome is Outcome.DENIED, (cmd, obs.text)
         for gold in GOLD_STRINGS:

@@ -126,8 +126,9 @@ async def solve_by_keys(pilot: Any, app: BlindApp) -> None:
     await pilot.press("f2", *"CORE_SW_01;GE0/0/24;shutdown")
 
 
-def test_blind_app_never_opens_the_hidden_file_before_the_blind_commit(world: World,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_blind_app_never_opens_the_hidden_file_before_the_blind_commit(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
     watcher = OpenWatcher(monkeypatch)
     app = new_app(world)
 
@@ -153,10 +154,14 @@ def test_blind_app_never_opens_the_hidden_file_before_the_blind_commit(world: Wo
             await pilot.pause(0.05)
             # a disagreement needs a comment: nothing is recorded, the cursor goes to the comment
             assert app.focused is not None and app.focused.id == "comment-metadata_correctness"
-            assert load_records(world.tasks / "rca" / "RCA-101")[-1].criteria[
-                Criterion.SOLVABILITY].verdict == Verdict.OPEN
+            assert (
+                load_records(world.tasks / "rca" / "RCA-101")[-1].criteria[Criterion.SOLVABILITY].verdict
+                == Verdict.OPEN
+            )
             await pilot.press(*"3 hops", "ctrl+s")
-            await wait_for(pilot, lambda: any("needs_revision" in str(w.render()) for w in app.screen.query("#outcome")))
+            await wait_for(
+                pilot, lambda: any("needs_revision" in str(w.render()) for w in app.screen.query("#outcome"))
+            )
             await quit_app(pilot, app)
 
     asyncio.run(run())
@@ -164,21 +169,28 @@ def test_blind_app_never_opens_the_hidden_file_before_the_blind_commit(world: Wo
     hidden_reads = watcher.opened("hidden.yaml")
     assert hidden_reads, "the reveal must load the gold (or the watcher sees nothing)"
     assert min(hidden_reads) > commit, "hidden.yaml was opened before the blind answer was committed"
-    assert watcher.opened("task.yaml") and min(watcher.opened("task.yaml")) < commit  # the watcher saw the blind phase
+    assert (
+        watcher.opened("task.yaml") and min(watcher.opened("task.yaml")) < commit
+    )  # the watcher saw the blind phase
 
     rec = load_records(world.tasks / "rca" / "RCA-101")[-1]
     assert rec.blind is not None and rec.blind.answer == RCA_ANSWER and rec.blind.commands == 1
-    assert rec.comparison is not None and rec.comparison.golden_covered == [["CORE_SW_01", "display interface brief"]]
+    assert rec.comparison is not None and rec.comparison.golden_covered == [
+        ["CORE_SW_01", "display interface brief"]
+    ]
     assert rec.criteria[Criterion.METADATA_CORRECTNESS].verdict == Verdict.DISAGREE
     assert rec.criteria[Criterion.METADATA_CORRECTNESS].thread[-1].text == "3 hops"
     assert rec.outcome == "needs_revision"
-    actions = git("log", "--reverse", "--format=%(trailers:key=Ctbench-Action,valueonly)", cwd=world.work).split()
+    actions = git(
+        "log", "--reverse", "--format=%(trailers:key=Ctbench-Action,valueonly)", cwd=world.work
+    ).split()
     assert actions.index("blind") < actions.index("reveal") < actions.index("request-revision")
     assert app.return_code == 0
 
 
-def test_closing_without_submitting_reads_nothing_hidden_and_keeps_the_draft(world: World,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_closing_without_submitting_reads_nothing_hidden_and_keeps_the_draft(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
     watcher = OpenWatcher(monkeypatch)
     app = new_app(world)
 
@@ -210,7 +222,9 @@ def test_reveal_app_refuses_without_a_blind_commit(world: World, monkeypatch: py
 
     async def run() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: any("Cannot reveal" in str(w.render()) for w in app.screen.query("#summary")))
+            await wait_for(
+                pilot, lambda: any("Cannot reveal" in str(w.render()) for w in app.screen.query("#summary"))
+            )
             await quit_app(pilot, app)
 
     asyncio.run(run())
@@ -224,7 +238,9 @@ def test_blind_app_refuses_an_author(world: World) -> None:
 
     async def run() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: any("author" in str(w.render()) for w in app.screen.query("#message-text")))
+            await wait_for(
+                pilot, lambda: any("author" in str(w.render()) for w in app.screen.query("#message-text"))
+            )
             await quit_app(pilot, app)
 
     asyncio.run(run())
@@ -256,7 +272,10 @@ def test_verdict_toggle_keys() -> None:
 
 def test_reflow_joins_hard_wrapped_lines_but_keeps_structure() -> None:
     text = "Users report a\nproblem here.\n\nAnswer with:\n  node;object;label\n- a bullet\n- another\n"
-    assert reflow(text) == "Users report a problem here.\n\nAnswer with:\n  node;object;label\n- a bullet\n- another"
+    assert (
+        reflow(text)
+        == "Users report a problem here.\n\nAnswer with:\n  node;object;label\n- a bullet\n- another"
+    )
 
 
 # --------------------------------------------------------------------------- snapshots
@@ -290,8 +309,18 @@ def test_snapshot_reveal_screen(world: World, snap_compare: Any, tmp_path: Path)
     answer.write_text("CORE_SW_01;GE0/0/24;shutdown\nFW_01;GE1/0/1;shutdown\n")
     cmds = tmp_path / "c.txt"
     cmds.write_text("CORE_SW_01 display interface brief\nGW_01 show ip route\n")
-    ok("blind", "RCA-101", "--as", "bob", "--answer", str(answer), "--commands", str(cmds), "--no-push",
-       tasks=world.tasks)
+    ok(
+        "blind",
+        "RCA-101",
+        "--as",
+        "bob",
+        "--answer",
+        str(answer),
+        "--commands",
+        str(cmds),
+        "--no-push",
+        tasks=world.tasks,
+    )
     app = new_app(world, reveal_only=True)
 
     async def before(pilot: Any) -> None:
@@ -327,5 +356,11 @@ def test_blind_app_shows_the_prompt_the_runner_gives_agents(world: World) -> Non
     asyncio.run(run())
     prompt = prompt_for(TaskSet.open(world.tasks), "RCA-101")
     assert " ".join(shown[0].split()) == " ".join(prompt.split())
-    for part in ("Root-cause labels:", "- CORE_SW_01: Huawei", "role ", "site ", "node;object;root-cause label"):
+    for part in (
+        "Root-cause labels:",
+        "- CORE_SW_01: Huawei",
+        "role ",
+        "site ",
+        "node;object;root-cause label",
+    ):
         assert part in prompt and part.split()[0] in shown[0]

@@ -19,8 +19,17 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> World:
     (root / "a.txt").write_text(RCA_ANSWER)
     (root / "c.txt").write_text(RCA_COMMANDS)
     ok("submit", "RCA-101", "--as", "alice", tasks=w.tasks)
-    ok("blind", "RCA-101", "--as", "bob", "--answer", str(root / "a.txt"), "--commands", str(root / "c.txt"),
-       tasks=w.tasks)
+    ok(
+        "blind",
+        "RCA-101",
+        "--as",
+        "bob",
+        "--answer",
+        str(root / "a.txt"),
+        "--commands",
+        str(root / "c.txt"),
+        tasks=w.tasks,
+    )
     ok("reveal", "RCA-101", "--as", "bob", "--all-agree", tasks=w.tasks)
     return w
 

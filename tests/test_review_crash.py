@@ -28,8 +28,9 @@ def world(template: World, tmp_path: Path) -> World:
 
 
 @pytest.mark.parametrize("hook", ["pre-commit", "post-commit"])
-def test_sigkill_during_commit_then_next_command_finishes_the_step_once(world: World, tmp_path: Path,
-                                                                       hook: str) -> None:
+def test_sigkill_during_commit_then_next_command_finishes_the_step_once(
+    world: World, tmp_path: Path, hook: str
+) -> None:
     t = world.tasks
     ok("submit", "RCA-101", "--as", "alice", tasks=t)
     answer = tmp_path / "answer.txt"
@@ -41,9 +42,26 @@ def test_sigkill_during_commit_then_next_command_finishes_the_step_once(world: W
     before = git("rev-parse", "review/RCA-101", cwd=world.work)
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "ctbench.review.cli", "--tasks", str(t), "blind", "RCA-101",
-                             "--as", "bob", "--answer", str(answer), "--no-push"],
-                            env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.review.cli",
+            "--tasks",
+            str(t),
+            "blind",
+            "RCA-101",
+            "--as",
+            "bob",
+            "--answer",
+            str(answer),
+            "--no-push",
+        ],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while not marker.exists():
         assert proc.poll() is None, proc.communicate()
@@ -57,7 +75,9 @@ def test_sigkill_during_commit_then_next_command_finishes_the_step_once(world: W
     journal = git_dir / "ctbench" / "journal.json"
     # straight after the kill: every file is whole, git is sound, the branch is before or after, never between
     assert journal.exists()
-    assert subprocess.run(["git", "fsck", "--no-progress"], cwd=world.work, capture_output=True).returncode == 0
+    assert (
+        subprocess.run(["git", "fsck", "--no-progress"], cwd=world.work, capture_output=True).returncode == 0
+    )
     records = load_records(t / "rca" / "RCA-101")
     assert records[-1].blind is not None and records[-1].blind.answer == RCA_ANSWER  # written atomically
     TaskSet.open(t).load_task("RCA-101")

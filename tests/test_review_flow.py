@@ -54,8 +54,14 @@ def answers(tmp_path: Path) -> dict[str, str]:
 def cli(component: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("CTBENCH_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", f"ctbench.{component}.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", f"ctbench.{component}.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def status_of(tasks: Path, family: str, task_id: str) -> str:
@@ -73,8 +79,9 @@ def approve_quickly(world: World, answers: dict[str, str], task_id: str = "RCA-1
 # --------------------------------------------------------------------------- the whole story
 
 
-def test_end_to_end_consensus_merge_eval_discard_status_audit(world: World, answers: dict[str, str],
-                                                              tmp_path: Path) -> None:
+def test_end_to_end_consensus_merge_eval_discard_status_audit(
+    world: World, answers: dict[str, str], tmp_path: Path
+) -> None:
     author = world.clone("alice")
     reviewer = world.clone("bob")
     a_tasks, b_tasks, m_tasks = author / "tasks", reviewer / "tasks", world.tasks
@@ -96,14 +103,36 @@ def test_end_to_end_consensus_merge_eval_discard_status_audit(world: World, answ
 
     # the reviewer solves blind in their clone (replayed commands), then reveals and disagrees once
     refused("reveal", "RCA-101", "--as", "bob", tasks=b_tasks)
-    out = ok("blind", "RCA-101", "--as", "bob", "--answer", answers["rca"], "--commands", answers["cmds"],
-             "--minutes", "14", tasks=b_tasks)
+    out = ok(
+        "blind",
+        "RCA-101",
+        "--as",
+        "bob",
+        "--answer",
+        answers["rca"],
+        "--commands",
+        answers["cmds"],
+        "--minutes",
+        "14",
+        tasks=b_tasks,
+    )
     blind_sha = git("rev-parse", "HEAD", cwd=reviewer)
     assert trailers(reviewer)["Ctbench-Action"] == "blind"
     assert git("rev-parse", "origin/review/RCA-101", cwd=reviewer) == blind_sha  # pushed before any reveal
-    out = ok("reveal", "RCA-101", "--as", "bob", "--agree", "solvability", "completeness", "golden",
-             "--disagree", "metadata", "the chain is 3 long: shutdown, Vlanif24 down, default route gone",
-             tasks=b_tasks)
+    out = ok(
+        "reveal",
+        "RCA-101",
+        "--as",
+        "bob",
+        "--agree",
+        "solvability",
+        "completeness",
+        "golden",
+        "--disagree",
+        "metadata",
+        "the chain is 3 long: shutdown, Vlanif24 down, default route gone",
+        tasks=b_tasks,
+    )
     assert "exact match: yes" in out and "needs revision" in out
     assert status_of(b_tasks, "rca", "RCA-101") == "needs_revision"
     rec = load_records(b_tasks / "rca" / "RCA-101")[-1]
@@ -112,8 +141,11 @@ def test_end_to_end_consensus_merge_eval_discard_status_audit(world: World, answ
     assert rec.comparison is not None and rec.comparison.exact
     assert rec.comparison.golden_missed == [["CORE_SW_01", "display ip routing-table"]]
     assert rec.criteria[Criterion.METADATA_CORRECTNESS].verdict == Verdict.DISAGREE
-    log = git("log", "--format=%(trailers:key=Ctbench-Action,valueonly)%(trailers:key=Ctbench-Criterion,valueonly)",
-              cwd=reviewer)
+    log = git(
+        "log",
+        "--format=%(trailers:key=Ctbench-Action,valueonly)%(trailers:key=Ctbench-Criterion,valueonly)",
+        cwd=reviewer,
+    )
     assert "verdict\nmetadata_correctness" in log
 
     # the author revises on the review branch and answers
@@ -126,8 +158,18 @@ def test_end_to_end_consensus_merge_eval_discard_status_audit(world: World, answ
     doc = load_document(hidden)
     doc["metadata"]["chain_length"] = 3
     save_document(hidden, doc)
-    out = ok("respond", "RCA-101", "--as", "alice", "--concede", "metadata", "chain_length is 3 now",
-             "--why", "chain_length 2 -> 3", tasks=a_tasks)
+    out = ok(
+        "respond",
+        "RCA-101",
+        "--as",
+        "alice",
+        "--concede",
+        "metadata",
+        "chain_length is 3 now",
+        "--why",
+        "chain_length 2 -> 3",
+        tasks=a_tasks,
+    )
     assert "round 2" in out and "open: metadata correctness" in out
     r2 = load_records(a_tasks / "rca" / "RCA-101")[-1]
     assert r2.round == 2 and r2.open_criteria() == [Criterion.METADATA_CORRECTNESS]
@@ -140,9 +182,15 @@ def test_end_to_end_consensus_merge_eval_discard_status_audit(world: World, answ
     pr = tmp_path / "pr.md"
     ok("pr", "RCA-101", "--out", str(pr), tasks=b_tasks)
     text = pr.read_text()
-    for needle in ("## Review of RCA-101", "**approved** after 2 round(s)", "### Blind result vs gold",
-                   "### Open disagreements", "None.", "changed `hidden.yaml: metadata.chain_length`: `2` → `3`",
-                   "before the reveal"):
+    for needle in (
+        "## Review of RCA-101",
+        "**approved** after 2 round(s)",
+        "### Blind result vs gold",
+        "### Open disagreements",
+        "None.",
+        "changed `hidden.yaml: metadata.chain_length`: `2` → `3`",
+        "before the reveal",
+    ):
         assert needle in text, needle
 
     # the maintainer merges; a second task is discarded with its reason and merged as such
@@ -152,11 +200,30 @@ def test_end_to_end_consensus_merge_eval_discard_status_audit(world: World, answ
     assert len(git("log", "-1", "--format=%P", cwd=world.work).split()) == 2  # a merge commit keeps history
     ok("submit", "PATH-101", "--as", "carol", tasks=m_tasks)
     ok("blind", "PATH-101", "--as", "dave", "--answer", answers["path"], tasks=m_tasks)
-    ok("reveal", "PATH-101", "--as", "dave", "--disagree", "solvability", "no recording shows FW_01's egress",
-       "--agree", "completeness", "golden", "metadata", tasks=m_tasks)
+    ok(
+        "reveal",
+        "PATH-101",
+        "--as",
+        "dave",
+        "--disagree",
+        "solvability",
+        "no recording shows FW_01's egress",
+        "--agree",
+        "completeness",
+        "golden",
+        "metadata",
+        tasks=m_tasks,
+    )
     refused("discard", "PATH-101", "--as", "maint", "--reason", " ", tasks=m_tasks)
-    ok("discard", "PATH-101", "--as", "maint", "--reason", "consensus unreachable: FW_01 egress unrecorded",
-       tasks=m_tasks)
+    ok(
+        "discard",
+        "PATH-101",
+        "--as",
+        "maint",
+        "--reason",
+        "consensus unreachable: FW_01 egress unrecorded",
+        tasks=m_tasks,
+    )
     ok("merge", "PATH-101", "--as", "maint", tasks=m_tasks)
     assert status_of(m_tasks, "path", "PATH-101") == "discarded"
     assert load_records(m_tasks / "path" / "PATH-101")[-1].discard_reason.startswith("consensus unreachable")
@@ -166,8 +233,14 @@ def test_end_to_end_consensus_merge_eval_discard_status_audit(world: World, answ
     assert st.returncode == 0, st.stderr
     assert "Review yields" in st.stdout and "100.00" in st.stdout and "50.00" in st.stdout
     js = json.loads(ok("status", "--json", tasks=m_tasks))
-    assert js["families"]["rca"] == {**js["families"]["rca"], "candidates": 1, "retained": 1, "yield_pct": 100.0,
-                                     "revised_before_consensus": 1, "blind_accuracy_pct": 100.0}
+    assert js["families"]["rca"] == {
+        **js["families"]["rca"],
+        "candidates": 1,
+        "retained": 1,
+        "yield_pct": 100.0,
+        "revised_before_consensus": 1,
+        "blind_accuracy_pct": 100.0,
+    }
     assert js["families"]["path"]["discarded"] == 1 and js["total"]["yield_pct"] == 50.0
     audit = cli("review", "audit", "--tasks", "tasks", cwd=world.work)
     assert audit.returncode == 0, audit.stdout + audit.stderr
@@ -176,8 +249,20 @@ def test_end_to_end_consensus_merge_eval_discard_status_audit(world: World, answ
 
     # the approved task is what `ctb-eval run` selects by default
     run_dir = tmp_path / "run"
-    ev = cli("evaluate", "run", "--agent", "null", "--tasks", "tasks", "--out", str(run_dir),
-             "--progress", "none", "--no-score", cwd=world.work)
+    ev = cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "null",
+        "--tasks",
+        "tasks",
+        "--out",
+        str(run_dir),
+        "--progress",
+        "none",
+        "--no-score",
+        cwd=world.work,
+    )
     assert ev.returncode == 0, ev.stderr
     ran = [json.loads(line)["task_id"] for line in (run_dir / "results.jsonl").read_text().splitlines()]
     assert ran == ["RCA-101"]
@@ -205,8 +290,14 @@ def test_reveal_refused_until_the_blind_answer_is_a_commit(world: World, answers
     rec = load_records(folder)[-1]
     now = utcnow()
     rec.reviewer = "bob"
-    rec.blind = BlindSolve(reviewer="bob", started=now, submitted=now, time_spent_s=1, answer=RCA_ANSWER,
-                           answer_sha256=sha256_text(RCA_ANSWER))
+    rec.blind = BlindSolve(
+        reviewer="bob",
+        started=now,
+        submitted=now,
+        time_spent_s=1,
+        answer=RCA_ANSWER,
+        answer_sha256=sha256_text(RCA_ANSWER),
+    )
     path = folder / record_rel(1)
     path.write_text(render_record(rec, path.read_text(), path))
     err = refused("reveal", "RCA-101", "--as", "bob", tasks=t)
@@ -223,7 +314,9 @@ def test_authors_and_other_reviewers_are_kept_out(world: World, answers: dict[st
     ok("submit", "RCA-101", "--as", "alice", tasks=t)
     assert "author" in refused("blind", "RCA-101", "--as", "alice", "--answer", answers["rca"], tasks=t)
     ok("assign", "RCA-101", "--reviewer", "erin", "--apply", "--as", "maint", tasks=t)
-    assert "assigned to erin" in refused("blind", "RCA-101", "--as", "bob", "--answer", answers["rca"], tasks=t)
+    assert "assigned to erin" in refused(
+        "blind", "RCA-101", "--as", "bob", "--answer", answers["rca"], tasks=t
+    )
     assert "author" in refused("assign", "RCA-101", "--reviewer", "alice", "--apply", tasks=t)
 
 
@@ -231,7 +324,8 @@ def test_authors_and_other_reviewers_are_kept_out(world: World, answers: dict[st
 
 
 def test_recording_edit_after_approval_reopens_solvability_and_golden_consistency_only(
-        world: World, answers: dict[str, str]) -> None:
+    world: World, answers: dict[str, str]
+) -> None:
     t = world.tasks
     approve_quickly(world, answers)
     ok("merge", "RCA-101", "--as", "maint", tasks=t)
@@ -244,8 +338,23 @@ def test_recording_edit_after_approval_reopens_solvability_and_golden_consistenc
 
     errors = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(errors):
-        code = author_main(["add-recording", "RCA-101", "--tasks", str(t), "--device", "CORE_SW_01", "--command",
-                            "display interface brief", "--file", str(new_capture), "--replace", "--author", "alice"])
+        code = author_main(
+            [
+                "add-recording",
+                "RCA-101",
+                "--tasks",
+                str(t),
+                "--device",
+                "CORE_SW_01",
+                "--command",
+                "display interface brief",
+                "--file",
+                str(new_capture),
+                "--replace",
+                "--author",
+                "alice",
+            ]
+        )
     assert code == 0, errors.getvalue()
     assert rec_file.read_bytes() == new_capture.read_bytes()
     assert git("status", "--porcelain", cwd=world.work) == ""  # ctb-author committed it
@@ -289,18 +398,31 @@ def test_illegal_steps_and_the_round_limit(world: World, answers: dict[str, str]
     ok("submit", "RCA-101", "--as", "alice", tasks=t)
     err = refused("submit", "RCA-101", "--as", "alice", tasks=t)
     assert "submitted: it cannot become submitted" in err
-    assert "is submitted, not needs_revision" in refused("respond", "RCA-101", "--as", "alice", "--rebut",
-                                                          "metadata", "x", tasks=t)
+    assert "is submitted, not needs_revision" in refused(
+        "respond", "RCA-101", "--as", "alice", "--rebut", "metadata", "x", tasks=t
+    )
     ok("blind", "RCA-101", "--as", "bob", "--answer", answers["rca"], tasks=t)
-    assert "needs a comment" in refused("reveal", "RCA-101", "--as", "bob", "--disagree", "golden", "", tasks=t)
+    assert "needs a comment" in refused(
+        "reveal", "RCA-101", "--as", "bob", "--disagree", "golden", "", tasks=t
+    )
     ok("reveal", "RCA-101", "--as", "bob", "--agree", "solvability", "completeness", "metadata", tasks=t)
     assert status_of(t, "rca", "RCA-101") == "in_review"  # one criterion still open
-    ok("reveal", "RCA-101", "--as", "bob", "--disagree", "golden", "display ip routing-table proves nothing here",
-       tasks=t)
+    ok(
+        "reveal",
+        "RCA-101",
+        "--as",
+        "bob",
+        "--disagree",
+        "golden",
+        "display ip routing-table proves nothing here",
+        tasks=t,
+    )
     assert status_of(t, "rca", "RCA-101") == "needs_revision"
     err = refused("respond", "RCA-101", "--as", "alice", tasks=t)
     assert "answer every disagreement" in err
-    err = refused("respond", "RCA-101", "--as", "alice", "--rebut", "golden", "it shows the route is gone", tasks=t)
+    err = refused(
+        "respond", "RCA-101", "--as", "alice", "--rebut", "golden", "it shows the route is gone", tasks=t
+    )
     assert "maximum" in err and "discard" in err
     ok("discard", "RCA-101", "--as", "alice", "--reason", "no consensus in the rounds allowed", tasks=t)
     assert "discarded" in refused("submit", "RCA-101", "--as", "alice", tasks=t)
@@ -343,7 +465,9 @@ def test_squashed_history_cannot_prove_blindness(world: World, answers: dict[str
 # --------------------------------------------------------------------------- concurrency
 
 
-def test_two_reviewers_on_different_tasks_at_once_never_conflict(world: World, answers: dict[str, str]) -> None:
+def test_two_reviewers_on_different_tasks_at_once_never_conflict(
+    world: World, answers: dict[str, str]
+) -> None:
     t = world.tasks
     ok("submit", "RCA-101", "--as", "alice", tasks=t)
     ok("submit", "RCA-102", "--as", "alice", tasks=t)
@@ -354,12 +478,24 @@ def test_two_reviewers_on_different_tasks_at_once_never_conflict(world: World, a
     answer102 = world.root / "a102.txt"
     answer102.write_text("CORE_SW_01;GE0/0/24;shutdown\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    script = ("{py} -m ctbench.review.cli --tasks tasks blind {id} --as {who} --answer {ans} && "
-              "{py} -m ctbench.review.cli --tasks tasks reveal {id} --as {who} --all-agree")
-    procs = [subprocess.Popen(["sh", "-c", script.format(py=sys.executable, id=tid, who=who, ans=ans)], cwd=cwd,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for tid, who, ans, cwd in (("RCA-101", "bob", answers["rca"], bob),
-                                        ("RCA-102", "erin", str(answer102), erin))]
+    script = (
+        "{py} -m ctbench.review.cli --tasks tasks blind {id} --as {who} --answer {ans} && "
+        "{py} -m ctbench.review.cli --tasks tasks reveal {id} --as {who} --all-agree"
+    )
+    procs = [
+        subprocess.Popen(
+            ["sh", "-c", script.format(py=sys.executable, id=tid, who=who, ans=ans)],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tid, who, ans, cwd in (
+            ("RCA-101", "bob", answers["rca"], bob),
+            ("RCA-102", "erin", str(answer102), erin),
+        )
+    ]
     for p in procs:
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, out + err
@@ -380,12 +516,22 @@ def test_a_second_writer_in_the_same_checkout_is_told_to_wait(world: World) -> N
     from ctbench.review.gitflow import ReviewRepo
     from ctbench.store import TaskSet
 
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; sys.path.insert(0, sys.argv[1]);"
-        "from ctbench.review.gitflow import ReviewRepo; from ctbench.store import TaskSet;"
-        "r = ReviewRepo(TaskSet.open(sys.argv[2]));"
-        "ctx = r.locked('blind RCA-101'); ctx.__enter__(); print('held', flush=True); time.sleep(30)"),
-        str(REPO), str(world.tasks)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; sys.path.insert(0, sys.argv[1]);"
+                "from ctbench.review.gitflow import ReviewRepo; from ctbench.store import TaskSet;"
+                "r = ReviewRepo(TaskSet.open(sys.argv[2]));"
+                "ctx = r.locked('blind RCA-101'); ctx.__enter__(); print('held', flush=True); time.sleep(30)"
+            ),
+            str(REPO),
+            str(world.tasks),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         repo = ReviewRepo(TaskSet.open(world.tasks))
@@ -399,8 +545,9 @@ def test_a_second_writer_in_the_same_checkout_is_told_to_wait(world: World) -> N
         pass
 
 
-def test_commits_name_the_actor_when_the_clone_has_no_git_identity(world: World, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_commits_name_the_actor_when_the_clone_has_no_git_identity(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     empty = tmp_path / "empty-gitconfig"
     empty.write_text("")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
@@ -420,4 +567,3 @@ def test_status_works_without_git_from_the_records(tmp_path: Path) -> None:
     code, out, err = review("status", "--json", tasks=tmp_path / "tasks")
     assert code == 0 and "not in a git repository" in err
     assert json.loads(out)["total"]["candidates"] == 0  # three drafts, nothing submitted
-

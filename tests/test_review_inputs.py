@@ -46,7 +46,9 @@ def own_file(tmp_path: Path, name: str, text: str) -> str:
     return str(p)
 
 
-def test_answer_that_is_the_hidden_part_is_refused_by_path_link_and_content(world: World, tmp_path: Path) -> None:
+def test_answer_that_is_the_hidden_part_is_refused_by_path_link_and_content(
+    world: World, tmp_path: Path
+) -> None:
     cmds = own_file(tmp_path, "cmds.txt", RCA_COMMANDS)
     gold = hidden(world)
     assert_refused_quietly(world, "--answer", str(gold), "--commands", cmds, why="hidden part")
@@ -58,7 +60,9 @@ def test_answer_that_is_the_hidden_part_is_refused_by_path_link_and_content(worl
     assert_refused_quietly(world, "--answer", str(hard), "--commands", cmds, why="same file on disk")
     copy = tmp_path / "notes.txt"
     shutil.copy(gold, copy)
-    assert_refused_quietly(world, "--answer", str(copy), "--commands", cmds, why="its content is a task's hidden")
+    assert_refused_quietly(
+        world, "--answer", str(copy), "--commands", cmds, why="its content is a task's hidden"
+    )
     tmp_copy = gold.parent / ".hidden.yaml.a1b2.tmp"  # what an interrupted save leaves behind
     shutil.copy(gold, tmp_copy)
     assert_refused_quietly(world, "--answer", str(tmp_copy), "--commands", cmds, why="hidden part")
@@ -68,7 +72,9 @@ def test_other_files_of_a_task_folder_are_refused_but_own_files_work(world: Worl
     cmds = own_file(tmp_path, "cmds.txt", RCA_COMMANDS)
     stray = world.task_dir("rca", "RCA-101") / "reviews" / "round-01.yaml"
     assert stray.is_file()
-    assert_refused_quietly(world, "--answer", str(stray), "--commands", cmds, why="inside task folder rca/RCA-101")
+    assert_refused_quietly(
+        world, "--answer", str(stray), "--commands", cmds, why="inside task folder rca/RCA-101"
+    )
     answer = own_file(tmp_path, "answer.txt", RCA_ANSWER)
     out = ok("blind", "RCA-101", "--as", "bob", "--answer", answer, "--commands", cmds, tasks=world.tasks)
     assert "blind answer for RCA-101 committed" in out
@@ -78,7 +84,9 @@ def test_commands_file_errors_never_echo_its_lines(world: World, tmp_path: Path)
     answer = own_file(tmp_path, "answer.txt", RCA_ANSWER)
     assert_refused_quietly(world, "--answer", answer, "--commands", str(hidden(world)), why="hidden part")
     bad = own_file(tmp_path, "cmds.txt", "CORE_SW_01 display interface brief\nSECRET-LINE-WITHOUT-COMMAND\n")
-    err = assert_refused_quietly(world, "--answer", answer, "--commands", bad, why="line 2: expected DEVICE COMMAND")
+    err = assert_refused_quietly(
+        world, "--answer", answer, "--commands", bad, why="line 2: expected DEVICE COMMAND"
+    )
     assert "SECRET-LINE" not in err
 
 
@@ -86,16 +94,32 @@ def test_trajectory_must_be_a_trajectory(world: World, tmp_path: Path) -> None:
     answer = own_file(tmp_path, "answer.txt", RCA_ANSWER)
     assert_refused_quietly(world, "--answer", answer, "--trajectory", str(hidden(world)), why="hidden part")
     yaml_copy = own_file(tmp_path, "t.jsonl", "id: RCA-101\nsecret: SECRET-VALUE\n")
-    err = assert_refused_quietly(world, "--answer", answer, "--trajectory", yaml_copy,
-                                 why="line 1: not a replay trajectory line")
+    err = assert_refused_quietly(
+        world, "--answer", answer, "--trajectory", yaml_copy, why="line 1: not a replay trajectory line"
+    )
     assert "SECRET-VALUE" not in err
     wrong = own_file(tmp_path, "w.jsonl", json.dumps({"seq": 1, "device": "SECRET-DEV"}) + "\n")
-    err = assert_refused_quietly(world, "--answer", answer, "--trajectory", wrong, why="not a replay trajectory")
+    err = assert_refused_quietly(
+        world, "--answer", answer, "--trajectory", wrong, why="not a replay trajectory"
+    )
     assert "SECRET-DEV" not in err
-    assert_refused_quietly(world, "--answer", answer, "--trajectory", own_file(tmp_path, "e.jsonl", "\n"),
-                           why="an empty trajectory")
-    good = {"seq": 1, "t": 0.5, "device": "CORE_SW_01", "command": "dis int br",
-            "canonical": "display interface brief", "outcome": "recorded", "output_bytes": 10}
+    assert_refused_quietly(
+        world,
+        "--answer",
+        answer,
+        "--trajectory",
+        own_file(tmp_path, "e.jsonl", "\n"),
+        why="an empty trajectory",
+    )
+    good = {
+        "seq": 1,
+        "t": 0.5,
+        "device": "CORE_SW_01",
+        "command": "dis int br",
+        "canonical": "display interface brief",
+        "outcome": "recorded",
+        "output_bytes": 10,
+    }
     traj = own_file(tmp_path, "good.jsonl", json.dumps(good) + "\n")
     ok("blind", "RCA-101", "--as", "bob", "--answer", answer, "--trajectory", traj, tasks=world.tasks)
     stored = world.task_dir("rca", "RCA-101") / "reviews" / "round-01.blind.jsonl"

@@ -33,8 +33,17 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> World:
     (w.root / "a.txt").write_text(RCA_ANSWER)
     (w.root / "c.txt").write_text(RCA_COMMANDS)
     ok("submit", "RCA-101", "--as", "alice", tasks=w.tasks)
-    ok("blind", "RCA-101", "--as", "bob", "--answer", str(w.root / "a.txt"), "--commands", str(w.root / "c.txt"),
-       tasks=w.tasks)
+    ok(
+        "blind",
+        "RCA-101",
+        "--as",
+        "bob",
+        "--answer",
+        str(w.root / "a.txt"),
+        "--commands",
+        str(w.root / "c.txt"),
+        tasks=w.tasks,
+    )
     ok("reveal", "RCA-101", "--as", "bob", "--all-agree", tasks=w.tasks)
     ok("merge", "RCA-101", "--as", "maint", tasks=w.tasks)
     return w
@@ -59,8 +68,16 @@ def status(world: World) -> str:
 def test_a_scripted_edit_of_an_approved_task_moves_it_out_of_approved(world: World) -> None:
     t = world.tasks
     assert status(world) == "approved" and approval_state(TaskSet.open(t), "RCA-101").approved
-    code, out, err = author("set-answer", "RCA-101", "--tasks", str(t), "--rca",
-                            "CORE_SW_01;GigabitEthernet0/0/24;physical link down", "--author", "alice")
+    code, out, err = author(
+        "set-answer",
+        "RCA-101",
+        "--tasks",
+        str(t),
+        "--rca",
+        "CORE_SW_01;GigabitEthernet0/0/24;physical link down",
+        "--author",
+        "alice",
+    )
     assert code == 0, err
     assert "approved -> draft" in err and "answer completeness (gold answer)" in err and "solvability" in err
     assert status(world) == "draft"
@@ -69,7 +86,9 @@ def test_a_scripted_edit_of_an_approved_task_moves_it_out_of_approved(world: Wor
     assert not approval_state(TaskSet.open(t), "RCA-101").approved  # the run gate skips it
 
     items = json.loads(ok("queue", "alice", "--json", tasks=t))
-    assert [(i["task"], i["status"], i["role"]) for i in items] == [("RCA-101", "draft (needs re-review)", "author")]
+    assert [(i["task"], i["status"], i["role"]) for i in items] == [
+        ("RCA-101", "draft (needs re-review)", "author")
+    ]
     assert "ctb-review submit RCA-101" in items[0]["next"]
     assert json.loads(ok("queue", "bob", "--json", tasks=t)) == []
     js = json.loads(ok("status", "--json", tasks=t))
@@ -113,12 +132,26 @@ def test_the_app_says_what_a_save_reopens_and_asks(world: World) -> None:
 
     t = world.tasks
     head = git("rev-parse", "HEAD", cwd=world.work)
-    app = AuthorApp(TaskSet.open(t), mode="edit", task_id="RCA-101", author="alice <a@example.net>",
-                    cursor_blink=False, autosave_delay=30.0, validate_delay=0.3)
+    app = AuthorApp(
+        TaskSet.open(t),
+        mode="edit",
+        task_id="RCA-101",
+        author="alice <a@example.net>",
+        cursor_blink=False,
+        autosave_delay=30.0,
+        validate_delay=0.3,
+    )
     asyncio.run(_edit(app, "metadata", "c"))  # cancel: nothing saved
     assert status(world) == "approved" and git("rev-parse", "HEAD", cwd=world.work) == head
-    app = AuthorApp(TaskSet.open(t), mode="edit", task_id="RCA-101", author="alice <a@example.net>",
-                    cursor_blink=False, autosave_delay=30.0, validate_delay=0.3)
+    app = AuthorApp(
+        TaskSet.open(t),
+        mode="edit",
+        task_id="RCA-101",
+        author="alice <a@example.net>",
+        cursor_blink=False,
+        autosave_delay=30.0,
+        validate_delay=0.3,
+    )
     asyncio.run(_edit(app, "metadata", "s"))
     assert status(world) == "draft" and git("rev-parse", "HEAD", cwd=world.work) != head
     assert not approval_state(TaskSet.open(t), "RCA-101").approved
@@ -127,12 +160,22 @@ def test_the_app_says_what_a_save_reopens_and_asks(world: World) -> None:
 def test_the_app_commits_a_task_that_fails_validation_only_as_draft(world: World) -> None:
     import asyncio
 
-    app = AuthorApp(TaskSet.open(world.tasks), mode="edit", task_id="RCA-101", author="alice <a@example.net>",
-                    cursor_blink=False, autosave_delay=30.0, validate_delay=0.3)
+    app = AuthorApp(
+        TaskSet.open(world.tasks),
+        mode="edit",
+        task_id="RCA-101",
+        author="alice <a@example.net>",
+        cursor_blink=False,
+        autosave_delay=30.0,
+        validate_delay=0.3,
+    )
     head = git("rev-parse", "HEAD", cwd=world.work)
     asyncio.run(_edit(app, "invalid", None))  # no reviewed part changed: no question, but not approved either
     assert status(world) == "draft"
-    assert git("status", "--porcelain", cwd=world.work) == "" and git("rev-parse", "HEAD", cwd=world.work) != head
+    assert (
+        git("status", "--porcelain", cwd=world.work) == ""
+        and git("rev-parse", "HEAD", cwd=world.work) != head
+    )
     assert "fails validation" in git("log", "-1", "--format=%B", cwd=world.work)
 
 
@@ -141,8 +184,16 @@ def test_the_task_list_marks_a_task_changed_after_approval(world: World) -> None
 
     ts = TaskSet.open(world.tasks)
     assert read_row(ts, ts.ref("RCA-101")).status == "approved"
-    code, _out, err = author("set-answer", "RCA-101", "--tasks", str(world.tasks), "--rca",
-                             "CORE_SW_01;GigabitEthernet0/0/24;physical link down", "--author", "alice")
+    code, _out, err = author(
+        "set-answer",
+        "RCA-101",
+        "--tasks",
+        str(world.tasks),
+        "--rca",
+        "CORE_SW_01;GigabitEthernet0/0/24;physical link down",
+        "--author",
+        "alice",
+    )
     assert code == 0, err
     ts = TaskSet.open(world.tasks)
     assert read_row(ts, ts.ref("RCA-101")).status == "draft (re-review)"

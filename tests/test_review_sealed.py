@@ -23,8 +23,11 @@ from ctbench.store import TaskSet  # noqa: E402
 from ctbench.yamlio import load_document, save_document  # noqa: E402
 from tests.review_support import FIXTURE, RCA_ANSWER, RCA_COMMANDS, REPO, git, review  # noqa: E402
 
-GOLD_MARKERS = (b"The interface carries an explicit shutdown", b"administratively down with shutdown in its",
-                b"The static default route via 10.0.24.2 is gone")  # RCA-101's golden reasons and rationale
+GOLD_MARKERS = (
+    b"The interface carries an explicit shutdown",
+    b"administratively down with shutdown in its",
+    b"The static default route via 10.0.24.2 is gone",
+)  # RCA-101's golden reasons and rationale
 PEOPLE = ("alice", "bob", "maint", "carol")
 
 
@@ -59,7 +62,8 @@ class Sealed:
             f"  - {{name: maint, age: {self.public['maint']}}}\n"
             "authors:\n"
             f"  - {{name: alice, age: {self.public['alice']}}}\n"
-            f"  - {{name: carol, age: {self.public['carol']}}}\n")
+            f"  - {{name: carol, age: {self.public['carol']}}}\n"
+        )
         # sealed before the first commit: the plain gold never enters the repository
         self.run("maint", "seal", "--all", "--no-commit", tasks=self.work / "tasks")
         assert not list((self.work / "tasks").rglob("hidden.yaml"))
@@ -98,8 +102,9 @@ def assert_no_plain_gold(clone: Path) -> None:
         if path.is_file() and ".git" not in path.relative_to(clone).parts:
             data = path.read_bytes()
             assert not any(m in data for m in GOLD_MARKERS), f"plain gold in {path}"
-    objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=clone,
-                             capture_output=True, check=True).stdout
+    objects = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=clone, capture_output=True, check=True
+    ).stdout
     assert objects, "no git objects read"
     for marker in GOLD_MARKERS:
         assert marker not in objects, f"plain gold ({marker!r}) in the git objects of {clone}"
@@ -124,8 +129,17 @@ def test_sealed_review_end_to_end(sealed: Sealed) -> None:
     assert "no blind commit by bob" in out
     # bob solves blind with no key at all
     s.run("bob", "checkout", "RCA-101", tasks=bt, key=False)
-    s.run("bob", "blind", "RCA-101", "--answer", str(s.root / "a.txt"), "--commands", str(s.root / "c.txt"),
-          tasks=bt, key=False)
+    s.run(
+        "bob",
+        "blind",
+        "RCA-101",
+        "--answer",
+        str(s.root / "a.txt"),
+        "--commands",
+        str(s.root / "c.txt"),
+        tasks=bt,
+        key=False,
+    )
     # the gold is still sealed to him
     out = s.run("bob", "reveal", "RCA-101", "--all-agree", tasks=bt, expect=1)
     assert "not one of its recipients" in out and "ctb-review unseal" in out
@@ -151,8 +165,9 @@ def test_sealed_review_end_to_end(sealed: Sealed) -> None:
     # the evaluator's store call opens it with the maintainer's identity, and the age CLI format is real
     ts = TaskSet.open(mt, identity=s.keys["maint"])
     assert ts.is_sealed(ts.ref("RCA-101"))
-    assert ts.load_hidden("RCA-101").gold_answer_lines(ts.ref("RCA-101").family) == \
-        ["CORE_SW_01;GigabitEthernet0/0/24;shutdown"]
+    assert ts.load_hidden("RCA-101").gold_answer_lines(ts.ref("RCA-101").family) == [
+        "CORE_SW_01;GigabitEthernet0/0/24;shutdown"
+    ]
     ident = pyrage.x25519.Identity.from_str(s.keys["bob"].read_text().splitlines()[1])
     plain = pyrage.decrypt((mt / "rca" / "RCA-101" / "hidden.yaml.age").read_bytes(), [ident])
     assert b"golden_actions" in plain
@@ -160,8 +175,10 @@ def test_sealed_review_end_to_end(sealed: Sealed) -> None:
     # a recipient added by hand without being listed: the ciphertext's count betrays it
     stranger = pyrage.x25519.Identity.generate()
     sealed_file = mt / "rca" / "RCA-101" / "hidden.yaml.age"
-    keys = [*(r["key"] for r in load_document(mt / "rca" / "RCA-101" / RECIPIENTS_FILE)["recipients"]),
-            str(stranger.to_public())]
+    keys = [
+        *(r["key"] for r in load_document(mt / "rca" / "RCA-101" / RECIPIENTS_FILE)["recipients"]),
+        str(stranger.to_public()),
+    ]
     sealed_file.write_bytes(pyrage.encrypt(plain, [pyrage.x25519.Recipient.from_str(k) for k in keys]))
     git("commit", "-qam", "re-encrypt", cwd=s.work)
     out = s.run("maint", "audit", "RCA-101", tasks=mt, expect=1)
@@ -179,8 +196,17 @@ def test_a_forged_early_unseal_is_caught_by_the_audit(sealed: Sealed) -> None:
     git("commit", "-qam", "help bob", cwd=alice)
     git("push", "-q", "origin", "review/RCA-101", cwd=alice)
     s.run("bob", "checkout", "RCA-101", tasks=bt, key=False)
-    s.run("bob", "blind", "RCA-101", "--answer", str(s.root / "a.txt"), "--commands", str(s.root / "c.txt"),
-          tasks=bt, key=False)
+    s.run(
+        "bob",
+        "blind",
+        "RCA-101",
+        "--answer",
+        str(s.root / "a.txt"),
+        "--commands",
+        str(s.root / "c.txt"),
+        tasks=bt,
+        key=False,
+    )
     s.run("bob", "reveal", "RCA-101", "--all-agree", tasks=bt)
     out = s.run("maint", "audit", "RCA-101", tasks=mt, expect=1)
     assert "bob became a recipient of the sealed gold before their blind commit" in out
@@ -200,8 +226,9 @@ def author_cli(*args: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_authoring_reads_and_writes_sealed_gold_with_the_users_identity(sealed: Sealed,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_authoring_reads_and_writes_sealed_gold_with_the_users_identity(
+    sealed: Sealed, monkeypatch: pytest.MonkeyPatch
+) -> None:
     s = sealed
     alice = s.clone("alice")
     at = alice / "tasks"
@@ -217,18 +244,39 @@ def test_authoring_reads_and_writes_sealed_gold_with_the_users_identity(sealed: 
     code, out, _ = author_cli("validate", str(at / "rca" / "RCA-102"))
     assert code == 0, out
     # an edit re-seals the gold to the same recipients; no plain file is ever written
-    code, _, err = author_cli("set-answer", "RCA-102", "--tasks", str(at), "--rca",
-                              "CORE_SW_01;GigabitEthernet0/0/24;shutdown", "--author", "alice")
+    code, _, err = author_cli(
+        "set-answer",
+        "RCA-102",
+        "--tasks",
+        str(at),
+        "--rca",
+        "CORE_SW_01;GigabitEthernet0/0/24;shutdown",
+        "--author",
+        "alice",
+    )
     assert code == 0, err
     folder = at / "rca" / "RCA-102"
     assert not (folder / "hidden.yaml").exists()
     assert stanza_count((folder / "hidden.yaml.age").read_bytes()) == 2
     maint = TaskSet.open(at, identity=s.keys["maint"])
-    assert maint.load_hidden("RCA-102").gold_answer_lines(maint.ref("RCA-102").family) == \
-        ["CORE_SW_01;GigabitEthernet0/0/24;shutdown"]
+    assert maint.load_hidden("RCA-102").gold_answer_lines(maint.ref("RCA-102").family) == [
+        "CORE_SW_01;GigabitEthernet0/0/24;shutdown"
+    ]
     # a new task in a seal_gold set is sealed from its first save
-    code, _, err = author_cli("new", "--tasks", str(at), "--family", "rca", "--id", "RCA-120", "--network",
-                              "campus-lab", "--author", "alice", "--no-commit")
+    code, _, err = author_cli(
+        "new",
+        "--tasks",
+        str(at),
+        "--family",
+        "rca",
+        "--id",
+        "RCA-120",
+        "--network",
+        "campus-lab",
+        "--author",
+        "alice",
+        "--no-commit",
+    )
     assert code == 0, err
     new = at / "rca" / "RCA-120"
     assert (new / "hidden.yaml.age").is_file() and not (new / "hidden.yaml").exists()

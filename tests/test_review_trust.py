@@ -43,15 +43,30 @@ def world(template: World, tmp_path: Path) -> World:
 
 
 def blind(world: World, task_id: str, who: str, tasks: Path | None = None) -> None:
-    ok("blind", task_id, "--as", who, "--answer", str(world.root / "a.txt"), "--commands",
-       str(world.root / "c.txt"), tasks=tasks or world.tasks)
+    ok(
+        "blind",
+        task_id,
+        "--as",
+        who,
+        "--answer",
+        str(world.root / "a.txt"),
+        "--commands",
+        str(world.root / "c.txt"),
+        tasks=tasks or world.tasks,
+    )
 
 
 def cli(component: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("CTBENCH_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", f"ctbench.{component}.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", f"ctbench.{component}.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def edit_yaml(path: Path, **changes: object) -> None:
@@ -116,8 +131,20 @@ def test_status_counts_match_a_hand_count_of_the_history(world: World) -> None:
     # RCA-101: approved after two rounds, merged; PATH-101: discarded; RCA-102: "approved" by hand, no review
     ok("submit", "RCA-101", "--as", "alice", tasks=t)
     blind(world, "RCA-101", "bob")
-    ok("reveal", "RCA-101", "--as", "bob", "--agree", "solvability", "completeness", "golden", "--disagree",
-       "metadata", "chain is 3", tasks=t)
+    ok(
+        "reveal",
+        "RCA-101",
+        "--as",
+        "bob",
+        "--agree",
+        "solvability",
+        "completeness",
+        "golden",
+        "--disagree",
+        "metadata",
+        "chain is 3",
+        tasks=t,
+    )
     edit_yaml(world.task_dir("rca", "RCA-101") / "hidden.yaml", metadata__chain_length=3)
     ok("respond", "RCA-101", "--as", "alice", "--concede", "metadata", "3 now", tasks=t)
     ok("reveal", "RCA-101", "--as", "bob", "--agree", "metadata", tasks=t)
@@ -154,7 +181,6 @@ def test_status_and_queue_read_the_remote_and_say_when_behind(world: World) -> N
     code_err = ok("queue", "--json", tasks=alice / "tasks")
     items = json.loads(code_err)
     assert [(i["task"], i["status"]) for i in items] == [("RCA-101", "in_review")]
-
 
     code, out, err = review("status", "--json", tasks=alice / "tasks")
     assert code == 0
@@ -232,8 +258,20 @@ def test_a_second_reviewer_after_a_reveal_is_not_certified_blind(world: World) -
     t = world.tasks
     ok("submit", "RCA-101", "--as", "alice", tasks=t)
     blind(world, "RCA-101", "bob")
-    ok("reveal", "RCA-101", "--as", "bob", "--agree", "solvability", "completeness", "golden", "--disagree",
-       "metadata", "chain is 3", tasks=t)
+    ok(
+        "reveal",
+        "RCA-101",
+        "--as",
+        "bob",
+        "--agree",
+        "solvability",
+        "completeness",
+        "golden",
+        "--disagree",
+        "metadata",
+        "chain is 3",
+        tasks=t,
+    )
     edit_yaml(world.task_dir("rca", "RCA-101") / "hidden.yaml", metadata__chain_length=3)
     ok("respond", "RCA-101", "--as", "alice", "--concede", "metadata", "3 now", tasks=t)
     ok("assign", "RCA-101", "--reviewer", "erin", "--apply", "--as", "maint", tasks=t)

@@ -50,17 +50,32 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def test_legal_moves_follow_the_paper_pipeline() -> None:
-    path = [Status.DRAFT, Status.SUBMITTED, Status.IN_REVIEW, Status.NEEDS_REVISION, Status.SUBMITTED,
-            Status.IN_REVIEW, Status.APPROVED]
+    path = [
+        Status.DRAFT,
+        Status.SUBMITTED,
+        Status.IN_REVIEW,
+        Status.NEEDS_REVISION,
+        Status.SUBMITTED,
+        Status.IN_REVIEW,
+        Status.APPROVED,
+    ]
     for a, b in zip(path, path[1:], strict=False):
         check_move("T", a, b)
     for s in (Status.SUBMITTED, Status.IN_REVIEW, Status.NEEDS_REVISION, Status.APPROVED):
         check_move("T", s, Status.DISCARDED)
 
 
-@pytest.mark.parametrize(("source", "target"), [
-    (Status.DRAFT, Status.APPROVED), (Status.DRAFT, Status.IN_REVIEW), (Status.SUBMITTED, Status.APPROVED),
-    (Status.DISCARDED, Status.SUBMITTED), (Status.NEEDS_REVISION, Status.APPROVED), (Status.DRAFT, Status.DISCARDED)])
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        (Status.DRAFT, Status.APPROVED),
+        (Status.DRAFT, Status.IN_REVIEW),
+        (Status.SUBMITTED, Status.APPROVED),
+        (Status.DISCARDED, Status.SUBMITTED),
+        (Status.NEEDS_REVISION, Status.APPROVED),
+        (Status.DRAFT, Status.DISCARDED),
+    ],
+)
 def test_illegal_moves_are_refused_with_what_is_allowed(source: Status, target: Status) -> None:
     with pytest.raises(IllegalTransition) as exc:
         check_move("RCA-7", source, target)
@@ -101,11 +116,16 @@ def test_each_part_change_reopens_exactly_its_criteria(task_copy: Path) -> None:
     rec_file.write_bytes(rec_file.read_bytes() + b"\n")
     after = content_hashes(disk_reader(task_copy))
     assert changed_parts(base, after) == ["recordings"]
-    assert reopened_by(changed_parts(base, after)) == [Criterion.SOLVABILITY, Criterion.GOLDEN_ACTION_CONSISTENCY]
-    expected = {"statement": [Criterion.SOLVABILITY],
-                "gold": [Criterion.SOLVABILITY, Criterion.ANSWER_COMPLETENESS],
-                "golden_actions": [Criterion.GOLDEN_ACTION_CONSISTENCY],
-                "metadata": [Criterion.METADATA_CORRECTNESS]}
+    assert reopened_by(changed_parts(base, after)) == [
+        Criterion.SOLVABILITY,
+        Criterion.GOLDEN_ACTION_CONSISTENCY,
+    ]
+    expected = {
+        "statement": [Criterion.SOLVABILITY],
+        "gold": [Criterion.SOLVABILITY, Criterion.ANSWER_COMPLETENESS],
+        "golden_actions": [Criterion.GOLDEN_ACTION_CONSISTENCY],
+        "metadata": [Criterion.METADATA_CORRECTNESS],
+    }
     for part, crits in expected.items():
         assert reopened_by([part]) == crits
     assert set(CRITERION_PARTS) == set(CRITERIA)
@@ -147,14 +167,21 @@ def test_visible_hashes_never_read_the_hidden_file(task_copy: Path) -> None:
 
 def test_record_round_trips_and_merge_keeps_unchanged_lines(tmp_path: Path) -> None:
     rec = new_record("RCA-9", Family.RCA, 1, ["alice"], T0)
-    rec.blind = BlindSolve(reviewer="bob", started=T0, submitted=T0, time_spent_s=60, answer="a;b;c\n",
-                           answer_sha256="sha256:" + "0" * 64)
+    rec.blind = BlindSolve(
+        reviewer="bob",
+        started=T0,
+        submitted=T0,
+        time_spent_s=60,
+        answer="a;b;c\n",
+        answer_sha256="sha256:" + "0" * 64,
+    )
     text = render_record(rec)
     back = parse_record(text, tmp_path / "round-01.yaml")
     assert back == rec
     rec.criteria[Criterion.SOLVABILITY].verdict = Verdict.AGREE
     rec.criteria[Criterion.SOLVABILITY].thread.append(
-        Comment(who="bob", role=Role.REVIEWER, when=T0, verdict=Verdict.AGREE, text="solvable"))
+        Comment(who="bob", role=Role.REVIEWER, when=T0, verdict=Verdict.AGREE, text="solvable")
+    )
     text2 = render_record(rec, text, "round-01.yaml")
     old_lines, new_lines = text.splitlines(), text2.splitlines()
     assert old_lines[0] == new_lines[0]  # the header comment survives the merge
@@ -169,7 +196,9 @@ def test_record_round_trips_and_merge_keeps_unchanged_lines(tmp_path: Path) -> N
 
 def test_a_broken_record_names_the_file_and_field(tmp_path: Path) -> None:
     with pytest.raises(CtbError, match=r"round-03\.yaml: round"):
-        parse_record("task: X\nfamily: rca\nround: 0\nopened: 2026-01-01T00:00:00Z\n", tmp_path / "round-03.yaml")
+        parse_record(
+            "task: X\nfamily: rca\nround: 0\nopened: 2026-01-01T00:00:00Z\n", tmp_path / "round-03.yaml"
+        )
 
 
 # --------------------------------------------------------------------------- statistics
@@ -178,24 +207,42 @@ def test_a_broken_record_names_the_file_and_field(tmp_path: Path) -> None:
 def test_cohen_kappa_known_values() -> None:
     assert cohen_kappa([]) is None
     assert cohen_kappa([("agree", "agree")] * 5) is None  # no variation: undefined, not 1
-    pairs = [("agree", "agree")] * 20 + [("disagree", "disagree")] * 15 + [("agree", "disagree")] * 5 + \
-        [("disagree", "agree")] * 10
+    pairs = (
+        [("agree", "agree")] * 20
+        + [("disagree", "disagree")] * 15
+        + [("agree", "disagree")] * 5
+        + [("disagree", "agree")] * 10
+    )
     # p_o = 0.7, p_e = (25*30 + 25*20)/50^2 = 0.5  -> kappa 0.4
     assert cohen_kappa(pairs) == pytest.approx(0.4)
 
 
 def test_krippendorff_alpha_nominal() -> None:
     pytest.importorskip("krippendorff")
-    assert krippendorff_alpha([["agree", "agree"], ["disagree", "disagree"], ["agree", "agree"]]) == pytest.approx(1.0)
+    assert krippendorff_alpha(
+        [["agree", "agree"], ["disagree", "disagree"], ["agree", "agree"]]
+    ) == pytest.approx(1.0)
     assert krippendorff_alpha([["agree"], ["agree"]]) is None  # nobody saw a task twice
-    value = krippendorff_alpha([["agree", "disagree"], ["agree", "agree"], ["disagree", "disagree"],
-                                ["agree", "agree"]])
+    value = krippendorff_alpha(
+        [["agree", "disagree"], ["agree", "agree"], ["disagree", "disagree"], ["agree", "agree"]]
+    )
     assert value is not None and -1.0 <= value < 1.0
 
 
-def _state(task_id: str, fam: Family, status: Status, records: list[ReviewRecord], authors: list[str] = ()) -> TaskState:
-    return TaskState(id=task_id, family=fam, status=status, title="", authors=list(authors), tags=[],
-                     network="campus-lab", accessible=None, records=records)
+def _state(
+    task_id: str, fam: Family, status: Status, records: list[ReviewRecord], authors: list[str] = ()
+) -> TaskState:
+    return TaskState(
+        id=task_id,
+        family=fam,
+        status=status,
+        title="",
+        authors=list(authors),
+        tags=[],
+        network="campus-lab",
+        accessible=None,
+        records=records,
+    )
 
 
 def _approved(task_id: str, rounds: int, exact: bool, reviewer: str = "bob") -> list[ReviewRecord]:
@@ -208,12 +255,15 @@ def _approved(task_id: str, rounds: int, exact: bool, reviewer: str = "bob") -> 
         verdict = Verdict.AGREE if n == rounds else Verdict.DISAGREE
         for c in CRITERIA:
             r.criteria[c].verdict = Verdict.AGREE
-            r.criteria[c].thread.append(Comment(who=reviewer, role=Role.REVIEWER, when=T0, verdict=Verdict.AGREE))
+            r.criteria[c].thread.append(
+                Comment(who=reviewer, role=Role.REVIEWER, when=T0, verdict=Verdict.AGREE)
+            )
         r.criteria[Criterion.METADATA_CORRECTNESS].verdict = verdict
         r.criteria[Criterion.METADATA_CORRECTNESS].thread[-1].verdict = verdict
         if n < rounds:
             r.criteria[Criterion.METADATA_CORRECTNESS].thread.append(
-                Comment(who="alice", role=Role.AUTHOR, when=T0, stance="concede", text="fixed"))
+                Comment(who="alice", role=Role.AUTHOR, when=T0, stance="concede", text="fixed")
+            )
         r.outcome = "approved" if n == rounds else "needs_revision"
         recs.append(r)
     return recs
@@ -224,13 +274,20 @@ def test_yields_and_revision_counts_reproduce_the_paper_arithmetic() -> None:
     # 205 RCA candidates -> 126 retained; 154 path -> 108 (paper section 3.2 / A.3)
     for i in range(205):
         if i < 126:
-            states.append(_state(f"R{i}", Family.RCA, Status.APPROVED, _approved(f"R{i}", 2 if i < 80 else 1, True)))
+            states.append(
+                _state(f"R{i}", Family.RCA, Status.APPROVED, _approved(f"R{i}", 2 if i < 80 else 1, True))
+            )
         else:
-            states.append(_state(f"R{i}", Family.RCA, Status.DISCARDED, [new_record(f"R{i}", Family.RCA, 1, [], T0)]))
+            states.append(
+                _state(f"R{i}", Family.RCA, Status.DISCARDED, [new_record(f"R{i}", Family.RCA, 1, [], T0)])
+            )
     for i in range(154):
         status = Status.APPROVED if i < 108 else Status.DISCARDED
-        recs = _approved(f"P{i}", 2 if i < 74 else 1, i % 2 == 0) if i < 108 else \
-            [new_record(f"P{i}", Family.PATH, 1, [], T0)]
+        recs = (
+            _approved(f"P{i}", 2 if i < 74 else 1, i % 2 == 0)
+            if i < 108
+            else [new_record(f"P{i}", Family.PATH, 1, [], T0)]
+        )
         for r in recs:
             r.family = Family.PATH
         states.append(_state(f"P{i}", Family.PATH, status, recs))
@@ -247,8 +304,10 @@ def test_yields_and_revision_counts_reproduce_the_paper_arithmetic() -> None:
 
 
 def test_candidates_exclude_untouched_drafts_and_count_deleted_submissions() -> None:
-    states = [_state("D1", Family.RCA, Status.DRAFT, []),
-              _state("A1", Family.RCA, Status.APPROVED, _approved("A1", 1, True))]
+    states = [
+        _state("D1", Family.RCA, Status.DRAFT, []),
+        _state("A1", Family.RCA, Status.APPROVED, _approved("A1", 1, True)),
+    ]
     data = compute(states, history_candidates={"GONE-1": "rca", "A1": "rca"}).to_json()
     assert data["families"]["rca"]["candidates"] == 2
     assert data["families"]["rca"]["discarded"] == 1
@@ -257,9 +316,16 @@ def test_candidates_exclude_untouched_drafts_and_count_deleted_submissions() -> 
 # --------------------------------------------------------------------------- assignment
 
 
-def _submitted(task_id: str, authors: list[str], reviewer: str | None = None, tags: list[str] = ()) -> TaskState:
-    s = _state(task_id, Family.RCA, Status.SUBMITTED, [new_record(task_id, Family.RCA, 1, authors, T0, reviewer)],
-               authors)
+def _submitted(
+    task_id: str, authors: list[str], reviewer: str | None = None, tags: list[str] = ()
+) -> TaskState:
+    s = _state(
+        task_id,
+        Family.RCA,
+        Status.SUBMITTED,
+        [new_record(task_id, Family.RCA, 1, authors, T0, reviewer)],
+        authors,
+    )
     s.tags = list(tags)
     return s
 
@@ -267,10 +333,12 @@ def _submitted(task_id: str, authors: list[str], reviewer: str | None = None, ta
 def test_assignment_never_picks_an_author_balances_load_and_is_deterministic(tmp_path: Path) -> None:
     shutil.copytree(FIXTURE, tmp_path / "tasks")
     ts = TaskSet.open(tmp_path / "tasks")
-    reviewers = [Reviewer(name="alice", vendors=["Huawei", "Cisco", "Juniper"], domains=["rca"], capacity=5),
-                 Reviewer(name="bob", vendors=["Huawei"], domains=["rca"], capacity=2),
-                 Reviewer(name="erin", vendors=["Cisco"], domains=[], capacity=2),
-                 Reviewer(name="zed", vendors=["Arista"], domains=["wifi"], capacity=9)]
+    reviewers = [
+        Reviewer(name="alice", vendors=["Huawei", "Cisco", "Juniper"], domains=["rca"], capacity=5),
+        Reviewer(name="bob", vendors=["Huawei"], domains=["rca"], capacity=2),
+        Reviewer(name="erin", vendors=["Cisco"], domains=[], capacity=2),
+        Reviewer(name="zed", vendors=["Arista"], domains=["wifi"], capacity=9),
+    ]
     states = [_submitted(f"T{i}", ["alice"]) for i in range(1, 6)]
     first = propose(ts, states, reviewers)
     again = propose(ts, list(reversed(states)), reviewers)
@@ -300,9 +368,16 @@ def test_comparison_views_are_one_definition() -> None:
     """The reveal text, the app and the PR text share the score line, the rows and the carry note."""
     from ctbench.approval.records import Comparison, CriterionReview, cell_value
 
-    c = Comparison(revealed_at=T0, revealed_by="r", parse_status="answered", exact=False,
-                   scores={"loc": 0.5, "ident": None, "evidence": {"covered": 0, "golden": 0}},
-                   gold_lines=["a", "b"], blind_lines=["b", "c"], invalid_lines=["??"])
+    c = Comparison(
+        revealed_at=T0,
+        revealed_by="r",
+        parse_status="answered",
+        exact=False,
+        scores={"loc": 0.5, "ident": None, "evidence": {"covered": 0, "golden": 0}},
+        gold_lines=["a", "b"],
+        blind_lines=["b", "c"],
+        invalid_lines=["??"],
+    )
     assert c.score_parts() == ["Loc IoU 0.50", "evidence 0/0"]
     assert c.score_parts(evidence_always=False) == ["Loc IoU 0.50"]
     assert c.answer_rows()[-1] == ("?", "", "unparsable: ??")

@@ -52,7 +52,9 @@ def clone_tasks(dst: Path, n: int, *, template: str = "RCA-001", prefix: str = "
         shutil.copytree(src, folder)
         for name in ("task.yaml", "hidden.yaml"):
             f = folder / name
-            f.write_text(f.read_text(encoding="utf-8").replace(f"id: {template}", f"id: {new_id}"), encoding="utf-8")
+            f.write_text(
+                f.read_text(encoding="utf-8").replace(f"id: {template}", f"id: {new_id}"), encoding="utf-8"
+            )
         ids.append(new_id)
     return ids
 
@@ -91,8 +93,18 @@ class Recorder:
 
 
 def test_oracle_run_from_the_cli_scores_100_on_every_metric(task_set: Path, tmp_path: Path) -> None:
-    proc = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "oracle", "--tasks", str(task_set), "--progress", "plain",
-                   cwd=tmp_path)
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "oracle",
+        "--tasks",
+        str(task_set),
+        "--progress",
+        "plain",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     run_dir = next((tmp_path / "runs").iterdir())
     assert run_dir.name.startswith("oracle-") and run_dir.name.endswith("Z")
@@ -108,15 +120,21 @@ def test_oracle_run_from_the_cli_scores_100_on_every_metric(task_set: Path, tmp_
         assert len(trajectory) == line["commands"] == len(hidden.golden_actions)
         assert all(r.outcome.value == "recorded" for r in trajectory)
         gold = hidden.rca_entries() if line["family"] == "rca" else hidden.gold_paths()
-        record = TaskRecord(task_id=line["task_id"], family=line["family"], gold=gold,
-                            prediction=ParsedAnswer.from_json(line["answer"]),
-                            golden_actions=hidden.golden_keys(),
-                            executed_actions=tuple((r.device, r.canonical) for r in trajectory))
+        record = TaskRecord(
+            task_id=line["task_id"],
+            family=line["family"],
+            gold=gold,
+            prediction=ParsedAnswer.from_json(line["answer"]),
+            golden_actions=hidden.golden_keys(),
+            executed_actions=tuple((r.device, r.canonical) for r in trajectory),
+        )
         scores = score_task(record)
         assert scores.exact and scores.loc == 1.0
         assert (scores.ident if line["family"] == "rca" else scores.rest) == 1.0
         assert scores.evidence.covered == scores.evidence.golden == len(hidden.golden_actions)
-        assert (run_dir / line["log"]).read_text(encoding="utf-8").startswith(f"=== {line['task_id']} attempt 1")
+        assert (
+            (run_dir / line["log"]).read_text(encoding="utf-8").startswith(f"=== {line['task_id']} attempt 1")
+        )
     config = RunFolder(run_dir).load_config()
     assert config.agent == "oracle" and config.finished is not None and config.task_set.commit == "none"
     assert config.tasks == [r.id for r in ts.refs()]
@@ -124,7 +142,9 @@ def test_oracle_run_from_the_cli_scores_100_on_every_metric(task_set: Path, tmp_
 
 def test_null_and_probe_answer_nothing(task_set: Path, tmp_path: Path) -> None:
     for agent in ("null", "probe"):
-        report = Runner(RunSettings(allow_unreviewed=True, agent=agent, tasks=task_set, out=tmp_path / agent)).run()
+        report = Runner(
+            RunSettings(allow_unreviewed=True, agent=agent, tasks=task_set, out=tmp_path / agent)
+        ).run()
         lines = results(report.folder)
         assert {r["status"] for r in lines} == {"unparsable"}
         assert all(r["answer"]["status"] == "empty" and r["error"] == "no answer" for r in lines)
@@ -137,26 +157,89 @@ def test_null_and_probe_answer_nothing(task_set: Path, tmp_path: Path) -> None:
 
 def test_resume_skips_finished_tasks_and_refuses_a_changed_model(task_set: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    first = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "null", "--model", "m1", "--tasks", str(task_set),
-                    "--out", str(out), "--select", "RCA-001", "--progress", "plain", "--no-score")
+    first = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "null",
+        "--model",
+        "m1",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out),
+        "--select",
+        "RCA-001",
+        "--progress",
+        "plain",
+        "--no-score",
+    )
     assert first.returncode == 0, first.stderr
     assert [r["task_id"] for r in results(out)] == ["RCA-001"]
 
     # Same settings, same folder: nothing to do, nothing duplicated.
-    again = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "null", "--model", "m1", "--tasks", str(task_set),
-                    "--out", str(out), "--select", "RCA-001", "--progress", "plain", "--no-score")
+    again = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "null",
+        "--model",
+        "m1",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out),
+        "--select",
+        "RCA-001",
+        "--progress",
+        "plain",
+        "--no-score",
+    )
     assert again.returncode == 0, again.stderr
     assert "1 already done, 0 to run" in again.stderr
     assert len(results(out)) == 1
 
-    changed = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "null", "--model", "m2", "--tasks", str(task_set),
-                      "--out", str(out), "--select", "RCA-001", "--no-score")
+    changed = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "null",
+        "--model",
+        "m2",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out),
+        "--select",
+        "RCA-001",
+        "--no-score",
+    )
     assert changed.returncode == 1
     assert "was run with different settings" in changed.stderr and "model: 'm1' -> 'm2'" in changed.stderr
     assert "Traceback" not in changed.stderr and len(results(out)) == 1
 
-    forced = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "null", "--model", "m2", "--tasks", str(task_set),
-                     "--out", str(out), "--select", "RCA-001", "--force", "--progress", "plain", "--no-score")
+    forced = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "null",
+        "--model",
+        "m2",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out),
+        "--select",
+        "RCA-001",
+        "--force",
+        "--progress",
+        "plain",
+        "--no-score",
+    )
     assert forced.returncode == 0, forced.stderr
     config = RunFolder(out).load_config()
     assert config.model == "m2" and config.resumes[-1].forced
@@ -176,7 +259,9 @@ def test_resume_refused_when_the_task_set_commit_changes(task_set: Path, tmp_pat
     repo.git.add("tasks")
     repo.index.commit("tasks")
     out = tmp_path / "runs" / "r1"  # inside the repository, outside the task set
-    report = Runner(RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")).run()
+    report = Runner(
+        RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")
+    ).run()
     assert report.config.task_set.commit == repo.head.commit.hexsha and not report.config.task_set.dirty
     # The untracked run folder does not make the task set dirty: resuming is allowed.
     Runner(RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")).run()
@@ -184,14 +269,22 @@ def test_resume_refused_when_the_task_set_commit_changes(task_set: Path, tmp_pat
     statement = task_set / "rca" / "RCA-001" / "task.yaml"
     statement.write_text(statement.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     with pytest.raises(CtbError, match="task set uncommitted changes: False -> True"):
-        Runner(RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")).prepare()
+        Runner(
+            RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")
+        ).prepare()
     repo.git.add("tasks")
     repo.index.commit("edit")
     with pytest.raises(CtbError, match="task-set commit"):
-        Runner(RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")).prepare()
+        Runner(
+            RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001")
+        ).prepare()
     # The refusals left the lock free and the results untouched.
     assert len(results(out)) == 1
-    Runner(RunSettings(allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001", force=True)).run()
+    Runner(
+        RunSettings(
+            allow_unreviewed=True, agent="null", tasks=task_set, out=out, select="RCA-001", force=True
+        )
+    ).run()
 
 
 def test_sigkill_at_any_moment_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
@@ -200,15 +293,35 @@ def test_sigkill_at_any_moment_then_resume_loses_and_duplicates_nothing(tmp_path
     all_ids = sorted([*ids, "PATH-001", "RCA-001", "RCA-002"])
     cmd = agent_script(tmp_path, "slow_agent.py", SLOW_AGENT)
     out = tmp_path / "run"
-    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command", "--agent-cmd", cmd,
-            "--tasks", str(tasks), "--out", str(out), "--concurrency", "3", "--progress", "plain", "--no-score"]
+    argv = [
+        sys.executable,
+        "-m",
+        "ctbench.evaluate.cli",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "command",
+        "--agent-cmd",
+        cmd,
+        "--tasks",
+        str(tasks),
+        "--out",
+        str(out),
+        "--concurrency",
+        "3",
+        "--progress",
+        "plain",
+        "--no-score",
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "SLOW_AGENT_DELAY": "0.25"}
     # Kill the runner at different moments: before any result, after some, while others run.
     for kill_after_lines in (0, 2, 5):
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            done = (out / "results.jsonl").read_bytes().count(b"\n") if (out / "results.jsonl").exists() else 0
+            done = (
+                (out / "results.jsonl").read_bytes().count(b"\n") if (out / "results.jsonl").exists() else 0
+            )
             if (done >= kill_after_lines and (out / "run.yaml").exists()) or proc.poll() is not None:
                 break
             time.sleep(0.01)
@@ -261,10 +374,18 @@ class BrokenAgent(Agent):
 
 
 def test_infrastructure_errors_are_retried_and_recorded_agent_errors_are_not(
-        task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("ctbench.evaluate.runner.RETRY_BACKOFF_S", 0.0)
     rec = Recorder()
-    settings = RunSettings(allow_unreviewed=True, agent="flaky", tasks=task_set, out=tmp_path / "flaky", select="RCA-001", retries=2)
+    settings = RunSettings(
+        allow_unreviewed=True,
+        agent="flaky",
+        tasks=task_set,
+        out=tmp_path / "flaky",
+        select="RCA-001",
+        retries=2,
+    )
     report = Runner(settings, CallbackDisplay(rec), agent=FlakyBackendAgent(AgentOptions())).run()
     (line,) = results(report.folder)
     assert line["status"] == "answered" and line["attempts"] == 2
@@ -277,13 +398,27 @@ def test_infrastructure_errors_are_retried_and_recorded_agent_errors_are_not(
     assert "attempt 1" in log and "attempt 2" in log
 
     broken = BrokenAgent(AgentOptions())
-    settings = RunSettings(allow_unreviewed=True, agent="broken", tasks=task_set, out=tmp_path / "broken", select="RCA-001", retries=2)
+    settings = RunSettings(
+        allow_unreviewed=True,
+        agent="broken",
+        tasks=task_set,
+        out=tmp_path / "broken",
+        select="RCA-001",
+        retries=2,
+    )
     report = Runner(settings, agent=broken).run()
     (line,) = results(report.folder)
     assert (line["status"], line["error_kind"], line["attempts"]) == ("error", "agent", 1)
     assert broken.calls == 1 and line["error"] == "the agent fell over"
 
-    always = RunSettings(allow_unreviewed=True, agent="flaky", tasks=task_set, out=tmp_path / "never", select="RCA-001", retries=0)
+    always = RunSettings(
+        allow_unreviewed=True,
+        agent="flaky",
+        tasks=task_set,
+        out=tmp_path / "never",
+        select="RCA-001",
+        retries=0,
+    )
     report = Runner(always, agent=FlakyBackendAgent(AgentOptions())).run()
     (line,) = results(report.folder)
     assert (line["status"], line["error_kind"], line["attempts"]) == ("error", "infrastructure", 1)
@@ -302,7 +437,13 @@ class SubmitsAndSaysAgent(Agent):
 
 def test_a_session_submission_is_the_answer_for_every_adapter(task_set: Path, tmp_path: Path) -> None:
     """The runner, not each adapter, decides that a submission wins over whatever the agent returned."""
-    settings = RunSettings(allow_unreviewed=True, agent="submits-and-says", tasks=task_set, out=tmp_path / "run", select="RCA-001")
+    settings = RunSettings(
+        allow_unreviewed=True,
+        agent="submits-and-says",
+        tasks=task_set,
+        out=tmp_path / "run",
+        select="RCA-001",
+    )
     report = Runner(settings, agent=SubmitsAndSaysAgent(AgentOptions())).run()
     (line,) = results(report.folder)
     assert (line["status"], line["answer_source"]) == ("answered", "submit")
@@ -326,7 +467,9 @@ def test_selection_by_id_family_status_and_metadata(task_set: Path) -> None:
     assert ids("golden_length>=6") == ["PATH-001"]
     assert ids("observability=O1|O2 golden_length<4") == ["RCA-001", "RCA-002"]
     task = task_set / "rca" / "RCA-002" / "task.yaml"
-    task.write_text(task.read_text(encoding="utf-8").replace("status: approved", "status: draft"), encoding="utf-8")
+    task.write_text(
+        task.read_text(encoding="utf-8").replace("status: approved", "status: draft"), encoding="utf-8"
+    )
     ts = TaskSet.open(task_set)
     # Selection picks by fields; whether a draft may run is the gate's decision (test_gate.py).
     assert ids("rca") == ["RCA-001", "RCA-002"]
@@ -341,7 +484,10 @@ def test_progress_plain_lines_and_callback_events(task_set: Path, tmp_path: Path
     import io
 
     stream = io.StringIO()
-    Runner(RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "a"), PlainDisplay(stream)).run()
+    Runner(
+        RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "a"),
+        PlainDisplay(stream),
+    ).run()
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("run: 3 task(s)")
     finished = [ln for ln in lines if ln.startswith("[")]
@@ -350,7 +496,10 @@ def test_progress_plain_lines_and_callback_events(task_set: Path, tmp_path: Path
     assert "\x1b" not in stream.getvalue()  # no terminal codes in CI logs
 
     rich_out = io.StringIO()
-    Runner(RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "c"), RichDisplay(rich_out)).run()
+    Runner(
+        RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "c"),
+        RichDisplay(rich_out),
+    ).run()
     text = rich_out.getvalue()
     assert "RCA-001" in text and "answered" in text and "3/3" in text
 
@@ -358,8 +507,10 @@ def test_progress_plain_lines_and_callback_events(task_set: Path, tmp_path: Path
     import threading
 
     rec = Recorder()
-    runner = Runner(RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "b", concurrency=2),
-                    CallbackDisplay(rec))
+    runner = Runner(
+        RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "b", concurrency=2),
+        CallbackDisplay(rec),
+    )
     worker = threading.Thread(target=runner.run)
     worker.start()
     worker.join(60)
@@ -376,11 +527,40 @@ def test_cli_errors_are_messages_not_tracebacks(task_set: Path, tmp_path: Path) 
         (["run", "--tasks", str(task_set)], "choose an agent"),
         (["run", "--allow-unreviewed", "--agent", "openai", "--tasks", str(task_set)], "needs --model"),
         (["run", "--allow-unreviewed", "--agent", "command", "--tasks", str(task_set)], "needs --agent-cmd"),
-        (["run", "--allow-unreviewed", "--agent", "command", "--agent-cmd", "no-such-program-xyz", "--tasks", str(task_set)],
-         "not found on PATH"),
-        (["run", "--allow-unreviewed", "--agent", "null", "--tasks", str(task_set), "--select", "NOPE-*"], "no task to run"),
-        (["run", "--allow-unreviewed", "--agent", "null", "--tasks", str(tmp_path / "missing")], "no such task set folder"),
-        (["run", "--allow-unreviewed", "--agent", "null", "--tasks", str(task_set), "--out", str(task_set)], "not a run folder"),
+        (
+            [
+                "run",
+                "--allow-unreviewed",
+                "--agent",
+                "command",
+                "--agent-cmd",
+                "no-such-program-xyz",
+                "--tasks",
+                str(task_set),
+            ],
+            "not found on PATH",
+        ),
+        (
+            ["run", "--allow-unreviewed", "--agent", "null", "--tasks", str(task_set), "--select", "NOPE-*"],
+            "no task to run",
+        ),
+        (
+            ["run", "--allow-unreviewed", "--agent", "null", "--tasks", str(tmp_path / "missing")],
+            "no such task set folder",
+        ),
+        (
+            [
+                "run",
+                "--allow-unreviewed",
+                "--agent",
+                "null",
+                "--tasks",
+                str(task_set),
+                "--out",
+                str(task_set),
+            ],
+            "not a run folder",
+        ),
         (["run", "--resume", str(tmp_path)], "not a run folder"),
     ]
     for args, message in cases:
@@ -391,27 +571,55 @@ def test_cli_errors_are_messages_not_tracebacks(task_set: Path, tmp_path: Path) 
 
 
 def test_oracle_scores_100_on_every_metric_through_the_scorer(task_set: Path, tmp_path: Path) -> None:
-    proc = run_cli("evaluate", "run", "--allow-unreviewed", "--agent", "oracle", "--tasks", str(task_set), "--out",
-                   str(tmp_path / "r"), "--json", "--progress", "none")
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "oracle",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(tmp_path / "r"),
+        "--json",
+        "--progress",
+        "none",
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["complete"] and data["counts"]["answered"] == 3 and data["ran"] == 3 and data["note"] is None
     summary = data["scores"]["summary"]
     assert (tmp_path / "r" / "scores.json").is_file()
     rca, path = summary["rca"], summary["path"]
-    for value in (rca["accuracy"], rca["loc_iou"], rca["id_iou"], rca["triplet_iou"], rca["evidence"]["coverage"],
-                  rca["evidence"]["f1"], path["accuracy"], path["loc_iou"], path["rest_iou"], path["sequence_iou"],
-                  path["micro_edge_iou"], path["evidence"]["coverage"], path["evidence"]["f1"]):
+    for value in (
+        rca["accuracy"],
+        rca["loc_iou"],
+        rca["id_iou"],
+        rca["triplet_iou"],
+        rca["evidence"]["coverage"],
+        rca["evidence"]["f1"],
+        path["accuracy"],
+        path["loc_iou"],
+        path["rest_iou"],
+        path["sequence_iou"],
+        path["micro_edge_iou"],
+        path["evidence"]["coverage"],
+        path["evidence"]["f1"],
+    ):
         assert value == 1.0
     for level in ("id_exact", "id_hierarchical", "loc_exact", "loc_hierarchical"):
         assert rca["entry_match"][level] == {"macro": 1.0, "micro": 1.0}
 
 
 def test_path_answers_are_parsed_against_network_node_names(task_set: Path, tmp_path: Path) -> None:
-    report = Runner(RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "p", select="path")).run()
+    report = Runner(
+        RunSettings(allow_unreviewed=True, agent="oracle", tasks=task_set, out=tmp_path / "p", select="path")
+    ).run()
     (line,) = results(report.folder)
     parsed = ParsedAnswer.from_json(line["answer"])
-    assert parsed.paths and parsed.paths[0][0] == Hop("PC_01", "eth0") and parsed.paths[0][-1] == Hop("SRV_01")
+    assert (
+        parsed.paths and parsed.paths[0][0] == Hop("PC_01", "eth0") and parsed.paths[0][-1] == Hop("SRV_01")
+    )
 
 
 GATED_AGENT = """\
@@ -437,13 +645,32 @@ def test_interrupt_ends_every_agent_and_resume_finishes(task_set: Path, tmp_path
     cmd = agent_script(tmp_path, "gated.py", GATED_AGENT) + f" {gate}"
     out = tmp_path / "run"
     # unsandboxed: the agents report their pids in, and wait on, files of this test
-    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command", "--agent-cmd", cmd,
-            "--tasks", str(task_set), "--out", str(out), "--progress", "plain", "--no-score", "--sandbox", "none"]
+    argv = [
+        sys.executable,
+        "-m",
+        "ctbench.evaluate.cli",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "command",
+        "--agent-cmd",
+        cmd,
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out),
+        "--progress",
+        "plain",
+        "--no-score",
+        "--sandbox",
+        "none",
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONFAULTHANDLER": "1"}
     # Ctrl-C as a terminal sends it: a shell running this suite in the background (CI scripts often do)
     # starts it with SIGINT ignored, and an ignored signal stays ignored across exec unless reset.
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_default_sigint)
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint
+    )
     deadline = time.monotonic() + 30
     while len(list(gate.parent.glob("pid-*"))) < 3:
         assert time.monotonic() < deadline and proc.poll() is None, "agents did not start"

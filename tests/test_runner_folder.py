@@ -29,10 +29,19 @@ def _line(task_id: str, status: str = "answered") -> ResultLine:
 
 
 def _config(**changes: object) -> RunConfig:
-    base = RunConfig(name="r", agent="openai", model="m1", harness="ctbench-openai", harness_version="0.1.0",
-                     options=RunOptions(timeout_s=60, retries=2), concurrency=4,
-                     task_set=TaskSetRef(path="/t", commit="abc", dirty=False), tasks=["A", "B"],
-                     started=datetime(2026, 7, 25, tzinfo=UTC), host=HostInfo.current())
+    base = RunConfig(
+        name="r",
+        agent="openai",
+        model="m1",
+        harness="ctbench-openai",
+        harness_version="0.1.0",
+        options=RunOptions(timeout_s=60, retries=2),
+        concurrency=4,
+        task_set=TaskSetRef(path="/t", commit="abc", dirty=False),
+        tasks=["A", "B"],
+        started=datetime(2026, 7, 25, tzinfo=UTC),
+        host=HostInfo.current(),
+    )
     return base.model_copy(update=changes)
 
 
@@ -78,8 +87,9 @@ def test_a_broken_complete_line_is_an_error_with_file_and_line(tmp_path: Path) -
 
 def test_lines_written_by_other_tools_keep_their_extra_fields(tmp_path: Path) -> None:
     folder = RunFolder(tmp_path)
-    folder.results_file.write_text('{"task_id": "A", "family": "path", "status": "timeout", "harness_note": 7}\n',
-                                   encoding="utf-8")
+    folder.results_file.write_text(
+        '{"task_id": "A", "family": "path", "status": "timeout", "harness_note": 7}\n', encoding="utf-8"
+    )
     (line,) = folder.read_results().lines
     assert line.status == "timeout" and line.model_extra == {"harness_note": 7}
 
@@ -87,14 +97,24 @@ def test_lines_written_by_other_tools_keep_their_extra_fields(tmp_path: Path) ->
 def test_only_one_writer_per_folder_even_across_processes(tmp_path: Path) -> None:
     first = RunFolder(tmp_path / "run")
     first.lock()
-    code = ("import sys; sys.path.insert(0, sys.argv[1]);"
-            "from ctbench.evaluate.runfolder import RunFolder; RunFolder(sys.argv[2]).lock()")
-    proc = subprocess.run([sys.executable, "-c", code, str(REPO), str(tmp_path / "run")],
-                          capture_output=True, text=True, timeout=60)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from ctbench.evaluate.runfolder import RunFolder; RunFolder(sys.argv[2]).lock()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(REPO), str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode != 0 and "another ctb-eval run is writing to this folder" in proc.stderr
     first.close()
-    proc = subprocess.run([sys.executable, "-c", code, str(REPO), str(tmp_path / "run")],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(REPO), str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -104,8 +124,13 @@ def test_run_yaml_round_trip_and_differences(tmp_path: Path) -> None:
     folder.save_config(config)
     assert folder.load_config() == config
     assert config.differences(_config(concurrency=32)) == []  # concurrency does not change results
-    diffs = config.differences(_config(model="m2", options=RunOptions(timeout_s=30, retries=2),
-                                       task_set=TaskSetRef(path="/elsewhere", commit="def", dirty=True)))
+    diffs = config.differences(
+        _config(
+            model="m2",
+            options=RunOptions(timeout_s=30, retries=2),
+            task_set=TaskSetRef(path="/elsewhere", commit="def", dirty=True),
+        )
+    )
     assert "model: 'm1' -> 'm2'" in diffs
     assert "option timeout_s: 60.0 -> 30.0" in diffs
     assert any(d.startswith("task-set commit") for d in diffs)

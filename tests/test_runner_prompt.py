@@ -37,8 +37,13 @@ def test_bundled_prompts_hold_the_four_parts_and_no_hidden_string(task_set: Path
         text = prompt_for(ts, ref)
         assert f"question {spec.id}" in text  # question identifier
         assert spec.statement.strip() in text  # task statement, verbatim
-        for tool in ("list_devices()", "run_command(device, command)", "submit_answer(answer)",
-                     "ctb-replay exec DEVICE COMMAND", "$CTBENCH_ANSWER_FILE"):
+        for tool in (
+            "list_devices()",
+            "run_command(device, command)",
+            "submit_answer(answer)",
+            "ctb-replay exec DEVICE COMMAND",
+            "$CTBENCH_ANSWER_FILE",
+        ):
             assert tool in text  # tool interface
         assert "## Answer format" in text and "<answer>" in text
         for device in spec.accessible or []:
@@ -48,8 +53,21 @@ def test_bundled_prompts_hold_the_four_parts_and_no_hidden_string(task_set: Path
         task_part = text.split("Root-cause labels:\n", 1)[0]
         for secret in _hidden_strings(ts, spec.id):
             assert secret not in task_part, f"{spec.id}: hidden text {secret!r} leaked into the prompt"
-        for word in ("O1", "O2", "C1", "C2", "C3", "C4", "C5", "golden", "metadata", "observability",
-                     "heterogeneity", "category", "categories"):
+        for word in (
+            "O1",
+            "O2",
+            "C1",
+            "C2",
+            "C3",
+            "C4",
+            "C5",
+            "golden",
+            "metadata",
+            "observability",
+            "heterogeneity",
+            "category",
+            "categories",
+        ):
             assert not re.search(rf"\b{word}\b", text, re.IGNORECASE), (spec.id, word)
         if spec.family.value == "rca":
             assert "node;object;root-cause label" in text
@@ -60,7 +78,9 @@ def test_bundled_prompts_hold_the_four_parts_and_no_hidden_string(task_set: Path
     # nothing about any task's answer.
     assert len(vocabularies) == 1
     labels = [ln[2:] for ln in vocabularies.pop().splitlines()]
-    assert labels == sorted(labels, key=str.casefold) and set(labels) == {lab.label for lab in ts.taxonomy.labels}
+    assert labels == sorted(labels, key=str.casefold) and set(labels) == {
+        lab.label for lab in ts.taxonomy.labels
+    }
 
 
 def test_prompt_never_reads_hidden_yaml(task_set: Path) -> None:
@@ -89,7 +109,11 @@ def test_prompt_cli_prints_it_and_errors_cleanly(task_set: Path) -> None:
     assert proc.stdout == prompt_for(ts, "RCA-001")
     js = run_cli("evaluate", "prompt", "PATH-001", "--tasks", str(task_set), "--json")
     data = json.loads(js.stdout)
-    assert data["task_id"] == "PATH-001" and data["family"] == "path" and data["prompt"] == prompt_for(ts, "PATH-001")
+    assert (
+        data["task_id"] == "PATH-001"
+        and data["family"] == "path"
+        and data["prompt"] == prompt_for(ts, "PATH-001")
+    )
     bad = run_cli("evaluate", "prompt", "RCA-999", "--tasks", str(task_set))
     assert bad.returncode == 1 and "RCA-999" in bad.stderr and "not found" in bad.stderr
     assert "Traceback" not in bad.stderr

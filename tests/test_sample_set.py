@@ -72,8 +72,13 @@ def test_validate_with_realism_has_no_errors() -> None:
 
 def test_cli_validate_realism_exit_zero() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    res = subprocess.run([sys.executable, "-m", "ctbench.authoring.cli", "validate", str(TASKS), "--realism", "--json"],
-                         capture_output=True, text=True, env=env, timeout=240)
+    res = subprocess.run(
+        [sys.executable, "-m", "ctbench.authoring.cli", "validate", str(TASKS), "--realism", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert json.loads(res.stdout)["errors"] == 0
 
@@ -150,7 +155,9 @@ def test_oracle_every_task_is_solvable_through_replay_and_parser() -> None:
     assert all(set(r.outcomes) == {"recorded"} for r in results)
     ts = task_set()
     assert gold_answer_text(ts, ts.ref("RCA-015")).splitlines() == [
-        "HQ_CORE_01;XGigabitEthernet0/0/23;shutdown", "DC_BL_02;xe-0/0/46;ACL denies the traffic"]
+        "HQ_CORE_01;XGigabitEthernet0/0/23;shutdown",
+        "DC_BL_02;xe-0/0/46;ACL denies the traffic",
+    ]
     ref = ts.ref("RCA-015")
     assert ts.load_hidden(ref).gold_answer_lines(ref.family) == gold_answer_text(ts, ref).splitlines()
 
@@ -191,35 +198,51 @@ def _lldp_rows(net: Network, device: str, command: str, text: str) -> list[tuple
         return [(p[0], p[-1], p[3]) for p in (line.split() for line in text.splitlines()[1:]) if p]
     parsed = parse_recording(index(), os_, command, text.encode())
     assert parsed is not None and parsed.error is None and parsed.rows
-    return [(str(r["local_interface"]), str(r["neighbor_name"]).strip(), str(r["neighbor_interface"]))
-            for r in parsed.rows]
+    return [
+        (str(r["local_interface"]), str(r["neighbor_name"]).strip(), str(r["neighbor_interface"]))
+        for r in parsed.rows
+    ]
 
 
 def test_lldp_tables_agree_with_the_cabling() -> None:
     ts = task_set()
     vendors = ts.vendors
     checked = 0
-    for task_id, net, device, command, text in recordings(r"(display lldp neighbor(-information list| brief)|"
-                                                           r"show lldp neighbors)"):
+    for task_id, net, device, command, text in recordings(
+        r"(display lldp neighbor(-information list| brief)|"
+        r"show lldp neighbors)"
+    ):
         cabled = _cabled(net, vendors)
         for local, name, port in _lldp_rows(net, device, command, text):
             here = (device, _iface(vendors, net, device, local))
             assert here in cabled, f"{task_id} {device}: LLDP on {local}, which is not cabled"
             peer_node, peer_if = cabled[here]
-            assert name == peer_node, f"{task_id} {device} {local}: LLDP says {name}, cable goes to {peer_node}"
+            assert name == peer_node, (
+                f"{task_id} {device} {local}: LLDP says {name}, cable goes to {peer_node}"
+            )
             assert _iface(vendors, net, peer_node, port) == peer_if, (task_id, device, local, port, peer_if)
             checked += 1
     assert checked >= 60
 
 
 _ROUTE_LINE = {
-    "huawei_vrp": [re.compile(r"^\s*(?:\S+/\d+)?\s+(?:O_ASE|OSPF|Static|ISIS-L\d|EBGP|IBGP)\s+\d+\s+\d+\s+\S*D\s+"
-                              r"(?P<nh>\d+\.\d+\.\d+\.\d+)\s+(?P<if>\S+)\s*$")],
-    "hp_comware": [re.compile(r"^(?:\S+/\d+\s+(?:Static|O_INTRA|O_ASE2|BGP)\s+\d+\s+\d+)?\s+"
-                              r"(?P<nh>\d+\.\d+\.\d+\.\d+)\s+(?P<if>\S+)\s*$")],
-    "cisco_ios": [re.compile(r"via (?P<nh>\d+\.\d+\.\d+\.\d+), (?:\S+, )?(?P<if>[A-Z][\w/.]+)\s*$"),
-                  re.compile(r"^\s+nexthop (?P<nh>\d+\.\d+\.\d+\.\d+) (?P<if>\S+)"),
-                  re.compile(r"^\s+\* (?P<nh>\d+\.\d+\.\d+\.\d+), from \S+, \S+ ago, via (?P<if>\S+)")],
+    "huawei_vrp": [
+        re.compile(
+            r"^\s*(?:\S+/\d+)?\s+(?:O_ASE|OSPF|Static|ISIS-L\d|EBGP|IBGP)\s+\d+\s+\d+\s+\S*D\s+"
+            r"(?P<nh>\d+\.\d+\.\d+\.\d+)\s+(?P<if>\S+)\s*$"
+        )
+    ],
+    "hp_comware": [
+        re.compile(
+            r"^(?:\S+/\d+\s+(?:Static|O_INTRA|O_ASE2|BGP)\s+\d+\s+\d+)?\s+"
+            r"(?P<nh>\d+\.\d+\.\d+\.\d+)\s+(?P<if>\S+)\s*$"
+        )
+    ],
+    "cisco_ios": [
+        re.compile(r"via (?P<nh>\d+\.\d+\.\d+\.\d+), (?:\S+, )?(?P<if>[A-Z][\w/.]+)\s*$"),
+        re.compile(r"^\s+nexthop (?P<nh>\d+\.\d+\.\d+\.\d+) (?P<if>\S+)"),
+        re.compile(r"^\s+\* (?P<nh>\d+\.\d+\.\d+\.\d+), from \S+, \S+ ago, via (?P<if>\S+)"),
+    ],
     "cisco_nxos": [re.compile(r"\*via (?P<nh>\d+\.\d+\.\d+\.\d+), (?P<if>Eth[\d/]+), \[\d+/\d+\]")],
     "juniper_junos": [re.compile(r"to (?P<nh>\d+\.\d+\.\d+\.\d+) via (?P<if>[\w/.-]+)")],
 }
@@ -231,7 +254,8 @@ def test_routed_next_hops_belong_to_the_cabled_neighbour() -> None:
     vendors = ts.vendors
     checked = 0
     for task_id, net, device, _command, text in recordings(
-            r"(display ip routing-table.*|show ip route.*|show route.*|show ip cef .*)"):
+        r"(display ip routing-table.*|show ip route.*|show route.*|show ip cef .*)"
+    ):
         os_ = net.device(device).os
         cabled = _cabled(net, vendors)
         owners: dict[str, set[str]] = {}
@@ -251,10 +275,13 @@ def test_routed_next_hops_belong_to_the_cabled_neighbour() -> None:
                 continue  # a connected route names the device's own address
             # through a switch that only bridges the segment, the owner must hang off that switch
             bridged = net.device(peer).type == "switch" and any(
-                peer in (link.a.node, link.b.node) and (link.a.node in own or link.b.node in own) for link in net.links)
+                peer in (link.a.node, link.b.node) and (link.a.node in own or link.b.node in own)
+                for link in net.links
+            )
             assert peer in own or bridged, (
                 f"{task_id} {device}: next hop {m.group('nh')} on {m.group('if')} belongs to {sorted(own)}, "
-                f"but that port is cabled to {peer}")
+                f"but that port is cabled to {peer}"
+            )
             checked += 1
     assert checked >= 100
 
@@ -271,7 +298,9 @@ def test_every_answer_address_and_prefix_is_in_its_network() -> None:
             if re.fullmatch(r"[\d.]+(/\d+)?", t.object):
                 obj = ipaddress.ip_network(t.object, strict=False)
                 assert any(a.ip in obj or obj.subnet_of(a.network) for a in addrs) or ref.id in (
-                    "RCA-016", "RCA-018"), (ref.id, t.object)
+                    "RCA-016",
+                    "RCA-018",
+                ), (ref.id, t.object)
 
 
 # --------------------------------------------------------------------------- TextFSM rows the scenarios imply

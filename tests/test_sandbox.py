@@ -81,7 +81,9 @@ class Log:
         self._fh.flush()
 
 
-def run_probe(launcher: Any, tmp_path: Path, secret: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+def run_probe(
+    launcher: Any, tmp_path: Path, secret: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     attempt = new_attempt_dir("probe", root=tmp_path)
     ws, io = attempt / "workspace", attempt / "io"
     ws.mkdir()
@@ -93,10 +95,21 @@ def run_probe(launcher: Any, tmp_path: Path, secret: Path, env: dict[str, str] |
     marker.write_text("x")
     try:
         argv = [sys.executable, str(script), str(secret), str(REPO), str(io)]
-        launch = Launch(argv=argv, workspace=ws, env={**(env or {}), "PROBE_MARKER": str(marker),
-                                                      "PROBE_ID": probe_id}, read_write=(io,))
-        code = asyncio.run(run_agent_process(launch, log=Log(tmp_path / "log"), launcher=launcher,
-                                             stdout=io / "out.json", attempt_dir=attempt))
+        launch = Launch(
+            argv=argv,
+            workspace=ws,
+            env={**(env or {}), "PROBE_MARKER": str(marker), "PROBE_ID": probe_id},
+            read_write=(io,),
+        )
+        code = asyncio.run(
+            run_agent_process(
+                launch,
+                log=Log(tmp_path / "log"),
+                launcher=launcher,
+                stdout=io / "out.json",
+                attempt_dir=attempt,
+            )
+        )
         data_host_mark = (Path(tempfile.gettempdir()) / f"probe-mark-{probe_id}").exists()
     finally:
         marker.unlink()
@@ -127,8 +140,12 @@ def test_bwrap_shows_the_workspace_and_runtimes_only(tmp_path: Path, secret: Pat
     monkeypatch.setenv("RUNNER_SECRET_KEY", "sk-runner")
     launcher = make_launcher(SandboxSettings(mode="bwrap"), secret_paths=secret_paths_for(secret))
     try:
-        seen = run_probe(launcher, tmp_path, secret, env={"CTBENCH_TASK_ID": "T1", "LEAK": f"see {secret}",
-                                                          "PROBE_SYSTEM": "1"})
+        seen = run_probe(
+            launcher,
+            tmp_path,
+            secret,
+            env={"CTBENCH_TASK_ID": "T1", "LEAK": f"see {secret}", "PROBE_SYSTEM": "1"},
+        )
     finally:
         launcher.close()
     assert seen["cwd"] == seen["ws"] and seen["env"]["HOME"] == seen["ws"]
@@ -140,9 +157,33 @@ def test_bwrap_shows_the_workspace_and_runtimes_only(tmp_path: Path, secret: Pat
     assert seen["repo"] == (["ctbench"] if editable else "FileNotFoundError") and seen["repo_tasks"] is False
     assert seen["root_home"] in ([".pyenv"], [], "FileNotFoundError") or ".bashrc" not in seen["root_home"]
     # the system folders, plus the top folders of the checkout and of the Python in use (bound read-only)
-    own = {REPO.resolve().parts[1], Path(sys.prefix).resolve().parts[1], Path(sys.base_prefix).resolve().parts[1]}
-    assert set(seen["root"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root", "run",
-                                 "sbin", "tmp", "usr", "var", "home", "opt"} | own
+    own = {
+        REPO.resolve().parts[1],
+        Path(sys.prefix).resolve().parts[1],
+        Path(sys.base_prefix).resolve().parts[1],
+    }
+    assert (
+        set(seen["root"])
+        <= {
+            "bin",
+            "dev",
+            "etc",
+            "lib",
+            "lib32",
+            "lib64",
+            "libx32",
+            "proc",
+            "root",
+            "run",
+            "sbin",
+            "tmp",
+            "usr",
+            "var",
+            "home",
+            "opt",
+        }
+        | own
+    )
     assert len(seen["pids"]) <= 3  # bwrap's init, the probe (and its shell, if any): no other process
     env = seen["env"]
     assert "PWD" not in env or env["PWD"] == seen["ws"]
@@ -157,8 +198,9 @@ def test_bwrap_shows_the_workspace_and_runtimes_only(tmp_path: Path, secret: Pat
     assert (Path(seen["ws"]) / f"probe-mark-{seen['id']}").exists() and not seen["mark_on_host_tmp"]
 
 
-def test_none_passes_the_runner_environment_and_sees_everything(tmp_path: Path, secret: Path,
-                                                                 monkeypatch) -> None:
+def test_none_passes_the_runner_environment_and_sees_everything(
+    tmp_path: Path, secret: Path, monkeypatch
+) -> None:
     monkeypatch.setenv("RUNNER_SECRET_KEY", "sk-runner")
     seen = run_probe(NoSandbox(), tmp_path, secret)
     assert seen["secret"] is True and seen["host_tmp_marker"] is True and seen["mark_on_host_tmp"] is True
@@ -177,7 +219,9 @@ def test_refuses_to_mount_a_secret_path(tmp_path: Path, secret: Path) -> None:
 
 
 @needs_bwrap
-def test_a_file_on_the_command_line_is_shown_unless_it_lies_in_any_task_set(tmp_path: Path, secret: Path) -> None:
+def test_a_file_on_the_command_line_is_shown_unless_it_lies_in_any_task_set(
+    tmp_path: Path, secret: Path
+) -> None:
     """An agent script named by path is bound read-only; a file of another copy of a task set (same gold,
     not the run's task set) named by mistake in --agent-cmd is refused, not mounted."""
     other = tmp_path / "other-checkout" / "tasks"
@@ -218,18 +262,56 @@ def test_auto_without_bubblewrap_refuses_in_one_line(tmp_path: Path, monkeypatch
 def test_cli_auto_without_bubblewrap_refuses_an_external_agent(task_set: Path, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": str(tmp_path)}
     env.pop("CTBENCH_DEBUG", None)
-    proc = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent",
-                           "command", "--agent-cmd", f"{sys.executable} -c pass", "--tasks", str(task_set),
-                           "--out", str(tmp_path / "run"), "--progress", "none"],
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.evaluate.cli",
+            "run",
+            "--allow-unreviewed",
+            "--agent",
+            "command",
+            "--agent-cmd",
+            f"{sys.executable} -c pass",
+            "--tasks",
+            str(task_set),
+            "--out",
+            str(tmp_path / "run"),
+            "--progress",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "bubblewrap" in lines[0] and "--sandbox none" in lines[0], proc.stderr
     assert not (tmp_path / "run" / "results.jsonl").exists()
     # in-process agents need no sandbox
-    ok = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent",
-                         "oracle", "--tasks", str(task_set), "--out", str(tmp_path / "oracle"), "--progress", "none",
-                         "--no-score"], capture_output=True, text=True, env=env, timeout=120)
+    ok = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.evaluate.cli",
+            "run",
+            "--allow-unreviewed",
+            "--agent",
+            "oracle",
+            "--tasks",
+            str(task_set),
+            "--out",
+            str(tmp_path / "oracle"),
+            "--progress",
+            "none",
+            "--no-score",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert ok.returncode == 0, ok.stderr
 
 
@@ -259,8 +341,12 @@ def test_loopback_reaches_the_replay_and_the_model_only(task_set: Path, tmp_path
     sock = tmp_path / "replay.sock"
     with serve_in_thread(engine, runner=True, unix_socket=sock) as handle:
         grant = handle.grant(engine.open_session("RCA-001"))
-        launcher = make_launcher(SandboxSettings(mode="bwrap", network="loopback"), replay_url=handle.url,
-                                 replay_socket=sock, model_endpoints=[f"http://127.0.0.1:{model_port}/v1"])
+        launcher = make_launcher(
+            SandboxSettings(mode="bwrap", network="loopback"),
+            replay_url=handle.url,
+            replay_socket=sock,
+            model_endpoints=[f"http://127.0.0.1:{model_port}/v1"],
+        )
         script = tmp_path / "net.py"
         script.write_text(f"""
 import json, socket, urllib.request
@@ -285,9 +371,14 @@ print(json.dumps({{
         ws = tmp_path / "ws"
         ws.mkdir()
         try:
-            code = asyncio.run(run_agent_process(Launch(argv=[sys.executable, str(script)], workspace=ws),
-                                                 log=Log(tmp_path / "log"), launcher=launcher,
-                                                 stdout=ws / "out.json"))
+            code = asyncio.run(
+                run_agent_process(
+                    Launch(argv=[sys.executable, str(script)], workspace=ws),
+                    log=Log(tmp_path / "log"),
+                    launcher=launcher,
+                    stdout=ws / "out.json",
+                )
+            )
         finally:
             launcher.close()
     model.close()
@@ -337,12 +428,35 @@ def wait_for(cond: Any, timeout: float = 30.0) -> bool:
     return False
 
 
-def start_runner(task_set: Path, out: Path, script: Path, marker: str, sandbox: str) -> subprocess.Popen[bytes]:
+def start_runner(
+    task_set: Path, out: Path, script: Path, marker: str, sandbox: str
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("CTBENCH_DEBUG", None)
-    argv = [sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command",
-            "--agent-cmd", f"{sys.executable} {script} {marker}", "--tasks", str(task_set), "--out", str(out),
-            "--concurrency", "2", "--progress", "none", "--no-score", "--sandbox", sandbox, "--timeout", "600"]
+    argv = [
+        sys.executable,
+        "-m",
+        "ctbench.evaluate.cli",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "command",
+        "--agent-cmd",
+        f"{sys.executable} {script} {marker}",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out),
+        "--concurrency",
+        "2",
+        "--progress",
+        "none",
+        "--no-score",
+        "--sandbox",
+        sandbox,
+        "--timeout",
+        "600",
+    ]
     return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -360,7 +474,8 @@ def workspaces() -> set[Path]:
 
 @pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "none"])
 def test_agents_die_with_a_sigkilled_runner_and_the_next_run_cleans_up(
-        sandbox: str, task_set: Path, tmp_path: Path) -> None:
+    sandbox: str, task_set: Path, tmp_path: Path
+) -> None:
     script = tmp_path / "hung.py"
     script.write_text(HUNG)
     marker = f"ctbench-hung-{os.getpid()}-{sandbox}"
@@ -375,16 +490,35 @@ def test_agents_die_with_a_sigkilled_runner_and_the_next_run_cleans_up(
         runner.send_signal(signal.SIGKILL)
         runner.wait()
         # the agents themselves die with the runner at once: PR_SET_PDEATHSIG, or bwrap --die-with-parent
-        agents_gone = wait_for(lambda: not [p for p in processes(marker) if p not in processes(marker + "-child")],
-                               timeout=10)
+        agents_gone = wait_for(
+            lambda: not [p for p in processes(marker) if p not in processes(marker + "-child")], timeout=10
+        )
         assert agents_gone, "agents outlived the runner"
         if sandbox == "bwrap":  # the whole PID namespace goes: the children too
             assert wait_for(lambda: not processes(marker), timeout=10), "the sandbox outlived the runner"
         # the next run (any agent) kills what is left of the dead run and removes its workspaces
-        again = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed",
-                                "--agent", "oracle", "--tasks", str(task_set), "--out", str(tmp_path / "next"),
-                                "--progress", "none", "--no-score"], capture_output=True, text=True, timeout=120,
-                               env={**os.environ, "PYTHONPATH": str(REPO)})
+        again = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ctbench.evaluate.cli",
+                "run",
+                "--allow-unreviewed",
+                "--agent",
+                "oracle",
+                "--tasks",
+                str(task_set),
+                "--out",
+                str(tmp_path / "next"),
+                "--progress",
+                "none",
+                "--no-score",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
         assert again.returncode == 0, again.stderr
         assert wait_for(lambda: not processes(marker), timeout=10), "the next run left the dead run's agents"
         assert not (left & workspaces()), "the dead run's workspaces are still there"
@@ -397,24 +531,51 @@ def test_agents_die_with_a_sigkilled_runner_and_the_next_run_cleans_up(
 
 
 @pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "none"])
-def test_an_unsandboxed_run_says_so_on_the_scorecard_and_in_reports(sandbox: str, task_set: Path,
-                                                                     tmp_path: Path) -> None:
+def test_an_unsandboxed_run_says_so_on_the_scorecard_and_in_reports(
+    sandbox: str, task_set: Path, tmp_path: Path
+) -> None:
     script = tmp_path / "echo.py"
     script.write_text("import sys\nsys.stdin.read()\nprint('<answer>X;y;z</answer>')\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("CTBENCH_DEBUG", None)
     out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent",
-                           "command", "--agent-cmd", f"{sys.executable} {script}", "--tasks", str(task_set),
-                           "--out", str(out), "--progress", "none", "--sandbox", sandbox],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.evaluate.cli",
+            "run",
+            "--allow-unreviewed",
+            "--agent",
+            "command",
+            "--agent-cmd",
+            f"{sys.executable} {script}",
+            "--tasks",
+            str(task_set),
+            "--out",
+            str(out),
+            "--progress",
+            "none",
+            "--sandbox",
+            sandbox,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert ("unsandboxed" in proc.stdout) is (sandbox == "none"), proc.stdout
     assert f"sandbox: {sandbox}" in (out / "run.yaml").read_text()
     scores = json.loads((out / "scores.json").read_text())
     assert scores["run"]["sandbox"] == sandbox
-    report = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "report", str(out)],
-                            capture_output=True, text=True, env=env, timeout=300)
+    report = subprocess.run(
+        [sys.executable, "-m", "ctbench.evaluate.cli", "report", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert report.returncode == 0, report.stderr
     assert ("unsandboxed" in report.stdout) is (sandbox == "none"), report.stdout
 
@@ -422,7 +583,8 @@ def test_an_unsandboxed_run_says_so_on_the_scorecard_and_in_reports(sandbox: str
 @needs_bwrap
 @pytest.mark.parametrize("network", ["host", "loopback"])
 def test_a_run_works_when_the_temp_folder_is_too_long_for_a_unix_socket(
-        task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, network: str) -> None:
+    task_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, network: str
+) -> None:
     """A deep $TMPDIR (pytest's under xdist, a CI runner's): the replay socket and the loopback relays
     would pass the 107-byte limit of a Unix socket path; the runner puts them in a short folder instead."""
     from ctbench.evaluate.runner import Runner, RunSettings
@@ -431,11 +593,20 @@ def test_a_run_works_when_the_temp_folder_is_too_long_for_a_unix_socket(
     deep.mkdir(parents=True)
     monkeypatch.setattr(tempfile, "tempdir", str(deep))
     script = tmp_path / "agent.py"
-    script.write_text(""
-                      "print('CORE_SW_01;GigabitEthernet0/0/24;shutdown')\n")
-    report = Runner(RunSettings(agent="command", agent_cmd=f"{sys.executable} {script}", tasks=task_set,
-                                out=tmp_path / "run", select="RCA-001", allow_unreviewed=True, sandbox="bwrap",
-                                sandbox_network=network, timeout_s=60)).run()
+    script.write_text("print('CORE_SW_01;GigabitEthernet0/0/24;shutdown')\n")
+    report = Runner(
+        RunSettings(
+            agent="command",
+            agent_cmd=f"{sys.executable} {script}",
+            tasks=task_set,
+            out=tmp_path / "run",
+            select="RCA-001",
+            allow_unreviewed=True,
+            sandbox="bwrap",
+            sandbox_network=network,
+            timeout_s=60,
+        )
+    ).run()
     (line,) = [json.loads(x) for x in (report.folder / "results.jsonl").read_text().splitlines()]
     assert line["status"] == "answered" and line["error"] is None, line
     assert line["answer"]["rca"][0]["node"] == "CORE_SW_01"

@@ -86,7 +86,7 @@ def reports(run_dir: Path) -> dict[str, dict[str, Any]]:
     for log in sorted((run_dir / "logs").glob("*.log")):
         for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
             if line.startswith("ADVERSARY-REPORT "):
-                found[log.stem] = json.loads(line[len("ADVERSARY-REPORT "):])
+                found[log.stem] = json.loads(line[len("ADVERSARY-REPORT ") :])
     return found
 
 
@@ -121,12 +121,22 @@ def arena(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def run_adversary(task_set: Path, out: Path, sandbox: str, marks: list[str], select: str | None = None,
-                  **kw: Any) -> Any:
+def run_adversary(
+    task_set: Path, out: Path, sandbox: str, marks: list[str], select: str | None = None, **kw: Any
+) -> Any:
     cmd = shlex.join([sys.executable, str(ADVERSARY), *marks])
-    settings = RunSettings(agent="command", agent_cmd=cmd, tasks=task_set, out=out,
-                           allow_unreviewed=True, sandbox=sandbox, concurrency=2, timeout_s=120, select=select,
-                           **kw)
+    settings = RunSettings(
+        agent="command",
+        agent_cmd=cmd,
+        tasks=task_set,
+        out=out,
+        allow_unreviewed=True,
+        sandbox=sandbox,
+        concurrency=2,
+        timeout_s=120,
+        select=select,
+        **kw,
+    )
     return Runner(settings).run()
 
 
@@ -175,8 +185,11 @@ def test_adversary_finds_nothing_in_the_sandbox_on_every_bundled_task(arena: Pat
             channel = rep["channels"][name]
             text = json.dumps(channel)
             assert channel["leaks"] == [], (task_id, name, channel["leaks"][:1])
-            assert not any(channel["extracted"].get(k) for k in ("answers", "golden_actions", "metadata")), \
-                (task_id, name, channel["extracted"])
+            assert not any(channel["extracted"].get(k) for k in ("answers", "golden_actions", "metadata")), (
+                task_id,
+                name,
+                channel["extracted"],
+            )
             hit = next((m for m in every_gold if m in text), None)
             assert hit is None, (task_id, name, hit)
             assert str(tasks) not in text and str(run_dir) not in text, (task_id, name)
@@ -223,8 +236,7 @@ def test_the_same_adversary_unsandboxed_finds_the_gold(arena: Path, monkeypatch:
     ts = TaskSet.open(tasks)
     before = tree_hash(tasks)
     marks_before = _marks(*SYSTEM_TMP)
-    report = run_adversary(tasks, root / "run", "none", ["--mark-tree", str(root)],
-                           select="RCA-001,RCA-002")
+    report = run_adversary(tasks, root / "run", "none", ["--mark-tree", str(root)], select="RCA-001,RCA-002")
     got = reports(report.folder)
     assert sorted(got) == ["RCA-001", "RCA-002"]
     markers = gold_markers(ts)
@@ -235,7 +247,11 @@ def test_the_same_adversary_unsandboxed_finds_the_gold(arena: Path, monkeypatch:
         assert rep["found_gold"] is True, task_id
         for name in open_channels:
             leaked = json.dumps(rep["channels"][name]["leaks"])
-            assert any(m in leaked for m in markers[task_id]), (task_id, name, rep["channels"][name]["seen"][:5])
+            assert any(m in leaked for m in markers[task_id]), (
+                task_id,
+                name,
+                rep["channels"][name]["seen"][:5],
+            )
         proc_leaks = [leak["where"] for leak in rep["channels"]["proc"]["leaks"]]
         assert any(w.startswith(str(tasks)) or w.startswith("/proc/") for w in proc_leaks), proc_leaks[:5]
         assert rep["channels"]["git"]["leaks"][0]["where"].startswith(str(tasks / ".git"))

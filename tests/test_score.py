@@ -29,24 +29,35 @@ def starter_set(tmp_path: Path) -> Path:
     """The bundled task set reduced to the three starter tasks the expected numbers are worked out on."""
     return starter_copy(tmp_path)
 
+
 WRONG = {
     # RCA-001 gold: CORE_SW_01;GigabitEthernet0/0/24;shutdown -> right place (abbreviated), wrong mechanism
     "RCA-001": "The port is down.\n<answer>\nCORE_SW_01;GE0/0/24;physical link down\n</answer>",
     # RCA-002 gold: two causes (FW_01 policy, GW_01 static route) -> only the firewall one (paper q7 shape)
     "RCA-002": "FW_01;10.10.10.10;security policy rule does not permit the corresponding user",
     # PATH-001: CORE_SW_01 leaves by the wrong port: the two edges touching that hop are wrong
-    "PATH-001": ("PC_01_eth0 -> ACC_SW_01_GE1/0/48 -> CORE_SW_01_GigabitEthernet0/0/1 -> FW_01_GigabitEthernet1/0/2"
-                 " -> GW_01_GigabitEthernet2 -> PE_01_ge-0/0/2 -> SRV_01"),
+    "PATH-001": (
+        "PC_01_eth0 -> ACC_SW_01_GE1/0/48 -> CORE_SW_01_GigabitEthernet0/0/1 -> FW_01_GigabitEthernet1/0/2"
+        " -> GW_01_GigabitEthernet2 -> PE_01_ge-0/0/2 -> SRV_01"
+    ),
 }
 WRONG_CALLS = {
-    "RCA-001": [("CORE_SW_01", "dis int br", "display interface brief", "recorded"),
-                ("core_sw_01", "dis ip rou", "display ip routing-table", "recorded"),   # case-insensitive device
-                ("CORE_SW_01", "display ip routing-table", "display ip routing-table", "recorded"),  # repeat
-                ("CORE_SW_01", "display version", "display version", "denied"),          # executed, not golden
-                ("CORE_SW_01", "dis foo", None, "invalid"),                              # executes nothing
-                ("NOPE_01", "display version", None, "unknown-device")],
-    "RCA-002": [("FW_01", "dis security-policy rule name policy-to-dc",
-                 "display security-policy rule name policy-to-dc", "recorded")],
+    "RCA-001": [
+        ("CORE_SW_01", "dis int br", "display interface brief", "recorded"),
+        ("core_sw_01", "dis ip rou", "display ip routing-table", "recorded"),  # case-insensitive device
+        ("CORE_SW_01", "display ip routing-table", "display ip routing-table", "recorded"),  # repeat
+        ("CORE_SW_01", "display version", "display version", "denied"),  # executed, not golden
+        ("CORE_SW_01", "dis foo", None, "invalid"),  # executes nothing
+        ("NOPE_01", "display version", None, "unknown-device"),
+    ],
+    "RCA-002": [
+        (
+            "FW_01",
+            "dis security-policy rule name policy-to-dc",
+            "display security-policy rule name policy-to-dc",
+            "recorded",
+        )
+    ],
     "PATH-001": [],
 }
 
@@ -68,10 +79,23 @@ def test_oracle_like_run_scores_100_on_every_metric(starter_set: Path, tmp_path:
     assert scores == load(run)
     rca, path = scores["summary"]["rca"], scores["summary"]["path"]
     assert (rca["n_tasks"], path["n_tasks"]) == (2, 1)
-    for value in (rca["accuracy"], rca["loc_iou"], rca["id_iou"], rca["triplet_iou"], rca["evidence"]["coverage"],
-                  rca["evidence"]["f1"], rca["evidence_on_correct"]["coverage"], path["accuracy"], path["loc_iou"],
-                  path["rest_iou"], path["sequence_iou"], path["micro_edge_iou"], path["evidence"]["coverage"],
-                  path["evidence"]["f1"], path["evidence_on_correct"]["coverage"]):
+    for value in (
+        rca["accuracy"],
+        rca["loc_iou"],
+        rca["id_iou"],
+        rca["triplet_iou"],
+        rca["evidence"]["coverage"],
+        rca["evidence"]["f1"],
+        rca["evidence_on_correct"]["coverage"],
+        path["accuracy"],
+        path["loc_iou"],
+        path["rest_iou"],
+        path["sequence_iou"],
+        path["micro_edge_iou"],
+        path["evidence"]["coverage"],
+        path["evidence"]["f1"],
+        path["evidence_on_correct"]["coverage"],
+    ):
         assert value == 1.0
     for key in ("id_exact", "id_hierarchical", "loc_exact", "loc_hierarchical"):
         assert rca["entry_match"][key] == {"macro": 1.0, "micro": 1.0}
@@ -96,8 +120,13 @@ def test_wrong_answers_give_the_hand_computed_numbers(starter_set: Path, tmp_pat
     # version (denied still executed); invalid and unknown-device calls execute nothing; repeats count once
     assert t1["evidence"] == {"covered": 2, "golden": 3, "executed": 3}
     # hierarchical: shutdown vs physical link down share L2 "interface" -> 0.5; same node -> 1.0
-    assert t1["entry_match"] == {"n_gold": 1, "id_exact": 0.0, "id_hierarchical": 0.5, "loc_exact": 1.0,
-                                 "loc_hierarchical": 1.0}
+    assert t1["entry_match"] == {
+        "n_gold": 1,
+        "id_exact": 0.0,
+        "id_hierarchical": 0.5,
+        "loc_exact": 1.0,
+        "loc_hierarchical": 1.0,
+    }
 
     t2 = tasks["RCA-002"]  # one of two causes: F1 coverage deficit
     assert (t2["exact"], t2["loc"], t2["ident"], t2["triplet"], t2["failure"]) == (False, 0.5, 0.5, 0.5, "F1")
@@ -116,8 +145,14 @@ def test_wrong_answers_give_the_hand_computed_numbers(starter_set: Path, tmp_pat
     assert rca["evidence"] == {"covered": 3, "golden": 6, "executed": 4, "coverage": 0.5, "f1": 0.6}
     assert rca["entry_match"]["id_hierarchical"]["micro"] == pytest.approx((0.5 + 1.0) / 3)
     assert rca["entry_match"]["id_exact"]["micro"] == pytest.approx(1 / 3)
-    assert rca["evidence_on_correct"] == {"n_correct": 0, "incomplete": 0, "incomplete_freq": None, "covered": 0,
-                                          "golden": 0, "coverage": None}
+    assert rca["evidence_on_correct"] == {
+        "n_correct": 0,
+        "incomplete": 0,
+        "incomplete_freq": None,
+        "covered": 0,
+        "golden": 0,
+        "coverage": None,
+    }
     assert scores["failures"]["counts"] == {"F1": 1, "F2": 0, "F3": 0, "F4": 1, "F5": 0}
     assert scores["failures"]["tasks"] == {"RCA-001": "F4", "RCA-002": "F1"}
     path = scores["summary"]["path"]
@@ -139,8 +174,16 @@ def test_wrong_answers_give_the_hand_computed_numbers(starter_set: Path, tmp_pat
 def test_breakdowns_cover_every_metadata_field(starter_set: Path, tmp_path: Path) -> None:
     scores = score_run(wrong_run(tmp_path, starter_set), TaskSet.open(starter_set), n_resamples=N)
     bd = scores["breakdowns"]
-    assert list(bd) == ["category", "observability", "heterogeneity", "root_cause_count", "chain_length",
-                        "protocol_complexity", "golden_tier", "path_count"]
+    assert list(bd) == [
+        "category",
+        "observability",
+        "heterogeneity",
+        "root_cause_count",
+        "chain_length",
+        "protocol_complexity",
+        "golden_tier",
+        "path_count",
+    ]
     cats = bd["category"]["strata"]
     assert list(cats) == ["C1", "C2", "C4"]  # RCA-002 counts in C2 and C4
     assert cats["C1"]["metrics"]["rca"]["loc_iou"] == 1.0 and cats["C2"]["metrics"]["rca"]["loc_iou"] == 0.5
@@ -163,10 +206,14 @@ def test_breakdowns_cover_every_metadata_field(starter_set: Path, tmp_path: Path
 
 def test_unanswered_timeouts_and_unfinished_tasks_count_as_wrong(starter_set: Path, tmp_path: Path) -> None:
     ts = TaskSet.open(starter_set)
-    run = write_run(tmp_path / "partial", starter_set,
-                    answers={"RCA-001": gold_text(ts, "RCA-001"), "RCA-002": "I could not decide."},
-                    statuses={"RCA-001": "timeout"}, selected=["RCA-001", "RCA-002", "PATH-001"],
-                    calls={"RCA-001": golden_calls(ts, "RCA-001")})
+    run = write_run(
+        tmp_path / "partial",
+        starter_set,
+        answers={"RCA-001": gold_text(ts, "RCA-001"), "RCA-002": "I could not decide."},
+        statuses={"RCA-001": "timeout"},
+        selected=["RCA-001", "RCA-002", "PATH-001"],
+        calls={"RCA-001": golden_calls(ts, "RCA-001")},
+    )
     scores = score_run(run, ts, n_resamples=N)
     tasks = {t["task_id"]: t for t in scores["tasks"]}
     # a timeout is scored as no answer even though it left text; its evidence still counts
@@ -182,12 +229,19 @@ def test_unanswered_timeouts_and_unfinished_tasks_count_as_wrong(starter_set: Pa
 def test_gold_goes_through_the_same_normalisers(starter_set: Path, tmp_path: Path) -> None:
     hidden = starter_set / "rca" / "RCA-001" / "hidden.yaml"
     text = hidden.read_text(encoding="utf-8")
-    hidden.write_text(text.replace("object: GigabitEthernet0/0/24", "object: GE0/0/24")
-                      .replace("label: shutdown", "label: interface administratively down")  # an alias
-                      .replace("command: display interface brief", "command: dis int brief"), encoding="utf-8")
+    hidden.write_text(
+        text.replace("object: GigabitEthernet0/0/24", "object: GE0/0/24")
+        .replace("label: shutdown", "label: interface administratively down")  # an alias
+        .replace("command: display interface brief", "command: dis int brief"),
+        encoding="utf-8",
+    )
     run = oracle_run(tmp_path / "oracle", starter_set)
-    write_run(run, starter_set, answers={"RCA-001": "CORE_SW_01;GigabitEthernet0/0/24;shutdown"},
-              calls={"RCA-001": [("CORE_SW_01", "display interface brief", "display interface brief", "recorded")]})
+    write_run(
+        run,
+        starter_set,
+        answers={"RCA-001": "CORE_SW_01;GigabitEthernet0/0/24;shutdown"},
+        calls={"RCA-001": [("CORE_SW_01", "display interface brief", "display interface brief", "recorded")]},
+    )
     scores = score_run(run, TaskSet.open(starter_set), n_resamples=N)
     (task,) = scores["tasks"]
     assert task["exact"] is True and task["evidence"]["covered"] == 1
@@ -197,8 +251,12 @@ def test_stored_answer_is_used_only_without_text(starter_set: Path, tmp_path: Pa
     run = write_run(tmp_path / "stored", starter_set, answers={"RCA-001": None})
     line = json.loads((run / "results.jsonl").read_text())
     line["status"] = "answered"
-    line["answer"] = {"status": "answered", "paths": None, "invalid_lines": [],
-                      "rca": [{"node": "CORE_SW_01", "object": "GigabitEthernet0/0/24", "label": "shutdown"}]}
+    line["answer"] = {
+        "status": "answered",
+        "paths": None,
+        "invalid_lines": [],
+        "rca": [{"node": "CORE_SW_01", "object": "GigabitEthernet0/0/24", "label": "shutdown"}],
+    }
     (run / "results.jsonl").write_text(json.dumps(line) + "\n")
     scores = score_run(run, TaskSet.open(starter_set), n_resamples=N)
     assert scores["tasks"][0]["exact"] is True
@@ -208,7 +266,10 @@ def test_filtered_command_covers_the_bare_golden_action(starter_set: Path, tmp_p
     ts = TaskSet.open(starter_set)
     scorer = Scorer(ts)
     ctx = scorer.context("RCA-001")
-    assert scorer.action_key(ctx, "core_sw_01", "dis int br | include GE") == ("CORE_SW_01", "display interface brief")
+    assert scorer.action_key(ctx, "core_sw_01", "dis int br | include GE") == (
+        "CORE_SW_01",
+        "display interface brief",
+    )
     assert scorer.action_key(ctx, "PC_01", "ping  10.0.0.1") == ("PC_01", "ping 10.0.0.1")  # no CLI dialect
     assert ("CORE_SW_01", "display interface brief") in ctx.golden_actions
 
@@ -222,13 +283,17 @@ def test_scores_json_is_byte_identical_across_runs_and_hash_seeds(starter_set: P
     first = (run / SCORES_FILE).read_bytes()
     score_run(run, TaskSet.open(starter_set), n_resamples=N)
     assert (run / SCORES_FILE).read_bytes() == first
-    code = ("import sys; from pathlib import Path; from ctbench.store import TaskSet; "
-            "from ctbench.evaluate.score import score_run; "
-            f"score_run(Path({str(run)!r}), TaskSet.open({str(starter_set)!r}), n_resamples={N})")
+    code = (
+        "import sys; from pathlib import Path; from ctbench.store import TaskSet; "
+        "from ctbench.evaluate.score import score_run; "
+        f"score_run(Path({str(run)!r}), TaskSet.open({str(starter_set)!r}), n_resamples={N})"
+    )
     for seed in ("1", "4242"):
         (run / SCORES_FILE).unlink()
         env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": seed}
-        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+        )
         assert proc.returncode == 0, proc.stderr
         assert (run / SCORES_FILE).read_bytes() == first
     assert b"NaN" not in first and str(tmp_path).encode() not in first  # strict JSON, no absolute paths
@@ -286,8 +351,9 @@ def test_broken_run_folders_give_clear_messages(starter_set: Path, tmp_path: Pat
 
 def test_run_yaml_from_another_tool_is_read_leniently(starter_set: Path, tmp_path: Path) -> None:
     run = oracle_run(tmp_path / "other", starter_set)
-    (run / "run.yaml").write_text("name: other-tool\nagent: my-harness\nmodel: big\ntasks: [RCA-001]\n"
-                                  "extra_field: 1\n")
+    (run / "run.yaml").write_text(
+        "name: other-tool\nagent: my-harness\nmodel: big\ntasks: [RCA-001]\nextra_field: 1\n"
+    )
     scores = score_run(run, TaskSet.open(starter_set), n_resamples=N)
     assert scores["run"]["name"] == "other-tool" and scores["n_tasks"] == 3
     assert any("read leniently" in w for w in scores["warnings"])
@@ -301,8 +367,10 @@ def test_broken_task_files_and_trajectories_are_named(starter_set: Path, tmp_pat
     with (run / "trajectories" / "RCA-001.jsonl").open("a") as fh:
         fh.write('{"seq": 4, "device": "CORE_SW_0')  # killed mid-line
     scores = score_run(run, TaskSet.open(starter_set), n_resamples=N)
-    assert any("trajectories/RCA-001.jsonl:4: not JSON" in w and "1 unreadable line(s) skipped" in w
-               for w in scores["warnings"])
+    assert any(
+        "trajectories/RCA-001.jsonl:4: not JSON" in w and "1 unreadable line(s) skipped" in w
+        for w in scores["warnings"]
+    )
     assert scores["summary"]["rca"]["evidence"]["coverage"] == 1.0  # the complete calls still count
     hidden = starter_set / "rca" / "RCA-002" / "hidden.yaml"
     hidden.write_text(hidden.read_text().replace("answer:", "answer: [", 1))
@@ -316,11 +384,19 @@ def test_help_calls_are_never_executed_actions(starter_set: Path, tmp_path: Path
     ts = TaskSet.open(starter_set)
     golden = golden_calls(ts, "RCA-001")
     as_help = [(device, f"{command} ?", canonical, "help") for device, command, canonical, _ in golden]
-    run = write_run(tmp_path / "help", starter_set, answers={"RCA-001": gold_text(ts, "RCA-001")},
-                    calls={"RCA-001": as_help})
+    run = write_run(
+        tmp_path / "help",
+        starter_set,
+        answers={"RCA-001": gold_text(ts, "RCA-001")},
+        calls={"RCA-001": as_help},
+    )
     task = score_run(run, ts, n_resamples=N)["tasks"][0]
     assert task["evidence"] == {"covered": 0, "golden": len(golden), "executed": 0}
-    run = write_run(tmp_path / "ran", starter_set, answers={"RCA-001": gold_text(ts, "RCA-001")},
-                    calls={"RCA-001": as_help + golden})
+    run = write_run(
+        tmp_path / "ran",
+        starter_set,
+        answers={"RCA-001": gold_text(ts, "RCA-001")},
+        calls={"RCA-001": as_help + golden},
+    )
     task = score_run(run, ts, n_resamples=N)["tasks"][0]
     assert task["evidence"]["covered"] == len(golden) and task["evidence"]["executed"] == len(golden)

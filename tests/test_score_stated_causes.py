@@ -36,27 +36,80 @@ def run_and_score(tmp_path: Path, answer: str, task_id: str = "RCA-001") -> tupl
     answer_file.write_text(answer, encoding="utf-8")
     out = tmp_path / "run"
     cmd = agent_script(tmp_path, "agent.py", AGENT) + f" {answer_file}"
-    r = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command", "--agent-cmd", cmd,
-                        "--tasks", str(tasks), "--select", task_id, "--out", str(out), "--progress", "none",
-                        "--no-score"], capture_output=True, text=True, env=ENV, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.evaluate.cli",
+            "run",
+            "--allow-unreviewed",
+            "--agent",
+            "command",
+            "--agent-cmd",
+            cmd,
+            "--tasks",
+            str(tasks),
+            "--select",
+            task_id,
+            "--out",
+            str(out),
+            "--progress",
+            "none",
+            "--no-score",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
-    s = subprocess.run([sys.executable, "-m", "ctbench.evaluate.cli", "score", str(out), "--tasks", str(tasks),
-                        "--resamples", "200", "--json"], capture_output=True, text=True, env=ENV, timeout=300)
+    s = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.evaluate.cli",
+            "score",
+            str(out),
+            "--tasks",
+            str(tasks),
+            "--resamples",
+            "200",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert s.returncode == 0 and "Traceback" not in s.stderr, s.stderr[-2000:]
     (line,) = results(out)
     (task,) = [t for t in json.loads(s.stdout)["tasks"] if t["task_id"] == task_id]
     return line, task
 
 
-@pytest.mark.parametrize(("answer", "failure", "loc", "ident", "unresolved"), [
-    (f"{GOLD}\nCORE_SW_01;8.8.8.8;routing loop on the core", "F2", 0.5, 0.5,
-     ["unknown root-cause label 'routing loop on the core'"]),
-    (f"{GOLD}\nCORE_SW_99;GE0/0/1;shutdown", "F2", 0.5, 1.0, ["unknown node 'CORE_SW_99'"]),
-    ("CORE_SW_01;GE0/0/24;the port is down somehow", "F4", 1.0, 0.0,
-     ["unknown root-cause label 'the port is down somehow'"]),
-])
-def test_unknown_names_are_predicted_entries(tmp_path: Path, answer: str, failure: str, loc: float, ident: float,
-                                             unresolved: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("answer", "failure", "loc", "ident", "unresolved"),
+    [
+        (
+            f"{GOLD}\nCORE_SW_01;8.8.8.8;routing loop on the core",
+            "F2",
+            0.5,
+            0.5,
+            ["unknown root-cause label 'routing loop on the core'"],
+        ),
+        (f"{GOLD}\nCORE_SW_99;GE0/0/1;shutdown", "F2", 0.5, 1.0, ["unknown node 'CORE_SW_99'"]),
+        (
+            "CORE_SW_01;GE0/0/24;the port is down somehow",
+            "F4",
+            1.0,
+            0.0,
+            ["unknown root-cause label 'the port is down somehow'"],
+        ),
+    ],
+)
+def test_unknown_names_are_predicted_entries(
+    tmp_path: Path, answer: str, failure: str, loc: float, ident: float, unresolved: list[str]
+) -> None:
     line, task = run_and_score(tmp_path, answer)
     assert line["status"] == "answered"
     assert [u["problem"] for u in line["answer"]["unresolved_lines"]] == unresolved
@@ -70,8 +123,10 @@ def test_the_gold_alone_still_scores_exactly(tmp_path: Path) -> None:
     assert task["exact"] is True and task["failure"] is None
 
 
-GOLD_PATH = ("PC_01_eth0 -> ACC_SW_01_GigabitEthernet1/0/48 -> CORE_SW_01_GigabitEthernet0/0/24 -> "
-             "FW_01_GigabitEthernet1/0/2 -> GW_01_GigabitEthernet2 -> PE_01_ge-0/0/2 -> SRV_01")
+GOLD_PATH = (
+    "PC_01_eth0 -> ACC_SW_01_GigabitEthernet1/0/48 -> CORE_SW_01_GigabitEthernet0/0/24 -> "
+    "FW_01_GigabitEthernet1/0/2 -> GW_01_GigabitEthernet2 -> PE_01_ge-0/0/2 -> SRV_01"
+)
 
 
 def test_a_stated_path_through_unknown_hops_counts(tmp_path: Path) -> None:

@@ -32,15 +32,48 @@ from ctbench.evaluate.stats import (
 )
 
 
-def rca_row(tid: str, exact: bool, loc: float, ident: float, c: int, g: int, a: int = 0, **meta: object) -> TaskScores:
-    return TaskScores(tid, "rca", "answered", exact, loc, EvidenceCounts(c, g, a), Usage(), meta,
-                      ident=ident, triplet=float(exact))
+def rca_row(
+    tid: str, exact: bool, loc: float, ident: float, c: int, g: int, a: int = 0, **meta: object
+) -> TaskScores:
+    return TaskScores(
+        tid,
+        "rca",
+        "answered",
+        exact,
+        loc,
+        EvidenceCounts(c, g, a),
+        Usage(),
+        meta,
+        ident=ident,
+        triplet=float(exact),
+    )
 
 
-def path_row(tid: str, exact: bool, loc: float, rest: float, c: int, g: int, inter: int = 1, union: int = 2,
-             **meta: object) -> TaskScores:
-    return TaskScores(tid, "path", "answered", exact, loc, EvidenceCounts(c, g, g), Usage(), meta,
-                      rest=rest, sequence=float(exact), edges_intersection=inter, edges_union=union)
+def path_row(
+    tid: str,
+    exact: bool,
+    loc: float,
+    rest: float,
+    c: int,
+    g: int,
+    inter: int = 1,
+    union: int = 2,
+    **meta: object,
+) -> TaskScores:
+    return TaskScores(
+        tid,
+        "path",
+        "answered",
+        exact,
+        loc,
+        EvidenceCounts(c, g, g),
+        Usage(),
+        meta,
+        rest=rest,
+        sequence=float(exact),
+        edges_intersection=inter,
+        edges_union=union,
+    )
 
 
 def synthetic_run(seed: int, n_rca: int = 30, n_path: int = 20) -> list[TaskScores]:
@@ -48,20 +81,42 @@ def synthetic_run(seed: int, n_rca: int = 30, n_path: int = 20) -> list[TaskScor
     rows = []
     for i in range(n_rca):
         g = int(rng.integers(1, 6))
-        rows.append(rca_row(f"r{i:03d}", bool(rng.random() < 0.5), float(rng.random()), float(rng.random()),
-                            int(rng.integers(0, g + 1)), g, int(rng.integers(0, 8))))
+        rows.append(
+            rca_row(
+                f"r{i:03d}",
+                bool(rng.random() < 0.5),
+                float(rng.random()),
+                float(rng.random()),
+                int(rng.integers(0, g + 1)),
+                g,
+                int(rng.integers(0, 8)),
+            )
+        )
     for i in range(n_path):
         g = int(rng.integers(1, 10))
         u = int(rng.integers(1, 12))
-        rows.append(path_row(f"p{i:03d}", bool(rng.random() < 0.7), float(rng.random()), float(rng.random()),
-                             int(rng.integers(0, g + 1)), g, int(rng.integers(0, u + 1)), u))
+        rows.append(
+            path_row(
+                f"p{i:03d}",
+                bool(rng.random() < 0.7),
+                float(rng.random()),
+                float(rng.random()),
+                int(rng.integers(0, g + 1)),
+                g,
+                int(rng.integers(0, u + 1)),
+                u,
+            )
+        )
     return rows
 
 
 # --------------------------------------------------------------------------- seeds and resampling
 
+
 def test_seed_rule() -> None:
-    assert seed_for("se:rca.evidence_coverage", "CX+G") == 20260725 + zlib.crc32(b"se:rca.evidence_coverage|CX+G")
+    assert seed_for("se:rca.evidence_coverage", "CX+G") == 20260725 + zlib.crc32(
+        b"se:rca.evidence_coverage|CX+G"
+    )
     assert seed_for("paired:rca.accuracy", "A", "B") == BASE_SEED + zlib.crc32(b"paired:rca.accuracy|A|B")
     assert seed_for("m", "r", base_seed=1) == 1 + zlib.crc32(b"m|r")
     assert seed_for("m", "run1") != seed_for("m", "run2") != seed_for("m2", "run2")
@@ -85,7 +140,7 @@ def test_bootstrap_chunking_does_not_change_draws() -> None:
     den = np.full(37, 4.0)
     whole = bootstrap_pooled_se(num, den, seed=7, n_resamples=1000)
     chunked = bootstrap_pooled_se(num, den, seed=7, n_resamples=1000, max_chunk_bytes=16 * 37 * 3)  # 3 rows
-    single = bootstrap_pooled_se(num, den, seed=7, n_resamples=1000, max_chunk_bytes=1)             # 1 row
+    single = bootstrap_pooled_se(num, den, seed=7, n_resamples=1000, max_chunk_bytes=1)  # 1 row
     assert whole == chunked == single
 
 
@@ -110,7 +165,7 @@ def test_bootstrap_se_close_to_analytic_for_a_mean() -> None:
 
 
 def test_standard_error_hand_value() -> None:
-    assert standard_error([1, 0, 1, 1]) == pytest.approx(0.25)   # sd 0.5 / sqrt(4)
+    assert standard_error([1, 0, 1, 1]) == pytest.approx(0.25)  # sd 0.5 / sqrt(4)
     assert standard_error([1.0]) is None
 
 
@@ -121,19 +176,23 @@ def test_pooled_se_undefined_resamples_dropped() -> None:
 
 # --------------------------------------------------------------------------- McNemar, sign, Holm
 
+
 def _pairs(a_only: int, b_only: int, both: int = 3, neither: int = 4) -> tuple[list[bool], list[bool]]:
     a = [True] * a_only + [False] * b_only + [True] * both + [False] * neither
     b = [False] * a_only + [True] * b_only + [True] * both + [False] * neither
     return a, b
 
 
-@pytest.mark.parametrize(("a_only", "b_only", "expected"), [
-    (8, 2, 2 * (comb(10, 0) + comb(10, 1) + comb(10, 2)) / 2**10),   # 0.109375
-    (0, 5, 2 / 2**5),                                                  # 0.0625
-    (3, 3, 1.0),
-    (0, 0, 1.0),
-    (11, 3, 2 * sum(comb(14, k) for k in range(4)) / 2**14),
-])
+@pytest.mark.parametrize(
+    ("a_only", "b_only", "expected"),
+    [
+        (8, 2, 2 * (comb(10, 0) + comb(10, 1) + comb(10, 2)) / 2**10),  # 0.109375
+        (0, 5, 2 / 2**5),  # 0.0625
+        (3, 3, 1.0),
+        (0, 0, 1.0),
+        (11, 3, 2 * sum(comb(14, k) for k in range(4)) / 2**14),
+    ],
+)
 def test_mcnemar_exact_against_hand_binomial(a_only: int, b_only: int, expected: float) -> None:
     a, b = _pairs(a_only, b_only)
     got = mcnemar_exact(a, b)
@@ -143,7 +202,7 @@ def test_mcnemar_exact_against_hand_binomial(a_only: int, b_only: int, expected:
 
 def test_sign_probability() -> None:
     assert sign_probability([1, 2, 3, -1]) == 0.5
-    assert sign_probability([0, 0, 0]) == 1.0      # ties count on both sides
+    assert sign_probability([0, 0, 0]) == 1.0  # ties count on both sides
     assert sign_probability([0.1, 0.2]) == 0.0
     assert sign_probability([-1, 1]) == 1.0
 
@@ -161,6 +220,7 @@ def test_percentile_interval() -> None:
 
 
 # --------------------------------------------------------------------------- paired bootstrap
+
 
 def test_paired_mean_difference_identical_runs() -> None:
     x = np.array([1.0, 0.5, 0.0, 0.25])
@@ -202,8 +262,14 @@ def test_compare_runs_structure_and_seeds() -> None:
     a, b = synthetic_run(1), synthetic_run(2)
     res = compare_runs(a, b, run_a="A", run_b="B", n_resamples=500)
     assert [(r.family, r.metric) for r in res] == [
-        ("rca", "accuracy"), ("rca", "loc_iou"), ("rca", "id_iou"), ("rca", "evidence_coverage"),
-        ("path", "accuracy"), ("path", "loc_iou"), ("path", "rest_iou"), ("path", "evidence_coverage"),
+        ("rca", "accuracy"),
+        ("rca", "loc_iou"),
+        ("rca", "id_iou"),
+        ("rca", "evidence_coverage"),
+        ("path", "accuracy"),
+        ("path", "loc_iou"),
+        ("path", "rest_iou"),
+        ("path", "evidence_coverage"),
     ]
     acc = res[0]
     ea = np.array([s.exact for s in a if s.family == "rca"])
@@ -249,6 +315,7 @@ def test_holm_adjust_single_comparison_is_unchanged() -> None:
 
 # --------------------------------------------------------------------------- standard errors of a run
 
+
 def test_standard_errors_of_a_run() -> None:
     rows = synthetic_run(9)
     se = standard_errors(rows, run="A", n_resamples=400)
@@ -258,13 +325,22 @@ def test_standard_errors_of_a_run() -> None:
     num = np.array([s.evidence.covered for s in rca], dtype=float)
     den = np.array([s.evidence.golden for s in rca], dtype=float)
     assert se["rca"]["evidence_coverage"] == bootstrap_pooled_se(
-        num, den, seed=metric_seed("rca", "evidence_coverage"), n_resamples=400)
-    assert set(se["path"]) == {"accuracy", "loc_iou", "rest_iou", "sequence_iou", "evidence_coverage",
-                               "evidence_f1", "micro_edge_iou"}
+        num, den, seed=metric_seed("rca", "evidence_coverage"), n_resamples=400
+    )
+    assert set(se["path"]) == {
+        "accuracy",
+        "loc_iou",
+        "rest_iou",
+        "sequence_iou",
+        "evidence_coverage",
+        "evidence_f1",
+        "micro_edge_iou",
+    }
     assert standard_errors(rows, run="A", n_resamples=400) == se
 
 
 # --------------------------------------------------------------------------- breakdown
+
 
 def test_breakdown_multi_membership_warning_and_unassigned() -> None:
     rows = [
@@ -286,7 +362,7 @@ def test_breakdown_multi_membership_warning_and_unassigned() -> None:
     c2 = cats["strata"]["C2"]
     assert c2["metrics"]["rca"]["id_iou"] == 0.5
     by_paths = breakdown(rows, "npaths")
-    assert list(by_paths["strata"]) == ["1", "2", "10"]          # numeric order
+    assert list(by_paths["strata"]) == ["1", "2", "10"]  # numeric order
     assert all(s["warning"] for s in by_paths["strata"].values())  # default minimum is 10
     fam = breakdown(rows, lambda s: s.family)
     assert fam["strata"]["rca"]["n_tasks"] == 3 and fam["unassigned"] == 0

@@ -57,7 +57,9 @@ def test_schema_export_matches_committed(task_set: Path, tmp_path: Path) -> None
     assert r.returncode == 0, r.stderr
     for p in (tmp_path / "schema").glob("*.json"):
         committed = Path(__file__).parents[1] / "tasks" / "schema" / p.name
-        assert committed.read_text() == p.read_text(), f"tasks/schema/{p.name} is stale: run ctb-author schema"
+        assert committed.read_text() == p.read_text(), (
+            f"tasks/schema/{p.name} is stale: run ctb-author schema"
+        )
     task_schema = json.loads((tmp_path / "schema/task.schema.json").read_text())
     assert "statement" in task_schema["properties"] and "statement" in task_schema["required"]
 

@@ -28,7 +28,10 @@ def test_recordings_byte_exact(task_set: Path) -> None:
     payload = b"Interface  PHY\r\nGE0/0/1\tup   \r\n\xff\xfe raw bytes \x1b[0m trailing   \n\n"
     rel = ts.write_recording(ref.path, "CORE_SW_01", "display weird thing", payload)
     assert (ref.path / rel).read_bytes() == payload
-    assert ts.read_recording(ref, Recording(device="CORE_SW_01", command="display weird thing", file=rel)) == payload
+    assert (
+        ts.read_recording(ref, Recording(device="CORE_SW_01", command="display weird thing", file=rel))
+        == payload
+    )
 
 
 def test_unchanged_save_changes_no_byte_and_comments_survive(task_set: Path) -> None:
@@ -60,8 +63,13 @@ def test_new_task_files_reference_schema(task_set: Path) -> None:
     folder = ts.save_task(spec)
     first = (folder / "task.yaml").read_text().splitlines()[0]
     assert first == "# yaml-language-server: $schema=../../schema/task.schema.json"
-    ts.save_hidden(Family.RCA, HiddenSpec(id="RCA-NEW", answer={"rca": [
-        {"node": "GW_01", "object": "GigabitEthernet1", "label": "shutdown"}]}))
+    ts.save_hidden(
+        Family.RCA,
+        HiddenSpec(
+            id="RCA-NEW",
+            answer={"rca": [{"node": "GW_01", "object": "GigabitEthernet1", "label": "shutdown"}]},
+        ),
+    )
     assert ts.load_hidden("RCA-NEW").rca_entries()
 
 
@@ -78,8 +86,19 @@ def test_loading_a_task_reads_no_recording(task_set: Path) -> None:
             p.chmod(0o644)
 
 
-@pytest.mark.parametrize("rel", ["../hidden.yaml", "/etc/passwd", "recordings/../hidden.yaml", "hidden.yaml",
-                                 "recordings/../../../etc/passwd", "C:/x", "recordings\\..\\hidden.yaml", ""])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "../hidden.yaml",
+        "/etc/passwd",
+        "recordings/../hidden.yaml",
+        "hidden.yaml",
+        "recordings/../../../etc/passwd",
+        "C:/x",
+        "recordings\\..\\hidden.yaml",
+        "",
+    ],
+)
 def test_recording_paths_cannot_escape(task_set: Path, rel: str) -> None:
     ref = TaskSet.open(task_set).ref("RCA-001")
     with pytest.raises(RecordingAccessError):

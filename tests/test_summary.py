@@ -31,8 +31,11 @@ def _div(num: float, den: float) -> float | None:
 
 
 def _evidence(rows: list[TaskScores]) -> dict[str, Any]:
-    c, g, a = (sum(s.evidence.covered for s in rows), sum(s.evidence.golden for s in rows),
-               sum(s.evidence.executed for s in rows))
+    c, g, a = (
+        sum(s.evidence.covered for s in rows),
+        sum(s.evidence.golden for s in rows),
+        sum(s.evidence.executed for s in rows),
+    )
     return {"covered": c, "golden": g, "executed": a, "coverage": _div(c, g), "f1": _div(2 * c, g + a)}
 
 
@@ -40,8 +43,14 @@ def _on_correct(rows: list[TaskScores]) -> dict[str, Any]:
     correct = [s for s in rows if s.exact]
     inc = sum(1 for s in correct if s.evidence.covered < s.evidence.golden)
     c, g = sum(s.evidence.covered for s in correct), sum(s.evidence.golden for s in correct)
-    return {"n_correct": len(correct), "incomplete": inc, "incomplete_freq": _div(inc, len(correct)),
-            "covered": c, "golden": g, "coverage": _div(c, g)}
+    return {
+        "n_correct": len(correct),
+        "incomplete": inc,
+        "incomplete_freq": _div(inc, len(correct)),
+        "covered": c,
+        "golden": g,
+        "coverage": _div(c, g),
+    }
 
 
 def _entry(rows: list[TaskScores], attr: str) -> dict[str, Any]:
@@ -49,23 +58,33 @@ def _entry(rows: list[TaskScores], attr: str) -> dict[str, Any]:
         return {"macro": None, "micro": None}
     values = [getattr(s.entries, attr) for s in rows]
     golds = [s.entries.n_gold for s in rows]  # type: ignore[union-attr]
-    return {"macro": _mean([v / n for v, n in zip(values, golds, strict=True) if n]),
-            "micro": _div(math.fsum(values), sum(golds))}
+    return {
+        "macro": _mean([v / n for v, n in zip(values, golds, strict=True) if n]),
+        "micro": _div(math.fsum(values), sum(golds)),
+    }
 
 
 def _efficiency(rows: list[TaskScores]) -> dict[str, Any]:
     out = {}
     for name in ("rounds", "latency_s", "input_tokens", "output_tokens", "total_tokens"):
         known = [float(v) for s in rows if (v := getattr(s.usage, name)) is not None]
-        out[name] = {"n": len(known), "missing": len(rows) - len(known), "mean": _mean(known),
-                     "median": statistics.median(known) if known else None}
+        out[name] = {
+            "n": len(known),
+            "missing": len(rows) - len(known),
+            "mean": _mean(known),
+            "median": statistics.median(known) if known else None,
+        }
     return out
 
 
 def _head(rows: list[TaskScores]) -> dict[str, Any]:
-    return {"n_tasks": len(rows), "status": {st: sum(1 for s in rows if s.status == st) for st in TASK_STATUSES},
-            "accuracy": _mean([float(s.exact) for s in rows]), "n_correct": sum(1 for s in rows if s.exact),
-            "loc_iou": _mean([s.loc for s in rows])}
+    return {
+        "n_tasks": len(rows),
+        "status": {st: sum(1 for s in rows if s.status == st) for st in TASK_STATUSES},
+        "accuracy": _mean([float(s.exact) for s in rows]),
+        "n_correct": sum(1 for s in rows if s.exact),
+        "loc_iou": _mean([s.loc for s in rows]),
+    }
 
 
 def reference(scores: list[TaskScores]) -> dict[str, Any]:
@@ -75,19 +94,34 @@ def reference(scores: list[TaskScores]) -> dict[str, Any]:
     inter, union = sum(s.edges_intersection for s in path), sum(s.edges_union for s in path)
     return {
         "n_tasks": len(scores),
-        "rca": {**_head(rca), "id_iou": _mean([s.ident or 0.0 for s in rca]),
-                "triplet_iou": _mean([s.triplet or 0.0 for s in rca]), "evidence": _evidence(rca),
-                "evidence_on_correct": _on_correct(rca),
-                "entry_match": {"n_gold_entries": sum(s.entries.n_gold for s in rca if s.entries),
-                                **{a: _entry(rca, a) for a in ("id_exact", "id_hierarchical", "loc_exact",
-                                                               "loc_hierarchical")},
-                                "n_tasks_without_topology": sum(1 for s in rca if not s.has_topology)},
-                "failures": {"n_wrong": len(wrong),
-                             **{m: sum(1 for s in wrong if s.failure == m) for m in sorted(FAILURE_MODES)}}},
-        "path": {**_head(path), "rest_iou": _mean([s.rest or 0.0 for s in path]),
-                 "sequence_iou": _mean([s.sequence or 0.0 for s in path]), "micro_edge_iou": _div(inter, union),
-                 "edges": {"intersection": inter, "union": union}, "evidence": _evidence(path),
-                 "evidence_on_correct": _on_correct(path)},
+        "rca": {
+            **_head(rca),
+            "id_iou": _mean([s.ident or 0.0 for s in rca]),
+            "triplet_iou": _mean([s.triplet or 0.0 for s in rca]),
+            "evidence": _evidence(rca),
+            "evidence_on_correct": _on_correct(rca),
+            "entry_match": {
+                "n_gold_entries": sum(s.entries.n_gold for s in rca if s.entries),
+                **{
+                    a: _entry(rca, a)
+                    for a in ("id_exact", "id_hierarchical", "loc_exact", "loc_hierarchical")
+                },
+                "n_tasks_without_topology": sum(1 for s in rca if not s.has_topology),
+            },
+            "failures": {
+                "n_wrong": len(wrong),
+                **{m: sum(1 for s in wrong if s.failure == m) for m in sorted(FAILURE_MODES)},
+            },
+        },
+        "path": {
+            **_head(path),
+            "rest_iou": _mean([s.rest or 0.0 for s in path]),
+            "sequence_iou": _mean([s.sequence or 0.0 for s in path]),
+            "micro_edge_iou": _div(inter, union),
+            "edges": {"intersection": inter, "union": union},
+            "evidence": _evidence(path),
+            "evidence_on_correct": _on_correct(path),
+        },
         "efficiency": {"all": _efficiency(scores), "rca": _efficiency(rca), "path": _efficiency(path)},
     }
 
@@ -102,25 +136,63 @@ def random_scores(seed: int, n: int, *, taxonomy: bool = True, entries: bool = T
     for i in range(n):
         g = rng.randint(0, 6)
         ev = EvidenceCounts(rng.randint(0, g), g, rng.randint(0, 9))
-        usage = Usage(maybe(rng.randint(1, 40)), maybe(round(rng.uniform(1, 900), 3)),  # type: ignore[arg-type]
-                      maybe(rng.randint(100, 400_000)), maybe(rng.randint(10, 9_000)))  # type: ignore[arg-type]
+        usage = Usage(
+            maybe(rng.randint(1, 40)),
+            maybe(round(rng.uniform(1, 900), 3)),  # type: ignore[arg-type]
+            maybe(rng.randint(100, 400_000)),
+            maybe(rng.randint(10, 9_000)),
+        )  # type: ignore[arg-type]
         exact = rng.random() < 0.4
         status = rng.choice(TASK_STATUSES)
         meta = {"obs": rng.choice(["O1", "O2"]), "cats": rng.sample(["C1", "C2", "C3"], rng.randint(0, 2))}
         if rng.random() < 0.55:
             n_gold = rng.randint(0, 3)
-            em = EntryMatchScores(n_gold, rng.randint(0, n_gold) * 1.0,
-                                  rng.uniform(0, n_gold) if taxonomy else None, rng.uniform(0, n_gold),
-                                  rng.uniform(0, n_gold)) if entries or rng.random() < 0.9 else None
-            out.append(TaskScores(f"r{i}", "rca", status, exact, rng.random(), ev, usage, meta,
-                                  ident=rng.choice([None, rng.random()]), triplet=rng.random(), entries=em,
-                                  has_topology=rng.random() < 0.7,
-                                  failure=None if exact else rng.choice([None, *FAILURE_MODES])))
+            em = (
+                EntryMatchScores(
+                    n_gold,
+                    rng.randint(0, n_gold) * 1.0,
+                    rng.uniform(0, n_gold) if taxonomy else None,
+                    rng.uniform(0, n_gold),
+                    rng.uniform(0, n_gold),
+                )
+                if entries or rng.random() < 0.9
+                else None
+            )
+            out.append(
+                TaskScores(
+                    f"r{i}",
+                    "rca",
+                    status,
+                    exact,
+                    rng.random(),
+                    ev,
+                    usage,
+                    meta,
+                    ident=rng.choice([None, rng.random()]),
+                    triplet=rng.random(),
+                    entries=em,
+                    has_topology=rng.random() < 0.7,
+                    failure=None if exact else rng.choice([None, *FAILURE_MODES]),
+                )
+            )
         else:
             u = rng.randint(0, 12)
-            out.append(TaskScores(f"p{i}", "path", status, exact, rng.random(), ev, usage, meta,
-                                  rest=rng.random(), sequence=rng.choice([None, rng.random()]),
-                                  edges_intersection=rng.randint(0, u), edges_union=u))
+            out.append(
+                TaskScores(
+                    f"p{i}",
+                    "path",
+                    status,
+                    exact,
+                    rng.random(),
+                    ev,
+                    usage,
+                    meta,
+                    rest=rng.random(),
+                    sequence=rng.choice([None, rng.random()]),
+                    edges_intersection=rng.randint(0, u),
+                    edges_union=u,
+                )
+            )
     return out
 
 
@@ -154,9 +226,18 @@ def test_duplicate_tasks_are_refused() -> None:
         ScoreTable.of([*rows, rows[0]])
 
 
-@pytest.mark.parametrize("values", [
-    [], [0.5, 0.25, 1.0], [1 / 3, 2 / 3, 1 / 7] * 50, [120_000.0, 3.0, 987_654_321.0] * 1000,
-    [0.1, 0.2, 0.3], [2.0**-40, 1.0, -1.0], [1e300, 1.0, -1e300], [float(i) for i in range(100_000)],
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [0.5, 0.25, 1.0],
+        [1 / 3, 2 / 3, 1 / 7] * 50,
+        [120_000.0, 3.0, 987_654_321.0] * 1000,
+        [0.1, 0.2, 0.3],
+        [2.0**-40, 1.0, -1.0],
+        [1e300, 1.0, -1e300],
+        [float(i) for i in range(100_000)],
+    ],
+)
 def test_fast_sum_is_fsum(values: list[float]) -> None:
     assert _sum(np.asarray(values, dtype=np.float64)) == math.fsum(values)

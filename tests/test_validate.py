@@ -105,16 +105,24 @@ def test_empty_folder_and_empty_set(task_set: Path, tmp_path: Path) -> None:
 
 
 def test_golden_action_without_recording(task_set: Path) -> None:
-    edit(task_set / "rca/RCA-001/hidden.yaml", "command: display ip routing-table\n",
-         "command: display ip routing-table 172.16.1.10\n")
+    edit(
+        task_set / "rca/RCA-001/hidden.yaml",
+        "command: display ip routing-table\n",
+        "command: display ip routing-table 172.16.1.10\n",
+    )
     out = errors(task_set)
     assert any("golden-recording" in e and "display ip routing-table 172.16.1.10" in e for e in out)
 
 
 def test_answer_node_object_and_path_links(task_set: Path) -> None:
-    edit(task_set / "rca/RCA-001/hidden.yaml", "object: GigabitEthernet0/0/24", "object: GigabitEthernet0/0/99")
-    edit(task_set / "path/PATH-001/hidden.yaml", "{node: FW_01, egress: GigabitEthernet1/0/2}",
-         "{node: FW_01, egress: GigabitEthernet1/0/1}")
+    edit(
+        task_set / "rca/RCA-001/hidden.yaml", "object: GigabitEthernet0/0/24", "object: GigabitEthernet0/0/99"
+    )
+    edit(
+        task_set / "path/PATH-001/hidden.yaml",
+        "{node: FW_01, egress: GigabitEthernet1/0/2}",
+        "{node: FW_01, egress: GigabitEthernet1/0/1}",
+    )
     edit(task_set / "rca/RCA-002/hidden.yaml", "node: GW_01", "node: GW_99")
     out = errors(task_set)
     assert any("CORE_SW_01 has no interface 'GigabitEthernet0/0/99'" in e for e in out), out
@@ -131,7 +139,9 @@ def test_metadata_mismatch(task_set: Path) -> None:
 
 
 def test_leaks_into_statement(task_set: Path) -> None:
-    edit(task_set / "rca/RCA-001/task.yaml", "Find the minimal", "Hint: look for a shutdown. Find the minimal")
+    edit(
+        task_set / "rca/RCA-001/task.yaml", "Find the minimal", "Hint: look for a shutdown. Find the minimal"
+    )
     out = errors(task_set)
     assert any("leak" in e and "'shutdown'" in e for e in out)
 
@@ -139,7 +149,9 @@ def test_leaks_into_statement(task_set: Path) -> None:
 def test_unused_recording_warning_and_canary(task_set: Path) -> None:
     (task_set / "rca/RCA-001/recordings/GW_01/show_version.txt").write_text("Cisco IOS XE Software\n")
     p = task_set / "path/PATH-001/hidden.yaml"
-    p.write_text("".join(ln for ln in p.read_text().splitlines(keepends=True) if not ln.startswith("canary:")))
+    p.write_text(
+        "".join(ln for ln in p.read_text().splitlines(keepends=True) if not ln.startswith("canary:"))
+    )
     rep = validate_paths([str(task_set)])
     assert any(f.code == "unused-recording" and f.severity.value == "warning" for f in rep.findings)
     assert any(f.code == "canary" and "PATH-001/hidden.yaml" in f.file for f in rep.errors)
@@ -162,8 +174,11 @@ def test_single_task_and_file_paths(task_set: Path) -> None:
 
 
 def test_broken_taxonomy_and_network(task_set: Path) -> None:
-    edit(task_set / "networks/campus-lab.yaml", "  - [PE_01:ge-0/0/2, SRV_01:eth0]",
-         "  - [PE_01:ge-0/0/2, SRV_99:eth0]")
+    edit(
+        task_set / "networks/campus-lab.yaml",
+        "  - [PE_01:ge-0/0/2, SRV_01:eth0]",
+        "  - [PE_01:ge-0/0/2, SRV_99:eth0]",
+    )
     edit(task_set / "taxonomy.yaml", "category: C1", "category: C9")
     out = errors(task_set)
     assert any("networks/campus-lab.yaml" in e and "SRV_99" in e for e in out)

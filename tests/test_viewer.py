@@ -28,18 +28,33 @@ def _runs(tmp_path: Path) -> tuple[Path, list[Path]]:
     tasks = starter_copy(tmp_path)
     ts = TaskSet.open(tasks)
     good = oracle_run(tmp_path / "runs" / "good", tasks, name="good", agent="oracle", model="gold")
-    weak = write_run(tmp_path / "runs" / "weak", tasks, name="weak", agent="cheap", model="small", answers={
-        "RCA-001": "I think:\n<answer>\nCORE_SW_01;GigabitEthernet0/0/24;physical link down\nnot a line\n</answer>",
-        "RCA-002": gold_text(ts, "RCA-002"), "PATH-001": ""},
-        calls={"RCA-001": [("CORE_SW_01", "dis int br", "display interface brief", "recorded"),
-                           ("CORE_SW_01", "display version", "display version", "denied")],
-               "RCA-002": golden_calls(ts, "RCA-002")})
+    weak = write_run(
+        tmp_path / "runs" / "weak",
+        tasks,
+        name="weak",
+        agent="cheap",
+        model="small",
+        answers={
+            "RCA-001": "I think:\n<answer>\nCORE_SW_01;GigabitEthernet0/0/24;physical link down\nnot a line\n</answer>",
+            "RCA-002": gold_text(ts, "RCA-002"),
+            "PATH-001": "",
+        },
+        calls={
+            "RCA-001": [
+                ("CORE_SW_01", "dis int br", "display interface brief", "recorded"),
+                ("CORE_SW_01", "display version", "display version", "denied"),
+            ],
+            "RCA-002": golden_calls(ts, "RCA-002"),
+        },
+    )
     (weak / "logs").mkdir()
     (weak / "logs" / "RCA-001.log").write_text(
         "=== RCA-001 attempt 1 ===\n"
         '{"event": "model_turn", "role": "agent", "text": "Let me look at the core switch.", '
         '"input_tokens": 800, "output_tokens": 40, "tool_calls": ["run_command"]}\n'
-        "the agent printed this\n", encoding="utf-8")
+        "the agent printed this\n",
+        encoding="utf-8",
+    )
     res = run_cli("evaluate", "score", str(good), "--tasks", str(tasks), "--resamples", "100")
     assert res.returncode == 0, res.stderr
     return tasks, [good, weak]  # weak is left unscored: the viewer scores it on opening
@@ -107,7 +122,9 @@ async def _chunk_scenario(app: ViewerApp) -> None:
         assert isinstance(screen, RunsScreen)
         assert [r.source for r in app.runs] == ["scores.json", "scores.json"]
         assert app.runs[0].loaded and not app.runs[1].loaded  # the weak run's rows wait until it is shown
-        assert "RCA 1/2 (50.0%)" in row(screen.query_one("#runs", DataTable), 1)[5]  # counted from scores.json
+        assert (
+            "RCA 1/2 (50.0%)" in row(screen.query_one("#runs", DataTable), 1)[5]
+        )  # counted from scores.json
         table = screen.query_one("#tasks", DataTable)
         await wait(pilot, lambda: screen.filled, "the rest of the rows")
         assert [row(table, i)[0] for i in range(table.row_count)] == ["PATH-001", "RCA-001", "RCA-002"]
@@ -141,12 +158,27 @@ def test_scores_json_is_used_only_when_newer_than_the_run_and_whole(tmp_path: Pa
 def test_a_run_of_two_trials_shows_and_opens_each_trial(tmp_path: Path) -> None:
     tasks, (good, _) = _runs(tmp_path)
     run = tmp_path / "runs" / "trials"
-    res = run_cli("evaluate", "run", "--agent", "oracle", "--trials", "2", "--tasks", str(tasks), "--out", str(run),
-                  "--progress", "none", "--all-statuses", "--no-score")
+    res = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--trials",
+        "2",
+        "--tasks",
+        str(tasks),
+        "--out",
+        str(run),
+        "--progress",
+        "none",
+        "--all-statuses",
+        "--no-score",
+    )
     assert res.returncode == 0, res.stderr
     traj2 = run / "trajectories" / "RCA-001.trial2.jsonl"  # trial 2 skipped its last golden action
-    traj2.write_text("".join(x + "\n" for x in traj2.read_text(encoding="utf-8").splitlines()[:-1]),
-                     encoding="utf-8")
+    traj2.write_text(
+        "".join(x + "\n" for x in traj2.read_text(encoding="utf-8").splitlines()[:-1]), encoding="utf-8"
+    )
     res = run_cli("evaluate", "score", str(run), "--tasks", str(tasks), "--resamples", "100")
     assert res.returncode == 0, res.stderr
     asyncio.run(_trials_scenario(ViewerApp([run, good], TaskSet.open(tasks))))
@@ -163,16 +195,30 @@ async def _trials_scenario(app: ViewerApp) -> None:
         assert ids == ["PATH-001 #1", "PATH-001 #2", "RCA-001 #1", "RCA-001 #2", "RCA-002 #1", "RCA-002 #2"]
         assert [row(table, i)[6] for i in (2, 3)] == ["3/3", "2/3"]
         await pilot.press("slash", *"trial=2", "enter")
-        assert [row(table, i)[0] for i in range(table.row_count)] == ["PATH-001 #2", "RCA-001 #2", "RCA-002 #2"]
+        assert [row(table, i)[0] for i in range(table.row_count)] == [
+            "PATH-001 #2",
+            "RCA-001 #2",
+            "RCA-002 #2",
+        ]
         table.move_cursor(row=1)
         await pilot.press("enter")
-        await wait(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.detail is not None, "the task")
+        await wait(
+            pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.detail is not None, "the task"
+        )
         task = app.screen
         assert isinstance(task, TaskScreen) and (task.task_id, task.trial) == ("RCA-001", 2)
         assert "trial 2 of 2" in _text(task, "#title") and "2/3 covered" in _text(task, "#golden-text")
         await pilot.press("r")  # the one-trial run has trial 1 only: that is what is shown beside it
-        await wait(pilot, lambda: task.run.info.name == "good" and task.detail is not None
-                   and task.detail.result is not None and task.detail.result.trial == 1, "the flip")
+        await wait(
+            pilot,
+            lambda: (
+                task.run.info.name == "good"
+                and task.detail is not None
+                and task.detail.result is not None
+                and task.detail.result.trial == 1
+            ),
+            "the flip",
+        )
         assert "3/3 covered" in _text(task, "#golden-text")
 
 
@@ -187,9 +233,13 @@ async def _task_scenario(app: ViewerApp) -> None:
         table = app.screen.query_one("#tasks", DataTable)
         table.move_cursor(row=1)  # RCA-001
         await pilot.press("enter")
-        await wait(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.detail is not None, "the task")
+        await wait(
+            pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.detail is not None, "the task"
+        )
         screen = app.screen
-        assert isinstance(screen, TaskScreen) and screen.task_id == "RCA-001" and screen.run.info.name == "weak"
+        assert (
+            isinstance(screen, TaskScreen) and screen.task_id == "RCA-001" and screen.run.info.name == "weak"
+        )
         answer = _text(screen, "#answer-text")
         assert "✗ CORE_SW_01;GigabitEthernet0/0/24;physical link down" in answer
         assert "node✓ object✓ label✗" in answer and "? not a line" in answer
@@ -205,15 +255,32 @@ async def _task_scenario(app: ViewerApp) -> None:
         golden = _text(screen, "#golden-text")
         assert "1/3 covered" in golden and "✓ covered  CORE_SW_01: display interface brief" in golden
         log = _text(screen, "#log-text")
-        assert "Let me look at the core switch." in log and "in 800 out 40" in log and "the agent printed this" in log
+        assert (
+            "Let me look at the core switch." in log
+            and "in 800 out 40" in log
+            and "the agent printed this" in log
+        )
         await pilot.press("r")  # the same task in the other run
-        await wait(pilot, lambda: screen.detail is not None and screen.detail.result is not None
-                   and screen.run.info.name == "good" and "3/3" in _text(screen, "#golden-text"), "the flip")
+        await wait(
+            pilot,
+            lambda: (
+                screen.detail is not None
+                and screen.detail.result is not None
+                and screen.run.info.name == "good"
+                and "3/3" in _text(screen, "#golden-text")
+            ),
+            "the flip",
+        )
         assert "✓ CORE_SW_01;GigabitEthernet0/0/24;shutdown" in _text(screen, "#answer-text")
         assert "no log" in _text(screen, "#log-text")
         await pilot.press("c")
-        await wait(pilot, lambda: isinstance(app.screen, CompareScreen)
-                   and "Trajectory" in _text(app.screen, "#right-text"), "side by side")
+        await wait(
+            pilot,
+            lambda: (
+                isinstance(app.screen, CompareScreen) and "Trajectory" in _text(app.screen, "#right-text")
+            ),
+            "side by side",
+        )
         left, right = _text(app.screen, "#left-text"), _text(app.screen, "#right-text")
         assert "oracle+gold" in left and "cheap+small" in right
         assert "3/3 covered" in left and "1/3 covered" in right
@@ -243,8 +310,11 @@ def test_snapshot_task_table(snap_compare, tmp_path: Path) -> None:
 def test_snapshot_task(snap_compare, tmp_path: Path, keys: tuple[str, ...]) -> None:
     async def run_before(pilot: Pilot) -> None:
         await pilot.press("tab", "down", "enter")
-        await wait(pilot, lambda: isinstance(pilot.app.screen, TaskScreen) and pilot.app.screen.detail is not None,
-                   "the task")
+        await wait(
+            pilot,
+            lambda: isinstance(pilot.app.screen, TaskScreen) and pilot.app.screen.detail is not None,
+            "the task",
+        )
         if keys:
             await pilot.press(*keys)
         await _settled(pilot)

@@ -23,8 +23,10 @@ from ctbench.errors import CtbError
 from ctbench.model import Status
 from ctbench.store import TaskRef, TaskSet
 
-SEED_REASON = ("never reviewed (an unreviewed seed task: ctbench.yaml review.unreviewed_seed; run it with "
-               "--allow-unreviewed)")
+SEED_REASON = (
+    "never reviewed (an unreviewed seed task: ctbench.yaml review.unreviewed_seed; run it with "
+    "--allow-unreviewed)"
+)
 
 
 class ApprovalState(NamedTuple):
@@ -50,10 +52,13 @@ def approval_state(ts: TaskSet, ref: TaskRef | str) -> ApprovalState:
         return ApprovalState(False, "never reviewed (approved in task.yaml, but no review record)")
     last = records[-1]
     if last.outcome != "approved":
-        return ApprovalState(False, f"its last review round ({last.round}) ended {last.outcome!r}, not approved")
+        return ApprovalState(
+            False, f"its last review round ({last.round}) ended {last.outcome!r}, not approved"
+        )
     if any(last.criteria[c].verdict != Verdict.AGREE for c in CRITERIA):
-        return ApprovalState(False, f"its last review round ({last.round}) does not record consensus on all four "
-                                    "criteria")
+        return ApprovalState(
+            False, f"its last review round ({last.round}) does not record consensus on all four criteria"
+        )
     try:
         now = content_hashes(disk_reader(ref.path, ts))
     except CtbError as exc:
@@ -61,8 +66,12 @@ def approval_state(ts: TaskSet, ref: TaskRef | str) -> ApprovalState:
     stale = stale_criteria(lambda c: last.criteria[c].basis, now)
     if stale:  # the wording the run gate records in run.yaml; ctb-review submit says what it reopens
         parts = sorted({p for ps in stale.values() for p in ps})
-        return ApprovalState(False, "edited after approval: " + ", ".join(PART_TITLES.get(p, p) for p in parts)
-                                    + " changed since the review approved it")
+        return ApprovalState(
+            False,
+            "edited after approval: "
+            + ", ".join(PART_TITLES.get(p, p) for p in parts)
+            + " changed since the review approved it",
+        )
     return ApprovalState(True, None)
 
 
@@ -111,5 +120,7 @@ def rereview_reason(ts: TaskSet, ref: TaskRef) -> str | None:
         return None
     if not stale:
         return f"approved in round {last.round}, then set back to draft; resubmit: ctb-review submit {ref.id}"
-    return (f"changed after its approval in round {last.round}: reopens "
-            f"{', '.join(c.label for c in stale)}; resubmit: ctb-review submit {ref.id}")
+    return (
+        f"changed after its approval in round {last.round}: reopens "
+        f"{', '.join(c.label for c in stale)}; resubmit: ctb-review submit {ref.id}"
+    )

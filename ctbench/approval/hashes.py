@@ -41,8 +41,13 @@ CRITERION_PARTS: dict[Criterion, tuple[str, ...]] = {
     Criterion.GOLDEN_ACTION_CONSISTENCY: ("recordings", "golden_actions"),
     Criterion.METADATA_CORRECTNESS: ("metadata",),
 }
-PART_TITLES = {"statement": "statement", "recordings": "recordings", "gold": "gold answer",
-               "golden_actions": "golden actions", "metadata": "metadata"}
+PART_TITLES = {
+    "statement": "statement",
+    "recordings": "recordings",
+    "gold": "gold answer",
+    "golden_actions": "golden actions",
+    "metadata": "metadata",
+}
 
 
 class ContentHashes(Strict):
@@ -122,8 +127,13 @@ def _visible(task: dict[str, Any] | None, read: PartReader) -> dict[str, str]:
         if not isinstance(rec, dict):
             continue
         data = read(str(rec.get("file", "")))
-        recs.append([str(rec.get("device")), str(rec.get("command")),
-                     sha256_bytes(data) if data is not None else "missing"])
+        recs.append(
+            [
+                str(rec.get("device")),
+                str(rec.get("command")),
+                sha256_bytes(data) if data is not None else "missing",
+            ]
+        )
     recs.sort()
     return {"statement": digest(statement), "recordings": digest(recs)}
 
@@ -165,8 +175,9 @@ def reopened_by(parts: Iterable[str]) -> list[Criterion]:
     return [c for c, deps in CRITERION_PARTS.items() if touched & set(deps)]
 
 
-def stale_criteria(agreed_on: Callable[[Criterion], dict[str, str]], now: ContentHashes
-                   ) -> dict[Criterion, list[str]]:
+def stale_criteria(
+    agreed_on: Callable[[Criterion], dict[str, str]], now: ContentHashes
+) -> dict[Criterion, list[str]]:
     """For each criterion, the parts changed since the verdict was given (only non-empty entries)."""
     out: dict[Criterion, list[str]] = {}
     for crit, deps in CRITERION_PARTS.items():

@@ -56,17 +56,20 @@ class Comment(Strict):
     when: datetime
     verdict: Verdict | None = Field(default=None, description="The reviewer's ruling this comment gives.")
     stance: Stance | None = Field(
-        default=None, description="Author only: concede (the reviewer is right, revised) or rebut.")
+        default=None, description="Author only: concede (the reviewer is right, revised) or rebut."
+    )
     text: str = ""
 
 
 class CriterionReview(Strict):
     verdict: Verdict = Verdict.OPEN
     carried: bool = Field(default=False, description="Agreed in an earlier round; its parts are unchanged.")
-    reopened_by: list[str] = Field(default_factory=list,
-                                   description="Parts whose change since the last agreement reopened it.")
-    basis: dict[str, str] = Field(default_factory=dict,
-                                  description="Hashes of the parts the verdict was given on.")
+    reopened_by: list[str] = Field(
+        default_factory=list, description="Parts whose change since the last agreement reopened it."
+    )
+    basis: dict[str, str] = Field(
+        default_factory=dict, description="Hashes of the parts the verdict was given on."
+    )
     thread: list[Comment] = Field(default_factory=list)
 
     def carry_note(self) -> str:
@@ -109,8 +112,9 @@ class BlindSolve(Strict):
     trajectory: str | None = Field(default=None, description="Trajectory file in reviews/ (JSON lines).")
     trajectory_sha256: str | None = None
     commands: int = 0
-    visible: ContentHashes = Field(default_factory=ContentHashes,
-                                   description="Hashes of the statement and recordings that were solved.")
+    visible: ContentHashes = Field(
+        default_factory=ContentHashes, description="Hashes of the statement and recordings that were solved."
+    )
 
     def answer_intact(self) -> bool:
         return sha256_text(self.answer) == self.answer_sha256
@@ -123,8 +127,13 @@ class MetadataRow(Strict):
     agrees: bool | None = None
 
 
-_SCORE_LABELS = (("loc", "Loc IoU"), ("ident", "ID IoU"), ("triplet", "triplet IoU"),
-                 ("rest", "Rest IoU"), ("sequence", "sequence IoU"))
+_SCORE_LABELS = (
+    ("loc", "Loc IoU"),
+    ("ident", "ID IoU"),
+    ("triplet", "triplet IoU"),
+    ("rest", "Rest IoU"),
+    ("sequence", "sequence IoU"),
+)
 
 
 def cell_value(value: object, *, text: bool = False) -> str | int | float | None:
@@ -190,9 +199,11 @@ class Comparison(Strict):
 
     def action_rows(self) -> list[tuple[str, str, str]]:
         """(mark, device, command): golden actions the reviewer ran or missed, and extra commands."""
-        return ([("ran", d, cmd) for d, cmd in self.golden_covered]
-                + [("missed", d, cmd) for d, cmd in self.golden_missed]
-                + [("extra", d, cmd) for d, cmd in self.extra_commands])
+        return (
+            [("ran", d, cmd) for d, cmd in self.golden_covered]
+            + [("missed", d, cmd) for d, cmd in self.golden_missed]
+            + [("extra", d, cmd) for d, cmd in self.extra_commands]
+        )
 
 
 class ReviewRecord(Strict):
@@ -209,7 +220,8 @@ class ReviewRecord(Strict):
     discard_reason: str = ""
     blind: BlindSolve | None = None
     blind_round: int | None = Field(
-        default=None, description="Round of this reviewer's blind solve when it was an earlier one.")
+        default=None, description="Round of this reviewer's blind solve when it was an earlier one."
+    )
     comparison: Comparison | None = None
     criteria: dict[Criterion, CriterionReview] = Field(default_factory=dict, validate_default=True)
     review_time_s: float = Field(default=0, ge=0, description="Time spent on reveal and verdicts.")
@@ -236,10 +248,18 @@ class ReviewRecord(Strict):
         blind = self.blind.time_spent_s if self.blind is not None else 0.0
         return blind + self.review_time_s
 
-    def note(self, who: str, role: Role, action: Action, why: str = "",
-             criterion: Criterion | None = None, when: datetime | None = None) -> None:
-        self.provenance.append(Provenance(who=who, role=role, when=when or utcnow(), action=action,
-                                          why=why, criterion=criterion))
+    def note(
+        self,
+        who: str,
+        role: Role,
+        action: Action,
+        why: str = "",
+        criterion: Criterion | None = None,
+        when: datetime | None = None,
+    ) -> None:
+        self.provenance.append(
+            Provenance(who=who, role=role, when=when or utcnow(), action=action, why=why, criterion=criterion)
+        )
 
 
 def round_summary(record: ReviewRecord) -> str:
@@ -248,13 +268,19 @@ def round_summary(record: ReviewRecord) -> str:
     Plain text, for ``ctb-review checkout`` and for tools that show the review beside the task
     (the authoring editor).
     """
-    lines = [f"{record.task} round {record.round}: reviewer {record.reviewer or '(not assigned)'}, "
-             f"outcome {record.outcome}"]
+    lines = [
+        f"{record.task} round {record.round}: reviewer {record.reviewer or '(not assigned)'}, "
+        f"outcome {record.outcome}"
+    ]
     if record.discard_reason:
         lines.append(f"  discarded: {record.discard_reason}")
     for crit in CRITERIA:
         cr = record.criteria[crit]
-        extra = " (carried)" if cr.carried else (f" (reopened: {', '.join(cr.reopened_by)})" if cr.reopened_by else "")
+        extra = (
+            " (carried)"
+            if cr.carried
+            else (f" (reopened: {', '.join(cr.reopened_by)})" if cr.reopened_by else "")
+        )
         lines.append(f"  {crit.label}: {cr.verdict.value}{extra}")
         for c in cr.thread:
             tag = c.verdict.value if c.verdict else (c.stance or "")
@@ -284,8 +310,9 @@ def parse_record(text: str, where: Path | str) -> ReviewRecord:
     try:
         return ReviewRecord.model_validate(data)
     except ValidationError as exc:
-        raise CtbError(f"{path}: {validation_message(exc, '')} (a review record, see ctbench/approval/records.py)") \
-            from None
+        raise CtbError(
+            f"{path}: {validation_message(exc, '')} (a review record, see ctbench/approval/records.py)"
+        ) from None
 
 
 def render_record(record: ReviewRecord, existing: str | None = None, where: Path | str = "record") -> str:
@@ -294,7 +321,7 @@ def render_record(record: ReviewRecord, existing: str | None = None, where: Path
     if existing:
         doc = merge_into(load_document(Path(where), existing), data)
         return dump_document(doc)
-    header = ("# Review record written by ctb-review; edit through ctb-review so provenance stays true.\n")
+    header = "# Review record written by ctb-review; edit through ctb-review so provenance stays true.\n"
     return header + dump_document(to_commented(data))
 
 
@@ -323,7 +350,9 @@ def load_records(task_dir: Path) -> list[ReviewRecord]:
     return out
 
 
-def new_record(task: str, family: Family, round_no: int, authors: list[str], when: datetime,
-               reviewer: str | None = None) -> ReviewRecord:
-    return ReviewRecord(task=task, family=family, round=round_no, authors=list(authors), opened=when,
-                        reviewer=reviewer)
+def new_record(
+    task: str, family: Family, round_no: int, authors: list[str], when: datetime, reviewer: str | None = None
+) -> ReviewRecord:
+    return ReviewRecord(
+        task=task, family=family, round=round_no, authors=list(authors), opened=when, reviewer=reviewer
+    )

@@ -34,14 +34,21 @@ class Criterion(StrEnum):
 CRITERIA: tuple[Criterion, ...] = tuple(Criterion)
 
 _CRITERION_ALIASES = {
-    "solvability": Criterion.SOLVABILITY, "solvable": Criterion.SOLVABILITY, "solve": Criterion.SOLVABILITY,
-    "answer completeness": Criterion.ANSWER_COMPLETENESS, "completeness": Criterion.ANSWER_COMPLETENESS,
-    "answer": Criterion.ANSWER_COMPLETENESS, "gold": Criterion.ANSWER_COMPLETENESS,
+    "solvability": Criterion.SOLVABILITY,
+    "solvable": Criterion.SOLVABILITY,
+    "solve": Criterion.SOLVABILITY,
+    "answer completeness": Criterion.ANSWER_COMPLETENESS,
+    "completeness": Criterion.ANSWER_COMPLETENESS,
+    "answer": Criterion.ANSWER_COMPLETENESS,
+    "gold": Criterion.ANSWER_COMPLETENESS,
     "golden action consistency": Criterion.GOLDEN_ACTION_CONSISTENCY,
-    "golden actions": Criterion.GOLDEN_ACTION_CONSISTENCY, "golden": Criterion.GOLDEN_ACTION_CONSISTENCY,
-    "actions": Criterion.GOLDEN_ACTION_CONSISTENCY, "evidence": Criterion.GOLDEN_ACTION_CONSISTENCY,
+    "golden actions": Criterion.GOLDEN_ACTION_CONSISTENCY,
+    "golden": Criterion.GOLDEN_ACTION_CONSISTENCY,
+    "actions": Criterion.GOLDEN_ACTION_CONSISTENCY,
+    "evidence": Criterion.GOLDEN_ACTION_CONSISTENCY,
     "consistency": Criterion.GOLDEN_ACTION_CONSISTENCY,
-    "metadata correctness": Criterion.METADATA_CORRECTNESS, "metadata": Criterion.METADATA_CORRECTNESS,
+    "metadata correctness": Criterion.METADATA_CORRECTNESS,
+    "metadata": Criterion.METADATA_CORRECTNESS,
     "meta": Criterion.METADATA_CORRECTNESS,
 }
 
@@ -53,8 +60,10 @@ def parse_criterion(text: str) -> Criterion:
         return _CRITERION_ALIASES[key]
     except KeyError:
         names = ", ".join(c.value for c in CRITERIA)
-        raise CtbError(f"unknown criterion {text!r}; expected one of: {names} "
-                       "(short forms: solvability, completeness, golden, metadata)") from None
+        raise CtbError(
+            f"unknown criterion {text!r}; expected one of: {names} "
+            "(short forms: solvability, completeness, golden, metadata)"
+        ) from None
 
 
 class Verdict(StrEnum):
@@ -98,7 +107,7 @@ MOVES: tuple[Move, ...] = (
 _HINTS = {
     Status.DRAFT: "submit it first: ctb-review submit {id}",
     Status.SUBMITTED: "it waits for its reviewer (a blind solve: ctb-review blind {id}; a re-review: "
-                      "ctb-review reveal {id})",
+    "ctb-review reveal {id})",
     Status.IN_REVIEW: "the reviewer rules on the criteria next: ctb-review reveal {id}",
     Status.NEEDS_REVISION: "the author revises and answers next: ctb-review respond {id}",
     Status.APPROVED: "it is approved; after a content change resubmit it: ctb-review submit {id}",
@@ -128,7 +137,8 @@ def check_move(task_id: str, source: Status, target: Status) -> Move:
         allowed = ", ".join(t.value for t in targets(source)) or "nothing"
         raise IllegalTransition(
             f"{task_id} is {source.value}: it cannot become {target.value} (from {source.value} it may "
-            f"become: {allowed}); {_HINTS[source].format(id=task_id)}")
+            f"become: {allowed}); {_HINTS[source].format(id=task_id)}"
+        )
     return move
 
 
@@ -136,8 +146,9 @@ def require_status(task_id: str, status: Status, allowed: tuple[Status, ...], do
     """Refuse a command in a state where it makes no sense, naming the next sensible step."""
     if status not in allowed:
         want = " or ".join(s.value for s in allowed)
-        raise IllegalTransition(f"cannot {doing} {task_id}: it is {status.value}, not {want}; "
-                                f"{_HINTS[status].format(id=task_id)}")
+        raise IllegalTransition(
+            f"cannot {doing} {task_id}: it is {status.value}, not {want}; {_HINTS[status].format(id=task_id)}"
+        )
 
 
 def consensus(verdicts: dict[Criterion, Verdict]) -> Status | None:

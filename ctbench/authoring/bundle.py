@@ -140,7 +140,9 @@ def import_bundle(ts: TaskSet, bundle: dict[str, Any], *, replace: bool = False)
     if not task_id or "/" in task_id or task_id.startswith("."):
         raise CtbError(f"bundle has an invalid task id {task_id!r}")
     if bundle.get("version") != VERSION:
-        raise CtbError(f"bundle {task_id}: version {bundle.get('version')} is not supported (expected {VERSION})")
+        raise CtbError(
+            f"bundle {task_id}: version {bundle.get('version')} is not supported (expected {VERSION})"
+        )
     folder = ts.task_dir(family, task_id)
     plan: list[tuple[Path, bytes]] = []
     for rel, entry in sorted(bundle.get("files", {}).items()):
@@ -155,8 +157,10 @@ def import_bundle(ts: TaskSet, bundle: dict[str, Any], *, replace: bool = False)
     conflicts = [p for p, data in plan if p.exists() and p.read_bytes() != data]
     if conflicts and not replace:
         names = ", ".join(str(p.relative_to(ts.root)) for p in conflicts[:5])
-        raise CtbError(f"bundle {task_id}: would overwrite {len(conflicts)} changed file(s) ({names}); "
-                       "use --replace to overwrite")
+        raise CtbError(
+            f"bundle {task_id}: would overwrite {len(conflicts)} changed file(s) ({names}); "
+            "use --replace to overwrite"
+        )
     written: list[Path] = []
     for p, data in plan:
         if atomic_write_bytes(p, data):

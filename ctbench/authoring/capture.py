@@ -63,9 +63,12 @@ _PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log .* =~=~=~=~=~=~=
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][AB012]")
 
 _VRP_PROMPT = re.compile(
-    r"^(?:HRP_[MSAB])?(?:<(?P<user>[A-Za-z0-9][^<>\s]*)>|\[(?!edit\b)(?P<sys>[~*]?[A-Za-z0-9][^\[\]\s]*)\])(?P<cmd>.*)$")
+    r"^(?:HRP_[MSAB])?(?:<(?P<user>[A-Za-z0-9][^<>\s]*)>|\[(?!edit\b)(?P<sys>[~*]?[A-Za-z0-9][^\[\]\s]*)\])(?P<cmd>.*)$"
+)
 _JUNOS_PROMPT = re.compile(r"^(?P<user>[\w.\-]+)@(?P<host>[\w.\-]+)(?P<sign>[>#%])[ ]?(?P<cmd>.*)$")
-_CISCO_PROMPT = re.compile(r"^(?P<host>[A-Za-z0-9][\w.\-/:]*?)(?:\((?P<mode>[\w\-/.]+)\))?(?P<sign>[>#])(?P<cmd>.*)$")
+_CISCO_PROMPT = re.compile(
+    r"^(?P<host>[A-Za-z0-9][\w.\-/:]*?)(?:\((?P<mode>[\w\-/.]+)\))?(?P<sign>[>#])(?P<cmd>.*)$"
+)
 
 _READ_VERBS: dict[str, tuple[str, ...]] = {
     "vrp": ("display", "ping", "tracert", "dir"),
@@ -75,10 +78,10 @@ _READ_VERBS: dict[str, tuple[str, ...]] = {
 _DEVICE_ERRORS = re.compile(
     r"^(?:\s*\^\s*$|Error(?:\[\d+\])?:|\s?% ?(?:Unrecognized|Incomplete|Ambiguous|Too many|Wrong parameter|Invalid)"
     r"|% Invalid|% Incomplete|% Ambiguous|% Unknown command|unknown command\.|syntax error|error: )",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 PromptStyle = Literal["vrp", "cisco", "junos"]
-
 
 
 def _style_of_os(os_name: str) -> PromptStyle | None:
@@ -226,8 +229,22 @@ def _plausible(prompt: Prompt, known: Sequence[str]) -> bool:
     return True
 
 
-_EXEC_WORDS = ("show", "ping", "traceroute", "terminal", "enable", "disable", "exit", "configure", "dir",
-               "write", "copy", "quit", "logout", "end")
+_EXEC_WORDS = (
+    "show",
+    "ping",
+    "traceroute",
+    "terminal",
+    "enable",
+    "disable",
+    "exit",
+    "configure",
+    "dir",
+    "write",
+    "copy",
+    "quit",
+    "logout",
+    "end",
+)
 
 
 def _looks_like_exec(command: str) -> bool:
@@ -291,10 +308,15 @@ def _resolve(device: Device, typed: str, extra_trees: tuple[Path, ...]) -> tuple
     if res.error is not None:
         prompt = dialect.prompt(device.name)
         text = dialect.render_error(res.error, typed, prompt).strip().splitlines()
-        return None, f"not a valid {dialect.display_name} command ({text[-1].strip() if text else res.error.kind})"
+        return (
+            None,
+            f"not a valid {dialect.display_name} command ({text[-1].strip() if text else res.error.kind})",
+        )
     if res.filters:
-        return None, (f"output was taken through a filter ({' '.join(str(f) for f in res.filters)}); "
-                      f"record '{res.canonical}' without it")
+        return None, (
+            f"output was taken through a filter ({' '.join(str(f) for f in res.filters)}); "
+            f"record '{res.canonical}' without it"
+        )
     return res.canonical, None
 
 
@@ -321,10 +343,14 @@ def collect(
     if device is not None:
         forced = devices.get(device)
         if forced is None:
-            raise CtbError(f"--device {device}: no such device in network {net.name} "
-                           f"(devices: {', '.join(sorted(devices))})")
+            raise CtbError(
+                f"--device {device}: no such device in network {net.name} "
+                f"(devices: {', '.join(sorted(devices))})"
+            )
         if forced.os is None:
-            raise CtbError(f"--device {device}: {device} has no CLI (no os in {net.name}), it cannot have recordings")
+            raise CtbError(
+                f"--device {device}: {device} has no CLI (no os in {net.name}), it cannot have recordings"
+            )
     by_host = {fold_host(d.name): d for d in net.devices}
     extra = ts.dialect_extensions()
     report = CaptureReport(task=task.id, files=list(captures))
@@ -340,12 +366,16 @@ def collect(
             hosts_seen.add(block.prompt.host)
             dev = forced or by_host.get(fold_host(block.prompt.host))
 
-            def skip(reason: str, host: str = block.prompt.host, typed: str = typed, source: str = source) -> None:
+            def skip(
+                reason: str, host: str = block.prompt.host, typed: str = typed, source: str = source
+            ) -> None:
                 report.unattributed.append(Unattributed(source=source, host=host, typed=typed, reason=reason))
 
             if dev is None:
-                skip(f"unknown host {block.prompt.host!r}: not a device of network {net.name} (use --device "
-                     "if this log is from one device)")
+                skip(
+                    f"unknown host {block.prompt.host!r}: not a device of network {net.name} (use --device "
+                    "if this log is from one device)"
+                )
                 continue
             if dev.os is None:
                 skip(f"{dev.name} has no CLI in network {net.name} (no os)")
@@ -384,12 +414,16 @@ def collect(
                 report.notes.append(f"{source}: {dev.name} is not accessible in {task.id}; recorded anyway")
             key = (dev.name, canonical)
             if key in candidates:
-                report.notes.append(f"{source}: {dev.name} '{canonical}' was captured again; "
-                                    f"the later output (this one) is kept, {candidates[key].source} dropped")
+                report.notes.append(
+                    f"{source}: {dev.name} '{canonical}' was captured again; "
+                    f"the later output (this one) is kept, {candidates[key].source} dropped"
+                )
             candidates[key] = _Candidate(dev, canonical, typed, block.output, source)
     if forced is not None and len(hosts_seen) > 1:
-        report.notes.append(f"--device {forced.name}: the log shows several hostnames "
-                            f"({', '.join(sorted(hosts_seen))}); all of them were attributed to {forced.name}")
+        report.notes.append(
+            f"--device {forced.name}: the log shows several hostnames "
+            f"({', '.join(sorted(hosts_seen))}); all of them were attributed to {forced.name}"
+        )
     return list(candidates.values()), report
 
 
@@ -425,22 +459,40 @@ def import_capture(
             action = "unchanged"
         elif current is not None or existing is not None:
             if not replace:
-                why = ("already recorded" if existing is not None else "a file is already there (not indexed)")
-                report.skipped.append(SkippedRecording(device=cand.device.name, command=cand.canonical, file=rel,
-                                                       source=cand.source, reason=f"{why}; use --replace"))
+                why = "already recorded" if existing is not None else "a file is already there (not indexed)"
+                report.skipped.append(
+                    SkippedRecording(
+                        device=cand.device.name,
+                        command=cand.canonical,
+                        file=rel,
+                        source=cand.source,
+                        reason=f"{why}; use --replace",
+                    )
+                )
                 continue
             action = "would replace" if dry_run else "replaced"
         else:
             action = "would add" if dry_run else "added"
         if not dry_run and action != "unchanged":
-            written = ts.write_recording(ref.path, cand.device.name, cand.canonical, cand.output) \
-                if existing is None else _write_at(ref.path, rel, cand.output)
+            written = (
+                ts.write_recording(ref.path, cand.device.name, cand.canonical, cand.output)
+                if existing is None
+                else _write_at(ref.path, rel, cand.output)
+            )
             rel = written
         if existing is None:
             new_entries.append(Recording(device=cand.device.name, command=cand.canonical, file=rel))
-        report.recorded.append(CapturedRecording(device=cand.device.name, command=cand.canonical, typed=cand.typed,
-                                                 file=rel, bytes=len(cand.output), source=cand.source,
-                                                 action=action))
+        report.recorded.append(
+            CapturedRecording(
+                device=cand.device.name,
+                command=cand.canonical,
+                typed=cand.typed,
+                file=rel,
+                bytes=len(cand.output),
+                source=cand.source,
+                action=action,
+            )
+        )
     if new_entries and not dry_run:
         spec = task.model_copy(update={"recordings": [*task.recordings, *new_entries]})
         ts.save_task(spec)
@@ -476,9 +528,11 @@ def render_summary(report: CaptureReport) -> str:
         parts.append(f"{len(report.skipped)} skipped (existing)")
     if report.unattributed:
         parts.append(f"{len(report.unattributed)} not imported")
-    out.append(f"{report.task}: {report.commands} command(s) in {len(report.files)} file(s): "
-               + (", ".join(parts) if parts else "nothing to import")
-               + ("; task.yaml recordings index updated" if report.index_updated else ""))
+    out.append(
+        f"{report.task}: {report.commands} command(s) in {len(report.files)} file(s): "
+        + (", ".join(parts) if parts else "nothing to import")
+        + ("; task.yaml recordings index updated" if report.index_updated else "")
+    )
     return "\n".join(out)
 
 
@@ -495,8 +549,9 @@ class CapturedOutput:
     source: str
 
 
-def read_captures(ts: TaskSet, spec: TaskSpec, files: Sequence[Path | str], *, device: str | None = None
-                  ) -> tuple[list[CapturedOutput], list[str]]:
+def read_captures(
+    ts: TaskSet, spec: TaskSpec, files: Sequence[Path | str], *, device: str | None = None
+) -> tuple[list[CapturedOutput], list[str]]:
     """Split session logs with the capture importer without writing anything; (outputs, problems).
 
     The importer attributes each command to a device of the task's network by its prompt (or to
@@ -511,5 +566,3 @@ def read_captures(ts: TaskSet, spec: TaskSpec, files: Sequence[Path | str], *, d
     problems = [f"{u.source}: {u.host} {u.typed!r}: {u.reason}" for u in report.unattributed]
     problems += list(report.notes)
     return found, problems
-
-

@@ -34,8 +34,9 @@ def cmd_import_capture(args: argparse.Namespace) -> int:
     from ctbench.store import TaskSet
 
     ts = TaskSet.open(args.tasks)
-    report = import_capture(ts, args.task, args.files, device=args.device, replace=args.replace,
-                            dry_run=args.dry_run)
+    report = import_capture(
+        ts, args.task, args.files, device=args.device, replace=args.replace, dry_run=args.dry_run
+    )
     if args.json:
         emit_json(report.model_dump(mode="json"))
     else:
@@ -46,15 +47,27 @@ def cmd_import_capture(args: argparse.Namespace) -> int:
 
 
 def add_import_capture(sub: Any) -> argparse.ArgumentParser:
-    p = add_command(sub, "import-capture", "split a terminal session log into recordings", cmd_import_capture,
-                    description=DESCRIPTION)
+    p = add_command(
+        sub,
+        "import-capture",
+        "split a terminal session log into recordings",
+        cmd_import_capture,
+        description=DESCRIPTION,
+    )
     p.add_argument("files", nargs="+", metavar="FILE", help="session log files, as the terminal wrote them")
     p.add_argument("--task", required=True, metavar="ID", help="the task the recordings belong to")
-    p.add_argument("--device", metavar="NAME",
-                   help="the device the whole log comes from (its prompt hostname is then ignored)")
+    p.add_argument(
+        "--device",
+        metavar="NAME",
+        help="the device the whole log comes from (its prompt hostname is then ignored)",
+    )
     p.add_argument("--replace", action="store_true", help="overwrite recordings that already exist")
     p.add_argument("--dry-run", action="store_true", help="show what would be imported; write nothing")
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
-    p.add_argument("--tasks", metavar="DIR", default=None,
-                   help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
+    p.add_argument(
+        "--tasks",
+        metavar="DIR",
+        default=None,
+        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)",
+    )
     return p

@@ -42,8 +42,12 @@ examples:
 def _tasks_arg(p: argparse.ArgumentParser, *, top: bool = False) -> None:
     # Only the top-level parser sets the default: a sub-command's default would overwrite the value
     # given before the command (`ctb-author --tasks DIR validate`), so theirs is SUPPRESS.
-    p.add_argument("--tasks", metavar="DIR", default=None if top else argparse.SUPPRESS,
-                   help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
+    p.add_argument(
+        "--tasks",
+        metavar="DIR",
+        default=None if top else argparse.SUPPRESS,
+        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)",
+    )
 
 
 def _invalid_lines(report: Report, limit: int = 3) -> list[str]:
@@ -79,8 +83,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             if f.severity.value == "warning" and args.quiet:
                 continue
             print(f.render())
-        summary = (f"{report.tasks_checked} task(s) checked: {len(report.errors)} error(s), "
-                   f"{len(report.warnings)} warning(s)")
+        summary = (
+            f"{report.tasks_checked} task(s) checked: {len(report.errors)} error(s), "
+            f"{len(report.warnings)} warning(s)"
+        )
         print(summary, file=sys.stderr if report.findings else sys.stdout)
     return 1 if report.errors else 0
 
@@ -101,11 +107,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
     except CtbError:  # a broken taxonomy or configuration: no table can be computed
         for line in invalid:
             print(f"ctb-author stats: {line}", file=sys.stderr)
-        raise CtbError(f"{ts.root}: the task set does not validate; no statistics (see ctb-author validate "
-                       f"{ts.root})") from None
+        raise CtbError(
+            f"{ts.root}: the task set does not validate; no statistics (see ctb-author validate {ts.root})"
+        ) from None
     if args.format == "json":
-        emit_json({"tables": [t.to_json() for t in res.tables], "skipped": res.skipped,
-                   "invalid_tasks": sorted(report.tasks_with_errors)})
+        emit_json(
+            {
+                "tables": [t.to_json() for t in res.tables],
+                "skipped": res.skipped,
+                "invalid_tasks": sorted(report.tasks_with_errors),
+            }
+        )
     else:
         sys.stdout.write(render(res.tables, args.format))
     for s in res.skipped:
@@ -113,9 +125,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
     for line in invalid:
         print(f"ctb-author stats: {line}", file=sys.stderr)
     if report.errors:
-        print(f"ctb-author stats: {len(report.tasks_with_errors)} of {report.tasks_checked} task(s) do not "
-              f"validate; the tables count the {report.tasks_checked - len(res.skipped)} that load "
-              f"(see ctb-author validate {ts.root})", file=sys.stderr)
+        print(
+            f"ctb-author stats: {len(report.tasks_with_errors)} of {report.tasks_checked} task(s) do not "
+            f"validate; the tables count the {report.tasks_checked - len(res.skipped)} that load "
+            f"(see ctb-author validate {ts.root})",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -147,8 +162,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     if report.errors and not args.force:
         bad = sorted(report.tasks_with_errors) or ["the task set"]
         verb = "does" if len(bad) == 1 else "do"
-        raise CtbError(f"export: {', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''} {verb} not validate; nothing "
-                       "written (fix the errors above, or pass --force to export anyway)")
+        raise CtbError(
+            f"export: {', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''} {verb} not validate; nothing "
+            "written (fix the errors above, or pass --force to export anyway)"
+        )
     bundles = [export_task(ts, r, public_only=args.public_only) for r in refs]
     if args.jsonl:
         text = "".join(dumps(b, compact=True) + "\n" for b in bundles)
@@ -199,9 +216,15 @@ def _run_app(args: argparse.Namespace, mode: str, task_id: str | None = None) ->
     ts = TaskSet.open(args.tasks)
     from ctbench.authoring.app.app import AuthorApp, NewTaskDefaults  # Textual only for the app
 
-    defaults = NewTaskDefaults(family=getattr(args, "family", None), task_id=getattr(args, "id", None),
-                               network=getattr(args, "network", None), title=getattr(args, "title", None))
-    app = AuthorApp(ts, mode=mode, task_id=task_id, author=getattr(args, "author", None), new_defaults=defaults)
+    defaults = NewTaskDefaults(
+        family=getattr(args, "family", None),
+        task_id=getattr(args, "id", None),
+        network=getattr(args, "network", None),
+        title=getattr(args, "title", None),
+    )
+    app = AuthorApp(
+        ts, mode=mode, task_id=task_id, author=getattr(args, "author", None), new_defaults=defaults
+    )
     app.run()
     return app.return_code or 0
 
@@ -216,8 +239,9 @@ def _edit_session(args: argparse.Namespace) -> tuple[TaskSet, EditSession, str]:
     return ts, EditSession.open(ts, args.id), author
 
 
-def _finish(args: argparse.Namespace, ts: TaskSet, session: EditSession, author: str, action: Action,
-            what: str) -> int:
+def _finish(
+    args: argparse.Namespace, ts: TaskSet, session: EditSession, author: str, action: Action, what: str
+) -> int:
     """Save (and commit), then say what happened and where the task stands now."""
     from ctbench.store import set_relative
     from ctbench.validation import Validator
@@ -226,11 +250,21 @@ def _finish(args: argparse.Namespace, ts: TaskSet, session: EditSession, author:
     report = Validator(ts).run([ts.ref(session.task_id)])
     folder = set_relative(ts.root, result.folder)
     if args.json:
-        emit_json({"task": session.task_id, "action": action, "done": what, "folder": str(folder),
-                   "commit": result.commit, "note": result.note, "status_note": result.status_note,
-                   "reopened": result.reopened, "errors": len(report.errors),
-                   "warnings": len(report.warnings),
-                   "findings": [f.model_dump(mode="json", exclude={"loc"}) for f in report.findings]})
+        emit_json(
+            {
+                "task": session.task_id,
+                "action": action,
+                "done": what,
+                "folder": str(folder),
+                "commit": result.commit,
+                "note": result.note,
+                "status_note": result.status_note,
+                "reopened": result.reopened,
+                "errors": len(report.errors),
+                "warnings": len(report.warnings),
+                "findings": [f.model_dump(mode="json", exclude={"loc"}) for f in report.findings],
+            }
+        )
         return 0
     print(f"{session.task_id}: {what}")
     if result.status_note and result.status_note != result.note:
@@ -240,18 +274,27 @@ def _finish(args: argparse.Namespace, ts: TaskSet, session: EditSession, author:
     elif result.note:
         print(result.note, file=sys.stderr)
     state = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
-    print(f"{session.task_id} now has {state}" + (f"; see: ctb-author validate {folder}" if report.findings else ""),
-          file=sys.stderr)
+    print(
+        f"{session.task_id} now has {state}"
+        + (f"; see: ctb-author validate {folder}" if report.findings else ""),
+        file=sys.stderr,
+    )
     return 0
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    missing = [flag for flag, value in (("--family", args.family), ("--id", args.id), ("--network", args.network))
-               if not value]
+    missing = [
+        flag
+        for flag, value in (("--family", args.family), ("--id", args.id), ("--network", args.network))
+        if not value
+    ]
     if missing:
         if not _in_terminal():
-            raise CtbError(f"new: {', '.join(missing)} missing; without a terminal ctb-author new needs "
-                           "--family, --id and --network (or run it in a terminal to use the app)", exit_code=2)
+            raise CtbError(
+                f"new: {', '.join(missing)} missing; without a terminal ctb-author new needs "
+                "--family, --id and --network (or run it in a terminal to use the app)",
+                exit_code=2,
+            )
         return _run_app(args, "new")
     from ctbench.authoring.editing import EditSession
     from ctbench.authoring.working_copy import default_author
@@ -267,8 +310,9 @@ def cmd_new(args: argparse.Namespace) -> int:
             statement = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise CtbError(f"{args.statement_file}: the statement is not UTF-8 text") from None
-    session = EditSession.create(ts, args.family, args.id, args.network, statement=statement,
-                                 title=args.title or "", author=author)
+    session = EditSession.create(
+        ts, args.family, args.id, args.network, statement=statement, title=args.title or "", author=author
+    )
     what = f"created {args.family} task in {args.family}/{args.id} on network {args.network}"
     if statement is None:
         what += " (the statement is a template: write yours with the app or --statement-file)"
@@ -277,8 +321,11 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 def cmd_edit(args: argparse.Namespace) -> int:
     if not _in_terminal():
-        raise CtbError("edit opens the authoring app and needs a terminal; scripts use add-recording, "
-                       "add-golden and set-answer", exit_code=2)
+        raise CtbError(
+            "edit opens the authoring app and needs a terminal; scripts use add-recording, "
+            "add-golden and set-answer",
+            exit_code=2,
+        )
     from ctbench.store import TaskSet
 
     TaskSet.open(args.tasks).ref(args.id)  # a clear error before the screen switches
@@ -329,8 +376,12 @@ def cmd_set_answer(args: argparse.Namespace) -> int:
 
 
 def _editing_options(p: argparse.ArgumentParser, *, json_out: bool = True) -> None:
-    p.add_argument("--author", metavar="NAME", help="who made the change, for the commit trailer "
-                   "(default: $CTBENCH_AUTHOR, else git's user.name <user.email>)")
+    p.add_argument(
+        "--author",
+        metavar="NAME",
+        help="who made the change, for the commit trailer "
+        "(default: $CTBENCH_AUTHOR, else git's user.name <user.email>)",
+    )
     p.add_argument("--no-commit", action="store_true", help="write the files but do not make a git commit")
     if json_out:
         p.add_argument("--json", action="store_true", help="machine-readable result on stdout")
@@ -338,12 +389,17 @@ def _editing_options(p: argparse.ArgumentParser, *, json_out: bool = True) -> No
 
 
 def _add_editing_commands(sub: object) -> None:
-    p = add_command(sub, "new", "create a task (opens the authoring app; flags for scripts)", cmd_new,
-                    description="Create a task.\n\nIn a terminal without flags, opens the authoring app on a new "
-                    "task. With --family, --id and --network it creates the task folder directly (for scripts) "
-                    "and commits it.\n\nexamples:\n"
-                    "  ctb-author new\n"
-                    "  ctb-author new --family rca --id RCA-007 --network campus-lab --statement-file stmt.txt")
+    p = add_command(
+        sub,
+        "new",
+        "create a task (opens the authoring app; flags for scripts)",
+        cmd_new,
+        description="Create a task.\n\nIn a terminal without flags, opens the authoring app on a new "
+        "task. With --family, --id and --network it creates the task folder directly (for scripts) "
+        "and commits it.\n\nexamples:\n"
+        "  ctb-author new\n"
+        "  ctb-author new --family rca --id RCA-007 --network campus-lab --statement-file stmt.txt",
+    )
     p.add_argument("--family", choices=["rca", "path"], help="root-cause analysis or path restoration")
     p.add_argument("--id", metavar="ID", help="task id, e.g. RCA-007 (becomes the folder name)")
     p.add_argument("--network", metavar="NAME", help="shared network the task runs on (networks/NAME.yaml)")
@@ -351,20 +407,32 @@ def _add_editing_commands(sub: object) -> None:
     p.add_argument("--title", metavar="TEXT", help="one-line title")
     _editing_options(p)
 
-    p = add_command(sub, "edit", "edit a task in the authoring app", cmd_edit,
-                    description="Open a task in the authoring app: statement, network, recordings, golden "
-                    "actions, gold answer, metadata, live validation and a replay console.")
+    p = add_command(
+        sub,
+        "edit",
+        "edit a task in the authoring app",
+        cmd_edit,
+        description="Open a task in the authoring app: statement, network, recordings, golden "
+        "actions, gold answer, metadata, live validation and a replay console.",
+    )
     p.add_argument("id", metavar="ID", help="task id")
-    p.add_argument("--author", metavar="NAME", help="who is editing (default: $CTBENCH_AUTHOR, else git's user)")
+    p.add_argument(
+        "--author", metavar="NAME", help="who is editing (default: $CTBENCH_AUTHOR, else git's user)"
+    )
     _tasks_arg(p)
 
-    p = add_command(sub, "add-recording", "add a recorded command output to a task", cmd_add_recording,
-                    description="Add what a device printed for a command, byte for byte, to a task.\n\n"
-                    "The command is stored in its canonical form (full keywords) so the replay backend finds it "
-                    "however an agent abbreviates it.\n\nexamples:\n"
-                    "  ctb-author add-recording RCA-007 --device CORE_SW_01 --command 'dis int br' --file out.txt\n"
-                    "  ssh core1 'display ip routing-table' | ctb-author add-recording RCA-007 "
-                    "--device CORE_SW_01 --command 'display ip routing-table' --file -")
+    p = add_command(
+        sub,
+        "add-recording",
+        "add a recorded command output to a task",
+        cmd_add_recording,
+        description="Add what a device printed for a command, byte for byte, to a task.\n\n"
+        "The command is stored in its canonical form (full keywords) so the replay backend finds it "
+        "however an agent abbreviates it.\n\nexamples:\n"
+        "  ctb-author add-recording RCA-007 --device CORE_SW_01 --command 'dis int br' --file out.txt\n"
+        "  ssh core1 'display ip routing-table' | ctb-author add-recording RCA-007 "
+        "--device CORE_SW_01 --command 'display ip routing-table' --file -",
+    )
     p.add_argument("id", metavar="ID", help="task id")
     p.add_argument("--device", required=True, metavar="NAME", help="device name in the task's network")
     p.add_argument("--command", required=True, metavar="CMD", help="the command as typed on the device")
@@ -372,27 +440,47 @@ def _add_editing_commands(sub: object) -> None:
     p.add_argument("--replace", action="store_true", help="replace an existing recording of the same command")
     _editing_options(p)
 
-    p = add_command(sub, "add-golden", "add a golden evidence action to a task", cmd_add_golden,
-                    description="Mark a recorded command as a golden action: evidence the diagnosis needs.\n\n"
-                    "example:\n  ctb-author add-golden RCA-007 --device CORE_SW_01 --command 'display interface "
-                    "brief' --why 'GE0/0/24 is administratively down'")
+    p = add_command(
+        sub,
+        "add-golden",
+        "add a golden evidence action to a task",
+        cmd_add_golden,
+        description="Mark a recorded command as a golden action: evidence the diagnosis needs.\n\n"
+        "example:\n  ctb-author add-golden RCA-007 --device CORE_SW_01 --command 'display interface "
+        "brief' --why 'GE0/0/24 is administratively down'",
+    )
     p.add_argument("id", metavar="ID", help="task id")
     p.add_argument("--device", required=True, metavar="NAME", help="device the command runs on")
-    p.add_argument("--command", required=True, metavar="CMD", help="a recorded command (abbreviations allowed)")
+    p.add_argument(
+        "--command", required=True, metavar="CMD", help="a recorded command (abbreviations allowed)"
+    )
     p.add_argument("--why", required=True, metavar="TEXT", help="what this observation shows")
     _editing_options(p)
 
-    p = add_command(sub, "set-answer", "set a task's gold answer", cmd_set_answer,
-                    description="Set the gold answer (replaces it; --append adds to it).\n\nexamples:\n"
-                    "  ctb-author set-answer RCA-007 --rca 'CORE_SW_01;GigabitEthernet0/0/24;shutdown'\n"
-                    "  ctb-author set-answer PATH-007 --path 'PC_01_eth0 -> ACC_SW_01_GigabitEthernet1/0/48 -> "
-                    "CORE_SW_01'")
+    p = add_command(
+        sub,
+        "set-answer",
+        "set a task's gold answer",
+        cmd_set_answer,
+        description="Set the gold answer (replaces it; --append adds to it).\n\nexamples:\n"
+        "  ctb-author set-answer RCA-007 --rca 'CORE_SW_01;GigabitEthernet0/0/24;shutdown'\n"
+        "  ctb-author set-answer PATH-007 --path 'PC_01_eth0 -> ACC_SW_01_GigabitEthernet1/0/48 -> "
+        "CORE_SW_01'",
+    )
     p.add_argument("id", metavar="ID", help="task id")
     group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--rca", action="append", metavar="'NODE;OBJECT;LABEL'",
-                       help="one root cause (repeat for several); labels and aliases from taxonomy.yaml")
-    group.add_argument("--path", action="append", metavar="'A_IF -> B_IF -> C'",
-                       help="one path (repeat for several): node_egress-interface hops, last hop a node name")
+    group.add_argument(
+        "--rca",
+        action="append",
+        metavar="'NODE;OBJECT;LABEL'",
+        help="one root cause (repeat for several); labels and aliases from taxonomy.yaml",
+    )
+    group.add_argument(
+        "--path",
+        action="append",
+        metavar="'A_IF -> B_IF -> C'",
+        help="one path (repeat for several): node_egress-interface hops, last hop a node name",
+    )
     p.add_argument("--append", action="store_true", help="add to the current answer instead of replacing it")
     _editing_options(p)
 
@@ -408,42 +496,70 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-author", DESCRIPTION)
     _tasks_arg(parser, top=True)
 
-    p = add_command(sub, "validate", "check tasks: schema, recordings, gold vs network, metadata, leaks, canary",
-                    cmd_validate, description="Check tasks the way a reviewer would, before a reviewer has to.\n\n"
-                    "Each finding names the file and line, what was found and what was expected.\n"
-                    "Exit status: 0 clean or warnings only, 1 errors found, 2 bad usage.")
-    p.add_argument("paths", nargs="*", metavar="PATH", help="task set, task folders or files in them (default: ./tasks)")
+    p = add_command(
+        sub,
+        "validate",
+        "check tasks: schema, recordings, gold vs network, metadata, leaks, canary",
+        cmd_validate,
+        description="Check tasks the way a reviewer would, before a reviewer has to.\n\n"
+        "Each finding names the file and line, what was found and what was expected.\n"
+        "Exit status: 0 clean or warnings only, 1 errors found, 2 bad usage.",
+    )
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH", help="task set, task folders or files in them (default: ./tasks)"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable findings on stdout")
     p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
-    p.add_argument("--realism", action="store_true",
-                   help="also parse recordings with the ntc-templates TextFSM parsers for their platform and command")
+    p.add_argument(
+        "--realism",
+        action="store_true",
+        help="also parse recordings with the ntc-templates TextFSM parsers for their platform and command",
+    )
     _tasks_arg(p)
 
-    p = add_command(sub, "stats", "the paper's dataset tables (tasks, categories, metadata, heterogeneity, yields)",
-                    cmd_stats)
+    p = add_command(
+        sub,
+        "stats",
+        "the paper's dataset tables (tasks, categories, metadata, heterogeneity, yields)",
+        cmd_stats,
+    )
     p.add_argument("path", nargs="?", help="task set folder (default: ./tasks)")
-    p.add_argument("--format", choices=list(TABLE_FORMATS), default="text", help=formats_help(TABLE_FORMATS.values()))
+    p.add_argument(
+        "--format", choices=list(TABLE_FORMATS), default="text", help=formats_help(TABLE_FORMATS.values())
+    )
     _tasks_arg(p)
 
-    p = add_command(sub, "schema", "write JSON Schemas for the task files (editors validate as you type)",
-                    cmd_schema)
+    p = add_command(
+        sub, "schema", "write JSON Schemas for the task files (editors validate as you type)", cmd_schema
+    )
     p.add_argument("--out", metavar="DIR", help="output folder (default: <task set>/schema)")
     _tasks_arg(p)
 
-    p = add_command(sub, "export", "write self-contained JSON bundles of tasks", cmd_export,
-                    "Write one self-contained JSON bundle per task (files base64-encoded, lossless with\n"
-                    "ctb-author import). --public-only drops what agents must not see.\n"
-                    "To publish a benchmark in a public repository without putting its answers into training\n"
-                    "corpora, keep its gold sealed (ctb-review seal; review.seal_gold in ctbench.yaml): a\n"
-                    "sealed task's hidden.yaml.age is age ciphertext, opened only with a recipient's identity\n"
-                    "($CTBENCH_AGE_IDENTITY), and a bundle of it carries the plain gold only when you can open it.")
+    p = add_command(
+        sub,
+        "export",
+        "write self-contained JSON bundles of tasks",
+        cmd_export,
+        "Write one self-contained JSON bundle per task (files base64-encoded, lossless with\n"
+        "ctb-author import). --public-only drops what agents must not see.\n"
+        "To publish a benchmark in a public repository without putting its answers into training\n"
+        "corpora, keep its gold sealed (ctb-review seal; review.seal_gold in ctbench.yaml): a\n"
+        "sealed task's hidden.yaml.age is age ciphertext, opened only with a recipient's identity\n"
+        "($CTBENCH_AGE_IDENTITY), and a bundle of it carries the plain gold only when you can open it.",
+    )
     p.add_argument("ids", nargs="*", metavar="ID", help="task ids (default: all)")
     p.add_argument("--out", metavar="DIR", help="one <ID>.json per task in DIR (default: ./bundles)")
     p.add_argument("--jsonl", metavar="FILE", help="one line per task in FILE ('-' for stdout) instead")
-    p.add_argument("--public-only", action="store_true",
-                   help="drop everything agents must not see (hidden.yaml, review records)")
-    p.add_argument("--force", action="store_true",
-                   help="export tasks that do not validate too (their errors are still printed)")
+    p.add_argument(
+        "--public-only",
+        action="store_true",
+        help="drop everything agents must not see (hidden.yaml, review records)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="export tasks that do not validate too (their errors are still printed)",
+    )
     _tasks_arg(p)
 
     p = add_command(sub, "import", "import task bundles written by export (lossless)", cmd_import)

@@ -72,8 +72,9 @@ class DraftStore:
         try:
             return TaskDraft.model_validate_json(path.read_bytes())
         except (ValidationError, ValueError) as exc:
-            raise CtbError(f"{path}: draft cannot be read ({str(exc).splitlines()[0]}); "
-                           "move it away to start afresh") from None
+            raise CtbError(
+                f"{path}: draft cannot be read ({str(exc).splitlines()[0]}); move it away to start afresh"
+            ) from None
 
     def set_aside(self, task_id: str) -> Path | None:
         """Move a draft out of the way (kept, no longer offered back); returns where it went.
@@ -104,9 +105,16 @@ class DraftStore:
             try:
                 data = json.loads(path.read_bytes())
                 task = data["task"]
-                out.append(DraftInfo(task_id=str(task["id"]), family=Family(task["family"]),
-                                     saved_at=str(data.get("saved_at", "")), is_new=bool(data.get("is_new")),
-                                     changes=len(data.get("changes") or []), path=path))
+                out.append(
+                    DraftInfo(
+                        task_id=str(task["id"]),
+                        family=Family(task["family"]),
+                        saved_at=str(data.get("saved_at", "")),
+                        is_new=bool(data.get("is_new")),
+                        changes=len(data.get("changes") or []),
+                        path=path,
+                    )
+                )
             except (OSError, ValueError, KeyError, TypeError):
                 continue
         out.sort(key=lambda d: d.saved_at, reverse=True)

@@ -79,13 +79,24 @@ class EditSession:
         ref = ts.ref(task_id)
         task = ts.load_task(ref)
         hidden = ts.load_hidden(ref)
-        draft = TaskDraft(task=task, statement=task.statement, hidden=hidden, base_digest=files_digest(ref.path))
+        draft = TaskDraft(
+            task=task, statement=task.statement, hidden=hidden, base_digest=files_digest(ref.path)
+        )
         return cls(ts, draft)
 
     @classmethod
-    def create(cls, ts: TaskSet, family: Family | str, task_id: str, network: str, *,
-               statement: str | None = None, title: str = "", author: str = "",
-               new_network: Network | None = None) -> EditSession:
+    def create(
+        cls,
+        ts: TaskSet,
+        family: Family | str,
+        task_id: str,
+        network: str,
+        *,
+        statement: str | None = None,
+        title: str = "",
+        author: str = "",
+        new_network: Network | None = None,
+    ) -> EditSession:
         """A new task (not on disk until saved). ``new_network`` creates the named network with it."""
         family = Family(family)
         check_new_id(ts, task_id)
@@ -102,17 +113,34 @@ class EditSession:
         text = STATEMENT_TEMPLATES[family] if statement is None else statement
         canary = ts.config.canary
         try:
-            task = TaskSpec(id=task_id, family=family, status=Status.DRAFT, title=title,
-                            statement=text if text.strip() else STATEMENT_TEMPLATES[family],
-                            network=network, authors=[author] if author else [], canary=canary)
+            task = TaskSpec(
+                id=task_id,
+                family=family,
+                status=Status.DRAFT,
+                title=title,
+                statement=text if text.strip() else STATEMENT_TEMPLATES[family],
+                network=network,
+                authors=[author] if author else [],
+                canary=canary,
+            )
         except ValidationError as exc:
             raise EditError(format_validation(exc, "new task")) from None
-        hidden = HiddenSpec(id=task_id, answer=GoldAnswer(rca=[] if family == Family.RCA else None,
-                                                          paths=[] if family == Family.PATH else None),
-                            canary=canary)
-        draft = TaskDraft(task=task, statement=text, hidden=hidden, network=new_network,
-                          network_is_new=new_network is not None, is_new=True,
-                          changes=[f"created {family.value} task {task_id} on network {network}"])
+        hidden = HiddenSpec(
+            id=task_id,
+            answer=GoldAnswer(
+                rca=[] if family == Family.RCA else None, paths=[] if family == Family.PATH else None
+            ),
+            canary=canary,
+        )
+        draft = TaskDraft(
+            task=task,
+            statement=text,
+            hidden=hidden,
+            network=new_network,
+            network_is_new=new_network is not None,
+            is_new=True,
+            changes=[f"created {family.value} task {task_id} on network {network}"],
+        )
         return cls(ts, draft)
 
     @classmethod
@@ -127,11 +155,23 @@ class EditSession:
                 pending[rec.file] = ts.read_recording(ref, rec)
             except CtbError as exc:
                 raise EditError(f"cannot copy {source_id}: {exc}") from None
-        task = src.draft.task.model_copy(update={
-            "id": new_id, "status": Status.DRAFT, "authors": [author] if author else list(src.draft.task.authors)})
+        task = src.draft.task.model_copy(
+            update={
+                "id": new_id,
+                "status": Status.DRAFT,
+                "authors": [author] if author else list(src.draft.task.authors),
+            }
+        )
         hidden = src.draft.hidden.model_copy(update={"id": new_id})
-        draft = TaskDraft(task=task, statement=src.draft.statement, hidden=hidden, pending=pending, is_new=True,
-                          origin=source_id, changes=[f"duplicated from {source_id}"])
+        draft = TaskDraft(
+            task=task,
+            statement=src.draft.statement,
+            hidden=hidden,
+            pending=pending,
+            is_new=True,
+            origin=source_id,
+            changes=[f"duplicated from {source_id}"],
+        )
         return cls(ts, draft)
 
     # -------------------------------------------------------------- context
@@ -243,8 +283,10 @@ class EditSession:
             self._note(f"edited device {device.name} in network {net.name}")
         links = list(net.links)
         if replaces and device.name != replaces:
-            links = [Link(a=self._rename(lk.a, replaces, device.name), b=self._rename(lk.b, replaces, device.name))
-                     for lk in links]
+            links = [
+                Link(a=self._rename(lk.a, replaces, device.name), b=self._rename(lk.b, replaces, device.name))
+                for lk in links
+            ]
             acc = self.draft.task.accessible
             if acc is not None:
                 self._set_task(accessible=[device.name if n == replaces else n for n in acc])
@@ -261,8 +303,9 @@ class EditSession:
         if used:
             raise EditError(f"{name} has {len(used)} recording(s) in this task; remove them first")
         links = [lk for lk in net.links if name not in (lk.a.node, lk.b.node)]
-        self.draft.network = net.model_copy(update={
-            "devices": [d for d in net.devices if d.name != name], "links": links})
+        self.draft.network = net.model_copy(
+            update={"devices": [d for d in net.devices if d.name != name], "links": links}
+        )
         acc = self.draft.task.accessible
         if acc is not None and name in acc:
             self._set_task(accessible=[n for n in acc if n != name])
@@ -282,9 +325,12 @@ class EditSession:
         for existing in net.links:
             for end in (link.a, link.b):
                 for other in (existing.a, existing.b):
-                    if other.node == end.node and self.vendors.iface(devices[end.node], other.interface) == \
-                            self.vendors.iface(devices[end.node], end.interface):
-                        raise EditError(f"{end} is already cabled ({existing.as_pair()[0]} -- {existing.as_pair()[1]})")
+                    if other.node == end.node and self.vendors.iface(
+                        devices[end.node], other.interface
+                    ) == self.vendors.iface(devices[end.node], end.interface):
+                        raise EditError(
+                            f"{end} is already cabled ({existing.as_pair()[0]} -- {existing.as_pair()[1]})"
+                        )
         new_devices = []
         for d in net.devices:
             for end in (link.a, link.b):
@@ -300,7 +346,9 @@ class EditSession:
         if not 0 <= index < len(net.links):
             raise EditError(f"there is no link {index + 1}")
         gone = net.links[index]
-        self.draft.network = net.model_copy(update={"links": [lk for i, lk in enumerate(net.links) if i != index]})
+        self.draft.network = net.model_copy(
+            update={"links": [lk for i, lk in enumerate(net.links) if i != index]}
+        )
         self._note(f"removed link {gone.a} -- {gone.b}")
 
     def set_accessible(self, name: str, accessible: bool) -> None:
@@ -339,8 +387,10 @@ class EditSession:
         except Exception:  # a dialect bug must not stop an author; validation reports what it can
             return typed, ""
         if getattr(res, "filters", ()):
-            raise EditError(f"{typed!r} has an output filter; record the unfiltered output "
-                            "(replay applies | include/| match to it when an agent asks)")
+            raise EditError(
+                f"{typed!r} has an output filter; record the unfiltered output "
+                "(replay applies | include/| match to it when an agent asks)"
+            )
         if res.ok and res.canonical:
             note = "" if res.canonical == typed else f"stored as {res.canonical!r}"
             return str(res.canonical), note
@@ -363,7 +413,9 @@ class EditSession:
             rel = rel[: -len(".txt")] + f"_{digest}.txt"
         return rel
 
-    def add_recording(self, device: str, command: str, data: bytes, *, replace: bool = False) -> tuple[Recording, str]:
+    def add_recording(
+        self, device: str, command: str, data: bytes, *, replace: bool = False
+    ) -> tuple[Recording, str]:
         """Index ``data`` (bytes exactly as captured) as the output of ``command`` on ``device``."""
         if not data:
             raise EditError(f"the output for {device} {command!r} is empty; record what the device printed")
@@ -372,8 +424,10 @@ class EditSession:
         for rec in recs:
             if rec.key == (device, canon):
                 if not replace:
-                    raise EditError(f"{device} {canon!r} is already recorded ({rec.file}); "
-                                    "replace it explicitly (--replace, or Replace in the app)")
+                    raise EditError(
+                        f"{device} {canon!r} is already recorded ({rec.file}); "
+                        "replace it explicitly (--replace, or Replace in the app)"
+                    )
                 self.draft.pending[rec.file] = data
                 if rec.file in self.draft.removed_files:
                     self.draft.removed_files.remove(rec.file)
@@ -455,8 +509,11 @@ class EditSession:
             return found
         names = [lab.label for lab in tax.labels] + [a for lab in tax.labels for a in lab.aliases]
         close = difflib.get_close_matches(text, names, n=3, cutoff=0.5)
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else \
-            " (see taxonomy.yaml for the labels)"
+        hint = (
+            f"; did you mean {' or '.join(repr(c) for c in close)}?"
+            if close
+            else " (see taxonomy.yaml for the labels)"
+        )
         raise EditError(f"unknown root-cause label {text!r}{hint}")
 
     def rca_objects(self, node: str) -> list[str]:
@@ -491,7 +548,9 @@ class EditSession:
     def require_family(self, family: Family) -> None:
         """Refuse an answer of the other family with a message that says which one the task is."""
         if self.family != family:
-            raise EditError(f"{self.task_id} is a {self.family.value} task; that answer belongs to {family.value} tasks")
+            raise EditError(
+                f"{self.task_id} is a {self.family.value} task; that answer belongs to {family.value} tasks"
+            )
 
     def add_rca(self, triple: RcaTriple) -> None:
         self.require_family(Family.RCA)
@@ -550,15 +609,19 @@ class EditSession:
             last = i == len(tokens) - 1
             if last:
                 if tok not in names:
-                    raise EditError(f"{line!r}: the last hop {tok!r} must be a node name of network "
-                                    f"{self.network.name} (no interface)")
+                    raise EditError(
+                        f"{line!r}: the last hop {tok!r} must be a node name of network "
+                        f"{self.network.name} (no interface)"
+                    )
                 hops.append((tok, None))
                 continue
             node = next((n for n in names if tok.startswith(n + "_") and len(tok) > len(n) + 1), None)
             if node is None:
-                raise EditError(f"{line!r}: hop {i + 1} {tok!r} is not node_egress-interface for a node of "
-                                f"network {self.network.name}")
-            hops.append((node, tok[len(node) + 1:]))
+                raise EditError(
+                    f"{line!r}: hop {i + 1} {tok!r} is not node_egress-interface for a node of "
+                    f"network {self.network.name}"
+                )
+            hops.append((node, tok[len(node) + 1 :]))
         return self.make_path(hops)
 
     def add_path(self, path: GoldPath) -> None:
@@ -617,8 +680,14 @@ class EditSession:
                 continue
             rows.append(MetaRow(name, getattr(declared, name), getattr(derived, name), name in bad))
         if self.family == Family.RCA:
-            rows.append(MetaRow("root_cause_count", self.draft.hidden.metadata.root_cause_count,
-                                derived.entries, "root_cause_count" in bad))
+            rows.append(
+                MetaRow(
+                    "root_cause_count",
+                    self.draft.hidden.metadata.root_cause_count,
+                    derived.entries,
+                    "root_cause_count" in bad,
+                )
+            )
         return rows
 
     # -------------------------------------------------------------- snapshot / save
@@ -627,11 +696,19 @@ class EditSession:
         """A copy a worker thread may read while the author keeps typing."""
         return self.draft.model_copy(deep=True)
 
-    def save(self, *, commit: bool = True, author: str = "", action: Action | None = None,
-             message: str | None = None, force: bool = False) -> SaveResult:
+    def save(
+        self,
+        *,
+        commit: bool = True,
+        author: str = "",
+        action: Action | None = None,
+        message: str | None = None,
+        force: bool = False,
+    ) -> SaveResult:
         saved = self.snapshot()
-        result = save_draft(self.ts, saved, commit=commit, author=author, action=action, message=message,
-                            force=force)
+        result = save_draft(
+            self.ts, saved, commit=commit, author=author, action=action, message=message, force=force
+        )
         self.mark_saved(saved)
         return result
 
@@ -648,7 +725,7 @@ class EditSession:
             d.network_is_new = False
         if d.network is not None and d.network == saved.network:
             d.network = None
-        d.changes = d.changes[len(saved.changes):]
+        d.changes = d.changes[len(saved.changes) :]
         if saved.task.status != d.task.status:  # the save moved it (approved -> draft): the editor shows that
             d.task = d.task.model_copy(update={"status": saved.task.status})
         d.base_digest = files_digest(self.folder)

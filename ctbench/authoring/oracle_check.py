@@ -66,37 +66,50 @@ def check_task(ts: TaskSet, ref: TaskRef, engine: ReplayEngine | None = None) ->
             res.outcomes[obs.outcome.value] = res.outcomes.get(obs.outcome.value, 0) + 1
             if obs.outcome.value != "recorded":
                 first = obs.text.strip().splitlines()[-1] if obs.text.strip() else ""
-                res.problems.append(f"golden action {act.device} {act.command!r} is answered "
-                                    f"{obs.outcome.value}: {first[:120]}")
+                res.problems.append(
+                    f"golden action {act.device} {act.command!r} is answered "
+                    f"{obs.outcome.value}: {first[:120]}"
+                )
 
     res.answer_lines = hidden.gold_answer_lines(ref.family)
     text = "\n".join(res.answer_lines)
     names = list(devices)
 
     iface = vendors.normalizer(devices)
-    parsed = parse_answer(text, ref.family.value, node_names=names, resolve_label=ts.taxonomy.resolve,
-                          normalize=iface)
+    parsed = parse_answer(
+        text, ref.family.value, node_names=names, resolve_label=ts.taxonomy.resolve, normalize=iface
+    )
     # RCA: (node, object, label) triples; path: the paths as hop tuples. Compared as sets either way.
     expected: set[tuple[object, ...]]
     got: set[tuple[object, ...]]
     if ref.family == Family.RCA:
-        expected = {(t.node, iface(t.node, t.object), ts.taxonomy.resolve(t.label) or t.label)
-                    for t in hidden.answer.rca or []}
+        expected = {
+            (t.node, iface(t.node, t.object), ts.taxonomy.resolve(t.label) or t.label)
+            for t in hidden.answer.rca or []
+        }
         got = {tuple(e) for e in parsed.rca or ()}
     else:
-        expected = {tuple(Hop(h.node, None if h.egress is None else iface(h.node, h.egress)) for h in p)
-                    for p in hidden.gold_paths()}
+        expected = {
+            tuple(Hop(h.node, None if h.egress is None else iface(h.node, h.egress)) for h in p)
+            for p in hidden.gold_paths()
+        }
         got = set(parsed.paths or ())
     if parsed.status != "answered":
-        res.problems.append(f"the gold answer does not parse ({parsed.status}): {list(parsed.invalid_lines)[:3]}")
+        res.problems.append(
+            f"the gold answer does not parse ({parsed.status}): {list(parsed.invalid_lines)[:3]}"
+        )
     elif parsed.invalid_lines:
         res.problems.append(f"gold answer lines rejected by the parser: {list(parsed.invalid_lines)[:3]}")
     elif parsed.unresolved_lines:
-        res.problems.append("gold answer lines name what the task does not know: "
-                            + "; ".join(f"{line!r} ({why})" for line, why in parsed.unresolved_lines[:3]))
+        res.problems.append(
+            "gold answer lines name what the task does not know: "
+            + "; ".join(f"{line!r} ({why})" for line, why in parsed.unresolved_lines[:3])
+        )
     elif got != expected:
-        res.problems.append(f"the parser reads the gold answer as {sorted(map(str, got))[:3]}, "
-                            f"not as the gold {sorted(map(str, expected))[:3]}")
+        res.problems.append(
+            f"the parser reads the gold answer as {sorted(map(str, got))[:3]}, "
+            f"not as the gold {sorted(map(str, expected))[:3]}"
+        )
     return res
 
 
@@ -115,7 +128,14 @@ def check_oracle(paths: Sequence[str], report: Report | None = None) -> list[Ora
         results.append(res)
         if report is not None:
             for problem in res.problems:
-                report.findings.append(Finding(severity=Severity.ERROR, code="oracle", task=ref.id,
-                                               file=set_relative(ts.root, ref.hidden_file),
-                                               message=problem, expected="a task a perfect agent can solve"))
+                report.findings.append(
+                    Finding(
+                        severity=Severity.ERROR,
+                        code="oracle",
+                        task=ref.id,
+                        file=set_relative(ts.root, ref.hidden_file),
+                        message=problem,
+                        expected="a task a perfect agent can solve",
+                    )
+                )
     return results

@@ -172,16 +172,30 @@ def check_task(ts: TaskSet, ref: TaskRef, index: TemplateIndex, report: Report) 
         where = set_relative(ts.root, path)
         what = f"{rec.device} ({dev.os}) {rec.command!r}"
         if outcome.error is not None:
-            report.findings.append(Finding(
-                severity=Severity.ERROR, code="realism-parse", file=where, line=outcome.line, task=ref.id,
-                message=f"{what} does not parse with ntc-templates {outcome.template.templates}: "
-                        f"{_short(outcome.error)}",
-                expected="output in the device's real format"))
+            report.findings.append(
+                Finding(
+                    severity=Severity.ERROR,
+                    code="realism-parse",
+                    file=where,
+                    line=outcome.line,
+                    task=ref.id,
+                    message=f"{what} does not parse with ntc-templates {outcome.template.templates}: "
+                    f"{_short(outcome.error)}",
+                    expected="output in the device's real format",
+                )
+            )
         elif not outcome.rows and data.strip():
-            report.findings.append(Finding(
-                severity=Severity.WARNING, code="realism-empty", file=where, line=1, task=ref.id,
-                message=f"{what}: ntc-templates {outcome.template.templates} finds no rows in non-empty output",
-                expected="rows the scenario implies (fine only for real 'nothing configured' answers)"))
+            report.findings.append(
+                Finding(
+                    severity=Severity.WARNING,
+                    code="realism-empty",
+                    file=where,
+                    line=1,
+                    task=ref.id,
+                    message=f"{what}: ntc-templates {outcome.template.templates} finds no rows in non-empty output",
+                    expected="rows the scenario implies (fine only for real 'nothing configured' answers)",
+                )
+            )
     return parsed
 
 
@@ -195,8 +209,9 @@ def check_realism(paths: Sequence[str], report: Report, *, template_dir: Path | 
     return check_realism_tasks(ts, refs, report, template_dir=template_dir)
 
 
-def check_realism_tasks(ts: TaskSet, refs: Sequence[TaskRef] | None, report: Report, *,
-                        template_dir: Path | None = None) -> int:
+def check_realism_tasks(
+    ts: TaskSet, refs: Sequence[TaskRef] | None, report: Report, *, template_dir: Path | None = None
+) -> int:
     """The TextFSM check over targets already resolved (``None``: every task of ``ts``).
 
     ``ctb-author validate --realism`` resolves its paths once and hands the same task set (with its

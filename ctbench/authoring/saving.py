@@ -59,15 +59,18 @@ def build_models(draft: TaskDraft) -> tuple[TaskSpec, HiddenSpec]:
         raise EditError(f"{draft.id}: the statement is empty; describe the symptom and the answer format")
     try:
         spec = draft.spec()
-        task = TaskSpec.model_validate(spec.model_copy(update={"title": spec.title.strip()}).model_dump(by_alias=True))
+        task = TaskSpec.model_validate(
+            spec.model_copy(update={"title": spec.title.strip()}).model_dump(by_alias=True)
+        )
         hidden = HiddenSpec.model_validate(draft.hidden.model_dump(by_alias=True))
     except ValidationError as exc:
         raise EditError(format_validation(exc, draft.id)) from None
     return task, hidden
 
 
-def _write_task_files(ts: TaskSet, folder: Path, draft: TaskDraft, task: TaskSpec, hidden: HiddenSpec,
-                      source: Path | None) -> list[Path]:
+def _write_task_files(
+    ts: TaskSet, folder: Path, draft: TaskDraft, task: TaskSpec, hidden: HiddenSpec, source: Path | None
+) -> list[Path]:
     """Recordings, then task.yaml, then hidden.yaml into ``folder`` (the order that is safe to interrupt)."""
     written: list[Path] = []
     for rel, data in draft.pending.items():
@@ -80,8 +83,13 @@ def _write_task_files(ts: TaskSet, folder: Path, draft: TaskDraft, task: TaskSpe
         # Carry over recordings (and anything else, such as review records) not rewritten from memory.
         for path in sorted(source.rglob("*")):
             rel = path.relative_to(source).as_posix()
-            if path.is_file() and not path.is_symlink() and rel not in draft.pending \
-                    and rel not in (TASK_FILE, HIDDEN_FILE, SEALED_HIDDEN_FILE) and rel not in draft.removed_files:
+            if (
+                path.is_file()
+                and not path.is_symlink()
+                and rel not in draft.pending
+                and rel not in (TASK_FILE, HIDDEN_FILE, SEALED_HIDDEN_FILE)
+                and rel not in draft.removed_files
+            ):
                 target = folder / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, target)
@@ -108,18 +116,23 @@ def approval_change(ts: TaskSet, draft: TaskDraft) -> dict[Criterion, list[str]]
 
     with tempfile.TemporaryDirectory(prefix="ctb-reopen-") as tmp:
         shadow = write_shadow(ts, draft, Path(tmp))
-        return reopened_by(ts, TaskRef(draft.id, draft.family, folder),
-                           disk_reader(shadow.task_dir(draft.family, draft.id)))
+        return reopened_by(
+            ts, TaskRef(draft.id, draft.family, folder), disk_reader(shadow.task_dir(draft.family, draft.id))
+        )
 
 
 def reopen_text(reopens: dict[Criterion, list[str]]) -> str:
     """``solvability (gold answer), answer completeness (gold answer)``: one wording for the app and CLI."""
     from ctbench.approval.hashes import PART_TITLES
 
-    return ", ".join(f"{c.label} ({', '.join(PART_TITLES.get(p, p) for p in parts)})" for c, parts in reopens.items())
+    return ", ".join(
+        f"{c.label} ({', '.join(PART_TITLES.get(p, p) for p in parts)})" for c, parts in reopens.items()
+    )
 
 
-def _status_for_save(ts: TaskSet, draft: TaskDraft, task: TaskSpec, result: SaveResult, commit: bool) -> TaskSpec:
+def _status_for_save(
+    ts: TaskSet, draft: TaskDraft, task: TaskSpec, result: SaveResult, commit: bool
+) -> TaskSpec:
     """No silent edits after approval, and nothing committed as reviewable that fails validation.
 
     An approved task whose reviewed content changes goes back to draft (``ctb-review submit`` then
@@ -133,8 +146,10 @@ def _status_for_save(ts: TaskSet, draft: TaskDraft, task: TaskSpec, result: Save
         reopens = approval_change(ts, draft)
         if reopens:
             result.reopened = {c.value: parts for c, parts in reopens.items()}
-            result.status_note = (f"approved -> draft: the change reopens {reopen_text(reopens)}; "
-                                  f"it needs re-review (ctb-review submit {task.id})")
+            result.status_note = (
+                f"approved -> draft: the change reopens {reopen_text(reopens)}; "
+                f"it needs re-review (ctb-review submit {task.id})"
+            )
             return task.model_copy(update={"status": Status.DRAFT})
     if not commit or task.status == Status.DISCARDED:
         return task
@@ -143,17 +158,28 @@ def _status_for_save(ts: TaskSet, draft: TaskDraft, task: TaskSpec, result: Save
         return task
     first = errors[0].render()
     if task.status == Status.APPROVED:
-        result.status_note = (f"approved -> draft: the task fails validation ({len(errors)} error(s), first: "
-                              f"{first})")
+        result.status_note = (
+            f"approved -> draft: the task fails validation ({len(errors)} error(s), first: {first})"
+        )
         return task.model_copy(update={"status": Status.DRAFT})
-    result.status_note = (f"saved without a commit: {task.id} is {task.status.value} and fails validation "
-                          f"({len(errors)} error(s), first: {first}); fix it, then commit the revision with "
-                          "ctb-review respond")
+    result.status_note = (
+        f"saved without a commit: {task.id} is {task.status.value} and fails validation "
+        f"({len(errors)} error(s), first: {first}); fix it, then commit the revision with "
+        "ctb-review respond"
+    )
     return task
 
 
-def save_draft(ts: TaskSet, draft: TaskDraft, *, commit: bool = True, author: str = "",
-               action: Action | None = None, message: str | None = None, force: bool = False) -> SaveResult:
+def save_draft(
+    ts: TaskSet,
+    draft: TaskDraft,
+    *,
+    commit: bool = True,
+    author: str = "",
+    action: Action | None = None,
+    message: str | None = None,
+    force: bool = False,
+) -> SaveResult:
     """Write a draft to its task folder (and network file), then commit the touched paths."""
     task, hidden = build_models(draft)
     folder = ts.task_dir(task.family, task.id)
@@ -168,12 +194,16 @@ def save_draft(ts: TaskSet, draft: TaskDraft, *, commit: bool = True, author: st
     if draft.is_new:
         check_new_id(ts, task.id)
     elif not force and draft.base_digest and folder.is_dir() and files_digest(folder) != draft.base_digest:
-        raise ConflictError(f"{task.id}: task.yaml or hidden.yaml changed on disk since you started editing; "
-                            "save again to overwrite them, or reopen the task")
+        raise ConflictError(
+            f"{task.id}: task.yaml or hidden.yaml changed on disk since you started editing; "
+            "save again to overwrite them, or reopen the task"
+        )
     touched: list[Path] = [folder]
     if draft.network is not None:
         if draft.network_is_new and ts.network_path(draft.network.name).exists():
-            raise EditError(f"network {draft.network.name} was created meanwhile; pick it instead of creating it")
+            raise EditError(
+                f"network {draft.network.name} was created meanwhile; pick it instead of creating it"
+            )
         result.written.append(ts.save_network(draft.network))
         touched.append(ts.network_path(draft.network.name))
     if draft.is_new:
@@ -202,10 +232,15 @@ def save_draft(ts: TaskSet, draft: TaskDraft, *, commit: bool = True, author: st
     if commit:
         act: Action = action or ("duplicate" if draft.origin else "create" if draft.is_new else "edit")
         subject = message or _subject(act, task.id, draft)
-        result.commit, result.note = commit_paths(ts.root, touched, task_id=task.id, action=act,
-                                                  author=author or default_author(ts.root), subject=subject,
-                                                  details=[*draft.changes, *([result.status_note]
-                                                                             if result.status_note else [])])
+        result.commit, result.note = commit_paths(
+            ts.root,
+            touched,
+            task_id=task.id,
+            action=act,
+            author=author or default_author(ts.root),
+            subject=subject,
+            details=[*draft.changes, *([result.status_note] if result.status_note else [])],
+        )
     return result
 
 
@@ -231,9 +266,15 @@ def delete_task(ts: TaskSet, task_id: str, *, commit: bool = True, author: str =
     shutil.rmtree(ref.path)
     result = SaveResult(task_id=task_id, folder=ref.path, removed=[ref.path])
     if commit:
-        result.commit, result.note = commit_paths(ts.root, [ref.path], task_id=task_id, action="delete",
-                                                  author=author or default_author(ts.root),
-                                                  subject=f"{task_id}: delete task", details=[])
+        result.commit, result.note = commit_paths(
+            ts.root,
+            [ref.path],
+            task_id=task_id,
+            action="delete",
+            author=author or default_author(ts.root),
+            subject=f"{task_id}: delete task",
+            details=[],
+        )
     return result
 
 
@@ -248,7 +289,9 @@ def _split_author(author: str) -> tuple[str, str]:
     return name, f"{re.sub(r'[^A-Za-z0-9._-]+', '.', name).strip('.') or 'author'}@localhost"
 
 
-def commit_message(subject: str, *, task_id: str, action: Action, author: str, details: Iterable[str] = ()) -> str:
+def commit_message(
+    subject: str, *, task_id: str, action: Action, author: str, details: Iterable[str] = ()
+) -> str:
     """Subject, a bullet list of what changed, and the trailers review statistics read back."""
     lines = [subject, ""]
     body = [f"- {d}" for d in dict.fromkeys(details)]
@@ -258,8 +301,16 @@ def commit_message(subject: str, *, task_id: str, action: Action, author: str, d
     return "\n".join(lines) + "\n"
 
 
-def commit_paths(root: Path, paths: Sequence[Path], *, task_id: str, action: Action, author: str,
-                 subject: str, details: Iterable[str] = ()) -> tuple[str | None, str]:
+def commit_paths(
+    root: Path,
+    paths: Sequence[Path],
+    *,
+    task_id: str,
+    action: Action,
+    author: str,
+    subject: str,
+    details: Iterable[str] = (),
+) -> tuple[str | None, str]:
     """Commit exactly ``paths`` (additions, changes, removals) with trailers; (sha or None, note).
 
     Other staged or unstaged work in the repository is left alone: the commit is limited to the
@@ -289,8 +340,11 @@ def commit_paths(root: Path, paths: Sequence[Path], *, task_id: str, action: Act
     try:
         repo.git.add("-A", "--", *rels)
         # never commit an interrupted save's temporary copy (.hidden.yaml.XXXXXXXX.tmp holds the gold)
-        temps = [f for f in repo.git.diff("--cached", "--name-only", "--", *rels).splitlines()
-                 if is_leftover_temp(PurePosixPath(f).name)]
+        temps = [
+            f
+            for f in repo.git.diff("--cached", "--name-only", "--", *rels).splitlines()
+            if is_leftover_temp(PurePosixPath(f).name)
+        ]
         if temps:
             repo.git.rm("--cached", "-q", "--ignore-unmatch", "--", *temps)
         if repo.head.is_valid() and not repo.git.diff("--cached", "--name-only", "--", *rels).strip():

@@ -93,8 +93,11 @@ def validate_draft(ts: TaskSet, draft: TaskDraft) -> list[Finding]:
         v = Validator(shadow)
         v.check_set_files()
         ref = TaskRef(draft.id, draft.family, shadow.task_dir(draft.family, draft.id))
-        others = sum((ts.root / fam.value / draft.id).is_dir() for fam in FAMILIES
-                     if not (fam == draft.family and not draft.is_new))
+        others = sum(
+            (ts.root / fam.value / draft.id).is_dir()
+            for fam in FAMILIES
+            if not (fam == draft.family and not draft.is_new)
+        )
         v.report.tasks_checked = 1
         v.check_task(ref, duplicate=others > 0)
         return list(v.report.findings)

@@ -51,8 +51,14 @@ def _pct(n: int, total: int) -> float | None:
     return round(100.0 * n / total, 2) if total else None
 
 
-def _dist(title: str, key: str, items: list[Loaded], fn: Callable[[Loaded], object], order: list[str] | None = None,
-          label: str = "value") -> Table:
+def _dist(
+    title: str,
+    key: str,
+    items: list[Loaded],
+    fn: Callable[[Loaded], object],
+    order: list[str] | None = None,
+    label: str = "value",
+) -> Table:
     counts = Counter(str(fn(x)) for x in items)
     keys = order or sorted(counts, key=lambda k: (len(k), k))
     t = Table(title=title, columns=[label, "tasks", "%"], key=key)
@@ -73,7 +79,9 @@ def dataset_stats(ts: TaskSet, *, review_counts: dict[str, dict[str, int]] | Non
     rca = [x for x in loaded if x.task.family == Family.RCA]
     path = [x for x in loaded if x.task.family == Family.PATH]
 
-    t = Table(title="Tasks per family", columns=["family", "tasks", *[s.value for s in Status]], key="families")
+    t = Table(
+        title="Tasks per family", columns=["family", "tasks", *[s.value for s in Status]], key="families"
+    )
     for fam, items in ((Family.RCA, rca), (Family.PATH, path)):
         st = Counter(x.task.status.value for x in items)
         t.add(fam.value, len(items), *[st.get(s.value, 0) for s in Status])
@@ -81,11 +89,19 @@ def dataset_stats(ts: TaskSet, *, review_counts: dict[str, dict[str, int]] | Non
     res.tables.append(t)
 
     entries = [(x, tax.resolve(e.label) or e.label) for x in rca for e in (x.hidden.answer.rca or [])]
-    n_entries = len({(x.task.id, e.node, e.object, tax.resolve(e.label) or e.label)
-                     for x in rca for e in (x.hidden.answer.rca or [])})
+    n_entries = len(
+        {
+            (x.task.id, e.node, e.object, tax.resolve(e.label) or e.label)
+            for x in rca
+            for e in (x.hidden.answer.rca or [])
+        }
+    )
     n_mentions = sum(x.derived.mentions for x in rca)
-    t = Table(title="RCA root-cause entries vs task-level mentions (A.1)", columns=["measure", "count"],
-              key="entries")
+    t = Table(
+        title="RCA root-cause entries vs task-level mentions (A.1)",
+        columns=["measure", "count"],
+        key="entries",
+    )
     t.add("RCA tasks", len(rca))
     t.add("root-cause entries (triples)", n_entries)
     t.add("task-level mentions (label once per task)", n_mentions)
@@ -93,49 +109,119 @@ def dataset_stats(ts: TaskSet, *, review_counts: dict[str, dict[str, int]] | Non
 
     by_label = Counter(lab for _, lab in entries)
     mentions = Counter(lab for x in rca for lab in x.derived.labels)
-    t = Table(title="Fine-grained root-cause distribution (Table 8)",
-              columns=["label", "category", "entries", "% entries", "task mentions"], key="labels")
+    t = Table(
+        title="Fine-grained root-cause distribution (Table 8)",
+        columns=["label", "category", "entries", "% entries", "task mentions"],
+        key="labels",
+    )
     for lab in sorted(by_label, key=lambda k: (-by_label[k], k)):
-        t.add(lab, tax.category_of(lab) or "?", by_label[lab], _pct(by_label[lab], len(entries)), mentions[lab])
+        t.add(
+            lab, tax.category_of(lab) or "?", by_label[lab], _pct(by_label[lab], len(entries)), mentions[lab]
+        )
     res.tables.append(t)
 
     domains = Counter((known.domain if (known := tax.get(lab)) else "?") for _, lab in entries)
-    t = Table(title="Root-cause fault domains, unmerged (Table 7)", columns=["domain", "entries", "%"], key="domains")
+    t = Table(
+        title="Root-cause fault domains, unmerged (Table 7)",
+        columns=["domain", "entries", "%"],
+        key="domains",
+    )
     for dom in sorted(domains, key=lambda k: (-domains[k], k)):
         t.add(dom, domains[dom], _pct(domains[dom], len(entries)))
     res.tables.append(t)
 
     cats = Counter(tax.category_of(lab) or "?" for _, lab in entries)
     task_cats = Counter(c for x in rca for c in x.derived.categories)
-    t = Table(title="Merged RCA categories (Tables 3 and 9)",
-              columns=["category", "name", "entries", "% entries", "tasks"], key="categories")
+    t = Table(
+        title="Merged RCA categories (Tables 3 and 9)",
+        columns=["category", "name", "entries", "% entries", "tasks"],
+        key="categories",
+    )
     for c in tax.categories:
         t.add(c.id, c.name, cats.get(c.id, 0), _pct(cats.get(c.id, 0), len(entries)), task_cats.get(c.id, 0))
     res.tables.append(t)
 
     if rca:
-        res.tables.append(_dist("RCA observability (Table 11)", "rca_observability", rca,
-                                lambda x: x.derived.observability or "unset", ["O1", "O2", "unset"]))
-        res.tables.append(_dist("RCA root-cause count N_r (Table 11)", "rca_root_causes", rca,
-                                lambda x: _bucket(x.derived.root_cause_count, 3, "RC")))
-        res.tables.append(_dist("RCA propagation-chain length N_c (Table 11)", "rca_chain", rca,
-                                lambda x: x.derived.chain_length or "unset"))
-        res.tables.append(_dist("RCA golden solution length tier (Table 11)", "rca_golden", rca,
-                                lambda x: f"{x.derived.golden_tier}"))
-        res.tables.append(_dist("RCA protocol complexity N_p (Table 11)", "rca_protocols", rca,
-                                lambda x: x.derived.protocol_complexity))
+        res.tables.append(
+            _dist(
+                "RCA observability (Table 11)",
+                "rca_observability",
+                rca,
+                lambda x: x.derived.observability or "unset",
+                ["O1", "O2", "unset"],
+            )
+        )
+        res.tables.append(
+            _dist(
+                "RCA root-cause count N_r (Table 11)",
+                "rca_root_causes",
+                rca,
+                lambda x: _bucket(x.derived.root_cause_count, 3, "RC"),
+            )
+        )
+        res.tables.append(
+            _dist(
+                "RCA propagation-chain length N_c (Table 11)",
+                "rca_chain",
+                rca,
+                lambda x: x.derived.chain_length or "unset",
+            )
+        )
+        res.tables.append(
+            _dist(
+                "RCA golden solution length tier (Table 11)",
+                "rca_golden",
+                rca,
+                lambda x: f"{x.derived.golden_tier}",
+            )
+        )
+        res.tables.append(
+            _dist(
+                "RCA protocol complexity N_p (Table 11)",
+                "rca_protocols",
+                rca,
+                lambda x: x.derived.protocol_complexity,
+            )
+        )
     if path:
-        res.tables.append(_dist("Path count N_path (Table 12)", "path_count", path,
-                                lambda x: _bucket(x.derived.path_count, 3, "P")))
-        res.tables.append(_dist("Path length in hops (Table 12)", "path_length", path,
-                                lambda x: _len_bucket(max(x.derived.path_lengths or [0]))))
-        res.tables.append(_dist("Path golden solution length tier (Table 12)", "path_golden", path,
-                                lambda x: x.derived.golden_tier))
-        res.tables.append(_dist("Path protocol complexity N_p (Table 12)", "path_protocols", path,
-                                lambda x: x.derived.protocol_complexity))
+        res.tables.append(
+            _dist(
+                "Path count N_path (Table 12)",
+                "path_count",
+                path,
+                lambda x: _bucket(x.derived.path_count, 3, "P"),
+            )
+        )
+        res.tables.append(
+            _dist(
+                "Path length in hops (Table 12)",
+                "path_length",
+                path,
+                lambda x: _len_bucket(max(x.derived.path_lengths or [0])),
+            )
+        )
+        res.tables.append(
+            _dist(
+                "Path golden solution length tier (Table 12)",
+                "path_golden",
+                path,
+                lambda x: x.derived.golden_tier,
+            )
+        )
+        res.tables.append(
+            _dist(
+                "Path protocol complexity N_p (Table 12)",
+                "path_protocols",
+                path,
+                lambda x: x.derived.protocol_complexity,
+            )
+        )
 
-    t = Table(title="Network heterogeneity h_L = max(N_v, N_d) (Table 4)",
-              columns=["family", "level", "thresholds", "tasks", "%", "mean h_L"], key="heterogeneity")
+    t = Table(
+        title="Network heterogeneity h_L = max(N_v, N_d) (Table 4)",
+        columns=["family", "level", "thresholds", "tasks", "%", "mean h_L"],
+        key="heterogeneity",
+    )
     for fam, items in ((Family.RCA, rca), (Family.PATH, path)):
         levels = ts.config.heterogeneity.for_family(fam)
         lo = 0
@@ -147,8 +233,11 @@ def dataset_stats(ts: TaskSet, *, review_counts: dict[str, dict[str, int]] | Non
             t.add(fam.value, lv.name, f"h_L {rng}", len(members), _pct(len(members), len(items)), mean)
     res.tables.append(t)
 
-    t = Table(title="Review yields (candidates -> retained)",
-              columns=["family", "candidates", "retained", "discarded", "in progress", "yield %"], key="yields")
+    t = Table(
+        title="Review yields (candidates -> retained)",
+        columns=["family", "candidates", "retained", "discarded", "in progress", "yield %"],
+        key="yields",
+    )
     for fam, items in ((Family.RCA, rca), (Family.PATH, path)):
         extra = (review_counts or {}).get(fam.value, {})
         cand = [x for x in items if x.task.status != Status.DRAFT]

@@ -33,13 +33,15 @@ STATEMENT_TEMPLATES: dict[Family, str] = {
         "Describe what is observed, where and by whom (the symptom, not its cause).\n"
         "You may run display/show commands on the network devices. Find the minimal set of root causes.\n"
         "\n"
-        "Answer with one line per root cause: node;object;root-cause label\n"),
+        "Answer with one line per root cause: node;object;root-cause label\n"
+    ),
     Family.PATH: (
         "Restore the forwarding path taken by traffic from SOURCE to DESTINATION.\n"
         "You may run display/show commands on the network devices.\n"
         "\n"
         "Answer with one line per path, hops joined by ->, each non-terminal hop written\n"
-        "node_egress-interface and the final hop the node name only.\n"),
+        "node_egress-interface and the final hop the node name only.\n"
+    ),
 }
 """A new task starts from its family's answer-format sentence, which every statement must carry."""
 
@@ -72,7 +74,9 @@ class TaskDraft(BaseModel):
     statement: str
     hidden: HiddenSpec
     network: Network | None = Field(
-        default=None, description="Working copy of the network when edited or new; None = the shared file as is.")
+        default=None,
+        description="Working copy of the network when edited or new; None = the shared file as is.",
+    )
     network_is_new: bool = False
     pending: dict[str, bytes] = Field(default_factory=dict, description="recording file -> bytes to write")
     removed_files: list[str] = Field(default_factory=list, description="recording files to delete on save")
@@ -190,8 +194,10 @@ def next_free_id(ts: TaskSet, family: Family) -> str:
 
 def check_new_id(ts: TaskSet, task_id: str) -> None:
     if not TASK_ID_RE.match(task_id) or len(task_id) > 64:
-        raise EditError(f"task id {task_id!r} is not valid (expected letters, digits, '-', '_' or '.', "
-                        "starting with a letter or digit, e.g. RCA-007)")
+        raise EditError(
+            f"task id {task_id!r} is not valid (expected letters, digits, '-', '_' or '.', "
+            "starting with a letter or digit, e.g. RCA-007)"
+        )
     for fam in FAMILIES:
         if (ts.root / fam.value / task_id).exists():
             raise EditError(f"task {task_id} already exists ({fam.value}/{task_id})")
@@ -201,11 +207,15 @@ def format_validation(exc: ValidationError, what: str) -> str:
     return f"{what}: {validation_message(exc, '')}"
 
 
-
-
 def checked_rel(rel: str) -> str:
     """A recording path from a draft, refused unless it stays under ``recordings/`` (drafts are files too)."""
     parts = Path(rel).parts
-    if Path(rel).is_absolute() or "\\" in rel or ".." in parts or len(parts) < 2 or parts[0] != RECORDINGS_DIR:
+    if (
+        Path(rel).is_absolute()
+        or "\\" in rel
+        or ".." in parts
+        or len(parts) < 2
+        or parts[0] != RECORDINGS_DIR
+    ):
         raise EditError(f"recording path {rel!r} is not a file under {RECORDINGS_DIR}/; the draft is damaged")
     return rel

@@ -26,8 +26,22 @@ from ._parser import Cfg, Parser, tokenize
 PartialStyle = Literal["list", "words", "columns"]
 _PARTIAL_STYLES: dict[str, PartialStyle] = {"list": "list", "words": "words", "columns": "columns"}
 
-_PARAM_ORDER = ("interface-number", "mask", "prefix-length", "number", "ipv4", "ipv4-net", "ipv6", "ipv6-net",
-                "ip", "ip-net", "mac", "hostname", "word", "regex")
+_PARAM_ORDER = (
+    "interface-number",
+    "mask",
+    "prefix-length",
+    "number",
+    "ipv4",
+    "ipv4-net",
+    "ipv6",
+    "ipv6-net",
+    "ip",
+    "ip-net",
+    "mac",
+    "hostname",
+    "word",
+    "regex",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +159,16 @@ def split_query(text: str) -> HelpQuery:
 class Helper:
     """Computes help lists and completions for one vendor; holds no state besides its inputs."""
 
-    def __init__(self, parser: Parser, root: Node, style: HelpStyle, filters: Mapping[str, FilterSpec],
-                 naming: InterfaceNaming, interface_types: Sequence[str], aliases: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        parser: Parser,
+        root: Node,
+        style: HelpStyle,
+        filters: Mapping[str, FilterSpec],
+        naming: InterfaceNaming,
+        interface_types: Sequence[str],
+        aliases: Mapping[str, str],
+    ) -> None:
         self.parser = parser
         self.root = root
         self.style = style
@@ -186,8 +208,10 @@ class Helper:
             # keyword of another template (VRP "display interface gigabitethernet brief").
             for name in node.params:
                 if name == "interface" and style.interface_types:
-                    out += [HelpItem(t, style.describe(previous, t) or style.interface_desc.replace("{type}", t))
-                            for t in self.interface_types]
+                    out += [
+                        HelpItem(t, style.describe(previous, t) or style.interface_desc.replace("{type}", t))
+                        for t in self.interface_types
+                    ]
                 else:
                     out.append(self._param(name))
             for key, edge in node.kw.items():
@@ -213,7 +237,11 @@ class Helper:
         out: list[HelpItem] = []
         for node, _words, _rank, _rec in cfgs:
             for name in node.params:
-                if name == "interface" and self.naming.parse(token) is None and self.naming.parse_pair(token, "0"):
+                if (
+                    name == "interface"
+                    and self.naming.parse(token) is None
+                    and self.naming.parse_pair(token, "0")
+                ):
                     out.append(self._param("interface-number"))
                 elif name in ("ipv4-net", "ip-net") and ipv4(token):
                     out.append(self._param("mask"))
@@ -228,7 +256,7 @@ class Helper:
         pipe = HelpItem("|", style.pipe_desc, "pipe")
         stage = words[at:]
         while "|" in stage:  # a later stage: only what follows the last '|' matters
-            stage = stage[len(stage) - stage[::-1].index("|"):]
+            stage = stage[len(stage) - stage[::-1].index("|") :]
         if not stage:  # "... | include x | ?": the next filter
             return self._finish([HelpItem(name, style.describe("|", name)) for name in self.filters], partial)
         spec = self._filter_spec(stage[0])
@@ -264,7 +292,10 @@ class Helper:
         if partial:
             low = partial.lower()
             unique = [i for i in unique if i.kind == "keyword" and i.name.lower().startswith(low)]
-        order = {name: n for n, name in enumerate(p[0] for p in (self.style.params.get(k) for k in _PARAM_ORDER) if p)}
+        order = {
+            name: n
+            for n, name in enumerate(p[0] for p in (self.style.params.get(k) for k in _PARAM_ORDER) if p)
+        }
         params = sorted((i for i in unique if i.kind == "param"), key=lambda i: order.get(i.name, 99))
         keywords = sorted((i for i in unique if i.kind == "keyword"), key=lambda i: i.name)
         tail = [i for i in unique if i.kind == "pipe"]
@@ -284,13 +315,15 @@ class Helper:
             names = [i.name for i in items]
             if first:
                 low = partial.lower()
-                names = [f"*{a}={full}" for a, full in sorted(self.aliases.items()) if a.startswith(low)] + names
+                names = [
+                    f"*{a}={full}" for a, full in sorted(self.aliases.items()) if a.startswith(low)
+                ] + names
             return _wrap(names, 80) + "\n"
         if partial and style.partial == "columns":
             names = [i.name for i in items]
             col = max(40, max(len(n) for n in names) + 2)
             for k in range(0, len(names), 2):
-                row = names[k:k + 2]
+                row = names[k : k + 2]
                 lines.append((pad + "".join(n.ljust(col) for n in row[:-1]) + row[-1]).rstrip())
             return "\n".join(lines) + "\n"
         width = style.width or (max(len(i.name) for i in items) + 2)
@@ -320,4 +353,3 @@ def _wrap(names: list[str], width: int) -> str:
         current += piece
     lines.append(current.rstrip())
     return "\n".join(lines)
-

@@ -94,8 +94,9 @@ class Parser:
             return Parsed(words, recorded, None)
         return self._diagnose(line, toks, buckets)
 
-    def walk(self, texts: Sequence[str], roots: Sequence[tuple[Node, bool]]
-             ) -> tuple[list[dict[int, Cfg]], tuple[int, Cfg] | None]:
+    def walk(
+        self, texts: Sequence[str], roots: Sequence[tuple[Node, bool]]
+    ) -> tuple[list[dict[int, Cfg]], tuple[int, Cfg] | None]:
         """Consume ``texts`` from ``roots``: the configurations after each token, and the first filter.
 
         ``buckets[i]`` holds what may be reached after ``i`` tokens. When token ``i`` is an output

@@ -24,6 +24,7 @@ def os_families() -> tuple[str, ...]:
     """Every CLI family with a dialect data file, bundled or on ``$CTBENCH_DIALECT_PATH``, sorted."""
     return known_os()
 
+
 RESOLVE_CACHE_SIZE = 65_536
 """Resolutions kept per dialect: an agent run repeats a few hundred distinct lines per task, and
 the bound keeps an agent that sends only new lines from growing the server's memory."""
@@ -60,8 +61,15 @@ class Dialect:
         self._ctx = ParamContext(profile.interfaces, profile.prefix_style, profile.prefix6_style)
         self._parser = Parser(self._pipe_root, self._ctx, profile.aliases)
         self._roots: tuple[tuple[Node, bool], ...] = ((self._graph.root, False),)
-        self._helper = Helper(self._parser, self._graph.root, profile.help, profile.filters, profile.interfaces,
-                              profile.interfaces.type_names, profile.aliases)
+        self._helper = Helper(
+            self._parser,
+            self._graph.root,
+            profile.help,
+            profile.filters,
+            profile.interfaces,
+            profile.interfaces.type_names,
+            profile.aliases,
+        )
         # Per-instance memo tables (not module globals): the hot path of the replay server.
         self._resolve_cached = lru_cache(maxsize=RESOLVE_CACHE_SIZE)(self._resolve_uncached)
         self._extras = lru_cache(maxsize=256)(self._build_extras)
@@ -191,7 +199,9 @@ class Dialect:
         text = line.rstrip(" \t\r\n")
         text = text[:-1] if text.endswith("?") else text
         if len(text) > self._profile.max_line:
-            return self.render_error(CliError("unrecognised", self._profile.max_line, "", index=-1), line, prompt)
+            return self.render_error(
+                CliError("unrecognised", self._profile.max_line, "", index=-1), line, prompt
+            )
         query = split_query(text)
         items = self._helper.items(query)
         if items is None:

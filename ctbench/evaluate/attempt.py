@@ -77,8 +77,13 @@ def _owner_alive(name: str) -> bool | None:
 
 
 def agent_options(settings: AgentSettings) -> AgentOptions:
-    return AgentOptions(model=settings.model, base_url=settings.base_url, agent_cmd=settings.agent_cmd,
-                        max_rounds=settings.max_rounds, timeout_s=settings.timeout_s)
+    return AgentOptions(
+        model=settings.model,
+        base_url=settings.base_url,
+        agent_cmd=settings.agent_cmd,
+        max_rounds=settings.max_rounds,
+        timeout_s=settings.timeout_s,
+    )
 
 
 class AttemptEnv(Protocol):
@@ -103,8 +108,14 @@ class LocalEnv:
     on 127.0.0.1; ``close`` releases both. Use it as an async context manager.
     """
 
-    def __init__(self, task_set: TaskSet, settings: AgentSettings, *, agent: Agent | None = None,
-                 warm_tasks: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        task_set: TaskSet,
+        settings: AgentSettings,
+        *,
+        agent: Agent | None = None,
+        warm_tasks: Sequence[str] = (),
+    ) -> None:
         from ctbench.replay.engine import ReplayEngine
 
         self.task_set = task_set
@@ -153,9 +164,12 @@ class LocalEnv:
         try:
             self._server = serve_in_thread(self.engine, "127.0.0.1", 0, runner=True, unix_socket=sock)
             self._launcher = make_launcher(
-                self.settings.sandbox, replay_url=self._server.url, replay_socket=sock,
+                self.settings.sandbox,
+                replay_url=self._server.url,
+                replay_socket=sock,
                 secret_paths=secret_paths_for(self.task_set.root),
-                model_endpoints=[self.settings.base_url] if self.settings.base_url else [])
+                model_endpoints=[self.settings.base_url] if self.settings.base_url else [],
+            )
         except BaseException:
             self._stop_external()
             raise
@@ -230,8 +244,10 @@ def _open_log(unit: WorkUnit) -> _Pieces:
     s = unit.settings
     model = f", model {s.model}" if s.model else ""
     trial = f" trial {unit.trial}" if unit.trial > 1 else ""
-    log.line(f"=== {unit.task_id}{trial} attempt {unit.attempt} at {utc_now().isoformat()} "
-             f"(agent {s.agent}{model}) ===")
+    log.line(
+        f"=== {unit.task_id}{trial} attempt {unit.attempt} at {utc_now().isoformat()} "
+        f"(agent {s.agent}{model}) ==="
+    )
     return _Pieces(log, log_dir)
 
 
@@ -263,11 +279,25 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         replay_url = server.url
         mcp_command = mcp_proxy_command(server.url, pieces.session.id)
     return AgentContext(
-        task_id=unit.task_id, family=unit.family, spec=None, prompt=unit.prompt, session=pieces.session,
-        log=pieces.log, workdir=pieces.workdir or pieces.log_dir, options=agent_options(unit.settings),
-        attempt=unit.attempt, hidden=unit.gold if agent.needs_hidden else None, replay_url=replay_url,
-        result=result, trial=unit.trial, agent_args=agent.args, session_token=token, mcp_url=mcp_url,
-        mcp_command=mcp_command, launcher=env.launcher if agent.needs_http else None)
+        task_id=unit.task_id,
+        family=unit.family,
+        spec=None,
+        prompt=unit.prompt,
+        session=pieces.session,
+        log=pieces.log,
+        workdir=pieces.workdir or pieces.log_dir,
+        options=agent_options(unit.settings),
+        attempt=unit.attempt,
+        hidden=unit.gold if agent.needs_hidden else None,
+        replay_url=replay_url,
+        result=result,
+        trial=unit.trial,
+        agent_args=agent.args,
+        session_token=token,
+        mcp_url=mcp_url,
+        mcp_command=mcp_command,
+        launcher=env.launcher if agent.needs_http else None,
+    )
 
 
 def _teardown(env: AttemptEnv, pieces: _Pieces) -> bytes:
@@ -293,11 +323,19 @@ def _teardown(env: AttemptEnv, pieces: _Pieces) -> bytes:
 
 
 def _usage(result: AgentResult) -> Usage:
-    return Usage(rounds=result.rounds, rounds_kind=result.rounds_kind, input_tokens=result.input_tokens,
-                 cached_tokens=result.cached_tokens, output_tokens=result.output_tokens, cost_usd=result.cost_usd)
+    return Usage(
+        rounds=result.rounds,
+        rounds_kind=result.rounds_kind,
+        input_tokens=result.input_tokens,
+        cached_tokens=result.cached_tokens,
+        output_tokens=result.output_tokens,
+        cost_usd=result.cost_usd,
+    )
 
 
-async def run_attempt(unit: WorkUnit, env: AttemptEnv, *, clock: Callable[[], float] = time.monotonic) -> AttemptOutcome:
+async def run_attempt(
+    unit: WorkUnit, env: AttemptEnv, *, clock: Callable[[], float] = time.monotonic
+) -> AttemptOutcome:
     """Run exactly one attempt; every failure becomes an outcome (only cancellation propagates).
 
     File-system work (the log, the workspace) runs in threads so that 32 agents starting and finishing
@@ -330,15 +368,24 @@ async def run_attempt(unit: WorkUnit, env: AttemptEnv, *, clock: Callable[[], fl
         # whatever the agent also returned, printed or wrote to a file (the last one counts).
         result.answer_text, result.answer_source = answer.answer, "submit"
     return AttemptOutcome(
-        unit=unit, kind=kind, error=error,
+        unit=unit,
+        kind=kind,
+        error=error,
         answer_text=result.answer_text if kind == "ok" else None,
         answer_source=result.answer_source if kind == "ok" else None,
-        usage=_usage(result), harness_version=result.harness_version or env.agent.harness_version,
-        latency_s=clock() - t0, commands=calls, trajectory=trajectory, log=log_bytes, notes=list(result.notes))
+        usage=_usage(result),
+        harness_version=result.harness_version or env.agent.harness_version,
+        latency_s=clock() - t0,
+        commands=calls,
+        trajectory=trajectory,
+        log=log_bytes,
+        notes=list(result.notes),
+    )
 
 
-async def _solve(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces,
-                 result: AgentResult) -> tuple[OutcomeKind, str | None, AgentResult]:
+async def _solve(
+    unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResult
+) -> tuple[OutcomeKind, str | None, AgentResult]:
     agent = env.agent
     try:
         ctx = await asyncio.to_thread(_context, unit, env, pieces, result)

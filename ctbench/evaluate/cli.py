@@ -80,55 +80,120 @@ examples:
 def _add_run(sub: Any) -> None:
     from ctbench.evaluate.agents import agent_help
 
-    p = add_command(sub, "run", "run an agent on the tasks and write a run folder", cmd_run,
-                    description=RUN_HELP.format(agents=agent_help()))
+    p = add_command(
+        sub,
+        "run",
+        "run an agent on the tasks and write a run folder",
+        cmd_run,
+        description=RUN_HELP.format(agents=agent_help()),
+    )
     p.add_argument("--agent", metavar="NAME", help="the agent (ctb-eval agents lists every installed one)")
-    p.add_argument("--agent-arg", action="append", metavar="KEY=VALUE", dest="agent_arg",
-                   help="an option of the agent itself (repeatable; ctb-eval agents NAME lists them); "
-                   "recorded in run.yaml and part of what a resume must match")
+    p.add_argument(
+        "--agent-arg",
+        action="append",
+        metavar="KEY=VALUE",
+        dest="agent_arg",
+        help="an option of the agent itself (repeatable; ctb-eval agents NAME lists them); "
+        "recorded in run.yaml and part of what a resume must match",
+    )
     p.add_argument("--model", metavar="M", help="model name (openai: required; command: passed as {model})")
     p.add_argument("--tasks", metavar="PATH", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
-    p.add_argument("--select", metavar="EXPR", help="which tasks: ids, globs, family, field filters (see above)")
-    p.add_argument("--allow-unreviewed", action="store_true", help="also run tasks that are not approved, have "
-                   "no review record or were edited after approval (run.yaml records it; default: skip them)")
+    p.add_argument(
+        "--select", metavar="EXPR", help="which tasks: ids, globs, family, field filters (see above)"
+    )
+    p.add_argument(
+        "--allow-unreviewed",
+        action="store_true",
+        help="also run tasks that are not approved, have "
+        "no review record or were edited after approval (run.yaml records it; default: skip them)",
+    )
     p.add_argument("--all-statuses", action="store_true", dest="allow_unreviewed", help=argparse.SUPPRESS)
-    p.add_argument("--allow-invalid", action="store_true", help="also run tasks that fail validation (an "
-                   "attempt the replay cannot serve ends as a task error, never retried)")
-    p.add_argument("--trials", type=int, metavar="K", help="run each task K times, each in a fresh session "
-                   "(default 1); the scorer adds pass@k and pass^k")
-    p.add_argument("--executor", metavar="NAME", help="where attempts run: local (default, asyncio in this "
-                   "process) or an installed executor such as ray")
-    p.add_argument("--ray-address", metavar="ADDR", help="ray: the cluster to join (default $RAY_ADDRESS, else a "
-                   "local Ray instance for the run); give it again on --resume")
-    p.add_argument("--ray-cpus-per-attempt", type=float, metavar="N", help="ray: CPUs reserved per concurrent "
-                   "attempt (default 1; fractions allowed)")
-    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), help="isolate external agents with "
-                   "bubblewrap (auto: where it works) or not at all (none: recorded as unsandboxed)")
-    p.add_argument("--sandbox-network", choices=("host", "loopback"), help="network of a sandboxed agent: "
-                   "host (shared) or loopback (only the replay and the model endpoint)")
+    p.add_argument(
+        "--allow-invalid",
+        action="store_true",
+        help="also run tasks that fail validation (an "
+        "attempt the replay cannot serve ends as a task error, never retried)",
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        metavar="K",
+        help="run each task K times, each in a fresh session (default 1); the scorer adds pass@k and pass^k",
+    )
+    p.add_argument(
+        "--executor",
+        metavar="NAME",
+        help="where attempts run: local (default, asyncio in this "
+        "process) or an installed executor such as ray",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="ray: the cluster to join (default $RAY_ADDRESS, else a "
+        "local Ray instance for the run); give it again on --resume",
+    )
+    p.add_argument(
+        "--ray-cpus-per-attempt",
+        type=float,
+        metavar="N",
+        help="ray: CPUs reserved per concurrent attempt (default 1; fractions allowed)",
+    )
+    p.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "none"),
+        help="isolate external agents with "
+        "bubblewrap (auto: where it works) or not at all (none: recorded as unsandboxed)",
+    )
+    p.add_argument(
+        "--sandbox-network",
+        choices=("host", "loopback"),
+        help="network of a sandboxed agent: "
+        "host (shared) or loopback (only the replay and the model endpoint)",
+    )
     p.add_argument("--concurrency", type=int, metavar="N", help="tasks run at once (default 4)")
-    p.add_argument("--timeout", type=float, metavar="S", help="seconds per task before the agent is stopped "
-                   "(default 3600)")
-    p.add_argument("--retries", type=int, metavar="N", help="retries after an infrastructure error (default 2)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds per task before the agent is stopped (default 3600)",
+    )
+    p.add_argument(
+        "--retries", type=int, metavar="N", help="retries after an infrastructure error (default 2)"
+    )
     p.add_argument("--max-rounds", type=int, metavar="N", help="openai: model requests per task (default 50)")
-    p.add_argument("--out", metavar="DIR", help="run folder (default runs/<agent>-<model>-<UTC time>); an "
-                   "existing run folder is resumed")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="run folder (default runs/<agent>-<model>-<UTC time>); an existing run folder is resumed",
+    )
     p.add_argument("--resume", metavar="DIR", help="resume the run in DIR with the settings in its run.yaml")
     p.add_argument("--force", action="store_true", help="resume even though settings or the task set changed")
-    p.add_argument("--retry-errors", action="store_true", help="on resume, also run again the tasks whose last "
-                   "attempt ended in an infrastructure error (timeouts and agent errors are results and stay)")
-    p.add_argument("--base-url", metavar="URL", help="openai: OpenAI-compatible endpoint (key from "
-                   "OPENAI_API_KEY or CTBENCH_API_KEY)")
+    p.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="on resume, also run again the tasks whose last "
+        "attempt ended in an infrastructure error (timeouts and agent errors are results and stay)",
+    )
+    p.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="openai: OpenAI-compatible endpoint (key from OPENAI_API_KEY or CTBENCH_API_KEY)",
+    )
     p.add_argument("--agent-cmd", metavar="CMD", help="command: the program and its arguments")
-    p.add_argument("--progress", choices=("auto", "rich", "plain", "none"), default="auto",
-                   help="live display in a terminal, plain lines otherwise (default auto)")
+    p.add_argument(
+        "--progress",
+        choices=("auto", "rich", "plain", "none"),
+        default="auto",
+        help="live display in a terminal, plain lines otherwise (default auto)",
+    )
     p.add_argument("--no-score", action="store_true", help="do not score the run at the end")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON on stdout")
 
 
 def _add_prompt(sub: Any) -> None:
-    p = add_command(sub, "prompt", "print the prompt an agent receives for a task", cmd_prompt,
-                    description=PROMPT_HELP)
+    p = add_command(
+        sub, "prompt", "print the prompt an agent receives for a task", cmd_prompt, description=PROMPT_HELP
+    )
     p.add_argument("task_id", metavar="ID", help="task id, e.g. RCA-001")
     p.add_argument("--tasks", metavar="PATH", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
     p.add_argument("--json", action="store_true", help="print {task_id, family, prompt} as JSON")
@@ -154,12 +219,25 @@ def _run_settings(args: argparse.Namespace) -> Any:
     from ctbench.evaluate.runner import RunSettings, run_settings_from_config
 
     agent_args = parse_agent_args(args.agent_arg) if args.agent_arg else None
-    given = {"agent": args.agent, "model": args.model, "tasks": args.tasks, "select": args.select,
-             "allow_unreviewed": args.allow_unreviewed or None, "allow_invalid": args.allow_invalid or None,
-             "concurrency": args.concurrency, "timeout_s": args.timeout, "retries": args.retries,
-             "max_rounds": args.max_rounds, "base_url": args.base_url, "agent_cmd": args.agent_cmd,
-             "agent_args": agent_args, "trials": args.trials, "executor": args.executor,
-             "sandbox": args.sandbox, "sandbox_network": args.sandbox_network}
+    given = {
+        "agent": args.agent,
+        "model": args.model,
+        "tasks": args.tasks,
+        "select": args.select,
+        "allow_unreviewed": args.allow_unreviewed or None,
+        "allow_invalid": args.allow_invalid or None,
+        "concurrency": args.concurrency,
+        "timeout_s": args.timeout,
+        "retries": args.retries,
+        "max_rounds": args.max_rounds,
+        "base_url": args.base_url,
+        "agent_cmd": args.agent_cmd,
+        "agent_args": agent_args,
+        "trials": args.trials,
+        "executor": args.executor,
+        "sandbox": args.sandbox,
+        "sandbox_network": args.sandbox_network,
+    }
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):
             raise CtbError("give either --resume DIR or --out DIR, not two different folders", exit_code=2)
@@ -170,14 +248,18 @@ def _run_settings(args: argparse.Namespace) -> Any:
         settings.out = Path(args.resume)
     else:
         if not args.agent:
-            raise CtbError("choose an agent with --agent (ctb-eval agents lists them), or --resume DIR",
-                           exit_code=2)
+            raise CtbError(
+                "choose an agent with --agent (ctb-eval agents lists them), or --resume DIR", exit_code=2
+            )
         settings = RunSettings(**{k: v for k, v in given.items() if v is not None})
         settings.out = Path(args.out) if args.out else None
     settings.force = args.force
     settings.retry_errors = args.retry_errors
-    ray_options = {k: v for k, v in (("address", args.ray_address), ("cpus_per_attempt", args.ray_cpus_per_attempt))
-                   if v is not None}
+    ray_options = {
+        k: v
+        for k, v in (("address", args.ray_address), ("cpus_per_attempt", args.ray_cpus_per_attempt))
+        if v is not None
+    }
     if ray_options and settings.executor != "ray":
         raise CtbError("--ray-address and --ray-cpus-per-attempt need --executor ray", exit_code=2)
     settings.executor_options.update(ray_options)
@@ -196,8 +278,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     scores = None if args.no_score else _score(report.folder, runner.task_set, quiet=args.json)
     note = f"not scored (--no-score); score with: ctb-eval score {report.folder}" if args.no_score else None
     if args.json:
-        emit_json({"run_dir": str(report.folder), "complete": report.complete, "ran": report.ran,
-                   "skipped": report.skipped, "counts": counts, "scores": scores, "note": note})
+        emit_json(
+            {
+                "run_dir": str(report.folder),
+                "complete": report.complete,
+                "ran": report.ran,
+                "skipped": report.skipped,
+                "counts": counts,
+                "scores": scores,
+                "note": note,
+            }
+        )
     return 1 if counts.get("infrastructure error") or counts.get("task error") else 0
 
 
@@ -290,43 +381,79 @@ examples:
 def _add_scoring(sub: Any) -> None:
     tasks_help = "task set folder (default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)"
     resamples_help = "bootstrap resamples (default 10000, the paper's; fewer for a quick look)"
-    p = add_command(sub, "score", "score a run folder (writes scores.json, prints the scorecard)", cmd_score,
-                    description=SCORE_HELP)
+    p = add_command(
+        sub,
+        "score",
+        "score a run folder (writes scores.json, prints the scorecard)",
+        cmd_score,
+        description=SCORE_HELP,
+    )
     p.add_argument("run_dir", metavar="RUN", help="run folder (holds run.yaml and results.jsonl)")
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
     p.add_argument("--json", action="store_true", help="print scores.json on stdout instead of the scorecard")
 
-    p = add_command(sub, "compare", "paired comparison of runs on the same tasks", cmd_compare,
-                    description=COMPARE_HELP)
+    p = add_command(
+        sub, "compare", "paired comparison of runs on the same tasks", cmd_compare, description=COMPARE_HELP
+    )
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folders; the first is A")
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
     p.add_argument("--common-tasks", action="store_true", help="compare on the tasks every run has")
-    p.add_argument("--pairs", action="append", metavar="A:B,...", help="compare these pairs instead of the first "
-                   "run with each other (runs by position, run name, folder or label); repeat for more scopes")
-    p.add_argument("--scope", action="append", metavar="NAME", help="name of the comparison scope of the matching "
-                   "--pairs (Holm-adjusted within it), e.g. same-harness, fixed-model")
+    p.add_argument(
+        "--pairs",
+        action="append",
+        metavar="A:B,...",
+        help="compare these pairs instead of the first "
+        "run with each other (runs by position, run name, folder or label); repeat for more scopes",
+    )
+    p.add_argument(
+        "--scope",
+        action="append",
+        metavar="NAME",
+        help="name of the comparison scope of the matching "
+        "--pairs (Holm-adjusted within it), e.g. same-harness, fixed-model",
+    )
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
     p.add_argument("--json", action="store_true", help="print the comparisons as JSON")
 
-    p = add_command(sub, "report", f"tables and charts for one or more runs ({', '.join(REPORT_FORMATS)})",
-                    cmd_report, description=REPORT_HELP)
+    p = add_command(
+        sub,
+        "report",
+        f"tables and charts for one or more runs ({', '.join(REPORT_FORMATS)})",
+        cmd_report,
+        description=REPORT_HELP,
+    )
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folders; the first is A in comparisons")
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
-    p.add_argument("--format", choices=tuple(REPORT_FORMATS), default="text",
-                   help=formats_help(REPORT_FORMATS.values()))
+    p.add_argument(
+        "--format", choices=tuple(REPORT_FORMATS), default="text", help=formats_help(REPORT_FORMATS.values())
+    )
     p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
-    p.add_argument("--bold-best", action="store_true", help="latex: set the best value of each column in bold "
-                   "(highest score, lowest cost)")
+    p.add_argument(
+        "--bold-best",
+        action="store_true",
+        help="latex: set the best value of each column in bold (highest score, lowest cost)",
+    )
 
-    p = add_command(sub, "import-results", "turn a paper-style result JSON into a run folder", cmd_import_results,
-                    description=IMPORT_HELP)
-    p.add_argument("file", metavar="FILE", help="result JSON (a list of per-question results, or {results: [...]})")
-    p.add_argument("--out", metavar="RUN_DIR", required=True, help="run folder to create (must not exist yet)")
+    p = add_command(
+        sub,
+        "import-results",
+        "turn a paper-style result JSON into a run folder",
+        cmd_import_results,
+        description=IMPORT_HELP,
+    )
+    p.add_argument(
+        "file", metavar="FILE", help="result JSON (a list of per-question results, or {results: [...]})"
+    )
+    p.add_argument(
+        "--out", metavar="RUN_DIR", required=True, help="run folder to create (must not exist yet)"
+    )
     p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
     p.add_argument("--name", metavar="NAME", help="run name (default: the folder name)")
-    p.add_argument("--agent", metavar="NAME", help="agent or harness name (default: from the file, else imported)")
+    p.add_argument(
+        "--agent", metavar="NAME", help="agent or harness name (default: from the file, else imported)"
+    )
     p.add_argument("--model", metavar="M", help="model name (default: from the file)")
     p.add_argument("--harness", metavar="H", help="harness name (default: from the file)")
     p.add_argument("--json", action="store_true", help="print the import summary as JSON")
@@ -380,8 +507,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         emit_json(scores)
     else:
         print_scorecard(scores)
-        print(f"scores written to {Path(args.run_dir) / SCORES_FILE} (task set {task_set.root} at commit "
-              f"{str(scores['scoring']['task_set_commit'])[:12]})", file=sys.stderr)
+        print(
+            f"scores written to {Path(args.run_dir) / SCORES_FILE} (task set {task_set.root} at commit "
+            f"{str(scores['scoring']['task_set_commit'])[:12]})",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -431,14 +561,23 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     from ctbench.store import TaskSet
 
     task_set = TaskSet.open(args.tasks)
-    summary = import_results(Path(args.file), Path(args.out), task_set, name=args.name, agent=args.agent,
-                             model=args.model, harness=args.harness)
+    summary = import_results(
+        Path(args.file),
+        Path(args.out),
+        task_set,
+        name=args.name,
+        agent=args.agent,
+        model=args.model,
+        harness=args.harness,
+    )
     if args.json:
         emit_json(summary.to_json())
         return 0
     outcomes = ", ".join(f"{n} {k}" for k, n in summary.outcomes.items() if n)
-    print(f"imported {summary.tasks} task(s) ({summary.answered} answered, {summary.commands} command(s)"
-          f"{': ' + outcomes if outcomes else ''}) into {summary.run_dir}")
+    print(
+        f"imported {summary.tasks} task(s) ({summary.answered} answered, {summary.commands} command(s)"
+        f"{': ' + outcomes if outcomes else ''}) into {summary.run_dir}"
+    )
     print(f"task set: {task_set.root} at commit {summary.task_set_commit[:12]}")
     for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -459,8 +598,13 @@ examples:
 
 
 def _add_agents(sub: Any) -> None:
-    p = add_command(sub, "agents", "list the agents installed here and whether they can run", cmd_agents,
-                    description=AGENTS_HELP)
+    p = add_command(
+        sub,
+        "agents",
+        "list the agents installed here and whether they can run",
+        cmd_agents,
+        description=AGENTS_HELP,
+    )
     p.add_argument("name", nargs="?", metavar="NAME", help="one agent only")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
 
@@ -472,8 +616,15 @@ def _agent_row(name: str, entry: Any) -> dict[str, Any]:
     try:
         cls = entry.load()
     except AgentConfigError as exc:
-        return {**row, "description": "", "available": False, "version": None, "detail": str(exc),
-                "transport": None, "options": {}}
+        return {
+            **row,
+            "description": "",
+            "available": False,
+            "version": None,
+            "detail": str(exc),
+            "transport": None,
+            "options": {},
+        }
     try:
         avail = cls.availability()
         available, version, detail = avail.available, avail.version, avail.detail
@@ -482,10 +633,21 @@ def _agent_row(name: str, entry: Any) -> dict[str, Any]:
     options = {}
     for key, f in cls.Options.model_fields.items():
         default = None if f.is_required() else f.get_default(call_default_factory=True)
-        options[key] = {"type": getattr(f.annotation, "__name__", str(f.annotation)), "default": default,
-                        "required": f.is_required(), "help": f.description or ""}
-    return {**row, "description": cls.description, "available": available, "version": version,
-            "detail": detail, "transport": cls.transport, "options": options}
+        options[key] = {
+            "type": getattr(f.annotation, "__name__", str(f.annotation)),
+            "default": default,
+            "required": f.is_required(),
+            "help": f.description or "",
+        }
+    return {
+        **row,
+        "description": cls.description,
+        "available": available,
+        "version": version,
+        "detail": detail,
+        "transport": cls.transport,
+        "options": options,
+    }
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
@@ -505,13 +667,22 @@ def cmd_agents(args: argparse.Namespace) -> int:
         state = "ready" if r["available"] else "not available"
         version = f" {r['version']}" if r["version"] else ""
         print(f"{r['name']:<{width}}  {state:<13} {r['description']}")
-        extra = "; ".join(x for x in (f"version{version}" if version else "", r["detail"],
-                                      f"transport {r['transport']}" if r["transport"] else "") if x)
+        extra = "; ".join(
+            x
+            for x in (
+                f"version{version}" if version else "",
+                r["detail"],
+                f"transport {r['transport']}" if r["transport"] else "",
+            )
+            if x
+        )
         if extra:
             print(f"{'':<{width}}  {'':<13} {extra}")
         for key, opt in r["options"].items():
             dflt = "required" if opt["required"] else f"default {opt['default']!r}"
-            print(f"{'':<{width}}  {'':<13} --agent-arg {key}=... ({opt['type']}, {dflt}){': ' + opt['help'] if opt['help'] else ''}")
+            print(
+                f"{'':<{width}}  {'':<13} --agent-arg {key}=... ({opt['type']}, {dflt}){': ' + opt['help'] if opt['help'] else ''}"
+            )
     return 0
 
 
@@ -525,13 +696,17 @@ def _compare_scoped(args: argparse.Namespace, task_set: Any) -> int:
     if not pairs:
         raise CtbError("--scope names the scope of a --pairs list; give --pairs A:B too", exit_code=2)
     if len(names) > len(pairs):
-        raise CtbError(f"{len(names)} --scope name(s) for {len(pairs)} --pairs list(s); give one --scope per "
-                       "--pairs, in the same order", exit_code=2)
+        raise CtbError(
+            f"{len(names)} --scope name(s) for {len(pairs)} --pairs list(s); give one --scope per "
+            "--pairs, in the same order",
+            exit_code=2,
+        )
     names = names + [f"scope {i + 1}" for i in range(len(names), len(pairs))]
     scorer = Scorer(task_set)
     runs = [scorer.score_folder(d) for d in args.run_dirs]
-    sc = compare_scoped(runs, list(zip(names, pairs, strict=True)), common=args.common_tasks,
-                        n_resamples=args.resamples)
+    sc = compare_scoped(
+        runs, list(zip(names, pairs, strict=True)), common=args.common_tasks, n_resamples=args.resamples
+    )
     if args.json:
         emit_json(sc.to_json())
     else:
@@ -565,14 +740,24 @@ examples:
 def _add_export(sub: Any) -> None:
     from ctbench.evaluate.export import EXPORTERS
 
-    p = add_command(sub, "export", "write runs as ATIF trajectories or leaderboard JSON", cmd_export,
-                    description=EXPORT_HELP)
+    p = add_command(
+        sub,
+        "export",
+        "write runs as ATIF trajectories or leaderboard JSON",
+        cmd_export,
+        description=EXPORT_HELP,
+    )
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folder(s)")
     p.add_argument("--format", choices=sorted(EXPORTERS), required=True, help="what to write")
     p.add_argument("--out", metavar="DIR", required=True, help="folder to write into (created if needed)")
-    p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else "
-                   "the one in run.yaml)")
-    p.add_argument("--resamples", type=int, metavar="N", help="bootstrap resamples for the SEs (default 10000)")
+    p.add_argument(
+        "--tasks",
+        metavar="DIR",
+        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)",
+    )
+    p.add_argument(
+        "--resamples", type=int, metavar="N", help="bootstrap resamples for the SEs (default 10000)"
+    )
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
 
 
@@ -582,9 +767,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     _check_resamples(args.resamples)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise CtbError(f"{out}: exists and is not a folder; --out names the folder to write into", exit_code=2)
+        raise CtbError(
+            f"{out}: exists and is not a folder; --out names the folder to write into", exit_code=2
+        )
     task_set = _task_set_for(args.tasks, args.run_dirs)
-    summary = EXPORTERS[args.format]([Path(d) for d in args.run_dirs], out, task_set, n_resamples=args.resamples)
+    summary = EXPORTERS[args.format](
+        [Path(d) for d in args.run_dirs], out, task_set, n_resamples=args.resamples
+    )
     if args.json:
         emit_json(summary.to_json())
     else:
@@ -613,10 +802,15 @@ examples:
 
 
 def _add_view(sub: Any) -> None:
-    p = add_command(sub, "view", "look at runs task by task (a terminal app)", cmd_view, description=VIEW_HELP)
+    p = add_command(
+        sub, "view", "look at runs task by task (a terminal app)", cmd_view, description=VIEW_HELP
+    )
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folder(s)")
-    p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else "
-                   "the one in run.yaml)")
+    p.add_argument(
+        "--tasks",
+        metavar="DIR",
+        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)",
+    )
 
 
 def cmd_view(args: argparse.Namespace) -> int:

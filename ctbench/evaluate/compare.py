@@ -23,8 +23,13 @@ from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
 from ctbench.store import TaskSet
 from ctbench.tables import Table
 
-METRIC_TITLES = {"accuracy": "Acc", "loc_iou": "Loc", "id_iou": "ID", "rest_iou": "Rest",
-                 "evidence_coverage": "Evid. cov."}
+METRIC_TITLES = {
+    "accuracy": "Acc",
+    "loc_iou": "Loc",
+    "id_iou": "ID",
+    "rest_iou": "Rest",
+    "evidence_coverage": "Evid. cov.",
+}
 
 
 @dataclass
@@ -37,13 +42,17 @@ class Comparison:
     results: list[Any]  # stats.PairedResult, Holm-adjusted within (family, metric)
     warnings: list[str] = field(default_factory=list)
     n_tasks: dict[str, int] = field(default_factory=dict)
-    se: dict[str, Any] | None = None  # standard errors of each run on all its tasks, when asked and computable
+    se: dict[str, Any] | None = (
+        None  # standard errors of each run on all its tasks, when asked and computable
+    )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "a": self.names[0],
-            "runs": [{"name": n, "label": lab, **r.info.to_json()} for n, lab, r in
-                     zip(self.names, self.labels, self.runs, strict=True)],
+            "runs": [
+                {"name": n, "label": lab, **r.info.to_json()}
+                for n, lab, r in zip(self.names, self.labels, self.runs, strict=True)
+            ],
             "n_tasks": self.n_tasks,
             "warnings": list(self.warnings),
             "comparisons": [r.to_json() for r in self.results],
@@ -85,11 +94,17 @@ def harness_version_warnings(infos: Sequence[RunInfo]) -> list[str]:
     for info in infos:
         if info.agent and info.harness_version:
             versions.setdefault(info.agent, set()).add(info.harness_version)
-    return [f"the {agent} runs used different harness versions ({', '.join(sorted(found))}): differences may come "
-            "from the harness, not the model" for agent, found in sorted(versions.items()) if len(found) > 1]
+    return [
+        f"the {agent} runs used different harness versions ({', '.join(sorted(found))}): differences may come "
+        "from the harness, not the model"
+        for agent, found in sorted(versions.items())
+        if len(found) > 1
+    ]
 
 
-def align(runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool) -> tuple[list[ScoredRun], list[str]]:
+def align(
+    runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool
+) -> tuple[list[ScoredRun], list[str]]:
     """The runs on one task set: unchanged when they agree; else an error, or (``common``) restricted to
     the tasks all of them hold, with a warning per run that lost tasks."""
     keys = [_keys(r) for r in runs]
@@ -97,9 +112,12 @@ def align(runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool) -> 
     warnings: list[str] = [*content_warnings(runs, labels), *harness_warnings(runs, labels)]
     commits = {r.info.task_set_commit for r in runs if r.info.task_set_commit not in (None, "none")}
     if len(commits) > 1:
-        warnings.append("the runs were made on different task-set commits ("
-                        + ", ".join(sorted(c[:12] for c in commits if c)) + "); all are scored against the "
-                        "same task set, but the agents may have seen different statements or recordings")
+        warnings.append(
+            "the runs were made on different task-set commits ("
+            + ", ".join(sorted(c[:12] for c in commits if c))
+            + "); all are scored against the "
+            "same task set, but the agents may have seen different statements or recordings"
+        )
     warnings += harness_version_warnings([r.info for r in runs])
     if all(k == keys[0] for k in keys):
         return list(runs), warnings
@@ -107,18 +125,25 @@ def align(runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool) -> 
         details = []
         for lab, k in zip(labels, keys, strict=True):
             extra = k - shared
-            details.append(f"{lab}: {len(k)} task(s)" + (f", {len(extra)} not in every run ({_show(extra)})"
-                                                        if extra else ""))
-        raise CtbError("the runs were not made on the same tasks, so a paired comparison is not defined: "
-                       + "; ".join(details) + ". Use --common-tasks to compare on the "
-                       f"{len(shared)} task(s) every run has.")
+            details.append(
+                f"{lab}: {len(k)} task(s)"
+                + (f", {len(extra)} not in every run ({_show(extra)})" if extra else "")
+            )
+        raise CtbError(
+            "the runs were not made on the same tasks, so a paired comparison is not defined: "
+            + "; ".join(details)
+            + ". Use --common-tasks to compare on the "
+            f"{len(shared)} task(s) every run has."
+        )
     if not shared:
         raise CtbError("the runs have no task in common; nothing to compare")
     for lab, k in zip(labels, keys, strict=True):
         dropped = k - shared
         if dropped:
-            warnings.append(f"{lab}: compared on {len(shared)} common task(s); {len(dropped)} task(s) left out "
-                            f"({_show(dropped)})")
+            warnings.append(
+                f"{lab}: compared on {len(shared)} common task(s); {len(dropped)} task(s) left out "
+                f"({_show(dropped)})"
+            )
     return [r.restricted(shared) for r in runs], warnings
 
 
@@ -131,9 +156,11 @@ def content_warnings(runs: Sequence[ScoredRun], labels: Sequence[str]) -> list[s
             differ = sorted(t for t in a.keys() & b.keys() if a[t] != b[t])
             if differ:
                 shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
-                out.append(f"{labels[i]} and {labels[j]} ran {len(differ)} task(s) with different content under "
-                           f"the same id ({shown}): the task was edited between the runs, so their results on "
-                           "it are not comparable")
+                out.append(
+                    f"{labels[i]} and {labels[j]} ran {len(differ)} task(s) with different content under "
+                    f"the same id ({shown}): the task was edited between the runs, so their results on "
+                    "it are not comparable"
+                )
     return out
 
 
@@ -148,13 +175,22 @@ def harness_warnings(runs: Sequence[ScoredRun], labels: Sequence[str]) -> list[s
         versions = sorted({v for _, vs in entries for v in vs})
         if len(versions) > 1:
             detail = "; ".join(f"{lab}: {', '.join(sorted(vs)) or 'unknown'}" for lab, vs in entries)
-            out.append(f"harness {harness} ran at different versions ({detail}): differences may be the "
-                       "harness's, not the model's")
+            out.append(
+                f"harness {harness} ran at different versions ({detail}): differences may be the "
+                "harness's, not the model's"
+            )
     return out
 
 
-def compare(runs: Sequence[ScoredRun], *, common: bool = False, n_resamples: int | None = None,
-            workers: int | None = None, min_stratum: int = 10, with_se: bool = False) -> Comparison:
+def compare(
+    runs: Sequence[ScoredRun],
+    *,
+    common: bool = False,
+    n_resamples: int | None = None,
+    workers: int | None = None,
+    min_stratum: int = 10,
+    with_se: bool = False,
+) -> Comparison:
     """Run A (``runs[0]``) against every other run, Holm-adjusted within family and metric (D.2).
 
     ``with_se`` also returns every run's standard errors from the same draw when the runs were not
@@ -182,14 +218,23 @@ def compare(runs: Sequence[ScoredRun], *, common: bool = False, n_resamples: int
     n_tasks = {f: sum(1 for s in aligned[0].scores if s.family == f) for f in FAMILY_TITLES}
     for fam, n in n_tasks.items():
         if 0 < n < min_stratum:
-            warnings.append(f"only {n} {fam} task(s) compared (< {min_stratum}): paired intervals and tests are too "
-                            "wide to mean much")
-    return Comparison(runs=aligned, names=names, labels=labels, results=results, warnings=warnings,
-                      n_tasks=n_tasks, se=se)
+            warnings.append(
+                f"only {n} {fam} task(s) compared (< {min_stratum}): paired intervals and tests are too "
+                "wide to mean much"
+            )
+    return Comparison(
+        runs=aligned, names=names, labels=labels, results=results, warnings=warnings, n_tasks=n_tasks, se=se
+    )
 
 
-def compare_folders(run_dirs: Sequence[Path | str], task_set: TaskSet, *, common: bool = False,
-                    n_resamples: int | None = None, scorer: Scorer | None = None) -> Comparison:
+def compare_folders(
+    run_dirs: Sequence[Path | str],
+    task_set: TaskSet,
+    *,
+    common: bool = False,
+    n_resamples: int | None = None,
+    scorer: Scorer | None = None,
+) -> Comparison:
     """Score the run folders against the task set and compare them (``ctb-eval compare``)."""
     scorer = scorer or Scorer(task_set)
     runs = [scorer.score_folder(d) for d in run_dirs]
@@ -218,29 +263,89 @@ def comparison_table(cmp: Comparison, *, split: bool = False) -> Table:
     label = dict(zip(cmp.names, cmp.labels, strict=True))
     a_label = cmp.labels[0]
     if split:
-        columns = ["Family", "Metric", "A", "B", "n", "A (%)", "B (%)", "A-B (pp)", "CI low (pp)", "CI high (pp)",
-                   "p", "p Holm", "test", "A only", "B only"]
+        columns = [
+            "Family",
+            "Metric",
+            "A",
+            "B",
+            "n",
+            "A (%)",
+            "B (%)",
+            "A-B (pp)",
+            "CI low (pp)",
+            "CI high (pp)",
+            "p",
+            "p Holm",
+            "test",
+            "A only",
+            "B only",
+        ]
     else:
-        columns = ["Family", "Metric", "B", "n", "A (%)", "B (%)", "A-B (pp)", "95% CI (pp)", "p", "p Holm",
-                   "A only / B only"]
-    table = Table(title=f"Paired comparisons (as in the paper's Table 25): A = {a_label}, difference A minus B",
-                  columns=columns, key="table25")
+        columns = [
+            "Family",
+            "Metric",
+            "B",
+            "n",
+            "A (%)",
+            "B (%)",
+            "A-B (pp)",
+            "95% CI (pp)",
+            "p",
+            "p Holm",
+            "A only / B only",
+        ]
+    table = Table(
+        title=f"Paired comparisons (as in the paper's Table 25): A = {a_label}, difference A minus B",
+        columns=columns,
+        key="table25",
+    )
     order = {"rca": 0, "path": 1}
-    rows = sorted(cmp.results, key=lambda r: (order[r.family], _metric_order(r.metric), cmp.names.index(r.run_b)))
+    rows = sorted(
+        cmp.results, key=lambda r: (order[r.family], _metric_order(r.metric), cmp.names.index(r.run_b))
+    )
     for r in rows:
         fam, metric, b = FAMILY_TITLES[r.family], METRIC_TITLES.get(r.metric, r.metric), label[r.run_b]
         if split:
-            table.add(fam, metric, a_label, b, r.n, percent(r.a), percent(r.b), percent(r.diff), percent(r.ci_low), percent(r.ci_high),
-                      r.p_value, r.p_holm, r.test, r.a_only, r.b_only)
+            table.add(
+                fam,
+                metric,
+                a_label,
+                b,
+                r.n,
+                percent(r.a),
+                percent(r.b),
+                percent(r.diff),
+                percent(r.ci_low),
+                percent(r.ci_high),
+                r.p_value,
+                r.p_holm,
+                r.test,
+                r.a_only,
+                r.b_only,
+            )
         else:
             ci = "–" if r.ci_low is None else f"[{_num(percent(r.ci_low))}, {_num(percent(r.ci_high))}]"
             disc = "" if r.a_only is None else f"{r.a_only} / {r.b_only}"
-            table.add(fam, metric, b, r.n, percent(r.a), percent(r.b), percent(r.diff), ci, _p(r.p_value), _p(r.p_holm), disc)
+            table.add(
+                fam,
+                metric,
+                b,
+                r.n,
+                percent(r.a),
+                percent(r.b),
+                percent(r.diff),
+                ci,
+                _p(r.p_value),
+                _p(r.p_holm),
+                disc,
+            )
     n_res = cmp.results[0].n_resamples if cmp.results else 0
-    table.note = ("Accuracy: exact two-sided McNemar test on discordant tasks (A only / B only). Loc, ID/Rest and "
-                  f"evidence coverage: paired bootstrap over tasks ({n_res:,} resamples), percentile 95% interval "
-                  "and two-sided sign probability. p Holm: Holm-adjusted within each family and metric across the "
-                  f"{len(cmp.names) - 1} comparison(s); intervals are not adjusted.")
+    table.note = (
+        "Accuracy: exact two-sided McNemar test on discordant tasks (A only / B only). Loc, ID/Rest and "
+        f"evidence coverage: paired bootstrap over tasks ({n_res:,} resamples), percentile 95% interval "
+        "and two-sided sign probability. p Holm: Holm-adjusted within each family and metric across the "
+        f"{len(cmp.names) - 1} comparison(s); intervals are not adjusted."
+    )
     return table
 
 

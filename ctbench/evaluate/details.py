@@ -178,28 +178,44 @@ def _texts(content: Any) -> tuple[str, tuple[str, ...]]:
 def _turn(event: Mapping[str, Any]) -> ModelTurn | None:
     kind = event.get("type")
     if event.get("event") == "model_turn":  # ctbench's own adapters
-        return ModelTurn(role=str(event.get("role") or "agent"), text=str(event.get("text") or ""),
-                         input_tokens=_int(event.get("input_tokens")), output_tokens=_int(event.get("output_tokens")),
-                         cached_tokens=_int(event.get("cached_tokens")),
-                         tool_calls=tuple(str(t) for t in event.get("tool_calls") or ()))
+        return ModelTurn(
+            role=str(event.get("role") or "agent"),
+            text=str(event.get("text") or ""),
+            input_tokens=_int(event.get("input_tokens")),
+            output_tokens=_int(event.get("output_tokens")),
+            cached_tokens=_int(event.get("cached_tokens")),
+            tool_calls=tuple(str(t) for t in event.get("tool_calls") or ()),
+        )
     if kind == "item.completed" and isinstance(event.get("item"), Mapping):  # Codex --json
         item = event["item"]
         if item.get("type") in ("agent_message", "reasoning") and isinstance(item.get("text"), str):
-            return ModelTurn(role="agent" if item["type"] == "agent_message" else "reasoning", text=item["text"])
+            return ModelTurn(
+                role="agent" if item["type"] == "agent_message" else "reasoning", text=item["text"]
+            )
         if item.get("type") == "mcp_tool_call":
             return ModelTurn(role="agent", text="", tool_calls=(str(item.get("tool") or "tool"),))
         return None
     if kind == "turn.completed" and isinstance(event.get("usage"), Mapping):  # Codex usage per turn
         u = event["usage"]
-        return ModelTurn(role="usage", text="", input_tokens=_int(u.get("input_tokens")),
-                         output_tokens=_int(u.get("output_tokens")), cached_tokens=_int(u.get("cached_input_tokens")))
+        return ModelTurn(
+            role="usage",
+            text="",
+            input_tokens=_int(u.get("input_tokens")),
+            output_tokens=_int(u.get("output_tokens")),
+            cached_tokens=_int(u.get("cached_input_tokens")),
+        )
     if kind == "assistant" and isinstance(event.get("message"), Mapping):  # Claude Code stream-json
         msg = event["message"]
         text, tools = _texts(msg.get("content"))
         u = msg.get("usage") if isinstance(msg.get("usage"), Mapping) else {}
-        return ModelTurn(role="agent", text=text, input_tokens=_int(u.get("input_tokens")),
-                         output_tokens=_int(u.get("output_tokens")),
-                         cached_tokens=_int(u.get("cache_read_input_tokens")), tool_calls=tools)
+        return ModelTurn(
+            role="agent",
+            text=text,
+            input_tokens=_int(u.get("input_tokens")),
+            output_tokens=_int(u.get("output_tokens")),
+            cached_tokens=_int(u.get("cache_read_input_tokens")),
+            tool_calls=tools,
+        )
     return None
 
 
@@ -218,9 +234,18 @@ def _rca_checks(mine: Iterable[RcaEntry], other: frozenset[RcaEntry]) -> list[En
     nodes = {e.node for e in other}
     objects = {(e.node, e.object) for e in other}
     labels = {e.label for e in other}
-    return [EntryCheck(e.line(), e in other, (("node", e.node in nodes), ("object", (e.node, e.object) in objects),
-                                              ("label", e.label in labels)))
-            for e in sorted(mine)]
+    return [
+        EntryCheck(
+            e.line(),
+            e in other,
+            (
+                ("node", e.node in nodes),
+                ("object", (e.node, e.object) in objects),
+                ("label", e.label in labels),
+            ),
+        )
+        for e in sorted(mine)
+    ]
 
 
 def _path_checks(mine: Iterable[AnswerPath], other: Iterable[AnswerPath]) -> list[EntryCheck]:
@@ -230,7 +255,13 @@ def _path_checks(mine: Iterable[AnswerPath], other: Iterable[AnswerPath]) -> lis
     for p in mine:
         edges = path_edges(p)
         hit = sum(1 for e in edges if e in other_edges)
-        out.append(EntryCheck(path_line(p), tuple(p) in other_paths, (("edges", hit == len(edges) and bool(edges)),),))
+        out.append(
+            EntryCheck(
+                path_line(p),
+                tuple(p) in other_paths,
+                (("edges", hit == len(edges) and bool(edges)),),
+            )
+        )
     return out
 
 
@@ -242,8 +273,11 @@ def answer_checks(ctx: TaskContext, parsed: Any) -> tuple[list[EntryCheck], list
         return _rca_checks(pred, gold), _rca_checks(gold, pred), list(parsed.invalid_lines if parsed else ())
     gold_paths = cast(tuple[AnswerPath, ...], ctx.gold)
     pred_paths = tuple(parsed.paths or ()) if parsed is not None else ()
-    return (_path_checks(pred_paths, gold_paths), _path_checks(gold_paths, pred_paths),
-            list(parsed.invalid_lines if parsed else ()))
+    return (
+        _path_checks(pred_paths, gold_paths),
+        _path_checks(gold_paths, pred_paths),
+        list(parsed.invalid_lines if parsed else ()),
+    )
 
 
 # --------------------------------------------------------------------------- one task
@@ -262,14 +296,28 @@ def read_steps(folder: RunFolder, task_id: str, result: ResultLine | None) -> tu
         if isinstance(rec, BadLine):
             warnings.append(f"{path.name}:{rec.line}: {rec.reason}")
             continue
-        steps.append(Step(seq=rec.seq, t=rec.t, device=rec.device, command=rec.command, canonical=rec.canonical,
-                          outcome=rec.outcome.value, output_bytes=rec.output_bytes))
+        steps.append(
+            Step(
+                seq=rec.seq,
+                t=rec.t,
+                device=rec.device,
+                command=rec.command,
+                canonical=rec.canonical,
+                outcome=rec.outcome.value,
+                output_bytes=rec.output_bytes,
+            )
+        )
     return steps, warnings
 
 
-def replay_outputs(engine: ReplayEngine, task_id: str, steps: list[Step],
-                   cache: dict[tuple[str, str, str], str] | None = None, *,
-                   loaded: tuple[TaskRef, TaskSpec] | None = None) -> tuple[list[str | None], str | None]:
+def replay_outputs(
+    engine: ReplayEngine,
+    task_id: str,
+    steps: list[Step],
+    cache: dict[tuple[str, str, str], str] | None = None,
+    *,
+    loaded: tuple[TaskRef, TaskSpec] | None = None,
+) -> tuple[list[str | None], str | None]:
     """What the device printed for each step, replayed on a fresh session (see the module docstring).
 
     ``cache`` keeps answers by (task, device, command) across calls: replay is deterministic, and the
@@ -281,8 +329,9 @@ def replay_outputs(engine: ReplayEngine, task_id: str, steps: list[Step],
         try:
             session = engine.open_session(task_id, loaded=loaded)
         except Exception as exc:  # a task that no longer replays still shows its trajectory
-            return [cache.get((task_id, s.device, s.command)) for s in steps], \
-                f"the device output cannot be replayed: {exc}"
+            return [
+                cache.get((task_id, s.device, s.command)) for s in steps
+            ], f"the device output cannot be replayed: {exc}"
         try:
             for s in todo:
                 try:
@@ -323,8 +372,16 @@ class DetailLoader:
                 self._prompts[task_id] = None
         return self._prompts[task_id]
 
-    def load(self, run_dir: Path | str, task_id: str, result: ResultLine | None, *,
-             with_output: bool = True, with_prompt: bool = True, scores: TaskScores | None = None) -> TaskDetail:
+    def load(
+        self,
+        run_dir: Path | str,
+        task_id: str,
+        result: ResultLine | None,
+        *,
+        with_output: bool = True,
+        with_prompt: bool = True,
+        scores: TaskScores | None = None,
+    ) -> TaskDetail:
         """``scores``: the task's scores when the caller has them (a report scored the run already),
         so they are not computed a second time; they must be of the same run, task and trial."""
         folder = RunFolder(run_dir)
@@ -338,8 +395,9 @@ class DetailLoader:
         marked: list[Step] = []
         outputs: list[str | None] = [None] * len(steps)
         if with_output and steps:
-            outputs, problem = replay_outputs(self.engine, task_id, steps, self._outputs,
-                                              loaded=self.scorer.loaded(task_id))
+            outputs, problem = replay_outputs(
+                self.engine, task_id, steps, self._outputs, loaded=self.scorer.loaded(task_id)
+            )
             if problem:
                 warnings.append(problem)
         seen: set[tuple[str, str]] = set()
@@ -353,7 +411,18 @@ class DetailLoader:
         golden_checks = [GoldenCheck(d, c, (d, c) in executed) for d, c in sorted(ctx.golden_actions)]
         predicted, gold, invalid = answer_checks(ctx, record.prediction)
         log_text = read_log(folder, task_id, result)
-        return TaskDetail(task_id=task_id, family=ctx.family, result=result, scores=scores,
-                          prompt=self.prompt(task_id) if with_prompt else None, predicted=predicted, gold=gold, invalid_lines=invalid,
-                          steps=marked, golden=golden_checks, log_text=log_text, turns=model_turns(log_text),
-                          warnings=warnings)
+        return TaskDetail(
+            task_id=task_id,
+            family=ctx.family,
+            result=result,
+            scores=scores,
+            prompt=self.prompt(task_id) if with_prompt else None,
+            predicted=predicted,
+            gold=gold,
+            invalid_lines=invalid,
+            steps=marked,
+            golden=golden_checks,
+            log_text=log_text,
+            turns=model_turns(log_text),
+            warnings=warnings,
+        )

@@ -113,8 +113,11 @@ class QueueExecutor:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the executor's own failure: the harness side, worth a retry
-                outcome = AttemptOutcome(unit=unit, kind="infrastructure",
-                                         error=f"executor {self.name}: {type(exc).__name__}: {exc}")
+                outcome = AttemptOutcome(
+                    unit=unit,
+                    kind="infrastructure",
+                    error=f"executor {self.name}: {type(exc).__name__}: {exc}",
+                )
             self._queue.put_nowait(outcome)
 
     async def run_unit(self, unit: WorkUnit) -> AttemptOutcome:
@@ -171,7 +174,9 @@ def executor_names() -> list[str]:
 
 def make_executor(name: str, options: dict[str, Any] | None = None) -> Executor:
     """The executor called ``name`` (entry point ``ctbench.executors``), built with its options."""
-    target = next((ep.value for ep in entry_points(group=GROUP) if ep.name == name), None) or BUILTIN.get(name)
+    target = next((ep.value for ep in entry_points(group=GROUP) if ep.name == name), None) or BUILTIN.get(
+        name
+    )
     if target is None:
         raise ExecutorError(f"unknown executor {name!r}; choose one of: {', '.join(executor_names())}")
     module, _, attr = target.partition(":")

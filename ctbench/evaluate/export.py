@@ -54,7 +54,8 @@ EFFICIENCY_RULE = (
     "the harness reports no request count); latency = wall-clock seconds from the agent's start to its "
     "answer; tokens = input + output tokens summed over every model request (cached input counted once, "
     "inside input). Means and medians are over the tasks that recorded the figure (n); tasks without it "
-    "are left out, not counted as zero.")
+    "are left out, not counted as zero."
+)
 
 
 @dataclass
@@ -75,8 +76,13 @@ def tool_definitions() -> list[dict[str, Any]]:
     """The three replay tools as OpenAI-style function definitions (what ATIF's agent block holds)."""
     from ctbench.replay.mcp_server import TOOLS
 
-    return [{"type": "function", "function": {"name": t.name, "description": t.description or "",
-                                              "parameters": t.input_schema}} for t in TOOLS]
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema},
+        }
+        for t in TOOLS
+    ]
 
 
 def _iso(when: datetime) -> str:
@@ -88,12 +94,14 @@ def _start(detail: TaskDetail, fallback: datetime) -> datetime:
     return r.started if r is not None and r.started is not None else fallback
 
 
-def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
-                    tools: list[dict[str, Any]]) -> dict[str, Any]:
+def atif_trajectory(
+    detail: TaskDetail, info: RunInfo, *, started: datetime, tools: list[dict[str, Any]]
+) -> dict[str, Any]:
     """One task of one run as an ATIF v1.7 trajectory (see the module docstring for the mapping)."""
     t0 = _start(detail, started)
-    steps: list[dict[str, Any]] = [{"step_id": 1, "timestamp": _iso(t0), "source": "user",
-                                    "message": detail.prompt or ""}]
+    steps: list[dict[str, Any]] = [
+        {"step_id": 1, "timestamp": _iso(t0), "source": "user", "message": detail.prompt or ""}
+    ]
     calls = list(detail.steps)
     last_t = max((c.t for c in calls), default=0.0)
     now = t0
@@ -102,14 +110,27 @@ def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
         nonlocal now
         if batch:
             now = max(now, t0 + timedelta(seconds=batch[0].t))
-        step: dict[str, Any] = {"step_id": len(steps) + 1, "timestamp": _iso(now), "source": "agent",
-                                "message": message}
+        step: dict[str, Any] = {
+            "step_id": len(steps) + 1,
+            "timestamp": _iso(now),
+            "source": "agent",
+            "message": message,
+        }
         if batch:
-            step["tool_calls"] = [{"tool_call_id": f"call_{c.seq}", "function_name": "run_command",
-                                   "arguments": {"device": c.device, "command": c.command}} for c in batch]
-            step["observation"] = {"results": [{"source_call_id": f"call_{c.seq}",
-                                                "content": c.output if c.output is not None else ""}
-                                               for c in batch]}
+            step["tool_calls"] = [
+                {
+                    "tool_call_id": f"call_{c.seq}",
+                    "function_name": "run_command",
+                    "arguments": {"device": c.device, "command": c.command},
+                }
+                for c in batch
+            ]
+            step["observation"] = {
+                "results": [
+                    {"source_call_id": f"call_{c.seq}", "content": c.output if c.output is not None else ""}
+                    for c in batch
+                ]
+            }
         if metrics:
             step["metrics"] = metrics
         steps.append(step)
@@ -134,12 +155,23 @@ def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
     end = r.finished if r is not None and r.finished is not None else t0 + timedelta(seconds=last_t)
     answer = detail.answer_text
     if answer is not None:
-        final: dict[str, Any] = {"step_id": len(steps) + 1, "timestamp": _iso(max(end, now)), "source": "agent"}
+        final: dict[str, Any] = {
+            "step_id": len(steps) + 1,
+            "timestamp": _iso(max(end, now)),
+            "source": "agent",
+        }
         if r is not None and r.answer_source == "submit":
             final["message"] = ""
-            final["tool_calls"] = [{"tool_call_id": "call_submit", "function_name": "submit_answer",
-                                    "arguments": {"answer": answer}}]
-            final["observation"] = {"results": [{"source_call_id": "call_submit", "content": "Answer recorded."}]}
+            final["tool_calls"] = [
+                {
+                    "tool_call_id": "call_submit",
+                    "function_name": "submit_answer",
+                    "arguments": {"answer": answer},
+                }
+            ]
+            final["observation"] = {
+                "results": [{"source_call_id": "call_submit", "content": "Answer recorded."}]
+            }
         else:
             final["message"] = answer
         steps.append(final)
@@ -147,8 +179,12 @@ def atif_trajectory(detail: TaskDetail, info: RunInfo, *, started: datetime,
     return {
         "schema_version": ATIF_VERSION,
         "session_id": f"{info.name}/{detail.task_id}" + _trial(detail, info),
-        "agent": {"name": info.agent or info.harness or "unknown", "version": info.harness_version or "unknown",
-                  "model_name": info.model or "unknown", "tool_definitions": tools},
+        "agent": {
+            "name": info.agent or info.harness or "unknown",
+            "version": info.harness_version or "unknown",
+            "model_name": info.model or "unknown",
+            "tool_definitions": tools,
+        },
         "steps": steps,
         "final_metrics": {
             "total_prompt_tokens": r.input_tokens if r is not None else None,
@@ -171,12 +207,25 @@ def _metrics(turn: ModelTurn) -> dict[str, Any] | None:
     """Per-step metrics of a logged turn (ATIF names), or None when it recorded no usage."""
     if turn.input_tokens is None and turn.output_tokens is None:
         return None
-    return {k: v for k, v in (("prompt_tokens", turn.input_tokens), ("completion_tokens", turn.output_tokens),
-                              ("cached_tokens", turn.cached_tokens)) if v is not None}
+    return {
+        k: v
+        for k, v in (
+            ("prompt_tokens", turn.input_tokens),
+            ("completion_tokens", turn.output_tokens),
+            ("cached_tokens", turn.cached_tokens),
+        )
+        if v is not None
+    }
 
 
-def export_atif(run_dirs: Sequence[Path], out: Path, task_set: TaskSet, *,
-                scorer: Scorer | None = None, n_resamples: int | None = None) -> ExportSummary:
+def export_atif(
+    run_dirs: Sequence[Path],
+    out: Path,
+    task_set: TaskSet,
+    *,
+    scorer: Scorer | None = None,
+    n_resamples: int | None = None,
+) -> ExportSummary:
     """``OUT/<ID>/trajectory.json`` for every finished task of one run (``n_resamples`` is unused: a
     trajectory holds no statistics; it is accepted so every exporter takes the same arguments)."""
     if len(run_dirs) != 1:
@@ -188,8 +237,10 @@ def export_atif(run_dirs: Sequence[Path], out: Path, task_set: TaskSet, *,
     summary = ExportSummary("atif", out, warnings=[*warnings, *more])
     above = sorted({trial for _, trial in results if trial > info.trials})
     if above:
-        summary.warnings.append(f"results.jsonl has lines of trial(s) {', '.join(map(str, above))} but run.yaml "
-                                f"asks for {info.trials}; they are not exported (as the scorer ignores them)")
+        summary.warnings.append(
+            f"results.jsonl has lines of trial(s) {', '.join(map(str, above))} but run.yaml "
+            f"asks for {info.trials}; they are not exported (as the scorer ignores them)"
+        )
     config_started = _run_started(run_dir)
     tools = tool_definitions()
     for task_id, trial in sorted(k for k in results if k[1] <= info.trials):
@@ -225,18 +276,28 @@ def _figure(summ: Mapping[str, Any], se: Mapping[str, Any], key: str, se_key: st
 
 LEADERBOARD_METRICS: dict[str, tuple[tuple[str, str, str], ...]] = {
     # family -> (leaderboard name, summary key, se key)
-    "rca": (("accuracy", "accuracy", "accuracy"), ("localization", "loc_iou", "loc_iou"),
-            ("reasoning", "id_iou", "id_iou"), ("evidence", "evidence", "evidence_coverage")),
-    "path": (("accuracy", "accuracy", "accuracy"), ("localization", "loc_iou", "loc_iou"),
-             ("reasoning", "rest_iou", "rest_iou"), ("evidence", "evidence", "evidence_coverage")),
+    "rca": (
+        ("accuracy", "accuracy", "accuracy"),
+        ("localization", "loc_iou", "loc_iou"),
+        ("reasoning", "id_iou", "id_iou"),
+        ("evidence", "evidence", "evidence_coverage"),
+    ),
+    "path": (
+        ("accuracy", "accuracy", "accuracy"),
+        ("localization", "loc_iou", "loc_iou"),
+        ("reasoning", "rest_iou", "rest_iou"),
+        ("evidence", "evidence", "evidence_coverage"),
+    ),
 }
 """Table 5's four figures per family under the leaderboard's names (``reasoning`` = RCA-ID / Path-Rest)."""
 
 
 def leaderboard_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
     run = scores["run"]
-    entry: dict[str, Any] = {"harness": run.get("harness") or run.get("agent") or run["name"],
-                             "model": run.get("model") or "unknown"}
+    entry: dict[str, Any] = {
+        "harness": run.get("harness") or run.get("agent") or run["name"],
+        "model": run.get("model") or "unknown",
+    }
     for fam, metrics in LEADERBOARD_METRICS.items():
         summ, se = scores["summary"][fam], scores["se"][fam]
         if summ["n_tasks"]:
@@ -246,16 +307,24 @@ def leaderboard_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
 
 def efficiency_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
     run = scores["run"]
-    out: dict[str, Any] = {"harness": run.get("harness") or run.get("agent") or run["name"],
-                           "model": run.get("model") or "unknown"}
+    out: dict[str, Any] = {
+        "harness": run.get("harness") or run.get("agent") or run["name"],
+        "model": run.get("model") or "unknown",
+    }
     for fam in ("rca", "path"):
         if not scores["summary"][fam]["n_tasks"]:
             continue
         eff = scores["summary"]["efficiency"][fam]
-        out[fam] = {name: {k: eff[key][k] for k in ("mean", "median", "n")}
-                    for name, key in (("rounds", "rounds"), ("latency_s", "latency_s"),
-                                      ("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
-                                      ("tokens", "total_tokens"))}
+        out[fam] = {
+            name: {k: eff[key][k] for k in ("mean", "median", "n")}
+            for name, key in (
+                ("rounds", "rounds"),
+                ("latency_s", "latency_s"),
+                ("input_tokens", "input_tokens"),
+                ("output_tokens", "output_tokens"),
+                ("tokens", "total_tokens"),
+            )
+        }
     return out
 
 
@@ -263,16 +332,32 @@ def leaderboard_documents(all_scores: Sequence[Mapping[str, Any]]) -> tuple[dict
     """(published-results JSON, efficiency JSON) of the scored runs, in the order given."""
     n = {fam: max((s["summary"][fam]["n_tasks"] for s in all_scores), default=0) for fam in ("rca", "path")}
     commits = sorted({c for s in all_scores if (c := s["run"].get("task_set_commit")) and c != "none"})
-    source = f"ctbench {__version__}" + (f", task set {', '.join(c[:12] for c in commits)}" if commits else "")
-    board = {"schemaVersion": LEADERBOARD_SCHEMA, "sourceVersion": source, "tasks": n,
-             "results": [leaderboard_entry(s) for s in all_scores]}
-    efficiency = {"schemaVersion": LEADERBOARD_SCHEMA, "sourceVersion": source, "countingRule": EFFICIENCY_RULE,
-                  "results": [efficiency_entry(s) for s in all_scores]}
+    source = f"ctbench {__version__}" + (
+        f", task set {', '.join(c[:12] for c in commits)}" if commits else ""
+    )
+    board = {
+        "schemaVersion": LEADERBOARD_SCHEMA,
+        "sourceVersion": source,
+        "tasks": n,
+        "results": [leaderboard_entry(s) for s in all_scores],
+    }
+    efficiency = {
+        "schemaVersion": LEADERBOARD_SCHEMA,
+        "sourceVersion": source,
+        "countingRule": EFFICIENCY_RULE,
+        "results": [efficiency_entry(s) for s in all_scores],
+    }
     return board, efficiency
 
 
-def export_leaderboard(run_dirs: Sequence[Path], out: Path, task_set: TaskSet, *,
-                       scorer: Scorer | None = None, n_resamples: int | None = None) -> ExportSummary:
+def export_leaderboard(
+    run_dirs: Sequence[Path],
+    out: Path,
+    task_set: TaskSet,
+    *,
+    scorer: Scorer | None = None,
+    n_resamples: int | None = None,
+) -> ExportSummary:
     """``OUT/leaderboard.json`` and ``OUT/efficiency.json`` for the runs (each scored afresh)."""
     scorer = scorer or Scorer(task_set)
     summary = ExportSummary("leaderboard", out)
@@ -280,8 +365,9 @@ def export_leaderboard(run_dirs: Sequence[Path], out: Path, task_set: TaskSet, *
     for d in run_dirs:
         run = scorer.score_folder(d)
         summary.warnings.extend(f"{run.info.name}: {w}" for w in run.warnings)
-        documents.append(json.loads(dumps(build_scores(run, min_stratum=scorer.min_stratum,
-                                                       n_resamples=n_resamples))))
+        documents.append(
+            json.loads(dumps(build_scores(run, min_stratum=scorer.min_stratum, n_resamples=n_resamples)))
+        )
     board, efficiency = leaderboard_documents(documents)
     out.mkdir(parents=True, exist_ok=True)
     for name, doc in (("leaderboard.json", board), ("efficiency.json", efficiency)):

@@ -96,8 +96,10 @@ def _pair_entries(gold: list[RcaEntry], pred: list[RcaEntry]) -> list[tuple[RcaE
     from scipy.optimize import linear_sum_assignment  # lazy: keeps `import ctbench.evaluate` light
 
     weights = [
-        [8 * addresses(g, p) + 4 * (g.label == p.label) + 2 * (g.node == p.node) + (g.object == p.object)
-         for p in pred]
+        [
+            8 * addresses(g, p) + 4 * (g.label == p.label) + 2 * (g.node == p.node) + (g.object == p.object)
+            for p in pred
+        ]
         for g in gold
     ]
     rows, cols = linear_sum_assignment(weights, maximize=True)
@@ -121,7 +123,9 @@ def diagnose_rca_failure(gold: Set[RcaEntry], prediction: ParsedAnswer | None) -
     extra = len(pred - gold)
     pairs = _pair_entries(sorted(gold - pred), sorted(pred - gold))
     if len(pred) < len(gold):
-        return FailureDiagnosis("F1", missing=missing, extra=extra, pairs=tuple(p for p in pairs if addresses(*p)))
+        return FailureDiagnosis(
+            "F1", missing=missing, extra=extra, pairs=tuple(p for p in pairs if addresses(*p))
+        )
     if len(pred) > len(gold):
         addressed = tuple(p for p in pairs if addresses(*p))
         mode: FailureMode = "F1" if len(addressed) < missing else "F2"  # a gold cause dropped entirely: F1

@@ -66,8 +66,11 @@ def review_problem(task_dir: Path, spec: TaskSpec) -> str | None:
     stale = stale_criteria(lambda c: last.criteria[c].basis, content_hashes(disk_reader(task_dir)))
     if stale:
         parts = sorted({p for changed in stale.values() for p in changed})
-        return ("edited after approval: " + ", ".join(PART_TITLES.get(p, p) for p in parts)
-                + " changed since the review approved it")
+        return (
+            "edited after approval: "
+            + ", ".join(PART_TITLES.get(p, p) for p in parts)
+            + " changed since the review approved it"
+        )
     return None
 
 
@@ -102,8 +105,13 @@ class GateResult:
         return out
 
 
-def apply_gate(task_set: TaskSet, candidates: Iterable[tuple[TaskRef, TaskSpec]], *,
-               allow_unreviewed: bool = False, allow_invalid: bool = False) -> GateResult:
+def apply_gate(
+    task_set: TaskSet,
+    candidates: Iterable[tuple[TaskRef, TaskSpec]],
+    *,
+    allow_unreviewed: bool = False,
+    allow_invalid: bool = False,
+) -> GateResult:
     """Split the candidates into the tasks to run and the ones skipped, with reasons."""
     from ctbench.approval.check import approval_state
 

@@ -28,12 +28,22 @@ def cmd_install(args: argparse.Namespace) -> int:
     say = None if args.json else (lambda line: print(line, file=sys.stderr))
     found, seconds = install(args.name, args.version, force=args.force, say=say)
     if args.json:
-        emit_json({"name": found.name, "version": found.version, "executable": str(found.executable),
-                   "runtime": found.runtime, "seconds": round(seconds, 1), "requirement": s.requirement(found.version)})
+        emit_json(
+            {
+                "name": found.name,
+                "version": found.version,
+                "executable": str(found.executable),
+                "runtime": found.runtime,
+                "seconds": round(seconds, 1),
+                "requirement": s.requirement(found.version),
+            }
+        )
     elif seconds == 0.0:
         print(f"{found.name} {found.version} is already installed: {found.executable} ({found.runtime})")
     else:
-        print(f"installed {found.name} {found.version} in {seconds:.0f}s: {found.executable} ({found.runtime})")
+        print(
+            f"installed {found.name} {found.version} in {seconds:.0f}s: {found.executable} ({found.runtime})"
+        )
     return 0
 
 
@@ -43,18 +53,27 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for name, s in specs().items():
         found = find(name)
-        rows.append({"name": name, "pinned": s.version, "installed": found is not None,
-                     "version": found.version if found else None,
-                     "source": found.source if found else None,
-                     "executable": str(found.executable) if found else None,
-                     "runtime": found.runtime if found else None})
+        rows.append(
+            {
+                "name": name,
+                "pinned": s.version,
+                "installed": found is not None,
+                "version": found.version if found else None,
+                "source": found.source if found else None,
+                "executable": str(found.executable) if found else None,
+                "runtime": found.runtime if found else None,
+            }
+        )
     if args.json:
         emit_json({"cache": str(cache_root()), "harnesses": rows})
         return 0
     print(f"cache: {cache_root()}")
     for r in rows:
-        state = (f"{r['version']} ({r['source']}, {r['runtime']}) {r['executable']}" if r["installed"]
-                 else f"not installed: ctb-eval harness install {r['name']}")
+        state = (
+            f"{r['version']} ({r['source']}, {r['runtime']}) {r['executable']}"
+            if r["installed"]
+            else f"not installed: ctb-eval harness install {r['name']}"
+        )
         print(f"  {r['name']:<12} pinned {r['pinned']:<9} {state}")
     return 0
 
@@ -64,8 +83,13 @@ def add_harness(sub: Any) -> None:
         p.print_help()
         return 0
 
-    p = add_command(sub, "harness", "install or list the pinned agent CLIs (codex, claude-code, hermes)",
-                    show_help, DESCRIPTION)
+    p = add_command(
+        sub,
+        "harness",
+        "install or list the pinned agent CLIs (codex, claude-code, hermes)",
+        show_help,
+        DESCRIPTION,
+    )
     inner = p.add_subparsers(dest="harness_command", metavar="ACTION")
     i = add_command(inner, "install", "install a pinned agent CLI into ctbench's cache", cmd_install)
     i.add_argument("name", metavar="NAME", help="codex, claude-code or hermes")

@@ -68,7 +68,9 @@ def spec(name: str) -> HarnessSpec:
     try:
         return specs()[name]
     except KeyError:
-        raise CtbError(f"unknown harness {name!r}; choose one of: {', '.join(specs())}", exit_code=2) from None
+        raise CtbError(
+            f"unknown harness {name!r}; choose one of: {', '.join(specs())}", exit_code=2
+        ) from None
 
 
 def cache_root(env: dict[str, str] | None = None) -> Path:
@@ -103,8 +105,9 @@ class Installed:
 
 def _run_version(argv: list[str]) -> str | None:
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
-                             stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            argv, capture_output=True, text=True, timeout=VERSION_TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     text = (out.stdout or out.stderr).strip()
@@ -178,15 +181,41 @@ def install_commands(s: HarnessSpec, folder: Path, version: str | None = None) -
     """The commands an install runs, in order (also what the docs and CI print)."""
     if s.kind == "npm":
         npm = shutil.which("npm") or "npm"
-        return [[npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--no-save",
-                 "--loglevel=error", s.requirement(version)]]
-    return [[sys.executable, "-m", "venv", str(folder / "venv")],
-            [str(folder / "venv" / "bin" / "python"), "-m", "pip", "install", "--quiet",
-             "--disable-pip-version-check", s.requirement(version)]]
+        return [
+            [
+                npm,
+                "install",
+                "--prefix",
+                str(folder),
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--loglevel=error",
+                s.requirement(version),
+            ]
+        ]
+    return [
+        [sys.executable, "-m", "venv", str(folder / "venv")],
+        [
+            str(folder / "venv" / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            s.requirement(version),
+        ],
+    ]
 
 
-def install(name: str, version: str | None = None, *, root: Path | None = None, force: bool = False,
-            say: Callable[[str], None] | None = None) -> tuple[Installed, float]:
+def install(
+    name: str,
+    version: str | None = None,
+    *,
+    root: Path | None = None,
+    force: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> tuple[Installed, float]:
     """Install ``name`` (pinned version unless given) into the cache; returns it and the seconds taken.
 
     Already complete: nothing runs (unless ``force``). A folder left by an interrupted install is
@@ -220,14 +249,35 @@ def install(name: str, version: str | None = None, *, root: Path | None = None, 
     seconds = time.monotonic() - started
     if not _bin_in(s, folder).exists():
         raise CtbError(f"installed {s.requirement(v)} but {_bin_in(s, folder)} is missing")
-    atomic_write_text(folder / MARKER, json.dumps({"name": name, "package": s.package, "version": v,
-                                                   "requirement": s.requirement(v), "seconds": round(seconds, 1),
-                                                   "installed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
-                                                  indent=2) + "\n")
+    atomic_write_text(
+        folder / MARKER,
+        json.dumps(
+            {
+                "name": name,
+                "package": s.package,
+                "version": v,
+                "requirement": s.requirement(v),
+                "seconds": round(seconds, 1),
+                "installed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            },
+            indent=2,
+        )
+        + "\n",
+    )
     found = find(name, v, root=root)
     assert found is not None
     return found, seconds
 
 
-__all__ = ["HarnessSpec", "Installed", "cache_root", "find", "install", "install_commands", "install_dir",
-           "installed_versions", "spec", "specs"]
+__all__ = [
+    "HarnessSpec",
+    "Installed",
+    "cache_root",
+    "find",
+    "install",
+    "install_commands",
+    "install_dir",
+    "installed_versions",
+    "spec",
+    "specs",
+]

@@ -52,14 +52,39 @@ from ctbench.store import TaskSet
 from ctbench.yamlio import read_input
 
 ID_KEYS = ("task_id", "question_id", "qid", "id", "task", "question")
-ANSWER_KEYS = ("answer_text", "final_answer", "last_message", "final_message", "answer", "output", "response",
-               "result", "prediction")
-COMMAND_KEYS = ("commands", "commands_executed", "executed_commands", "tool_calls", "actions", "trajectory",
-                "steps")
+ANSWER_KEYS = (
+    "answer_text",
+    "final_answer",
+    "last_message",
+    "final_message",
+    "answer",
+    "output",
+    "response",
+    "result",
+    "prediction",
+)
+COMMAND_KEYS = (
+    "commands",
+    "commands_executed",
+    "executed_commands",
+    "tool_calls",
+    "actions",
+    "trajectory",
+    "steps",
+)
 DEVICE_KEYS = ("device", "node", "host", "hostname", "target", "device_name")
 COMMAND_TEXT_KEYS = ("command", "cmd", "raw_command", "raw", "input", "canonical")
 ROUND_KEYS = ("rounds", "turns", "num_rounds", "iterations", "n_rounds")
-LATENCY_KEYS = ("latency_s", "latency", "duration_s", "duration", "elapsed_s", "elapsed", "time_s", "wall_time")
+LATENCY_KEYS = (
+    "latency_s",
+    "latency",
+    "duration_s",
+    "duration",
+    "elapsed_s",
+    "elapsed",
+    "time_s",
+    "wall_time",
+)
 INPUT_KEYS = ("input_tokens", "prompt_tokens", "tokens_in")
 OUTPUT_KEYS = ("output_tokens", "completion_tokens", "tokens_out")
 OUTCOMES = ("recorded", "denied", "invalid", "unknown-device", "help")
@@ -80,9 +105,15 @@ class ImportSummary:
     """The commit of the task set the import canonicalised against."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"run_dir": str(self.run_dir), "tasks": self.tasks, "answered": self.answered,
-                "commands": self.commands, "outcomes": dict(self.outcomes), "warnings": list(self.warnings),
-                "task_set_commit": self.task_set_commit}
+        return {
+            "run_dir": str(self.run_dir),
+            "tasks": self.tasks,
+            "answered": self.answered,
+            "commands": self.commands,
+            "outcomes": dict(self.outcomes),
+            "warnings": list(self.warnings),
+            "task_set_commit": self.task_set_commit,
+        }
 
 
 # --------------------------------------------------------------------------- reading the file
@@ -104,8 +135,10 @@ def load_result_file(path: Path) -> tuple[list[Any], dict[str, Any]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CtbError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); expected a list of "
-                       "per-question results or an object with a \"results\" list") from None
+        raise CtbError(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); expected a list of "
+            'per-question results or an object with a "results" list'
+        ) from None
     if isinstance(data, list):
         return data, {}
     if isinstance(data, Mapping):
@@ -113,8 +146,10 @@ def load_result_file(path: Path) -> tuple[list[Any], dict[str, Any]]:
             if isinstance(data.get(key), list):
                 meta = {k: v for k, v in data.items() if k != key and isinstance(v, (str, int, float))}
                 return list(data[key]), meta
-    raise CtbError(f"{path}: expected a list of per-question results or an object with a \"results\" list, "
-                   f"found {type(data).__name__}")
+    raise CtbError(
+        f'{path}: expected a list of per-question results or an object with a "results" list, '
+        f"found {type(data).__name__}"
+    )
 
 
 def _as_text(value: Any) -> str | None:
@@ -178,8 +213,12 @@ def _split_prompt_line(line: str, device_names: Sequence[str]) -> tuple[str, str
     for name in sorted(device_names, key=len, reverse=True):
         for opener, closers in (("<", ">"), ("[", "]"), ("", ":>#")):
             head = opener + name
-            if text.casefold().startswith(head.casefold()) and len(text) > len(head) and text[len(head)] in closers:
-                command = text[len(head) + 1:].strip()
+            if (
+                text.casefold().startswith(head.casefold())
+                and len(text) > len(head)
+                and text[len(head)] in closers
+            ):
+                command = text[len(head) + 1 :].strip()
                 if command:
                     return name, command, None, None
     return None
@@ -195,14 +234,16 @@ def _resolve_id(raw: Any, ids: Mapping[str, str]) -> str | None:
     return ids.get(text) or ids.get(text.casefold())
 
 
-def _calls(scorer: Scorer, ctx: TaskContext, entries: Any, summary: ImportSummary,
-           where: str) -> list[dict[str, Any]]:
+def _calls(
+    scorer: Scorer, ctx: TaskContext, entries: Any, summary: ImportSummary, where: str
+) -> list[dict[str, Any]]:
     """Trajectory records (run-folder format) for one task's executed commands."""
     if entries is None:
         return []
     if not isinstance(entries, list):
-        raise CtbError(f"{where}: commands must be a list of {{device, command}} objects or 'DEVICE: command' "
-                       "strings")
+        raise CtbError(
+            f"{where}: commands must be a list of {{device, command}} objects or 'DEVICE: command' strings"
+        )
     names = list(ctx.devices) or list(ctx.node_names)
     records: list[dict[str, Any]] = []
     skipped = 0
@@ -225,8 +266,17 @@ def _calls(scorer: Scorer, ctx: TaskContext, entries: Any, summary: ImportSummar
             elif outcome is None:
                 outcome = "recorded" if canonical in ctx.recorded_forms.get(device, frozenset()) else "denied"
         summary.outcomes[outcome] += 1
-        records.append({"seq": len(records) + 1, "t": t if t is not None else 0.0, "device": device,
-                        "command": command, "canonical": canonical, "outcome": outcome, "output_bytes": 0})
+        records.append(
+            {
+                "seq": len(records) + 1,
+                "t": t if t is not None else 0.0,
+                "device": device,
+                "command": command,
+                "canonical": canonical,
+                "outcome": outcome,
+                "output_bytes": 0,
+            }
+        )
     if skipped:
         summary.warnings.append(f"{where}: {skipped} command entr(y/ies) name no device and command; skipped")
     return records
@@ -240,20 +290,32 @@ def _task_set_ref(task_set: TaskSet, recorded: str | None, summary: ImportSummar
     if recorded is None:
         return current
     if current.commit != "none" and recorded != current.commit:
-        summary.warnings.append(f"the results were made on task-set commit {recorded[:12]} but are imported against "
-                                f"{current.commit[:12]} ({task_set.root}): statements, recordings or gold may differ")
+        summary.warnings.append(
+            f"the results were made on task-set commit {recorded[:12]} but are imported against "
+            f"{current.commit[:12]} ({task_set.root}): statements, recordings or gold may differ"
+        )
     return TaskSetRef(path=str(task_set.root), commit=recorded)
 
 
-def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name: str | None = None,
-                   agent: str | None = None, model: str | None = None, harness: str | None = None) -> ImportSummary:
+def import_results(
+    path: Path | str,
+    out: Path | str,
+    task_set: TaskSet,
+    *,
+    name: str | None = None,
+    agent: str | None = None,
+    model: str | None = None,
+    harness: str | None = None,
+) -> ImportSummary:
     """Write the run folder ``out`` from the result file ``path``; see the module docstring."""
     from ctbench.replay.trajectory import TrajectoryRecord
 
     path, out = Path(path), Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise CtbError(f"{out}: already exists and is not empty; choose a new --out folder (an import never "
-                       "overwrites a run)")
+        raise CtbError(
+            f"{out}: already exists and is not empty; choose a new --out folder (an import never "
+            "overwrites a run)"
+        )
     items, meta = load_result_file(path)
     if not items:
         raise CtbError(f"{path}: holds no results")
@@ -268,8 +330,10 @@ def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name
     seen: dict[str, int] = {}
     for i, item in enumerate(items, start=1):
         if not isinstance(item, Mapping):
-            raise CtbError(f"{path}: result {i}: expected an object with a task id, an answer and commands, found "
-                           f"{type(item).__name__}")
+            raise CtbError(
+                f"{path}: result {i}: expected an object with a task id, an answer and commands, found "
+                f"{type(item).__name__}"
+            )
         raw_id = _first(item, ID_KEYS)
         if raw_id is None:
             raise CtbError(f"{path}: result {i}: no task id (expected one of: {', '.join(ID_KEYS)})")
@@ -283,8 +347,10 @@ def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name
         plan.append((i, task_id, item))
     if unknown:
         sample = ", ".join(sorted(ids.values())[:3])
-        raise CtbError(f"{path}: {len(unknown)} task id(s) are not in the task set {task_set.root}: "
-                       f"{', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''} (its ids look like {sample})")
+        raise CtbError(
+            f"{path}: {len(unknown)} task id(s) are not in the task set {task_set.root}: "
+            f"{', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''} (its ids look like {sample})"
+        )
     parent = out.parent if str(out.parent) else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".importing", dir=parent))
@@ -295,15 +361,25 @@ def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name
         when = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
         run_agent = agent or _text(meta.get("agent")) or _text(meta.get("harness")) or harness or "imported"
         config = RunConfig(
-            name=name or out.name, agent=run_agent, model=model or _text(meta.get("model")),
+            name=name or out.name,
+            agent=run_agent,
+            model=model or _text(meta.get("model")),
             harness=harness or _text(meta.get("harness")) or "imported",
             harness_version=_text(meta.get("harness_version")) or "unknown",
-            options=RunOptions(timeout_s=TIMEOUT_DEFAULT_S, retries=0, prompt_version=f"imported:{path.name}"),
+            options=RunOptions(
+                timeout_s=TIMEOUT_DEFAULT_S, retries=0, prompt_version=f"imported:{path.name}"
+            ),
             concurrency=1,
             task_set=_task_set_ref(task_set, _text(meta.get("task_set_commit")), summary),
-            tasks=[t for _, t, _ in plan], started=when, finished=when,
-            host=HostInfo(hostname=f"imported from {path.name}", platform=platform.platform(),
-                          python=sys.version.split()[0]))
+            tasks=[t for _, t, _ in plan],
+            started=when,
+            finished=when,
+            host=HostInfo(
+                hostname=f"imported from {path.name}",
+                platform=platform.platform(),
+                python=sys.version.split()[0],
+            ),
+        )
         folder.save_config(config)
         for i, task_id, item in plan:
             where = f"{path}: result {i} ({task_id})"
@@ -329,16 +405,24 @@ def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name
                 status = "answered" if parsed.status == "answered" else "unparsable"
             summary.answered += status == "answered"
             summary.commands += len(records)
-            folder.append_result(ResultLine(
-                task_id=task_id, family=ctx.family, status=status,
-                error_kind="agent" if status == "error" else None,
-                answer_text=text, answer=parsed.to_json(), answer_source="final_message",
-                rounds=_number(_first(merged, ROUND_KEYS), int),
-                latency_s=_number(_first(merged, LATENCY_KEYS), float),
-                input_tokens=_number(_first(merged, INPUT_KEYS), int),
-                output_tokens=_number(_first(merged, OUTPUT_KEYS), int),
-                commands=len(records), error=error if status in ("timeout", "error") else None,
-                trajectory=folder.relative(traj)))
+            folder.append_result(
+                ResultLine(
+                    task_id=task_id,
+                    family=ctx.family,
+                    status=status,
+                    error_kind="agent" if status == "error" else None,
+                    answer_text=text,
+                    answer=parsed.to_json(),
+                    answer_source="final_message",
+                    rounds=_number(_first(merged, ROUND_KEYS), int),
+                    latency_s=_number(_first(merged, LATENCY_KEYS), float),
+                    input_tokens=_number(_first(merged, INPUT_KEYS), int),
+                    output_tokens=_number(_first(merged, OUTPUT_KEYS), int),
+                    commands=len(records),
+                    error=error if status in ("timeout", "error") else None,
+                    trajectory=folder.relative(traj),
+                )
+            )
             summary.tasks += 1
         folder.close()
         (tmp / ".lock").unlink(missing_ok=True)
@@ -349,4 +433,3 @@ def import_results(path: Path | str, out: Path | str, task_set: TaskSet, *, name
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return summary
-

@@ -43,6 +43,7 @@ _P = TypeVar("_P")
 
 # --------------------------------------------------------------------------- set metrics
 
+
 def iou(predicted: Set[Any], gold: Set[Any]) -> float:
     """Intersection over union of two sets (section 4.1/4.2); 1.0 when both are empty."""
     union = len(predicted | gold)
@@ -146,6 +147,7 @@ def score_paths(gold: Sequence[Path], predicted: Sequence[Path] | None) -> PathT
 
 # --------------------------------------------------------------------------- evidence
 
+
 @dataclass(frozen=True, slots=True)
 class EvidenceCounts:
     """Per-task evidence counts: covered golden actions C, golden actions G, unique executed A (C.5)."""
@@ -172,6 +174,7 @@ def evidence_counts(golden: Set[Action], executed: Iterable[Action] | None) -> E
 
 
 # --------------------------------------------------------------------------- near-miss scores (B.2, B.3)
+
 
 @dataclass(frozen=True)
 class LabelWeights:
@@ -227,7 +230,8 @@ class Topology:
 
     @classmethod
     def from_links(
-        cls, nodes: Mapping[str, NodeInfo | tuple[str | None, str | None, str | None]],
+        cls,
+        nodes: Mapping[str, NodeInfo | tuple[str | None, str | None, str | None]],
         links: Iterable[tuple[str, str]],
     ) -> Topology:
         """``nodes``: name -> (site, role, cluster); ``links``: pairs of linked node names."""
@@ -256,7 +260,9 @@ class Topology:
 
 
 def label_sim(
-    gold: str, predicted: str, levels: Mapping[str, tuple[str, str, str]] | None,
+    gold: str,
+    predicted: str,
+    levels: Mapping[str, tuple[str, str, str]] | None,
     weights: LabelWeights = LabelWeights(),
 ) -> float:
     """Hierarchical label similarity (B.2). A label absent from ``levels`` earns credit only when
@@ -327,7 +333,9 @@ class EntryMatchScores:
 
 
 def entry_match(
-    gold: Set[RcaEntry], predicted: Set[RcaEntry] | None, *,
+    gold: Set[RcaEntry],
+    predicted: Set[RcaEntry] | None,
+    *,
     levels: Mapping[str, tuple[str, str, str]] | None = None,
     label_weights: LabelWeights = LabelWeights(),
     topology: Topology | None = None,
@@ -345,8 +353,9 @@ def entry_match(
     return EntryMatchScores(
         n_gold=len(g),
         id_exact=_equal_matching([e.label for e in g], [e.label for e in p]),
-        id_hierarchical=None if levels is None else best_matching(
-            g, p, lambda a, b: label_sim(a.label, b.label, levels, label_weights)),
+        id_hierarchical=None
+        if levels is None
+        else best_matching(g, p, lambda a, b: label_sim(a.label, b.label, levels, label_weights)),
         loc_exact=_equal_matching([(e.node, e.object) for e in g], [(e.node, e.object) for e in p]),
         loc_hierarchical=best_matching(g, p, lambda a, b: node_sim(a.node, b.node, topology, node_weights)),
     )
@@ -369,8 +378,10 @@ def _equal_matching(gold: Sequence[Hashable], predicted: Sequence[Hashable]) -> 
 
 
 def hierarchical_rca(
-    gold: Set[RcaEntry], predicted: Set[RcaEntry] | None,
-    levels: Mapping[str, tuple[str, str, str]], weights: LabelWeights = LabelWeights(),
+    gold: Set[RcaEntry],
+    predicted: Set[RcaEntry] | None,
+    levels: Mapping[str, tuple[str, str, str]],
+    weights: LabelWeights = LabelWeights(),
 ) -> float:
     """Hier-RCA(q) = max over one-to-one matchings of sum sim(c_g, c_p) / |G| (B.2): the per-task value
     of :func:`entry_match`'s ``id_hierarchical``."""
@@ -379,8 +390,10 @@ def hierarchical_rca(
 
 
 def hierarchical_loc(
-    gold: Set[RcaEntry], predicted: Set[RcaEntry] | None,
-    topology: Topology | None, weights: NodeWeights = NodeWeights(),
+    gold: Set[RcaEntry],
+    predicted: Set[RcaEntry] | None,
+    topology: Topology | None,
+    weights: NodeWeights = NodeWeights(),
 ) -> float:
     """Hierarchical node localisation: optimal matching of node_sim over gold entries / |G| (B.3): the
     per-task value of :func:`entry_match`'s ``loc_hierarchical``."""
@@ -389,6 +402,7 @@ def hierarchical_loc(
 
 
 # --------------------------------------------------------------------------- records and per-task scores
+
 
 class Usage(NamedTuple):
     """Resource usage of one task (section 4.3); ``None`` = not recorded."""
@@ -488,8 +502,14 @@ class TaskScores:
         ev, u = self.evidence, self.usage
         if self.family == "rca":
             out: dict[str, Any] = {
-                "task_id": self.task_id, "family": self.family, "status": self.status, "exact": self.exact,
-                "loc": self.loc, "ident": self.ident, "triplet": self.triplet, "failure": self.failure,
+                "task_id": self.task_id,
+                "family": self.family,
+                "status": self.status,
+                "exact": self.exact,
+                "loc": self.loc,
+                "ident": self.ident,
+                "triplet": self.triplet,
+                "failure": self.failure,
             }
             e = self.entries
             if e is not None:
@@ -503,13 +523,23 @@ class TaskScores:
                 }
         else:
             out = {
-                "task_id": self.task_id, "family": self.family, "status": self.status, "exact": self.exact,
-                "loc": self.loc, "rest": self.rest, "sequence": self.sequence,
-                "edges_intersection": self.edges_intersection, "edges_union": self.edges_union,
+                "task_id": self.task_id,
+                "family": self.family,
+                "status": self.status,
+                "exact": self.exact,
+                "loc": self.loc,
+                "rest": self.rest,
+                "sequence": self.sequence,
+                "edges_intersection": self.edges_intersection,
+                "edges_union": self.edges_union,
             }
         out["evidence"] = {"covered": ev.covered, "golden": ev.golden, "executed": ev.executed}
-        out["usage"] = {"rounds": u.rounds, "latency_s": u.latency_s, "input_tokens": u.input_tokens,
-                        "output_tokens": u.output_tokens}
+        out["usage"] = {
+            "rounds": u.rounds,
+            "latency_s": u.latency_s,
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+        }
         return out
 
 
@@ -522,21 +552,43 @@ def score_task(record: TaskRecord, config: ScoringConfig = ScoringConfig()) -> T
     pred = record.prediction
     status: TaskStatus = "missing" if pred is None else pred.status
     evidence = evidence_counts(record.golden_actions, record.executed_actions)
-    common: dict[str, Any] = dict(task_id=record.task_id, family=record.family, status=status,
-                                  evidence=evidence, usage=record.usage, meta=record.meta)
+    common: dict[str, Any] = dict(
+        task_id=record.task_id,
+        family=record.family,
+        status=status,
+        evidence=evidence,
+        usage=record.usage,
+        meta=record.meta,
+    )
     if record.family == "rca":
         gold_rca = cast(frozenset[RcaEntry], record.gold)  # the family says which of the two gold is
         pred_rca = None if pred is None else pred.rca
         s = score_rca(gold_rca, pred_rca)
         return TaskScores(
-            **common, exact=s.exact, loc=s.loc, ident=s.ident, triplet=s.triplet,
-            entries=entry_match(gold_rca, pred_rca, levels=config.levels,
-                                label_weights=config.label_weights, topology=record.topology,
-                                node_weights=config.node_weights),
+            **common,
+            exact=s.exact,
+            loc=s.loc,
+            ident=s.ident,
+            triplet=s.triplet,
+            entries=entry_match(
+                gold_rca,
+                pred_rca,
+                levels=config.levels,
+                label_weights=config.label_weights,
+                topology=record.topology,
+                node_weights=config.node_weights,
+            ),
             has_topology=record.topology is not None,
             failure=classify_rca_failure(gold_rca, pred),
         )
     gold_paths = cast(tuple[Path, ...], record.gold)
     p = score_paths(gold_paths, None if pred is None else pred.paths)
-    return TaskScores(**common, exact=p.exact, loc=p.loc, rest=p.rest, sequence=p.sequence,
-                      edges_intersection=p.edges_intersection, edges_union=p.edges_union)
+    return TaskScores(
+        **common,
+        exact=p.exact,
+        loc=p.loc,
+        rest=p.rest,
+        sequence=p.sequence,
+        edges_intersection=p.edges_intersection,
+        edges_union=p.edges_union,
+    )

@@ -72,7 +72,7 @@ def main(argv: list[str]) -> int:
     for pair in argv[:cut]:
         port, _, path = pair.partition("=")
         _listen(int(port), path)
-    child = subprocess.Popen(argv[cut + 1:])
+    child = subprocess.Popen(argv[cut + 1 :])
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda s, f: child.send_signal(s))
     return child.wait()

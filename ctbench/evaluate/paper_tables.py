@@ -35,9 +35,11 @@ from ctbench.evaluate.summary import summarize
 from ctbench.tables import Cell, Table
 
 LEVELS = ("O1", "O2", ABLATION_LEVEL)
-ABLATION_CAVEAT = ("The O2→O1 variants have their own (regenerated) golden actions, so their evidence scores "
-                   "describe overlap with a different action set: they share no denominator with the O2 "
-                   "originals and say nothing about better evidence gathering.")
+ABLATION_CAVEAT = (
+    "The O2→O1 variants have their own (regenerated) golden actions, so their evidence scores "
+    "describe overlap with a different action set: they share no denominator with the O2 "
+    "originals and say nothing about better evidence gathering."
+)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -51,39 +53,65 @@ def _rca(run: ScoredRun) -> list[TaskScores]:
 def _counts(rows: Sequence[TaskScores]) -> list[Cell]:
     """n, mean golden actions, mean agent steps, correct, mean agent steps on correct answers."""
     correct = [s for s in rows if s.exact]
-    return [len(rows), _mean([s.evidence.golden for s in rows]), _mean([s.evidence.executed for s in rows]),
-            len(correct), _mean([s.evidence.executed for s in correct])]
+    return [
+        len(rows),
+        _mean([s.evidence.golden for s in rows]),
+        _mean([s.evidence.executed for s in rows]),
+        len(correct),
+        _mean([s.evidence.executed for s in correct]),
+    ]
 
 
 COUNT_COLUMNS = ["n", "Gold actions", "Agent steps", "Correct", "Agent steps (correct)"]
 
 
 def table21(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
-    t = Table(title="Mean golden actions and agent steps per RCA task by observability", key="table21",
-              columns=["Run", "Level", *COUNT_COLUMNS])
+    t = Table(
+        title="Mean golden actions and agent steps per RCA task by observability",
+        key="table21",
+        columns=["Run", "Level", *COUNT_COLUMNS],
+    )
     for label, run in runs:
         rows = _rca(run)
         levels = [lv for lv in LEVELS if any(s.meta.get("observability") == lv for s in rows)]
         levels += sorted({str(v) for s in rows if (v := s.meta.get("observability")) not in LEVELS and v})
         for level in levels:
             t.add(label, level, *_counts([s for s in rows if str(s.meta.get("observability")) == level]))
-    t.note = ("Gold actions: expert-annotated evidence steps. Agent steps: distinct executed (device, canonical "
-              "command) observations (recorded or denied calls). Agent steps (correct) averages exactly correct "
-              f"answers only. {ABLATION_LEVEL}: ablation variants of O2 tasks, with regenerated golden actions.")
+    t.note = (
+        "Gold actions: expert-annotated evidence steps. Agent steps: distinct executed (device, canonical "
+        "command) observations (recorded or denied calls). Agent steps (correct) averages exactly correct "
+        f"answers only. {ABLATION_LEVEL}: ablation variants of O2 tasks, with regenerated golden actions."
+    )
     return t
 
 
 def ablation_pairs(run: ScoredRun) -> list[tuple[str, str]]:
     """(original, variant) ids of the ablation variants whose original the run also holds."""
     ids = {s.task_id for s in _rca(run)}
-    return sorted((str(s.meta["ablation_of"]), s.task_id) for s in _rca(run)
-                  if s.meta.get("ablation_of") and s.meta["ablation_of"] in ids)
+    return sorted(
+        (str(s.meta["ablation_of"]), s.task_id)
+        for s in _rca(run)
+        if s.meta.get("ablation_of") and s.meta["ablation_of"] in ids
+    )
 
 
 def table20_ablation(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
-    t = Table(title="Observability ablation: O2 tasks against their O2→O1 variants", key="table20_ablation",
-              columns=["Run", "Setting", "n", "Acc", "Loc", "ID", "Evid. cov.", "Gold actions", "Agent steps",
-                       "Agent steps (correct)"])
+    t = Table(
+        title="Observability ablation: O2 tasks against their O2→O1 variants",
+        key="table20_ablation",
+        columns=[
+            "Run",
+            "Setting",
+            "n",
+            "Acc",
+            "Loc",
+            "ID",
+            "Evid. cov.",
+            "Gold actions",
+            "Agent steps",
+            "Agent steps (correct)",
+        ],
+    )
     for label, run in runs:
         pairs = ablation_pairs(run)
         if not pairs:
@@ -93,10 +121,22 @@ def table20_ablation(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
             rows = [by_id[i] for i in ids]
             summ = summarize(rows)["rca"]
             n, gold, steps, _, steps_ok = _counts(rows)
-            t.add(label, setting, n, percent(summ["accuracy"]), percent(summ["loc_iou"]), percent(summ["id_iou"]),
-                  percent(summ["evidence"]["coverage"]), gold, steps, steps_ok)
-    t.note = ("Each O2 task is paired with the variant that declares it as its original (ablation_of); both rows "
-              "hold the same questions. Percent; Acc and IoUs are task means, Evid. cov. pooled. " + ABLATION_CAVEAT)
+            t.add(
+                label,
+                setting,
+                n,
+                percent(summ["accuracy"]),
+                percent(summ["loc_iou"]),
+                percent(summ["id_iou"]),
+                percent(summ["evidence"]["coverage"]),
+                gold,
+                steps,
+                steps_ok,
+            )
+    t.note = (
+        "Each O2 task is paired with the variant that declares it as its original (ablation_of); both rows "
+        "hold the same questions. Percent; Acc and IoUs are task means, Evid. cov. pooled. " + ABLATION_CAVEAT
+    )
     return t
 
 
@@ -117,24 +157,58 @@ def same_model_groups(runs: Sequence[tuple[str, ScoredRun]]) -> dict[str, list[t
 
 
 def table23(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
-    cols = ["Model", "Harness", "RCA Acc", "RCA Loc", "RCA ID", "RCA Evid. F1", "RCA Evid. cov.",
-            "Path Acc", "Path Loc", "Path Rest", "Path micro", "Path Evid. F1", "Path Evid. cov."]
-    t = Table(title="Harness sensitivity: the same model under different harnesses", key="table23", columns=cols)
+    cols = [
+        "Model",
+        "Harness",
+        "RCA Acc",
+        "RCA Loc",
+        "RCA ID",
+        "RCA Evid. F1",
+        "RCA Evid. cov.",
+        "Path Acc",
+        "Path Loc",
+        "Path Rest",
+        "Path micro",
+        "Path Evid. F1",
+        "Path Evid. cov.",
+    ]
+    t = Table(
+        title="Harness sensitivity: the same model under different harnesses", key="table23", columns=cols
+    )
     for model, group in same_model_groups(runs).items():
         for _label, run in group:
             summ = summarize(run.scores)
             r, p = summ["rca"], summ["path"]
-            rca: list[Cell] = ([percent(r["accuracy"]), percent(r["loc_iou"]), percent(r["id_iou"]),
-                                percent(r["evidence"]["f1"]), percent(r["evidence"]["coverage"])]
-                               if r["n_tasks"] else [None] * 5)
-            path: list[Cell] = ([percent(p["accuracy"]), percent(p["loc_iou"]), percent(p["rest_iou"]),
-                                 percent(p["micro_edge_iou"]), percent(p["evidence"]["f1"]),
-                                 percent(p["evidence"]["coverage"])] if p["n_tasks"] else [None] * 6)
+            rca: list[Cell] = (
+                [
+                    percent(r["accuracy"]),
+                    percent(r["loc_iou"]),
+                    percent(r["id_iou"]),
+                    percent(r["evidence"]["f1"]),
+                    percent(r["evidence"]["coverage"]),
+                ]
+                if r["n_tasks"]
+                else [None] * 5
+            )
+            path: list[Cell] = (
+                [
+                    percent(p["accuracy"]),
+                    percent(p["loc_iou"]),
+                    percent(p["rest_iou"]),
+                    percent(p["micro_edge_iou"]),
+                    percent(p["evidence"]["f1"]),
+                    percent(p["evidence"]["coverage"]),
+                ]
+                if p["n_tasks"]
+                else [None] * 6
+            )
             t.add(model, _harness(run), *rca, *path)
     t.best = {col: "max" for col in cols[2:]}
-    t.note = ("Percent. Loc and ID/Rest are task-macro IoUs; Path micro is the pooled directed-edge IoU. With C "
-              "covered golden actions, G golden actions and A the per-task counts of distinct executed commands "
-              "summed: Evid. F1 = 2C / (G + A), Evid. cov. = C / G. Unanswered tasks stay in every denominator.")
+    t.note = (
+        "Percent. Loc and ID/Rest are task-macro IoUs; Path micro is the pooled directed-edge IoU. With C "
+        "covered golden actions, G golden actions and A the per-task counts of distinct executed commands "
+        "summed: Evid. F1 = 2C / (G + A), Evid. cov. = C / G. Unanswered tasks stay in every denominator."
+    )
     return t
 
 
@@ -153,15 +227,20 @@ def disagreement(a: ScoredRun, b: ScoredRun, family: str) -> tuple[int, int, int
 
 
 def table24(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
-    t = Table(title="Pairwise exact-answer disagreement between runs", key="table24",
-              columns=["Pair", "Family", "n", "Both", "First only", "Second only", "Neither"])
+    t = Table(
+        title="Pairwise exact-answer disagreement between runs",
+        key="table24",
+        columns=["Pair", "Family", "n", "Both", "First only", "Second only", "Neither"],
+    )
     for (la, ra), (lb, rb) in combinations(runs, 2):
         for fam in ("rca", "path"):
             n, both, first, second, neither = disagreement(ra, rb, fam)
             if n:
                 t.add(f"{la} vs {lb}", FAMILY_TITLES[fam], n, both, first, second, neither)
-    t.note = ("Counts of tasks both runs hold. First only / Second only: exactly correct in the first (second) run "
-              "of the pair and not in the other; these discordant counts are what McNemar's test uses.")
+    t.note = (
+        "Counts of tasks both runs hold. First only / Second only: exactly correct in the first (second) run "
+        "of the pair and not in the other; these discordant counts are what McNemar's test uses."
+    )
     return t
 
 
@@ -183,30 +262,55 @@ class ScopedComparison:
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"runs": [{"name": n, "label": lab} for n, lab in zip(self.names, self.labels, strict=True)],
-                "warnings": self.warnings,
-                "scopes": [{"scope": s.name, "pairs": [[self.names[a], self.names[b]] for a, b in s.pairs],
-                            "comparisons": [r.to_json() for r in s.results]} for s in self.scopes]}
+        return {
+            "runs": [{"name": n, "label": lab} for n, lab in zip(self.names, self.labels, strict=True)],
+            "warnings": self.warnings,
+            "scopes": [
+                {
+                    "scope": s.name,
+                    "pairs": [[self.names[a], self.names[b]] for a, b in s.pairs],
+                    "comparisons": [r.to_json() for r in s.results],
+                }
+                for s in self.scopes
+            ],
+        }
 
 
 def _keys_of(i: int, run: ScoredRun, name: str, label: str, folder: str) -> set[str]:
-    return {str(i + 1), name, label, folder, *(x for x in (run.info.agent, run.info.harness, run.info.model) if x)}
+    return {
+        str(i + 1),
+        name,
+        label,
+        folder,
+        *(x for x in (run.info.agent, run.info.harness, run.info.model) if x),
+    }
 
 
-def parse_pairs(spec: str, runs: Sequence[ScoredRun], names: Sequence[str], labels: Sequence[str]) -> list[tuple[int, int]]:
+def parse_pairs(
+    spec: str, runs: Sequence[ScoredRun], names: Sequence[str], labels: Sequence[str]
+) -> list[tuple[int, int]]:
     """``A:B,C:D`` -> run index pairs. A run is named by its position (1-based), run name, folder name,
     label (agent+model), agent, harness or model - whichever names exactly one of the runs."""
-    keys = [_keys_of(i, r, n, lab, r.path.name) for i, (r, n, lab) in enumerate(zip(runs, names, labels, strict=True))]
+    keys = [
+        _keys_of(i, r, n, lab, r.path.name)
+        for i, (r, n, lab) in enumerate(zip(runs, names, labels, strict=True))
+    ]
 
     def one(token: str) -> int:
         hits = [i for i, k in enumerate(keys) if token in k]
         if len(hits) == 1:
             return hits[0]
         if not hits:
-            raise CtbError(f"--pairs: {token!r} names none of the runs (use a position 1-{len(runs)}, a run name, a "
-                           f"folder name or a label: {', '.join(labels)})", exit_code=2)
-        raise CtbError(f"--pairs: {token!r} names {len(hits)} runs ({', '.join(labels[i] for i in hits)}); use "
-                       "their positions or run names", exit_code=2)
+            raise CtbError(
+                f"--pairs: {token!r} names none of the runs (use a position 1-{len(runs)}, a run name, a "
+                f"folder name or a label: {', '.join(labels)})",
+                exit_code=2,
+            )
+        raise CtbError(
+            f"--pairs: {token!r} names {len(hits)} runs ({', '.join(labels[i] for i in hits)}); use "
+            "their positions or run names",
+            exit_code=2,
+        )
 
     pairs: list[tuple[int, int]] = []
     for part in (p.strip() for p in spec.split(",")):
@@ -222,8 +326,14 @@ def parse_pairs(spec: str, runs: Sequence[ScoredRun], names: Sequence[str], labe
     return pairs
 
 
-def compare_scoped(runs: Sequence[ScoredRun], scopes: Sequence[tuple[str, str]], *, common: bool = False,
-                   n_resamples: int | None = None, workers: int | None = None) -> ScopedComparison:
+def compare_scoped(
+    runs: Sequence[ScoredRun],
+    scopes: Sequence[tuple[str, str]],
+    *,
+    common: bool = False,
+    n_resamples: int | None = None,
+    workers: int | None = None,
+) -> ScopedComparison:
     """The named pairs of each scope, Holm-adjusted within (scope, family, metric); see D.2."""
     from ctbench.evaluate import stats
 
@@ -240,8 +350,9 @@ def compare_scoped(runs: Sequence[ScoredRun], scopes: Sequence[tuple[str, str]],
     n = stats.N_RESAMPLES if n_resamples is None else n_resamples
     for s in parsed:
         try:
-            s.results = stats.compare_scope(by_name, [(names[a], names[b]) for a, b in s.pairs], n_resamples=n,
-                                            workers=workers)
+            s.results = stats.compare_scope(
+                by_name, [(names[a], names[b]) for a, b in s.pairs], n_resamples=n, workers=workers
+            )
         except ValueError as exc:
             raise CtbError(f"cannot compare the runs: {exc}") from None
     return ScopedComparison(names=list(names), labels=list(labels), scopes=parsed, warnings=warnings)
@@ -251,29 +362,76 @@ def scoped_table(sc: ScopedComparison, *, split: bool = False) -> Table:
     """Tables 26-27's shape: one row per scope, family, metric and pair; differences A - B in points."""
     label = dict(zip(sc.names, sc.labels, strict=True))
     if split:
-        cols = ["Scope", "Family", "Metric", "A", "B", "n", "A (%)", "B (%)", "A-B (pp)", "CI low (pp)",
-                "CI high (pp)", "p", "p Holm", "A only", "B only"]
+        cols = [
+            "Scope",
+            "Family",
+            "Metric",
+            "A",
+            "B",
+            "n",
+            "A (%)",
+            "B (%)",
+            "A-B (pp)",
+            "CI low (pp)",
+            "CI high (pp)",
+            "p",
+            "p Holm",
+            "A only",
+            "B only",
+        ]
     else:
-        cols = ["Scope", "Family", "Metric", "A", "B", "n", "A (%)", "B (%)", "A-B (pp)", "95% CI (pp)", "p",
-                "p Holm", "A only / B only"]
+        cols = [
+            "Scope",
+            "Family",
+            "Metric",
+            "A",
+            "B",
+            "n",
+            "A (%)",
+            "B (%)",
+            "A-B (pp)",
+            "95% CI (pp)",
+            "p",
+            "p Holm",
+            "A only / B only",
+        ]
     t = Table(title="Paired comparisons within the named scopes", key="table26_27", columns=cols)
     order = {"rca": 0, "path": 1}
     for scope in sc.scopes:
         pair_order = {(sc.names[a], sc.names[b]): i for i, (a, b) in enumerate(scope.pairs)}
-        rows = sorted(scope.results, key=lambda r: (order[r.family], _metric_order(r.metric),
-                                                    pair_order[(r.run_a, r.run_b)]))
+        rows = sorted(
+            scope.results,
+            key=lambda r: (order[r.family], _metric_order(r.metric), pair_order[(r.run_a, r.run_b)]),
+        )
         for r in rows:
-            head: list[Cell] = [scope.name, FAMILY_TITLES[r.family], METRIC_TITLES.get(r.metric, r.metric),
-                                label[r.run_a], label[r.run_b], r.n, percent(r.a), percent(r.b), percent(r.diff)]
+            head: list[Cell] = [
+                scope.name,
+                FAMILY_TITLES[r.family],
+                METRIC_TITLES.get(r.metric, r.metric),
+                label[r.run_a],
+                label[r.run_b],
+                r.n,
+                percent(r.a),
+                percent(r.b),
+                percent(r.diff),
+            ]
             if split:
                 t.add(*head, percent(r.ci_low), percent(r.ci_high), r.p_value, r.p_holm, r.a_only, r.b_only)
             else:
                 ci = "–" if r.ci_low is None else f"[{_num(percent(r.ci_low))}, {_num(percent(r.ci_high))}]"
-                t.add(*head, ci, _p(r.p_value), _p(r.p_holm), "" if r.a_only is None else f"{r.a_only} / {r.b_only}")
+                t.add(
+                    *head,
+                    ci,
+                    _p(r.p_value),
+                    _p(r.p_holm),
+                    "" if r.a_only is None else f"{r.a_only} / {r.b_only}",
+                )
     sizes = ", ".join(f"{s.name}: {len(s.pairs)}" for s in sc.scopes)
-    t.note = ("Differences are A minus B in percentage points. Accuracy: exact two-sided McNemar test; IoUs and "
-              "evidence coverage: paired bootstrap percentile interval and sign probability. p Holm is adjusted "
-              f"within each scope, family and metric (comparisons per scope - {sizes}); intervals are not adjusted.")
+    t.note = (
+        "Differences are A minus B in percentage points. Accuracy: exact two-sided McNemar test; IoUs and "
+        "evidence coverage: paired bootstrap percentile interval and sign probability. p Holm is adjusted "
+        f"within each scope, family and metric (comparisons per scope - {sizes}); intervals are not adjusted."
+    )
     return t
 
 
@@ -285,4 +443,3 @@ def paper_tables(runs: Sequence[tuple[str, ScoredRun]]) -> list[Table]:
     if len(runs) > 1:
         tables.append(table24(runs))
     return [t for t in tables if t.rows]
-

@@ -96,14 +96,16 @@ class ParsedAnswer:
         """Plain JSON value, deterministic (RCA entries sorted) so result files diff cleanly."""
         return {
             "status": self.status,
-            "rca": None if self.rca is None else [
-                {"node": e.node, "object": e.object, "label": e.label} for e in sorted(self.rca)
-            ],
-            "paths": None if self.paths is None else [
-                [{"node": h.node, "egress": h.egress} for h in p] for p in self.paths
-            ],
+            "rca": None
+            if self.rca is None
+            else [{"node": e.node, "object": e.object, "label": e.label} for e in sorted(self.rca)],
+            "paths": None
+            if self.paths is None
+            else [[{"node": h.node, "egress": h.egress} for h in p] for p in self.paths],
             "invalid_lines": list(self.invalid_lines),
-            "unresolved_lines": [{"line": line, "problem": problem} for line, problem in self.unresolved_lines],
+            "unresolved_lines": [
+                {"line": line, "problem": problem} for line, problem in self.unresolved_lines
+            ],
         }
 
     @classmethod
@@ -113,19 +115,24 @@ class ParsedAnswer:
         paths = data.get("paths")
         return cls(
             status=data["status"],
-            rca=None if rca is None else frozenset(
-                RcaEntry(str(e["node"]), str(e["object"]), str(e["label"])) for e in rca
-            ),
-            paths=None if paths is None else tuple(
+            rca=None
+            if rca is None
+            else frozenset(RcaEntry(str(e["node"]), str(e["object"]), str(e["label"])) for e in rca),
+            paths=None
+            if paths is None
+            else tuple(
                 tuple(Hop(str(h["node"]), None if h.get("egress") is None else str(h["egress"])) for h in p)
                 for p in paths
             ),
             invalid_lines=tuple(str(x) for x in data.get("invalid_lines", ())),
-            unresolved_lines=tuple((str(u["line"]), str(u["problem"])) for u in data.get("unresolved_lines", ())),
+            unresolved_lines=tuple(
+                (str(u["line"]), str(u["problem"])) for u in data.get("unresolved_lines", ())
+            ),
         )
 
 
 # --------------------------------------------------------------------------- answer region
+
 
 @dataclass(frozen=True)
 class _Region:
@@ -145,10 +152,10 @@ def _regions(text: str) -> tuple[list[_Region], bool]:
         last = opens[-1]
         close = re.compile(rf"<\s*/\s*{re.escape(last.group(1))}\s*>", re.IGNORECASE)
         end = close.search(text, last.end())
-        return [_Region(text[last.end(): end.start() if end else len(text)], True, True)], False
+        return [_Region(text[last.end() : end.start() if end else len(text)], True, True)], False
     markers = list(_FINAL_MARKER.finditer(text))
     if markers:
-        return [_Region(text[markers[-1].end():], True, True)], False
+        return [_Region(text[markers[-1].end() :], True, True)], False
     fences = [_Region(m.group(1), True) for m in _FENCE.finditer(text)]
     return [*reversed(fences), _Region(text, False)], True
 
@@ -160,7 +167,7 @@ def _clean_line(raw: str) -> str:
     line = _BULLET.sub("", line).strip()
     for wrap in ("**", "`"):
         if line.startswith(wrap) and line.endswith(wrap) and len(line) >= 2 * len(wrap):
-            line = line[len(wrap): len(line) - len(wrap)].strip()
+            line = line[len(wrap) : len(line) - len(wrap)].strip()
     return line
 
 
@@ -178,6 +185,7 @@ def _attempts(region: _Region, separator: re.Pattern[str]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- node names
+
 
 class _NodeIndex:
     """Case-insensitive lookup of known node names, returning the canonical spelling."""
@@ -210,7 +218,7 @@ class _NodeIndex:
                 canonical = self.lookup(token[: len(name)])
                 if canonical is None:
                     continue
-                return canonical, token[len(head):]
+                return canonical, token[len(head) :]
         return None
 
 
@@ -278,10 +286,13 @@ def parse_rca(
         return _parse_rca_line(line, declared, index, resolve_label, normalize_object)
 
     status, entries, invalid, unresolved = _parse(text, _RCA_SEP, parse_line)
-    return ParsedAnswer(status=status, rca=frozenset(entries), invalid_lines=invalid, unresolved_lines=unresolved)
+    return ParsedAnswer(
+        status=status, rca=frozenset(entries), invalid_lines=invalid, unresolved_lines=unresolved
+    )
 
 
 # --------------------------------------------------------------------------- paths
+
 
 def _parse_path_line(
     line: str, declared: bool, nodes: _NodeIndex, normalize_interface: Callable[[str, str], str]
@@ -341,6 +352,7 @@ def parse_paths(
 
 
 # --------------------------------------------------------------------------- shared driver
+
 
 def _dedupe(items: Iterable[_T]) -> list[_T]:
     seen: set[_T] = set()

@@ -82,9 +82,15 @@ class ProgressTracker:
         if self._done and remaining >= 0:
             eta = elapsed / self._done * remaining
         return ProgressSnapshot(
-            total=self.total, done=self.resumed + self._done, resumed=self.resumed,
-            running=tuple(self._running), errors=self._errors, timeouts=self._timeouts,
-            elapsed_s=elapsed, eta_s=eta)
+            total=self.total,
+            done=self.resumed + self._done,
+            resumed=self.resumed,
+            running=tuple(self._running),
+            errors=self._errors,
+            timeouts=self._timeouts,
+            elapsed_s=elapsed,
+            eta_s=eta,
+        )
 
     def _emit(self, kind: EventKind, **kw: Any) -> None:
         self.display.handle(ProgressEvent(kind=kind, snapshot=self.snapshot(), **kw))
@@ -134,8 +140,10 @@ def _outcome(result: ResultLine) -> str:
 
 
 def _counters(s: ProgressSnapshot) -> str:
-    return (f"running {len(s.running)}  errors {s.errors}  timeouts {s.timeouts}  "
-            f"elapsed {fmt_duration(s.elapsed_s)}  eta {fmt_duration(s.eta_s)}")
+    return (
+        f"running {len(s.running)}  errors {s.errors}  timeouts {s.timeouts}  "
+        f"elapsed {fmt_duration(s.elapsed_s)}  eta {fmt_duration(s.eta_s)}"
+    )
 
 
 class PlainDisplay:
@@ -159,9 +167,15 @@ class PlainDisplay:
             r = event.result
             latency = f"{r.latency_s:.1f}s" if r.latency_s is not None else "-"
             extra = f"  {r.error}" if r.error and r.status in ("error", "timeout") else ""
-            retry = f"  (after {r.attempts - 1} retr{'y' if r.attempts == 2 else 'ies'})" if r.attempts > 1 else ""
-            self._print(f"[{s.done:>{width}}/{s.total}] {r.task_id:<12} {_outcome(r):<22} {latency:>7}  "
-                        f"| {_counters(s)}{retry}{extra}")
+            retry = (
+                f"  (after {r.attempts - 1} retr{'y' if r.attempts == 2 else 'ies'})"
+                if r.attempts > 1
+                else ""
+            )
+            self._print(
+                f"[{s.done:>{width}}/{s.total}] {r.task_id:<12} {_outcome(r):<22} {latency:>7}  "
+                f"| {_counters(s)}{retry}{extra}"
+            )
         elif event.kind == "task_retry":
             self._print(f"retry: {event.task_id}: {event.message}")
         elif event.kind in ("note", "finish") and event.message:
@@ -203,9 +217,14 @@ class RichDisplay:
 
         self.console = Console(file=stream, highlight=False)
         self.progress = Progress(
-            TextColumn("[bold]run[/]"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("[bold]run[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
             TextColumn("{task.fields[counters]}"),
-            console=self.console, transient=False, refresh_per_second=4)
+            console=self.console,
+            transient=False,
+            refresh_per_second=4,
+        )
         self._task: Any = None
         self._started = False
 
@@ -223,8 +242,10 @@ class RichDisplay:
             self._started = True
         if event.kind == "start":
             resumed = f" ({s.resumed} already done)" if s.resumed else ""
-            self.console.print(f"run: {s.total} task(s){resumed}"
-                               + (f"; {event.message}" if event.message else ""), markup=False)
+            self.console.print(
+                f"run: {s.total} task(s){resumed}" + (f"; {event.message}" if event.message else ""),
+                markup=False,
+            )
         elif event.kind == "task_finished" and event.result is not None:
             r = event.result
             style = {"answered": "green", "unparsable": "yellow", "timeout": "magenta"}.get(r.status, "red")
@@ -232,7 +253,9 @@ class RichDisplay:
             err = f"  [dim]{_escape(r.error)}[/]" if r.error and r.status in ("error", "timeout") else ""
             self.console.print(f"  {_escape(r.task_id):<12} [{style}]{_outcome(r):<22}[/] {latency:>7}{err}")
         elif event.kind == "task_retry":
-            self.console.print(f"  [yellow]retry[/] {_escape(event.task_id or '')}: {_escape(event.message or '')}")
+            self.console.print(
+                f"  [yellow]retry[/] {_escape(event.task_id or '')}: {_escape(event.message or '')}"
+            )
         elif event.kind in ("note", "finish") and event.message:
             self.console.print(event.message, markup=False)
         self._update(s)

@@ -98,16 +98,25 @@ class PromptDevice:
 def _devices(spec: TaskSpec, network: Network | None) -> tuple[list[PromptDevice], list[PromptDevice]]:
     """(accessible devices, other nodes) in network order; unknown names are still listed."""
     known = network.device_map() if network else {}
-    names = list(spec.accessible) if spec.accessible is not None else [
-        d.name for d in (network.devices if network else []) if d.os]
+    names = (
+        list(spec.accessible)
+        if spec.accessible is not None
+        else [d.name for d in (network.devices if network else []) if d.os]
+    )
     accessible = []
     for name in names:
         d = known.get(name)
-        accessible.append(PromptDevice(name, d.vendor, d.os, d.type, d.role, d.site) if d
-                          else PromptDevice(name, "", None, "device"))
+        accessible.append(
+            PromptDevice(name, d.vendor, d.os, d.type, d.role, d.site)
+            if d
+            else PromptDevice(name, "", None, "device")
+        )
     chosen = set(names)
-    others = [PromptDevice(d.name, d.vendor, d.os, d.type, d.role, d.site)
-              for d in (network.devices if network else []) if d.name not in chosen]
+    others = [
+        PromptDevice(d.name, d.vendor, d.os, d.type, d.role, d.site)
+        for d in (network.devices if network else [])
+        if d.name not in chosen
+    ]
     return accessible, others
 
 
@@ -122,8 +131,10 @@ def build_prompt(spec: TaskSpec, network: Network | None, labels: Sequence[str])
         "## Devices you may query\n\n" + "\n".join(d.line() for d in accessible),
     ]
     if others:
-        parts.append("Other nodes in the network (no CLI access; usable as names in the answer):\n\n"
-                     + "\n".join(d.line() for d in others))
+        parts.append(
+            "Other nodes in the network (no CLI access; usable as names in the answer):\n\n"
+            + "\n".join(d.line() for d in others)
+        )
     parts.append(_TOOLS)
     if family is Family.RCA:
         vocabulary = "\n".join(f"- {label}" for label in sorted(set(labels), key=str.casefold))

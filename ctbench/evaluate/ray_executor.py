@@ -69,20 +69,33 @@ class RayOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    address: str | None = Field(default=None, description="Ray cluster to join (host:port, ray://...); None: "
-                                "$RAY_ADDRESS, else a local Ray instance started for the run.")
-    cpus_per_attempt: float = Field(default=1.0, gt=0, description="CPUs Ray reserves per concurrent attempt.")
+    address: str | None = Field(
+        default=None,
+        description="Ray cluster to join (host:port, ray://...); None: "
+        "$RAY_ADDRESS, else a local Ray instance started for the run.",
+    )
+    cpus_per_attempt: float = Field(
+        default=1.0, gt=0, description="CPUs Ray reserves per concurrent attempt."
+    )
     attempts_per_host: int = Field(default=16, ge=1, description="Attempts one host actor runs at once.")
-    runtime_env: dict[str, Any] | None = Field(default=None, description="Ray runtime_env of the job "
-                                               "(how workers get ctbench and the agent's CLI).")
-    resources: dict[str, float] = Field(default_factory=dict, description="Custom Ray resources per concurrent "
-                                        "attempt (e.g. {\"codex\": 1} for nodes that have the codex CLI).")
-    connect_timeout_s: float = Field(default=5.0, gt=0, description="How long the cluster's address may take "
-                                     "to accept a connection.")
+    runtime_env: dict[str, Any] | None = Field(
+        default=None, description="Ray runtime_env of the job (how workers get ctbench and the agent's CLI)."
+    )
+    resources: dict[str, float] = Field(
+        default_factory=dict,
+        description="Custom Ray resources per concurrent "
+        'attempt (e.g. {"codex": 1} for nodes that have the codex CLI).',
+    )
+    connect_timeout_s: float = Field(
+        default=5.0, gt=0, description="How long the cluster's address may take to accept a connection."
+    )
     local_cpus: int | None = Field(default=None, ge=1, description="CPUs of a local instance (default: all).")
     start_timeout_s: float = Field(default=120.0, gt=0, description="How long hosts may take to be placed.")
-    host_wait_s: float = Field(default=300.0, gt=0, description="How long an attempt waits for a live host "
-                               "before it is an infrastructure error.")
+    host_wait_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="How long an attempt waits for a live host before it is an infrastructure error.",
+    )
 
 
 # --------------------------------------------------------------------------- bundles (driver side)
@@ -137,7 +150,9 @@ def task_bundles(task_set: TaskSet, task_id: str) -> list[Bundle]:
         out.append(Bundle.of({f"networks/{net.name}": net.read_bytes()}))
     for rec in spec.recordings:
         try:
-            files[f"{rel_dir}/{PurePosixPath(rec.file)}"] = safe_recording_path(ref.path, rec.file).read_bytes()
+            files[f"{rel_dir}/{PurePosixPath(rec.file)}"] = safe_recording_path(
+                ref.path, rec.file
+            ).read_bytes()
         except (CtbError, OSError):
             continue  # refused or missing: the worker's engine logs and refuses it like the local one
     out.append(Bundle.of(files))
@@ -177,7 +192,7 @@ def sweep_dead_hosts() -> int:
     """
     removed = 0
     for path in Path(tempfile.gettempdir()).glob(f"{HOST_PREFIX}*-*"):
-        pid = path.name[len(HOST_PREFIX):].split("-", 1)[0]
+        pid = path.name[len(HOST_PREFIX) :].split("-", 1)[0]
         if not pid.isdigit() or Path(f"/proc/{pid}").exists():
             continue
         shutil.rmtree(path, ignore_errors=True)
@@ -198,8 +213,14 @@ class AttemptHost:
     Wrapped with ``ray.remote`` by the executor (ray stays an optional import of this module).
     """
 
-    def __init__(self, settings: AgentSettings, agent_blob: bytes | None, set_keys: list[str],
-                 set_refs: list[Any], slots: int = 16) -> None:
+    def __init__(
+        self,
+        settings: AgentSettings,
+        agent_blob: bytes | None,
+        set_keys: list[str],
+        set_refs: list[Any],
+        slots: int = 16,
+    ) -> None:
         self.settings = settings
         self.slots = slots
         self.agent_blob = agent_blob
@@ -221,13 +242,21 @@ class AttemptHost:
         # Every attempt's file-system work goes through the loop's default executor, as in the runner:
         # sized for the attempts at once, or 16 agents finishing together queue behind 6 threads.
         asyncio.get_running_loop().set_default_executor(
-            ThreadPoolExecutor(max_workers=min(64, self.slots + 4), thread_name_prefix="ctb-host-io"))
+            ThreadPoolExecutor(max_workers=min(64, self.slots + 4), thread_name_prefix="ctb-host-io")
+        )
         ctx = ray.get_runtime_context()
         ip = ray.util.get_node_ip_address()
         node = ctx.get_node_id()
         self.label = f"ray:{ip}/{node[:8]}/pid{os.getpid()}"
-        info: dict[str, Any] = {"ip": ip, "node": node, "pid": os.getpid(), "ctbench": ctbench.__version__,
-                                "label": self.label, "available": True, "detail": ""}
+        info: dict[str, Any] = {
+            "ip": ip,
+            "node": node,
+            "pid": os.getpid(),
+            "ctbench": ctbench.__version__,
+            "label": self.label,
+            "available": True,
+            "detail": "",
+        }
         try:
             agent = self._agent()
             avail = type(agent).availability()
@@ -285,15 +314,20 @@ class AttemptHost:
         try:
             await self._materialise(keys, refs)
         except Exception as exc:  # the object store lost the bundle: the cluster's fault, retry
-            return AttemptOutcome(unit=unit, kind="infrastructure", worker=self.label,
-                                  error=f"ray host {self.label}: cannot fetch the task files: "
-                                        f"{type(exc).__name__}: {exc}")
+            return AttemptOutcome(
+                unit=unit,
+                kind="infrastructure",
+                worker=self.label,
+                error=f"ray host {self.label}: cannot fetch the task files: {type(exc).__name__}: {exc}",
+            )
         outcome = await run_attempt(unit, self.env)
         return outcome.model_copy(update={"worker": self.label})
 
     def files(self) -> dict[str, bytes]:
         """Every file of this host's private task folder (for the test that no hidden part is here)."""
-        return {str(p.relative_to(self.root)): p.read_bytes() for p in sorted(self.root.rglob("*")) if p.is_file()}
+        return {
+            str(p.relative_to(self.root)): p.read_bytes() for p in sorted(self.root.rglob("*")) if p.is_file()
+        }
 
     async def shutdown(self) -> None:
         try:
@@ -336,8 +370,10 @@ class RayExecutor(QueueExecutor):
         except ValidationError as exc:
             err = exc.errors()[0]
             key = ".".join(str(p) for p in err.get("loc", ())) or "?"
-            raise ExecutorError(f"executor 'ray': option {key}: {err.get('msg', 'invalid')} "
-                                f"(options: {', '.join(RayOptions.model_fields)})") from None
+            raise ExecutorError(
+                f"executor 'ray': option {key}: {err.get('msg', 'invalid')} "
+                f"(options: {', '.join(RayOptions.model_fields)})"
+            ) from None
         self.hosts: list[_Host] = []
         self.shipper: Shipper | None = None
         self._ray: Any = None
@@ -378,9 +414,11 @@ class RayExecutor(QueueExecutor):
         need = ctx.concurrency * o.cpus_per_attempt
         cpus = float(ray.cluster_resources().get("CPU", 0))
         if need > cpus + 1e-9:
-            raise ExecutorError(f"executor 'ray': concurrency {ctx.concurrency} x {o.cpus_per_attempt:g} CPU per "
-                                f"attempt needs {need:g} CPUs; the cluster has {cpus:g}. Lower --concurrency or "
-                                "--ray-cpus-per-attempt, or add nodes")
+            raise ExecutorError(
+                f"executor 'ray': concurrency {ctx.concurrency} x {o.cpus_per_attempt:g} CPU per "
+                f"attempt needs {need:g} CPUs; the cluster has {cpus:g}. Lower --concurrency or "
+                "--ray-cpus-per-attempt, or add nodes"
+            )
         self.shipper = Shipper(ctx.task_set, ray.put)
         set_key = self.shipper.ship(await asyncio.to_thread(set_bundle, ctx.task_set))
         set_ref = self.shipper.refs[set_key]
@@ -388,10 +426,14 @@ class RayExecutor(QueueExecutor):
         remote = ray.remote(AttemptHost)
 
         def spawn(n: int) -> _Host:
-            actor = remote.options(num_cpus=n * o.cpus_per_attempt, max_concurrency=n + 4, max_restarts=0,
-                                   resources={k: v * n for k, v in o.resources.items()},
-                                   max_task_retries=0, scheduling_strategy="SPREAD").remote(
-                ctx.settings, blob, [set_key], [set_ref], n)
+            actor = remote.options(
+                num_cpus=n * o.cpus_per_attempt,
+                max_concurrency=n + 4,
+                max_restarts=0,
+                resources={k: v * n for k, v in o.resources.items()},
+                max_task_retries=0,
+                scheduling_strategy="SPREAD",
+            ).remote(ctx.settings, blob, [set_key], [set_ref], n)
             self._actors.append(actor)
             return _Host(actor=actor, slots=n)
 
@@ -403,10 +445,12 @@ class RayExecutor(QueueExecutor):
         self._starting.update(waits)
         done, _ = await asyncio.wait(waits, timeout=o.start_timeout_s, return_when=asyncio.FIRST_COMPLETED)
         if not done:
-            raise ExecutorError(f"executor 'ray': no attempt host of {per_host} x {o.cpus_per_attempt:g} CPU placed "
-                                f"within {o.start_timeout_s:g}s; free CPUs: "
-                                f"{ray.available_resources().get('CPU', 0):g} (a node may be too small for one host: "
-                                "lower --ray-cpus-per-attempt)")
+            raise ExecutorError(
+                f"executor 'ray': no attempt host of {per_host} x {o.cpus_per_attempt:g} CPU placed "
+                f"within {o.start_timeout_s:g}s; free CPUs: "
+                f"{ray.available_resources().get('CPU', 0):g} (a node may be too small for one host: "
+                "lower --ray-cpus-per-attempt)"
+            )
         for w in done:
             self.hosts.append(w.result())  # raises the first host's ExecutorError: fail early
         for w in waits:
@@ -419,20 +463,28 @@ class RayExecutor(QueueExecutor):
 
         assert self.ctx is not None
         try:
-            host.info = await asyncio.wait_for(host.actor.ready.remote(), timeout=self.options.start_timeout_s)
+            host.info = await asyncio.wait_for(
+                host.actor.ready.remote(), timeout=self.options.start_timeout_s
+            )
         except TimeoutError:
-            raise ExecutorError(f"executor 'ray': an attempt host was not placed within "
-                                f"{self.options.start_timeout_s:g}s") from None
+            raise ExecutorError(
+                f"executor 'ray': an attempt host was not placed within {self.options.start_timeout_s:g}s"
+            ) from None
         except Exception as exc:
-            raise ExecutorError(f"executor 'ray': a worker cannot start ctbench ({_short(exc)}); install ctbench "
-                                "on every node or pass a runtime_env") from None
+            raise ExecutorError(
+                f"executor 'ray': a worker cannot start ctbench ({_short(exc)}); install ctbench "
+                "on every node or pass a runtime_env"
+            ) from None
         info = host.info
         if not info["available"]:
-            raise ExecutorError(f"executor 'ray': {host.where} cannot run agent {self.ctx.settings.agent!r}: "
-                                f"{info['detail']}")
+            raise ExecutorError(
+                f"executor 'ray': {host.where} cannot run agent {self.ctx.settings.agent!r}: {info['detail']}"
+            )
         if info["ctbench"] != ctbench.__version__:
-            raise ExecutorError(f"executor 'ray': {host.where} has ctbench {info['ctbench']}, the driver "
-                                f"{ctbench.__version__}; install the same version on every node")
+            raise ExecutorError(
+                f"executor 'ray': {host.where} has ctbench {info['ctbench']}, the driver "
+                f"{ctbench.__version__}; install the same version on every node"
+            )
         return host
 
     def _joined(self, waiting: asyncio.Future[_Host]) -> None:
@@ -469,8 +521,12 @@ class RayExecutor(QueueExecutor):
             return
         o = self.options
         address = o.address or os.environ.get("RAY_ADDRESS") or "local"
-        kwargs: dict[str, Any] = {"address": address, "log_to_driver": False, "runtime_env": o.runtime_env,
-                                  "configure_logging": False}
+        kwargs: dict[str, Any] = {
+            "address": address,
+            "log_to_driver": False,
+            "runtime_env": o.runtime_env,
+            "configure_logging": False,
+        }
         if address == "local":
             kwargs.update(include_dashboard=False, num_cpus=o.local_cpus)
         if address != "local" and not address.startswith("ray://"):
@@ -526,8 +582,11 @@ class RayExecutor(QueueExecutor):
             keys, refs = await asyncio.to_thread(self.shipper.for_task, unit.task_id)
         host = await self._acquire()
         if host is None:
-            return AttemptOutcome(unit=unit, kind="infrastructure",
-                                  error=f"ray: no live attempt host for {self.options.host_wait_s:g}s")
+            return AttemptOutcome(
+                unit=unit,
+                kind="infrastructure",
+                error=f"ray: no live attempt host for {self.options.host_wait_s:g}s",
+            )
         ref = None
         try:
             ref = host.actor.run.remote(unit, keys, refs)
@@ -536,11 +595,18 @@ class RayExecutor(QueueExecutor):
             if ref is not None:
                 ray.cancel(ref)
             raise
-        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
-                ray.exceptions.ObjectLostError) as exc:
+        except (
+            ray.exceptions.RayActorError,
+            ray.exceptions.WorkerCrashedError,
+            ray.exceptions.NodeDiedError,
+            ray.exceptions.ObjectLostError,
+        ) as exc:
             await self._lost(host, exc)
-            return AttemptOutcome(unit=unit, kind="infrastructure",
-                                  error=f"ray: the attempt host on {host.where} died mid-attempt ({_short(exc)})")
+            return AttemptOutcome(
+                unit=unit,
+                kind="infrastructure",
+                error=f"ray: the attempt host on {host.where} died mid-attempt ({_short(exc)})",
+            )
         except ray.exceptions.RayError as exc:
             return AttemptOutcome(unit=unit, kind="infrastructure", error=f"ray: {_short(exc)}")
         finally:
@@ -582,8 +648,9 @@ class RayExecutor(QueueExecutor):
         live = [h.actor for h in self.hosts if h.alive]
         if live:
             try:
-                await asyncio.wait_for(asyncio.gather(*(a.shutdown.remote() for a in live),
-                                                      return_exceptions=True), timeout=30)
+                await asyncio.wait_for(
+                    asyncio.gather(*(a.shutdown.remote() for a in live), return_exceptions=True), timeout=30
+                )
             except TimeoutError:
                 pass
         for actor in self._actors:
@@ -603,8 +670,10 @@ def _check_reachable(address: str, timeout_s: float) -> None:
 
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit():
-        raise ExecutorError(f"executor 'ray': --ray-address {address!r}: expected HOST:PORT (the head's GCS "
-                            "address, e.g. 10.0.0.5:6379) or ray://HOST:PORT")
+        raise ExecutorError(
+            f"executor 'ray': --ray-address {address!r}: expected HOST:PORT (the head's GCS "
+            "address, e.g. 10.0.0.5:6379) or ray://HOST:PORT"
+        )
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -612,8 +681,10 @@ def _check_reachable(address: str, timeout_s: float) -> None:
                 return
         except OSError as exc:
             if time.monotonic() >= deadline:
-                raise ExecutorError(f"executor 'ray': cannot reach the Ray cluster at {address}: "
-                                    f"{exc.strerror or exc} (is the head running? ray start --head)") from None
+                raise ExecutorError(
+                    f"executor 'ray': cannot reach the Ray cluster at {address}: "
+                    f"{exc.strerror or exc} (is the head running? ray start --head)"
+                ) from None
             time.sleep(0.5)
 
 
@@ -647,5 +718,13 @@ def _agent_blob(agent: Agent | None, name: str) -> bytes | None:
             cloudpickle.unregister_pickle_by_value(module)
 
 
-__all__ = ["AttemptHost", "Bundle", "RayExecutor", "RayOptions", "Shipper", "set_bundle", "sweep_dead_hosts",
-           "task_bundles"]
+__all__ = [
+    "AttemptHost",
+    "Bundle",
+    "RayExecutor",
+    "RayOptions",
+    "Shipper",
+    "set_bundle",
+    "sweep_dead_hosts",
+    "task_bundles",
+]

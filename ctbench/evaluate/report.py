@@ -33,9 +33,14 @@ from ctbench.tables import Cell, Table
 SMALL_STRATA = "stratum/strata have fewer than"
 """How a run's small-strata warning reads (score.build_scores); a report says it once, not once per run."""
 FIELD_TITLES = {
-    "category": "root-cause category", "observability": "observability", "heterogeneity": "heterogeneity",
-    "root_cause_count": "root-cause count", "chain_length": "propagation-chain length",
-    "protocol_complexity": "protocol complexity", "golden_tier": "golden-length tier", "path_count": "path count",
+    "category": "root-cause category",
+    "observability": "observability",
+    "heterogeneity": "heterogeneity",
+    "root_cause_count": "root-cause count",
+    "chain_length": "propagation-chain length",
+    "protocol_complexity": "protocol complexity",
+    "golden_tier": "golden-length tier",
+    "path_count": "path count",
 }
 
 
@@ -67,12 +72,20 @@ class Report:
     def ordered(self, name: str, values: Sequence[str]) -> list[str]:
         """Strata values of a field in reading order: configured levels first, in their order."""
         order = self.level_order.get(name, [])
-        return sorted(values, key=lambda v: (order.index(v) if v in order else len(order), list(values).index(v)))
+        return sorted(
+            values, key=lambda v: (order.index(v) if v in order else len(order), list(values).index(v))
+        )
 
 
-def build_report(run_dirs: Sequence[Path | str], task_set: TaskSet, *, n_resamples: int | None = None,
-                 scorer: Scorer | None = None, workers: int | None = None,
-                 progress: Callable[[str], None] | None = None) -> Report:
+def build_report(
+    run_dirs: Sequence[Path | str],
+    task_set: TaskSet,
+    *,
+    n_resamples: int | None = None,
+    scorer: Scorer | None = None,
+    workers: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
     """Score every run folder against the task set and compare the first with the others.
 
     Runs over different task selections are each reported on their own tasks; the paired table then
@@ -97,30 +110,58 @@ def build_report(run_dirs: Sequence[Path | str], task_set: TaskSet, *, n_resampl
         if progress:
             progress("standard errors and paired comparisons")
         try:
-            comparison = compare(scored, common=True, n_resamples=n_resamples, workers=workers,
-                                 min_stratum=scorer.min_stratum, with_se=True)
+            comparison = compare(
+                scored,
+                common=True,
+                n_resamples=n_resamples,
+                workers=workers,
+                min_stratum=scorer.min_stratum,
+                with_se=True,
+            )
         except CtbError as exc:
             warnings.append(f"comparison left out: {exc}")
     se = comparison.se if comparison is not None else None
     if se is None:  # one run, or runs on different tasks: each run's errors on all its own tasks
-        se = standard_errors_many({r.info.name: r.scores for r in scored},
-                                  n_resamples=n_resamples or N_RESAMPLES, workers=workers)
-    runs = [RunReport(label=label, name=run.info.name, run=run,
-                      scores=build_scores(run, min_stratum=scorer.min_stratum, n_resamples=n_resamples,
-                                          workers=workers, se=se[run.info.name]))
-            for label, run in zip(labels, scored, strict=True)]
+        se = standard_errors_many(
+            {r.info.name: r.scores for r in scored}, n_resamples=n_resamples or N_RESAMPLES, workers=workers
+        )
+    runs = [
+        RunReport(
+            label=label,
+            name=run.info.name,
+            run=run,
+            scores=build_scores(
+                run,
+                min_stratum=scorer.min_stratum,
+                n_resamples=n_resamples,
+                workers=workers,
+                se=se[run.info.name],
+            ),
+        )
+        for label, run in zip(labels, scored, strict=True)
+    ]
     small = [r.label for r in runs if any(SMALL_STRATA in w for w in r.scores["warnings"])]
-    warnings = [f"{r.label}: {w}" for r in runs for w in r.scores["warnings"] if SMALL_STRATA not in w] + warnings
+    warnings = [
+        f"{r.label}: {w}" for r in runs for w in r.scores["warnings"] if SMALL_STRATA not in w
+    ] + warnings
     if small:  # once per report: every stratum table marks its small strata itself
-        warnings.append(f"strata with fewer than {scorer.min_stratum} tasks of a family are marked "
-                        f"'n < {scorer.min_stratum}' in the tables; their figures are indicative only "
-                        f"({len(small)} of {len(runs)} run(s) have such strata)")
+        warnings.append(
+            f"strata with fewer than {scorer.min_stratum} tasks of a family are marked "
+            f"'n < {scorer.min_stratum}' in the tables; their figures are indicative only "
+            f"({len(small)} of {len(runs)} run(s) have such strata)"
+        )
     if comparison is not None:
         warnings.extend(f"comparison: {w}" for w in comparison.warnings)
     tax, cfg = task_set.taxonomy, task_set.config
-    return Report(runs=runs, comparison=comparison, min_stratum=scorer.min_stratum, warnings=warnings,
-                  category_names={c.id: c.name for c in tax.categories}, level_order=level_order(cfg),
-                  scorer=scorer)
+    return Report(
+        runs=runs,
+        comparison=comparison,
+        min_stratum=scorer.min_stratum,
+        warnings=warnings,
+        category_names={c.id: c.name for c in tax.categories},
+        level_order=level_order(cfg),
+        scorer=scorer,
+    )
 
 
 def level_order(config: Any) -> dict[str, list[str]]:
@@ -156,31 +197,65 @@ class _Cols:
 
 def _headline(summ: Mapping[str, Any], fam: str) -> list[tuple[float | None, str]]:
     """Table 5's four figures of a family with their SE keys: the scorecard's headline, then evidence."""
-    return [(summ[key], se_key) for _, key, se_key in HEADLINE[fam]] + \
-        [(summ["evidence"]["coverage"], "evidence_coverage")]
+    return [(summ[key], se_key) for _, key, se_key in HEADLINE[fam]] + [
+        (summ["evidence"]["coverage"], "evidence_coverage")
+    ]
 
 
 # --------------------------------------------------------------------------- the tables
 
 
 def table_runs(report: Report) -> Table:
-    t = Table(title="Runs", key="runs",
-              columns=["Run", "Name", "Agent", "Model", "Harness", "Version", "Task-set commit", "Tasks", "Incomplete",
-                       "Sandbox"])
+    t = Table(
+        title="Runs",
+        key="runs",
+        columns=[
+            "Run",
+            "Name",
+            "Agent",
+            "Model",
+            "Harness",
+            "Version",
+            "Task-set commit",
+            "Tasks",
+            "Incomplete",
+            "Sandbox",
+        ],
+    )
     for r in report.runs:
         run = r.scores["run"]
         commit = run["task_set_commit"]
         sandbox = run.get("sandbox")
-        t.add(r.label, r.name, run["agent"], run["model"], run["harness"], run["harness_version"],
-              commit[:12] if commit else None, r.scores["n_tasks"], "yes" if r.scores["incomplete"] else "no",
-              "unsandboxed" if sandbox == "none" else sandbox)
+        t.add(
+            r.label,
+            r.name,
+            run["agent"],
+            run["model"],
+            run["harness"],
+            run["harness_version"],
+            commit[:12] if commit else None,
+            r.scores["n_tasks"],
+            "yes" if r.scores["incomplete"] else "no",
+            "unsandboxed" if sandbox == "none" else sandbox,
+        )
     return t
 
 
 def table5(report: Report, split: bool) -> Table:
     c = _Cols(split)
-    cols = ["Run", "RCA n", *c.head("RCA Acc"), *c.head("RCA Loc"), *c.head("RCA ID"), *c.head("RCA Evid."),
-            "Path n", *c.head("Path Acc"), *c.head("Path Loc"), *c.head("Path Rest"), *c.head("Path Evid.")]
+    cols = [
+        "Run",
+        "RCA n",
+        *c.head("RCA Acc"),
+        *c.head("RCA Loc"),
+        *c.head("RCA ID"),
+        *c.head("RCA Evid."),
+        "Path n",
+        *c.head("Path Acc"),
+        *c.head("Path Loc"),
+        *c.head("Path Rest"),
+        *c.head("Path Evid."),
+    ]
     t = Table(title="Overall pass@1 capabilities (as in the paper's Table 5)", columns=cols, key="table5")
     for r in report.runs:
         row: list[Cell] = [r.label]
@@ -191,16 +266,34 @@ def table5(report: Report, split: bool) -> Table:
                 row += c.cell(value, se.get(key))
         t.rows.append(row)
     t.best = {col: "max" for col in cols if col not in ("Run", "RCA n", "Path n") and not col.endswith(" SE")}
-    scoring = report.runs[0].scores["scoring"] if report.runs else {"n_resamples": N_RESAMPLES, "base_seed": BASE_SEED}
-    t.note = ("Percent ± SE across tasks (not across repeated runs). Acc and IoUs are task means (SE = sd/sqrt(n)); "
-              f"Evid. is pooled golden-action coverage with a bootstrap SE ({scoring['n_resamples']:,} resamples, "
-              f"base seed {scoring['base_seed']}). Unanswered tasks count as wrong and 0.")
+    scoring = (
+        report.runs[0].scores["scoring"]
+        if report.runs
+        else {"n_resamples": N_RESAMPLES, "base_seed": BASE_SEED}
+    )
+    t.note = (
+        "Percent ± SE across tasks (not across repeated runs). Acc and IoUs are task means (SE = sd/sqrt(n)); "
+        f"Evid. is pooled golden-action coverage with a bootstrap SE ({scoring['n_resamples']:,} resamples, "
+        f"base seed {scoring['base_seed']}). Unanswered tasks count as wrong and 0."
+    )
     return t
 
 
 def table6(report: Report, split: bool) -> Table:
-    t = Table(title="Efficiency and cost (as in the paper's Table 6)", key="table6",
-              columns=["Run", "Family", "n", "Rounds", "Latency (s)", "Input tokens", "Output tokens", "Total tokens"])
+    t = Table(
+        title="Efficiency and cost (as in the paper's Table 6)",
+        key="table6",
+        columns=[
+            "Run",
+            "Family",
+            "n",
+            "Rounds",
+            "Latency (s)",
+            "Input tokens",
+            "Output tokens",
+            "Total tokens",
+        ],
+    )
     for r in report.runs:
         for fam in ("rca", "path"):
             if not r.scores["summary"][fam]["n_tasks"]:
@@ -214,65 +307,124 @@ def table6(report: Report, split: bool) -> Table:
                 else:
                     cells.append(mean)
             t.rows.append(cells)
-    t.best = {col: "min" for col in ("Rounds", "Latency (s)", "Input tokens", "Output tokens", "Total tokens")}
-    t.note = "Means per task over the tasks where the harness recorded the figure; medians are in scores.json."
+    t.best = {
+        col: "min" for col in ("Rounds", "Latency (s)", "Input tokens", "Output tokens", "Total tokens")
+    }
+    t.note = (
+        "Means per task over the tasks where the harness recorded the figure; medians are in scores.json."
+    )
     return t
 
 
 def table13(report: Report, split: bool) -> Table:
     c = _Cols(split)
-    t = Table(title="Structural consistency (as in the paper's Table 13)", key="table13",
-              columns=["Run", *c.head("RCA triplet IoU"), *c.head("Path sequence IoU"), *c.head("Path micro edge IoU")])
+    t = Table(
+        title="Structural consistency (as in the paper's Table 13)",
+        key="table13",
+        columns=[
+            "Run",
+            *c.head("RCA triplet IoU"),
+            *c.head("Path sequence IoU"),
+            *c.head("Path micro edge IoU"),
+        ],
+    )
     for r in report.runs:
         rca, path = r.scores["summary"]["rca"], r.scores["summary"]["path"]
         se_r, se_p = r.scores["se"]["rca"], r.scores["se"]["path"]
-        t.rows.append([r.label, *c.cell(rca["triplet_iou"] if rca["n_tasks"] else None, se_r.get("triplet_iou")),
-                       *c.cell(path["sequence_iou"] if path["n_tasks"] else None, se_p.get("sequence_iou")),
-                       *c.cell(path["micro_edge_iou"], se_p.get("micro_edge_iou"))])
+        t.rows.append(
+            [
+                r.label,
+                *c.cell(rca["triplet_iou"] if rca["n_tasks"] else None, se_r.get("triplet_iou")),
+                *c.cell(path["sequence_iou"] if path["n_tasks"] else None, se_p.get("sequence_iou")),
+                *c.cell(path["micro_edge_iou"], se_p.get("micro_edge_iou")),
+            ]
+        )
     t.best = {col: "max" for col in t.columns[1:] if not col.endswith(" SE")}
-    t.note = ("Triplet IoU keeps each (node, object, cause) together; sequence IoU treats each whole ordered path as "
-              "one element; micro edge IoU pools directed edges over tasks (bootstrap SE).")
+    t.note = (
+        "Triplet IoU keeps each (node, object, cause) together; sequence IoU treats each whole ordered path as "
+        "one element; micro edge IoU pools directed edges over tasks (bootstrap SE)."
+    )
     return t
 
 
 def table16(report: Report, split: bool) -> Table:
-    t = Table(title="Exact entry-match and hierarchical RCA scores (as in the paper's Table 16)", key="table16",
-              columns=["Run", "Gold entries", "ID exact", "ID hierarchical", "Loc exact", "Loc hierarchical"])
+    t = Table(
+        title="Exact entry-match and hierarchical RCA scores (as in the paper's Table 16)",
+        key="table16",
+        columns=["Run", "Gold entries", "ID exact", "ID hierarchical", "Loc exact", "Loc hierarchical"],
+    )
     for r in report.runs:
         em = r.scores["summary"]["rca"]["entry_match"]
         if not r.scores["summary"]["rca"]["n_tasks"]:
             continue
-        t.add(r.label, em["n_gold_entries"], percent(em["id_exact"]["micro"]), percent(em["id_hierarchical"]["micro"]),
-              percent(em["loc_exact"]["micro"]), percent(em["loc_hierarchical"]["micro"]))
-    t.note = ("Recall-oriented, pooled over gold RCA entries (optimal one-to-one matching of predicted to gold "
-              "entries); not the task-macro IoUs of Table 5. Hierarchical ID credits the taxonomy's L1/L2/L3 "
-              "groups; hierarchical Loc credits same cluster, same site and role, or neighbouring nodes. Task-mean "
-              "variants are in scores.json.")
+        t.add(
+            r.label,
+            em["n_gold_entries"],
+            percent(em["id_exact"]["micro"]),
+            percent(em["id_hierarchical"]["micro"]),
+            percent(em["loc_exact"]["micro"]),
+            percent(em["loc_hierarchical"]["micro"]),
+        )
+    t.note = (
+        "Recall-oriented, pooled over gold RCA entries (optimal one-to-one matching of predicted to gold "
+        "entries); not the task-macro IoUs of Table 5. Hierarchical ID credits the taxonomy's L1/L2/L3 "
+        "groups; hierarchical Loc credits same cluster, same site and role, or neighbouring nodes. Task-mean "
+        "variants are in scores.json."
+    )
     return t
 
 
 def table18(report: Report, split: bool) -> Table:
-    t = Table(title="Golden-action coverage on exactly correct answers (as in the paper's Table 18)", key="table18",
-              columns=["Run", "Family", "Correct", "Incomplete", "Freq. (%)", "Cov. (%)"])
+    t = Table(
+        title="Golden-action coverage on exactly correct answers (as in the paper's Table 18)",
+        key="table18",
+        columns=["Run", "Family", "Correct", "Incomplete", "Freq. (%)", "Cov. (%)"],
+    )
     for r in report.runs:
         for fam in ("rca", "path"):
             summ = r.scores["summary"][fam]
             if not summ["n_tasks"]:
                 continue
             corr = summ["evidence_on_correct"]
-            t.add(r.label, FAMILY_TITLES[fam], corr["n_correct"], corr["incomplete"], percent(corr["incomplete_freq"]),
-                  percent(corr["coverage"]))
-    t.note = ("Incomplete: correct answers with at least one golden action not executed; Freq. = Incomplete / "
-              "Correct; Cov. pools covered and total golden actions over correct answers. Matching needs the same "
-              "device and the same canonical command.")
+            t.add(
+                r.label,
+                FAMILY_TITLES[fam],
+                corr["n_correct"],
+                corr["incomplete"],
+                percent(corr["incomplete_freq"]),
+                percent(corr["coverage"]),
+            )
+    t.note = (
+        "Incomplete: correct answers with at least one golden action not executed; Freq. = Incomplete / "
+        "Correct; Cov. pools covered and total golden actions over correct answers. Matching needs the same "
+        "device and the same canonical command."
+    )
     return t
 
 
-def _stratum_table(report: Report, name: str, title: str, key: str, families: Sequence[str], split: bool,
-                   value_title: str, value_names: Mapping[str, str] | None = None) -> Table:
+def _stratum_table(
+    report: Report,
+    name: str,
+    title: str,
+    key: str,
+    families: Sequence[str],
+    split: bool,
+    value_title: str,
+    value_names: Mapping[str, str] | None = None,
+) -> Table:
     third = "ID" if families == ("rca",) else "ID / Rest"
-    cols = ["Run", *(["Family"] if len(families) > 1 else []), value_title,
-            *(["Name"] if value_names else []), "n", "Acc", "Loc", third, "Evid.", "Note"]
+    cols = [
+        "Run",
+        *(["Family"] if len(families) > 1 else []),
+        value_title,
+        *(["Name"] if value_names else []),
+        "n",
+        "Acc",
+        "Loc",
+        third,
+        "Evid.",
+        "Note",
+    ]
     t = Table(title=title, key=key, columns=cols)
     for r in report.runs:
         strata = r.scores["breakdowns"][name]["strata"]
@@ -289,58 +441,106 @@ def _stratum_table(report: Report, name: str, title: str, key: str, families: Se
                 row.append(value)
                 if value_names:
                     row.append(value_names.get(value, ""))
-                row += [summ["n_tasks"], *(percent(v) for v, _ in _headline(summ, fam)),
-                        f"n < {report.min_stratum}" if small else ""]
+                row += [
+                    summ["n_tasks"],
+                    *(percent(v) for v, _ in _headline(summ, fam)),
+                    f"n < {report.min_stratum}" if small else "",
+                ]
                 t.rows.append(row)
-    t.note = (f"Percent. Acc and IoUs are task means, Evid. pooled golden-action coverage. Strata with fewer than "
-              f"{report.min_stratum} tasks are marked: their figures are too noisy to compare.")
+    t.note = (
+        f"Percent. Acc and IoUs are task means, Evid. pooled golden-action coverage. Strata with fewer than "
+        f"{report.min_stratum} tasks are marked: their figures are too noisy to compare."
+    )
     return t
 
 
 def table19(report: Report, split: bool) -> Table:
-    t = _stratum_table(report, "category", "RCA results by root-cause category (as in the paper's Table 19)", "table19",
-                       ("rca",), split, "Category", report.category_names)
+    t = _stratum_table(
+        report,
+        "category",
+        "RCA results by root-cause category (as in the paper's Table 19)",
+        "table19",
+        ("rca",),
+        split,
+        "Category",
+        report.category_names,
+    )
     t.note = "A task with causes in several categories counts in each. " + t.note
     return t
 
 
 def table20(report: Report, split: bool) -> Table:
-    return _stratum_table(report, "observability", "RCA results by observability (as in the paper's Table 20)", "table20",
-                          ("rca",), split, "Level")
+    return _stratum_table(
+        report,
+        "observability",
+        "RCA results by observability (as in the paper's Table 20)",
+        "table20",
+        ("rca",),
+        split,
+        "Level",
+    )
 
 
 def table22(report: Report, split: bool) -> Table:
-    t = _stratum_table(report, "heterogeneity", "Results by network heterogeneity (as in the paper's Table 22)", "table22",
-                       ("rca", "path"), split, "Level")
-    t.note = ("h_L = max(distinct vendors, distinct device types) among devices in the golden actions, levels per "
-              "family from ctbench.yaml. Low and high strata hold different tasks: differences are correlational. "
-              + t.note)
+    t = _stratum_table(
+        report,
+        "heterogeneity",
+        "Results by network heterogeneity (as in the paper's Table 22)",
+        "table22",
+        ("rca", "path"),
+        split,
+        "Level",
+    )
+    t.note = (
+        "h_L = max(distinct vendors, distinct device types) among devices in the golden actions, levels per "
+        "family from ctbench.yaml. Low and high strata hold different tasks: differences are correlational. "
+        + t.note
+    )
     return t
 
 
 def table29(report: Report, split: bool) -> Table:
-    t = Table(title="Failure modes of wrong RCA answers (as in the paper's Table 29)", key="table29",
-              columns=["Run", "Wrong", "F1 coverage", "F2 minimality", "F3 object", "F4 mechanism", "F5 realisation"])
+    t = Table(
+        title="Failure modes of wrong RCA answers (as in the paper's Table 29)",
+        key="table29",
+        columns=[
+            "Run",
+            "Wrong",
+            "F1 coverage",
+            "F2 minimality",
+            "F3 object",
+            "F4 mechanism",
+            "F5 realisation",
+        ],
+    )
     for r in report.runs:
         fails = r.scores["summary"]["rca"]["failures"]
         if not r.scores["summary"]["rca"]["n_tasks"]:
             continue
         t.add(r.label, fails["n_wrong"], fails["F1"], fails["F2"], fails["F3"], fails["F4"], fails["F5"])
-    t.note = ("Assigned automatically in the paper's priority order: F5 unparsable or missing answer, F1 a gold cause "
-              "missing (fewer causes than gold, or one neither returned nor named by label or node), F2 extra causes "
-              "beside every gold one, then per entry F4 wrong mechanism before F3 wrong node/object.")
+    t.note = (
+        "Assigned automatically in the paper's priority order: F5 unparsable or missing answer, F1 a gold cause "
+        "missing (fewer causes than gold, or one neither returned nor named by label or node), F2 extra causes "
+        "beside every gold one, then per entry F4 wrong mechanism before F3 wrong node/object."
+    )
     return t
 
 
 def more_breakdowns(report: Report, split: bool) -> list[Table]:
     out = []
-    fams = {"root_cause_count": ("rca",), "chain_length": ("rca",), "protocol_complexity": ("rca", "path"),
-            "golden_tier": ("rca", "path"), "path_count": ("path",)}
+    fams = {
+        "root_cause_count": ("rca",),
+        "chain_length": ("rca",),
+        "protocol_complexity": ("rca", "path"),
+        "golden_tier": ("rca", "path"),
+        "path_count": ("path",),
+    }
     for name, _ in BREAKDOWNS:
         if name not in fams:
             continue
-        t = _stratum_table(report, name, f"Results by {FIELD_TITLES[name]}", f"by_{name}", fams[name], split,
-                           "Value")
+        t = _stratum_table(
+            report, name, f"Results by {FIELD_TITLES[name]}", f"by_{name}", fams[name], split, "Value"
+        )
         if t.rows:
             out.append(t)
     return out
@@ -348,15 +548,24 @@ def more_breakdowns(report: Report, split: bool) -> list[Table]:
 
 def report_tables(report: Report, *, split: bool = False) -> list[Table]:
     """Every table of the report, in reading order."""
-    tables = [table_runs(report), table5(report, split), table6(report, split), table13(report, split),
-              table16(report, split), table18(report, split), table19(report, split), table20(report, split),
-              table22(report, split)]
+    tables = [
+        table_runs(report),
+        table5(report, split),
+        table6(report, split),
+        table13(report, split),
+        table16(report, split),
+        table18(report, split),
+        table19(report, split),
+        table20(report, split),
+        table22(report, split),
+    ]
     tables.extend(paper_tables([(r.label, r.run) for r in report.runs]))
     if report.comparison is not None:
         tables.append(comparison_table(report.comparison, split=split))
     tables.append(table29(report, split))
     tables.extend(more_breakdowns(report, split))
     if report.warnings:
-        tables.append(Table(title="Warnings", key="warnings", columns=["Warning"],
-                            rows=[[w] for w in report.warnings]))
+        tables.append(
+            Table(title="Warnings", key="warnings", columns=["Warning"], rows=[[w] for w in report.warnings])
+        )
     return [t for t in tables if t.rows or t.key in ("table5",)]

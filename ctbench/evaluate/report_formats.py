@@ -49,10 +49,12 @@ def _html(report: Report, bold_best: bool) -> str:
     return render_html(report, report_tables(report))
 
 
-REPORT_FORMATS: Mapping[str, ReportFormat] = MappingProxyType({
-    **{name: _from_tables(f) for name, f in TABLE_FORMATS.items()},
-    "html": ReportFormat("html", "a single HTML page with charts", _html),
-})
+REPORT_FORMATS: Mapping[str, ReportFormat] = MappingProxyType(
+    {
+        **{name: _from_tables(f) for name, f in TABLE_FORMATS.items()},
+        "html": ReportFormat("html", "a single HTML page with charts", _html),
+    }
+)
 """The report formats by name, in the order ``--help`` lists them (read-only)."""
 
 

@@ -50,23 +50,38 @@ td.small { color: #a15c00; }
 # --------------------------------------------------------------------------- SVG primitives
 
 
-def _t(x: float, y: float, text: str, *, size: int = 11, anchor: str = "middle", weight: str = "normal",
-       fill: str = "#333", rotate: float | None = None) -> str:
+def _t(
+    x: float,
+    y: float,
+    text: str,
+    *,
+    size: int = 11,
+    anchor: str = "middle",
+    weight: str = "normal",
+    fill: str = "#333",
+    rotate: float | None = None,
+) -> str:
     transform = f' transform="rotate({rotate:.0f} {x:.1f} {y:.1f})"' if rotate is not None else ""
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" font-weight="{weight}" '
-            f'fill="{fill}"{transform}>{escape(text)}</text>')
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" font-weight="{weight}" '
+        f'fill="{fill}"{transform}>{escape(text)}</text>'
+    )
 
 
 def _svg(width: int, height: int, body: Sequence[str], label: str) -> str:
-    return (f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="{escape(label)}">' + "".join(body) + "</svg>")
+    return (
+        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{escape(label)}">' + "".join(body) + "</svg>"
+    )
 
 
 def _legend(labels: Sequence[str], x: float, y: float) -> list[str]:
     out = []
     for i, lab in enumerate(labels):
         yy = y + 16 * i
-        out.append(f'<rect x="{x:.1f}" y="{yy - 9:.1f}" width="11" height="11" fill="{PALETTE[i % len(PALETTE)]}"/>')
+        out.append(
+            f'<rect x="{x:.1f}" y="{yy - 9:.1f}" width="11" height="11" fill="{PALETTE[i % len(PALETTE)]}"/>'
+        )
         out.append(_t(x + 16, yy, lab, anchor="start"))
     return out
 
@@ -111,8 +126,10 @@ def radar_svg(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float | 
     for k, (_, values) in enumerate(series):
         color = PALETTE[k % len(PALETTE)]
         pts = [point(i, v or 0.0) for i, v in enumerate(values)]
-        body.append(f'<polygon points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}" fill="{color}" '
-                    f'fill-opacity="0.12" stroke="{color}" stroke-width="2"/>')
+        body.append(
+            f'<polygon points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}" fill="{color}" '
+            f'fill-opacity="0.12" stroke="{color}" stroke-width="2"/>'
+        )
         for (x, y), v in zip(pts, values, strict=True):
             fill = color if v is not None else "#fff"
             body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{fill}" stroke="{color}"/>')
@@ -120,9 +137,14 @@ def radar_svg(axes: Sequence[str], series: Sequence[tuple[str, Sequence[float | 
     return _svg(w, h, body, title)
 
 
-def bars_svg(groups: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]], title: str,
-             y_title: str = "%", y_max: float = 100.0,
-             errors: Sequence[Sequence[float | None]] | None = None) -> str:
+def bars_svg(
+    groups: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float | None]]],
+    title: str,
+    y_title: str = "%",
+    y_max: float = 100.0,
+    errors: Sequence[Sequence[float | None]] | None = None,
+) -> str:
     """Grouped vertical bars (one group per category on the x axis, one bar per series)."""
     w, h = 540, 340
     left, right, top, bottom = 48, 130, 34, 56
@@ -146,8 +168,10 @@ def bars_svg(groups: Sequence[str], series: Sequence[tuple[str, Sequence[float |
                 body.append(_t(x + bw / 2, top + ph - 4, "n/a", size=8, fill="#999"))
                 continue
             bh = ph * max(0.0, min(v, y_max)) / y_max
-            body.append(f'<rect x="{x:.1f}" y="{top + ph - bh:.1f}" width="{bw - 2:.1f}" height="{bh:.1f}" '
-                        f'fill="{PALETTE[k % len(PALETTE)]}"><title>{escape(f"{series[k][0]}: {v:.2f}")}</title></rect>')
+            body.append(
+                f'<rect x="{x:.1f}" y="{top + ph - bh:.1f}" width="{bw - 2:.1f}" height="{bh:.1f}" '
+                f'fill="{PALETTE[k % len(PALETTE)]}"><title>{escape(f"{series[k][0]}: {v:.2f}")}</title></rect>'
+            )
             body.append(_t(x + (bw - 2) / 2, top + ph - bh - 3, f"{v:.0f}", size=8, fill="#555"))
             err = errors[k][g] if errors else None
             if err:
@@ -161,8 +185,12 @@ def bars_svg(groups: Sequence[str], series: Sequence[tuple[str, Sequence[float |
     return _svg(w, h, body, title)
 
 
-def scatter_svg(points: Sequence[tuple[str, str, float, float, float | None]], labels: Sequence[str], title: str,
-                x_title: str) -> str:
+def scatter_svg(
+    points: Sequence[tuple[str, str, float, float, float | None]],
+    labels: Sequence[str],
+    title: str,
+    x_title: str,
+) -> str:
     """Cost (x) against accuracy (y, 0-100) with vertical ± SE error bars.
 
     ``points``: (run label, family, x, y, se). Colour by run, marker by family (circle RCA, square path).
@@ -192,12 +220,16 @@ def scatter_svg(points: Sequence[tuple[str, str, float, float, float | None]], l
             y2 = top + ph - ph * max(0.0, yv - se) / 100
             body.append(f'<line x1="{px:.1f}" y1="{y1:.1f}" x2="{px:.1f}" y2="{y2:.1f}" stroke="{color}"/>')
             for yy in (y1, y2):
-                body.append(f'<line x1="{px - 4:.1f}" y1="{yy:.1f}" x2="{px + 4:.1f}" y2="{yy:.1f}" stroke="{color}"/>')
+                body.append(
+                    f'<line x1="{px - 4:.1f}" y1="{yy:.1f}" x2="{px + 4:.1f}" y2="{yy:.1f}" stroke="{color}"/>'
+                )
         tip = f"<title>{escape(f'{label} {FAMILY_TITLES[family]}: {yv:.2f}% at {xv:,.4g}')}</title>"
         if family == "rca":
             body.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="5" fill="{color}">{tip}</circle>')
         else:
-            body.append(f'<rect x="{px - 5:.1f}" y="{py - 5:.1f}" width="10" height="10" fill="{color}">{tip}</rect>')
+            body.append(
+                f'<rect x="{px - 5:.1f}" y="{py - 5:.1f}" width="10" height="10" fill="{color}">{tip}</rect>'
+            )
     body += _legend(labels, left + pw + 14, top + 10)
     ly = top + 30 + 16 * len(labels)
     body.append(f'<circle cx="{left + pw + 19:.1f}" cy="{ly - 4:.1f}" r="5" fill="#777"/>')
@@ -234,8 +266,10 @@ def charts(report: Report) -> list[tuple[str, str]]:
     cats = sorted(_values_of(report, "category", "rca"))
     if cats:
         series = [(r.label, [_stratum_acc(r, "category", "rca", c)[0] for c in cats]) for r in report.runs]
-        caption = ("RCA exact accuracy by merged root-cause category (a task counts in each of its categories): "
-                   + "; ".join(f"{c} {report.category_names.get(c, '')}" for c in cats))
+        caption = (
+            "RCA exact accuracy by merged root-cause category (a task counts in each of its categories): "
+            + "; ".join(f"{c} {report.category_names.get(c, '')}" for c in cats)
+        )
         if len(cats) >= 3:
             out.append((radar_svg(cats, series, "RCA accuracy by category (%)"), caption))
         else:
@@ -248,16 +282,28 @@ def charts(report: Report) -> list[tuple[str, str]]:
             for k, r in enumerate(report.runs):
                 het_series[k].append(_stratum_acc(r, "heterogeneity", fam, level)[0])
     if groups:
-        out.append((bars_svg(groups, list(zip(labels, het_series, strict=True)), "Accuracy by heterogeneity (%)"),
-                    "Exact accuracy by network-heterogeneity level, per family (levels from ctbench.yaml)."))
+        out.append(
+            (
+                bars_svg(groups, list(zip(labels, het_series, strict=True)), "Accuracy by heterogeneity (%)"),
+                "Exact accuracy by network-heterogeneity level, per family (levels from ctbench.yaml).",
+            )
+        )
     levels = sorted(_values_of(report, "observability", "rca"))
     if levels:
-        series = [(r.label, [_stratum_acc(r, "observability", "rca", lv)[0] for lv in levels]) for r in report.runs]
-        out.append((bars_svg(levels, series, "RCA accuracy by observability (%)"),
-                    "RCA exact accuracy by observability: O1 decisive evidence directly observable, O2 only inferable."))
+        series = [
+            (r.label, [_stratum_acc(r, "observability", "rca", lv)[0] for lv in levels]) for r in report.runs
+        ]
+        out.append(
+            (
+                bars_svg(levels, series, "RCA accuracy by observability (%)"),
+                "RCA exact accuracy by observability: O1 decisive evidence directly observable, O2 only inferable.",
+            )
+        )
     points = []
     use = "total_tokens"
-    if all(r.scores["summary"]["efficiency"]["all"]["total_tokens"]["mean"] in (None, 0) for r in report.runs):
+    if all(
+        r.scores["summary"]["efficiency"]["all"]["total_tokens"]["mean"] in (None, 0) for r in report.runs
+    ):
         use = "latency_s"
     for r in report.runs:
         for fam in ("rca", "path"):
@@ -269,9 +315,13 @@ def charts(report: Report) -> list[tuple[str, str]]:
             points.append((r.label, fam, float(x), 100 * summ["accuracy"], None if se is None else 100 * se))
     if points:
         x_title = "mean total tokens per task" if use == "total_tokens" else "mean latency per task (s)"
-        out.append((scatter_svg(points, labels, "Cost vs accuracy", x_title),
-                    f"Exact accuracy (± SE) against {x_title}; circles RCA, squares path restoration. "
-                    "More spending does not have to buy more accuracy."))
+        out.append(
+            (
+                scatter_svg(points, labels, "Cost vs accuracy", x_title),
+                f"Exact accuracy (± SE) against {x_title}; circles RCA, squares path restoration. "
+                "More spending does not have to buy more accuracy.",
+            )
+        )
     return out
 
 
@@ -288,25 +338,35 @@ def table_html(t: Table) -> str:
     for row in t.rows:
         cells = []
         for i, cell in enumerate(row):
-            cls = ' class="num"' if _is_number(cell) or (i > 0 and isinstance(cell, str) and "±" in cell) else ""
+            cls = (
+                ' class="num"'
+                if _is_number(cell) or (i > 0 and isinstance(cell, str) and "±" in cell)
+                else ""
+            )
             if isinstance(cell, str) and cell.startswith("n < "):
                 cls = ' class="small"'
             cells.append(f"<td{cls}>{escape(fmt(cell))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     note = f'<p class="note">{escape(t.note)}</p>' if t.note else ""
-    return (f'<table id="{escape(t.key or "")}"><caption>{escape(t.title)}</caption><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>{note}')
+    return (
+        f'<table id="{escape(t.key or "")}"><caption>{escape(t.title)}</caption><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>{note}"
+    )
 
 
 def render_html(report: Report, tables: Sequence[Table]) -> str:
     """The whole report as one HTML document."""
     names = ", ".join(r.label for r in report.runs)
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             f"<title>ctbench report: {escape(names)}</title>", f"<style>{CSS}{TASKS_CSS}</style></head><body>",
-             "<h1>ctbench evaluation report</h1>",
-             f'<p class="sub">{len(report.runs)} run(s): {escape(names)}. Percentages; ± is the standard error '
-             "across tasks.</p>"]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>ctbench report: {escape(names)}</title>",
+        f"<style>{CSS}{TASKS_CSS}</style></head><body>",
+        "<h1>ctbench evaluation report</h1>",
+        f'<p class="sub">{len(report.runs)} run(s): {escape(names)}. Percentages; ± is the standard error '
+        "across tasks.</p>",
+    ]
     warnings = [t for t in tables if t.key == "warnings"]
     if warnings:
         items = "".join(f"<li>{escape(str(row[0]))}</li>" for row in warnings[0].rows)

@@ -77,8 +77,20 @@ SCRIPT = """
 })();
 """
 
-HEAD = ("Run", "Task", "Family", "Outcome", "Acc", "Loc", "ID/Rest", "Evidence", "Fail", "Rounds", "Tokens",
-        "Latency (s)")
+HEAD = (
+    "Run",
+    "Task",
+    "Family",
+    "Outcome",
+    "Acc",
+    "Loc",
+    "ID/Rest",
+    "Evidence",
+    "Fail",
+    "Rounds",
+    "Tokens",
+    "Latency (s)",
+)
 
 
 def _pct(v: float | None) -> tuple[str, str]:
@@ -101,11 +113,15 @@ def detail_html(d: TaskDetail) -> str:
         parts.append("<li>(no entry could be read)</li>")
     for e in d.predicted:
         what = " ".join(f"{n}{'✓' if ok else '✗'}" for n, ok in e.parts)
-        parts.append(f'<li class="{"hit" if e.matched else "miss"}">{"✓" if e.matched else "✗"} {escape(e.text)} '
-                     f'<span class="parts">{escape(what)}</span></li>')
+        parts.append(
+            f'<li class="{"hit" if e.matched else "miss"}">{"✓" if e.matched else "✗"} {escape(e.text)} '
+            f'<span class="parts">{escape(what)}</span></li>'
+        )
     parts.append("</ul><p><strong>Gold</strong> (✓ found in the answer)</p><ul>")
-    parts += [f'<li class="{"hit" if e.matched else "miss"}">{"✓" if e.matched else "✗"} {escape(e.text)}</li>'
-              for e in d.gold]
+    parts += [
+        f'<li class="{"hit" if e.matched else "miss"}">{"✓" if e.matched else "✗"} {escape(e.text)}</li>'
+        for e in d.gold
+    ]
     parts.append("</ul>")
     if d.invalid_lines:
         parts.append("<p><strong>Lines that could not be read</strong></p><ul>")
@@ -113,24 +129,34 @@ def detail_html(d: TaskDetail) -> str:
         parts.append("</ul>")
     covered = sum(g.covered for g in d.golden)
     parts.append(f"<p><strong>Golden actions</strong> {covered}/{len(d.golden)} covered</p><ul>")
-    parts += [f'<li class="{"hit" if g.covered else "miss"}">{"✓ covered" if g.covered else "✗ missed"}: '
-              f"{escape(g.device)}: {escape(g.command)}</li>" for g in d.golden]
+    parts += [
+        f'<li class="{"hit" if g.covered else "miss"}">{"✓ covered" if g.covered else "✗ missed"}: '
+        f"{escape(g.device)}: {escape(g.command)}</li>"
+        for g in d.golden
+    ]
     parts.append("</ul>")
     steps = []
     for s in d.steps:
         mark = " ★ golden" if s.golden else ""
         out = _clip(s.output, OUTPUT_CLIP) if s.output is not None else "(output not available)"
-        steps.append(f'<li class="step"><code>{escape(s.device)}: {escape(s.command)}</code> '
-                     f"({escape(s.outcome)}{mark}, {s.t:.1f}s)<pre>{escape(out)}</pre></li>")
-    parts.append(f'<details class="trajectory"><summary>Trajectory: {len(d.steps)} step(s)</summary>'
-                 f'<ol>{"".join(steps) or "<li>(no command)</li>"}</ol></details>')
+        steps.append(
+            f'<li class="step"><code>{escape(s.device)}: {escape(s.command)}</code> '
+            f"({escape(s.outcome)}{mark}, {s.t:.1f}s)<pre>{escape(out)}</pre></li>"
+        )
+    parts.append(
+        f'<details class="trajectory"><summary>Trajectory: {len(d.steps)} step(s)</summary>'
+        f"<ol>{''.join(steps) or '<li>(no command)</li>'}</ol></details>"
+    )
     if d.answer_text:
-        parts.append(f"<details><summary>Answer as written</summary><pre>{escape(d.answer_text)}</pre></details>")
+        parts.append(
+            f"<details><summary>Answer as written</summary><pre>{escape(d.answer_text)}</pre></details>"
+        )
     if d.turns or d.log_text:
         turns = "".join(f"<li>{escape(t.role)}: {escape(t.text[:500])}</li>" for t in d.turns)
         log = f"<pre>{escape(_clip(d.log_text, LOG_CLIP))}</pre>" if d.log_text else ""
-        parts.append(f"<details><summary>Agent log</summary>{'<ol>' + turns + '</ol>' if turns else ''}{log}"
-                     "</details>")
+        parts.append(
+            f"<details><summary>Agent log</summary>{'<ol>' + turns + '</ol>' if turns else ''}{log}</details>"
+        )
     if d.warnings:
         parts.append(f'<p class="note">{escape("; ".join(d.warnings))}</p>')
     return "".join(parts)
@@ -143,18 +169,29 @@ def _row(label: str, d: TaskDetail) -> str:
     th, th_v = _pct(third)
     u = s.usage
     tokens = u.total_tokens
-    cells = [_td(label), _td(d.task_id), _td(d.family), _td(d.outcome),
-             _td("✓" if s.exact else "✗", cls="ok" if s.exact else "bad", value="1" if s.exact else "0"),
-             _td(loc, cls="num", value=loc_v), _td(th, cls="num", value=th_v),
-             _td(f"{s.evidence.covered}/{s.evidence.golden}", cls="num",
-                 value=f"{s.evidence.covered / s.evidence.golden:.6f}" if s.evidence.golden else "1"),
-             _td(s.failure or ""),
-             _td("–" if u.rounds is None else str(u.rounds), cls="num"),
-             _td("–" if tokens is None else f"{tokens:,}", cls="num", value="" if tokens is None else str(tokens)),
-             _td("–" if u.latency_s is None else f"{u.latency_s:.1f}", cls="num")]
-    return (f'<tbody class="task" data-run="{escape(label)}" data-task="{escape(d.task_id)}">'
-            f'<tr class="main" aria-expanded="false">{"".join(cells)}</tr>'
-            f'<tr class="detail" hidden><td colspan="{len(HEAD)}">{detail_html(d)}</td></tr></tbody>')
+    cells = [
+        _td(label),
+        _td(d.task_id),
+        _td(d.family),
+        _td(d.outcome),
+        _td("✓" if s.exact else "✗", cls="ok" if s.exact else "bad", value="1" if s.exact else "0"),
+        _td(loc, cls="num", value=loc_v),
+        _td(th, cls="num", value=th_v),
+        _td(
+            f"{s.evidence.covered}/{s.evidence.golden}",
+            cls="num",
+            value=f"{s.evidence.covered / s.evidence.golden:.6f}" if s.evidence.golden else "1",
+        ),
+        _td(s.failure or ""),
+        _td("–" if u.rounds is None else str(u.rounds), cls="num"),
+        _td("–" if tokens is None else f"{tokens:,}", cls="num", value="" if tokens is None else str(tokens)),
+        _td("–" if u.latency_s is None else f"{u.latency_s:.1f}", cls="num"),
+    ]
+    return (
+        f'<tbody class="task" data-run="{escape(label)}" data-task="{escape(d.task_id)}">'
+        f'<tr class="main" aria-expanded="false">{"".join(cells)}</tr>'
+        f'<tr class="detail" hidden><td colspan="{len(HEAD)}">{detail_html(d)}</td></tr></tbody>'
+    )
 
 
 def tasks_section(report: Report, loader: DetailLoader | None = None) -> str:
@@ -168,17 +205,20 @@ def tasks_section(report: Report, loader: DetailLoader | None = None) -> str:
         results = _results(run.run.path)
         several = run.run.info.trials > 1
         for s in run.run.scores:
-            detail = loader.load(run.run.path, s.task_id, results.get((s.task_id, s.trial)), with_prompt=False,
-                                 scores=s)
+            detail = loader.load(
+                run.run.path, s.task_id, results.get((s.task_id, s.trial)), with_prompt=False, scores=s
+            )
             bodies.append(_row(f"{run.label} (trial {s.trial})" if several else run.label, detail))
     head = "".join(f"<th>{escape(h)}</th>" for h in HEAD)
-    return ('<h2 id="per-task">Tasks</h2><p class="note">Every task of every run. Click a heading to sort, a row to '
-            "open the task: its answer beside the gold, the golden actions covered or missed, the trajectory with "
-            "what each device printed (collapsed), and the agent's log.</p>"
-            '<input id="tasks-filter" type="search" placeholder="filter: run, task id, outcome, F-label...">'
-            ' <span id="tasks-count"></span>'
-            f'<table class="tasks" id="tasks"><thead><tr>{head}</tr></thead>{"".join(bodies)}</table>'
-            f"<script>{SCRIPT}</script>")
+    return (
+        '<h2 id="per-task">Tasks</h2><p class="note">Every task of every run. Click a heading to sort, a row to '
+        "open the task: its answer beside the gold, the golden actions covered or missed, the trajectory with "
+        "what each device printed (collapsed), and the agent's log.</p>"
+        '<input id="tasks-filter" type="search" placeholder="filter: run, task id, outcome, F-label...">'
+        ' <span id="tasks-count"></span>'
+        f'<table class="tasks" id="tasks"><thead><tr>{head}</tr></thead>{"".join(bodies)}</table>'
+        f"<script>{SCRIPT}</script>"
+    )
 
 
 def _results(path: Any) -> dict[tuple[str, int], Any]:

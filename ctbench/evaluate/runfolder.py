@@ -92,8 +92,7 @@ class HostInfo(_Model):
 
     @classmethod
     def current(cls) -> HostInfo:
-        return cls(hostname=socket.gethostname(), platform=platform.platform(),
-                   python=sys.version.split()[0])
+        return cls(hostname=socket.gethostname(), platform=platform.platform(), python=sys.version.split()[0])
 
 
 class RunOptions(_Model):
@@ -107,15 +106,21 @@ class RunOptions(_Model):
     select: str | None = None
     all_statuses: bool = False
     prompt_version: str = ""
-    agent_args: dict[str, Any] = Field(default_factory=dict, description="The agent's own options "
-                                       "(--agent-arg), as validated by the agent.")
+    agent_args: dict[str, Any] = Field(
+        default_factory=dict, description="The agent's own options (--agent-arg), as validated by the agent."
+    )
     trials: int = Field(default=1, ge=1, description="Runs of each task (--trials).")
-    allow_unreviewed: bool = Field(default=False, description="Tasks not approved, or edited after "
-                                   "approval, were run anyway (--allow-unreviewed).")
+    allow_unreviewed: bool = Field(
+        default=False,
+        description="Tasks not approved, or edited after approval, were run anyway (--allow-unreviewed).",
+    )
     allow_invalid: bool = Field(default=False, description="Tasks failing validation were run anyway.")
-    sandbox: str | None = Field(default=None, description="How the agent was isolated: bwrap, none "
-                                "(unsandboxed), in-process (a built-in agent, no process to isolate); "
-                                "absent in runs made before the sandbox existed.")
+    sandbox: str | None = Field(
+        default=None,
+        description="How the agent was isolated: bwrap, none "
+        "(unsandboxed), in-process (a built-in agent, no process to isolate); "
+        "absent in runs made before the sandbox existed.",
+    )
     sandbox_network: str = "host"
 
 
@@ -133,8 +138,10 @@ class ResumeRecord(_Model):
     already_done: int
     forced: bool = False
     differences: list[str] = Field(default_factory=list)
-    retried_errors: list[str] = Field(default_factory=list, description="Tasks run again by --retry-errors "
-                                      "because their last line was an infrastructure error.")
+    retried_errors: list[str] = Field(
+        default_factory=list,
+        description="Tasks run again by --retry-errors because their last line was an infrastructure error.",
+    )
 
 
 class RunConfig(_Model):
@@ -156,8 +163,10 @@ class RunConfig(_Model):
     resumes: list[ResumeRecord] = Field(default_factory=list)
     executor: str = Field(default="local", description="Where attempts ran; not compared on resume.")
     skipped: list[SkippedTask] = Field(default_factory=list, description="Tasks the gate kept out.")
-    unreviewed: list[str] = Field(default_factory=list, description="Tasks run although not approved "
-                                  "and unchanged since approval (--allow-unreviewed).")
+    unreviewed: list[str] = Field(
+        default_factory=list,
+        description="Tasks run although not approved and unchanged since approval (--allow-unreviewed).",
+    )
 
     def differences(self, other: RunConfig) -> list[str]:
         """What differs between two configurations in ways that make their results incomparable."""
@@ -239,7 +248,8 @@ class ResultLine(BaseModel):
     family: Literal["rca", "path"]
     status: ResultStatus
     error_kind: ErrorKind | None = Field(
-        default=None, description="Set when status is 'error': who failed, the agent or the harness.")
+        default=None, description="Set when status is 'error': who failed, the agent or the harness."
+    )
     answer_text: str | None = None
     answer: dict[str, Any] | None = Field(default=None, description="ParsedAnswer.to_json(), or None.")
     answer_source: Literal["submit", "answer_file", "stdout", "final_message"] | None = None
@@ -260,8 +270,9 @@ class ResultLine(BaseModel):
     content_hash: str | None = Field(default=None, description="sha256 of the task's content when it ran.")
     cached_tokens: int | None = None
     cost_usd: float | None = None
-    rounds_kind: str | None = Field(default=None, description="What rounds counts: model requests or tool "
-                                    "turns, as the harness reports.")
+    rounds_kind: str | None = Field(
+        default=None, description="What rounds counts: model requests or tool turns, as the harness reports."
+    )
     harness_version: str | None = None
     worker: str | None = None
 
@@ -363,8 +374,10 @@ class RunFolder:
             fh.seek(0)
             holder = fh.read().strip() or "another process"
             fh.close()
-            raise RunFolderError(f"{self.path}: another ctb-eval run is writing to this folder ({holder}); "
-                                 "wait for it to finish or use another --out folder") from None
+            raise RunFolderError(
+                f"{self.path}: another ctb-eval run is writing to this folder ({holder}); "
+                "wait for it to finish or use another --out folder"
+            ) from None
         fh.seek(0)
         fh.truncate()
         fh.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
@@ -399,8 +412,10 @@ class RunFolder:
 
     def save_config(self, config: RunConfig) -> None:
         data = config.model_dump(mode="json")
-        header = ("# ctbench run configuration: what ran, on which tasks, with which options.\n"
-                  "# Written by `ctb-eval run`; read by `ctb-eval score`. Do not edit by hand.\n")
+        header = (
+            "# ctbench run configuration: what ran, on which tasks, with which options.\n"
+            "# Written by `ctb-eval run`; read by `ctb-eval score`. Do not edit by hand.\n"
+        )
         atomic_write_text(self.run_file, header + dump_document(to_commented(data)))
 
     # ----------------------------------------------------------------- results.jsonl
@@ -496,8 +511,11 @@ def result_json(line: ResultLine) -> str:
     try:
         return line.model_dump_json(exclude_none=False)
     except PydanticSerializationError:
-        return json.dumps(scrub_json(line.model_dump(mode="json", exclude_none=False)), ensure_ascii=False,
-                          separators=(",", ":"))
+        return json.dumps(
+            scrub_json(line.model_dump(mode="json", exclude_none=False)),
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
 
 
 def _fsync_dir(path: Path) -> None:

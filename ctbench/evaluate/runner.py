@@ -84,16 +84,29 @@ class RunInterrupted(CtbError):
 _FILTER = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*)\s*(?P<op>!=|<=|>=|=|<|>)\s*(?P<value>.*)$")
 
 VISIBLE_KEYS: dict[str, str] = {
-    "id": "id", "family": "family", "status": "status", "network": "network", "tag": "tags",
+    "id": "id",
+    "family": "family",
+    "status": "status",
+    "network": "network",
+    "tag": "tags",
     "author": "authors",
 }
 """Selectable fields of task.yaml: selection key -> attribute."""
 
 METADATA_KEYS: dict[str, str] = {
-    "observability": "observability", "category": "categories", "label": "labels",
-    "golden_length": "golden_length", "tier": "golden_tier", "h_l": "h_l", "heterogeneity": "heterogeneity",
-    "vendors": "vendors", "device_types": "device_types", "path_count": "path_count", "entries": "entries",
-    "root_cause_count": "root_cause_count", "chain_length": "chain_length",
+    "observability": "observability",
+    "category": "categories",
+    "label": "labels",
+    "golden_length": "golden_length",
+    "tier": "golden_tier",
+    "h_l": "h_l",
+    "heterogeneity": "heterogeneity",
+    "vendors": "vendors",
+    "device_types": "device_types",
+    "path_count": "path_count",
+    "entries": "entries",
+    "root_cause_count": "root_cause_count",
+    "chain_length": "chain_length",
     "protocol_complexity": "protocol_complexity",
 }
 """Selectable metadata (derived from hidden.yaml by the runner, never shown to agents)."""
@@ -196,8 +209,9 @@ class PlannedTask:
         return self.ref.id
 
 
-def select_tasks(task_set: TaskSet, selection: Selection,
-                 unreadable: list[Skipped] | None = None) -> list[PlannedTask]:
+def select_tasks(
+    task_set: TaskSet, selection: Selection, unreadable: list[Skipped] | None = None
+) -> list[PlannedTask]:
     """Tasks that match the selection, in task-set order (the gate then decides which may run).
 
     A task whose task.yaml cannot be read is left out; with ``unreadable`` given it is listed there
@@ -208,8 +222,10 @@ def select_tasks(task_set: TaskSet, selection: Selection,
         try:
             spec = task_set.load_task(ref)
         except CtbError as exc:
-            if unreadable is None or (selection.ids and not any(
-                    fnmatch.fnmatchcase(ref.id.casefold(), p.casefold()) for p in selection.ids)):
+            if unreadable is None or (
+                selection.ids
+                and not any(fnmatch.fnmatchcase(ref.id.casefold(), p.casefold()) for p in selection.ids)
+            ):
                 if unreadable is None:
                     raise
                 continue
@@ -257,8 +273,13 @@ class AnswerParser:
         except CtbError:
             devices = {}
         names = list(devices) or list(spec.accessible or [])
-        return parse_answer(text, spec.family.value, node_names=names, resolve_label=self.task_set.taxonomy.resolve,
-                            normalize=self.vendors.normalizer(devices))
+        return parse_answer(
+            text,
+            spec.family.value,
+            node_names=names,
+            resolve_label=self.task_set.taxonomy.resolve,
+            normalize=self.vendors.normalizer(devices),
+        )
 
 
 # --------------------------------------------------------------------------- settings and report
@@ -302,20 +323,43 @@ class RunSettings:
         return self.allow_unreviewed
 
     def agent_options(self) -> AgentOptions:
-        return AgentOptions(model=self.model, base_url=self.base_url, agent_cmd=self.agent_cmd,
-                            max_rounds=self.max_rounds, timeout_s=self.timeout_s)
+        return AgentOptions(
+            model=self.model,
+            base_url=self.base_url,
+            agent_cmd=self.agent_cmd,
+            max_rounds=self.max_rounds,
+            timeout_s=self.timeout_s,
+        )
 
     def agent_settings(self, args: dict[str, Any]) -> AgentSettings:
-        return AgentSettings(agent=self.agent, model=self.model, base_url=self.base_url, agent_cmd=self.agent_cmd,
-                             max_rounds=self.max_rounds, timeout_s=self.timeout_s, args=args,
-                             sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network))
+        return AgentSettings(
+            agent=self.agent,
+            model=self.model,
+            base_url=self.base_url,
+            agent_cmd=self.agent_cmd,
+            max_rounds=self.max_rounds,
+            timeout_s=self.timeout_s,
+            args=args,
+            sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network),
+        )
 
     def run_options(self, args: dict[str, Any], sandbox: str) -> RunOptions:
-        return RunOptions(timeout_s=self.timeout_s, retries=self.retries, max_rounds=self.max_rounds,
-                          base_url=self.base_url, agent_cmd=self.agent_cmd, select=self.select,
-                          all_statuses=self.allow_unreviewed, prompt_version=PROMPT_VERSION, agent_args=args,
-                          trials=self.trials, allow_unreviewed=self.allow_unreviewed,
-                          allow_invalid=self.allow_invalid, sandbox=sandbox, sandbox_network=self.sandbox_network)
+        return RunOptions(
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            max_rounds=self.max_rounds,
+            base_url=self.base_url,
+            agent_cmd=self.agent_cmd,
+            select=self.select,
+            all_statuses=self.allow_unreviewed,
+            prompt_version=PROMPT_VERSION,
+            agent_args=args,
+            trials=self.trials,
+            allow_unreviewed=self.allow_unreviewed,
+            allow_invalid=self.allow_invalid,
+            sandbox=sandbox,
+            sandbox_network=self.sandbox_network,
+        )
 
 
 @dataclass
@@ -334,8 +378,14 @@ class RunReport:
     def counts(self) -> dict[str, int]:
         selected = set(self.config.tasks)
         trials = self.config.options.trials
-        out = {"answered": 0, "unparsable": 0, "timeout": 0, "agent error": 0, "infrastructure error": 0,
-               "task error": 0}
+        out = {
+            "answered": 0,
+            "unparsable": 0,
+            "timeout": 0,
+            "agent error": 0,
+            "infrastructure error": 0,
+            "task error": 0,
+        }
         for (task_id, trial), r in latest_by_key(self.results).items():  # a rerun counts by its last line
             if task_id not in selected or trial > trials:
                 continue
@@ -349,8 +399,11 @@ class RunReport:
         done = sum(c.values())
         trials = self.config.options.trials
         state = "complete" if self.complete else "incomplete"
-        what = f"{len(self.config.tasks)} task(s)" if trials == 1 else \
-            f"{len(self.config.tasks) * trials} task-trial(s) ({len(self.config.tasks)} tasks x {trials})"
+        what = (
+            f"{len(self.config.tasks)} task(s)"
+            if trials == 1
+            else f"{len(self.config.tasks) * trials} task-trial(s) ({len(self.config.tasks)} tasks x {trials})"
+        )
         return f"{done}/{what} {state}: {parts or 'nothing run'}; run folder {self.folder}"
 
 
@@ -366,9 +419,15 @@ class Runner:
     """Plan, then execute, one run. ``agent`` may be given directly (a plug-in adapter, a benchmark),
     and so may ``executor`` (an object implementing :class:`~ctbench.evaluate.executors.Executor`)."""
 
-    def __init__(self, settings: RunSettings, display: ProgressDisplay | None = None, *,
-                 agent: Agent | None = None, executor: Executor | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        settings: RunSettings,
+        display: ProgressDisplay | None = None,
+        *,
+        agent: Agent | None = None,
+        executor: Executor | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.settings = settings
         self.tracker = ProgressTracker(display or NullDisplay(), clock=clock)
         self._agent = agent
@@ -413,8 +472,12 @@ class Runner:
         self.agent_args = self.agent.args.model_dump(mode="json")
         unreadable: list[Skipped] = []
         candidates = select_tasks(ts, Selection.parse(s.select), unreadable)
-        gate = apply_gate(ts, [(c.ref, c.spec) for c in candidates], allow_unreviewed=s.allow_unreviewed,
-                          allow_invalid=s.allow_invalid)
+        gate = apply_gate(
+            ts,
+            [(c.ref, c.spec) for c in candidates],
+            allow_unreviewed=s.allow_unreviewed,
+            allow_invalid=s.allow_invalid,
+        )
         gate.skipped[:0] = unreadable
         admitted = {ref.id for ref in gate.admitted}
         self.plan = [c for c in candidates if c.id in admitted]
@@ -423,24 +486,37 @@ class Runner:
             self.tracker.note(f"skipped {line}")
         if not self.plan:
             shown = "; ".join(gate.skipped_summary(limit=3))
-            raise CtbError(f"no task to run: the gate kept out all {len(gate.skipped)} selected task(s) ({shown}). "
-                           "Run approved tasks that validate, or add --allow-unreviewed to run tasks that are "
-                           "not approved, never reviewed or changed since approval (run.yaml records it)")
+            raise CtbError(
+                f"no task to run: the gate kept out all {len(gate.skipped)} selected task(s) ({shown}). "
+                "Run approved tasks that validate, or add --allow-unreviewed to run tasks that are "
+                "not approved, never reviewed or changed since approval (run.yaml records it)"
+            )
         self.hashes = {t.id: content_hash(t.ref.path, self.task_set) for t in self.plan}
         sandbox = self._sandbox_mode()
         now = utc_now()
         name = default_run_name(s.agent, s.model, now)
         out = Path(s.out) if s.out is not None else Path(s.runs_root) / name
         config = RunConfig(
-            name=out.name, agent=s.agent, model=s.model, harness=self.agent.harness,
-            harness_version=self.agent.harness_version, options=s.run_options(self.agent_args, sandbox),
-            concurrency=s.concurrency, task_set=task_set_commit(ts.root), tasks=[t.id for t in self.plan],
-            started=now, host=HostInfo.current(), executor=s.executor,
+            name=out.name,
+            agent=s.agent,
+            model=s.model,
+            harness=self.agent.harness,
+            harness_version=self.agent.harness_version,
+            options=s.run_options(self.agent_args, sandbox),
+            concurrency=s.concurrency,
+            task_set=task_set_commit(ts.root),
+            tasks=[t.id for t in self.plan],
+            started=now,
+            host=HostInfo.current(),
+            executor=s.executor,
             skipped=[SkippedTask(task_id=k.task_id, reason=k.reason) for k in gate.skipped],
-            unreviewed=gate.unreviewed_admitted)
+            unreviewed=gate.unreviewed_admitted,
+        )
         folder = RunFolder(out)
         if not folder.exists() and out.is_dir() and any(p.name != ".lock" for p in out.iterdir()):
-            raise CtbError(f"{out}: folder exists and is not a run folder (no run.yaml); choose another --out")
+            raise CtbError(
+                f"{out}: folder exists and is not a run folder (no run.yaml); choose another --out"
+            )
         folder.lock()
         try:
             self.config = self._open_folder(folder, config)
@@ -470,12 +546,16 @@ class Runner:
         diffs = old.differences(config)
         if diffs and not self.settings.force:
             listed = "\n".join(f"  - {d}" for d in diffs)
-            raise CtbError(f"{folder.path} was run with different settings:\n{listed}\n"
-                           "rerun with the original settings to resume it, choose another --out, or add "
-                           "--force to resume anyway (the differences are recorded in run.yaml)")
+            raise CtbError(
+                f"{folder.path} was run with different settings:\n{listed}\n"
+                "rerun with the original settings to resume it, choose another --out, or add "
+                "--force to resume anyway (the differences are recorded in run.yaml)"
+            )
         scan = folder.read_results()
         if folder.repair(scan):
-            self.tracker.note(f"dropped a torn last line ({scan.torn_bytes} bytes) from {folder.results_file}")
+            self.tracker.note(
+                f"dropped a torn last line ({scan.torn_bytes} bytes) from {folder.results_file}"
+            )
         self.finished = scan.finished_keys
         wanted = set(self.keys())
         again: set[tuple[str, int]] = set()
@@ -483,16 +563,28 @@ class Runner:
             again = scan.infrastructure_failed_keys() & wanted
             if again:
                 self.finished -= again
-                self.tracker.note(f"running again {len(again)} task(s) whose last attempt ended in an "
-                                  "infrastructure error (--retry-errors); their earlier lines stay in "
-                                  f"{folder.results_file.name}")
+                self.tracker.note(
+                    f"running again {len(again)} task(s) whose last attempt ended in an "
+                    "infrastructure error (--retry-errors); their earlier lines stay in "
+                    f"{folder.results_file.name}"
+                )
         self.resumed = True
         self.forced = diffs
-        record = ResumeRecord(at=config.started, already_done=len(self.finished & wanted),
-                              forced=bool(diffs), differences=diffs,
-                              retried_errors=sorted(unit_label(t, k) for t, k in again))
-        merged = config.model_copy(update={"name": old.name, "started": old.started, "finished": None,
-                                           "resumes": [*old.resumes, record]})
+        record = ResumeRecord(
+            at=config.started,
+            already_done=len(self.finished & wanted),
+            forced=bool(diffs),
+            differences=diffs,
+            retried_errors=sorted(unit_label(t, k) for t, k in again),
+        )
+        merged = config.model_copy(
+            update={
+                "name": old.name,
+                "started": old.started,
+                "finished": None,
+                "resumes": [*old.resumes, record],
+            }
+        )
         folder.save_config(merged)
         return merged
 
@@ -512,8 +604,11 @@ class Runner:
         loop = asyncio.get_running_loop()
         # File-system work of every running task goes through the default executor; size it for the
         # concurrency so 32 agents finishing at once do not queue behind the 6 threads of a 2-core box.
-        loop.set_default_executor(ThreadPoolExecutor(max_workers=min(64, self.settings.concurrency + 4),
-                                                     thread_name_prefix="ctb-run-io"))
+        loop.set_default_executor(
+            ThreadPoolExecutor(
+                max_workers=min(64, self.settings.concurrency + 4), thread_name_prefix="ctb-run-io"
+            )
+        )
         main = asyncio.current_task()
         installed = False
         if threading.current_thread() is threading.main_thread() and main is not None:
@@ -530,9 +625,11 @@ class Runner:
             # plus every line appended since.
             wanted = set(self.keys())
             done = len(self.finished & wanted)
-            raise RunInterrupted(f"interrupted: {done} of {len(wanted)} task(s) done and saved in "
-                                 f"{self.folder.path}; run the same command with --out {self.folder.path} "
-                                 "to finish the rest") from None
+            raise RunInterrupted(
+                f"interrupted: {done} of {len(wanted)} task(s) done and saved in "
+                f"{self.folder.path}; run the same command with --out {self.folder.path} "
+                "to finish the rest"
+            ) from None
         finally:
             if installed:
                 loop.remove_signal_handler(signal.SIGTERM)
@@ -551,9 +648,17 @@ class Runner:
                 prompts[task_id] = prompt_for(self.task_set, task.ref, task.spec)
                 if self.agent.needs_hidden:
                     gold[task_id] = self.task_set.load_hidden(task.ref)
-            out.append(WorkUnit(task_id=task_id, family=task.spec.family.value, trial=trial,
-                                content_hash=self.hashes[task_id], prompt=prompts[task_id], settings=settings,
-                                gold=gold.get(task_id)))
+            out.append(
+                WorkUnit(
+                    task_id=task_id,
+                    family=task.spec.family.value,
+                    trial=trial,
+                    content_hash=self.hashes[task_id],
+                    prompt=prompts[task_id],
+                    settings=settings,
+                    gold=gold.get(task_id),
+                )
+            )
         return out
 
     async def execute(self) -> RunReport:
@@ -565,20 +670,29 @@ class Runner:
         todo = [k for k in self.keys() if k not in self.finished]
         total = len(self.keys())
         s = self.settings
-        self.tracker.start(total=total, resumed=total - len(todo),
-                           message=f"agent {s.agent}" + (f", model {s.model}" if s.model else "")
-                           + (f", {s.trials} trials" if s.trials > 1 else "")
-                           + f", concurrency {s.concurrency}"
-                           + (f", executor {s.executor}" if s.executor != "local" else "")
-                           + f", folder {self.folder.path}")
+        self.tracker.start(
+            total=total,
+            resumed=total - len(todo),
+            message=f"agent {s.agent}"
+            + (f", model {s.model}" if s.model else "")
+            + (f", {s.trials} trials" if s.trials > 1 else "")
+            + f", concurrency {s.concurrency}"
+            + (f", executor {s.executor}" if s.executor != "local" else "")
+            + f", folder {self.folder.path}",
+        )
         if todo:
             await asyncio.to_thread(sweep_stale_workspaces)
             parser = AnswerParser(self.task_set)
             units = await asyncio.to_thread(self.units, todo)
             executor = self._executor or make_executor(s.executor, s.executor_options)
-            ctx = ExecutionContext(task_set=self.task_set, settings=units[0].settings, concurrency=s.concurrency,
-                                   task_ids=sorted({t for t, _ in todo}), agent=self._agent,
-                                   options=dict(s.executor_options))
+            ctx = ExecutionContext(
+                task_set=self.task_set,
+                settings=units[0].settings,
+                concurrency=s.concurrency,
+                task_ids=sorted({t for t, _ in todo}),
+                agent=self._agent,
+                options=dict(s.executor_options),
+            )
             await executor.start(ctx)
             try:
                 await self._drive(executor, units, parser)
@@ -592,9 +706,16 @@ class Runner:
             self.config = self.config.model_copy(update={"finished": utc_now()})
             self.folder.save_config(self.config)
         results = self.folder.read_results().lines
-        report = RunReport(folder=self.folder.path, config=self.config, results=results, ran=len(todo),
-                           skipped=total - len(todo), resumed=self.resumed, complete=complete,
-                           differences_forced=self.forced)
+        report = RunReport(
+            folder=self.folder.path,
+            config=self.config,
+            results=results,
+            ran=len(todo),
+            skipped=total - len(todo),
+            resumed=self.resumed,
+            complete=complete,
+            differences_forced=self.forced,
+        )
         self.tracker.finish(report.summary_line())
         return report
 
@@ -626,16 +747,20 @@ class Runner:
                 if u.key not in pending:
                     continue  # a late duplicate from an executor that re-ran a lost unit: first one counts
                 if outcome.retryable and u.attempt <= self.settings.retries:
-                    retries.setdefault(u.key, []).append(RetryRecord(attempt=u.attempt, error=outcome.error or "",
-                                                                     at=utc_now()))
-                    self.tracker.task_retry(unit_label(u.task_id, u.trial), f"attempt {u.attempt}: {outcome.error}")
+                    retries.setdefault(u.key, []).append(
+                        RetryRecord(attempt=u.attempt, error=outcome.error or "", at=utc_now())
+                    )
+                    self.tracker.task_retry(
+                        unit_label(u.task_id, u.trial), f"attempt {u.attempt}: {outcome.error}"
+                    )
                     await asyncio.to_thread(self._save_attempt_files, outcome)
                     t = asyncio.create_task(resubmit(u.retry(), RETRY_BACKOFF_S * u.attempt))
                     backoffs.add(t)
                     t.add_done_callback(backoffs.discard)
                     continue
-                line = await asyncio.to_thread(self._record, outcome, parser, retries.get(u.key, []),
-                                               started.get(u.key))
+                line = await asyncio.to_thread(
+                    self._record, outcome, parser, retries.get(u.key, []), started.get(u.key)
+                )
                 pending.discard(u.key)
                 self.finished.add(u.key)
                 self.tracker.task_finished(line)
@@ -652,12 +777,18 @@ class Runner:
             traj = self.folder.save_trajectory(u.task_id, u.trial, outcome.trajectory)
             log = self.folder.append_log(u.task_id, u.trial, outcome.log)
         except OSError as exc:
-            raise CtbError(f"{self.folder.path}: cannot save the trajectory or log of {u.task_id}: "
-                           f"{exc.strerror or exc}") from None
+            raise CtbError(
+                f"{self.folder.path}: cannot save the trajectory or log of {u.task_id}: {exc.strerror or exc}"
+            ) from None
         return traj, log
 
-    def _record(self, outcome: AttemptOutcome, parser: AnswerParser, retries: list[RetryRecord],
-                started: datetime | None) -> ResultLine:
+    def _record(
+        self,
+        outcome: AttemptOutcome,
+        parser: AnswerParser,
+        retries: list[RetryRecord],
+        started: datetime | None,
+    ) -> ResultLine:
         """Write the attempt's trajectory and log, then append its result line (the commit point)."""
         assert self.folder is not None
         traj, log = self._save_attempt_files(outcome)
@@ -665,23 +796,48 @@ class Runner:
         try:
             self.folder.append_result(line)
         except OSError as exc:
-            raise CtbError(f"{self.folder.results_file}: cannot append the result of {outcome.unit.task_id}: "
-                           f"{exc.strerror or exc}") from None
+            raise CtbError(
+                f"{self.folder.results_file}: cannot append the result of {outcome.unit.task_id}: "
+                f"{exc.strerror or exc}"
+            ) from None
         return line
 
-    def _result_line(self, outcome: AttemptOutcome, parser: AnswerParser, retries: list[RetryRecord],
-                     started: datetime | None, traj: Path, log: Path) -> ResultLine:
+    def _result_line(
+        self,
+        outcome: AttemptOutcome,
+        parser: AnswerParser,
+        retries: list[RetryRecord],
+        started: datetime | None,
+        traj: Path,
+        log: Path,
+    ) -> ResultLine:
         assert self.folder is not None
         u, usage = outcome.unit, outcome.usage
         task = next(t for t in self.plan if t.id == u.task_id)
         line = ResultLine(
-            task_id=u.task_id, family=u.family, status="error", rounds=usage.rounds,
-            latency_s=round(outcome.latency_s, 3), input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-            commands=outcome.commands, attempts=u.attempt, retries=retries, started=started or utc_now(),
-            finished=utc_now(), trajectory=self.folder.relative(traj), log=self.folder.relative(log),
-            notes=list(outcome.notes), trial=u.trial, content_hash=u.content_hash, cached_tokens=usage.cached_tokens,
-            cost_usd=usage.cost_usd, rounds_kind=usage.rounds_kind, harness_version=outcome.harness_version,
-            worker=outcome.worker)
+            task_id=u.task_id,
+            family=u.family,
+            status="error",
+            rounds=usage.rounds,
+            latency_s=round(outcome.latency_s, 3),
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            commands=outcome.commands,
+            attempts=u.attempt,
+            retries=retries,
+            started=started or utc_now(),
+            finished=utc_now(),
+            trajectory=self.folder.relative(traj),
+            log=self.folder.relative(log),
+            notes=list(outcome.notes),
+            trial=u.trial,
+            content_hash=u.content_hash,
+            cached_tokens=usage.cached_tokens,
+            cost_usd=usage.cost_usd,
+            rounds_kind=usage.rounds_kind,
+            harness_version=outcome.harness_version,
+            worker=outcome.worker,
+        )
         if outcome.kind == "timeout":
             line.status, line.error = "timeout", outcome.error
         elif outcome.kind in ("agent", "infrastructure", "task"):
@@ -702,12 +858,25 @@ def run_settings_from_config(config: RunConfig, **overrides: Any) -> RunSettings
     """Settings that resume a run exactly as it was started (``ctb-eval run --resume DIR``)."""
     o = config.options
     sandbox = o.sandbox if o.sandbox in ("bwrap", "none", "auto") else "none"
-    settings = RunSettings(agent=config.agent, model=config.model, tasks=config.task_set.path, select=o.select,
-                           allow_unreviewed=o.allow_unreviewed or o.all_statuses, allow_invalid=o.allow_invalid,
-                           concurrency=config.concurrency, timeout_s=o.timeout_s, retries=o.retries,
-                           max_rounds=o.max_rounds, base_url=o.base_url, agent_cmd=o.agent_cmd,
-                           agent_args=dict(o.agent_args), trials=o.trials, executor=config.executor,
-                           sandbox=sandbox, sandbox_network=o.sandbox_network)
+    settings = RunSettings(
+        agent=config.agent,
+        model=config.model,
+        tasks=config.task_set.path,
+        select=o.select,
+        allow_unreviewed=o.allow_unreviewed or o.all_statuses,
+        allow_invalid=o.allow_invalid,
+        concurrency=config.concurrency,
+        timeout_s=o.timeout_s,
+        retries=o.retries,
+        max_rounds=o.max_rounds,
+        base_url=o.base_url,
+        agent_cmd=o.agent_cmd,
+        agent_args=dict(o.agent_args),
+        trials=o.trials,
+        executor=config.executor,
+        sandbox=sandbox,
+        sandbox_network=o.sandbox_network,
+    )
     for key, value in overrides.items():
         if value is not None:
             setattr(settings, key, value)

@@ -60,16 +60,48 @@ from ctbench.evaluate.work import SandboxSettings
 SandboxMode = Literal["auto", "bwrap", "none"]
 NetworkMode = Literal["host", "loopback"]
 
-INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install "
-                "bubblewrap) and allow unprivileged user namespaces, or pass --sandbox none to run the agent "
-                "unsandboxed (it can then read the answers; runs say 'unsandboxed')")
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install "
+    "bubblewrap) and allow unprivileged user namespaces, or pass --sandbox none to run the agent "
+    "unsandboxed (it can then read the answers; runs say 'unsandboxed')"
+)
 
-ENV_ALLOWLIST = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TZ", "COLORTERM", "NO_COLOR")
+ENV_ALLOWLIST = (
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TERM",
+    "TZ",
+    "COLORTERM",
+    "NO_COLOR",
+)
 """Runner variables an agent inside the sandbox keeps (everything else it gets from its adapter)."""
 
-ETC_FILES = ("passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf", "ssl",
-             "ca-certificates", "ca-certificates.conf", "pki", "alternatives", "ld.so.cache", "ld.so.conf",
-             "ld.so.conf.d", "localtime", "timezone", "os-release", "protocols", "services", "mime.types")
+ETC_FILES = (
+    "passwd",
+    "group",
+    "hosts",
+    "resolv.conf",
+    "nsswitch.conf",
+    "host.conf",
+    "gai.conf",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "pki",
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "os-release",
+    "protocols",
+    "services",
+    "mime.types",
+)
 """What of /etc an agent sees: users, name resolution, certificates, the dynamic linker, the time."""
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -274,21 +306,45 @@ class BwrapSandbox:
             if os.path.isabs(arg) and os.path.isfile(arg):
                 for file in _resolved([arg]):
                     if (task_set := _task_set_of(file)) is not None:
-                        raise SandboxError(f"refusing to show {file} to the agent: it is inside the task set "
-                                           f"{task_set}; keep agent scripts outside any task set")
+                        raise SandboxError(
+                            f"refusing to show {file} to the agent: it is inside the task set "
+                            f"{task_set}; keep agent scripts outside any task set"
+                        )
                     ro.append(file)
         rw = [workspace, home, *_resolved(launch.read_write)]
         for path in [*ro, *rw]:
             if (secret := _overlaps(path, secrets)) is not None:
-                raise SandboxError(f"refusing to show {path} to the agent: it overlaps {secret}, which the "
-                                   "agent must not see")
-        args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
-                "--cap-drop", "ALL"]
+                raise SandboxError(
+                    f"refusing to show {path} to the agent: it overlaps {secret}, which the "
+                    "agent must not see"
+                )
+        args = [
+            self.bwrap,
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--hostname",
+            "sandbox",
+            "--cap-drop",
+            "ALL",
+        ]
         if self.network == "host":
             args.append("--share-net")
         args += self._system_args()
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run",
-                 "--dir", "/var"]
+        args += [
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--tmpfs",
+            "/tmp",
+            "--tmpfs",
+            "/var/tmp",
+            "--tmpfs",
+            "/run",
+            "--dir",
+            "/var",
+        ]
         mounts = {p: "--ro-bind" for p in ro} | {p: "--bind" for p in rw}
         for p in sorted(mounts, key=lambda p: len(p.parts)):  # a parent before what is mounted inside it
             args += [mounts[p], str(p), str(p)]
@@ -299,20 +355,38 @@ class BwrapSandbox:
         args += ["--remount-ro", "/", "--chdir", str(workspace)]  # writable: the binds above and /tmp only
         visible = [Path(d) for d in SYSTEM_DIRS] + ro + rw
         env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
-        env.update({"PATH": self._path_env(visible), "HOME": str(home), "TMPDIR": "/tmp", "SHELL": "/bin/sh",
-                    "USER": "agent", "LOGNAME": "agent", "PYTHONDONTWRITEBYTECODE": "1"})
+        env.update(
+            {
+                "PATH": self._path_env(visible),
+                "HOME": str(home),
+                "TMPDIR": "/tmp",
+                "SHELL": "/bin/sh",
+                "USER": "agent",
+                "LOGNAME": "agent",
+                "PYTHONDONTWRITEBYTECODE": "1",
+            }
+        )
         env.update(launch.env)
         notes: list[str] = []
         for key in list(env):
             value = env[key]
             if any(str(s) in value for s in secrets):
                 del env[key]
-                notes.append(f"sandbox: {key} not passed to the agent (it names a path the agent must not see)")
+                notes.append(
+                    f"sandbox: {key} not passed to the agent (it names a path the agent must not see)"
+                )
         argv = list(launch.argv)
         if self.forwards:
             bridge = Path(__file__).with_name("netbridge.py").resolve()
-            argv = [sys.executable, "-I", "-S", str(bridge),
-                    *[f"{f.port}={f.path}" for f in self.forwards], "--", *argv]
+            argv = [
+                sys.executable,
+                "-I",
+                "-S",
+                str(bridge),
+                *[f"{f.port}={f.path}" for f in self.forwards],
+                "--",
+                *argv,
+            ]
         return Prepared(argv=args + ["--", *argv], env=env, cwd=workspace, pdeathsig=True, notes=tuple(notes))
 
     def close(self) -> None:
@@ -369,13 +443,20 @@ def require_bwrap(mode: SandboxMode, network: NetworkMode = "host") -> str:
         raise SandboxError(f"--sandbox {mode}: bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
     problem = probe_bwrap(bwrap, network=network)
     if problem is not None:
-        raise SandboxError(f"--sandbox {mode}: bubblewrap cannot create a sandbox here ({problem}); {INSTALL_HINT}")
+        raise SandboxError(
+            f"--sandbox {mode}: bubblewrap cannot create a sandbox here ({problem}); {INSTALL_HINT}"
+        )
     return bwrap
 
 
-def make_launcher(settings: SandboxSettings, *, replay_url: str | None = None,
-                  replay_socket: Path | None = None, secret_paths: Sequence[Path] = (),
-                  model_endpoints: Sequence[str] = ()) -> Launcher:
+def make_launcher(
+    settings: SandboxSettings,
+    *,
+    replay_url: str | None = None,
+    replay_socket: Path | None = None,
+    secret_paths: Sequence[Path] = (),
+    model_endpoints: Sequence[str] = (),
+) -> Launcher:
     """The run's launcher for external agents (call once per run, ``close()`` it at the end).
 
     ``replay_url`` / ``replay_socket``: the runner's replay server over TCP and its Unix socket;
@@ -425,6 +506,20 @@ def describe(launcher: Launcher | None) -> str:
     return "bwrap" if network == "host" else f"bwrap ({network} network)"
 
 
-__all__ = ["BwrapSandbox", "INSTALL_HINT", "Launcher", "NetworkMode", "NoSandbox", "SandboxError",
-           "SandboxMode", "SandboxSettings", "describe", "find_bwrap", "make_launcher", "probe_bwrap", "require_bwrap",
-           "runtime_paths", "secret_paths_for"]
+__all__ = [
+    "BwrapSandbox",
+    "INSTALL_HINT",
+    "Launcher",
+    "NetworkMode",
+    "NoSandbox",
+    "SandboxError",
+    "SandboxMode",
+    "SandboxSettings",
+    "describe",
+    "find_bwrap",
+    "make_launcher",
+    "probe_bwrap",
+    "require_bwrap",
+    "runtime_paths",
+    "secret_paths_for",
+]

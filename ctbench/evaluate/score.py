@@ -114,9 +114,15 @@ class RunInfo:
         return self.agent or self.name
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "agent": self.agent, "model": self.model, "harness": self.harness,
-                               "harness_version": self.harness_version, "task_set_commit": self.task_set_commit,
-                               "n_selected": None if self.tasks is None else len(self.tasks)}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "agent": self.agent,
+            "model": self.model,
+            "harness": self.harness,
+            "harness_version": self.harness_version,
+            "task_set_commit": self.task_set_commit,
+            "n_selected": None if self.tasks is None else len(self.tasks),
+        }
         if self.sandbox is not None:
             out["sandbox"] = self.sandbox
         if self.trials != 1:
@@ -141,28 +147,44 @@ def read_run_info(run_dir: Path) -> tuple[RunInfo, list[str]]:
     if not folder.path.is_dir():
         raise CtbError(f"{run_dir}: not a folder (a run is a folder holding {RUN_FILE} and {RESULTS_FILE})")
     if not folder.run_file.is_file():
-        raise CtbError(f"{run_dir}: not a run folder (no {RUN_FILE}; expected {RUN_FILE}, {RESULTS_FILE} and "
-                       f"{TRAJECTORIES_DIR}/ as written by `ctb-eval run` or `ctb-eval import-results`)")
+        raise CtbError(
+            f"{run_dir}: not a run folder (no {RUN_FILE}; expected {RUN_FILE}, {RESULTS_FILE} and "
+            f"{TRAJECTORIES_DIR}/ as written by `ctb-eval run` or `ctb-eval import-results`)"
+        )
     try:
         config = folder.load_config()
     except RunFolderError as exc:
         data = load_fast(folder.run_file)
         if not isinstance(data, Mapping):
-            raise CtbError(f"{folder.run_file}: expected a mapping of run settings (agent, model, tasks, ...)") \
-                from None
+            raise CtbError(
+                f"{folder.run_file}: expected a mapping of run settings (agent, model, tasks, ...)"
+            ) from None
         tasks = data.get("tasks")
         if tasks is not None and not (isinstance(tasks, list) and all(isinstance(t, str) for t in tasks)):
             raise CtbError(f"{folder.run_file}: tasks: expected a list of task ids") from None
         task_set = data.get("task_set")
         commit = task_set.get("commit") if isinstance(task_set, Mapping) else None
-        info = RunInfo(name=_text(data.get("name")) or folder.path.resolve().name,
-                       agent=_text(data.get("agent")), model=_text(data.get("model")),
-                       harness=_text(data.get("harness")), harness_version=_text(data.get("harness_version")),
-                       task_set_commit=_text(commit), tasks=None if tasks is None else tuple(tasks))
+        info = RunInfo(
+            name=_text(data.get("name")) or folder.path.resolve().name,
+            agent=_text(data.get("agent")),
+            model=_text(data.get("model")),
+            harness=_text(data.get("harness")),
+            harness_version=_text(data.get("harness_version")),
+            task_set_commit=_text(commit),
+            tasks=None if tasks is None else tuple(tasks),
+        )
         return info, [f"{RUN_FILE} is not in ctbench's run format ({exc}); read leniently"]
-    return RunInfo(name=config.name, agent=config.agent, model=config.model, harness=config.harness,
-                   harness_version=config.harness_version, task_set_commit=config.task_set.commit,
-                   tasks=tuple(config.tasks), trials=config.options.trials, sandbox=config.options.sandbox), []
+    return RunInfo(
+        name=config.name,
+        agent=config.agent,
+        model=config.model,
+        harness=config.harness,
+        harness_version=config.harness_version,
+        task_set_commit=config.task_set.commit,
+        tasks=tuple(config.tasks),
+        trials=config.options.trials,
+        sandbox=config.options.sandbox,
+    ), []
 
 
 def read_results(run_dir: Path) -> tuple[dict[str, tuple[int, ResultLine]], list[str]]:
@@ -188,19 +210,25 @@ def read_trial_results(run_dir: Path) -> tuple[dict[tuple[str, int], tuple[int, 
         return {}, [f"{RESULTS_FILE} is missing: no task finished"]
     scan = folder.read_results()
     if scan.torn_bytes:
-        warnings.append(f"{RESULTS_FILE}: the last line is incomplete ({scan.torn_bytes} bytes, written when the "
-                        "run was interrupted); it is ignored and its task counts as unfinished")
+        warnings.append(
+            f"{RESULTS_FILE}: the last line is incomplete ({scan.torn_bytes} bytes, written when the "
+            "run was interrupted); it is ignored and its task counts as unfinished"
+        )
     by_key: dict[tuple[str, int], tuple[int, ResultLine]] = {}
     duplicates: list[str] = []
     for n, line in enumerate(scan.lines, start=1):
         key = (line.task_id, line.trial)
         if key in by_key and not by_key[key][1].is_infrastructure_error:
-            duplicates.append(line.task_id)  # a line after an infrastructure error is a rerun (--retry-errors)
+            duplicates.append(
+                line.task_id
+            )  # a line after an infrastructure error is a rerun (--retry-errors)
         by_key[key] = (n, line)
     if duplicates:
         shown = ", ".join(sorted(set(duplicates))[:5])
-        warnings.append(f"{RESULTS_FILE}: {len(duplicates)} task(s) have more than one result line ({shown}); "
-                        "the last line of each is scored")
+        warnings.append(
+            f"{RESULTS_FILE}: {len(duplicates)} task(s) have more than one result line ({shown}); "
+            "the last line of each is scored"
+        )
     return by_key, warnings
 
 
@@ -254,10 +282,15 @@ class Scorer:
         cfg = task_set.config.similarity
         self.config = ScoringConfig(
             levels=task_set.taxonomy.levels(),
-            label_weights=metrics.LabelWeights(exact=cfg.label.exact, l1=cfg.label.l1, l2=cfg.label.l2,
-                                               l3=cfg.label.l3),
-            node_weights=metrics.NodeWeights(cluster=cfg.node.cluster, site_role=cfg.node.site_role,
-                                             neighbour=cfg.node.neighbour, k=cfg.node.hops),
+            label_weights=metrics.LabelWeights(
+                exact=cfg.label.exact, l1=cfg.label.l1, l2=cfg.label.l2, l3=cfg.label.l3
+            ),
+            node_weights=metrics.NodeWeights(
+                cluster=cfg.node.cluster,
+                site_role=cfg.node.site_role,
+                neighbour=cfg.node.neighbour,
+                k=cfg.node.hops,
+            ),
         )
 
     @property
@@ -276,8 +309,14 @@ class Scorer:
     def _iface(self, ctx_devices: Mapping[str, Device], node: str, name: str) -> str:
         return self.vendors.iface(ctx_devices.get(node), name)
 
-    def resolve_command(self, devices: Mapping[str, Device], recorded: Mapping[str, frozenset[str]],
-                        forms: Mapping[str, frozenset[str]], device: str, command: str) -> str | None:
+    def resolve_command(
+        self,
+        devices: Mapping[str, Device],
+        recorded: Mapping[str, frozenset[str]],
+        forms: Mapping[str, frozenset[str]],
+        device: str,
+        command: str,
+    ) -> str | None:
         """The canonical command the replay engine logs for ``command`` on ``device``; None if rejected.
 
         Full keywords and normal parameters; output filters stay part of the command only when the
@@ -303,8 +342,9 @@ class Scorer:
         canonical = self.resolve_command(ctx.devices, ctx.recorded, ctx.recorded_forms, name, command)
         return name, canonical if canonical is not None else _collapse(command)
 
-    def _recorded_forms(self, devices: Mapping[str, Device],
-                        recorded: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    def _recorded_forms(
+        self, devices: Mapping[str, Device], recorded: Mapping[str, frozenset[str]]
+    ) -> dict[str, frozenset[str]]:
         out: dict[str, frozenset[str]] = {}
         for device, commands in recorded.items():
             dialect = self._dialect(devices, device)
@@ -350,11 +390,18 @@ class Scorer:
         tax = ts.taxonomy
         gold: frozenset[RcaEntry] | tuple[AnswerPath, ...]
         if spec.family == Family.RCA:
-            gold = frozenset(RcaEntry(t.node, self._iface(devices, t.node, t.object), tax.resolve(t.label) or t.label)
-                             for t in hidden.answer.rca or [])
+            gold = frozenset(
+                RcaEntry(t.node, self._iface(devices, t.node, t.object), tax.resolve(t.label) or t.label)
+                for t in hidden.answer.rca or []
+            )
         else:
-            gold = tuple(tuple(Hop(h.node, None if h.egress is None else self._iface(devices, h.node, h.egress))
-                               for h in p) for p in hidden.gold_paths())
+            gold = tuple(
+                tuple(
+                    Hop(h.node, None if h.egress is None else self._iface(devices, h.node, h.egress))
+                    for h in p
+                )
+                for p in hidden.gold_paths()
+            )
         d = derive(spec, hidden, network, tax, ts.config)
         rca = spec.family == Family.RCA
         ablation_of = hidden.metadata.ablation_of if rca else None
@@ -372,11 +419,19 @@ class Scorer:
             "golden_length": d.golden_length,
             "h_l": d.h_l,
         }
-        ctx = TaskContext(task_id=spec.id, family="rca" if rca else "path", gold=gold, golden_actions=frozenset(),
-                          node_names=names, devices=devices, recorded=frozen,
-                          recorded_forms=self._recorded_forms(devices, frozen),
-                          topology=self._topology(network) if network else None, meta=meta,
-                          _folded={n.casefold(): n for n in devices})
+        ctx = TaskContext(
+            task_id=spec.id,
+            family="rca" if rca else "path",
+            gold=gold,
+            golden_actions=frozenset(),
+            node_names=names,
+            devices=devices,
+            recorded=frozen,
+            recorded_forms=self._recorded_forms(devices, frozen),
+            topology=self._topology(network) if network else None,
+            meta=meta,
+            _folded={n.casefold(): n for n in devices},
+        )
         golden = frozenset(self.action_key(ctx, a.device, a.command) for a in hidden.golden_actions)
         ctx = replace(ctx, golden_actions=golden)
         self._contexts[task_id] = ctx
@@ -393,13 +448,22 @@ class Scorer:
         def normalize(node: str, name: str) -> str:
             return self._iface(ctx.devices, node, name)
 
-        return parse_answer(text, ctx.family, node_names=ctx.node_names,
-                            resolve_label=self.task_set.taxonomy.resolve, normalize=normalize)
+        return parse_answer(
+            text,
+            ctx.family,
+            node_names=ctx.node_names,
+            resolve_label=self.task_set.taxonomy.resolve,
+            normalize=normalize,
+        )
 
     # ------------------------------------------------------------------ runs
 
-    def record(self, ctx: TaskContext, result: ResultLine | None,
-               trajectory: Iterable[tuple[str, str | None, str, str]]) -> TaskRecord:
+    def record(
+        self,
+        ctx: TaskContext,
+        result: ResultLine | None,
+        trajectory: Iterable[tuple[str, str | None, str, str]],
+    ) -> TaskRecord:
         """One task's :class:`TaskRecord`; ``trajectory`` yields (device, canonical, command, outcome)."""
         prediction: ParsedAnswer | None = None
         usage = Usage()
@@ -415,12 +479,21 @@ class Scorer:
             if outcome not in EXECUTED_OUTCOMES:
                 continue
             executed.add(self.action_key(ctx, device, canonical or command))
-        return TaskRecord(task_id=ctx.task_id, family=ctx.family, gold=ctx.gold, prediction=prediction,
-                          golden_actions=ctx.golden_actions, executed_actions=tuple(sorted(executed)),
-                          usage=usage, meta=ctx.meta, topology=ctx.topology)
+        return TaskRecord(
+            task_id=ctx.task_id,
+            family=ctx.family,
+            gold=ctx.gold,
+            prediction=prediction,
+            golden_actions=ctx.golden_actions,
+            executed_actions=tuple(sorted(executed)),
+            usage=usage,
+            meta=ctx.meta,
+            topology=ctx.topology,
+        )
 
-    def score_folder(self, run_dir: Path | str,
-                     progress: Callable[[int, int], None] | None = None) -> ScoredRun:
+    def score_folder(
+        self, run_dir: Path | str, progress: Callable[[int, int], None] | None = None
+    ) -> ScoredRun:
         """Read and score every task of a run folder (see the module docstring for the rules)."""
         from ctbench.replay.trajectory import BadLine, iter_trajectory
 
@@ -429,15 +502,22 @@ class Scorer:
         by_key, more = read_trial_results(run_dir)
         warnings.extend(more)
         scored = self.task_set_ref
-        if info.task_set_commit not in (None, "none") and scored.commit != "none" \
-                and info.task_set_commit != scored.commit:
-            warnings.append(f"scored against task-set commit {scored.commit[:12]}, but the run was made on "
-                            f"{str(info.task_set_commit)[:12]}: statements, recordings or gold may differ")
+        if (
+            info.task_set_commit not in (None, "none")
+            and scored.commit != "none"
+            and info.task_set_commit != scored.commit
+        ):
+            warnings.append(
+                f"scored against task-set commit {scored.commit[:12]}, but the run was made on "
+                f"{str(info.task_set_commit)[:12]}: statements, recordings or gold may differ"
+            )
         folder = RunFolder(run_dir)
         seen_trials = max((t for _, t in by_key), default=1)
         if seen_trials > info.trials:
-            warnings.append(f"{RESULTS_FILE} has lines of trial {seen_trials} but run.yaml asks for {info.trials} "
-                            f"trial(s); trials above {info.trials} are ignored")
+            warnings.append(
+                f"{RESULTS_FILE} has lines of trial {seen_trials} but run.yaml asks for {info.trials} "
+                f"trial(s); trials above {info.trials} are ignored"
+            )
         trials = info.trials
         results = {tid: v for (tid, trial), v in by_key.items() if trial == 1}
         selected = list(info.tasks) if info.tasks is not None else []
@@ -452,16 +532,20 @@ class Scorer:
             where = [f"{RESULTS_FILE}:{results[t][0]}" if t in results else RUN_FILE for t in unknown[:5]]
             shown = ", ".join(f"{t} ({w})" for t, w in zip(unknown[:5], where, strict=True))
             more_text = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-            raise CtbError(f"{run_dir}: {len(unknown)} task id(s) are not in the task set {self.task_set.root}: "
-                           f"{shown}{more_text}. Score with the task set the run used (--tasks DIR).")
+            raise CtbError(
+                f"{run_dir}: {len(unknown)} task id(s) are not in the task set {self.task_set.root}: "
+                f"{shown}{more_text}. Score with the task set the run used (--tasks DIR)."
+            )
         keys = [(tid, k) for tid in task_ids for k in range(1, trials + 1)]
         missing_keys = [key for key in keys if key not in by_key]
         missing = sorted({t for t, _ in missing_keys})
         if missing:
             shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
             what = "" if trials == 1 else f" (in {len(missing_keys)} of {len(keys)} task-trials)"
-            warnings.append(f"the run is incomplete: {len(missing)} of {len(task_ids)} selected task(s) have no "
-                            f"result{what} ({shown}); they count as unanswered (wrong, 0 on every metric)")
+            warnings.append(
+                f"the run is incomplete: {len(missing)} of {len(task_ids)} selected task(s) have no "
+                f"result{what} ({shown}); they count as unanswered (wrong, 0 on every metric)"
+            )
         bad_trajectories: list[str] = []
         scores: list[TaskScores] = []
         for i, (tid, trial) in enumerate(keys):
@@ -469,8 +553,10 @@ class Scorer:
             line = by_key.get((tid, trial))
             result = line[1] if line else None
             if result is not None and result.family != ctx.family:
-                raise CtbError(f"{folder.results_file}:{line[0] if line else '?'}: task {tid} is a {ctx.family} "
-                               f"task in the task set but the result says {result.family!r}")
+                raise CtbError(
+                    f"{folder.results_file}:{line[0] if line else '?'}: task {tid} is a {ctx.family} "
+                    f"task in the task set but the result says {result.family!r}"
+                )
             calls: list[tuple[str, str | None, str, str]] = []
             path = _trajectory_file(folder, tid, result, trial)
             if path.is_file():
@@ -483,25 +569,42 @@ class Scorer:
                         continue
                     calls.append((rec.device, rec.canonical, rec.command, rec.outcome.value))
                 if first_bad is not None:
-                    bad_trajectories.append(f"{_relative(path, folder)}:{first_bad.line}: {first_bad.reason} "
-                                            f"({bad} unreadable line(s) skipped)")
+                    bad_trajectories.append(
+                        f"{_relative(path, folder)}:{first_bad.line}: {first_bad.reason} "
+                        f"({bad} unreadable line(s) skipped)"
+                    )
             elif result is not None and result.commands:
-                bad_trajectories.append(f"{_relative(path, folder)}: missing although the result counts "
-                                        f"{result.commands} command(s); no evidence is credited")
+                bad_trajectories.append(
+                    f"{_relative(path, folder)}: missing although the result counts "
+                    f"{result.commands} command(s); no evidence is credited"
+                )
             task_scores = score_task(self.record(ctx, result, calls), self.config)
             scores.append(task_scores if trial == 1 else replace(task_scores, trial=trial))
             if progress is not None:
                 progress(i + 1, len(keys))
         if bad_trajectories:
-            warnings.append(f"{len(bad_trajectories)} trajector(y/ies) had problems: " + "; ".join(bad_trajectories[:3])
-                            + (" ..." if len(bad_trajectories) > 3 else ""))
+            warnings.append(
+                f"{len(bad_trajectories)} trajector(y/ies) had problems: "
+                + "; ".join(bad_trajectories[:3])
+                + (" ..." if len(bad_trajectories) > 3 else "")
+            )
         scores.sort(key=lambda s: (s.family, s.task_id, s.trial))
-        hashes = {tid: line.content_hash for (tid, trial), (_, line) in by_key.items()
-                  if trial == 1 and line.content_hash}
+        hashes = {
+            tid: line.content_hash
+            for (tid, trial), (_, line) in by_key.items()
+            if trial == 1 and line.content_hash
+        }
         versions = frozenset(line.harness_version for _, line in by_key.values() if line.harness_version)
-        return ScoredRun(info=info, scores=scores, warnings=warnings, missing=missing, path=run_dir,
-                         content_hashes=hashes, harness_versions=versions or frozenset(
-                             [info.harness_version] if info.harness_version else []), task_set=scored)
+        return ScoredRun(
+            info=info,
+            scores=scores,
+            warnings=warnings,
+            missing=missing,
+            path=run_dir,
+            content_hashes=hashes,
+            harness_versions=versions or frozenset([info.harness_version] if info.harness_version else []),
+            task_set=scored,
+        )
 
 
 def _collapse(command: str) -> str:
@@ -555,16 +658,23 @@ class ScoredRun:
 
     def restricted(self, keys: set[tuple[str, str]]) -> ScoredRun:
         """The same run on a subset of its tasks (comparisons on common tasks)."""
-        return replace(self, scores=[s for s in self.scores if (s.family, s.task_id) in keys],
-                       missing=list(self.missing))
+        return replace(
+            self, scores=[s for s in self.scores if (s.family, s.task_id) in keys], missing=list(self.missing)
+        )
 
     def first_trial(self) -> ScoredRun:
         """Trial 1 of every task: the single-trial view paired comparisons use (one row per task)."""
         if self.info.trials == 1:
             return self
-        return replace(self, scores=[s for s in self.scores if s.trial == 1],
-                       warnings=[*self.warnings, f"{self.info.name} has {self.info.trials} trials per task; "
-                                 "paired comparisons use trial 1 (pass@k is in its scores.json)"])
+        return replace(
+            self,
+            scores=[s for s in self.scores if s.trial == 1],
+            warnings=[
+                *self.warnings,
+                f"{self.info.name} has {self.info.trials} trials per task; "
+                "paired comparisons use trial 1 (pass@k is in its scores.json)",
+            ],
+        )
 
 
 # --------------------------------------------------------------------------- scores.json
@@ -599,18 +709,28 @@ def size_warnings(summary: Mapping[str, Any], breakdowns: Mapping[str, Any], min
     for fam in metrics.FAMILIES:
         n = summary[fam]["n_tasks"]
         if 0 < n < min_stratum:
-            out.append(f"only {n} {fam} task(s) (< {min_stratum}): standard errors and intervals are too "
-                       "wide to mean much")
+            out.append(
+                f"only {n} {fam} task(s) (< {min_stratum}): standard errors and intervals are too "
+                "wide to mean much"
+            )
     small = small_strata(breakdowns)
     if small:
-        out.append(f"{len(small)} stratum/strata have fewer than {min_stratum} tasks of a family; their figures "
-                   f"are indicative only: {', '.join(small[:6])}{' ...' if len(small) > 6 else ''}")
+        out.append(
+            f"{len(small)} stratum/strata have fewer than {min_stratum} tasks of a family; their figures "
+            f"are indicative only: {', '.join(small[:6])}{' ...' if len(small) > 6 else ''}"
+        )
     return out
 
 
-def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = None,
-                 base_seed: int | None = None, workers: int | None = None,
-                 se: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def build_scores(
+    run: ScoredRun,
+    *,
+    min_stratum: int,
+    n_resamples: int | None = None,
+    base_seed: int | None = None,
+    workers: int | None = None,
+    se: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The scores.json document of one scored run (every figure of the scorecard and the reports).
 
     ``se`` takes standard errors already computed for this run (a report computes those of all its
@@ -625,8 +745,9 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
     table = ScoreTable.of(rows)
     summary = table.summarize()
     if se is None:
-        se = stats.standard_errors(rows, run=run.info.name, n_resamples=n_resamples, base_seed=base_seed,
-                                   workers=workers)
+        se = stats.standard_errors(
+            rows, run=run.info.name, n_resamples=n_resamples, base_seed=base_seed, workers=workers
+        )
     breakdowns = {name: stats.breakdown(table, key, min_tasks=min_stratum) for name, key in BREAKDOWNS}
     for name, bd in breakdowns.items():
         bd["key"] = name
@@ -634,11 +755,16 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
     document: dict[str, Any] = {
         "format": SCORES_FORMAT,
         "run": run.info.to_json(),
-        "scoring": {"ctbench": __version__, "n_resamples": n_resamples, "base_seed": base_seed,
-                    "seed_rule": "numpy default_rng(base_seed + crc32('bootstrap:<family>:<metric>')), one index "
-                                 "matrix per task family and metric", "min_stratum": min_stratum,
-                    "task_set_commit": run.task_set.commit if run.task_set else None,
-                    "task_set_dirty": run.task_set.dirty if run.task_set else None},
+        "scoring": {
+            "ctbench": __version__,
+            "n_resamples": n_resamples,
+            "base_seed": base_seed,
+            "seed_rule": "numpy default_rng(base_seed + crc32('bootstrap:<family>:<metric>')), one index "
+            "matrix per task family and metric",
+            "min_stratum": min_stratum,
+            "task_set_commit": run.task_set.commit if run.task_set else None,
+            "task_set_dirty": run.task_set.dirty if run.task_set else None,
+        },
         "n_tasks": len(rows),
         "incomplete": bool(run.missing),
         "missing_results": list(run.missing),
@@ -658,7 +784,9 @@ def build_scores(run: ScoredRun, *, min_stratum: int, n_resamples: int | None = 
         from ctbench.evaluate.trials import pass_at_k_section
 
         document["trials"] = run.info.trials
-        document["pass_k"] = pass_at_k_section(rows, run.info.trials, n_resamples=n_resamples, base_seed=base_seed)
+        document["pass_k"] = pass_at_k_section(
+            rows, run.info.trials, n_resamples=n_resamples, base_seed=base_seed
+        )
     return document
 
 
@@ -677,9 +805,15 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def score_run(run_dir: Path | str, task_set: TaskSet, *, write: bool = True,
-              progress: Callable[[int, int], None] | None = None, n_resamples: int | None = None,
-              scorer: Scorer | None = None) -> dict[str, Any]:
+def score_run(
+    run_dir: Path | str,
+    task_set: TaskSet,
+    *,
+    write: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    n_resamples: int | None = None,
+    scorer: Scorer | None = None,
+) -> dict[str, Any]:
     """Score a run folder and (by default) write ``RUN/scores.json`` atomically; returns its content.
 
     This is what ``ctb-eval score`` and the end of ``ctb-eval run`` call.
@@ -702,4 +836,3 @@ def print_scorecard(scores: Mapping[str, Any], file: Any = None) -> None:
     from ctbench.evaluate.scorecard import print_scorecard as _print
 
     _print(scores, file=file)
-

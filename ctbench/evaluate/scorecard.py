@@ -14,8 +14,16 @@ from typing import IO, Any
 FAMILY_TITLES = {"rca": "RCA", "path": "Path"}
 HEADLINE: dict[str, tuple[tuple[str, str, str], ...]] = {
     # (column, summary key, se key)
-    "rca": (("Acc", "accuracy", "accuracy"), ("Loc", "loc_iou", "loc_iou"), ("ID / Rest", "id_iou", "id_iou")),
-    "path": (("Acc", "accuracy", "accuracy"), ("Loc", "loc_iou", "loc_iou"), ("ID / Rest", "rest_iou", "rest_iou")),
+    "rca": (
+        ("Acc", "accuracy", "accuracy"),
+        ("Loc", "loc_iou", "loc_iou"),
+        ("ID / Rest", "id_iou", "id_iou"),
+    ),
+    "path": (
+        ("Acc", "accuracy", "accuracy"),
+        ("Loc", "loc_iou", "loc_iou"),
+        ("ID / Rest", "rest_iou", "rest_iou"),
+    ),
 }
 
 
@@ -52,9 +60,13 @@ def headline_rows(scores: Mapping[str, Any]) -> list[list[str]]:
 
 def _usage_line(eff: Mapping[str, Any]) -> str:
     parts = []
-    for key, name, digits in (("rounds", "rounds", 1), ("latency_s", "latency s", 1),
-                              ("input_tokens", "input tok", 0), ("output_tokens", "output tok", 0),
-                              ("total_tokens", "total tok", 0)):
+    for key, name, digits in (
+        ("rounds", "rounds", 1),
+        ("latency_s", "latency s", 1),
+        ("input_tokens", "input tok", 0),
+        ("output_tokens", "output tok", 0),
+        ("total_tokens", "total tok", 0),
+    ):
         mean = eff[key]["mean"]
         if mean is not None:
             parts.append(f"{name} {mean:,.{digits}f}")
@@ -75,14 +87,19 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
     if run.get("model"):
         who = f"{who} + {run['model']}"
     trials = scores.get("trials", 1)
-    n_what = f"{scores['n_tasks']} task(s)" if trials == 1 else \
-        f"{scores['n_tasks'] // trials} task(s) x {trials} trials; figures are pass@1"
-    table = Table(title=f"Scorecard: {who}  (run {run['name']}, {n_what})",
-                  title_justify="left",
-                  caption="Percent ± standard error across tasks. Acc and IoUs are task means; Evidence is pooled "
-                          "golden-action coverage (bootstrap SE, "
-                          f"{scores['scoring']['n_resamples']:,} resamples).",
-                  caption_justify="left")
+    n_what = (
+        f"{scores['n_tasks']} task(s)"
+        if trials == 1
+        else f"{scores['n_tasks'] // trials} task(s) x {trials} trials; figures are pass@1"
+    )
+    table = Table(
+        title=f"Scorecard: {who}  (run {run['name']}, {n_what})",
+        title_justify="left",
+        caption="Percent ± standard error across tasks. Acc and IoUs are task means; Evidence is pooled "
+        "golden-action coverage (bootstrap SE, "
+        f"{scores['scoring']['n_resamples']:,} resamples).",
+        caption_justify="left",
+    )
     table.add_column("Family")
     table.add_column("n", justify="right")
     for col in ("Acc", "Loc", "ID / Rest", "Evidence"):
@@ -105,33 +122,44 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
         status["unparsable"] = status.get("unparsable", 0) + status.pop("empty", 0)
         not_answered = {k: v for k, v in status.items() if k != "answered" and v}
         state = ", ".join(f"{v} {k}" for k, v in not_answered.items())
-        lines.append(f"{title}: {summ['n_correct']}/{summ['n_tasks']} correct"
-                     + (f"; not answered: {state}" if state else ""))
+        lines.append(
+            f"{title}: {summ['n_correct']}/{summ['n_tasks']} correct"
+            + (f"; not answered: {state}" if state else "")
+        )
         if fam == "rca":
-            lines.append(f"  triplet IoU {pct(summ['triplet_iou'])}; hierarchical ID "
-                         f"{pct(summ['entry_match']['id_hierarchical']['micro'])} vs exact "
-                         f"{pct(summ['entry_match']['id_exact']['micro'])}; hierarchical Loc "
-                         f"{pct(summ['entry_match']['loc_hierarchical']['micro'])} vs exact "
-                         f"{pct(summ['entry_match']['loc_exact']['micro'])} (over gold entries)")
+            lines.append(
+                f"  triplet IoU {pct(summ['triplet_iou'])}; hierarchical ID "
+                f"{pct(summ['entry_match']['id_hierarchical']['micro'])} vs exact "
+                f"{pct(summ['entry_match']['id_exact']['micro'])}; hierarchical Loc "
+                f"{pct(summ['entry_match']['loc_hierarchical']['micro'])} vs exact "
+                f"{pct(summ['entry_match']['loc_exact']['micro'])} (over gold entries)"
+            )
             fails = summ["failures"]
             if fails["n_wrong"]:
                 counts = ", ".join(f"{m} {fails[m]}" for m in ("F1", "F2", "F3", "F4", "F5") if fails[m])
                 lines.append(f"  failure modes of {fails['n_wrong']} wrong answer(s): {counts}")
         else:
-            lines.append(f"  sequence IoU {pct(summ['sequence_iou'])}; micro edge IoU {pct(summ['micro_edge_iou'])}")
+            lines.append(
+                f"  sequence IoU {pct(summ['sequence_iou'])}; micro edge IoU {pct(summ['micro_edge_iou'])}"
+            )
         ev = summ["evidence"]
         corr = summ["evidence_on_correct"]
-        lines.append(f"  evidence: {ev['covered']}/{ev['golden']} golden actions covered, F1 {pct(ev['f1'])}; "
-                     f"on correct answers {corr['incomplete']}/{corr['n_correct']} incomplete, coverage "
-                     f"{pct(corr['coverage'])}")
+        lines.append(
+            f"  evidence: {ev['covered']}/{ev['golden']} golden actions covered, F1 {pct(ev['f1'])}; "
+            f"on correct answers {corr['incomplete']}/{corr['n_correct']} incomplete, coverage "
+            f"{pct(corr['coverage'])}"
+        )
         lines.append(f"  usage per task: {_usage_line(scores['summary']['efficiency'][fam])}")
         passk = (scores.get("pass_k") or {}).get("families", {}).get(fam)
         if passk:
-            figures = "; ".join(f"{name} {pm(v['value'], v['se'])}" for name, v in passk.items()
-                                if name.startswith("pass"))
+            figures = "; ".join(
+                f"{name} {pm(v['value'], v['se'])}" for name, v in passk.items() if name.startswith("pass")
+            )
             lines.append(f"  over {scores['pass_k']['trials']} trials per task: {figures}")
     if scores.get("run", {}).get("sandbox") == "none":
-        lines.append("unsandboxed: the agent ran without isolation (--sandbox none); it could have read the answers")
+        lines.append(
+            "unsandboxed: the agent ran without isolation (--sandbox none); it could have read the answers"
+        )
     for line in lines:
         console.print(line, soft_wrap=True)  # long lines wrap in the terminal, not in logs
     for warning in scores.get("warnings", []):

@@ -81,6 +81,7 @@ def seed_for(metric_key: str, *runs: str, base_seed: int = BASE_SEED) -> int:
 
 # --------------------------------------------------------------------------- core resampling
 
+
 def bootstrap(
     n: int,
     statistic: Callable[[IndexArray], FloatArray],
@@ -106,7 +107,7 @@ def bootstrap(
     while done < n_resamples:
         r = min(rows, n_resamples - done)
         idx = rng.integers(0, n, size=(r, n), dtype=np.int64)
-        out[done: done + r] = statistic(idx)
+        out[done : done + r] = statistic(idx)
         done += r
     return out
 
@@ -114,6 +115,7 @@ def bootstrap(
 def _pooled(num: FloatArray, den: FloatArray) -> Callable[[IndexArray], FloatArray]:
     def stat(idx: IndexArray) -> FloatArray:
         return _ratio(np.take(num, idx).sum(axis=1), np.take(den, idx).sum(axis=1))
+
     return stat
 
 
@@ -144,8 +146,9 @@ def bootstrap_pooled_se(
         raise ValueError("numerators and denominators must be 1-d and of equal length")
     if num.size == 0:
         return None
-    ratios = bootstrap(num.size, _pooled(num, den), seed=seed, n_resamples=n_resamples,
-                       max_chunk_bytes=max_chunk_bytes)
+    ratios = bootstrap(
+        num.size, _pooled(num, den), seed=seed, n_resamples=n_resamples, max_chunk_bytes=max_chunk_bytes
+    )
     return _sd(ratios)
 
 
@@ -168,7 +171,7 @@ def _quantised(columns: FloatArray) -> tuple[FloatArray, FloatArray]:
         q = exact_bits(n, value)  # a resampled column sum is at most n * max|value|
         if q < 0:
             raise ValueError("column values too large to resample exactly")
-        scales[j] = 2.0 ** q
+        scales[j] = 2.0**q
     return np.rint(columns * scales), scales
 
 
@@ -208,7 +211,7 @@ def resample_sums(
         if r > 1:
             idx += offsets[:r]  # row b counts into bins [b*n, (b+1)*n): one bincount per chunk
         counts = np.bincount(idx.ravel(), minlength=r * n).reshape(r, n)
-        out[done: done + r] = _product(counts.astype(np.float64), quantised)
+        out[done : done + r] = _product(counts.astype(np.float64), quantised)
         done += r
     out /= scales
     return out
@@ -235,9 +238,9 @@ def _product(counts: FloatArray, cols: FloatArray) -> FloatArray:
     rb = max(1, _BLAS_SINGLE_THREAD // (nb * k))
     out = np.zeros((r, k), dtype=np.float64)
     for i in range(0, r, rb):
-        block = out[i: i + rb]
+        block = out[i : i + rb]
         for j in range(0, n, nb):
-            block += counts[i: i + rb, j: j + nb] @ cols[j: j + nb]
+            block += counts[i : i + rb, j : j + nb] @ cols[j : j + nb]
     return out
 
 
@@ -284,6 +287,7 @@ def _sd(samples: FloatArray) -> float | None:
 
 
 # --------------------------------------------------------------------------- paired tests
+
 
 def mcnemar_exact(a_correct: ArrayLike, b_correct: ArrayLike) -> tuple[int, int, float]:
     """Exact two-sided McNemar test (D.2): ``(a_only, b_only, p)``.
@@ -384,8 +388,13 @@ class PairedResult:
 
 
 def paired_mean_difference(
-    a: ArrayLike, b: ArrayLike, *, seed: int, n_resamples: int = N_RESAMPLES,
-    confidence: float = CONFIDENCE, max_chunk_bytes: int = CHUNK_BYTES,
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    seed: int,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+    max_chunk_bytes: int = CHUNK_BYTES,
 ) -> tuple[float, tuple[float, float] | None, float]:
     """Paired bootstrap of a difference in task means: ``(diff, interval, sign probability)``.
 
@@ -397,14 +406,25 @@ def paired_mean_difference(
     if x.shape != y.shape or x.ndim != 1 or x.size == 0:
         raise ValueError("paired samples must be non-empty, 1-d and of equal length")
     d = x - y
-    diffs = bootstrap(d.size, lambda idx: np.take(d, idx).mean(axis=1), seed=seed, n_resamples=n_resamples,
-                      max_chunk_bytes=max_chunk_bytes)
+    diffs = bootstrap(
+        d.size,
+        lambda idx: np.take(d, idx).mean(axis=1),
+        seed=seed,
+        n_resamples=n_resamples,
+        max_chunk_bytes=max_chunk_bytes,
+    )
     return float(d.mean()), percentile_interval(diffs, confidence), sign_probability(diffs)
 
 
 def paired_pooled_difference(
-    num_a: ArrayLike, den_a: ArrayLike, num_b: ArrayLike, den_b: ArrayLike, *, seed: int,
-    n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
+    num_a: ArrayLike,
+    den_a: ArrayLike,
+    num_b: ArrayLike,
+    den_b: ArrayLike,
+    *,
+    seed: int,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
     max_chunk_bytes: int = CHUNK_BYTES,
 ) -> tuple[float | None, tuple[float, float] | None, float]:
     """Paired bootstrap of a difference of pooled ratios (D.2 evidence coverage).
@@ -417,8 +437,13 @@ def paired_pooled_difference(
         raise ValueError("paired samples must be non-empty, 1-d and of equal length")
     na, da, nb, db = arrays
     ratio_a, ratio_b = _pooled(na, da), _pooled(nb, db)
-    diffs = bootstrap(na.size, lambda idx: ratio_a(idx) - ratio_b(idx), seed=seed,
-                      n_resamples=n_resamples, max_chunk_bytes=max_chunk_bytes)
+    diffs = bootstrap(
+        na.size,
+        lambda idx: ratio_a(idx) - ratio_b(idx),
+        seed=seed,
+        n_resamples=n_resamples,
+        max_chunk_bytes=max_chunk_bytes,
+    )
     est = None
     if da.sum() > 0 and db.sum() > 0:
         est = float(na.sum() / da.sum() - nb.sum() / db.sum())
@@ -440,8 +465,10 @@ def _values(rows: Sequence[TaskScores], attr: str) -> FloatArray:
 
 def _coverage_parts(rows: Sequence[TaskScores]) -> tuple[FloatArray, FloatArray]:
     """Per-task covered and golden action counts (the parts of pooled evidence coverage)."""
-    return (np.array([s.evidence.covered for s in rows], dtype=np.float64),
-            np.array([s.evidence.golden for s in rows], dtype=np.float64))
+    return (
+        np.array([s.evidence.covered for s in rows], dtype=np.float64),
+        np.array([s.evidence.golden for s in rows], dtype=np.float64),
+    )
 
 
 _POOLED: dict[Family, tuple[str, ...]] = {
@@ -479,8 +506,10 @@ def _run_columns(rows: Sequence[TaskScores], family: Family) -> FloatArray:
     sums / n, pooled ratios quotients of sums, paired differences differences of two runs' sums.
     """
     cols = [_values(rows, attr) for _, attr in _MACRO[family][:3]]
-    cols += [np.array([getattr(s.evidence, a) for s in rows], dtype=np.float64)
-             for a in ("covered", "golden", "executed")]
+    cols += [
+        np.array([getattr(s.evidence, a) for s in rows], dtype=np.float64)
+        for a in ("covered", "golden", "executed")
+    ]
     if family == "path":
         cols += [_values(rows, "edges_intersection"), _values(rows, "edges_union")]
     return np.column_stack(cols)
@@ -498,8 +527,12 @@ def _pooled_from_sums(sums: FloatArray, metric: str) -> FloatArray:
 
 
 def _resample_runs(
-    fams: Mapping[str, Mapping[Family, list[TaskScores]]], *, n_resamples: int, base_seed: int,
-    max_chunk_bytes: int, workers: int | None,
+    fams: Mapping[str, Mapping[Family, list[TaskScores]]],
+    *,
+    n_resamples: int,
+    base_seed: int,
+    max_chunk_bytes: int,
+    workers: int | None,
 ) -> dict[tuple[str, Family], dict[str, FloatArray]]:
     """Resampled column sums of every run and family, per metric: ``{(run, family): {metric: sums}}``.
 
@@ -513,21 +546,25 @@ def _resample_runs(
         for f in FAMILIES:
             if fam[f]:
                 groups.setdefault((f, tuple(s.task_id for s in fam[f])), []).append(name)
-    plan = [(f, m, names, cols)
-            for (f, _), names in groups.items()
-            for cols in [[_run_columns(fams[n][f], f) for n in names]]
-            for m in _boot_metrics(f)]
+    plan = [
+        (f, m, names, cols)
+        for (f, _), names in groups.items()
+        for cols in [[_run_columns(fams[n][f], f) for n in names]]
+        for m in _boot_metrics(f)
+    ]
     # Each metric resamples only the columns it reads (the product's cost grows with them); the
     # sums go back to their usual positions, the other columns stay NaN.
     used = [_metric_columns(f, m) for f, m, _, _ in plan]
-    jobs = [(np.hstack([c[:, u] for c in cols]), metric_seed(f, m, base_seed))
-            for (f, m, _, cols), u in zip(plan, used, strict=True)]
+    jobs = [
+        (np.hstack([c[:, u] for c in cols]), metric_seed(f, m, base_seed))
+        for (f, m, _, cols), u in zip(plan, used, strict=True)
+    ]
     sums = resample_sums_many(jobs, n_resamples=n_resamples, max_chunk_bytes=max_chunk_bytes, workers=workers)
     out: dict[tuple[str, Family], dict[str, FloatArray]] = {}
     for (f, m, names, cols), u, total in zip(plan, used, sums, strict=True):
         for i, (name, c) in enumerate(zip(names, cols, strict=True)):
             full = np.full((total.shape[0], c.shape[1]), np.nan)
-            full[:, u] = total[:, i * len(u): (i + 1) * len(u)]
+            full[:, u] = total[:, i * len(u) : (i + 1) * len(u)]
             out.setdefault((name, f), {})[m] = full
     return out
 
@@ -540,8 +577,9 @@ def _metric_columns(family: Family, metric: str) -> list[int]:
     return {"evidence_coverage": [3, 4], "evidence_f1": [3, 4, 5], "micro_edge_iou": [6, 7]}[metric]
 
 
-def _standard_errors_of(rows: Mapping[Family, list[TaskScores]],
-                        sums: Mapping[Family, Mapping[str, FloatArray]]) -> dict[str, dict[str, float | None]]:
+def _standard_errors_of(
+    rows: Mapping[Family, list[TaskScores]], sums: Mapping[Family, Mapping[str, FloatArray]]
+) -> dict[str, dict[str, float | None]]:
     out: dict[str, dict[str, float | None]] = {}
     for f in FAMILIES:
         res: dict[str, float | None] = {}
@@ -554,20 +592,32 @@ def _standard_errors_of(rows: Mapping[Family, list[TaskScores]],
 
 
 def standard_errors_many(
-    runs: Mapping[str, Iterable[TaskScores]], *, n_resamples: int = N_RESAMPLES, base_seed: int = BASE_SEED,
-    max_chunk_bytes: int = CHUNK_BYTES, workers: int | None = None,
+    runs: Mapping[str, Iterable[TaskScores]],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    base_seed: int = BASE_SEED,
+    max_chunk_bytes: int = CHUNK_BYTES,
+    workers: int | None = None,
 ) -> dict[str, dict[str, dict[str, float | None]]]:
     """:func:`standard_errors` of several runs at once, sharing the draws (same numbers, less work)."""
     fams = {name: _by_family(rows, name) for name, rows in runs.items()}
-    sums = _resample_runs(fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes,
-                          workers=workers)
-    return {name: _standard_errors_of(fam, {f: sums[(name, f)] for f in FAMILIES if fam[f]})
-            for name, fam in fams.items()}
+    sums = _resample_runs(
+        fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes, workers=workers
+    )
+    return {
+        name: _standard_errors_of(fam, {f: sums[(name, f)] for f in FAMILIES if fam[f]})
+        for name, fam in fams.items()
+    }
 
 
 def standard_errors(
-    scores: Iterable[TaskScores], *, run: str = "run", n_resamples: int = N_RESAMPLES,
-    base_seed: int = BASE_SEED, max_chunk_bytes: int = CHUNK_BYTES, workers: int | None = None,
+    scores: Iterable[TaskScores],
+    *,
+    run: str = "run",
+    n_resamples: int = N_RESAMPLES,
+    base_seed: int = BASE_SEED,
+    max_chunk_bytes: int = CHUNK_BYTES,
+    workers: int | None = None,
 ) -> dict[str, dict[str, float | None]]:
     """Standard errors of one run's headline metrics, per family (D.1, Table 5).
 
@@ -577,8 +627,13 @@ def standard_errors(
     depend on the family and its task list, so a run's standard errors are the same whether it is
     scored alone or in a report with others.
     """
-    return standard_errors_many({run: scores}, n_resamples=n_resamples, base_seed=base_seed,
-                                max_chunk_bytes=max_chunk_bytes, workers=workers)[run]
+    return standard_errors_many(
+        {run: scores},
+        n_resamples=n_resamples,
+        base_seed=base_seed,
+        max_chunk_bytes=max_chunk_bytes,
+        workers=workers,
+    )[run]
 
 
 class _PairedCommon(TypedDict):
@@ -592,8 +647,16 @@ class _PairedCommon(TypedDict):
 
 
 def _paired_results(
-    ra: Sequence[TaskScores], rb: Sequence[TaskScores], family: Family, *, run_a: str, run_b: str,
-    sums_a: Mapping[str, FloatArray], sums_b: Mapping[str, FloatArray], base_seed: int, n_resamples: int,
+    ra: Sequence[TaskScores],
+    rb: Sequence[TaskScores],
+    family: Family,
+    *,
+    run_a: str,
+    run_b: str,
+    sums_a: Mapping[str, FloatArray],
+    sums_b: Mapping[str, FloatArray],
+    base_seed: int,
+    n_resamples: int,
     confidence: float,
 ) -> list[PairedResult]:
     n = len(ra)
@@ -608,30 +671,66 @@ def _paired_results(
         diff = float((x - y).mean())
         if name == "accuracy":
             a_only, b_only, p = mcnemar_exact(x > 0.5, y > 0.5)
-            results.append(PairedResult(**common, seed=seed, metric=name, a=float(x.mean()), b=float(y.mean()),
-                                        diff=diff, ci_low=ci_low, ci_high=ci_high, p_value=p,
-                                        test="mcnemar-exact", a_only=a_only, b_only=b_only))
+            results.append(
+                PairedResult(
+                    **common,
+                    seed=seed,
+                    metric=name,
+                    a=float(x.mean()),
+                    b=float(y.mean()),
+                    diff=diff,
+                    ci_low=ci_low,
+                    ci_high=ci_high,
+                    p_value=p,
+                    test="mcnemar-exact",
+                    a_only=a_only,
+                    b_only=b_only,
+                )
+            )
         else:
-            results.append(PairedResult(**common, seed=seed, metric=name, a=float(x.mean()), b=float(y.mean()),
-                                        diff=diff, ci_low=ci_low, ci_high=ci_high,
-                                        p_value=sign_probability(diffs), test="bootstrap-sign"))
+            results.append(
+                PairedResult(
+                    **common,
+                    seed=seed,
+                    metric=name,
+                    a=float(x.mean()),
+                    b=float(y.mean()),
+                    diff=diff,
+                    ci_low=ci_low,
+                    ci_high=ci_high,
+                    p_value=sign_probability(diffs),
+                    test="bootstrap-sign",
+                )
+            )
     na, da = _coverage_parts(ra)
     nb, db = _coverage_parts(rb)
     a_cov = float(na.sum() / da.sum()) if da.sum() > 0 else None
     b_cov = float(nb.sum() / db.sum()) if db.sum() > 0 else None
-    diffs = (_pooled_from_sums(sums_a["evidence_coverage"], "evidence_coverage")
-             - _pooled_from_sums(sums_b["evidence_coverage"], "evidence_coverage"))
+    diffs = _pooled_from_sums(sums_a["evidence_coverage"], "evidence_coverage") - _pooled_from_sums(
+        sums_b["evidence_coverage"], "evidence_coverage"
+    )
     ci = percentile_interval(diffs, confidence)
     ci_low, ci_high = ci if ci is not None else (None, None)
-    results.append(PairedResult(
-        **common, seed=metric_seed(family, "evidence_coverage", base_seed), metric="evidence_coverage",
-        a=a_cov, b=b_cov,
-        diff=None if a_cov is None or b_cov is None else a_cov - b_cov,
-        ci_low=ci_low, ci_high=ci_high, p_value=sign_probability(diffs), test="bootstrap-sign"))
+    results.append(
+        PairedResult(
+            **common,
+            seed=metric_seed(family, "evidence_coverage", base_seed),
+            metric="evidence_coverage",
+            a=a_cov,
+            b=b_cov,
+            diff=None if a_cov is None or b_cov is None else a_cov - b_cov,
+            ci_low=ci_low,
+            ci_high=ci_high,
+            p_value=sign_probability(diffs),
+            test="bootstrap-sign",
+        )
+    )
     return results
 
 
-def _check_pairs(fams: Mapping[str, Mapping[Family, list[TaskScores]]], pairs: Sequence[tuple[str, str]]) -> None:
+def _check_pairs(
+    fams: Mapping[str, Mapping[Family, list[TaskScores]]], pairs: Sequence[tuple[str, str]]
+) -> None:
     for a, b in pairs:
         for f in FAMILIES:
             if [s.task_id for s in fams[a][f]] != [s.task_id for s in fams[b][f]]:
@@ -641,35 +740,64 @@ def _check_pairs(fams: Mapping[str, Mapping[Family, list[TaskScores]]], pairs: S
 def _paired_from(
     fams: Mapping[str, Mapping[Family, list[TaskScores]]],
     sums: Mapping[tuple[str, Family], Mapping[str, FloatArray]],
-    pairs: Sequence[tuple[str, str]], *, n_resamples: int, base_seed: int, confidence: float,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    n_resamples: int,
+    base_seed: int,
+    confidence: float,
 ) -> list[PairedResult]:
     results: list[PairedResult] = []
     for a, b in pairs:
         for f in FAMILIES:
             if fams[a][f]:
-                results.extend(_paired_results(
-                    fams[a][f], fams[b][f], f, run_a=a, run_b=b, sums_a=sums[(a, f)], sums_b=sums[(b, f)],
-                    base_seed=base_seed, n_resamples=n_resamples, confidence=confidence))
+                results.extend(
+                    _paired_results(
+                        fams[a][f],
+                        fams[b][f],
+                        f,
+                        run_a=a,
+                        run_b=b,
+                        sums_a=sums[(a, f)],
+                        sums_b=sums[(b, f)],
+                        base_seed=base_seed,
+                        n_resamples=n_resamples,
+                        confidence=confidence,
+                    )
+                )
     return results
 
 
 def _compare_pairs(
-    runs: Mapping[str, Iterable[TaskScores]], pairs: Sequence[tuple[str, str]], *,
-    n_resamples: int, base_seed: int, confidence: float, max_chunk_bytes: int, workers: int | None,
+    runs: Mapping[str, Iterable[TaskScores]],
+    pairs: Sequence[tuple[str, str]],
+    *,
+    n_resamples: int,
+    base_seed: int,
+    confidence: float,
+    max_chunk_bytes: int,
+    workers: int | None,
 ) -> list[PairedResult]:
     """Every (A, B) pair's comparison, from the metrics' shared index matrices."""
     used = list(dict.fromkeys(name for pair in pairs for name in pair))
     fams = {name: _by_family(runs[name], name) for name in used}
     _check_pairs(fams, pairs)
-    sums = _resample_runs(fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes,
-                          workers=workers)
-    return _paired_from(fams, sums, pairs, n_resamples=n_resamples, base_seed=base_seed, confidence=confidence)
+    sums = _resample_runs(
+        fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes, workers=workers
+    )
+    return _paired_from(
+        fams, sums, pairs, n_resamples=n_resamples, base_seed=base_seed, confidence=confidence
+    )
 
 
 def run_statistics(
-    runs: Mapping[str, Iterable[TaskScores]], pairs: Sequence[tuple[str, str]], *,
-    n_resamples: int = N_RESAMPLES, base_seed: int = BASE_SEED, confidence: float = CONFIDENCE,
-    max_chunk_bytes: int = CHUNK_BYTES, workers: int | None = None,
+    runs: Mapping[str, Iterable[TaskScores]],
+    pairs: Sequence[tuple[str, str]],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    base_seed: int = BASE_SEED,
+    confidence: float = CONFIDENCE,
+    max_chunk_bytes: int = CHUNK_BYTES,
+    workers: int | None = None,
 ) -> tuple[dict[str, dict[str, dict[str, float | None]]], list[PairedResult]]:
     """Standard errors of every run and the Holm-adjusted comparisons of ``pairs``, in one pass.
 
@@ -678,18 +806,30 @@ def run_statistics(
     """
     fams = {name: _by_family(rows, name) for name, rows in runs.items()}
     _check_pairs(fams, pairs)
-    sums = _resample_runs(fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes,
-                          workers=workers)
-    se = {name: _standard_errors_of(fam, {f: sums[(name, f)] for f in FAMILIES if fam[f]})
-          for name, fam in fams.items()}
-    paired = _paired_from(fams, sums, pairs, n_resamples=n_resamples, base_seed=base_seed, confidence=confidence)
+    sums = _resample_runs(
+        fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes, workers=workers
+    )
+    se = {
+        name: _standard_errors_of(fam, {f: sums[(name, f)] for f in FAMILIES if fam[f]})
+        for name, fam in fams.items()
+    }
+    paired = _paired_from(
+        fams, sums, pairs, n_resamples=n_resamples, base_seed=base_seed, confidence=confidence
+    )
     return se, holm_adjust(paired)
 
 
 def compare_runs(
-    a: Iterable[TaskScores], b: Iterable[TaskScores], *, run_a: str, run_b: str,
-    n_resamples: int = N_RESAMPLES, base_seed: int = BASE_SEED, confidence: float = CONFIDENCE,
-    max_chunk_bytes: int = CHUNK_BYTES, workers: int | None = None,
+    a: Iterable[TaskScores],
+    b: Iterable[TaskScores],
+    *,
+    run_a: str,
+    run_b: str,
+    n_resamples: int = N_RESAMPLES,
+    base_seed: int = BASE_SEED,
+    confidence: float = CONFIDENCE,
+    max_chunk_bytes: int = CHUNK_BYTES,
+    workers: int | None = None,
 ) -> list[PairedResult]:
     """Paired comparison A - B of two runs on the same tasks, per family (D.2).
 
@@ -701,9 +841,15 @@ def compare_runs(
     """
     if run_a == run_b:
         raise ValueError("the two runs of a comparison need different names")
-    return _compare_pairs({run_a: list(a), run_b: list(b)}, [(run_a, run_b)], n_resamples=n_resamples,
-                          base_seed=base_seed, confidence=confidence, max_chunk_bytes=max_chunk_bytes,
-                          workers=workers)
+    return _compare_pairs(
+        {run_a: list(a), run_b: list(b)},
+        [(run_a, run_b)],
+        n_resamples=n_resamples,
+        base_seed=base_seed,
+        confidence=confidence,
+        max_chunk_bytes=max_chunk_bytes,
+        workers=workers,
+    )
 
 
 def holm_adjust(results: Sequence[PairedResult]) -> list[PairedResult]:
@@ -724,9 +870,14 @@ def holm_adjust(results: Sequence[PairedResult]) -> list[PairedResult]:
 
 
 def compare_scope(
-    runs: Mapping[str, Iterable[TaskScores]], pairs: Sequence[tuple[str, str]], *,
-    n_resamples: int = N_RESAMPLES, base_seed: int = BASE_SEED, confidence: float = CONFIDENCE,
-    max_chunk_bytes: int = CHUNK_BYTES, workers: int | None = None,
+    runs: Mapping[str, Iterable[TaskScores]],
+    pairs: Sequence[tuple[str, str]],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    base_seed: int = BASE_SEED,
+    confidence: float = CONFIDENCE,
+    max_chunk_bytes: int = CHUNK_BYTES,
+    workers: int | None = None,
 ) -> list[PairedResult]:
     """All pairs of one comparison scope, Holm-adjusted within family and metric (D.2).
 
@@ -734,12 +885,20 @@ def compare_scope(
     those :func:`compare_runs` gives it alone; only the Holm adjustment depends on the scope.
     """
     materialised = {name: list(rows) for name, rows in runs.items()}
-    results = _compare_pairs(materialised, pairs, n_resamples=n_resamples, base_seed=base_seed,
-                             confidence=confidence, max_chunk_bytes=max_chunk_bytes, workers=workers)
+    results = _compare_pairs(
+        materialised,
+        pairs,
+        n_resamples=n_resamples,
+        base_seed=base_seed,
+        confidence=confidence,
+        max_chunk_bytes=max_chunk_bytes,
+        workers=workers,
+    )
     return holm_adjust(results)
 
 
 # --------------------------------------------------------------------------- strata
+
 
 def _strata_of(value: Any) -> list[Any]:
     if value is None:
@@ -761,7 +920,9 @@ def _stratum_order(value: Any) -> tuple[int, float, str]:
     return (1, 0.0, str(value))
 
 
-def _members(rows: Sequence[TaskScores], key: str | Callable[[TaskScores], Any]) -> tuple[dict[Any, IndexArray], int]:
+def _members(
+    rows: Sequence[TaskScores], key: str | Callable[[TaskScores], Any]
+) -> tuple[dict[Any, IndexArray], int]:
     """Row indices of every stratum value, and the number of rows in no stratum.
 
     This runs once per field over every task of a run, so it works on the few distinct values: each
@@ -784,8 +945,10 @@ def _members(rows: Sequence[TaskScores], key: str | Callable[[TaskScores], Any])
         for stratum in strata:
             by_stratum.setdefault(stratum, []).append(c)
     sizes = np.bincount(coded, minlength=len(code))
-    members = {stratum: np.flatnonzero(coded == cs[0]) if len(cs) == 1 else np.flatnonzero(np.isin(coded, cs))
-               for stratum, cs in by_stratum.items()}
+    members = {
+        stratum: np.flatnonzero(coded == cs[0]) if len(cs) == 1 else np.flatnonzero(np.isin(coded, cs))
+        for stratum, cs in by_stratum.items()
+    }
     return members, int(sizes[unassigned].sum())
 
 
@@ -822,5 +985,9 @@ def breakdown(
             "warning": any(0 < c < min_tasks for c in counts),
             "metrics": summary,
         }
-    return {"key": key if isinstance(key, str) else getattr(key, "__name__", "key"),
-            "min_tasks": min_tasks, "unassigned": unassigned, "strata": strata}
+    return {
+        "key": key if isinstance(key, str) else getattr(key, "__name__", "key"),
+        "min_tasks": min_tasks,
+        "unassigned": unassigned,
+        "strata": strata,
+    }

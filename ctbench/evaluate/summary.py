@@ -38,9 +38,28 @@ _NAN = math.nan
 
 # Column order of ScoreTable.matrix; one row per task.
 _COLUMNS: tuple[str, ...] = (
-    "rca", "exact", "loc", "ident", "triplet", "rest", "sequence", "edges_intersection", "edges_union",
-    "covered", "golden", "executed", "status", "failure", "has_entries", "n_gold", *_ENTRY_FIELDS,
-    "has_topology", "rounds", "latency_s", "input_tokens", "output_tokens",
+    "rca",
+    "exact",
+    "loc",
+    "ident",
+    "triplet",
+    "rest",
+    "sequence",
+    "edges_intersection",
+    "edges_union",
+    "covered",
+    "golden",
+    "executed",
+    "status",
+    "failure",
+    "has_entries",
+    "n_gold",
+    *_ENTRY_FIELDS,
+    "has_topology",
+    "rounds",
+    "latency_s",
+    "input_tokens",
+    "output_tokens",
 )
 _COL = {name: j for j, name in enumerate(_COLUMNS)}
 
@@ -48,15 +67,38 @@ _COL = {name: j for j, name in enumerate(_COLUMNS)}
 def _row(s: TaskScores) -> tuple[float, ...]:
     ev, u, e = s.evidence, s.usage, s.entries
     entries: tuple[float, ...] = (
-        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0) if e is None else
-        (1.0, e.n_gold, e.id_exact, _NAN if e.id_hierarchical is None else e.id_hierarchical, e.loc_exact,
-         e.loc_hierarchical))
+        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        if e is None
+        else (
+            1.0,
+            e.n_gold,
+            e.id_exact,
+            _NAN if e.id_hierarchical is None else e.id_hierarchical,
+            e.loc_exact,
+            e.loc_hierarchical,
+        )
+    )
     r, lat, tin, tout = u
     return (
-        s.family == "rca", s.exact, s.loc, s.ident or 0.0, s.triplet or 0.0, s.rest or 0.0, s.sequence or 0.0,
-        s.edges_intersection, s.edges_union, ev.covered, ev.golden, ev.executed, _STATUS_CODE[s.status],
-        _FAILURE_CODE[s.failure], *entries, s.has_topology,
-        _NAN if r is None else r, _NAN if lat is None else lat, _NAN if tin is None else tin,
+        s.family == "rca",
+        s.exact,
+        s.loc,
+        s.ident or 0.0,
+        s.triplet or 0.0,
+        s.rest or 0.0,
+        s.sequence or 0.0,
+        s.edges_intersection,
+        s.edges_union,
+        ev.covered,
+        ev.golden,
+        ev.executed,
+        _STATUS_CODE[s.status],
+        _FAILURE_CODE[s.failure],
+        *entries,
+        s.has_topology,
+        _NAN if r is None else r,
+        _NAN if lat is None else lat,
+        _NAN if tin is None else tin,
         _NAN if tout is None else tout,
     )
 
@@ -86,9 +128,9 @@ def _sum(values: FloatArray) -> float:
     if math.isfinite(top):
         q = exact_bits(n, top)
         if q >= 0:
-            scaled = values * (2.0 ** q)
+            scaled = values * (2.0**q)
             if np.array_equal(scaled, np.rint(scaled)):
-                return float(scaled.sum()) / 2.0 ** q
+                return float(scaled.sum()) / 2.0**q
     return math.fsum(values.tolist())
 
 
@@ -153,15 +195,20 @@ class ScoreTable:
             "n_tasks": n,
             "rca": self._rca(self.matrix[rca]),
             "path": self._path(self.matrix[path]),
-            "efficiency": {"all": _efficiency(self.matrix[both]), "rca": _efficiency(self.matrix[rca]),
-                           "path": _efficiency(self.matrix[path])},
+            "efficiency": {
+                "all": _efficiency(self.matrix[both]),
+                "rca": _efficiency(self.matrix[rca]),
+                "path": _efficiency(self.matrix[path]),
+            },
         }
 
     @staticmethod
     def _rca(m: FloatArray) -> dict[str, Any]:
         wrong = m[m[:, _COL["exact"]] == 0.0]
-        failures = np.bincount(wrong[:, _COL["failure"]][wrong[:, _COL["failure"]] >= 0].astype(np.intp),
-                               minlength=len(_FAILURES))
+        failures = np.bincount(
+            wrong[:, _COL["failure"]][wrong[:, _COL["failure"]] >= 0].astype(np.intp),
+            minlength=len(_FAILURES),
+        )
         return {
             **_headline(m),
             "id_iou": _mean(m[:, _COL["ident"]]),
@@ -173,8 +220,10 @@ class ScoreTable:
                 **{f: _macro_entry(m, f) for f in _ENTRY_FIELDS},
                 "n_tasks_without_topology": int(m.shape[0] - np.count_nonzero(m[:, _COL["has_topology"]])),
             },
-            "failures": {"n_wrong": int(wrong.shape[0]),
-                         **{mode: int(failures[i]) for i, mode in enumerate(_FAILURES)}},
+            "failures": {
+                "n_wrong": int(wrong.shape[0]),
+                **{mode: int(failures[i]) for i, mode in enumerate(_FAILURES)},
+            },
         }
 
     @staticmethod
@@ -221,8 +270,14 @@ def _evidence_on_correct(m: FloatArray) -> dict[str, Any]:
     incomplete = int(np.count_nonzero(covered < golden))
     n = int(correct.shape[0])
     c, g = _total(covered), _total(golden)
-    return {"n_correct": n, "incomplete": incomplete, "incomplete_freq": _div(incomplete, n), "covered": c,
-            "golden": g, "coverage": _div(c, g)}
+    return {
+        "n_correct": n,
+        "incomplete": incomplete,
+        "incomplete_freq": _div(incomplete, n),
+        "covered": c,
+        "golden": g,
+        "coverage": _div(c, g),
+    }
 
 
 def _macro_entry(m: FloatArray, field: str) -> dict[str, Any]:
@@ -244,8 +299,12 @@ def _efficiency(m: FloatArray) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, col in zip(_USAGE_FIELDS, columns, strict=True):
         known = col[~np.isnan(col)]
-        out[name] = {"n": int(known.size), "missing": n_tasks - int(known.size), "mean": _mean(known),
-                     "median": _median(known)}
+        out[name] = {
+            "n": int(known.size),
+            "missing": n_tasks - int(known.size),
+            "mean": _mean(known),
+            "median": _median(known),
+        }
     return out
 
 

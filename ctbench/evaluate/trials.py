@@ -59,8 +59,9 @@ def _interval(values: np.ndarray, seed: int, n_resamples: int) -> tuple[float | 
     return float(means.std(ddof=1)) * 100, [float(lo) * 100, float(hi) * 100]
 
 
-def pass_at_k_section(rows: Iterable[TaskScores], trials: int, *, n_resamples: int = N_RESAMPLES,
-                      base_seed: int = BASE_SEED) -> dict[str, Any]:
+def pass_at_k_section(
+    rows: Iterable[TaskScores], trials: int, *, n_resamples: int = N_RESAMPLES, base_seed: int = BASE_SEED
+) -> dict[str, Any]:
     """The ``pass_k`` block of scores.json: per family, for each k, pass@k and pass^k with SE and CI.
 
     A task with fewer result lines than ``trials`` counts its missing trials as wrong (as the summary
@@ -70,8 +71,12 @@ def pass_at_k_section(rows: Iterable[TaskScores], trials: int, *, n_resamples: i
     for s in rows:
         fam = correct[s.family]
         fam[s.task_id] = fam.get(s.task_id, 0) + (1 if s.exact else 0)
-    out: dict[str, Any] = {"trials": trials, "rule": "unbiased estimators over n = trials per task; SE and "
-                           "95% interval from a bootstrap over tasks", "families": {}}
+    out: dict[str, Any] = {
+        "trials": trials,
+        "rule": "unbiased estimators over n = trials per task; SE and "
+        "95% interval from a bootstrap over tasks",
+        "families": {},
+    }
     for family, per_task in correct.items():
         if not per_task:
             continue

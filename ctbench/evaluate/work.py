@@ -49,8 +49,11 @@ class AgentSettings(_Data):
     agent_cmd: str | None = None
     max_rounds: int | None = None
     timeout_s: float = Field(default=3600.0, gt=0)
-    args: dict[str, Any] = Field(default_factory=dict, description="The agent's own options, validated by its "
-                                 "Options model (from --agent-arg KEY=VALUE), as JSON values.")
+    args: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The agent's own options, validated by its "
+        "Options model (from --agent-arg KEY=VALUE), as JSON values.",
+    )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
 

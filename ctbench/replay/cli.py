@@ -107,8 +107,12 @@ examples:
 
 
 def _tasks_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tasks", metavar="DIR", default=None,
-                   help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
+    p.add_argument(
+        "--tasks",
+        metavar="DIR",
+        default=None,
+        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)",
+    )
 
 
 def _engine(args: argparse.Namespace) -> ReplayEngine:
@@ -146,8 +150,11 @@ def _token(args: argparse.Namespace) -> str | None:
         try:
             token = args.token_file.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
-            raise CtbError(f"--token-file {args.token_file}: cannot read the token: "
-                           f"{getattr(exc, 'strerror', None) or exc}", exit_code=2) from None
+            raise CtbError(
+                f"--token-file {args.token_file}: cannot read the token: "
+                f"{getattr(exc, 'strerror', None) or exc}",
+                exit_code=2,
+            ) from None
         if not token:
             raise CtbError(f"--token-file {args.token_file}: the file is empty", exit_code=2)
         return token
@@ -159,13 +166,19 @@ def cmd_mcp_connect(args: argparse.Namespace) -> int:
     from ctbench.replay.mcp_server import build_server, run_http, run_stdio
 
     if args.task_id is not None:
-        raise CtbError("give either TASK_ID (serve a task set) or --connect URL (forward to a server), not both",
-                       exit_code=2)
+        raise CtbError(
+            "give either TASK_ID (serve a task set) or --connect URL (forward to a server), not both",
+            exit_code=2,
+        )
     if not args.session:
-        raise CtbError("--connect needs --session ID (the session the runner opened for this agent)", exit_code=2)
+        raise CtbError(
+            "--connect needs --session ID (the session the runner opened for this agent)", exit_code=2
+        )
     if args.trajectory is not None:
-        raise CtbError("--trajectory does not apply to --connect: the server that owns the session writes it",
-                       exit_code=2)
+        raise CtbError(
+            "--trajectory does not apply to --connect: the server that owns the session writes it",
+            exit_code=2,
+        )
     client = ReplayClient(args.connect, args.session, token=_token(args))
     try:
         client.summary()  # fail now, in one line, rather than on every tool call the agent makes
@@ -194,9 +207,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if target is None:
             run_stdio(server)
         else:
+
             def announce(url: str) -> None:
                 print(url, flush=True)
-                print(f"ctb-replay mcp: task {args.task_id} on {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
+                print(
+                    f"ctb-replay mcp: task {args.task_id} on {url} (Ctrl-C stops)",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
             run_http(server, *target, announce=announce)
     return 0
@@ -206,12 +224,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ctbench.replay.http_server import SessionRegistry, bind_socket, build_app, socket_url, uvicorn_server
 
     engine = _engine(args)
-    registry = SessionRegistry(engine, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout,
-                               trajectory_root=args.trajectories)
+    registry = SessionRegistry(
+        engine,
+        max_sessions=args.max_sessions,
+        idle_timeout=args.idle_timeout,
+        trajectory_root=args.trajectories,
+    )
     sock = bind_socket(args.host, args.port)
     print(socket_url(sock), flush=True)
-    print(f"ctb-replay serve: task set {engine.task_set.root} on {socket_url(sock)} (Ctrl-C stops)",
-          file=sys.stderr, flush=True)
+    print(
+        f"ctb-replay serve: task set {engine.task_set.root} on {socket_url(sock)} (Ctrl-C stops)",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         uvicorn_server(build_app(engine, registry)).run(sockets=[sock])
     finally:
@@ -224,13 +249,17 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
     command = " ".join(args.words).strip()
     if not command:
-        raise CtbError("give the command to run after the device name, e.g. ctb-replay exec R1 show ip route",
-                       exit_code=2)
+        raise CtbError(
+            "give the command to run after the device name, e.g. ctb-replay exec R1 show ip route",
+            exit_code=2,
+        )
     with ReplayClient.from_env() as client:
         obs = client.run(args.device, command)
     text = obs.with_echo()
     # bytes, so a terminal or pipe with a narrow encoding cannot turn device output into a traceback
-    sys.stdout.buffer.write((text if not text or text.endswith("\n") else text + "\n").encode("utf-8", "replace"))
+    sys.stdout.buffer.write(
+        (text if not text or text.endswith("\n") else text + "\n").encode("utf-8", "replace")
+    )
     sys.stdout.flush()
     return 0 if obs.ok or obs.outcome == "help" else 1
 
@@ -295,49 +324,114 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p = add_command(sub, "shell", "interactive device prompt on a task's recordings", cmd_shell, SHELL_HELP)
     p.add_argument("task_id", metavar="TASK_ID", help="task to replay, e.g. RCA-001")
     _tasks_arg(p)
-    p.add_argument("--trajectory", metavar="FILE", type=Path, default=None,
-                   help="also log every command to this JSONL trajectory file")
+    p.add_argument(
+        "--trajectory",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="also log every command to this JSONL trajectory file",
+    )
 
     p = add_command(sub, "mcp", "MCP server (stdio or streamable HTTP) for one task", cmd_mcp, MCP_HELP)
-    p.add_argument("task_id", metavar="TASK_ID", nargs="?", default=None,
-                   help="task to serve, e.g. RCA-001 (omit with --connect)")
-    p.add_argument("--connect", metavar="URL", default=None,
-                   help="forward every call to this replay HTTP server (http://HOST:PORT or unix:/PATH)")
+    p.add_argument(
+        "task_id",
+        metavar="TASK_ID",
+        nargs="?",
+        default=None,
+        help="task to serve, e.g. RCA-001 (omit with --connect)",
+    )
+    p.add_argument(
+        "--connect",
+        metavar="URL",
+        default=None,
+        help="forward every call to this replay HTTP server (http://HOST:PORT or unix:/PATH)",
+    )
     p.add_argument("--session", metavar="ID", default=None, help="with --connect: the session to use")
-    p.add_argument("--token-file", metavar="FILE", type=Path, default=None,
-                   help="with --connect: file holding the session's token (default: $CTBENCH_REPLAY_TOKEN)")
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="with --connect: file holding the session's token (default: $CTBENCH_REPLAY_TOKEN)",
+    )
     _tasks_arg(p)
-    p.add_argument("--http", metavar="HOST:PORT", default=None,
-                   help="serve streamable HTTP on HOST:PORT instead of stdio (use 127.0.0.1)")
-    p.add_argument("--trajectory", metavar="FILE", type=Path, default=None,
-                   help="JSONL trajectory file, one line per call (run folder: trajectories/<ID>.jsonl)")
-    p.add_argument("--answer", metavar="FILE", type=Path, default=None,
-                   help="write the submitted answer to this file (replaced on each submission)")
+    p.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default=None,
+        help="serve streamable HTTP on HOST:PORT instead of stdio (use 127.0.0.1)",
+    )
+    p.add_argument(
+        "--trajectory",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="JSONL trajectory file, one line per call (run folder: trajectories/<ID>.jsonl)",
+    )
+    p.add_argument(
+        "--answer",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="write the submitted answer to this file (replaced on each submission)",
+    )
 
-    p = add_command(sub, "serve", "HTTP JSON API serving many concurrent replay sessions", cmd_serve, SERVE_HELP)
+    p = add_command(
+        sub, "serve", "HTTP JSON API serving many concurrent replay sessions", cmd_serve, SERVE_HELP
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8700, help="port to listen on (default 8700; 0 = any free port)")
+    p.add_argument(
+        "--port", type=int, default=8700, help="port to listen on (default 8700; 0 = any free port)"
+    )
     _tasks_arg(p)
-    p.add_argument("--max-sessions", type=int, default=10_000, metavar="N",
-                   help="refuse new sessions past N open ones (default 10000)")
-    p.add_argument("--idle-timeout", type=float, default=3600.0, metavar="SECONDS",
-                   help="close sessions unused for this long (default 3600)")
-    p.add_argument("--trajectories", metavar="DIR", type=Path, default=None,
-                   help="folder for the trajectory files clients ask for (paths relative to it); "
-                   "without it, clients cannot have trajectories written")
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="refuse new sessions past N open ones (default 10000)",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="close sessions unused for this long (default 3600)",
+    )
+    p.add_argument(
+        "--trajectories",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="folder for the trajectory files clients ask for (paths relative to it); "
+        "without it, clients cannot have trajectories written",
+    )
 
-    p = add_command(sub, "exec", "run one command through a replay session (for shell-only agents)", cmd_exec,
-                    EXEC_HELP)
+    p = add_command(
+        sub, "exec", "run one command through a replay session (for shell-only agents)", cmd_exec, EXEC_HELP
+    )
     p.add_argument("device", metavar="DEVICE", help="device name, as listed by 'ctb-replay devices'")
-    p.add_argument("words", metavar="COMMAND", nargs=argparse.REMAINDER, help="the command, as typed on the device")
+    p.add_argument(
+        "words", metavar="COMMAND", nargs=argparse.REMAINDER, help="the command, as typed on the device"
+    )
 
-    p = add_command(sub, "submit", "submit the final answer of a replay session", cmd_submit,
-                    "Submit the final answer (a file, or - for stdin) to the session in "
-                    "$CTBENCH_REPLAY_URL / $CTBENCH_REPLAY_SESSION. A later submission replaces it.")
+    p = add_command(
+        sub,
+        "submit",
+        "submit the final answer of a replay session",
+        cmd_submit,
+        "Submit the final answer (a file, or - for stdin) to the session in "
+        "$CTBENCH_REPLAY_URL / $CTBENCH_REPLAY_SESSION. A later submission replaces it.",
+    )
     p.add_argument("answer_file", metavar="ANSWER_FILE|-", help="file holding the answer, or - to read stdin")
 
-    p = add_command(sub, "devices", "list the devices of the current replay session", cmd_devices,
-                    "List the devices the session in $CTBENCH_REPLAY_URL / $CTBENCH_REPLAY_SESSION may query.")
+    p = add_command(
+        sub,
+        "devices",
+        "list the devices of the current replay session",
+        cmd_devices,
+        "List the devices the session in $CTBENCH_REPLAY_URL / $CTBENCH_REPLAY_SESSION may query.",
+    )
     p.add_argument("--json", action="store_true", help="JSON output")
 
     p = add_command(sub, "gaps", "list denied commands from runs: what to record next", cmd_gaps, GAPS_HELP)

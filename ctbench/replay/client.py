@@ -40,8 +40,14 @@ class ClientError(CtbError):
 
     exit_code = 2
 
-    def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
-                 server_message: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        server_message: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
@@ -65,8 +71,8 @@ class _Http:
             self.headers["authorization"] = f"Bearer {token}"
         self._conn: http.client.HTTPConnection | None = None
         if self.base_url.startswith(UNIX_PREFIX):
-            self._unix: str | None = self.base_url[len(UNIX_PREFIX):]
-            self._host, self._port = UNIX_BASE[len("http://"):], None
+            self._unix: str | None = self.base_url[len(UNIX_PREFIX) :]
+            self._host, self._port = UNIX_BASE[len("http://") :], None
         else:
             parts = urlsplit(self.base_url)
             if parts.scheme != "http" or not parts.hostname:
@@ -90,10 +96,13 @@ class _Http:
                 return resp.status, resp.reason, resp.read()
             except (OSError, http.client.HTTPException) as exc:
                 self.close()
-                if attempt == 2 or not isinstance(exc, (http.client.RemoteDisconnected, BrokenPipeError,
-                                                         ConnectionResetError)):
-                    raise ClientError(f"cannot reach the replay server at {self.base_url}: "
-                                      f"{getattr(exc, 'strerror', None) or exc}") from None
+                if attempt == 2 or not isinstance(
+                    exc, (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
+                ):
+                    raise ClientError(
+                        f"cannot reach the replay server at {self.base_url}: "
+                        f"{getattr(exc, 'strerror', None) or exc}"
+                    ) from None
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -104,7 +113,7 @@ class _Http:
 
 class _UnixConnection(http.client.HTTPConnection):
     def __init__(self, path: str, timeout: float) -> None:
-        super().__init__(UNIX_BASE[len("http://"):], timeout=timeout)
+        super().__init__(UNIX_BASE[len("http://") :], timeout=timeout)
         self._path = path
 
     def connect(self) -> None:
@@ -133,8 +142,10 @@ class ReplayClient:
         url, sid = env.get(URL_ENV, "").strip(), env.get(SESSION_ENV, "").strip()
         if not url or not sid:
             missing = " and ".join(n for n, v in ((URL_ENV, url), (SESSION_ENV, sid)) if not v)
-            raise ClientError(f"{missing} not set: the harness that started this agent gives the replay server "
-                              f"URL and the session id in {URL_ENV} and {SESSION_ENV}")
+            raise ClientError(
+                f"{missing} not set: the harness that started this agent gives the replay server "
+                f"URL and the session id in {URL_ENV} and {SESSION_ENV}"
+            )
         return cls(url, sid, token=env.get(TOKEN_ENV, "").strip() or None)
 
     @classmethod
@@ -210,8 +221,9 @@ def _request(http: _Http, method: str, path: str, body: dict[str, Any] | None, *
         err = err if isinstance(err, dict) else {}
         message = err.get("message") if isinstance(err.get("message"), str) else None
         code = err.get("code") if isinstance(err.get("code"), str) else None
-        raise ClientError(f"replay server: {message or reason} ({status})", status=status, code=code,
-                          server_message=message)
+        raise ClientError(
+            f"replay server: {message or reason} ({status})", status=status, code=code, server_message=message
+        )
     return data
 
 

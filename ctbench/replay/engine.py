@@ -67,9 +67,16 @@ class _ByteCache:
 class ReplayEngine:
     """Answers (device, command) calls from recorded output, for any number of sessions."""
 
-    def __init__(self, task_set: TaskSet, *, max_input: int = 4096, max_output: int = 1_000_000,
-                 max_answer: int = 65_536, max_calls: int = 100_000,
-                 cache_bytes: int = 256 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        task_set: TaskSet,
+        *,
+        max_input: int = 4096,
+        max_output: int = 1_000_000,
+        max_answer: int = 65_536,
+        max_calls: int = 100_000,
+        cache_bytes: int = 256 * 1024 * 1024,
+    ) -> None:
         if max_input < 16 or max_output < 256:
             raise ValueError("max_input must be >= 16 and max_output >= 256")
         self.task_set = task_set
@@ -84,9 +91,14 @@ class ReplayEngine:
 
     # -------------------------------------------------------------- sessions
 
-    def open_session(self, task_id: str, *, trajectory_path: Path | None = None,
-                     clock: Callable[[], float] = time.monotonic,
-                     loaded: tuple[TaskRef, TaskSpec] | None = None) -> Session:
+    def open_session(
+        self,
+        task_id: str,
+        *,
+        trajectory_path: Path | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        loaded: tuple[TaskRef, TaskSpec] | None = None,
+    ) -> Session:
         """A fresh session on ``task_id``; calls are logged to ``trajectory_path`` when given.
 
         ``loaded`` is the task's ref and agent-visible spec when the caller has parsed task.yaml
@@ -178,10 +190,12 @@ class ReplayEngine:
                 continue
             if res.ok and (full := res.full) is not None:
                 index.setdefault(full, rec)
-        info = DeviceInfo(name=dev.name, vendor=dev.vendor, os=dev.os, type=dev.type, role=dev.role,
-                          site=dev.site)
-        return DeviceReplay(info=info, dialect=dialect, prompt=dialect.prompt(dev.name), recorded=recorded,
-                            index=index)
+        info = DeviceInfo(
+            name=dev.name, vendor=dev.vendor, os=dev.os, type=dev.type, role=dev.role, site=dev.site
+        )
+        return DeviceReplay(
+            info=info, dialect=dialect, prompt=dialect.prompt(dev.name), recorded=recorded, index=index
+        )
 
     # -------------------------------------------------------------- recordings
 

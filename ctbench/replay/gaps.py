@@ -34,8 +34,14 @@ class Gap:
     typed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"task_id": self.task_id, "device": self.device, "command": self.command, "count": self.count,
-                "runs": sorted(self.runs), "typed": self.typed}
+        return {
+            "task_id": self.task_id,
+            "device": self.device,
+            "command": self.command,
+            "count": self.count,
+            "runs": sorted(self.runs),
+            "typed": self.typed,
+        }
 
 
 @dataclass
@@ -49,20 +55,30 @@ class GapReport:
 
     def table(self, limit: int | None = None) -> Table:
         shown = self.gaps if limit is None else self.gaps[:limit]
-        t = Table(title="Denied commands (record these next)", key="gaps",
-                  columns=["task", "device", "command", "denied", "runs", "as typed"])
+        t = Table(
+            title="Denied commands (record these next)",
+            key="gaps",
+            columns=["task", "device", "command", "denied", "runs", "as typed"],
+        )
         for g in shown:
             t.add(g.task_id, g.device, g.command, g.count, len(g.runs), "; ".join(g.typed))
         more = f"; {len(self.gaps) - len(shown)} more not shown" if len(shown) < len(self.gaps) else ""
-        t.note = (f"{self.denied} denied of {self.calls} calls in {self.trajectories} trajectories "
-                  f"from {len(self.runs)} run(s){more}")
+        t.note = (
+            f"{self.denied} denied of {self.calls} calls in {self.trajectories} trajectories "
+            f"from {len(self.runs)} run(s){more}"
+        )
         return t
 
     def to_json(self, limit: int | None = None) -> dict[str, Any]:
         shown = self.gaps if limit is None else self.gaps[:limit]
-        return {"runs": [str(r) for r in self.runs], "trajectories": self.trajectories, "calls": self.calls,
-                "denied": self.denied, "gaps": [g.to_json() for g in shown],
-                "bad_lines": [str(b) for b in self.bad_lines]}
+        return {
+            "runs": [str(r) for r in self.runs],
+            "trajectories": self.trajectories,
+            "calls": self.calls,
+            "denied": self.denied,
+            "gaps": [g.to_json() for g in shown],
+            "bad_lines": [str(b) for b in self.bad_lines],
+        }
 
 
 def find_runs(paths: Sequence[Path | str]) -> list[Path]:
@@ -80,8 +96,10 @@ def find_runs(paths: Sequence[Path | str]) -> list[Path]:
             if found:
                 runs.extend(found)
                 continue
-        raise CtbError(f"{p}: not a run folder (expected {p / TRAJECTORIES}/<TASK-ID>.jsonl, as ctb-eval run "
-                       "writes it) nor a folder of runs")
+        raise CtbError(
+            f"{p}: not a run folder (expected {p / TRAJECTORIES}/<TASK-ID>.jsonl, as ctb-eval run "
+            "writes it) nor a folder of runs"
+        )
     seen: set[Path] = set()
     unique = []
     for r in runs:

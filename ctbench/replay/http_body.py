@@ -66,9 +66,14 @@ def nesting_depth(raw: bytes, stop: int = MAX_DEPTH) -> int:
 def _number(kind: str, convert: Any) -> Any:
     def parse(text: str) -> Any:
         if len(text) > MAX_NUMBER_CHARS:
-            raise BodyError(400, "bad_json", f"the body is not acceptable JSON: a {len(text)}-character {kind} "
-                            f"(the limit is {MAX_NUMBER_CHARS})")
+            raise BodyError(
+                400,
+                "bad_json",
+                f"the body is not acceptable JSON: a {len(text)}-character {kind} "
+                f"(the limit is {MAX_NUMBER_CHARS})",
+            )
         return convert(text)
+
     return parse
 
 
@@ -80,10 +85,16 @@ def parse_json(raw: bytes) -> Any:
     """The JSON value of ``raw``, or :class:`BodyError` (400) saying why it is refused."""
     depth = nesting_depth(raw)
     if depth > MAX_DEPTH:
-        raise BodyError(400, "bad_json", f"the body nests arrays or objects more than {MAX_DEPTH} levels deep")
+        raise BodyError(
+            400, "bad_json", f"the body nests arrays or objects more than {MAX_DEPTH} levels deep"
+        )
     try:
-        return json.loads(raw, parse_int=_number("integer", int), parse_float=_number("number", float),
-                          parse_constant=_constant)
+        return json.loads(
+            raw,
+            parse_int=_number("integer", int),
+            parse_float=_number("number", float),
+            parse_constant=_constant,
+        )
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BodyError(400, "bad_json", f"the body is not JSON: {exc}") from None
     except RecursionError:  # the scan above should make this unreachable; never a 500 regardless
@@ -119,5 +130,12 @@ class SafeJSONResponse(JSONResponse):
             return super().render(scrub_json(content))
 
 
-__all__ = ["MAX_DEPTH", "MAX_NUMBER_CHARS", "BodyError", "SafeJSONResponse", "nesting_depth", "parse_json",
-           "read_body"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_NUMBER_CHARS",
+    "BodyError",
+    "SafeJSONResponse",
+    "nesting_depth",
+    "parse_json",
+    "read_body",
+]

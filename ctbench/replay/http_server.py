@@ -78,8 +78,9 @@ class _Body(BaseModel):
 
 class OpenRequest(_Body):
     task_id: str = Field(min_length=1, max_length=64)
-    trajectory: str | None = Field(default=None, max_length=4096,
-                                   description="Path of the trajectory file to append (.jsonl)")
+    trajectory: str | None = Field(
+        default=None, max_length=4096, description="Path of the trajectory file to append (.jsonl)"
+    )
 
 
 class RunRequest(_Body):
@@ -127,8 +128,15 @@ class SessionRegistry:
     (:meth:`grant`) and :meth:`get` wants it. A session granted a token needs it in either mode.
     """
 
-    def __init__(self, engine: ReplayEngine, *, max_sessions: int = 10_000,
-                 idle_timeout: float = 3600.0, trajectory_root: Path | None = None, runner: bool = False) -> None:
+    def __init__(
+        self,
+        engine: ReplayEngine,
+        *,
+        max_sessions: int = 10_000,
+        idle_timeout: float = 3600.0,
+        trajectory_root: Path | None = None,
+        runner: bool = False,
+    ) -> None:
         self.engine = engine
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
@@ -149,14 +157,20 @@ class SessionRegistry:
 
     def open(self, task_id: str, trajectory: Path | None = None, *, name: str | None = None) -> Session:
         if self.runner:
-            raise ApiError(403, "forbidden", "this server serves only the sessions its runner opened; "
-                           "a client cannot open one")
+            raise ApiError(
+                403,
+                "forbidden",
+                "this server serves only the sessions its runner opened; a client cannot open one",
+            )
         self._sweep()
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
-                raise ApiError(429, "too_many_sessions",
-                               f"{len(self._sessions)} sessions are open (the limit is {self.max_sessions}); "
-                               "close finished sessions with DELETE /sessions/{id}")
+                raise ApiError(
+                    429,
+                    "too_many_sessions",
+                    f"{len(self._sessions)} sessions are open (the limit is {self.max_sessions}); "
+                    "close finished sessions with DELETE /sessions/{id}",
+                )
         session = self.engine.open_session(task_id, trajectory_path=trajectory)
         with self._lock:
             self._sessions[session.id] = session
@@ -193,8 +207,10 @@ class SessionRegistry:
         expected = self._tokens.get(session_id)
         if self.runner and expected is None:
             raise _unknown(session_id)
-        if expected is not None and not (token is not None and secrets.compare_digest(
-                token.encode("utf-8", "surrogatepass"), expected.encode())):
+        if expected is not None and not (
+            token is not None
+            and secrets.compare_digest(token.encode("utf-8", "surrogatepass"), expected.encode())
+        ):
             raise _unknown(session_id)
         return session
 
@@ -242,7 +258,9 @@ class SessionRegistry:
             return
         self._last_sweep = now
         with self._lock:
-            stale = [sid for sid, s in self._sessions.items() if s.closed or now - s.last_used > self.idle_timeout]
+            stale = [
+                sid for sid, s in self._sessions.items() if s.closed or now - s.last_used > self.idle_timeout
+            ]
             gone = [self._forget(sid) for sid in stale]
         for s in gone:
             if s is not None:
@@ -273,13 +291,27 @@ def _trajectory_path(text: str | None, root: Path | None) -> Path | None:
     if text is None:
         return None
     if root is None:
-        raise ApiError(403, "trajectories_disabled", "this server writes no trajectory a client names; start it "
-                       "with `ctb-replay serve --trajectories DIR` to allow paths relative to DIR")
+        raise ApiError(
+            403,
+            "trajectories_disabled",
+            "this server writes no trajectory a client names; start it "
+            "with `ctb-replay serve --trajectories DIR` to allow paths relative to DIR",
+        )
     rel = Path(text)
-    if "\x00" in text or first_surrogate(text) is not None or not text.endswith(".jsonl") or rel.is_absolute() or ".." in rel.parts or \
-            text.startswith("~"):
-        raise ApiError(400, "bad_trajectory", "trajectory must be a relative path ending in .jsonl, inside the "
-                       "server's trajectory folder (no '..')")
+    if (
+        "\x00" in text
+        or first_surrogate(text) is not None
+        or not text.endswith(".jsonl")
+        or rel.is_absolute()
+        or ".." in rel.parts
+        or text.startswith("~")
+    ):
+        raise ApiError(
+            400,
+            "bad_trajectory",
+            "trajectory must be a relative path ending in .jsonl, inside the "
+            "server's trajectory folder (no '..')",
+        )
     target = (root / rel).resolve()
     if not target.is_relative_to(root):
         raise ApiError(400, "bad_trajectory", "trajectory leads out of the server's trajectory folder")
@@ -293,9 +325,14 @@ def _devices(session: Session) -> list[dict[str, Any]]:
 def _summary(session: Session, name: str | None) -> dict[str, Any]:
     """A session's state; ``trajectory`` is the relative name its client chose, never a host path."""
     answer = session.answer
-    return {"session_id": session.id, "task_id": session.task_id, "calls": session.calls,
-            "closed": session.closed, "answer": answer.model_dump() if answer else None,
-            "trajectory": name}
+    return {
+        "session_id": session.id,
+        "task_id": session.task_id,
+        "calls": session.calls,
+        "closed": session.closed,
+        "answer": answer.model_dump() if answer else None,
+        "trajectory": name,
+    }
 
 
 def _bearer(request: Request) -> str | None:
@@ -320,10 +357,13 @@ def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> 
         if reg.runner:
             reg.open("")  # raises the 403 before any body is read
         body: OpenRequest = await _body(request, OpenRequest)
-        session = reg.open(body.task_id, _trajectory_path(body.trajectory, reg.trajectory_root),
-                           name=body.trajectory)
-        return JSONResponse({"session_id": session.id, "task_id": session.task_id,
-                             "devices": _devices(session)}, status_code=201)
+        session = reg.open(
+            body.task_id, _trajectory_path(body.trajectory, reg.trajectory_root), name=body.trajectory
+        )
+        return JSONResponse(
+            {"session_id": session.id, "task_id": session.task_id, "devices": _devices(session)},
+            status_code=201,
+        )
 
     async def summary(request: Request) -> Response:
         session = session_of(request)
@@ -400,8 +440,13 @@ def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> 
     ]
     mcp = _McpEndpoints(reg)
     routes.append(Mount("/mcp", app=mcp))
-    handlers: dict[Any, Any] = {ApiError: api_error, CtbError: ctb_error, 404: not_found, 405: not_found,
-                                Exception: internal}
+    handlers: dict[Any, Any] = {
+        ApiError: api_error,
+        CtbError: ctb_error,
+        404: not_found,
+        405: not_found,
+        Exception: internal,
+    }
     return Starlette(routes=routes, exception_handlers=handlers, lifespan=mcp.lifespan)
 
 
@@ -431,8 +476,11 @@ class _McpEndpoints:
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", MCP_HOST],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
-        self.manager = StreamableHTTPSessionManager(app=server, json_response=True, security_settings=security)
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+        self.manager = StreamableHTTPSessionManager(
+            app=server, json_response=True, security_settings=security
+        )
 
     def _tools(self, request: Any) -> Any:
         from ctbench.replay.tools import ReplayTools
@@ -448,11 +496,14 @@ class _McpEndpoints:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
-        rest = path[len(scope.get("root_path", "")):] if path.startswith(scope.get("root_path", "")) else path
+        rest = (
+            path[len(scope.get("root_path", "")) :] if path.startswith(scope.get("root_path", "")) else path
+        )
         token = rest.strip("/").split("/", 1)[0]
         if scope["type"] != "http" or not token or self.registry.by_token(token) is None:
-            response = _error(404, "unknown_session", "no MCP endpoint here: the runner gives each agent "
-                              "its own URL")
+            response = _error(
+                404, "unknown_session", "no MCP endpoint here: the runner gives each agent its own URL"
+            )
             await response(scope, receive, send)
             return
         await self.manager.handle_request({**scope, "ctbench.token": token}, receive, send)
@@ -506,9 +557,16 @@ class ServerHandle:
         self.stop()
 
 
-def serve_in_thread(engine: ReplayEngine, host: str = "127.0.0.1", port: int = 0, *,
-                    registry: SessionRegistry | None = None, ready_timeout: float = 10.0,
-                    runner: bool = False, unix_socket: Path | None = None) -> ServerHandle:
+def serve_in_thread(
+    engine: ReplayEngine,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    registry: SessionRegistry | None = None,
+    ready_timeout: float = 10.0,
+    runner: bool = False,
+    unix_socket: Path | None = None,
+) -> ServerHandle:
     """Start the HTTP API on ``host:port`` (0: a free port) in a daemon thread and wait until it listens.
 
     ``runner=True`` (ignored when ``registry`` is given: that registry's mode counts) serves only the
@@ -523,8 +581,9 @@ def serve_in_thread(engine: ReplayEngine, host: str = "127.0.0.1", port: int = 0
             socks[0].close()
             raise
     server = uvicorn_server(build_app(engine, reg))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": socks}, name="ctb-replay-http",
-                              daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": socks}, name="ctb-replay-http", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + ready_timeout
     while not server.started:
@@ -534,5 +593,10 @@ def serve_in_thread(engine: ReplayEngine, host: str = "127.0.0.1", port: int = 0
                 sock.close()
             raise CtbError(f"the replay HTTP server did not start on {host}:{port}")
         time.sleep(0.01)
-    return ServerHandle(url=socket_url(socks[0]), registry=reg, _server=server, _thread=thread,
-                        unix_path=None if unix_socket is None else Path(unix_socket))
+    return ServerHandle(
+        url=socket_url(socks[0]),
+        registry=reg,
+        _server=server,
+        _thread=thread,
+        unix_path=None if unix_socket is None else Path(unix_socket),
+    )

@@ -35,8 +35,18 @@ SET_FOLDERS = ("networks", "schema", "dialects")
 TASK_PARTS = ("task.yaml", "recordings")
 """All of a task folder that is copied: never hidden.yaml, nor any other file beside it."""
 
-SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache", "/etc/passwd", "/etc/hosts",
-          "/etc/nsswitch.conf")
+SYSTEM = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/etc/ld.so.cache",
+    "/etc/passwd",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+)
 
 
 def visible_copy(ts: TaskSet, task_id: str, dest: Path) -> Path:
@@ -94,11 +104,25 @@ def _bwrap_argv(copy: Path, trajectories: Path) -> list[str] | None:
         elif p.exists():
             argv += ["--ro-bind", d, d]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    runtime = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(ctbench.__file__).resolve().parent}
+    runtime = {
+        Path(sys.base_prefix).resolve(),
+        Path(sys.prefix).resolve(),
+        Path(ctbench.__file__).resolve().parent,
+    }
     for p in sorted(runtime, key=lambda p: len(p.parts)):
         argv += ["--ro-bind", str(p), str(p)]
-    argv += ["--ro-bind", str(copy), str(copy), "--bind", str(trajectories), str(trajectories),
-             "--remount-ro", "/", "--chdir", str(copy)]
+    argv += [
+        "--ro-bind",
+        str(copy),
+        str(copy),
+        "--bind",
+        str(trajectories),
+        str(trajectories),
+        "--remount-ro",
+        "/",
+        "--chdir",
+        str(copy),
+    ]
     try:
         probe = subprocess.run([*argv, "--", "/bin/true"], capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired):
@@ -114,8 +138,9 @@ class IsolatedSession:
     (the trajectory file is complete afterwards), stops the server and removes the copy.
     """
 
-    def __init__(self, ts: TaskSet, task_id: str, *, trajectory_path: Path | None = None,
-                 sandbox: bool = True) -> None:
+    def __init__(
+        self, ts: TaskSet, task_id: str, *, trajectory_path: Path | None = None, sandbox: bool = True
+    ) -> None:
         self.task_id = task_id
         self.trajectory_path = trajectory_path
         self._tmp = Path(tempfile.mkdtemp(prefix="ctbench-view-"))
@@ -123,19 +148,45 @@ class IsolatedSession:
         self._client: ReplayClient | None = None
         try:
             copy = visible_copy(ts, task_id, self._tmp)
-            traj_dir = (trajectory_path.parent if trajectory_path is not None else self._tmp / "traj").resolve()
+            traj_dir = (
+                trajectory_path.parent if trajectory_path is not None else self._tmp / "traj"
+            ).resolve()
             traj_dir.mkdir(parents=True, exist_ok=True)
-            cmd = [sys.executable, "-m", "ctbench.replay.cli", "serve", "--host", "127.0.0.1", "--port", "0",
-                   "--tasks", str(copy), "--trajectories", str(traj_dir), "--max-sessions", "1"]
+            cmd = [
+                sys.executable,
+                "-m",
+                "ctbench.replay.cli",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--tasks",
+                str(copy),
+                "--trajectories",
+                str(traj_dir),
+                "--max-sessions",
+                "1",
+            ]
             wrap = _bwrap_argv(copy, traj_dir) if sandbox else None
             self.sandboxed = wrap is not None
-            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8"),
-                   "HOME": str(copy)}
+            env = {
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "LANG": os.environ.get("LANG", "C.UTF-8"),
+                "HOME": str(copy),
+            }
             if not self.sandboxed and "PYTHONPATH" in os.environ:
                 env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-            self._proc = subprocess.Popen([*(wrap + ["--"] if wrap else []), *cmd], cwd=copy, env=env,
-                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+            self._proc = subprocess.Popen(
+                [*(wrap + ["--"] if wrap else []), *cmd],
+                cwd=copy,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,
+            )
             assert self._proc.stdout is not None
             url = self._proc.stdout.readline().strip()
             if not url.startswith("http://"):
@@ -154,8 +205,11 @@ class IsolatedSession:
             try:
                 return ReplayClient.open(url, task_id, trajectory=name)
             except ClientError as exc:
-                if exc.status is not None or time.monotonic() > deadline or \
-                        (self._proc is not None and self._proc.poll() is not None):
+                if (
+                    exc.status is not None
+                    or time.monotonic() > deadline
+                    or (self._proc is not None and self._proc.poll() is not None)
+                ):
                     raise
                 time.sleep(0.02)
 

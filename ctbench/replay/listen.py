@@ -48,8 +48,9 @@ def socket_url(sock: socket.socket) -> str:
 def uvicorn_server(app: ASGIApp, *, log_level: str = "warning") -> uvicorn.Server:
     import uvicorn
 
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="auto", backlog=4096,
-                            timeout_keep_alive=30)
+    config = uvicorn.Config(
+        app, log_level=log_level, access_log=False, lifespan="auto", backlog=4096, timeout_keep_alive=30
+    )
     return uvicorn.Server(config)
 
 

@@ -35,8 +35,10 @@ class InputError(CtbError):
 def printable(text: str, limit: int = 64) -> str:
     """``text`` made safe to echo in a message: control characters escaped, length clipped."""
     clipped = text[:limit]
-    out = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}"
-                  for ch in clipped)
+    out = "".join(
+        ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}"
+        for ch in clipped
+    )
     return out + ("…" if len(text) > limit else "")
 
 
@@ -92,7 +94,9 @@ class DeviceReplay:
             text = self.dialect.render_error(res.error, line, self.prompt)
             return Answer(Outcome.INVALID, None, text)
         canonical, full = res.canonical, res.full
-        assert canonical is not None and full is not None, "a resolution without an error has a canonical form"
+        assert canonical is not None and full is not None, (
+            "a resolution without an error has a canonical form"
+        )
         # A capture taken with a filter is indexed with it (``show log messages | match sshd``) and
         # is returned as captured; otherwise the filters run on the unfiltered recording.
         if res.filters:

@@ -44,7 +44,9 @@ def _refusal(line: str, problem: str) -> str:
     method = _METHOD.search(line)
     if method is not None and method.group(1) == "tools/call":
         params = {"name": INVALID_REQUEST_TOOL, "arguments": {"problem": problem}}
-        return f'{{"jsonrpc":"2.0","id":{ident.group(1)},"method":"tools/call","params":{json.dumps(params)}}}'
+        return (
+            f'{{"jsonrpc":"2.0","id":{ident.group(1)},"method":"tools/call","params":{json.dumps(params)}}}'
+        )
     return f'{{"jsonrpc":"2.0","id":{ident.group(1)},"method":"ctbench/refused-request"}}'
 
 
@@ -108,8 +110,13 @@ class RepairingApp:
 
 async def _respond(send: Send, status: int, message: str) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 

@@ -48,26 +48,41 @@ filters such as '| include' or '| match' work as on the device). Commands that w
 refused with the device's permission message: try another command. When you know the answer, call
 submit_answer with it in the format the task asks for."""
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                            open_world_hint=False)
-SUBMIT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                         open_world_hint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+SUBMIT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 
 TOOLS = [
-    Tool(name="list_devices", title="List devices", annotations=READ_ONLY, input_schema=INPUT_SCHEMAS["list_devices"],
-         description="List the network devices you can log into for this task, with vendor, OS, device type, "
-                     "role and site. Other devices cannot be queried."),
-    Tool(name="run_command", title="Run a CLI command", annotations=READ_ONLY,
-         input_schema=INPUT_SCHEMAS["run_command"],
-         description="Run one read-only CLI command on one device and get its output as the device prints it. "
-                     "Use the vendor's syntax (display on Huawei/H3C, show on Cisco/Juniper); abbreviations, "
-                     "interface short names and output filters ('| include X', '| match X') work as on the "
-                     "device. Commands that were not captured are refused with the device's permission message."),
-    Tool(name="submit_answer", title="Submit the final answer", annotations=SUBMIT,
-         input_schema=INPUT_SCHEMAS["submit_answer"],
-         description="Submit your final answer, in the format the task statement asks for (one line per root "
-                     "cause, or one line per path). A later call replaces the answer."),
+    Tool(
+        name="list_devices",
+        title="List devices",
+        annotations=READ_ONLY,
+        input_schema=INPUT_SCHEMAS["list_devices"],
+        description="List the network devices you can log into for this task, with vendor, OS, device type, "
+        "role and site. Other devices cannot be queried.",
+    ),
+    Tool(
+        name="run_command",
+        title="Run a CLI command",
+        annotations=READ_ONLY,
+        input_schema=INPUT_SCHEMAS["run_command"],
+        description="Run one read-only CLI command on one device and get its output as the device prints it. "
+        "Use the vendor's syntax (display on Huawei/H3C, show on Cisco/Juniper); abbreviations, "
+        "interface short names and output filters ('| include X', '| match X') work as on the "
+        "device. Commands that were not captured are refused with the device's permission message.",
+    ),
+    Tool(
+        name="submit_answer",
+        title="Submit the final answer",
+        annotations=SUBMIT,
+        input_schema=INPUT_SCHEMAS["submit_answer"],
+        description="Submit your final answer, in the format the task statement asks for (one line per root "
+        "cause, or one line per path). A later call replaces the answer.",
+    ),
 ]
 
 
@@ -86,22 +101,32 @@ def call_tool_result(tools: ReplayTools, name: str, arguments: Mapping[str, Any]
     return _result(res.text, error=res.is_error, meta=res.meta)
 
 
-def build_server(session: ToolSession, *, answer_file: Path | None = None,
-                 on_submit: Callable[[str], None] | None = None) -> Server[Any]:
+def build_server(
+    session: ToolSession, *, answer_file: Path | None = None, on_submit: Callable[[str], None] | None = None
+) -> Server[Any]:
     """A low-level MCP server whose tools act on ``session`` (one task, one trajectory): a local
     session, or a :class:`~ctbench.replay.client.RemoteSession` (``ctb-replay mcp --connect``)."""
     tools = ReplayTools(session, answer_file=answer_file, on_submit=on_submit)
 
-    async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
         return ListToolsResult(tools=TOOLS)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         if params.name == INVALID_REQUEST_TOOL:  # a line the stdio reader refused (see mcp_lines)
-            return _result(str((params.arguments or {}).get("problem", "the request was refused")), error=True)
+            return _result(
+                str((params.arguments or {}).get("problem", "the request was refused")), error=True
+            )
         return call_tool_result(tools, params.name, params.arguments)
 
-    server: Server[Any] = Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=list_tools,
-                                 on_call_tool=call_tool, get_tool_input_schema=INPUT_SCHEMAS.get)
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=INPUT_SCHEMAS.get,
+    )
     # The SDK's OpenTelemetry middleware is a no-op without an exporter but still costs per call.
     server.middleware.clear()
     return server
@@ -112,7 +137,9 @@ def build_dispatch_server(tools_for: Callable[[Any], ReplayTools | None]) -> Ser
     for each call (None: the session is gone, answered as a tool error). The runner's per-session
     streamable-HTTP endpoints use it; the tools, texts and results are those of :func:`build_server`."""
 
-    async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
         return ListToolsResult(tools=TOOLS)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
@@ -121,8 +148,13 @@ def build_dispatch_server(tools_for: Callable[[Any], ReplayTools | None]) -> Ser
             return _result("This replay session is closed.", error=True)
         return call_tool_result(tools, params.name, params.arguments)
 
-    server: Server[Any] = Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=list_tools,
-                                 on_call_tool=call_tool, get_tool_input_schema=INPUT_SCHEMAS.get)
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=INPUT_SCHEMAS.get,
+    )
     server.middleware.clear()
     return server
 
@@ -143,8 +175,9 @@ def run_stdio(server: Server[Any]) -> None:
     anyio.run(main)
 
 
-def run_http(server: Server[Any], host: str, port: int, *,
-             announce: Callable[[str], None] | None = None) -> None:
+def run_http(
+    server: Server[Any], host: str, port: int, *, announce: Callable[[str], None] | None = None
+) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until interrupted (port 0: a free port)."""
     from ctbench.replay.listen import bind_socket, socket_url, uvicorn_server
 
@@ -153,4 +186,3 @@ def run_http(server: Server[Any], host: str, port: int, *,
     if announce is not None:
         announce(f"{socket_url(sock)}/mcp")
     uvicorn_server(app).run(sockets=[sock])
-

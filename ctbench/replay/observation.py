@@ -48,16 +48,23 @@ class Observation(BaseModel):
     device: str = Field(description="Device name as resolved (the real name), or as typed when unknown.")
     command: str = Field(description="The command as typed (clipped when over the input limit).")
     canonical: str | None = Field(
-        default=None, description="Canonical command with its output filters; None when it did not parse.")
+        default=None, description="Canonical command with its output filters; None when it did not parse."
+    )
     outcome: Outcome
     text: str = Field(description="The device's answer, decoded as UTF-8 (undecodable bytes replaced).")
     output_bytes: int = Field(description="Size of the answer in bytes, after filters and truncation.")
     truncated: bool = False
     prompt: str | None = Field(
-        default=None, description="The device's prompt; a transport that shows an error without the echoed "
-                                  "input line puts prompt + command above it, so the caret points somewhere.")
-    data: bytes = Field(default=b"", exclude=True, repr=False,
-                        description="The exact bytes of the answer; not serialised (JSON carries text).")
+        default=None,
+        description="The device's prompt; a transport that shows an error without the echoed "
+        "input line puts prompt + command above it, so the caret points somewhere.",
+    )
+    data: bytes = Field(
+        default=b"",
+        exclude=True,
+        repr=False,
+        description="The exact bytes of the answer; not serialised (JSON carries text).",
+    )
 
     @property
     def ok(self) -> bool:
@@ -70,8 +77,11 @@ class Observation(BaseModel):
         Vendor errors put their ``^`` under the offending character of the echoed line, counting
         the prompt; without that line above it (MCP, HTTP, ``exec``) the caret points at nothing.
         """
-        if self.outcome in (Outcome.INVALID, Outcome.HELP) and self.prompt is not None \
-                and self.text.lstrip(" ").startswith("^"):
+        if (
+            self.outcome in (Outcome.INVALID, Outcome.HELP)
+            and self.prompt is not None
+            and self.text.lstrip(" ").startswith("^")
+        ):
             return f"{self.prompt}{self.command}\n{self.text}"
         return self.text
 

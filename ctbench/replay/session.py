@@ -48,8 +48,10 @@ def _truncate(data: bytes, limit: int) -> bytes:
     """Cut ``data`` at a line end near ``limit`` and say so, in words an agent will notice."""
     cut = data.rfind(b"\n", 0, limit)
     cut = cut + 1 if cut >= limit // 2 else limit
-    notice = (f"[ctbench: output truncated: {cut} of {len(data)} bytes shown; "
-              "narrow the command or add an output filter]\n").encode()
+    notice = (
+        f"[ctbench: output truncated: {cut} of {len(data)} bytes shown; "
+        "narrow the command or add an output filter]\n"
+    ).encode()
     head = data[:cut]
     return head + (notice if head.endswith(b"\n") else b"\n" + notice)
 
@@ -57,8 +59,14 @@ def _truncate(data: bytes, limit: int) -> bytes:
 class Session:
     """Answers (device, command) calls for one task and keeps the trajectory of them."""
 
-    def __init__(self, engine: SessionHost, task: LoadedTask, *, trajectory_path: Path | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        engine: SessionHost,
+        task: LoadedTask,
+        *,
+        trajectory_path: Path | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.id = secrets.token_urlsafe(12)
         self.engine = engine
         self.task = task
@@ -121,8 +129,9 @@ class Session:
             self._seq += 1
             self.last_used = time.monotonic()
             obs = self._observe(self._seq, round(self._clock() - self._t0, 6), device, command)
-            self._records.append((obs.seq, obs.t, obs.device, obs.command, obs.canonical, obs.outcome,
-                                  obs.output_bytes))
+            self._records.append(
+                (obs.seq, obs.t, obs.device, obs.command, obs.canonical, obs.outcome, obs.output_bytes)
+            )
             if self._writer is not None:
                 self._writer.append(obs)
         return obs
@@ -137,8 +146,15 @@ class Session:
         shown = command if len(command) <= limit else command[:limit] + "…"
         dev = self.task.device(device) if len(device) <= MAX_DEVICE_NAME else None
         if dev is None or _control_char(device):
-            return self._make(seq, t, device[:MAX_DEVICE_NAME], shown, None, Outcome.UNKNOWN_DEVICE,
-                              self.task.unknown_device_text(device).encode())
+            return self._make(
+                seq,
+                t,
+                device[:MAX_DEVICE_NAME],
+                shown,
+                None,
+                Outcome.UNKNOWN_DEVICE,
+                self.task.unknown_device_text(device).encode(),
+            )
         name = dev.info.name
         line = command.rstrip("\r\n")
         problem = self._line_problem(line, broken)
@@ -149,11 +165,20 @@ class Session:
             answer = dev.resolve(line)
         except Exception:  # a dialect bug must cost one call, not the session or the server
             log.exception("dialect %s failed on %r", dev.info.os, line)
-            return self._make(seq, t, name, shown, None, Outcome.INVALID,
-                              b"% The command could not be parsed.\n", prompt=dev.prompt)
+            return self._make(
+                seq,
+                t,
+                name,
+                shown,
+                None,
+                Outcome.INVALID,
+                b"% The command could not be parsed.\n",
+                prompt=dev.prompt,
+            )
         if answer.outcome is not Outcome.RECORDED:
-            return self._make(seq, t, name, shown, answer.canonical, answer.outcome, answer.text.encode(),
-                              prompt=dev.prompt)
+            return self._make(
+                seq, t, name, shown, answer.canonical, answer.outcome, answer.text.encode(), prompt=dev.prompt
+            )
         return self._recorded(seq, t, dev, shown, answer)
 
     def _recorded(self, seq: int, t: float, dev: DeviceReplay, shown: str, answer: Answer) -> Observation:
@@ -161,15 +186,25 @@ class Session:
         data = self.engine.recording_bytes(self.task, answer.recording)
         if data is None:  # the index entry was refused: answer as if nothing was recorded
             denied = dev.dialect.denied_text(answer.canonical).encode()
-            return self._make(seq, t, dev.info.name, shown, answer.canonical, Outcome.DENIED, denied,
-                              prompt=dev.prompt)
+            return self._make(
+                seq, t, dev.info.name, shown, answer.canonical, Outcome.DENIED, denied, prompt=dev.prompt
+            )
         if answer.filters:
             data = dev.dialect.apply_filters(data, answer.filters)
         truncated = len(data) > self.engine.max_output
         if truncated:
             data = _truncate(data, self.engine.max_output)
-        return self._make(seq, t, dev.info.name, shown, answer.canonical, Outcome.RECORDED, data, truncated,
-                          prompt=dev.prompt)
+        return self._make(
+            seq,
+            t,
+            dev.info.name,
+            shown,
+            answer.canonical,
+            Outcome.RECORDED,
+            data,
+            truncated,
+            prompt=dev.prompt,
+        )
 
     def _line_problem(self, line: str, broken: tuple[int, str] | None = None) -> str | None:
         limit = self.engine.max_input
@@ -183,17 +218,38 @@ class Session:
             pos, ch = bad
             if ch in "\r\n\u2028\u2029":
                 return "% One command per call: the command contains a line break.\n"
-            return f"% Invalid character in command: control character 0x{ord(ch):02x} at position {pos + 1}.\n"
+            return (
+                f"% Invalid character in command: control character 0x{ord(ch):02x} at position {pos + 1}.\n"
+            )
         if not line.strip():
             return "% Empty command: type a command such as the vendor's show/display commands.\n"
         return None
 
     @staticmethod
-    def _make(seq: int, t: float, device: str, command: str, canonical: str | None, outcome: Outcome,
-              data: bytes, truncated: bool = False, prompt: str | None = None) -> Observation:
-        return Observation(seq=seq, t=t, device=device, command=command, canonical=canonical, outcome=outcome,
-                           text=data.decode("utf-8", errors="replace"), output_bytes=len(data),
-                           truncated=truncated, prompt=prompt, data=data)
+    def _make(
+        seq: int,
+        t: float,
+        device: str,
+        command: str,
+        canonical: str | None,
+        outcome: Outcome,
+        data: bytes,
+        truncated: bool = False,
+        prompt: str | None = None,
+    ) -> Observation:
+        return Observation(
+            seq=seq,
+            t=t,
+            device=device,
+            command=command,
+            canonical=canonical,
+            outcome=outcome,
+            text=data.decode("utf-8", errors="replace"),
+            output_bytes=len(data),
+            truncated=truncated,
+            prompt=prompt,
+            data=data,
+        )
 
     # -------------------------------------------------------------- the answer
 
@@ -202,20 +258,23 @@ class Session:
         if not isinstance(answer_text, str):
             raise InputError("the answer must be text")
         if len(answer_text) > self.engine.max_answer:
-            raise InputError(f"answer too long: {len(answer_text)} characters; the limit is "
-                             f"{self.engine.max_answer}")
+            raise InputError(
+                f"answer too long: {len(answer_text)} characters; the limit is {self.engine.max_answer}"
+            )
         broken = first_bad_char(answer_text)
         if broken is not None:
             pos, what = broken
-            raise InputError(f"the answer is not valid Unicode text: {what} at character {pos + 1}; "
-                             "submit plain text")
+            raise InputError(
+                f"the answer is not valid Unicode text: {what} at character {pos + 1}; submit plain text"
+            )
         with self._lock:
             if self._closed:
                 raise SessionClosed(f"session {self.id} on task {self.task.id} is closed")
             count = (self._answer.count if self._answer else 0) + 1
             lines = sum(1 for ln in answer_text.splitlines() if ln.strip())
-            self._answer = Submission(answer=answer_text, t=round(self._clock() - self._t0, 6), count=count,
-                                      lines=lines)
+            self._answer = Submission(
+                answer=answer_text, t=round(self._clock() - self._t0, 6), count=count, lines=lines
+            )
             self.last_used = time.monotonic()
             return self._answer
 
@@ -255,4 +314,3 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<Session {self.id} task={self.task.id} calls={self._seq}{' closed' if self._closed else ''}>"
-

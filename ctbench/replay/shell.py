@@ -46,16 +46,20 @@ class DeviceShell:
 
     def banner(self) -> str:
         names = ", ".join(d.name for d in self.session.devices()) or "(none)"
-        return (f"Replay of task {self.session.task_id}: devices answer from recorded output.\n"
-                f"Devices: {names}\n"
-                "Type 'connect DEVICE' to log in, 'quit' on a device to come back, 'exit' here to leave.\n")
+        return (
+            f"Replay of task {self.session.task_id}: devices answer from recorded output.\n"
+            f"Devices: {names}\n"
+            "Type 'connect DEVICE' to log in, 'quit' on a device to come back, 'exit' here to leave.\n"
+        )
 
     def help_text(self) -> str:
-        return ("connect DEVICE   log into a device (also: ssh, telnet)\n"
-                "devices          list the devices of this task\n"
-                "exit             leave the shell\n"
-                "On a device, type its commands as on the real one ('?' lists what may follow, Tab\n"
-                "completes a keyword); 'quit' returns here.\n")
+        return (
+            "connect DEVICE   log into a device (also: ssh, telnet)\n"
+            "devices          list the devices of this task\n"
+            "exit             leave the shell\n"
+            "On a device, type its commands as on the real one ('?' lists what may follow, Tab\n"
+            "completes a keyword); 'quit' returns here.\n"
+        )
 
     def feed(self, line: str) -> str:
         """Handle one input line and return what the terminal shows before the next prompt."""
@@ -74,12 +78,17 @@ class DeviceShell:
         assert self.current is not None
         obs = self.session.run(self.current, line)
         text = obs.text if not obs.text or obs.text.endswith("\n") else obs.text + "\n"
-        if obs.outcome is Outcome.DENIED and self._nothing_recorded(self.current) \
-                and self.current not in self._told_empty:
+        if (
+            obs.outcome is Outcome.DENIED
+            and self._nothing_recorded(self.current)
+            and self.current not in self._told_empty
+        ):
             # The device's own answer stays what an agent gets; the person is told why, once.
             self._told_empty.add(self.current)
-            text += f"[ctbench: nothing was recorded on {self.current} in this task, so every valid command " \
-                    "is refused with the device's permission text]\n"
+            text += (
+                f"[ctbench: nothing was recorded on {self.current} in this task, so every valid command "
+                "is refused with the device's permission text]\n"
+            )
         return text
 
     def _nothing_recorded(self, name: str) -> bool:
@@ -111,19 +120,25 @@ class DeviceShell:
                 host = self.session.task.host(target)
                 if host is not None:
                     cli_names = ", ".join(d.name for d in self.session.devices()) or "(none)"
-                    return (f"{host[0]} is a {host[1] or 'host'} without a command line: there is nothing to "
-                            f"log into. Devices with a CLI: {cli_names}.\n")
+                    return (
+                        f"{host[0]} is a {host[1] or 'host'} without a command line: there is nothing to "
+                        f"log into. Devices with a CLI: {cli_names}.\n"
+                    )
                 return self.session.task.unknown_device_text(target)
             self.current = info.name
             role = f", {info.role}" if info.role else ""
             site = f", site {info.site}" if info.site else ""
             text = f"Connected to {info.name} ({info.vendor} {info.type}{role}{site}).\n"
             if self._nothing_recorded(info.name):
-                text += (f"Note: nothing was recorded on {info.name} in this task; every valid command will be "
-                         "refused with the device's permission text.\n")
+                text += (
+                    f"Note: nothing was recorded on {info.name} in this task; every valid command will be "
+                    "refused with the device's permission text.\n"
+                )
             return text
-        return (f"Not connected to a device: '{line[:40]}' needs one. "
-                "Type 'connect DEVICE', 'devices' or 'help'.\n")
+        return (
+            f"Not connected to a device: '{line[:40]}' needs one. "
+            "Type 'connect DEVICE', 'devices' or 'help'.\n"
+        )
 
     def complete(self, text: str, line: str) -> list[str]:
         """Completion candidates for the word ``text`` ending ``line`` (the line up to the cursor).
@@ -149,8 +164,13 @@ def history_file() -> Path:
     return Path(base) / "ctbench" / "replay_history"
 
 
-def run_shell(shell: DeviceShell, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
-              interactive: bool | None = None) -> int:
+def run_shell(
+    shell: DeviceShell,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    interactive: bool | None = None,
+) -> int:
     """Drive ``shell`` from a terminal (readline) or from piped lines (transcript)."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout

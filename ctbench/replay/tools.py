@@ -26,15 +26,21 @@ TOOL_NAMES = ("list_devices", "run_command", "submit_answer")
 
 
 def _schema(**props: str) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "required": list(props),
-            "properties": {name: {"type": "string", "description": desc} for name, desc in props.items()}}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(props),
+        "properties": {name: {"type": "string", "description": desc} for name, desc in props.items()},
+    }
 
 
 INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "list_devices": _schema(),
-    "run_command": _schema(device="Device name, as list_devices gives it.",
-                           command="One CLI command as typed on the device, e.g. 'display interface brief' "
-                                   "or 'show ip route | include 10.1.'."),
+    "run_command": _schema(
+        device="Device name, as list_devices gives it.",
+        command="One CLI command as typed on the device, e.g. 'display interface brief' "
+        "or 'show ip route | include 10.1.'.",
+    ),
     "submit_answer": _schema(answer="The final answer, in the format the task statement asks for."),
 }
 """JSON Schema of each tool's arguments (all text); :meth:`ReplayTools.call` enforces them."""
@@ -78,21 +84,29 @@ class ReplayTools:
     agent loop that owns the attempt can end it instead.
     """
 
-    def __init__(self, session: ToolSession, *, answer_file: Path | None = None,
-                 on_submit: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        session: ToolSession,
+        *,
+        answer_file: Path | None = None,
+        on_submit: Callable[[str], None] | None = None,
+    ) -> None:
         self.session = session
         self.answer_file = answer_file
         self.on_submit = on_submit
         self._handlers: dict[str, Callable[[Mapping[str, Any]], ToolResult]] = {
-            "list_devices": self.list_devices, "run_command": self.run_command,
-            "submit_answer": self.submit_answer}
+            "list_devices": self.list_devices,
+            "run_command": self.run_command,
+            "submit_answer": self.submit_answer,
+        }
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
         """Run tool ``name``; unknown tools and argument problems are error results, never exceptions."""
         handler = self._handlers.get(name)
         if handler is None:
-            return ToolResult(f"Unknown tool {name[:64]!r}; the tools are {', '.join(self._handlers)}.",
-                              is_error=True)
+            return ToolResult(
+                f"Unknown tool {name[:64]!r}; the tools are {', '.join(self._handlers)}.", is_error=True
+            )
         args = arguments or {}
         problem = check_arguments(name, args)
         if problem:
@@ -108,8 +122,12 @@ class ReplayTools:
 
     def run_command(self, args: Mapping[str, Any]) -> ToolResult:
         obs = self.session.run(args["device"], args["command"])
-        meta = {"outcome": obs.outcome.value, "canonical": obs.canonical, "seq": obs.seq,
-                "truncated": obs.truncated}
+        meta = {
+            "outcome": obs.outcome.value,
+            "canonical": obs.canonical,
+            "seq": obs.seq,
+            "truncated": obs.truncated,
+        }
         fixable = obs.outcome in (Outcome.INVALID, Outcome.UNKNOWN_DEVICE)
         return ToolResult(obs.with_echo() or "(the command printed nothing)", is_error=fixable, meta=meta)
 
@@ -118,10 +136,14 @@ class ReplayTools:
         sub = self.session.submit(answer)
         if self.answer_file is not None:
             try:
-                atomic_write_text(self.answer_file, answer if not answer or answer.endswith("\n") else answer + "\n")
+                atomic_write_text(
+                    self.answer_file, answer if not answer or answer.endswith("\n") else answer + "\n"
+                )
             except OSError as exc:
-                raise CtbError(f"the answer was recorded but could not be saved to {self.answer_file}: "
-                               f"{exc.strerror or exc}") from None
+                raise CtbError(
+                    f"the answer was recorded but could not be saved to {self.answer_file}: "
+                    f"{exc.strerror or exc}"
+                ) from None
         if self.on_submit is not None:
             self.on_submit(answer)
         again = " (replacing the previous one)" if sub.count > 1 else ""

@@ -32,9 +32,13 @@ OPEN_STATES = (Status.SUBMITTED, Status.IN_REVIEW, Status.NEEDS_REVISION)
 
 class Reviewer(Strict):
     name: str = Field(min_length=1)
-    vendors: list[str] = Field(default_factory=list, description="Vendors the reviewer knows (Huawei, Cisco, ...).")
-    domains: list[str] = Field(default_factory=list,
-                               description="Task families (rca, path) and topics matching task tags (ospf, vrrp, ...).")
+    vendors: list[str] = Field(
+        default_factory=list, description="Vendors the reviewer knows (Huawei, Cisco, ...)."
+    )
+    domains: list[str] = Field(
+        default_factory=list,
+        description="Task families (rca, path) and topics matching task tags (ospf, vrrp, ...).",
+    )
     capacity: int = Field(default=3, ge=0, description="Reviews in progress at once.")
     age: str | None = Field(default=None, description="age public key (age1...), for sealed gold.")
 
@@ -56,10 +60,15 @@ class ReviewersFile(Strict):
 
     reviewers: list[Reviewer]
     maintainers: list[Person] = Field(
-        default_factory=list, description="Who may merge a decided review (never their own task, unless solo).")
+        default_factory=list,
+        description="Who may merge a decided review (never their own task, unless solo).",
+    )
     authors: list[Person] = Field(
-        default_factory=list, description="Authors who do not review, listed for their age keys.")
-    solo: bool = Field(default=False, description="A one-person repository: its maintainer merges their own tasks.")
+        default_factory=list, description="Authors who do not review, listed for their age keys."
+    )
+    solo: bool = Field(
+        default=False, description="A one-person repository: its maintainer merges their own tasks."
+    )
 
     @field_validator("reviewers")
     @classmethod
@@ -94,9 +103,11 @@ class ReviewersFile(Strict):
 def load_reviewers_file(ts: TaskSet, path: Path | None = None) -> ReviewersFile:
     p = path or ts.root / REVIEWERS_FILE
     if not p.is_file():
-        raise CtbError(f"{p}: no reviewers file; create it with one entry per reviewer and the maintainers, e.g.\n"
-                       "reviewers:\n  - {name: alice, vendors: [Huawei, Cisco], domains: [rca, ospf], capacity: 3}\n"
-                       "maintainers:\n  - {name: maria}")
+        raise CtbError(
+            f"{p}: no reviewers file; create it with one entry per reviewer and the maintainers, e.g.\n"
+            "reviewers:\n  - {name: alice, vendors: [Huawei, Cisco], domains: [rca, ospf], capacity: 3}\n"
+            "maintainers:\n  - {name: maria}"
+        )
     try:
         return ReviewersFile.model_validate(load_fast(p))
     except ValidationError as exc:
@@ -122,14 +133,20 @@ def check_merger(people: ReviewersFile, where: str, actor: str, task_id: str, au
     """
     names = people.maintainer_names()
     if not names:
-        raise CtbError(f"{where} names no maintainers, and a merge needs one: add "
-                       "`maintainers: [{name: NAME}]` (a one-person repository adds `solo: true` too)")
+        raise CtbError(
+            f"{where} names no maintainers, and a merge needs one: add "
+            "`maintainers: [{name: NAME}]` (a one-person repository adds `solo: true` too)"
+        )
     if actor not in names:
-        raise CtbError(f"{actor} is not a maintainer ({', '.join(names)} in {REVIEWERS_FILE}); "
-                       f"a maintainer merges {task_id}")
+        raise CtbError(
+            f"{actor} is not a maintainer ({', '.join(names)} in {REVIEWERS_FILE}); "
+            f"a maintainer merges {task_id}"
+        )
     if actor in authors and not people.solo:
-        raise CtbError(f"{actor} is an author of {task_id}: another maintainer merges it (or, in a one-person "
-                       f"repository, say so with `solo: true` in {REVIEWERS_FILE})")
+        raise CtbError(
+            f"{actor} is an author of {task_id}: another maintainer merges it (or, in a one-person "
+            f"repository, say so with `solo: true` in {REVIEWERS_FILE})"
+        )
 
 
 @dataclass
@@ -141,8 +158,13 @@ class Proposal:
     note: str = ""
 
     def to_json(self) -> dict[str, object]:
-        return {"task": self.task, "round": self.round, "reviewer": self.reviewer, "match": self.match,
-                "note": self.note}
+        return {
+            "task": self.task,
+            "round": self.round,
+            "reviewer": self.reviewer,
+            "match": self.match,
+            "note": self.note,
+        }
 
 
 def task_vendors(ts: TaskSet, state: TaskState) -> list[str]:
@@ -163,8 +185,14 @@ def current_load(states: list[TaskState]) -> dict[str, int]:
     return load
 
 
-def propose(ts: TaskSet, states: list[TaskState], reviewers: list[Reviewer], *,
-            only: list[str] | None = None, force: dict[str, str] | None = None) -> list[Proposal]:
+def propose(
+    ts: TaskSet,
+    states: list[TaskState],
+    reviewers: list[Reviewer],
+    *,
+    only: list[str] | None = None,
+    force: dict[str, str] | None = None,
+) -> list[Proposal]:
     """A reviewer for every submitted task whose current round has none (or the ``only`` tasks)."""
     load = current_load(states)
     names = {r.name for r in reviewers}
@@ -198,14 +226,27 @@ def propose(ts: TaskSet, states: list[TaskState], reviewers: list[Reviewer], *,
             match = round(coverage + 0.5 * len(d_hit), 6)  # a family or topic weighs half the vendor set
             ranked.append(((qualified, load.get(r.name, 0), -match, r.name), r, v_hit + d_hit))
         if not ranked:
-            out.append(Proposal(s.id, s.current.round, None,
-                                note="nobody eligible (every reviewer is an author or at capacity)"))
+            out.append(
+                Proposal(
+                    s.id,
+                    s.current.round,
+                    None,
+                    note="nobody eligible (every reviewer is an author or at capacity)",
+                )
+            )
             continue
         ranked.sort(key=lambda x: x[0])
         key, best, hits = ranked[0]
         load[best.name] = load.get(best.name, 0) + 1
-        out.append(Proposal(s.id, s.current.round, best.name, hits,
-                            note="" if key[0] == 0 else "no expertise match; least loaded eligible reviewer"))
+        out.append(
+            Proposal(
+                s.id,
+                s.current.round,
+                best.name,
+                hits,
+                note="" if key[0] == 0 else "no expertise match; least loaded eligible reviewer",
+            )
+        )
     return out
 
 
@@ -227,8 +268,9 @@ class QueueItem:
         return dict(self.__dict__)
 
 
-def queue(states: list[TaskState], person: str | None = None, rereview: dict[str, str] | None = None
-          ) -> list[QueueItem]:
+def queue(
+    states: list[TaskState], person: str | None = None, rereview: dict[str, str] | None = None
+) -> list[QueueItem]:
     """What waits for each reviewer and author (or for one person).
 
     ``rereview`` (task id -> reason) names approved tasks changed since their approval: they wait
@@ -240,8 +282,17 @@ def queue(states: list[TaskState], person: str | None = None, rereview: dict[str
         if why and s.status in (Status.DRAFT, Status.APPROVED):
             for author in s.authors or ["(no author)"]:
                 if person in (None, author):
-                    out.append(QueueItem(s.id, s.family.value, f"{s.status.value} (needs re-review)",
-                                         s.current.round if s.current else 0, author, Role.AUTHOR.value, why))
+                    out.append(
+                        QueueItem(
+                            s.id,
+                            s.family.value,
+                            f"{s.status.value} (needs re-review)",
+                            s.current.round if s.current else 0,
+                            author,
+                            Role.AUTHOR.value,
+                            why,
+                        )
+                    )
             continue
         rec = s.current
         if rec is None or s.status not in OPEN_STATES:
@@ -250,14 +301,32 @@ def queue(states: list[TaskState], person: str | None = None, rereview: dict[str
             for author in s.authors or ["(no author)"]:
                 if person in (None, author):
                     names = ", ".join(c.value for c in rec.disagreements())
-                    out.append(QueueItem(s.id, s.family.value, s.status.value, rec.round, author, Role.AUTHOR.value,
-                                         f"revise and answer ({names}): ctb-review respond {s.id}"))
+                    out.append(
+                        QueueItem(
+                            s.id,
+                            s.family.value,
+                            s.status.value,
+                            rec.round,
+                            author,
+                            Role.AUTHOR.value,
+                            f"revise and answer ({names}): ctb-review respond {s.id}",
+                        )
+                    )
             continue
         reviewer = rec.reviewer
         if reviewer is None:
             if person is None or person not in s.authors:
-                out.append(QueueItem(s.id, s.family.value, s.status.value, rec.round, person or "(unassigned)",
-                                     Role.REVIEWER.value, f"unassigned: ctb-review assign, or take it: ctb-review blind {s.id}"))
+                out.append(
+                    QueueItem(
+                        s.id,
+                        s.family.value,
+                        s.status.value,
+                        rec.round,
+                        person or "(unassigned)",
+                        Role.REVIEWER.value,
+                        f"unassigned: ctb-review assign, or take it: ctb-review blind {s.id}",
+                    )
+                )
             continue
         if person not in (None, reviewer):
             continue
@@ -269,5 +338,7 @@ def queue(states: list[TaskState], person: str | None = None, rereview: dict[str
         else:
             left = [c.value for c, cr in rec.criteria.items() if cr.verdict == Verdict.OPEN]
             step = f"rule on {', '.join(left)}: ctb-review reveal {s.id}"
-        out.append(QueueItem(s.id, s.family.value, s.status.value, rec.round, reviewer, Role.REVIEWER.value, step))
+        out.append(
+            QueueItem(s.id, s.family.value, s.status.value, rec.round, reviewer, Role.REVIEWER.value, step)
+        )
     return out

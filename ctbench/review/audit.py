@@ -41,8 +41,13 @@ class AuditItem:
         self.problems.append(message)
 
     def to_json(self) -> dict[str, object]:
-        return {"task": self.task, "status": self.status.value, "ok": self.ok, "proofs": self.proofs,
-                "problems": self.problems}
+        return {
+            "task": self.task,
+            "status": self.status.value,
+            "ok": self.ok,
+            "proofs": self.proofs,
+            "problems": self.problems,
+        }
 
 
 def git_reader(repo: ReviewRepo, rev: str, task_rel: str, ts: TaskSet | None = None) -> PartReader:
@@ -55,7 +60,9 @@ def git_reader(repo: ReviewRepo, rev: str, task_rel: str, ts: TaskSet | None = N
         if data is None and rel == HIDDEN_FILE and ts is not None:
             sealed = repo.read_blob(rev, f"{task_rel}/{SEALED_HIDDEN_FILE}")
             if sealed is not None:
-                return unseal(sealed, identity_path(ts.identity), f"{task_rel}/{SEALED_HIDDEN_FILE}@{rev[:10]}")
+                return unseal(
+                    sealed, identity_path(ts.identity), f"{task_rel}/{SEALED_HIDDEN_FILE}@{rev[:10]}"
+                )
         return data
 
     return read
@@ -79,7 +86,9 @@ def _reviewer_keys(ts: TaskSet) -> dict[str, str]:
     return keys
 
 
-def audit_seal(ts: TaskSet, repo: ReviewRepo, state: TaskState, history: list[LogEntry], item: AuditItem) -> None:
+def audit_seal(
+    ts: TaskSet, repo: ReviewRepo, state: TaskState, history: list[LogEntry], item: AuditItem
+) -> None:
     """No reviewer could decrypt the sealed gold before their blind commit, in any version of it.
 
     Every commit that touched the ciphertext or its recipients list is checked: the ciphertext's
@@ -122,8 +131,10 @@ def audit_seal(ts: TaskSet, repo: ReviewRepo, state: TaskState, history: list[Lo
             continue
         count = stanza_count(data)
         if count != len(listed.recipients):
-            item.fail(f"{sha[:10]}: the sealed gold has {count} recipient(s) but {RECIPIENTS_FILE} lists "
-                      f"{len(listed.recipients)}: someone could decrypt who is not listed")
+            item.fail(
+                f"{sha[:10]}: the sealed gold has {count} recipient(s) but {RECIPIENTS_FILE} lists "
+                f"{len(listed.recipients)}: someone could decrypt who is not listed"
+            )
             bad += 1
         for r in listed.recipients:
             who = set(by_key.get(r.key, set()))
@@ -133,12 +144,16 @@ def audit_seal(ts: TaskSet, repo: ReviewRepo, state: TaskState, history: list[Lo
                 if r.role == "maintainer" and name == r.name:
                     continue
                 if not any(b != sha and repo.is_ancestor(b, sha) for b in blinds.get(name, [])):
-                    item.fail(f"{sha[:10]}: {name} became a recipient of the sealed gold before their blind "
-                              "commit (an early unseal)")
+                    item.fail(
+                        f"{sha[:10]}: {name} became a recipient of the sealed gold before their blind "
+                        "commit (an early unseal)"
+                    )
                     bad += 1
     if not bad:
-        item.proofs.append(f"sealed gold: {len(commits)} version(s) checked; no reviewer could decrypt before "
-                           "their blind commit")
+        item.proofs.append(
+            f"sealed gold: {len(commits)} version(s) checked; no reviewer could decrypt before "
+            "their blind commit"
+        )
 
 
 def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
@@ -158,7 +173,9 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
         blind = blind_record.blind if blind_record else None
         where = f"round {record.round}"
         if blind is None or blind.reviewer != reviewer:
-            item.fail(f"{where}: the gold was revealed to {reviewer} but no blind answer of theirs is recorded")
+            item.fail(
+                f"{where}: the gold was revealed to {reviewer} but no blind answer of theirs is recorded"
+            )
             continue
         if not blind.answer_intact():
             item.fail(f"{where}: the blind answer does not match its recorded sha256 (it was edited)")
@@ -166,19 +183,29 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
         blinds = _first(history, action=Action.BLIND.value, round=k, reviewer=reviewer)
         reveals = _first(history, action=Action.REVEAL.value, round=record.round, reviewer=reviewer)
         if not blinds:
-            item.fail(f"{where}: no blind commit by {reviewer} for round {k} in the history of {state.source}")
+            item.fail(
+                f"{where}: no blind commit by {reviewer} for round {k} in the history of {state.source}"
+            )
             continue
         if not reveals:
             item.fail(f"{where}: no reveal commit in the history of {state.source}")
             continue
         b, r = blinds[0], reveals[0]
-        earlier = [e for e in history if e.action == Action.REVEAL.value and e.get("reviewer") not in (None, reviewer)
-                   and e.sha != b.sha and repo.is_ancestor(e.sha, b.sha)]
+        earlier = [
+            e
+            for e in history
+            if e.action == Action.REVEAL.value
+            and e.get("reviewer") not in (None, reviewer)
+            and e.sha != b.sha
+            and repo.is_ancestor(e.sha, b.sha)
+        ]
         if earlier:  # the review records in the clone already held the gold lines revealed to someone else
             first = earlier[0]
-            item.fail(f"{where}: {reviewer}'s blind answer ({b.sha[:10]}) came after the gold was revealed to "
-                      f"{first.get('reviewer')} in round {first.round} ({first.sha[:10]}), whose record shows "
-                      "the gold lines: not a blind solve")
+            item.fail(
+                f"{where}: {reviewer}'s blind answer ({b.sha[:10]}) came after the gold was revealed to "
+                f"{first.get('reviewer')} in round {first.round} ({first.sha[:10]}), whose record shows "
+                "the gold lines: not a blind solve"
+            )
             continue
         committed = repo.read_blob(b.sha, f"{state.rel}/{record_rel(k)}")
         if committed is None:
@@ -193,10 +220,14 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
             item.fail(f"{where}: the blind commit's Ctbench-Answer-Sha256 trailer does not match the record")
             continue
         if b.sha == r.sha or not repo.is_ancestor(b.sha, r.sha):
-            item.fail(f"{where}: the blind commit {b.sha[:10]} does not precede the reveal commit {r.sha[:10]}")
+            item.fail(
+                f"{where}: the blind commit {b.sha[:10]} does not precede the reveal commit {r.sha[:10]}"
+            )
             continue
-        item.proofs.append(f"{where}: blind answer by {reviewer} committed {b.sha[:10]} ({b.when}) before the "
-                           f"reveal {r.sha[:10]} ({r.when}); sha256 {blind.answer_sha256[7:19]}... matches")
+        item.proofs.append(
+            f"{where}: blind answer by {reviewer} committed {b.sha[:10]} ({b.when}) before the "
+            f"reveal {r.sha[:10]} ({r.when}); sha256 {blind.answer_sha256[7:19]}... matches"
+        )
     if state.status == Status.APPROVED:
         last = state.records[-1]
         if not revealed:
@@ -204,8 +235,11 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
         if last.outcome != "approved" or any(last.criteria[c].verdict != Verdict.AGREE for c in CRITERIA):
             item.fail(f"approved, but round {last.round} does not record consensus on all four criteria")
         else:
-            reader = (disk_reader(ts.ref(state.id).path, ts) if state.rev is None
-                      else git_reader(repo, rev, state.rel, ts))
+            reader = (
+                disk_reader(ts.ref(state.id).path, ts)
+                if state.rev is None
+                else git_reader(repo, rev, state.rel, ts)
+            )
             try:
                 now = content_hashes(reader)
             except CtbError as exc:
@@ -213,8 +247,10 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
                 return item
             stale = stale_criteria(lambda c: last.criteria[c].basis, now)
             for crit, parts in stale.items():
-                item.fail(f"{crit.label} reopened: {', '.join(PART_TITLES[p] for p in parts)} changed after the "
-                          f"approval (resubmit: ctb-review submit {state.id})")
+                item.fail(
+                    f"{crit.label} reopened: {', '.join(PART_TITLES[p] for p in parts)} changed after the "
+                    f"approval (resubmit: ctb-review submit {state.id})"
+                )
             if not stale:
                 item.proofs.append(f"content unchanged since the approval in round {last.round}")
     elif state.status == Status.DISCARDED and not revealed:
@@ -223,7 +259,9 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
     return item
 
 
-def audit(ts: TaskSet, repo: ReviewRepo, states: list[TaskState], ids: list[str] | None = None) -> list[AuditItem]:
+def audit(
+    ts: TaskSet, repo: ReviewRepo, states: list[TaskState], ids: list[str] | None = None
+) -> list[AuditItem]:
     wanted = set(ids or [])
     out = []
     for state in states:

@@ -97,8 +97,10 @@ class ConfirmSubmit(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
             yield Label(f"Submit your blind answer ({self._lines} line(s))?", id="confirm-title")
-            yield Static("It is committed and pushed before the gold is shown, and cannot be changed afterwards.",
-                         id="confirm-text")
+            yield Static(
+                "It is committed and pushed before the gold is shown, and cannot be changed afterwards.",
+                id="confirm-text",
+            )
             with Horizontal(id="confirm-buttons"):
                 yield Button("Submit (y)", variant="primary", id="confirm-yes")
                 yield Button("Keep working (n)", id="confirm-no")
@@ -133,8 +135,14 @@ class BlindScreen(Screen[None]):
     """Statement, device console and answer editor: everything a blind reviewer may see."""
 
     BINDINGS = [
-        Binding("ctrl+s", "submit", "Submit answer", id="blind.submit", priority=True,
-                tooltip="Commit the blind answer and trajectory, then reveal the gold"),
+        Binding(
+            "ctrl+s",
+            "submit",
+            "Submit answer",
+            id="blind.submit",
+            priority=True,
+            tooltip="Commit the blind answer and trajectory, then reveal the gold",
+        ),
         Binding("f2", "focus_answer", "Answer", id="blind.answer", tooltip="Write the answer"),
         Binding("f3", "focus_console", "Console", id="blind.console", tooltip="Type commands on a device"),
     ]
@@ -145,7 +153,9 @@ class BlindScreen(Screen[None]):
 
         answer: str
 
-    def __init__(self, start: BlindStart, session: ReviewSession, draft: str = "", prompt: str | None = None) -> None:
+    def __init__(
+        self, start: BlindStart, session: ReviewSession, draft: str = "", prompt: str | None = None
+    ) -> None:
         super().__init__()
         self.start = start
         self.session = session
@@ -172,7 +182,8 @@ class BlindScreen(Screen[None]):
         # an isolated session (ctbench.replay.isolated) is served by a process without the hidden part
         apart = hasattr(self.session, "sandboxed")
         self.query_one("#console").border_title = (
-            "Devices (replayed apart, no hidden.yaml in view)" if apart else "Devices (replayed)")
+            "Devices (replayed apart, no hidden.yaml in view)" if apart else "Devices (replayed)"
+        )
         if not getattr(self.app, "blink", True):
             for w in [*self.query(Input), *self.query(TextArea)]:
                 w.cursor_blink = False
@@ -232,8 +243,16 @@ class BlindApp(App[int]):
         title: str
         text: str
 
-    def __init__(self, desk: ReviewDesk, task_id: str, reviewer: str, *, reveal_only: bool = False,
-                 blink: bool = True, engine_factory: Callable[[TaskSet], SessionOpener] | None = None) -> None:
+    def __init__(
+        self,
+        desk: ReviewDesk,
+        task_id: str,
+        reviewer: str,
+        *,
+        reveal_only: bool = False,
+        blink: bool = True,
+        engine_factory: Callable[[TaskSet], SessionOpener] | None = None,
+    ) -> None:
         super().__init__()
         self.desk = desk
         self.task_id = task_id
@@ -270,8 +289,9 @@ class BlindApp(App[int]):
     @work(thread=True, exclusive=True, group="review")
     def _prepare(self) -> None:
         try:
-            self._stack.enter_context(self.desk.repo.locked(f"{'reveal' if self.reveal_only else 'blind'} "
-                                                            f"{self.task_id}"))
+            self._stack.enter_context(
+                self.desk.repo.locked(f"{'reveal' if self.reveal_only else 'blind'} {self.task_id}")
+            )
             if self.reveal_only:
                 self.call_from_thread(self._show_reveal, False)
                 return

@@ -52,13 +52,22 @@ Sealed gold is opened with your age identity: --identity FILE, else $CTBENCH_AGE
 
 
 def _tasks_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tasks", metavar="DIR", default=argparse.SUPPRESS,
-                   help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
+    p.add_argument(
+        "--tasks",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)",
+    )
 
 
 def _who_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--as", dest="actor", metavar="NAME", default=None,
-                   help="who does this step (default: $CTBENCH_USER, git user.name, login name)")
+    p.add_argument(
+        "--as",
+        dest="actor",
+        metavar="NAME",
+        default=None,
+        help="who does this step (default: $CTBENCH_USER, git user.name, login name)",
+    )
 
 
 def _push_arg(p: argparse.ArgumentParser) -> None:
@@ -106,8 +115,15 @@ def _say_freshness(repo: ReviewRepo) -> None:
 
 def _report(result: StepResult, as_json: bool) -> int:
     if as_json:
-        emit_json({"task": result.task, "status": result.status.value, "round": result.round,
-                   "commits": result.commits, "messages": result.messages})
+        emit_json(
+            {
+                "task": result.task,
+                "status": result.status.value,
+                "round": result.round,
+                "commits": result.commits,
+                "messages": result.messages,
+            }
+        )
     else:
         for m in result.messages:
             print(m)
@@ -180,8 +196,13 @@ def cmd_assign(args: argparse.Namespace) -> int:
         return 0
     results = desk.apply_assignments(proposals, _actor(args, desk))
     if args.json:
-        emit_json({"applied": True, "proposals": [p.to_json() for p in proposals],
-                   "commits": [c for r in results for c in r.commits]})
+        emit_json(
+            {
+                "applied": True,
+                "proposals": [p.to_json() for p in proposals],
+                "commits": [c for r in results for c in r.commits],
+            }
+        )
     else:
         for r in results:
             for m in r.messages:
@@ -205,8 +226,10 @@ def cmd_queue(args: argparse.Namespace) -> int:
         return 0
     from ctbench.tables import Table, render_text
 
-    t = Table(title=f"Review queue{' of ' + args.person if args.person else ''}",
-              columns=["task", "family", "status", "round", "who", "as", "next"])
+    t = Table(
+        title=f"Review queue{' of ' + args.person if args.person else ''}",
+        columns=["task", "family", "status", "round", "who", "as", "next"],
+    )
     for i in items:
         t.add(i.task, i.family, i.status, i.round, i.who, i.role, i.next)
     sys.stdout.write(render_text([t], width=160))
@@ -233,8 +256,10 @@ def cmd_blind(args: argparse.Namespace) -> int:
     actor = _actor(args, desk)
     if args.answer is None:
         if not _interactive():
-            raise CtbError("no terminal for the blind app: give the answer with --answer FILE "
-                           "(and the commands you ran with --commands FILE or --trajectory FILE)")
+            raise CtbError(
+                "no terminal for the blind app: give the answer with --answer FILE "
+                "(and the commands you ran with --commands FILE or --trajectory FILE)"
+            )
         from ctbench.review.blind_app import BlindApp
 
         app = BlindApp(desk, args.id, actor)
@@ -250,7 +275,8 @@ def cmd_blind(args: argparse.Namespace) -> int:
     commands: bytes | None = None
     if args.trajectory:
         trajectory = check_trajectory(
-            read_blind_input(ts, args.trajectory, "a replay trajectory (JSON lines)"), args.trajectory)
+            read_blind_input(ts, args.trajectory, "a replay trajectory (JSON lines)"), args.trajectory
+        )
     elif args.commands:
         commands = read_blind_input(ts, args.commands, "commands, one per line")
     minutes = args.minutes
@@ -258,8 +284,9 @@ def cmd_blind(args: argparse.Namespace) -> int:
         start = desk.begin_blind(args.id, actor)
         if commands is not None:
             trajectory = run_commands(desk, args.id, commands)
-        result = desk.record_blind(start, answer, trajectory,
-                                   time_spent_s=minutes * 60 if minutes is not None else None)
+        result = desk.record_blind(
+            start, answer, trajectory, time_spent_s=minutes * 60 if minutes is not None else None
+        )
     return _report(result, args.json)
 
 
@@ -279,8 +306,9 @@ def run_commands(desk: ReviewDesk, task_id: str, data: bytes) -> bytes:
             parts = line.split(None, 1)
             if len(parts) != 2:
                 # never quote the line: the file may not be what the reviewer thinks it is
-                raise CtbError(f"commands file line {n}: expected DEVICE COMMAND (a device name, a space, "
-                               "the command)")
+                raise CtbError(
+                    f"commands file line {n}: expected DEVICE COMMAND (a device name, a space, the command)"
+                )
             session.run(parts[0].rstrip(":"), parts[1].strip())
     finally:
         session.close()
@@ -295,9 +323,11 @@ def render_reveal(rev: Revealed) -> str:
     from ctbench.tables import Table, render_text
 
     c = rev.comparison
-    head = [f"{rev.task.id} round {rev.record.round}: blind answer by {rev.blind.reviewer} vs the gold",
-            f"  exact match: {'yes' if c.exact else 'no'}   parse: {c.parse_status}",
-            "  " + "   ".join(c.score_parts())]
+    head = [
+        f"{rev.task.id} round {rev.record.round}: blind answer by {rev.blind.reviewer} vs the gold",
+        f"  exact match: {'yes' if c.exact else 'no'}   parse: {c.parse_status}",
+        "  " + "   ".join(c.score_parts()),
+    ]
     lines = Table(title="Answer lines", columns=["", "gold", "blind"])
     for row in c.answer_rows():
         lines.add(*row)
@@ -326,14 +356,20 @@ def cmd_reveal(args: argparse.Namespace) -> int:
     revealed, result = desk.reveal(args.id, actor)
     ruled = None
     if rulings:
-        ruled = desk.rule(args.id, actor, rulings,
-                          review_time_s=args.minutes * 60 if args.minutes is not None else None)
+        ruled = desk.rule(
+            args.id, actor, rulings, review_time_s=args.minutes * 60 if args.minutes is not None else None
+        )
     if args.json:
-        emit_json({"task": args.id, "round": revealed.record.round,
-                   "comparison": revealed.comparison.model_dump(mode="json"),
-                   "status": (ruled or result).status.value,
-                   "commits": result.commits + (ruled.commits if ruled else []),
-                   "messages": result.messages + (ruled.messages if ruled else [])})
+        emit_json(
+            {
+                "task": args.id,
+                "round": revealed.record.round,
+                "comparison": revealed.comparison.model_dump(mode="json"),
+                "status": (ruled or result).status.value,
+                "commits": result.commits + (ruled.commits if ruled else []),
+                "messages": result.messages + (ruled.messages if ruled else []),
+            }
+        )
         return 0
     for m in result.messages:
         _notify(m)
@@ -342,8 +378,11 @@ def cmd_reveal(args: argparse.Namespace) -> int:
         for m in ruled.messages:
             print(m)
     else:
-        print(f"rule on the criteria: ctb-review reveal {args.id} --agree CRITERION... "
-              "--disagree CRITERION TEXT", file=sys.stderr)
+        print(
+            f"rule on the criteria: ctb-review reveal {args.id} --agree CRITERION... "
+            "--disagree CRITERION TEXT",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -377,7 +416,9 @@ def cmd_pr(args: argparse.Namespace) -> int:
     branch = branch_name(args.id)
     tip = repo.rev(f"refs/heads/{branch}") or repo.fetch_branch(branch)
     if not tip:
-        raise CtbError(f"{args.id} has no review branch ({branch}); submit it first: ctb-review submit {args.id}")
+        raise CtbError(
+            f"{args.id} has no review branch ({branch}); submit it first: ctb-review submit {args.id}"
+        )
     if not args.no_push:
         with repo.locked(f"pr {args.id}"):
             if repo.rev(f"refs/heads/{branch}"):
@@ -392,8 +433,10 @@ def cmd_pr(args: argparse.Namespace) -> int:
     _notify(f"title: {title(state)}")
     if args.out:
         atomic_write_text(Path(args.out), text)
-        _notify(f"wrote the pull-request description to {args.out} "
-                f"(e.g. gh pr create --head {branch} --body-file {args.out})")
+        _notify(
+            f"wrote the pull-request description to {args.out} "
+            f"(e.g. gh pr create --head {branch} --body-file {args.out})"
+        )
     else:
         sys.stdout.write(text)
     return 0
@@ -412,8 +455,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     _say_freshness(desk.repo)
     pending = desk.repo.pending()
     if pending:
-        _notify("warning: an interrupted ctb-review step is pending; any write command (or ctb-review recover) "
-                "finishes it")
+        _notify(
+            "warning: an interrupted ctb-review step is pending; any write command (or ctb-review recover) "
+            "finishes it"
+        )
     states = collect(desk.ts, desk.repo, skipped=lambda m: _notify(f"skipped: {m}"))
     items = audit(desk.ts, desk.repo, states, list(args.ids) or None)
     ok = all(i.ok for i in items)
@@ -427,8 +472,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         for p in i.problems:
             print(f"  problem: {p}")
     bad = sum(1 for i in items if not i.ok)
-    summary = (f"{len(items)} decided task(s) audited: "
-               + ("every blind answer was committed before its reveal" if ok else f"{bad} failed"))
+    summary = f"{len(items)} decided task(s) audited: " + (
+        "every blind answer was committed before its reveal" if ok else f"{bad} failed"
+    )
     print(summary, file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1
 
@@ -448,8 +494,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         repo.offline = bool(args.offline)
         _say_freshness(repo)
         if repo.pending():
-            _notify("warning: an interrupted ctb-review step is pending; any write command (or ctb-review "
-                    "recover) finishes it")
+            _notify(
+                "warning: an interrupted ctb-review step is pending; any write command (or ctb-review "
+                "recover) finishes it"
+            )
     stats = review_stats(ts, repo)
     if args.json or args.format == "json":
         emit_json(stats.to_json())
@@ -485,27 +533,42 @@ def cmd_unseal(args: argparse.Namespace) -> int:
 
 def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-review", DESCRIPTION)
-    parser.add_argument("--tasks", metavar="DIR", default=None,
-                        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)")
-    parser.add_argument("--offline", action="store_true",
-                        help="do not fetch from or push to the review remote")
-    parser.add_argument("--identity", metavar="FILE", default=None,
-                        help="your age identity file, for sealed gold (default: $CTBENCH_AGE_IDENTITY)")
+    parser.add_argument(
+        "--tasks",
+        metavar="DIR",
+        default=None,
+        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the current folder)",
+    )
+    parser.add_argument(
+        "--offline", action="store_true", help="do not fetch from or push to the review remote"
+    )
+    parser.add_argument(
+        "--identity",
+        metavar="FILE",
+        default=None,
+        help="your age identity file, for sealed gold (default: $CTBENCH_AGE_IDENTITY)",
+    )
 
-    def cmd(name: str, help_text: str, handler: Any, description: str | None = None) -> argparse.ArgumentParser:
+    def cmd(
+        name: str, help_text: str, handler: Any, description: str | None = None
+    ) -> argparse.ArgumentParser:
         p = add_command(sub, name, help_text, handler, description)
         _tasks_arg(p)
         p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
         return p
 
-    p = cmd("submit", "submit a task for review (draft, or approved and changed since)", cmd_submit,
-            "Submit a task for review. The task must pass `ctb-author validate`. Its review branch\n"
-            "review/<ID> is created from the main branch (uncommitted changes to the task folder are\n"
-            "committed on it), a review round is opened and the branch is pushed.\n"
-            "An approved task whose content changed is resubmitted with exactly the criteria the change\n"
-            "touches reopened (recordings: golden-action consistency + solvability; gold: answer\n"
-            "completeness + solvability; golden actions: golden-action consistency; metadata: metadata\n"
-            "correctness; statement: solvability).")
+    p = cmd(
+        "submit",
+        "submit a task for review (draft, or approved and changed since)",
+        cmd_submit,
+        "Submit a task for review. The task must pass `ctb-author validate`. Its review branch\n"
+        "review/<ID> is created from the main branch (uncommitted changes to the task folder are\n"
+        "committed on it), a review round is opened and the branch is pushed.\n"
+        "An approved task whose content changed is resubmitted with exactly the criteria the change\n"
+        "touches reopened (recordings: golden-action consistency + solvability; gold: answer\n"
+        "completeness + solvability; golden actions: golden-action consistency; metadata: metadata\n"
+        "correctness; statement: solvability).",
+    )
     p.add_argument("id", metavar="ID")
     p.add_argument("--why", metavar="TEXT", help="a note kept in the record's provenance")
     _who_arg(p)
@@ -515,60 +578,93 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("id", metavar="ID")
     _who_arg(p)
 
-    p = cmd("assign", "propose (and with --apply record) reviewers for submitted tasks", cmd_assign,
-            "Propose a reviewer for every submitted task whose round has none, from the reviewers file\n"
-            "(tasks/reviewers.yaml: name, vendors, domains, capacity). Never an author of the task,\n"
-            "never over capacity, least loaded among those whose expertise matches (a vendor of the\n"
-            "task's devices, its family, a tag), then best match, then by name: deterministic.\n"
-            "Exit status 1 when a task found nobody eligible.")
+    p = cmd(
+        "assign",
+        "propose (and with --apply record) reviewers for submitted tasks",
+        cmd_assign,
+        "Propose a reviewer for every submitted task whose round has none, from the reviewers file\n"
+        "(tasks/reviewers.yaml: name, vendors, domains, capacity). Never an author of the task,\n"
+        "never over capacity, least loaded among those whose expertise matches (a vendor of the\n"
+        "task's devices, its family, a tag), then best match, then by name: deterministic.\n"
+        "Exit status 1 when a task found nobody eligible.",
+    )
     p.add_argument("ids", nargs="*", metavar="ID", help="only these tasks (default: every waiting task)")
     p.add_argument("--reviewers", metavar="FILE", help="reviewers file (default: <task set>/reviewers.yaml)")
     p.add_argument("--reviewer", metavar="NAME", help="assign this reviewer by hand (one task only)")
-    p.add_argument("--apply", action="store_true", help="record the assignment (a commit on each review branch)")
+    p.add_argument(
+        "--apply", action="store_true", help="record the assignment (a commit on each review branch)"
+    )
     _who_arg(p)
     _push_arg(p)
 
     p = cmd("queue", "what waits for each reviewer and author", cmd_queue)
     p.add_argument("person", nargs="?", metavar="NAME", help="only this person's queue")
 
-    p = cmd("blind", "solve a task blind (app, or --answer FILE)", cmd_blind,
-            "Solve a task as an agent would: the statement and a device console over the replay\n"
-            "backend, never the gold. The answer (one line per root cause `node;object;label`, or one\n"
-            "line per path `A_GE1/0/1 -> B_Gi0/1 -> C`) and the trajectory of commands are committed\n"
-            "and pushed before anything hidden can be shown; the record keeps the answer's sha256.\n"
-            "In a terminal without --answer, the blind app opens.")
+    p = cmd(
+        "blind",
+        "solve a task blind (app, or --answer FILE)",
+        cmd_blind,
+        "Solve a task as an agent would: the statement and a device console over the replay\n"
+        "backend, never the gold. The answer (one line per root cause `node;object;label`, or one\n"
+        "line per path `A_GE1/0/1 -> B_Gi0/1 -> C`) and the trajectory of commands are committed\n"
+        "and pushed before anything hidden can be shown; the record keeps the answer's sha256.\n"
+        "In a terminal without --answer, the blind app opens.",
+    )
     p.add_argument("id", metavar="ID")
     p.add_argument("--answer", metavar="FILE", help="the blind answer ('-' for standard input)")
-    p.add_argument("--commands", metavar="FILE",
-                   help="commands to run through the replay backend first, one `DEVICE COMMAND` per line")
-    p.add_argument("--trajectory", metavar="FILE", help="a replay trajectory (JSON lines) of the commands you ran")
+    p.add_argument(
+        "--commands",
+        metavar="FILE",
+        help="commands to run through the replay backend first, one `DEVICE COMMAND` per line",
+    )
+    p.add_argument(
+        "--trajectory", metavar="FILE", help="a replay trajectory (JSON lines) of the commands you ran"
+    )
     p.add_argument("--minutes", type=float, metavar="N", help="time spent solving (default: measured)")
     _who_arg(p)
     _push_arg(p)
 
-    p = cmd("reveal", "score the blind answer against the gold and rule on the criteria", cmd_reveal,
-            "Reveal the gold to the reviewer (refused until the reviewer's blind answer is committed),\n"
-            "score the blind answer with the evaluator's metrics and lay out the answer lines, the golden\n"
-            "actions against the reviewer's commands and the authored against the derived metadata.\n"
-            "Verdicts by flags (criteria: solvability, completeness, golden, metadata), or in the app.\n"
-            "Consensus on all four approves the task; a standing disagreement sends it back to the author.")
+    p = cmd(
+        "reveal",
+        "score the blind answer against the gold and rule on the criteria",
+        cmd_reveal,
+        "Reveal the gold to the reviewer (refused until the reviewer's blind answer is committed),\n"
+        "score the blind answer with the evaluator's metrics and lay out the answer lines, the golden\n"
+        "actions against the reviewer's commands and the authored against the derived metadata.\n"
+        "Verdicts by flags (criteria: solvability, completeness, golden, metadata), or in the app.\n"
+        "Consensus on all four approves the task; a standing disagreement sends it back to the author.",
+    )
     p.add_argument("id", metavar="ID")
     p.add_argument("--agree", nargs="+", action="extend", metavar="CRITERION", help="criteria you agree on")
-    p.add_argument("--disagree", nargs=2, action="append", metavar=("CRITERION", "TEXT"),
-                   help="a criterion you disagree on, with what is wrong (repeatable)")
-    p.add_argument("--comment", nargs=2, action="append", metavar=("CRITERION", "TEXT"),
-                   help="a comment on an agreed criterion (repeatable)")
+    p.add_argument(
+        "--disagree",
+        nargs=2,
+        action="append",
+        metavar=("CRITERION", "TEXT"),
+        help="a criterion you disagree on, with what is wrong (repeatable)",
+    )
+    p.add_argument(
+        "--comment",
+        nargs=2,
+        action="append",
+        metavar=("CRITERION", "TEXT"),
+        help="a comment on an agreed criterion (repeatable)",
+    )
     p.add_argument("--all-agree", action="store_true", help="agree on all four criteria")
     p.add_argument("--minutes", type=float, metavar="N", help="time spent on the comparison")
     p.add_argument("--no-app", action="store_true", help="print the comparison even in a terminal")
     _who_arg(p)
     _push_arg(p)
 
-    p = cmd("respond", "the author answers the reviewer's disagreements and resubmits", cmd_respond,
-            "Answer every disagreement of the round: --concede CRITERION TEXT when you revised the task\n"
-            "(edit it first, on its review branch: ctb-review checkout ID), --rebut CRITERION TEXT when it\n"
-            "is right as it is. Uncommitted changes to the task folder are committed as the revision,\n"
-            "then the task is resubmitted: agreements on unchanged parts carry over, the rest reopens.")
+    p = cmd(
+        "respond",
+        "the author answers the reviewer's disagreements and resubmits",
+        cmd_respond,
+        "Answer every disagreement of the round: --concede CRITERION TEXT when you revised the task\n"
+        "(edit it first, on its review branch: ctb-review checkout ID), --rebut CRITERION TEXT when it\n"
+        "is right as it is. Uncommitted changes to the task folder are committed as the revision,\n"
+        "then the task is resubmitted: agreements on unchanged parts carry over, the rest reopens.",
+    )
     p.add_argument("id", metavar="ID")
     p.add_argument("--concede", nargs=2, action="append", metavar=("CRITERION", "TEXT"))
     p.add_argument("--rebut", nargs=2, action="append", metavar=("CRITERION", "TEXT"))
@@ -592,34 +688,48 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     _who_arg(p)
     _push_arg(p)
 
-    p = cmd("audit", "prove every decided task was answered blind (exit 1 if not)", cmd_audit,
-            "For every approved or discarded task (or the ones named): the blind answer's sha256 matches,\n"
-            "its commit exists and strictly precedes the reveal commit, and an approved task has not\n"
-            "changed since its approval. Exit status 1 when any check fails.")
+    p = cmd(
+        "audit",
+        "prove every decided task was answered blind (exit 1 if not)",
+        cmd_audit,
+        "For every approved or discarded task (or the ones named): the blind answer's sha256 matches,\n"
+        "its commit exists and strictly precedes the reveal commit, and an approved task has not\n"
+        "changed since its approval. Exit status 1 when any check fails.",
+    )
     p.add_argument("ids", nargs="*", metavar="ID")
 
     p = cmd("status", "yields, revisions, blind accuracy, agreement", cmd_status)
-    p.add_argument("--format", choices=list(TABLE_FORMATS), default="text", help=formats_help(TABLE_FORMATS.values()))
+    p.add_argument(
+        "--format", choices=list(TABLE_FORMATS), default="text", help=formats_help(TABLE_FORMATS.values())
+    )
 
     cmd("recover", "finish a review step a killed process left half done", cmd_recover)
 
-    p = cmd("seal", "seal tasks' gold with age for their authors and the maintainers", cmd_seal,
-            "Replace each task's plain hidden.yaml by hidden.yaml.age, encrypted (age format; the age CLI\n"
-            "opens it) to the task's authors and the maintainers, with their public keys from the reviewers\n"
-            "file (`age: age1...`), and write hidden.recipients.yaml beside it. A reviewer's clone then holds\n"
-            "ciphertext only; after their blind commit is pushed, ctb-review unseal adds them. A sealed\n"
-            "benchmark can also be published without putting its answers into training corpora.\n"
-            "A plain hidden.yaml committed earlier stays in the history: seal before the first commit\n"
-            "(review.seal_gold: true in ctbench.yaml seals new tasks from their first save).")
+    p = cmd(
+        "seal",
+        "seal tasks' gold with age for their authors and the maintainers",
+        cmd_seal,
+        "Replace each task's plain hidden.yaml by hidden.yaml.age, encrypted (age format; the age CLI\n"
+        "opens it) to the task's authors and the maintainers, with their public keys from the reviewers\n"
+        "file (`age: age1...`), and write hidden.recipients.yaml beside it. A reviewer's clone then holds\n"
+        "ciphertext only; after their blind commit is pushed, ctb-review unseal adds them. A sealed\n"
+        "benchmark can also be published without putting its answers into training corpora.\n"
+        "A plain hidden.yaml committed earlier stays in the history: seal before the first commit\n"
+        "(review.seal_gold: true in ctbench.yaml seals new tasks from their first save).",
+    )
     p.add_argument("ids", nargs="*", metavar="ID")
     p.add_argument("--all", action="store_true", help="every task of the set")
     p.add_argument("--no-commit", action="store_true", help="write the files only")
     _who_arg(p)
 
-    p = cmd("unseal", "let a reviewer decrypt the gold, after their blind commit is on the remote", cmd_unseal,
-            "The author or a maintainer adds REVIEWER as a recipient of the sealed gold. Refused until the\n"
-            "reviewer's blind commit exists on the remote; the commit records which blind commit it\n"
-            "followed, and ctb-review audit checks that no reviewer could decrypt earlier.")
+    p = cmd(
+        "unseal",
+        "let a reviewer decrypt the gold, after their blind commit is on the remote",
+        cmd_unseal,
+        "The author or a maintainer adds REVIEWER as a recipient of the sealed gold. Refused until the\n"
+        "reviewer's blind commit exists on the remote; the commit records which blind commit it\n"
+        "followed, and ctb-review audit checks that no reviewer could decrypt earlier.",
+    )
     p.add_argument("id", metavar="ID")
     p.add_argument("--for", dest="reviewer", required=True, metavar="REVIEWER")
     _who_arg(p)

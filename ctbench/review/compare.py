@@ -55,22 +55,39 @@ def read_trajectory(data: bytes | None) -> list[dict[str, Any]]:
 
 
 def executed_actions(trajectory: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return [(str(t["device"]), str(t["canonical"])) for t in trajectory if t.get("device") and t.get("canonical")]
+    return [
+        (str(t["device"]), str(t["canonical"])) for t in trajectory if t.get("device") and t.get("canonical")
+    ]
 
 
-def metadata_rows(ts: TaskSet, task: TaskSpec, hidden: HiddenSpec, network: Network | None) -> list[MetadataRow]:
+def metadata_rows(
+    ts: TaskSet, task: TaskSpec, hidden: HiddenSpec, network: Network | None
+) -> list[MetadataRow]:
     """Authored (and declared) metadata next to what ctbench derives from the task."""
     d = derive(task, hidden, network, ts.taxonomy, ts.config)
     m = hidden.metadata
     rows: list[MetadataRow] = []
     if task.family == Family.RCA:
-        rows.append(MetadataRow(field="observability", authored=m.observability.value if m.observability else None))
+        rows.append(
+            MetadataRow(field="observability", authored=m.observability.value if m.observability else None)
+        )
         rows.append(MetadataRow(field="chain_length", authored=m.chain_length))
-        rows.append(MetadataRow(field="root_cause_count", authored=m.root_cause_count, derived=d.entries,
-                                agrees=None if m.root_cause_count is None else m.root_cause_count <= d.entries))
-    rows.append(MetadataRow(field="protocol_mechanisms", authored=list(m.protocol_mechanisms),
-                            derived=d.protocol_complexity,
-                            agrees=len(dict.fromkeys(m.protocol_mechanisms)) == d.protocol_complexity))
+        rows.append(
+            MetadataRow(
+                field="root_cause_count",
+                authored=m.root_cause_count,
+                derived=d.entries,
+                agrees=None if m.root_cause_count is None else m.root_cause_count <= d.entries,
+            )
+        )
+    rows.append(
+        MetadataRow(
+            field="protocol_mechanisms",
+            authored=list(m.protocol_mechanisms),
+            derived=d.protocol_complexity,
+            agrees=len(dict.fromkeys(m.protocol_mechanisms)) == d.protocol_complexity,
+        )
+    )
     for name in DECLARED_FIELDS:
         if task.family == Family.RCA and name == "path_count":
             continue
@@ -86,8 +103,15 @@ def metadata_rows(ts: TaskSet, task: TaskSpec, hidden: HiddenSpec, network: Netw
     return rows
 
 
-def compare(ts: TaskSet, task: TaskSpec, hidden: HiddenSpec, answer: str,
-            trajectory: list[dict[str, Any]], *, time_spent_s: float | None = None) -> Side:
+def compare(
+    ts: TaskSet,
+    task: TaskSpec,
+    hidden: HiddenSpec,
+    answer: str,
+    trajectory: list[dict[str, Any]],
+    *,
+    time_spent_s: float | None = None,
+) -> Side:
     network = ts.network(task.network)
     nodes = [d.name for d in network.devices]
     norm = ts.vendors.normalizer(network.device_map())
@@ -98,25 +122,43 @@ def compare(ts: TaskSet, task: TaskSpec, hidden: HiddenSpec, answer: str,
         parsed = parse_answer(answer, "rca", node_names=nodes, resolve_label=tax.resolve, normalize=norm)
         gold_rca = frozenset(
             RcaEntry(t.node, norm(t.node, t.object), tax.resolve(t.label) or t.label)
-            for t in hidden.answer.rca or [])
+            for t in hidden.answer.rca or []
+        )
         gold: frozenset[RcaEntry] | tuple[Path, ...] = gold_rca
         gold_lines = sorted(e.line() for e in gold_rca)
         blind_lines = sorted(e.line() for e in parsed.rca or ())
     else:
         parsed = parse_answer(answer, "path", node_names=nodes, resolve_label=tax.resolve, normalize=norm)
-        gold_paths = tuple(tuple(h._replace(egress=norm(h.node, h.egress) if h.egress else None) for h in p)
-                           for p in hidden.gold_paths())
+        gold_paths = tuple(
+            tuple(h._replace(egress=norm(h.node, h.egress) if h.egress else None) for h in p)
+            for p in hidden.gold_paths()
+        )
         gold = gold_paths
         gold_lines = [path_line(p) for p in gold_paths]
         blind_lines = [path_line(p) for p in parsed.paths or ()]
     golden = hidden.golden_keys()
-    record = TaskRecord(task_id=task.id, family=task.family.value, gold=gold, prediction=parsed,
-                        golden_actions=golden, executed_actions=tuple(executed), usage=usage)
+    record = TaskRecord(
+        task_id=task.id,
+        family=task.family.value,
+        gold=gold,
+        prediction=parsed,
+        golden_actions=golden,
+        executed_actions=tuple(executed),
+        usage=usage,
+    )
     scores = score_task(record)
     ran = set(executed)
     covered = sorted([list(k) for k in golden if k in ran])
     missed = sorted([list(k) for k in golden if k not in ran])
     extra = sorted({k for k in executed if k not in golden})
-    return Side(parsed=parsed, gold_lines=gold_lines, blind_lines=blind_lines, exact=scores.exact,
-                scores=scores.to_json(), golden_covered=covered, golden_missed=missed,
-                extra_commands=[list(k) for k in extra], metadata=metadata_rows(ts, task, hidden, network))
+    return Side(
+        parsed=parsed,
+        gold_lines=gold_lines,
+        blind_lines=blind_lines,
+        exact=scores.exact,
+        scores=scores.to_json(),
+        golden_covered=covered,
+        golden_missed=missed,
+        extra_commands=[list(k) for k in extra],
+        metadata=metadata_rows(ts, task, hidden, network),
+    )

@@ -138,7 +138,7 @@ def parse_trailers(text: str) -> dict[str, list[str]]:
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if sep and key.startswith(TRAILER_PREFIX):
-            out.setdefault(key[len(TRAILER_PREFIX):].lower(), []).append(value.strip())
+            out.setdefault(key[len(TRAILER_PREFIX) :].lower(), []).append(value.strip())
     return out
 
 
@@ -151,8 +151,10 @@ class ReviewRepo:
         try:
             self.repo = git.Repo(ts.root, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            raise CtbError(f"{ts.root} is not inside a git repository; reviews live in git "
-                           "(git init, commit the task set, then ctb-review submit ID)") from None
+            raise CtbError(
+                f"{ts.root} is not inside a git repository; reviews live in git "
+                "(git init, commit the task set, then ctb-review submit ID)"
+            ) from None
         if self.repo.working_tree_dir is None:
             raise CtbError(f"{ts.root}: a bare repository has no working tree to review in")
         self._git_mod = git
@@ -252,8 +254,13 @@ class ReviewRepo:
         if not self.has_remote():
             return None
         try:
-            self.git("fetch", "--quiet", "--no-tags", self.remote_name,
-                     f"+refs/heads/{branch}:{self.remote_ref(branch)}")
+            self.git(
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                self.remote_name,
+                f"+refs/heads/{branch}:{self.remote_ref(branch)}",
+            )
         except GitError as exc:
             if "couldn't find remote ref" not in str(exc):
                 self.notify(f"warning: could not fetch {branch} from {self.remote_name}: {exc}")
@@ -271,9 +278,15 @@ class ReviewRepo:
         if not self.has_remote():
             return None
         try:
-            self.git("fetch", "--quiet", "--no-tags", "--prune", self.remote_name,
-                     f"+refs/heads/{BRANCH_PREFIX}*:refs/remotes/{self.remote_name}/{BRANCH_PREFIX}*",
-                     f"+refs/heads/{self.main_branch}:{self.remote_ref(self.main_branch)}")
+            self.git(
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--prune",
+                self.remote_name,
+                f"+refs/heads/{BRANCH_PREFIX}*:refs/remotes/{self.remote_name}/{BRANCH_PREFIX}*",
+                f"+refs/heads/{self.main_branch}:{self.remote_ref(self.main_branch)}",
+            )
         except GitError as exc:
             self.notify(f"warning: could not fetch reviews from {self.remote_name}: {exc}")
             return str(exc)
@@ -298,23 +311,29 @@ class ReviewRepo:
         if not_fetched and any(r.name == self.remote_name for r in self.repo.remotes):
             when = _mtime(self.git_dir / "FETCH_HEAD")
             since = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(when)) if when else "never"
-            notes.append(f"not fetched from {self.remote_name} ({not_fetched}): review branches are as of the "
-                         f"last fetch ({since}); the remote may hold newer steps")
+            notes.append(
+                f"not fetched from {self.remote_name} ({not_fetched}): review branches are as of the "
+                f"last fetch ({since}); the remote may hold newer steps"
+            )
         text = self.git("for-each-ref", "--format=%(refname:strip=2)", f"refs/heads/{BRANCH_PREFIX}")
         for branch in text.split():
             local, remote = self.rev(f"refs/heads/{branch}"), self.rev(self.remote_ref(branch))
             if local and remote and local != remote:
                 ahead = self.count_between(local, remote)
                 if ahead:
-                    notes.append(f"local {branch} is {ahead} commit(s) behind {self.remote_name}/{branch}; "
-                                 f"shown as on {self.remote_name}")
+                    notes.append(
+                        f"local {branch} is {ahead} commit(s) behind {self.remote_name}/{branch}; "
+                        f"shown as on {self.remote_name}"
+                    )
         main_local = self.rev("HEAD") if self.current_branch() == self.main_branch else None
         main_remote = self.rev(self.remote_ref(self.main_branch))
         if main_local and main_remote and main_local != main_remote:
             behind = self.count_between(main_local, main_remote)
             if behind:
-                notes.append(f"{self.main_branch} is {behind} commit(s) behind {self.remote_name}/"
-                             f"{self.main_branch}: merged reviews there are not counted until you git pull")
+                notes.append(
+                    f"{self.main_branch} is {behind} commit(s) behind {self.remote_name}/"
+                    f"{self.main_branch}: merged reviews there are not counted until you git pull"
+                )
         return notes
 
     def review_branches(self) -> dict[str, str]:
@@ -322,14 +341,18 @@ class ReviewRepo:
         out: dict[str, str] = {}
         local: dict[str, str] = {}
         remote: dict[str, str] = {}
-        text = self.git("for-each-ref", "--format=%(refname)%09%(objectname)",
-                        f"refs/heads/{BRANCH_PREFIX}", f"refs/remotes/{self.remote_name}/{BRANCH_PREFIX}")
+        text = self.git(
+            "for-each-ref",
+            "--format=%(refname)%09%(objectname)",
+            f"refs/heads/{BRANCH_PREFIX}",
+            f"refs/remotes/{self.remote_name}/{BRANCH_PREFIX}",
+        )
         for line in text.splitlines():
             ref, _, sha = line.partition("\t")
             if ref.startswith("refs/heads/"):
-                local[ref[len("refs/heads/" + BRANCH_PREFIX):]] = sha
+                local[ref[len("refs/heads/" + BRANCH_PREFIX) :]] = sha
             else:
-                remote[ref[len(f"refs/remotes/{self.remote_name}/{BRANCH_PREFIX}"):]] = sha
+                remote[ref[len(f"refs/remotes/{self.remote_name}/{BRANCH_PREFIX}") :]] = sha
         for task in set(local) | set(remote):
             a, b = local.get(task), remote.get(task)
             if a and b and a != b:
@@ -342,8 +365,13 @@ class ReviewRepo:
         """Commits of review branches (local and remote-tracking) already contained in ``rev`` (one git call)."""
         if self.rev(rev) is None:
             return set()
-        text = self.git("for-each-ref", f"--merged={rev}", "--format=%(objectname)",
-                        f"refs/heads/{BRANCH_PREFIX}", f"refs/remotes/{self.remote_name}/{BRANCH_PREFIX}")
+        text = self.git(
+            "for-each-ref",
+            f"--merged={rev}",
+            "--format=%(objectname)",
+            f"refs/heads/{BRANCH_PREFIX}",
+            f"refs/remotes/{self.remote_name}/{BRANCH_PREFIX}",
+        )
         return set(text.split())
 
     def dirty_paths(self) -> list[str]:
@@ -365,8 +393,9 @@ class ReviewRepo:
         text = self.git("ls-files", "--others", "--exclude-standard", "-z", "--", under)
         return [p for p in text.split("\0") if p]
 
-    def ensure_branch(self, task_id: str, task_rel: str, *, create_from: str | None = None,
-                      allow_task_changes: bool = False) -> None:
+    def ensure_branch(
+        self, task_id: str, task_rel: str, *, create_from: str | None = None, allow_task_changes: bool = False
+    ) -> None:
         """Be on the task's review branch, up to date with the remote; switch to it (or create it) if needed.
 
         Refuses to switch over uncommitted changes outside the task folder (they belong to
@@ -380,11 +409,15 @@ class ReviewRepo:
             outside = [p for p in dirty if not _under(p, task_rel)]
             if outside:
                 shown = ", ".join(outside[:5]) + (" ..." if len(outside) > 5 else "")
-                raise CtbError(f"uncommitted changes in {shown}: commit or stash them before working on "
-                               f"{task_id} (its review lives on branch {branch})")
+                raise CtbError(
+                    f"uncommitted changes in {shown}: commit or stash them before working on "
+                    f"{task_id} (its review lives on branch {branch})"
+                )
             if dirty and not allow_task_changes:
-                raise CtbError(f"uncommitted changes in {task_rel}: a reviewer never changes the task; "
-                               f"revert them (git checkout -- {task_rel}) or let the author commit them")
+                raise CtbError(
+                    f"uncommitted changes in {task_rel}: a reviewer never changes the task; "
+                    f"revert them (git checkout -- {task_rel}) or let the author commit them"
+                )
             local_tip = self.rev(f"refs/heads/{branch}")
             if local_tip:
                 self.git("checkout", "--quiet", branch)
@@ -395,13 +428,17 @@ class ReviewRepo:
             elif create_from is not None:
                 start = self.rev(f"refs/heads/{create_from}") or self.rev(create_from)
                 if start is None:
-                    raise CtbError(f"cannot create {branch}: no branch {create_from!r} to start from "
-                                   "(set review.main_branch in ctbench.yaml)")
+                    raise CtbError(
+                        f"cannot create {branch}: no branch {create_from!r} to start from "
+                        "(set review.main_branch in ctbench.yaml)"
+                    )
                 self.git("checkout", "--quiet", "--no-track", "-b", branch, start)
             else:
                 where = f" here or on {self.remote_name}" if self.has_remote() else ""
-                raise CtbError(f"{task_id} has no review branch ({branch}){where}: the author submits it "
-                               f"first (ctb-review submit {task_id})")
+                raise CtbError(
+                    f"{task_id} has no review branch ({branch}){where}: the author submits it "
+                    f"first (ctb-review submit {task_id})"
+                )
             self.notify(f"switched to branch {branch}")
         self._catch_up(branch, remote_tip)
 
@@ -413,23 +450,29 @@ class ReviewRepo:
             self.git("merge", "--quiet", "--ff-only", remote_tip)
             self.notify(f"updated {branch} from {self.remote_name}")
         elif not self.is_ancestor(remote_tip, local_tip):
-            raise CtbError(f"{branch} has diverged from {self.remote_name}/{branch} (someone else committed "
-                           f"to this review meanwhile): git pull {self.remote_name} {branch}, then rerun")
+            raise CtbError(
+                f"{branch} has diverged from {self.remote_name}/{branch} (someone else committed "
+                f"to this review meanwhile): git pull {self.remote_name} {branch}, then rerun"
+            )
 
     def push(self, branch: str, *, required: bool = False) -> bool:
         """Push a branch; a failure is a warning for ordinary steps and an error where pushing is the point."""
         if not self.has_remote():
             if required:
-                raise CtbError(f"no git remote named {self.remote_name!r} (tasks/ctbench.yaml review.remote); "
-                               f"add one: git remote add {self.remote_name} URL")
+                raise CtbError(
+                    f"no git remote named {self.remote_name!r} (tasks/ctbench.yaml review.remote); "
+                    f"add one: git remote add {self.remote_name} URL"
+                )
             return False
         try:
             self.git("push", "--quiet", self.remote_name, f"refs/heads/{branch}:refs/heads/{branch}")
         except GitError as exc:
             if required:
                 raise
-            self.notify(f"warning: could not push {branch} to {self.remote_name} ({exc}); "
-                        "it stays local until the next push")
+            self.notify(
+                f"warning: could not push {branch} to {self.remote_name} ({exc}); "
+                "it stays local until the next push"
+            )
             return False
         return True
 
@@ -459,9 +502,11 @@ class ReviewRepo:
                 pid = holder.get("pid") if holder else None
                 if isinstance(pid, int) and pid and pid != os.getpid() and _pid_alive(pid):
                     what_held = holder.get("what", "?") if holder else "?"
-                    raise Busy(f"another ctb-review ({what_held}, pid {pid}) is working in "
-                               f"{self.workdir}; wait for it, or review other tasks from a separate clone "
-                               "or a `git worktree add` checkout") from None
+                    raise Busy(
+                        f"another ctb-review ({what_held}, pid {pid}) is working in "
+                        f"{self.workdir}; wait for it, or review other tasks from a separate clone "
+                        "or a `git worktree add` checkout"
+                    ) from None
                 path.unlink(missing_ok=True)
                 continue
             with os.fdopen(fd, "wb") as fh:
@@ -483,8 +528,15 @@ class ReviewRepo:
         """The journal of an interrupted step, if any (for read-only commands to warn about)."""
         return Journal.read(self.journal_path) if self.journal_path.exists() else None
 
-    def commit(self, branch: str, message: str, *, files: dict[str, bytes] | None = None,
-               add: Sequence[str] = (), actor: str | None = None) -> str | None:
+    def commit(
+        self,
+        branch: str,
+        message: str,
+        *,
+        files: dict[str, bytes] | None = None,
+        add: Sequence[str] = (),
+        actor: str | None = None,
+    ) -> str | None:
         """Write ``files`` (repo-relative) atomically and commit them plus ``add`` on ``branch``.
 
         Returns the new commit, or None when nothing changed (a repeated step is a no-op).
@@ -493,16 +545,23 @@ class ReviewRepo:
             raise RuntimeError("ReviewRepo.commit needs the review lock (use `with repo.locked(...)`)")
         current = self.current_branch()
         if current != branch:
-            raise CtbError(f"expected to be on branch {branch} but HEAD is on {current or 'a detached commit'}; "
-                           "something switched branches meanwhile: nothing was committed")
+            raise CtbError(
+                f"expected to be on branch {branch} but HEAD is on {current or 'a detached commit'}; "
+                "something switched branches meanwhile: nothing was committed"
+            )
         op = uuid.uuid4().hex[:12]
         files = dict(files or {})
         journal = Journal(
-            op=op, pid=os.getpid(), started=time.time(), branch=branch,
-            head=self.rev("HEAD"), message=message.rstrip("\n") + f"\n{TRAILER_PREFIX}Op: {op}\n",
+            op=op,
+            pid=os.getpid(),
+            started=time.time(),
+            branch=branch,
+            head=self.rev("HEAD"),
+            message=message.rstrip("\n") + f"\n{TRAILER_PREFIX}Op: {op}\n",
             files={k: base64.b64encode(v).decode("ascii") for k, v in files.items()},
             before={k: _b64_or_none(self.workdir / k) for k in files},
-            add=list(add), env=self._identity_env(actor),
+            add=list(add),
+            env=self._identity_env(actor),
         )
         atomic_write_text(self.journal_path, journal.model_dump_json())
         try:
@@ -548,8 +607,9 @@ class ReviewRepo:
         except GitError:
             pass
 
-    def commit_to_branch(self, branch: str, message: str, files: dict[str, bytes], *,
-                         actor: str | None = None) -> str:
+    def commit_to_branch(
+        self, branch: str, message: str, files: dict[str, bytes], *, actor: str | None = None
+    ) -> str:
         """Commit files onto a branch that is not checked out, without touching the working tree.
 
         Used for bookkeeping across many tasks (assignment). The only mutation is a compare-and-swap
@@ -596,13 +656,29 @@ class ReviewRepo:
         return bool(self.git("ls-files", "--", rel))
 
     def _landed(self, branch: str, op: str) -> str | None:
-        text = self.git("log", "-n", "50", f"--grep=^{Trailer.OP.full}: {op}$", "--format=%H",
-                        f"refs/heads/{branch}", "--") if self.rev(f"refs/heads/{branch}") else ""
+        text = (
+            self.git(
+                "log",
+                "-n",
+                "50",
+                f"--grep=^{Trailer.OP.full}: {op}$",
+                "--format=%H",
+                f"refs/heads/{branch}",
+                "--",
+            )
+            if self.rev(f"refs/heads/{branch}")
+            else ""
+        )
         return text.split()[0] if text.split() else None
 
     def _clear_stale_locks(self, since: float, branch: str) -> list[str]:
-        candidates = [self.git_dir / "index.lock", self.git_dir / "HEAD.lock", self.git_dir / "ORIG_HEAD.lock",
-                      self.common_dir / "refs" / "heads" / f"{branch}.lock", *self.git_dir.glob("next-index-*.lock")]
+        candidates = [
+            self.git_dir / "index.lock",
+            self.git_dir / "HEAD.lock",
+            self.git_dir / "ORIG_HEAD.lock",
+            self.common_dir / "refs" / "heads" / f"{branch}.lock",
+            *self.git_dir.glob("next-index-*.lock"),
+        ]
         removed = []
         for p in candidates:
             if p.exists() and _mtime(p) >= since - 2:
@@ -630,20 +706,29 @@ class ReviewRepo:
         else:
             current = self.current_branch()
             if current != branch:
-                raise CtbError(f"an interrupted ctb-review step ({what}) on branch {branch} was found, but HEAD "
-                               f"is on {current}; git checkout {branch} and rerun to finish it, or delete "
-                               f"{self.journal_path} to abandon it")
+                raise CtbError(
+                    f"an interrupted ctb-review step ({what}) on branch {branch} was found, but HEAD "
+                    f"is on {current}; git checkout {branch} and rerun to finish it, or delete "
+                    f"{self.journal_path} to abandon it"
+                )
             if self.rev("HEAD") != journal.head:
-                raise CtbError(f"an interrupted ctb-review step ({what}) was found, but {branch} has moved "
-                               f"since; delete {self.journal_path} after checking the task folder")
+                raise CtbError(
+                    f"an interrupted ctb-review step ({what}) was found, but {branch} has moved "
+                    f"since; delete {self.journal_path} after checking the task folder"
+                )
             try:
                 sha = self._apply(journal)
             except GitError as exc:
-                raise CtbError(f"could not finish an interrupted step ({what}): {exc}; fix it, or delete "
-                               f"{self.journal_path} to abandon it") from None
+                raise CtbError(
+                    f"could not finish an interrupted step ({what}): {exc}; fix it, or delete "
+                    f"{self.journal_path} to abandon it"
+                ) from None
             self.journal_path.unlink(missing_ok=True)
-            msg = (f"finished an interrupted step ({what}) as {sha[:10]}" if sha
-                   else f"an interrupted step ({what}) had nothing left to commit")
+            msg = (
+                f"finished an interrupted step ({what}) as {sha[:10]}"
+                if sha
+                else f"an interrupted step ({what}) had nothing left to commit"
+            )
         if removed:
             msg += f" (removed stale git locks: {', '.join(removed)})"
         self.notify(msg)
@@ -668,8 +753,14 @@ class ReviewRepo:
             if len(parts) < 6:
                 continue
             sha, parents, when, author, subject, trailers = parts[:6]
-            entry = LogEntry(sha=sha, parents=tuple(parents.split()), when=when, author=author, subject=subject,
-                             trailers=parse_trailers(trailers))
+            entry = LogEntry(
+                sha=sha,
+                parents=tuple(parents.split()),
+                when=when,
+                author=author,
+                subject=subject,
+                trailers=parse_trailers(trailers),
+            )
             if task is None or entry.task == task:
                 out.append(entry)
         return out

@@ -123,10 +123,16 @@ class ReviewStats:
             observed = _pct(sum(1 for a, b in pairs if a == b), len(pairs))
             kappa = cohen_kappa(pairs)
             alpha = krippendorff_alpha(units)
-            out.append({"criterion": crit.value, "verdicts": len(pairs), "observed_agreement_pct": observed,
-                        "cohen_kappa": None if kappa is None else round(kappa, 4),
-                        "multi_reviewer_tasks": sum(1 for u in units if len(u) >= 2),
-                        "krippendorff_alpha": None if alpha is None else round(alpha, 4)})
+            out.append(
+                {
+                    "criterion": crit.value,
+                    "verdicts": len(pairs),
+                    "observed_agreement_pct": observed,
+                    "cohen_kappa": None if kappa is None else round(kappa, 4),
+                    "multi_reviewer_tasks": sum(1 for u in units if len(u) >= 2),
+                    "krippendorff_alpha": None if alpha is None else round(alpha, 4),
+                }
+            )
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -137,33 +143,49 @@ class ReviewStats:
             minutes = self.minutes.get(fam, [])
             blind = self.blind.get(fam, [])
             per_family[fam] = {
-                "candidates": self.candidates.get(fam, 0), "retained": self.retained.get(fam, 0),
-                "discarded": self.discarded.get(fam, 0), "in_progress": self.in_progress.get(fam, 0),
-                "audit_failed": self.audit_failed.get(fam, 0), "never_reviewed": self.never_reviewed.get(fam, 0),
-                "yield_pct": self.yield_pct(fam), "revised_before_consensus": self.revised.get(fam, 0),
+                "candidates": self.candidates.get(fam, 0),
+                "retained": self.retained.get(fam, 0),
+                "discarded": self.discarded.get(fam, 0),
+                "in_progress": self.in_progress.get(fam, 0),
+                "audit_failed": self.audit_failed.get(fam, 0),
+                "never_reviewed": self.never_reviewed.get(fam, 0),
+                "yield_pct": self.yield_pct(fam),
+                "revised_before_consensus": self.revised.get(fam, 0),
                 "revised_pct": _pct(self.revised.get(fam, 0), self.retained.get(fam, 0)),
                 "rounds_mean": round(statistics.fmean(rounds), 2) if rounds else None,
                 "rounds_max": max(rounds) if rounds else None,
                 "minutes_mean": round(statistics.fmean(minutes), 1) if minutes else None,
                 "minutes_median": round(statistics.median(minutes), 1) if minutes else None,
-                "blind_solves": len(blind), "blind_exact": sum(blind),
+                "blind_solves": len(blind),
+                "blind_exact": sum(blind),
                 "blind_accuracy_pct": _pct(sum(blind), len(blind)),
             }
         total_c = sum(self.candidates.values())
         total_r = sum(self.retained.values())
         return {
             "families": per_family,
-            "total": {"candidates": total_c, "retained": total_r, "discarded": sum(self.discarded.values()),
-                      "yield_pct": self.yield_pct(), "revised_before_consensus": sum(self.revised.values()),
-                      "revised_pct": _pct(sum(self.revised.values()), total_r),
-                      "audit_failed": sum(self.audit_failed.values()),
-                      "never_reviewed": sum(self.never_reviewed.values())},
+            "total": {
+                "candidates": total_c,
+                "retained": total_r,
+                "discarded": sum(self.discarded.values()),
+                "yield_pct": self.yield_pct(),
+                "revised_before_consensus": sum(self.revised.values()),
+                "revised_pct": _pct(sum(self.revised.values()), total_r),
+                "audit_failed": sum(self.audit_failed.values()),
+                "never_reviewed": sum(self.never_reviewed.values()),
+            },
             "unreviewed_seed": self.seed,
             "needs_rereview": [{"task": t, "reason": r} for t, r in self.rereview],
             "audit_failures": [{"task": t, "problem": p} for t, p in self.audit_problems],
             "states": dict(sorted(self.states.items())),
-            "reviewers": {name: {"blind_solves": len(v), "blind_exact": sum(v), "blind_accuracy_pct": _pct(sum(v), len(v))}
-                          for name, v in sorted(self.blind_by_reviewer.items())},
+            "reviewers": {
+                name: {
+                    "blind_solves": len(v),
+                    "blind_exact": sum(v),
+                    "blind_accuracy_pct": _pct(sum(v), len(v)),
+                }
+                for name, v in sorted(self.blind_by_reviewer.items())
+            },
             "agreement": self.agreement(),
             "discarded": [{"task": t, "reason": r} for t, r in self.reasons],
         }
@@ -172,59 +194,132 @@ class ReviewStats:
         data = self.to_json()
         fams = data["families"]
         never = data["total"]["never_reviewed"]
-        note = ("Over tasks with review records; approved tasks whose audit fails are not retained. "
-                "Paper: RCA 205 -> 126 (61.46%), path 154 -> 108 (70.13%), 359 -> 234 (65.18%).")
+        note = (
+            "Over tasks with review records; approved tasks whose audit fails are not retained. "
+            "Paper: RCA 205 -> 126 (61.46%), path 154 -> 108 (70.13%), 359 -> 234 (65.18%)."
+        )
         if never:
-            note += (f" {never} task(s) never reviewed (no review record)"
-                     + (": the set's unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)." if self.seed
-                        else "; they are not counted above."))
+            note += f" {never} task(s) never reviewed (no review record)" + (
+                ": the set's unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)."
+                if self.seed
+                else "; they are not counted above."
+            )
         for task_id, problem in self.audit_problems:
             note += f" Audit failed: {task_id} ({problem})."
         for task_id, reason in self.rereview:
             note += f" Needs re-review: {task_id} ({reason})."
-        t = Table(title="Review yields (candidates -> retained)", key="review_yields",
-                  columns=["family", "candidates", "retained", "discarded", "in progress", "audit failed",
-                           "yield %"], note=note)
+        t = Table(
+            title="Review yields (candidates -> retained)",
+            key="review_yields",
+            columns=[
+                "family",
+                "candidates",
+                "retained",
+                "discarded",
+                "in progress",
+                "audit failed",
+                "yield %",
+            ],
+            note=note,
+        )
         for fam, v in fams.items():
-            t.add(fam, v["candidates"], v["retained"], v["discarded"], v["in_progress"], v["audit_failed"],
-                  v["yield_pct"])
+            t.add(
+                fam,
+                v["candidates"],
+                v["retained"],
+                v["discarded"],
+                v["in_progress"],
+                v["audit_failed"],
+                v["yield_pct"],
+            )
         tot = data["total"]
-        t.add("total", tot["candidates"], tot["retained"], tot["discarded"],
-              sum(v["in_progress"] for v in fams.values()), tot["audit_failed"], tot["yield_pct"])
+        t.add(
+            "total",
+            tot["candidates"],
+            tot["retained"],
+            tot["discarded"],
+            sum(v["in_progress"] for v in fams.values()),
+            tot["audit_failed"],
+            tot["yield_pct"],
+        )
 
-        r = Table(title="Revision and effort", key="review_effort",
-                  columns=["family", "revised before consensus", "% of retained", "rounds (mean)", "rounds (max)",
-                           "minutes/task (mean)", "minutes/task (median)"],
-                  note="Paper: 154 of 234 retained tasks (65.81%) were revised before consensus.")
+        r = Table(
+            title="Revision and effort",
+            key="review_effort",
+            columns=[
+                "family",
+                "revised before consensus",
+                "% of retained",
+                "rounds (mean)",
+                "rounds (max)",
+                "minutes/task (mean)",
+                "minutes/task (median)",
+            ],
+            note="Paper: 154 of 234 retained tasks (65.81%) were revised before consensus.",
+        )
         for fam, v in fams.items():
-            r.add(fam, v["revised_before_consensus"], v["revised_pct"], v["rounds_mean"], v["rounds_max"],
-                  v["minutes_mean"], v["minutes_median"])
-        b = Table(title="Reviewers' blind accuracy (exact match vs gold)", key="review_blind",
-                  columns=["family", "blind solves", "exact", "accuracy %"],
-                  note="Paper's expert baseline: 80.95% RCA, 96.30% path.")
+            r.add(
+                fam,
+                v["revised_before_consensus"],
+                v["revised_pct"],
+                v["rounds_mean"],
+                v["rounds_max"],
+                v["minutes_mean"],
+                v["minutes_median"],
+            )
+        b = Table(
+            title="Reviewers' blind accuracy (exact match vs gold)",
+            key="review_blind",
+            columns=["family", "blind solves", "exact", "accuracy %"],
+            note="Paper's expert baseline: 80.95% RCA, 96.30% path.",
+        )
         for fam, v in fams.items():
             b.add(fam, v["blind_solves"], v["blind_exact"], v["blind_accuracy_pct"])
         for name, v in data["reviewers"].items():
             b.add(f"  {name}", v["blind_solves"], v["blind_exact"], v["blind_accuracy_pct"])
-        a = Table(title="Agreement per criterion", key="review_agreement",
-                  columns=["criterion", "verdicts", "observed %", "Cohen's kappa (author vs reviewer)",
-                           "tasks with 2+ reviewers", "Krippendorff's alpha"],
-                  note="– = not computable (too few items, or no variation in the ratings).")
+        a = Table(
+            title="Agreement per criterion",
+            key="review_agreement",
+            columns=[
+                "criterion",
+                "verdicts",
+                "observed %",
+                "Cohen's kappa (author vs reviewer)",
+                "tasks with 2+ reviewers",
+                "Krippendorff's alpha",
+            ],
+            note="– = not computable (too few items, or no variation in the ratings).",
+        )
         for row in data["agreement"]:
-            a.add(row["criterion"].replace("_", " "), row["verdicts"], row["observed_agreement_pct"],
-                  row["cohen_kappa"], row["multi_reviewer_tasks"], row["krippendorff_alpha"])
-        n = Table(title="Never reviewed (no review record)", key="review_never",
-                  columns=["family", "tasks"],
-                  note="The set's unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)." if self.seed
-                  else "Drafts and tasks whose status was set by hand: submit them with ctb-review submit.")
+            a.add(
+                row["criterion"].replace("_", " "),
+                row["verdicts"],
+                row["observed_agreement_pct"],
+                row["cohen_kappa"],
+                row["multi_reviewer_tasks"],
+                row["krippendorff_alpha"],
+            )
+        n = Table(
+            title="Never reviewed (no review record)",
+            key="review_never",
+            columns=["family", "tasks"],
+            note="The set's unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)."
+            if self.seed
+            else "Drafts and tasks whose status was set by hand: submit them with ctb-review submit.",
+        )
         for fam, v in fams.items():
             n.add(fam, v["never_reviewed"])
         n.add("total", never)
         return [t, n, r, b, a]
 
 
-def compute(states: Sequence[TaskState], history_candidates: dict[str, str] | None = None, *,
-            audit_failed: dict[str, str] | None = None, seed: bool = False) -> ReviewStats:
+def compute(
+    states: Sequence[TaskState],
+    history_candidates: dict[str, str] | None = None,
+    *,
+    audit_failed: dict[str, str] | None = None,
+    seed: bool = False,
+) -> ReviewStats:
     """Statistics over task states; ``history_candidates`` adds submitted tasks whose folders are gone.
 
     ``audit_failed`` (task id -> first problem) names approved tasks whose audit fails: they count as
@@ -233,8 +328,15 @@ def compute(states: Sequence[TaskState], history_candidates: dict[str, str] | No
     st = ReviewStats(seed=seed)
     failed = audit_failed or {}
     for family in FAMILIES:
-        for d in (st.candidates, st.retained, st.discarded, st.in_progress, st.revised, st.never_reviewed,
-                  st.audit_failed):
+        for d in (
+            st.candidates,
+            st.retained,
+            st.discarded,
+            st.in_progress,
+            st.revised,
+            st.never_reviewed,
+            st.audit_failed,
+        ):
             d[family.value] = 0
     seen = set()
     for s in states:
@@ -275,7 +377,11 @@ def compute(states: Sequence[TaskState], history_candidates: dict[str, str] | No
                 first_reveal[r.reviewer] = r.comparison.exact
             for crit in CRITERIA:
                 cr = r.criteria[crit]
-                rulings = [c for c in cr.thread if c.role == Role.REVIEWER and c.verdict in (Verdict.AGREE, Verdict.DISAGREE)]
+                rulings = [
+                    c
+                    for c in cr.thread
+                    if c.role == Role.REVIEWER and c.verdict in (Verdict.AGREE, Verdict.DISAGREE)
+                ]
                 if not rulings or cr.carried:
                     continue
                 first, final = rulings[0], rulings[-1]
@@ -332,8 +438,12 @@ def review_stats(ts: TaskSet, repo: ReviewRepo | None = None, *, use_git: bool =
                 item = audit_task(ts, repo, s)
                 if not item.ok:
                     failed[s.id] = item.problems[0] if item.problems else "audit failed"
-    st = compute(states, submitted_in_history(repo) if repo is not None else None, audit_failed=failed,
-                 seed=ts.config.review.unreviewed_seed)
+    st = compute(
+        states,
+        submitted_in_history(repo) if repo is not None else None,
+        audit_failed=failed,
+        seed=ts.config.review.unreviewed_seed,
+    )
     from ctbench.approval.check import rereview_reason
 
     for s in states:

@@ -58,8 +58,10 @@ def hidden_reason(ts: TaskSet, path: Path) -> str | None:
         if len(parts) >= 3 and parts[0] in ("rca", "path"):
             inner = parts[2:]
             if inner != (TASK_FILE,) and inner[0] != RECORDINGS_DIR:
-                return f"it is inside task folder {parts[0]}/{parts[1]} beside the gold (only task.yaml and " \
-                       f"recordings/ there are visible)"
+                return (
+                    f"it is inside task folder {parts[0]}/{parts[1]} beside the gold (only task.yaml and "
+                    f"recordings/ there are visible)"
+                )
     for ref in ts.refs():  # a hard link or a bind mount of a hidden file is the same file
         for name in (HIDDEN_FILE, SEALED_HIDDEN_FILE):
             try:
@@ -89,8 +91,10 @@ def read_blind_input(ts: TaskSet, name: str, what: str) -> bytes:
     data = read_input(name, what, stdin=True)
     if _looks_hidden(data):
         shown = "standard input" if name == "-" else name
-        raise RefusedInput(f"{shown}: refused as {what}: its content is a task's hidden part (gold answer and "
-                           "golden actions); a blind input must be your own file")
+        raise RefusedInput(
+            f"{shown}: refused as {what}: its content is a task's hidden part (gold answer and "
+            "golden actions); a blind input must be your own file"
+        )
     return data
 
 
@@ -114,16 +118,21 @@ def check_trajectory(data: bytes, name: str) -> bytes:
             item = json.loads(raw)
         except ValueError as exc:
             msg = getattr(exc, "msg", "not JSON")
-            raise RefusedInput(f"{shown} line {n}: not a replay trajectory line ({msg}); expected one JSON "
-                               "object per call (seq, t, device, command, canonical, outcome)") from None
+            raise RefusedInput(
+                f"{shown} line {n}: not a replay trajectory line ({msg}); expected one JSON "
+                "object per call (seq, t, device, command, canonical, outcome)"
+            ) from None
         if not isinstance(item, dict):
             raise RefusedInput(f"{shown} line {n}: not a replay trajectory line (expected a JSON object)")
         try:
             TrajectoryRecord.model_validate(item)
         except ValidationError as exc:
-            raise RefusedInput(f"{shown} line {n}: not a replay trajectory line "
-                               f"({validation_message(exc, 'record')})") from None
+            raise RefusedInput(
+                f"{shown} line {n}: not a replay trajectory line ({validation_message(exc, 'record')})"
+            ) from None
         seen += 1
     if seen == 0:
-        raise RefusedInput(f"{shown}: an empty trajectory; give the commands you ran (--commands FILE) or none")
+        raise RefusedInput(
+            f"{shown}: an empty trajectory; give the commands you ran (--commands FILE) or none"
+        )
     return data

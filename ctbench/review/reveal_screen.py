@@ -38,8 +38,14 @@ class RevealScreen(Screen[None]):
     """Scores, side-by-side comparison and verdicts for the current round."""
 
     BINDINGS = [
-        Binding("ctrl+s", "record", "Record verdicts", id="reveal.record", priority=True,
-                tooltip="Commit a verdict for every criterion you ruled on"),
+        Binding(
+            "ctrl+s",
+            "record",
+            "Record verdicts",
+            id="reveal.record",
+            priority=True,
+            tooltip="Commit a verdict for every criterion you ruled on",
+        ),
         Binding("ctrl+q", "app.quit", "Quit", id="reveal.quit", priority=True),
     ]
 
@@ -79,8 +85,11 @@ class RevealScreen(Screen[None]):
                 with Horizontal(classes="verdict-row", id=f"row-{crit.value}"):
                     yield Label(crit.label, classes="verdict-name")
                     yield VerdictToggle(crit, id=f"verdict-{crit.value}")
-                    yield Input(placeholder="comment (required when you disagree)", id=f"comment-{crit.value}",
-                                classes="verdict-comment")
+                    yield Input(
+                        placeholder="comment (required when you disagree)",
+                        id=f"comment-{crit.value}",
+                        classes="verdict-comment",
+                    )
                     yield Label("", id=f"note-{crit.value}", classes="verdict-note")
             yield Static("", id="outcome")
         yield Footer()
@@ -109,8 +118,10 @@ class RevealScreen(Screen[None]):
         self.revealed = rev
         c = rev.comparison
         nums = [f"exact match: {'yes' if c.exact else 'no'}", f"parse: {c.parse_status}", *c.score_parts()]
-        head = (f"{rev.task.id} round {rev.record.round}: blind answer by {rev.blind.reviewer} "
-                f"({rev.blind.commands} command(s)) against the gold\n" + "   ".join(nums))
+        head = (
+            f"{rev.task.id} round {rev.record.round}: blind answer by {rev.blind.reviewer} "
+            f"({rev.blind.commands} command(s)) against the gold\n" + "   ".join(nums)
+        )
         self.query_one("#summary", Static).update(Text(head))
         lines = self.query_one("#lines", DataTable)
         lines.add_columns("", "gold", "blind")
@@ -123,8 +134,12 @@ class RevealScreen(Screen[None]):
         meta = self.query_one("#metadata", DataTable)
         meta.add_columns("field", "authored", "derived", "agrees")
         for m in c.metadata:
-            meta.add_row(m.field, cell_value(m.authored, text=True), cell_value(m.derived, text=True),
-                         "" if m.agrees is None else ("yes" if m.agrees else "NO"))
+            meta.add_row(
+                m.field,
+                cell_value(m.authored, text=True),
+                cell_value(m.derived, text=True),
+                "" if m.agrees is None else ("yes" if m.agrees else "NO"),
+            )
         for crit in CRITERIA:
             cr = rev.record.criteria[crit]
             self.query_one(f"#verdict-{crit.value}", VerdictToggle).verdict = cr.verdict
@@ -136,7 +151,9 @@ class RevealScreen(Screen[None]):
             if author:
                 note = (note + "; " if note else "") + f"author {author}s"
             self.query_one(f"#note-{crit.value}", Label).update(note)
-        first_open = next((c for c in CRITERIA if rev.record.criteria[c].verdict == Verdict.OPEN), CRITERIA[0])
+        first_open = next(
+            (c for c in CRITERIA if rev.record.criteria[c].verdict == Verdict.OPEN), CRITERIA[0]
+        )
         self.query_one(f"#verdict-{first_open.value}", VerdictToggle).focus()
         self._opened = time.monotonic()
 

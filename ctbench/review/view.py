@@ -63,10 +63,19 @@ class TaskState:
 
 
 def _state(task: TaskSpec, records: list[ReviewRecord], rev: str | None, rel: str) -> TaskState:
-    return TaskState(id=task.id, family=task.family, status=task.status, title=task.title,
-                     authors=list(task.authors), tags=list(task.tags), network=task.network,
-                     accessible=list(task.accessible) if task.accessible is not None else None,
-                     records=records, rev=rev, rel=rel)
+    return TaskState(
+        id=task.id,
+        family=task.family,
+        status=task.status,
+        title=task.title,
+        authors=list(task.authors),
+        tags=list(task.tags),
+        network=task.network,
+        accessible=list(task.accessible) if task.accessible is not None else None,
+        records=records,
+        rev=rev,
+        rel=rel,
+    )
 
 
 def read_worktree(ts: TaskSet, task_id: str, rel: str = "") -> TaskState:
@@ -91,13 +100,16 @@ def read_at(repo: ReviewRepo, rev: str, task_id: str) -> TaskState | None:
         for n in round_numbers_from_names(repo.list_dir(rev, f"{rel}/{REVIEWS_DIR}")):
             text = repo.read_blob(rev, f"{rel}/{REVIEWS_DIR}/{record_name(n)}")
             if text is not None:
-                records.append(parse_record(text.decode("utf-8"), f"{rel}/{REVIEWS_DIR}/{record_name(n)}@{rev[:10]}"))
+                records.append(
+                    parse_record(text.decode("utf-8"), f"{rel}/{REVIEWS_DIR}/{record_name(n)}@{rev[:10]}")
+                )
         return _state(task, records, rev, rel)
     return None
 
 
-def collect(ts: TaskSet, repo: ReviewRepo | None, *, skipped: Callable[[str], None] | None = None
-            ) -> list[TaskState]:
+def collect(
+    ts: TaskSet, repo: ReviewRepo | None, *, skipped: Callable[[str], None] | None = None
+) -> list[TaskState]:
     """Every task of the set with its newest review state, sorted by family and id."""
     report = skipped or (lambda _msg: None)
     out: dict[str, TaskState] = {}
@@ -113,8 +125,14 @@ def collect(ts: TaskSet, repo: ReviewRepo | None, *, skipped: Callable[[str], No
         tip = branches.get(ref.id)
         if tip and current != f"{BRANCH_PREFIX}{ref.id}" and tip not in merged:
             continue  # the branch is newer than the working tree: read below
-        if repo is not None and tip and head and current == f"{BRANCH_PREFIX}{ref.id}" and tip != head \
-                and repo.is_ancestor(head, tip):
+        if (
+            repo is not None
+            and tip
+            and head
+            and current == f"{BRANCH_PREFIX}{ref.id}"
+            and tip != head
+            and repo.is_ancestor(head, tip)
+        ):
             continue  # checked out here but behind the remote: the remote's tip is the truth, read below
         try:
             rel = repo.task_rel(ref.family.value, ref.id) if repo else f"{ref.family.value}/{ref.id}"

@@ -99,14 +99,30 @@ class Revealed:
     blind: BlindSolve
 
 
-def _message(task_id: str, family: Family, record: ReviewRecord, subject: str, action: Action, actor: str, *,
-             status: Status | None = None, criterion: Criterion | None = None,
-             extra: Iterable[tuple[str, str | int | None]] = (), body: str = "") -> str:
+def _message(
+    task_id: str,
+    family: Family,
+    record: ReviewRecord,
+    subject: str,
+    action: Action,
+    actor: str,
+    *,
+    status: Status | None = None,
+    criterion: Criterion | None = None,
+    extra: Iterable[tuple[str, str | int | None]] = (),
+    body: str = "",
+) -> str:
     trailers: list[tuple[str, str | int | None]] = [
-        (Trailer.TASK, task_id), (Trailer.FAMILY, family.value), (Trailer.ROUND, record.round), (Trailer.ACTION, action.value),
-        (Trailer.CRITERION, criterion.value if criterion else None), (Trailer.REVIEWER, record.reviewer),
+        (Trailer.TASK, task_id),
+        (Trailer.FAMILY, family.value),
+        (Trailer.ROUND, record.round),
+        (Trailer.ACTION, action.value),
+        (Trailer.CRITERION, criterion.value if criterion else None),
+        (Trailer.REVIEWER, record.reviewer),
         (Trailer.AUTHOR, actor if actor in record.authors else None),
-        (Trailer.STATUS, status.value if status else None), *extra]
+        (Trailer.STATUS, status.value if status else None),
+        *extra,
+    ]
     return format_message(f"review({task_id}): {subject}", trailers, body)
 
 
@@ -121,8 +137,9 @@ def _role(actor: str, task: TaskSpec, record: ReviewRecord | None) -> Role:
 class ReviewDesk:
     """The review workflow over one task set in one git working tree."""
 
-    def __init__(self, ts: TaskSet, *, notify: Notify | None = None, clock: Clock = utcnow,
-                 push: bool = True) -> None:
+    def __init__(
+        self, ts: TaskSet, *, notify: Notify | None = None, clock: Clock = utcnow, push: bool = True
+    ) -> None:
         self._notify = notify or (lambda _m: None)
         self.ts = ts
         self.repo = ReviewRepo(ts, notify=self._notify)
@@ -146,17 +163,24 @@ class ReviewDesk:
                 return state.family
         raise TaskNotFound(f"task {task_id!r} not found in {self.ts.root} nor on a review branch")
 
-    def _enter(self, task_id: str, *, create: bool = False, author_changes: bool = False
-               ) -> tuple[TaskRef, TaskSpec, list[ReviewRecord]]:
+    def _enter(
+        self, task_id: str, *, create: bool = False, author_changes: bool = False
+    ) -> tuple[TaskRef, TaskSpec, list[ReviewRecord]]:
         family = self.locate(task_id)
         rel = self.repo.task_rel(family.value, task_id)
-        self.repo.ensure_branch(task_id, rel, create_from=self.repo.main_branch if create else None,
-                                allow_task_changes=author_changes)
+        self.repo.ensure_branch(
+            task_id,
+            rel,
+            create_from=self.repo.main_branch if create else None,
+            allow_task_changes=author_changes,
+        )
         if not author_changes:
             dirty = [p for p in self.repo.dirty_paths() if p.startswith(rel + "/")]
             if dirty:
-                raise CtbError(f"uncommitted changes in {', '.join(dirty[:3])}: a reviewer never changes the task; "
-                               f"revert them (git checkout -- {rel}) or let the author commit them")
+                raise CtbError(
+                    f"uncommitted changes in {', '.join(dirty[:3])}: a reviewer never changes the task; "
+                    f"revert them (git checkout -- {rel}) or let the author commit them"
+                )
         self.ts = self.ts.fresh()  # the branch may carry other networks or configuration
         ref = self.ts.ref(task_id)
         return ref, self.ts.load_task(ref), load_records(ref.path)
@@ -175,16 +199,37 @@ class ReviewDesk:
         existing = path.read_text(encoding="utf-8") if path.exists() else None
         return self._rel(ref, record_rel(record.round)), render_record(record, existing, path).encode("utf-8")
 
-    def _commit(self, ref: TaskRef, record: ReviewRecord, subject: str, action: Action, actor: str, *,
-                status: Status | None = None, criterion: Criterion | None = None,
-                files: Mapping[str, bytes] | None = None, add: Iterable[str] = (),
-                extra: Iterable[tuple[str, str | int | None]] = (), body: str = "") -> str | None:
+    def _commit(
+        self,
+        ref: TaskRef,
+        record: ReviewRecord,
+        subject: str,
+        action: Action,
+        actor: str,
+        *,
+        status: Status | None = None,
+        criterion: Criterion | None = None,
+        files: Mapping[str, bytes] | None = None,
+        add: Iterable[str] = (),
+        extra: Iterable[tuple[str, str | int | None]] = (),
+        body: str = "",
+    ) -> str | None:
         rel, data = self._record_bytes(ref, record)
         all_files = {rel: data, **(files or {})}
         if status is not None:
             all_files[self._rel(ref, TASK_FILE)] = self._status_bytes(ref, status)
-        message = _message(ref.id, ref.family, record, subject, action, actor, status=status,
-                           criterion=criterion, extra=extra, body=body)
+        message = _message(
+            ref.id,
+            ref.family,
+            record,
+            subject,
+            action,
+            actor,
+            status=status,
+            criterion=criterion,
+            extra=extra,
+            body=body,
+        )
         return self.repo.commit(branch_name(ref.id), message, files=all_files, add=list(add), actor=actor)
 
     def _push(self, task_id: str, result: StepResult) -> None:
@@ -224,41 +269,72 @@ class ReviewDesk:
                 raise
             task = self.ts.load_task(ref)
             if task.status == Status.NEEDS_REVISION:
-                raise IllegalTransition(f"{task_id} needs revision: answer the reviewer with "
-                                        f"ctb-review respond {task_id} (it resubmits the task)")
+                raise IllegalTransition(
+                    f"{task_id} needs revision: answer the reviewer with "
+                    f"ctb-review respond {task_id} (it resubmits the task)"
+                )
             check_move(task_id, task.status, Status.SUBMITTED)
             if task.authors and actor not in task.authors:
-                self._notify(f"note: {actor} is not an author of {task_id} ({', '.join(task.authors)}); "
-                             "submitting as maintainer")
+                self._notify(
+                    f"note: {actor} is not an author of {task_id} ({', '.join(task.authors)}); "
+                    "submitting as maintainer"
+                )
             now = self.clock()
             last = records[-1] if records else None
             number = (last.round + 1) if last else 1
             record = new_record(task_id, task.family, number, task.authors, now)
             parts: list[str] = []
-            rereview = last is not None and last.outcome == "approved" and task.status in (Status.APPROVED,
-                                                                                          Status.DRAFT)
+            rereview = (
+                last is not None
+                and last.outcome == "approved"
+                and task.status in (Status.APPROVED, Status.DRAFT)
+            )
             if rereview and last is not None:
                 now_hashes = self.hashes(ref)
                 for crit in CRITERIA:
                     prev = last.criteria[crit]
-                    changed = [p for p in CRITERION_PARTS[crit]
-                               if p in prev.basis and prev.basis[p] != now_hashes.get(p)]
+                    changed = [
+                        p
+                        for p in CRITERION_PARTS[crit]
+                        if p in prev.basis and prev.basis[p] != now_hashes.get(p)
+                    ]
                     parts += [p for p in changed if p not in parts]
-                    record.criteria[crit] = (CriterionReview(reopened_by=changed) if changed else
-                                             CriterionReview(verdict=Verdict.AGREE, carried=True, basis=prev.basis))
+                    record.criteria[crit] = (
+                        CriterionReview(reopened_by=changed)
+                        if changed
+                        else CriterionReview(verdict=Verdict.AGREE, carried=True, basis=prev.basis)
+                    )
                 if not parts:
-                    raise CtbError(f"{task_id} was approved in round {last.round} and nothing it was approved on "
-                                   "has changed "
-                                   "(statement, recordings, gold, golden actions, metadata): nothing to review")
-            record.note(actor, _role(actor, task, None), Action.SUBMIT, why or "submitted for review", when=now)
+                    raise CtbError(
+                        f"{task_id} was approved in round {last.round} and nothing it was approved on "
+                        "has changed "
+                        "(statement, recordings, gold, golden actions, metadata): nothing to review"
+                    )
+            record.note(
+                actor, _role(actor, task, None), Action.SUBMIT, why or "submitted for review", when=now
+            )
             reopened = [c.label for c in CRITERIA if record.criteria[c].reopened_by]
-            body = f"Reopened: {', '.join(reopened)} ({', '.join(PART_TITLES[p] for p in parts)} changed)" if parts else ""
-            sha = self._commit(ref, record, f"submitted for review (round {number})", Action.SUBMIT, actor,
-                               status=Status.SUBMITTED, add=[self.repo.rel(ref.path)], body=body,
-                               extra=[(Trailer.PARTS, ",".join(parts) or None)])
+            body = (
+                f"Reopened: {', '.join(reopened)} ({', '.join(PART_TITLES[p] for p in parts)} changed)"
+                if parts
+                else ""
+            )
+            sha = self._commit(
+                ref,
+                record,
+                f"submitted for review (round {number})",
+                Action.SUBMIT,
+                actor,
+                status=Status.SUBMITTED,
+                add=[self.repo.rel(ref.path)],
+                body=body,
+                extra=[(Trailer.PARTS, ",".join(parts) or None)],
+            )
             result = StepResult(task_id, Status.SUBMITTED, number, [sha] if sha else [])
-            result.messages.append(f"{task_id} submitted for review, round {number}"
-                                   + (f"; reopened: {', '.join(reopened)}" if reopened else ""))
+            result.messages.append(
+                f"{task_id} submitted for review, round {number}"
+                + (f"; reopened: {', '.join(reopened)}" if reopened else "")
+            )
             self._push(task_id, result)
             return result
 
@@ -301,38 +377,64 @@ class ReviewDesk:
         ref, task, records = self._enter(task_id)
         require_status(task_id, task.status, (Status.SUBMITTED, Status.IN_REVIEW), "solve blind")
         if actor in task.authors:
-            raise CtbError(f"{actor} is an author of {task_id}; the blind solve must be done by another expert")
+            raise CtbError(
+                f"{actor} is an author of {task_id}; the blind solve must be done by another expert"
+            )
         if not records:
             raise CtbError(f"{task_id} has no review round; submit it first: ctb-review submit {task_id}")
         record = records[-1]
         if record.reviewer and record.reviewer != actor:
-            raise CtbError(f"round {record.round} of {task_id} is assigned to {record.reviewer}, not {actor} "
-                           f"(reassign: ctb-review assign {task_id} --reviewer {actor} --apply)")
+            raise CtbError(
+                f"round {record.round} of {task_id} is assigned to {record.reviewer}, not {actor} "
+                f"(reassign: ctb-review assign {task_id} --reviewer {actor} --apply)"
+            )
         for r in records:
             if r.blind is not None and r.blind.reviewer == actor:
-                raise CtbError(f"{actor} already solved {task_id} blind in round {r.round}; that answer stands "
-                               f"(a reviewer is blind only once): go on with ctb-review reveal {task_id}")
+                raise CtbError(
+                    f"{actor} already solved {task_id} blind in round {r.round}; that answer stands "
+                    f"(a reviewer is blind only once): go on with ctb-review reveal {task_id}"
+                )
         if record.blind is not None:
-            raise CtbError(f"round {record.round} of {task_id} already has a blind answer by {record.blind.reviewer}")
+            raise CtbError(
+                f"round {record.round} of {task_id} already has a blind answer by {record.blind.reviewer}"
+            )
         return BlindStart(task_id, actor, record.round, self.clock(), task, ref)
 
-    def record_blind(self, start: BlindStart, answer: str, trajectory: bytes | None = None, *,
-                     commands: int | None = None, time_spent_s: float | None = None) -> StepResult:
+    def record_blind(
+        self,
+        start: BlindStart,
+        answer: str,
+        trajectory: bytes | None = None,
+        *,
+        commands: int | None = None,
+        time_spent_s: float | None = None,
+    ) -> StepResult:
         """Commit the blind answer and trajectory (and push them) before anything hidden is read."""
         with self.repo.locked(f"blind {start.task_id}"):
             return self._record_blind(start, answer, trajectory, commands=commands, time_spent_s=time_spent_s)
 
-    def _record_blind(self, start: BlindStart, answer: str, trajectory: bytes | None, *,
-                      commands: int | None, time_spent_s: float | None) -> StepResult:
+    def _record_blind(
+        self,
+        start: BlindStart,
+        answer: str,
+        trajectory: bytes | None,
+        *,
+        commands: int | None,
+        time_spent_s: float | None,
+    ) -> StepResult:
         if not answer.strip():
             raise CtbError("the blind answer is empty; write one line per root cause or path")
         ref = start.ref
         records = load_records(ref.path)
         task = self.ts.load_task(ref)
-        require_status(start.task_id, task.status, (Status.SUBMITTED, Status.IN_REVIEW), "record a blind answer for")
+        require_status(
+            start.task_id, task.status, (Status.SUBMITTED, Status.IN_REVIEW), "record a blind answer for"
+        )
         record = records[-1]
         if record.round != start.round or record.blind is not None:
-            raise CtbError(f"round {start.round} of {start.task_id} changed while you solved it; nothing committed")
+            raise CtbError(
+                f"round {start.round} of {start.task_id} changed while you solved it; nothing committed"
+            )
         now = self.clock()
         spent = time_spent_s if time_spent_s is not None else max(0.0, (now - start.started).total_seconds())
         files: dict[str, bytes] = {}
@@ -345,20 +447,38 @@ class ReviewDesk:
         record.reviewer = start.reviewer
         record.started = record.started or start.started
         record.blind = BlindSolve(
-            reviewer=start.reviewer, started=start.started, submitted=now, time_spent_s=round(spent, 1),
-            answer=answer, answer_sha256=sha256_text(answer), trajectory=traj_name,
+            reviewer=start.reviewer,
+            started=start.started,
+            submitted=now,
+            time_spent_s=round(spent, 1),
+            answer=answer,
+            answer_sha256=sha256_text(answer),
+            trajectory=traj_name,
             trajectory_sha256=sha256_bytes(trajectory) if trajectory is not None else None,
-            commands=commands, visible=visible_hashes(disk_reader(ref.path)))
-        record.note(start.reviewer, Role.REVIEWER, Action.BLIND, "blind answer committed before the reveal", when=now)
+            commands=commands,
+            visible=visible_hashes(disk_reader(ref.path)),
+        )
+        record.note(
+            start.reviewer, Role.REVIEWER, Action.BLIND, "blind answer committed before the reveal", when=now
+        )
         status = Status.IN_REVIEW if task.status == Status.SUBMITTED else None
         if status:
             check_move(start.task_id, task.status, status)
-        sha = self._commit(ref, record, f"blind answer by {start.reviewer} (round {record.round})", Action.BLIND,
-                           start.reviewer, status=status, files=files,
-                           extra=[(Trailer.ANSWER_SHA256, record.blind.answer_sha256)])
+        sha = self._commit(
+            ref,
+            record,
+            f"blind answer by {start.reviewer} (round {record.round})",
+            Action.BLIND,
+            start.reviewer,
+            status=status,
+            files=files,
+            extra=[(Trailer.ANSWER_SHA256, record.blind.answer_sha256)],
+        )
         result = StepResult(start.task_id, Status.IN_REVIEW, record.round, [sha] if sha else [])
-        result.messages.append(f"blind answer for {start.task_id} committed ({(sha or '')[:10]}); "
-                               f"sha256 {record.blind.answer_sha256[7:19]}...")
+        result.messages.append(
+            f"blind answer for {start.task_id} committed ({(sha or '')[:10]}); "
+            f"sha256 {record.blind.answer_sha256[7:19]}..."
+        )
         self._push(start.task_id, result)
         return result
 
@@ -381,17 +501,26 @@ class ReviewDesk:
                 raise CtbError(f"{actor} is an author of {task_id}; the reveal belongs to its reviewer")
             record = records[-1]
             if record.reviewer and record.reviewer != actor:
-                raise CtbError(f"round {record.round} of {task_id} is reviewed by {record.reviewer}, not {actor}")
+                raise CtbError(
+                    f"round {record.round} of {task_id} is reviewed by {record.reviewer}, not {actor}"
+                )
             found = self._blind_of(records, actor)
             if found is None:
-                raise CtbError(f"no blind answer by {actor} is committed for {task_id}: the gold stays hidden "
-                               f"until you solve it blind (ctb-review blind {task_id})")
+                raise CtbError(
+                    f"no blind answer by {actor} is committed for {task_id}: the gold stays hidden "
+                    f"until you solve it blind (ctb-review blind {task_id})"
+                )
             blind_round, blind = found
-            commits = [e for e in self.repo.log("HEAD", task=task_id)
-                       if e.action == Action.BLIND.value and e.round == blind_round and e.get("reviewer") == actor]
+            commits = [
+                e
+                for e in self.repo.log("HEAD", task=task_id)
+                if e.action == Action.BLIND.value and e.round == blind_round and e.get("reviewer") == actor
+            ]
             if not commits:
-                raise CtbError(f"the blind answer of round {blind_round} for {task_id} is not committed; the gold "
-                               f"stays hidden until it is (rerun ctb-review blind {task_id})")
+                raise CtbError(
+                    f"the blind answer of round {blind_round} for {task_id} is not committed; the gold "
+                    f"stays hidden until it is (rerun ctb-review blind {task_id})"
+                )
             result = StepResult(task_id, task.status, record.round)
             if self.push_enabled and self.repo.has_remote():
                 self._push(task_id, result)  # the remote holds the blind answer before the gold is shown
@@ -402,14 +531,29 @@ class ReviewDesk:
                 if blind.trajectory:
                     path = ref.path / REVIEWS_DIR / blind.trajectory
                     traj = path.read_bytes() if path.is_file() else None
-                side = compare(self.ts, task, hidden, blind.answer, read_trajectory(traj),
-                               time_spent_s=blind.time_spent_s)
+                side = compare(
+                    self.ts,
+                    task,
+                    hidden,
+                    blind.answer,
+                    read_trajectory(traj),
+                    time_spent_s=blind.time_spent_s,
+                )
                 record.comparison = Comparison(
-                    revealed_at=now, revealed_by=actor, parse_status=side.parsed.status, exact=side.exact,
-                    scores=side.scores, invalid_lines=list(side.parsed.invalid_lines), gold_lines=side.gold_lines,
-                    blind_lines=side.blind_lines, golden_covered=side.golden_covered,
-                    golden_missed=side.golden_missed, extra_commands=side.extra_commands,
-                    metadata=side.metadata, hashes=self.hashes(ref))
+                    revealed_at=now,
+                    revealed_by=actor,
+                    parse_status=side.parsed.status,
+                    exact=side.exact,
+                    scores=side.scores,
+                    invalid_lines=list(side.parsed.invalid_lines),
+                    gold_lines=side.gold_lines,
+                    blind_lines=side.blind_lines,
+                    golden_covered=side.golden_covered,
+                    golden_missed=side.golden_missed,
+                    extra_commands=side.extra_commands,
+                    metadata=side.metadata,
+                    hashes=self.hashes(ref),
+                )
                 record.reviewer = actor
                 record.started = record.started or now
                 if blind_round != record.round:
@@ -418,11 +562,25 @@ class ReviewDesk:
                 if task.status == Status.SUBMITTED:
                     check_move(task_id, task.status, Status.IN_REVIEW)
                     status = Status.IN_REVIEW
-                record.note(actor, Role.REVIEWER, Action.REVEAL,
-                            f"gold revealed after the blind answer of round {blind_round}", when=now)
-                sha = self._commit(ref, record, f"reveal to {actor} (round {record.round})", Action.REVEAL, actor,
-                                   status=status, extra=[(Trailer.BLIND_ROUND, blind_round),
-                                                         (Trailer.EXACT, "yes" if side.exact else "no")])
+                record.note(
+                    actor,
+                    Role.REVIEWER,
+                    Action.REVEAL,
+                    f"gold revealed after the blind answer of round {blind_round}",
+                    when=now,
+                )
+                sha = self._commit(
+                    ref,
+                    record,
+                    f"reveal to {actor} (round {record.round})",
+                    Action.REVEAL,
+                    actor,
+                    status=status,
+                    extra=[
+                        (Trailer.BLIND_ROUND, blind_round),
+                        (Trailer.EXACT, "yes" if side.exact else "no"),
+                    ],
+                )
                 if sha:
                     result.commits.append(sha)
                 result.status = Status.IN_REVIEW
@@ -430,8 +588,14 @@ class ReviewDesk:
             assert record.comparison is not None
             return Revealed(task, hidden, record, record.comparison, blind), result
 
-    def rule(self, task_id: str, actor: str, rulings: Mapping[Criterion, tuple[Verdict, str]], *,
-             review_time_s: float | None = None) -> StepResult:
+    def rule(
+        self,
+        task_id: str,
+        actor: str,
+        rulings: Mapping[Criterion, tuple[Verdict, str]],
+        *,
+        review_time_s: float | None = None,
+    ) -> StepResult:
         """Record the reviewer's verdicts (one commit each) and move the task if consensus is decided."""
         for crit, (verdict, text) in rulings.items():
             if verdict == Verdict.DISAGREE and not text.strip():
@@ -445,7 +609,9 @@ class ReviewDesk:
             if record.comparison is None:
                 raise CtbError(f"reveal {task_id} before ruling on it: ctb-review reveal {task_id}")
             if record.reviewer != actor:
-                raise CtbError(f"round {record.round} of {task_id} is reviewed by {record.reviewer}, not {actor}")
+                raise CtbError(
+                    f"round {record.round} of {task_id} is reviewed by {record.reviewer}, not {actor}"
+                )
             result = StepResult(task_id, task.status, record.round)
             now_hashes = self.hashes(ref)
             pending = [c for c in CRITERIA if c in rulings]
@@ -455,18 +621,34 @@ class ReviewDesk:
                 verdict, text = rulings[crit]
                 cr = record.criteria[crit]
                 last = cr.last_reviewer_comment()
-                if cr.verdict == verdict and not cr.carried and last is not None and last.text == text.strip():
+                if (
+                    cr.verdict == verdict
+                    and not cr.carried
+                    and last is not None
+                    and last.text == text.strip()
+                ):
                     continue  # the same ruling again: a repeated command changes nothing
                 now = self.clock()
                 cr.verdict = verdict
                 cr.carried = False
                 cr.reopened_by = []
                 cr.basis = now_hashes.subset(CRITERION_PARTS[crit])
-                cr.thread.append(Comment(who=actor, role=Role.REVIEWER, when=now, verdict=verdict, text=text.strip()))
-                record.note(actor, Role.REVIEWER, Action.VERDICT, text.strip() or verdict.value, crit, when=now)
-                sha = self._commit(ref, record, f"{crit.label}: {verdict.value} (round {record.round})",
-                                   Action.VERDICT, actor, criterion=crit, extra=[(Trailer.VERDICT, verdict.value)],
-                                   body=text.strip())
+                cr.thread.append(
+                    Comment(who=actor, role=Role.REVIEWER, when=now, verdict=verdict, text=text.strip())
+                )
+                record.note(
+                    actor, Role.REVIEWER, Action.VERDICT, text.strip() or verdict.value, crit, when=now
+                )
+                sha = self._commit(
+                    ref,
+                    record,
+                    f"{crit.label}: {verdict.value} (round {record.round})",
+                    Action.VERDICT,
+                    actor,
+                    criterion=crit,
+                    extra=[(Trailer.VERDICT, verdict.value)],
+                    body=text.strip(),
+                )
                 if sha:
                     result.commits.append(sha)
                 result.messages.append(f"{crit.label}: {verdict.value}")
@@ -474,14 +656,23 @@ class ReviewDesk:
             self._push(task_id, result)
             return result
 
-    def _decide(self, ref: TaskRef, task: TaskSpec, record: ReviewRecord, actor: str, now_hashes: ContentHashes,
-                result: StepResult) -> None:
+    def _decide(
+        self,
+        ref: TaskRef,
+        task: TaskSpec,
+        record: ReviewRecord,
+        actor: str,
+        now_hashes: ContentHashes,
+        result: StepResult,
+    ) -> None:
         for crit in CRITERIA:  # content changed during the round: an agreement on the old version is void
             cr = record.criteria[crit]
             stale = [p for p, h in cr.basis.items() if now_hashes.get(p) not in (None, h)]
             if cr.verdict == Verdict.AGREE and stale:
                 record.criteria[crit] = CriterionReview(reopened_by=stale, thread=cr.thread)
-                result.messages.append(f"{crit.label} reopened: {', '.join(PART_TITLES[p] for p in stale)} changed")
+                result.messages.append(
+                    f"{crit.label} reopened: {', '.join(PART_TITLES[p] for p in stale)} changed"
+                )
         target = consensus(record.verdicts())
         if target is None:
             left = ", ".join(c.label for c in record.open_criteria())
@@ -493,26 +684,36 @@ class ReviewDesk:
         if target == Status.APPROVED:
             record.outcome = "approved"
             record.note(actor, Role.REVIEWER, Action.APPROVE, "consensus on all four criteria", when=now)
-            sha = self._commit(ref, record, f"approved (round {record.round})", Action.APPROVE, actor, status=target)
+            sha = self._commit(
+                ref, record, f"approved (round {record.round})", Action.APPROVE, actor, status=target
+            )
             result.messages.append(f"{task.id} approved: consensus on all four criteria")
         else:
             record.outcome = "needs_revision"
             names = ", ".join(c.label for c in record.disagreements())
             record.note(actor, Role.REVIEWER, Action.REQUEST_REVISION, f"disagreement on {names}", when=now)
-            sha = self._commit(ref, record, f"revision requested: {names} (round {record.round})",
-                               Action.REQUEST_REVISION, actor, status=target)
+            sha = self._commit(
+                ref,
+                record,
+                f"revision requested: {names} (round {record.round})",
+                Action.REQUEST_REVISION,
+                actor,
+                status=target,
+            )
             last = self._max_rounds_reached(load_records(ref.path))
-            result.messages.append(f"{task.id} needs revision: {names}"
-                                   + (" (that was the last round allowed: without consensus now, discard it)"
-                                      if last else ""))
+            result.messages.append(
+                f"{task.id} needs revision: {names}"
+                + (" (that was the last round allowed: without consensus now, discard it)" if last else "")
+            )
         if sha:
             result.commits.append(sha)
         result.status = target
 
     # -------------------------------------------------------------- author's answer
 
-    def respond(self, task_id: str, actor: str, replies: Mapping[Criterion, tuple[Stance, str]],
-                why: str = "") -> StepResult:
+    def respond(
+        self, task_id: str, actor: str, replies: Mapping[Criterion, tuple[Stance, str]], why: str = ""
+    ) -> StepResult:
         """Commit the author's revision, answer each disagreement, and resubmit as the next round."""
         for crit, (_stance, text) in replies.items():
             if not text.strip():
@@ -521,76 +722,121 @@ class ReviewDesk:
             ref, task, records = self._enter(task_id, author_changes=True)
             require_status(task_id, task.status, (Status.NEEDS_REVISION,), "respond to the review of")
             if task.authors and actor not in task.authors:
-                raise CtbError(f"{actor} is not an author of {task_id} ({', '.join(task.authors)}); "
-                               "only an author answers the reviewer")
+                raise CtbError(
+                    f"{actor} is not an author of {task_id} ({', '.join(task.authors)}); "
+                    "only an author answers the reviewer"
+                )
             record = records[-1]
             disagreed = record.disagreements()
             stray = [c.label for c in replies if c not in disagreed]
             if stray:
-                raise CtbError(f"the reviewer did not disagree on {', '.join(stray)} in round {record.round}; "
-                               f"disagreements to answer: {', '.join(c.label for c in disagreed)}")
-            missing = [c for c in disagreed if c not in replies and record.criteria[c].author_stance() is None]
+                raise CtbError(
+                    f"the reviewer did not disagree on {', '.join(stray)} in round {record.round}; "
+                    f"disagreements to answer: {', '.join(c.label for c in disagreed)}"
+                )
+            missing = [
+                c for c in disagreed if c not in replies and record.criteria[c].author_stance() is None
+            ]
             if missing:
                 names = ", ".join(c.value for c in missing)
-                raise CtbError(f"answer every disagreement of round {record.round}: {names} "
-                               "(--concede CRITERION TEXT when you revised, --rebut CRITERION TEXT when the task "
-                               "is right as it is)")
+                raise CtbError(
+                    f"answer every disagreement of round {record.round}: {names} "
+                    "(--concede CRITERION TEXT when you revised, --rebut CRITERION TEXT when the task "
+                    "is right as it is)"
+                )
             if self._max_rounds_reached(records):
                 limit = self.ts.config.review.max_rounds
                 raise IllegalTransition(
                     f"{task_id} has had {limit} review round(s), the maximum (review.max_rounds in ctbench.yaml); "
-                    f"without consensus it is discarded: ctb-review discard {task_id} --reason TEXT")
+                    f"without consensus it is discarded: ctb-review discard {task_id} --reason TEXT"
+                )
             now_hashes = self.hashes(ref)
             for crit, (stance, _text) in replies.items():
                 crit_basis = record.criteria[crit].basis
-                if stance == "concede" and not any(crit_basis.get(p) not in (None, now_hashes.get(p))
-                                                   for p in CRITERION_PARTS[crit]):
+                if stance == "concede" and not any(
+                    crit_basis.get(p) not in (None, now_hashes.get(p)) for p in CRITERION_PARTS[crit]
+                ):
                     titles = " or ".join(PART_TITLES[p] for p in CRITERION_PARTS[crit])
-                    raise CtbError(f"you concede {crit.label}, but its {titles} did not change: revise the task "
-                                   f"first (on branch {branch_name(task_id)}), or --rebut if it is right as it is")
+                    raise CtbError(
+                        f"you concede {crit.label}, but its {titles} did not change: revise the task "
+                        f"first (on branch {branch_name(task_id)}), or --rebut if it is right as it is"
+                    )
             result = StepResult(task_id, task.status, record.round)
             rel = self.repo.rel(ref.path)
             changed_files = [p for p in self.repo.dirty_paths() if p.startswith(rel + "/")]
             changed_files += self.repo.untracked_paths(rel)
             basis = record.comparison.hashes if record.comparison else ContentHashes()
-            parts = [p for p in CRITERION_PARTS[Criterion.SOLVABILITY] + ("golden_actions", "metadata")
-                     if basis.get(p) and basis.get(p) != now_hashes.get(p)]
+            parts = [
+                p
+                for p in CRITERION_PARTS[Criterion.SOLVABILITY] + ("golden_actions", "metadata")
+                if basis.get(p) and basis.get(p) != now_hashes.get(p)
+            ]
             parts = list(dict.fromkeys(parts))
             if changed_files:
                 when = self.clock()
                 record.note(actor, Role.AUTHOR, Action.REVISE, why or "revised after review", when=when)
-                sha = self._commit(ref, record, f"revised {', '.join(PART_TITLES[p] for p in parts) or 'task'} "
-                                   f"(round {record.round})", Action.REVISE, actor, add=[rel],
-                                   extra=[(Trailer.PARTS, ",".join(parts) or None)], body=why)
+                sha = self._commit(
+                    ref,
+                    record,
+                    f"revised {', '.join(PART_TITLES[p] for p in parts) or 'task'} (round {record.round})",
+                    Action.REVISE,
+                    actor,
+                    add=[rel],
+                    extra=[(Trailer.PARTS, ",".join(parts) or None)],
+                    body=why,
+                )
                 if sha:
                     result.commits.append(sha)
-                    result.messages.append(f"committed the revision ({', '.join(parts) or 'no reviewed part'} changed)")
+                    result.messages.append(
+                        f"committed the revision ({', '.join(parts) or 'no reviewed part'} changed)"
+                    )
             for crit in CRITERIA:
                 if crit not in replies:
                     continue
                 stance, text = replies[crit]
                 now = self.clock()
                 record.criteria[crit].thread.append(
-                    Comment(who=actor, role=Role.AUTHOR, when=now, stance=stance, text=text.strip()))
+                    Comment(who=actor, role=Role.AUTHOR, when=now, stance=stance, text=text.strip())
+                )
                 record.note(actor, Role.AUTHOR, Action.RESPOND, text.strip(), crit, when=now)
-                sha = self._commit(ref, record, f"{crit.label}: author {stance}s (round {record.round})",
-                                   Action.RESPOND, actor, criterion=crit, extra=[(Trailer.STANCE, stance)], body=text)
+                sha = self._commit(
+                    ref,
+                    record,
+                    f"{crit.label}: author {stance}s (round {record.round})",
+                    Action.RESPOND,
+                    actor,
+                    criterion=crit,
+                    extra=[(Trailer.STANCE, stance)],
+                    body=text,
+                )
                 if sha:
                     result.commits.append(sha)
             # The next round: agreements whose parts are unchanged carry over, everything else is open.
             now = self.clock()
-            nxt = new_record(task_id, task.family, record.round + 1, task.authors, now, reviewer=record.reviewer)
+            nxt = new_record(
+                task_id, task.family, record.round + 1, task.authors, now, reviewer=record.reviewer
+            )
             for crit in CRITERIA:
                 prev = record.criteria[crit]
-                changed = [p for p in CRITERION_PARTS[crit] if p in prev.basis and prev.basis[p] != now_hashes.get(p)]
+                changed = [
+                    p for p in CRITERION_PARTS[crit] if p in prev.basis and prev.basis[p] != now_hashes.get(p)
+                ]
                 if prev.verdict == Verdict.AGREE and not changed:
-                    nxt.criteria[crit] = CriterionReview(verdict=Verdict.AGREE, carried=True, basis=prev.basis)
+                    nxt.criteria[crit] = CriterionReview(
+                        verdict=Verdict.AGREE, carried=True, basis=prev.basis
+                    )
                 else:
                     nxt.criteria[crit] = CriterionReview(reopened_by=changed)
             nxt.note(actor, Role.AUTHOR, Action.RESUBMIT, why or "answered the review", when=now)
             check_move(task_id, task.status, Status.SUBMITTED)
-            sha = self._commit(ref, nxt, f"resubmitted for round {nxt.round}", Action.RESUBMIT, actor,
-                               status=Status.SUBMITTED)
+            sha = self._commit(
+                ref,
+                nxt,
+                f"resubmitted for round {nxt.round}",
+                Action.RESUBMIT,
+                actor,
+                status=Status.SUBMITTED,
+            )
             if sha:
                 result.commits.append(sha)
             result.status = Status.SUBMITTED
@@ -614,10 +860,23 @@ class ReviewDesk:
             record.discard_reason = reason.strip()
             record.finished = now
             record.note(actor, _role(actor, task, record), Action.DISCARD, reason.strip(), when=now)
-            sha = self._commit(ref, record, f"discarded (round {record.round})", Action.DISCARD, actor,
-                               status=Status.DISCARDED, body=reason, extra=[(Trailer.DISCARDED_BY, actor)])
-            result = StepResult(task_id, Status.DISCARDED, record.round, [sha] if sha else [],
-                                [f"{task_id} discarded: {reason.strip()}"])
+            sha = self._commit(
+                ref,
+                record,
+                f"discarded (round {record.round})",
+                Action.DISCARD,
+                actor,
+                status=Status.DISCARDED,
+                body=reason,
+                extra=[(Trailer.DISCARDED_BY, actor)],
+            )
+            result = StepResult(
+                task_id,
+                Status.DISCARDED,
+                record.round,
+                [sha] if sha else [],
+                [f"{task_id} discarded: {reason.strip()}"],
+            )
             self._push(task_id, result)
             return result
 
@@ -629,12 +888,19 @@ class ReviewDesk:
         repo = self.repo
         with repo.locked(f"merge {task_id}"):
             if (repo.git_dir / "MERGE_HEAD").exists():
-                raise CtbError("a git merge is in progress in this working tree; finish it or git merge --abort")
+                raise CtbError(
+                    "a git merge is in progress in this working tree; finish it or git merge --abort"
+                )
             branch = branch_name(task_id)
             remote_tip = repo.fetch_branch(branch)
             local_tip = repo.rev(f"refs/heads/{branch}")
             tip = local_tip or remote_tip
-            if local_tip and remote_tip and local_tip != remote_tip and repo.is_ancestor(local_tip, remote_tip):
+            if (
+                local_tip
+                and remote_tip
+                and local_tip != remote_tip
+                and repo.is_ancestor(local_tip, remote_tip)
+            ):
                 tip = remote_tip
             if not tip:
                 raise CtbError(f"{task_id} has no review branch ({branch}) to merge")
@@ -642,8 +908,10 @@ class ReviewDesk:
             if state is None:
                 raise CtbError(f"{branch} does not contain {task_id}")
             if state.status not in (Status.APPROVED, Status.DISCARDED):
-                raise IllegalTransition(f"{task_id} is {state.status.value}: only approved or discarded reviews are "
-                                        "merged (a discarded one is merged so the yield keeps counting it)")
+                raise IllegalTransition(
+                    f"{task_id} is {state.status.value}: only approved or discarded reviews are "
+                    "merged (a discarded one is merged so the yield keeps counting it)"
+                )
             self._check_merger(actor, task_id, state.authors)
             item = audit_task(self.ts, repo, state)
             if not item.ok:
@@ -652,8 +920,10 @@ class ReviewDesk:
             dirty = repo.dirty_paths()
             if repo.current_branch() != main:
                 if dirty:
-                    raise CtbError(f"uncommitted changes in {', '.join(dirty[:5])}: commit or stash them before "
-                                   f"switching to {main} to merge")
+                    raise CtbError(
+                        f"uncommitted changes in {', '.join(dirty[:5])}: commit or stash them before "
+                        f"switching to {main} to merge"
+                    )
                 repo.git("checkout", "--quiet", main)
                 self._notify(f"switched to branch {main}")
             main_remote = repo.fetch_branch(main)
@@ -665,17 +935,24 @@ class ReviewDesk:
                 result.messages.append(f"{branch} is already merged into {main}")
                 return result
             message = format_message(
-                f"review({task_id}): merge {state.status.value} review", [
-                    (Trailer.TASK, task_id), (Trailer.FAMILY, state.family.value),
-                    (Trailer.ROUND, state.current.round if state.current else None), (Trailer.ACTION, Action.MERGE.value),
-                    (Trailer.REVIEWER, state.current.reviewer if state.current else None), (Trailer.STATUS, state.status.value),
-                    (Trailer.MERGED_BY, actor)])
+                f"review({task_id}): merge {state.status.value} review",
+                [
+                    (Trailer.TASK, task_id),
+                    (Trailer.FAMILY, state.family.value),
+                    (Trailer.ROUND, state.current.round if state.current else None),
+                    (Trailer.ACTION, Action.MERGE.value),
+                    (Trailer.REVIEWER, state.current.reviewer if state.current else None),
+                    (Trailer.STATUS, state.status.value),
+                    (Trailer.MERGED_BY, actor),
+                ],
+            )
             msg_file = repo.state_dir / "merge-message.txt"
             repo.state_dir.mkdir(parents=True, exist_ok=True)
             msg_file.write_text(message, encoding="utf-8")
             try:
-                repo.git("merge", "--quiet", "--no-ff", "--file", str(msg_file), tip,
-                         env=repo._identity_env(actor))
+                repo.git(
+                    "merge", "--quiet", "--no-ff", "--file", str(msg_file), tip, env=repo._identity_env(actor)
+                )
             except CtbError as exc:
                 try:
                     repo.git("merge", "--abort")
@@ -704,8 +981,10 @@ class ReviewDesk:
         where = f"{rel} on {main}"
         data = repo.read_blob(tip, rel) if tip else None
         if data is None:
-            raise CtbError(f"no {rel} on {main}: a merge needs the maintainers listed there "
-                           "(`maintainers: [{name: NAME}]`)")
+            raise CtbError(
+                f"no {rel} on {main}: a merge needs the maintainers listed there "
+                "(`maintainers: [{name: NAME}]`)"
+            )
         check_merger(parse_reviewers_file(data.decode("utf-8"), where), where, actor, task_id, authors)
 
     # -------------------------------------------------------------- assignment
@@ -727,8 +1006,9 @@ class ReviewDesk:
                     self._check_assignable(p, task.status, record)
                     record.reviewer = p.reviewer
                     record.note(actor, Role.MAINTAINER, Action.ASSIGN, why, when=self.clock())
-                    sha = self._commit(ref, record, f"assigned to {p.reviewer} (round {record.round})",
-                                       Action.ASSIGN, actor)
+                    sha = self._commit(
+                        ref, record, f"assigned to {p.reviewer} (round {record.round})", Action.ASSIGN, actor
+                    )
                 else:
                     tip = self.repo.review_branches().get(p.task)
                     state = read_at(self.repo, tip, p.task) if tip else None
@@ -741,11 +1021,24 @@ class ReviewDesk:
                     rel = f"{state.rel}/{record_rel(record.round)}"
                     old = self.repo.read_blob(tip or "", rel)
                     text = render_record(record, old.decode("utf-8") if old else None, rel)
-                    message = _message(p.task, state.family, record, f"assigned to {p.reviewer} (round {record.round})",
-                                       Action.ASSIGN, actor)
-                    sha = self.repo.commit_to_branch(branch, message, {rel: text.encode("utf-8")}, actor=actor)
-                result = StepResult(p.task, Status.SUBMITTED, record.round, [sha] if sha else [],
-                                    [f"{p.task} round {record.round} assigned to {p.reviewer}"])
+                    message = _message(
+                        p.task,
+                        state.family,
+                        record,
+                        f"assigned to {p.reviewer} (round {record.round})",
+                        Action.ASSIGN,
+                        actor,
+                    )
+                    sha = self.repo.commit_to_branch(
+                        branch, message, {rel: text.encode("utf-8")}, actor=actor
+                    )
+                result = StepResult(
+                    p.task,
+                    Status.SUBMITTED,
+                    record.round,
+                    [sha] if sha else [],
+                    [f"{p.task} round {record.round} assigned to {p.reviewer}"],
+                )
                 self._push(p.task, result)
                 results.append(result)
         return results
@@ -753,10 +1046,14 @@ class ReviewDesk:
     @staticmethod
     def _check_assignable(p: Proposal, status: Status, record: ReviewRecord) -> None:
         if status != Status.SUBMITTED or record.round != p.round:
-            raise CtbError(f"{p.task} changed since the proposal (now {status.value}, round {record.round}); "
-                           "run ctb-review assign again")
+            raise CtbError(
+                f"{p.task} changed since the proposal (now {status.value}, round {record.round}); "
+                "run ctb-review assign again"
+            )
         if record.blind is not None:
-            raise CtbError(f"{p.task} round {record.round} already has a blind answer by {record.blind.reviewer}")
+            raise CtbError(
+                f"{p.task} round {record.round} already has a blind answer by {record.blind.reviewer}"
+            )
 
     # -------------------------------------------------------------- sealed gold
 
@@ -773,22 +1070,31 @@ class ReviewDesk:
                 if self.ts.seal_folder(ref.path, list(task.authors)):
                     rel = self.repo.rel(ref.path)
                     add += [f"{rel}/{name}" for name in ("hidden.yaml", "hidden.yaml.age", RECIPIENTS_FILE)]
-                    result.messages.append(f"{task_id}: gold sealed for {', '.join(task.authors) or 'nobody'} and "
-                                           "the maintainers")
+                    result.messages.append(
+                        f"{task_id}: gold sealed for {', '.join(task.authors) or 'nobody'} and "
+                        "the maintainers"
+                    )
                 else:
                     result.messages.append(f"{task_id}: already sealed")
             if add and commit:
                 branch = self.repo.current_branch()
                 if branch is None:
                     raise CtbError("HEAD is detached: check out a branch to commit the sealed gold on")
-                message = format_message(f"review: seal the gold of {len(task_ids)} task(s)",
-                                         [(Trailer.TASK, task_ids[0] if len(task_ids) == 1 else None),
-                                          (Trailer.ACTION, Action.SEAL.value), (Trailer.SEALED_BY, actor)])
+                message = format_message(
+                    f"review: seal the gold of {len(task_ids)} task(s)",
+                    [
+                        (Trailer.TASK, task_ids[0] if len(task_ids) == 1 else None),
+                        (Trailer.ACTION, Action.SEAL.value),
+                        (Trailer.SEALED_BY, actor),
+                    ],
+                )
                 sha = self.repo.commit(branch, message, add=add, actor=actor)
                 if sha:
                     result.commits.append(sha)
-                    result.messages.append(f"committed {sha[:10]}; a plain hidden.yaml committed earlier stays in "
-                                           "the history (seal before the first commit: review.seal_gold)")
+                    result.messages.append(
+                        f"committed {sha[:10]}; a plain hidden.yaml committed earlier stays in "
+                        "the history (seal before the first commit: review.seal_gold)"
+                    )
             return result
 
     def unseal(self, task_id: str, actor: str, reviewer: str) -> StepResult:
@@ -799,38 +1105,67 @@ class ReviewDesk:
         with self.repo.locked(f"unseal {task_id}"):
             ref, task, records = self._enter(task_id)
             if not self.ts.is_sealed(ref):
-                raise CtbError(f"{task_id}'s gold is not sealed (plain hidden.yaml): there is nothing to unseal")
+                raise CtbError(
+                    f"{task_id}'s gold is not sealed (plain hidden.yaml): there is nothing to unseal"
+                )
             people = load_reviewers_file(self.ts)
             if actor not in task.authors and actor not in people.maintainer_names():
-                raise CtbError(f"{actor} is neither an author of {task_id} nor a maintainer: the author or a "
-                               "maintainer unseals the gold for a reviewer")
+                raise CtbError(
+                    f"{actor} is neither an author of {task_id} nor a maintainer: the author or a "
+                    "maintainer unseals the gold for a reviewer"
+                )
             if reviewer in task.authors:
                 raise CtbError(f"{reviewer} is an author of {task_id}, already a recipient")
-            blinds = [e for e in self.repo.log("HEAD", task=task_id)
-                      if e.action == Action.BLIND.value and e.get("reviewer") == reviewer]
+            blinds = [
+                e
+                for e in self.repo.log("HEAD", task=task_id)
+                if e.action == Action.BLIND.value and e.get("reviewer") == reviewer
+            ]
             if not blinds:
-                raise CtbError(f"no blind commit by {reviewer} for {task_id}: the gold is unsealed for a reviewer "
-                               f"only after their blind answer is committed and pushed (ctb-review blind {task_id})")
+                raise CtbError(
+                    f"no blind commit by {reviewer} for {task_id}: the gold is unsealed for a reviewer "
+                    f"only after their blind answer is committed and pushed (ctb-review blind {task_id})"
+                )
             blind = blinds[-1]  # the oldest: their first (and only) blind solve
             if self.repo.has_remote():
                 remote_tip = self.repo.fetch_branch(branch_name(task_id))
                 if not remote_tip or not self.repo.is_ancestor(blind.sha, remote_tip):
-                    raise CtbError(f"{reviewer}'s blind commit {blind.sha[:10]} is not on {self.repo.remote_name} "
-                                   f"yet: the gold is unsealed only after it is (the reviewer pushes it)")
+                    raise CtbError(
+                        f"{reviewer}'s blind commit {blind.sha[:10]} is not on {self.repo.remote_name} "
+                        f"yet: the gold is unsealed only after it is (the reviewer pushes it)"
+                    )
             key = people.key_of(reviewer)
             if not key:
                 raise CtbError(f"no age public key for {reviewer} in the reviewers file (add `age: age1...`)")
-            self.ts.add_recipient(ref.path, Recipient(name=reviewer, role="reviewer", key=key,
-                                                      after_blind=blind.sha))
+            self.ts.add_recipient(
+                ref.path, Recipient(name=reviewer, role="reviewer", key=key, after_blind=blind.sha)
+            )
             rel = self.repo.rel(ref.path)
-            message = format_message(f"review({task_id}): unseal the gold for {reviewer}", [
-                (Trailer.TASK, task_id), (Trailer.FAMILY, task.family.value),
-                (Trailer.ROUND, records[-1].round if records else None), (Trailer.ACTION, Action.UNSEAL.value),
-                (Trailer.REVIEWER, reviewer), (Trailer.BLIND_COMMIT, blind.sha), (Trailer.UNSEALED_BY, actor)])
-            sha = self.repo.commit(branch_name(task_id), message,
-                                   add=[f"{rel}/hidden.yaml.age", f"{rel}/{RECIPIENTS_FILE}"], actor=actor)
-            result = StepResult(task_id, task.status, records[-1].round if records else 0, [sha] if sha else [],
-                                [f"{task_id}: gold unsealed for {reviewer} (after blind commit {blind.sha[:10]})"])
+            message = format_message(
+                f"review({task_id}): unseal the gold for {reviewer}",
+                [
+                    (Trailer.TASK, task_id),
+                    (Trailer.FAMILY, task.family.value),
+                    (Trailer.ROUND, records[-1].round if records else None),
+                    (Trailer.ACTION, Action.UNSEAL.value),
+                    (Trailer.REVIEWER, reviewer),
+                    (Trailer.BLIND_COMMIT, blind.sha),
+                    (Trailer.UNSEALED_BY, actor),
+                ],
+            )
+            sha = self.repo.commit(
+                branch_name(task_id),
+                message,
+                add=[f"{rel}/hidden.yaml.age", f"{rel}/{RECIPIENTS_FILE}"],
+                actor=actor,
+            )
+            result = StepResult(
+                task_id,
+                task.status,
+                records[-1].round if records else 0,
+                [sha] if sha else [],
+                [f"{task_id}: gold unsealed for {reviewer} (after blind commit {blind.sha[:10]})"],
+            )
             self._push(task_id, result)
             return result
 
@@ -841,8 +1176,10 @@ class ReviewDesk:
         with self.repo.locked(f"checkout {task_id}"):
             ref, task, records = self._enter(task_id, author_changes=True)
             result = StepResult(task_id, task.status, records[-1].round if records else 0)
-            result.messages.append(f"on {BRANCH_PREFIX}{task_id}: {task_id} is {task.status.value}, "
-                                   f"task folder {self.repo.rel(ref.path)}")
+            result.messages.append(
+                f"on {BRANCH_PREFIX}{task_id}: {task_id} is {task.status.value}, "
+                f"task folder {self.repo.rel(ref.path)}"
+            )
             if records:
                 result.messages.append(round_summary(records[-1]))
             return result

@@ -112,7 +112,7 @@ def completion_columns(names: Sequence[str], width: int = 78) -> str:
     """Candidates side by side in equal columns, as a terminal lists them on a second Tab."""
     col = max(len(n) for n in names) + 2
     per_row = max(1, width // col)
-    rows = [names[i:i + per_row] for i in range(0, len(names), per_row)]
+    rows = [names[i : i + per_row] for i in range(0, len(names), per_row)]
     return "\n".join("".join(n.ljust(col) for n in row).rstrip() for row in rows)
 
 
@@ -147,8 +147,13 @@ class ReplayConsole(Vertical):
     BINDINGS = [
         Binding("up", "history(-1)", "Previous command", show=False, id="replay.history_back"),
         Binding("down", "history(1)", "Next command", show=False, id="replay.history_forward"),
-        Binding("ctrl+o", "next_device", "Next device", id="replay.next_device",
-                tooltip="Switch the console to the next device of the task"),
+        Binding(
+            "ctrl+o",
+            "next_device",
+            "Next device",
+            id="replay.next_device",
+            tooltip="Switch the console to the next device of the task",
+        ),
         Binding("ctrl+l", "clear", "Clear", id="replay.clear", tooltip="Clear the console output"),
     ]
 
@@ -169,8 +174,15 @@ class ReplayConsole(Vertical):
         def control(self) -> ReplayConsole:
             return self.console
 
-    def __init__(self, session: ReplaySession | None = None, *, note: str = "", name: str | None = None,
-                 id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self,
+        session: ReplaySession | None = None,
+        *,
+        note: str = "",
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._session: ReplaySession | None = session
         self._note = note
@@ -220,7 +232,8 @@ class ReplayConsole(Vertical):
         else:
             self.device = None
         self.query_one("#rc-status", Label).update(
-            f"{len(names)} device(s)" if self._session is not None else "no replay session")
+            f"{len(names)} device(s)" if self._session is not None else "no replay session"
+        )
         if note:
             self.query_one("#rc-output", RichLog).write(Text(note, style="italic"))
 
@@ -228,7 +241,9 @@ class ReplayConsole(Vertical):
         """Send ``command`` to the current device, as if typed and Enter pressed."""
         command = command.strip("\r\n")
         if self._session is None or self.device is None:
-            self.query_one("#rc-output", RichLog).write(Text("no replay session: nothing to run on", style="italic"))
+            self.query_one("#rc-output", RichLog).write(
+                Text("no replay session: nothing to run on", style="italic")
+            )
             return
         if command.strip():
             self._history.append(command)
@@ -280,7 +295,7 @@ class ReplayConsole(Vertical):
     def _complete(self, event: CommandInput.Complete) -> None:
         event.stop()
         field = self.query_one("#rc-input", CommandInput)
-        text, tail = field.value[: field.cursor_position], field.value[field.cursor_position:]
+        text, tail = field.value[: field.cursor_position], field.value[field.cursor_position :]
         complete = getattr(self._session, "complete", None)
         if self.device is None or not callable(complete):
             return
@@ -335,7 +350,9 @@ class ReplayConsole(Vertical):
             outcome = getattr(answer.observation, "outcome", None)
             if outcome is not None and str(getattr(outcome, "value", outcome)) not in ("recorded", "help"):
                 log.write(Text(f"[{getattr(outcome, 'value', outcome)}]", style="dim italic"))
-        self.post_message(self.CommandRan(self, answer.device, answer.command, answer.observation, answer.error))
+        self.post_message(
+            self.CommandRan(self, answer.device, answer.command, answer.observation, answer.error)
+        )
 
     def action_history(self, step: int) -> None:
         if not self._history:

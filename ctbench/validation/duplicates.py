@@ -28,8 +28,9 @@ def _gold_key(ts: TaskSet, ref: TaskRef) -> GoldKey | None:
     return task.network, ref.family.value, tuple(sorted(hidden.gold_answer_lines(ref.family)))
 
 
-def duplicate_gold(ts: TaskSet, checked: dict[str, GoldKey], selected: Sequence[TaskRef],
-                   all_refs: Sequence[TaskRef]) -> list[tuple[TaskRef, str, list[str]]]:
+def duplicate_gold(
+    ts: TaskSet, checked: dict[str, GoldKey], selected: Sequence[TaskRef], all_refs: Sequence[TaskRef]
+) -> list[tuple[TaskRef, str, list[str]]]:
     """(task, network, other tasks) for each selected task whose gold another task on its network shares."""
     keys = dict(checked)
     wanted = [r for r in selected if r.id in keys and keys[r.id][2]]

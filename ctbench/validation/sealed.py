@@ -22,8 +22,9 @@ Report = Callable[..., None]
 """The validator's ``error(code, message, **kw)`` for the sealed file."""
 
 
-def load_sealed(ts: TaskSet, ref: TaskRef, error: Report, warn: Report
-                ) -> tuple[Any, str | None, ValidationError | None]:
+def load_sealed(
+    ts: TaskSet, ref: TaskRef, error: Report, warn: Report
+) -> tuple[Any, str | None, ValidationError | None]:
     """(HiddenSpec or None, plain text or None, schema errors for the validator to report).
 
     A user who is not a recipient (a reviewer before the unseal) gets a warning, not an error: the
@@ -36,20 +37,29 @@ def load_sealed(ts: TaskSet, ref: TaskRef, error: Report, warn: Report
     try:
         recipients = parse_recipients(read_text(rec_file), str(rec_file))
     except CtbError as exc:
-        error("sealed", f"{RECIPIENTS_FILE} is missing or broken beside the sealed gold: {exc}",
-              expected="the recipients list ctb-review seal writes")
+        error(
+            "sealed",
+            f"{RECIPIENTS_FILE} is missing or broken beside the sealed gold: {exc}",
+            expected="the recipients list ctb-review seal writes",
+        )
         recipients = None
     if recipients is not None:
         count = stanza_count(sealed.read_bytes())
         if count != len(recipients.recipients):
-            error("sealed", f"the sealed gold has {count} recipient(s) but {RECIPIENTS_FILE} lists "
-                            f"{len(recipients.recipients)}: a recipient was added or dropped by hand",
-                  expected="re-seal through ctb-review seal / unseal")
+            error(
+                "sealed",
+                f"the sealed gold has {count} recipient(s) but {RECIPIENTS_FILE} lists "
+                f"{len(recipients.recipients)}: a recipient was added or dropped by hand",
+                expected="re-seal through ctb-review seal / unseal",
+            )
     try:
         text = ts.hidden_text(ref)
     except SealError as exc:
-        warn("sealed", f"the gold is not checked: {exc}", expected="your age identity among the recipients "
-                                                                   "(--identity FILE or $CTBENCH_AGE_IDENTITY)")
+        warn(
+            "sealed",
+            f"the gold is not checked: {exc}",
+            expected="your age identity among the recipients (--identity FILE or $CTBENCH_AGE_IDENTITY)",
+        )
         return None, None, None
     try:
         data = load_fast(sealed, text)

@@ -90,13 +90,18 @@ class Report:
         return [f for f in self.errors if f.task == task_id]
 
     def to_json(self) -> dict[str, Any]:
-        return {"tasks_checked": self.tasks_checked, "errors": len(self.errors), "warnings": len(self.warnings),
-                "findings": [f.model_dump(mode="json", exclude={"loc"}) for f in self.findings]}
+        return {
+            "tasks_checked": self.tasks_checked,
+            "errors": len(self.errors),
+            "warnings": len(self.warnings),
+            "findings": [f.model_dump(mode="json", exclude={"loc"}) for f in self.findings],
+        }
 
 
 _IFACE_RE = re.compile(
     r"^(?:[A-Za-z][A-Za-z-]*\d+(?:[/:.]\d+)*|(?:ge|xe|et|fe|ae|lo|irb|em|me|fxp|reth|vlan)-?\d*(?:[/.:]\d+)*)$",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def _is_address(text: str) -> bool:
@@ -155,10 +160,28 @@ class _Ctx:
     def rel(self) -> str:
         return set_relative(self.root, self.path)
 
-    def add(self, severity: Severity, code: str, message: str, *, loc: Sequence[str | int] = (),
-            expected: str = "", line: int | None = None) -> None:
-        self.pending.append(Finding(severity=severity, code=code, file=self.rel(), line=line, message=message,
-                                    expected=expected, task=self.task, loc=list(loc)))
+    def add(
+        self,
+        severity: Severity,
+        code: str,
+        message: str,
+        *,
+        loc: Sequence[str | int] = (),
+        expected: str = "",
+        line: int | None = None,
+    ) -> None:
+        self.pending.append(
+            Finding(
+                severity=severity,
+                code=code,
+                file=self.rel(),
+                line=line,
+                message=message,
+                expected=expected,
+                task=self.task,
+                loc=list(loc),
+            )
+        )
 
     def error(self, code: str, message: str, **kw: Any) -> None:
         self.add(Severity.ERROR, code, message, **kw)
@@ -188,8 +211,12 @@ def _schema_errors(ctx: _Ctx, exc: ValidationError, what: str) -> None:
         dotted = ".".join(str(p) for p in loc) or "(top level)"
         kind = err["type"]
         if kind == "missing":
-            ctx.error("schema", f"{dotted}: required field is missing", loc=loc[:-1],
-                      expected=f"a value for {dotted} in {what}")
+            ctx.error(
+                "schema",
+                f"{dotted}: required field is missing",
+                loc=loc[:-1],
+                expected=f"a value for {dotted} in {what}",
+            )
         elif kind == "extra_forbidden":
             ctx.error("schema", f"{dotted}: unknown field", loc=loc, expected=f"only the fields of {what}")
         else:
@@ -243,8 +270,11 @@ class Validator:
         if ctx.path.exists():
             self.config, _ = _load_model(ctx, TaskSetConfig, "task-set configuration")
         else:
-            ctx.warn("missing-file", f"{CONFIG_FILE} is missing; defaults are used and no canary is checked",
-                     expected="a task-set configuration file")
+            ctx.warn(
+                "missing-file",
+                f"{CONFIG_FILE} is missing; defaults are used and no canary is checked",
+                expected="a task-set configuration file",
+            )
             self.config = TaskSetConfig()
         ctx.flush()
         ctx = _Ctx(self.report, root, root / TAXONOMY_FILE, None)
@@ -263,9 +293,16 @@ class Validator:
                 continue
             original = name[1:].rsplit(".", 2)[0]
             ctx = _Ctx(self.report, self.ts.root, folder / name, task)
-            gold = " - it holds a copy of the gold, which `git add -A` would stage" if original == HIDDEN_FILE else ""
-            ctx.warn("leftover-temp", f"temporary file of an interrupted save of {original}{gold}",
-                     expected="no such file: the next save of that file removes it, or delete it by hand")
+            gold = (
+                " - it holds a copy of the gold, which `git add -A` would stage"
+                if original == HIDDEN_FILE
+                else ""
+            )
+            ctx.warn(
+                "leftover-temp",
+                f"temporary file of an interrupted save of {original}{gold}",
+                expected="no such file: the next save of that file removes it, or delete it by hand",
+            )
             ctx.flush()
 
     def network(self, name: str) -> Network | None:
@@ -277,8 +314,12 @@ class Validator:
             ctx = _Ctx(self.report, self.ts.root, path, None)
             net, _ = _load_model(ctx, Network, "network")
             if net is not None and net.name != name:
-                ctx.error("network-name", f"network file {path.name} declares name {net.name!r}",
-                          loc=["name"], expected=repr(name))
+                ctx.error(
+                    "network-name",
+                    f"network file {path.name} declares name {net.name!r}",
+                    loc=["name"],
+                    expected=repr(name),
+                )
             if net is not None:
                 self._check_network(ctx, net)
             ctx.flush()
@@ -291,8 +332,12 @@ class Validator:
         for i, link in enumerate(net.links):
             for end in (link.a, link.b):
                 if end.node not in names:
-                    ctx.error("link-device", f"link {i + 1} names unknown device {end.node!r}", loc=["links", i],
-                              expected="a device listed under devices")
+                    ctx.error(
+                        "link-device",
+                        f"link {i + 1} names unknown device {end.node!r}",
+                        loc=["links", i],
+                        expected="a device listed under devices",
+                    )
                 key = (end.node, self.vendors.iface(names.get(end.node), end.interface))
                 if key in seen:
                     ctx.warn("link-duplicate", f"interface {end} is cabled twice", loc=["links", i])
@@ -317,9 +362,13 @@ class Validator:
 
         for ref, network, others_ in duplicate_gold(self.ts, self.golds, selected, all_refs):
             ctx = _Ctx(self.report, self.ts.root, ref.hidden_file, ref.id)
-            ctx.warn("duplicate-gold", f"the gold answer is the same as {', '.join(others_)} on network {network}: "
-                                       "a copied task? (fine if the symptoms differ on purpose)",
-                     loc=["answer"], expected="a root cause or path no other task on this network has")
+            ctx.warn(
+                "duplicate-gold",
+                f"the gold answer is the same as {', '.join(others_)} on network {network}: "
+                "a copied task? (fine if the symptoms differ on purpose)",
+                loc=["answer"],
+                expected="a root cause or path no other task on this network has",
+            )
             ctx.flush()
         return self.report
 
@@ -327,26 +376,37 @@ class Validator:
         root = self.ts.root
         folder_ctx = _Ctx(self.report, root, ref.path, ref.id)
         if not any(ref.path.iterdir()):
-            folder_ctx.error("empty-folder", "task folder is empty", expected=f"{TASK_FILE} and {HIDDEN_FILE}")
+            folder_ctx.error(
+                "empty-folder", "task folder is empty", expected=f"{TASK_FILE} and {HIDDEN_FILE}"
+            )
             folder_ctx.flush()
             return
         if duplicate:
             also = ", ".join(set_relative(root, r.path) for r in others) or "another task folder"
-            folder_ctx.error("duplicate-id", f"task id {ref.id!r} is also used by {also}; a run or export cannot "
-                             "tell them apart", expected="ids unique across rca/ and path/")
+            folder_ctx.error(
+                "duplicate-id",
+                f"task id {ref.id!r} is also used by {also}; a run or export cannot tell them apart",
+                expected="ids unique across rca/ and path/",
+            )
         rec_dir = ref.path / RECORDINGS_DIR
         if rec_dir.is_symlink():
             target = os.readlink(rec_dir)
-            folder_ctx.error("recordings-link", f"{RECORDINGS_DIR}/ is a symbolic link (to {target}); the replay "
-                             "refuses every recording behind it", expected=f"a real {RECORDINGS_DIR}/ folder inside "
-                             "the task folder")
+            folder_ctx.error(
+                "recordings-link",
+                f"{RECORDINGS_DIR}/ is a symbolic link (to {target}); the replay "
+                "refuses every recording behind it",
+                expected=f"a real {RECORDINGS_DIR}/ folder inside the task folder",
+            )
         folder_ctx.flush()
         self._leftover_temps(ref.path, ref.id)
         for path in (ref.task_file, ref.hidden_file):
             if (size := _file_size(path)) > MAX_TASK_FILE_BYTES:
                 big = _Ctx(self.report, root, path, ref.id)
-                big.warn("large-file", f"{path.name} is {_size(size)}, far larger than any real task file",
-                         expected=f"at most {_size(MAX_TASK_FILE_BYTES)}")
+                big.warn(
+                    "large-file",
+                    f"{path.name} is {_size(size)}, far larger than any real task file",
+                    expected=f"at most {_size(MAX_TASK_FILE_BYTES)}",
+                )
                 big.flush()
 
         tctx = _Ctx(self.report, root, ref.task_file, ref.id)
@@ -375,28 +435,49 @@ class Validator:
     def _canary(self, ctx: _Ctx, text: str, value: str) -> None:
         canary = self.config.canary if self.config else ""
         if canary and canary not in text:
-            ctx.error("canary", "the task set's canary string is missing", loc=["canary"],
-                      expected=f"canary: {canary!r}")
+            ctx.error(
+                "canary",
+                "the task set's canary string is missing",
+                loc=["canary"],
+                expected=f"canary: {canary!r}",
+            )
         elif canary and value and value != canary:
             ctx.error("canary", "canary differs from the task set's", loc=["canary"], expected=repr(canary))
 
     def _check_visible(self, ctx: _Ctx, ref: TaskRef, task: TaskSpec, text: str) -> None:
         if task.id != ref.id:
-            ctx.error("id-mismatch", f"id {task.id!r} differs from the folder name", loc=["id"], expected=repr(ref.id))
+            ctx.error(
+                "id-mismatch",
+                f"id {task.id!r} differs from the folder name",
+                loc=["id"],
+                expected=repr(ref.id),
+            )
         if task.family != ref.family:
-            ctx.error("family-mismatch", f"family {task.family.value!r} but the task is under {ref.family.value}/",
-                      loc=["family"], expected=repr(ref.family.value))
+            ctx.error(
+                "family-mismatch",
+                f"family {task.family.value!r} but the task is under {ref.family.value}/",
+                loc=["family"],
+                expected=repr(ref.family.value),
+            )
         self._canary(ctx, text, task.canary)
         net = self.network(task.network)
         if net is None:
-            ctx.error("network", f"network {task.network!r} not found or invalid", loc=["network"],
-                      expected=f"networks/{task.network}.yaml")
+            ctx.error(
+                "network",
+                f"network {task.network!r} not found or invalid",
+                loc=["network"],
+                expected=f"networks/{task.network}.yaml",
+            )
             return
         devices = net.device_map()
         for i, name in enumerate(task.accessible or []):
             if name not in devices:
-                ctx.error("accessible", f"accessible device {name!r} is not in network {net.name}",
-                          loc=["accessible", i], expected="a device of the network")
+                ctx.error(
+                    "accessible",
+                    f"accessible device {name!r} is not in network {net.name}",
+                    loc=["accessible", i],
+                    expected="a device of the network",
+                )
         seen: dict[tuple[str, str], int] = {}
         indexed: set[str] = set()
         through_link = (ref.path / RECORDINGS_DIR).is_symlink()
@@ -405,16 +486,28 @@ class Validator:
             loc: list[str | int] = ["recordings", i]
             dev = devices.get(rec.device)
             if dev is None:
-                ctx.error("recording-device", f"recording for unknown device {rec.device!r}", loc=loc,
-                          expected=f"a device of network {net.name}")
+                ctx.error(
+                    "recording-device",
+                    f"recording for unknown device {rec.device!r}",
+                    loc=loc,
+                    expected=f"a device of network {net.name}",
+                )
             elif dev.os is None:
                 ctx.error("recording-device", f"{rec.device} has no CLI (no os) but has a recording", loc=loc)
             elif (canon := self.vendors.canonical(dev, rec.command)) is not None and canon != rec.command:
-                ctx.error("not-canonical", f"command {rec.command!r} is not in canonical form", loc=[*loc, "command"],
-                          expected=repr(canon))
+                ctx.error(
+                    "not-canonical",
+                    f"command {rec.command!r} is not in canonical form",
+                    loc=[*loc, "command"],
+                    expected=repr(canon),
+                )
             if rec.key in seen:
-                ctx.error("recording-duplicate", f"{rec.device} {rec.command!r} is recorded twice "
-                          f"(also entry {seen[rec.key] + 1})", loc=loc, expected="one recording per device and command")
+                ctx.error(
+                    "recording-duplicate",
+                    f"{rec.device} {rec.command!r} is recorded twice (also entry {seen[rec.key] + 1})",
+                    loc=loc,
+                    expected="one recording per device and command",
+                )
             seen[rec.key] = i
             try:
                 rel = str(check_recording_rel(rec.file))
@@ -423,58 +516,113 @@ class Validator:
                 continue
             indexed.add(rel)
             if rel in links or any(rel.startswith(link + "/") for link in links):
-                ctx.error("recording-file", f"recording path {rec.file!r} goes through a symbolic link",
-                          loc=[*loc, "file"], expected="a regular file inside recordings/")
+                ctx.error(
+                    "recording-file",
+                    f"recording path {rec.file!r} goes through a symbolic link",
+                    loc=[*loc, "file"],
+                    expected="a regular file inside recordings/",
+                )
             elif rel not in regular:
                 if not through_link:  # a linked recordings/ folder is one error, reported for the folder
-                    ctx.error("recording-file", f"recording file {rec.file} is missing", loc=[*loc, "file"],
-                              expected="the file the index names")
+                    ctx.error(
+                        "recording-file",
+                        f"recording file {rec.file} is missing",
+                        loc=[*loc, "file"],
+                        expected="the file the index names",
+                    )
             elif (size := _file_size(ref.path / rel)) > MAX_RECORDING_BYTES:
-                ctx.warn("large-recording", f"recording {rel} is {_size(size)}, far larger than any real capture; "
-                         "the replay shows only its first MB", loc=[*loc, "file"],
-                         expected=f"at most {_size(MAX_RECORDING_BYTES)}: record a narrower command")
+                ctx.warn(
+                    "large-recording",
+                    f"recording {rel} is {_size(size)}, far larger than any real capture; "
+                    "the replay shows only its first MB",
+                    loc=[*loc, "file"],
+                    expected=f"at most {_size(MAX_RECORDING_BYTES)}: record a narrower command",
+                )
         temps = {rel for rel in regular if is_leftover_temp(rel.rsplit("/", 1)[-1])}
         for rel in sorted(temps):
             tctx = _Ctx(self.report, self.ts.root, ref.path / rel, ref.id)
-            tctx.warn("leftover-temp", "temporary file of an interrupted save of a recording",
-                      expected="no such file: the next save of that recording removes it, or delete it by hand")
+            tctx.warn(
+                "leftover-temp",
+                "temporary file of an interrupted save of a recording",
+                expected="no such file: the next save of that recording removes it, or delete it by hand",
+            )
             tctx.flush()
         for rel in sorted(regular - indexed - temps):
-            ctx.warn("unused-recording", f"{rel} is not in the recordings index; nothing uses it",
-                     loc=["recordings"], expected="an index entry or removal of the file")
+            ctx.warn(
+                "unused-recording",
+                f"{rel} is not in the recordings index; nothing uses it",
+                loc=["recordings"],
+                expected="an index entry or removal of the file",
+            )
 
     def _check_hidden_basics(self, ctx: _Ctx, ref: TaskRef, hidden: HiddenSpec, text: str) -> None:
         if hidden.id != ref.id:
-            ctx.error("id-mismatch", f"id {hidden.id!r} differs from the folder name", loc=["id"],
-                      expected=repr(ref.id))
+            ctx.error(
+                "id-mismatch",
+                f"id {hidden.id!r} differs from the folder name",
+                loc=["id"],
+                expected=repr(ref.id),
+            )
         self._canary(ctx, text, hidden.canary)
         if ref.family == Family.RCA:
             if not hidden.answer.rca:
-                ctx.error("answer", "an RCA task needs at least one root-cause triple", loc=["answer"],
-                          expected="answer.rca: [{node, object, label}]")
+                ctx.error(
+                    "answer",
+                    "an RCA task needs at least one root-cause triple",
+                    loc=["answer"],
+                    expected="answer.rca: [{node, object, label}]",
+                )
             if hidden.answer.paths:
-                ctx.error("answer", "an RCA task carries paths", loc=["answer", "paths"], expected="answer.rca only")
+                ctx.error(
+                    "answer", "an RCA task carries paths", loc=["answer", "paths"], expected="answer.rca only"
+                )
             if hidden.metadata.observability is None:
-                ctx.warn("metadata", "observability (O1/O2) is not set", loc=["metadata"],
-                         expected="metadata.observability")
+                ctx.warn(
+                    "metadata",
+                    "observability (O1/O2) is not set",
+                    loc=["metadata"],
+                    expected="metadata.observability",
+                )
             if hidden.metadata.chain_length is None:
-                ctx.warn("metadata", "propagation-chain length is not set", loc=["metadata"],
-                         expected="metadata.chain_length")
+                ctx.warn(
+                    "metadata",
+                    "propagation-chain length is not set",
+                    loc=["metadata"],
+                    expected="metadata.chain_length",
+                )
         else:
             if not hidden.answer.paths:
-                ctx.error("answer", "a path task needs at least one path", loc=["answer"],
-                          expected="answer.paths: [{hops: [...]}]")
+                ctx.error(
+                    "answer",
+                    "a path task needs at least one path",
+                    loc=["answer"],
+                    expected="answer.paths: [{hops: [...]}]",
+                )
             if hidden.answer.rca:
-                ctx.error("answer", "a path task carries RCA triples", loc=["answer", "rca"],
-                          expected="answer.paths only")
+                ctx.error(
+                    "answer",
+                    "a path task carries RCA triples",
+                    loc=["answer", "rca"],
+                    expected="answer.paths only",
+                )
         if not hidden.golden_actions:
-            ctx.error("golden", "no golden actions", loc=["golden_actions"], expected="at least one golden action")
+            ctx.error(
+                "golden", "no golden actions", loc=["golden_actions"], expected="at least one golden action"
+            )
         if not hidden.metadata.protocol_mechanisms:
-            ctx.warn("metadata", "no protocol mechanisms listed (protocol complexity is 0)", loc=["metadata"],
-                     expected="metadata.protocol_mechanisms")
+            ctx.warn(
+                "metadata",
+                "no protocol mechanisms listed (protocol complexity is 0)",
+                loc=["metadata"],
+                expected="metadata.protocol_mechanisms",
+            )
 
     def _check_pair(self, tctx: _Ctx, hctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec) -> None:
-        self.golds[ref.id] = (task.network, ref.family.value, tuple(sorted(hidden.gold_answer_lines(ref.family))))
+        self.golds[ref.id] = (
+            task.network,
+            ref.family.value,
+            tuple(sorted(hidden.gold_answer_lines(ref.family))),
+        )
         net = self.network(task.network)
         if net is None:
             return
@@ -485,30 +633,55 @@ class Validator:
             loc: list[str | int] = ["golden_actions", i]
             dev = devices.get(act.device)
             if dev is None:
-                hctx.error("golden-device", f"golden action on unknown device {act.device!r}", loc=loc,
-                           expected=f"a device of network {net.name}")
+                hctx.error(
+                    "golden-device",
+                    f"golden action on unknown device {act.device!r}",
+                    loc=loc,
+                    expected=f"a device of network {net.name}",
+                )
                 continue
             if act.device not in accessible:
-                hctx.error("golden-device", f"golden action on {act.device}, which the task makes inaccessible",
-                           loc=loc, expected="an accessible device")
+                hctx.error(
+                    "golden-device",
+                    f"golden action on {act.device}, which the task makes inaccessible",
+                    loc=loc,
+                    expected="an accessible device",
+                )
             canon = self.vendors.canonical(dev, act.command)
             key = (act.device, canon or act.command)
             if canon is not None and canon != act.command:
-                hctx.error("not-canonical", f"command {act.command!r} is not in canonical form",
-                           loc=[*loc, "command"], expected=repr(canon))
+                hctx.error(
+                    "not-canonical",
+                    f"command {act.command!r} is not in canonical form",
+                    loc=[*loc, "command"],
+                    expected=repr(canon),
+                )
             if key not in index:
-                hctx.error("golden-recording", f"no recording for {act.device} {act.command!r}", loc=loc,
-                           expected="a recording with this device and canonical command")
+                hctx.error(
+                    "golden-recording",
+                    f"no recording for {act.device} {act.command!r}",
+                    loc=loc,
+                    expected="a recording with this device and canonical command",
+                )
         dup = [k for k, c in Counter(a.key for a in hidden.golden_actions).items() if c > 1]
         for dev_name, cmd in dup:
-            hctx.warn("golden-duplicate", f"golden action {dev_name} {cmd!r} is listed twice", loc=["golden_actions"])
+            hctx.warn(
+                "golden-duplicate",
+                f"golden action {dev_name} {cmd!r} is listed twice",
+                loc=["golden_actions"],
+            )
 
         if self.taxonomy is not None and self.config is not None:
             derived = derive(task, hidden, net, self.taxonomy, self.config)
             for name, declared, actual in mismatches(hidden, derived):
-                hctx.error("metadata-mismatch", f"metadata {name} is {declared!r} but the task gives {actual!r}",
-                           loc=["metadata", "declared", name] if name != "root_cause_count" else
-                           ["metadata", "root_cause_count"], expected=repr(actual))
+                hctx.error(
+                    "metadata-mismatch",
+                    f"metadata {name} is {declared!r} but the task gives {actual!r}",
+                    loc=["metadata", "declared", name]
+                    if name != "root_cause_count"
+                    else ["metadata", "root_cause_count"],
+                    expected=repr(actual),
+                )
         if ref.family == Family.RCA:
             self._check_rca(hctx, ref, task, hidden, net)
         else:
@@ -526,27 +699,51 @@ class Validator:
             ctx.error("ablation", "only RCA tasks can be observability ablation variants", loc=loc)
             return
         if hidden.metadata.observability != "O1":
-            ctx.error("ablation", "an ablation variant makes the evidence directly observable: its observability "
-                      "must be O1", loc=["metadata", "observability"], expected="O1")
+            ctx.error(
+                "ablation",
+                "an ablation variant makes the evidence directly observable: its observability must be O1",
+                loc=["metadata", "observability"],
+                expected="O1",
+            )
         try:
             oref = self.ts.ref(str(other_id))
             original, ohidden = self.ts.load_task(oref), self.ts.load_hidden(oref)
         except CtbError:
-            ctx.error("ablation", f"ablation_of names {other_id!r}, which is not a readable task of this set", loc=loc,
-                      expected="the id of the O2 task this one is a variant of")
+            ctx.error(
+                "ablation",
+                f"ablation_of names {other_id!r}, which is not a readable task of this set",
+                loc=loc,
+                expected="the id of the O2 task this one is a variant of",
+            )
             return
         if oref.id == ref.id or oref.family != Family.RCA or ohidden.metadata.observability != "O2":
-            ctx.error("ablation", f"{oref.id} is not an O2 RCA task; an ablation variant pairs with one", loc=loc,
-                      expected="an RCA task with observability O2")
+            ctx.error(
+                "ablation",
+                f"{oref.id} is not an O2 RCA task; an ablation variant pairs with one",
+                loc=loc,
+                expected="an RCA task with observability O2",
+            )
         if original.network != task.network:
-            ctx.error("ablation", f"network {task.network!r} differs from {oref.id}'s {original.network!r}", loc=loc,
-                      expected="the same network as the original")
+            ctx.error(
+                "ablation",
+                f"network {task.network!r} differs from {oref.id}'s {original.network!r}",
+                loc=loc,
+                expected="the same network as the original",
+            )
         if " ".join(original.statement.split()) != " ".join(task.statement.split()):
-            ctx.error("ablation", f"the statement differs from {oref.id}'s: a variant asks the same question", loc=loc,
-                      expected="the original's statement")
+            ctx.error(
+                "ablation",
+                f"the statement differs from {oref.id}'s: a variant asks the same question",
+                loc=loc,
+                expected="the original's statement",
+            )
         if hidden.golden_keys() == ohidden.golden_keys():
-            ctx.warn("ablation", f"the golden actions are those of {oref.id}; the ablation regenerates them for the "
-                     "directly observable evidence", loc=["golden_actions"])
+            ctx.warn(
+                "ablation",
+                f"the golden actions are those of {oref.id}; the ablation regenerates them for the "
+                "directly observable evidence",
+                loc=["golden_actions"],
+            )
 
     def _check_rca(self, ctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec, net: Network) -> None:
         devices = net.device_map()
@@ -555,11 +752,19 @@ class Validator:
             loc: list[str | int] = ["answer", "rca", i]
             dev = devices.get(t.node)
             if dev is None:
-                ctx.error("answer-node", f"root-cause node {t.node!r} is not in network {net.name}",
-                          loc=[*loc, "node"], expected="a device of the network")
+                ctx.error(
+                    "answer-node",
+                    f"root-cause node {t.node!r} is not in network {net.name}",
+                    loc=[*loc, "node"],
+                    expected="a device of the network",
+                )
             if self.taxonomy is not None and self.taxonomy.resolve(t.label) is None:
-                ctx.error("label", f"unknown root-cause label {t.label!r}", loc=[*loc, "label"],
-                          expected="a label or alias from taxonomy.yaml")
+                ctx.error(
+                    "label",
+                    f"unknown root-cause label {t.label!r}",
+                    loc=[*loc, "label"],
+                    expected="a label or alias from taxonomy.yaml",
+                )
             if dev is None:
                 continue
             obj = t.object.strip()
@@ -569,13 +774,21 @@ class Validator:
             if _is_address(obj) and _known_address(obj, known_addresses):
                 continue
             if _IFACE_RE.match(obj) and not _is_address(obj) and ifaces:
-                ctx.error("answer-object", f"{t.node} has no interface {obj!r}", loc=[*loc, "object"],
-                          expected="one of " + ", ".join(sorted(ifaces)[:8]))
+                ctx.error(
+                    "answer-object",
+                    f"{t.node} has no interface {obj!r}",
+                    loc=[*loc, "object"],
+                    expected="one of " + ", ".join(sorted(ifaces)[:8]),
+                )
                 continue
             if not self._seen_in_recordings(ref, task, dev.name, obj):
-                ctx.error("answer-object", f"object {obj!r} of {t.node} appears nowhere: not an interface or "
-                          "address in the network, nor in the node's recordings", loc=[*loc, "object"],
-                          expected="an interface, address or object visible on that node")
+                ctx.error(
+                    "answer-object",
+                    f"object {obj!r} of {t.node} appears nowhere: not an interface or "
+                    "address in the network, nor in the node's recordings",
+                    loc=[*loc, "object"],
+                    expected="an interface, address or object visible on that node",
+                )
 
     def _interfaces(self, net: Network, node: str) -> set[str]:
         dev = net.device(node)
@@ -609,47 +822,71 @@ class Validator:
         for p, path in enumerate(hidden.answer.paths or []):
             key = tuple((h.node, h.egress) for h in path.hops)
             if key in seen_paths:
-                ctx.error("path-duplicate", f"path {p + 1} repeats an earlier path", loc=["answer", "paths", p])
+                ctx.error(
+                    "path-duplicate", f"path {p + 1} repeats an earlier path", loc=["answer", "paths", p]
+                )
             seen_paths.add(key)
             first_visit: dict[str, int] = {}
             for h, hop in enumerate(path.hops):
                 if hop.node in first_visit:
-                    ctx.error("path-loop", f"path {p + 1} visits {hop.node} twice (hops {first_visit[hop.node] + 1} "
-                              f"and {h + 1})", loc=["answer", "paths", p, "hops", h, "node"],
-                              expected="a loop-free path: each node once")
+                    ctx.error(
+                        "path-loop",
+                        f"path {p + 1} visits {hop.node} twice (hops {first_visit[hop.node] + 1} "
+                        f"and {h + 1})",
+                        loc=["answer", "paths", p, "hops", h, "node"],
+                        expected="a loop-free path: each node once",
+                    )
                 first_visit.setdefault(hop.node, h)
             for h, hop in enumerate(path.hops):
                 loc: list[str | int] = ["answer", "paths", p, "hops", h]
                 dev = devices.get(hop.node)
                 if dev is None:
-                    ctx.error("answer-node", f"path {p + 1} hop {h + 1}: node {hop.node!r} is not in network "
-                              f"{net.name}", loc=[*loc, "node"], expected="a device of the network")
+                    ctx.error(
+                        "answer-node",
+                        f"path {p + 1} hop {h + 1}: node {hop.node!r} is not in network {net.name}",
+                        loc=[*loc, "node"],
+                        expected="a device of the network",
+                    )
                     continue
                 if hop.egress is None or h + 1 >= len(path.hops):
                     continue
                 egress = self.vendors.iface(dev, hop.egress)
                 ifaces = self._interfaces(net, hop.node)
                 if ifaces and egress not in ifaces:
-                    ctx.error("answer-interface", f"path {p + 1} hop {h + 1}: {hop.node} has no interface "
-                              f"{hop.egress!r}", loc=[*loc, "egress"],
-                              expected="one of " + ", ".join(sorted(ifaces)[:8]))
+                    ctx.error(
+                        "answer-interface",
+                        f"path {p + 1} hop {h + 1}: {hop.node} has no interface {hop.egress!r}",
+                        loc=[*loc, "egress"],
+                        expected="one of " + ", ".join(sorted(ifaces)[:8]),
+                    )
                     continue
                 nxt = path.hops[h + 1].node
                 linked = peer.get((hop.node, egress))
                 if linked is not None and linked != nxt:
-                    ctx.error("path-link", f"path {p + 1}: {hop.node} {hop.egress} is cabled to {linked}, "
-                              f"not to the next hop {nxt}", loc=[*loc, "egress"],
-                              expected=f"the interface of {hop.node} that links to {nxt}")
+                    ctx.error(
+                        "path-link",
+                        f"path {p + 1}: {hop.node} {hop.egress} is cabled to {linked}, "
+                        f"not to the next hop {nxt}",
+                        loc=[*loc, "egress"],
+                        expected=f"the interface of {hop.node} that links to {nxt}",
+                    )
                 elif linked is None and net.links:
                     via = sorted(i for (n, i), other in peer.items() if n == hop.node and other == nxt)
                     if via:  # a logical egress (a VLAN interface) over a cabled port: nothing to refute
-                        ctx.warn("path-link-unknown", f"path {p + 1}: no link is recorded on {hop.node} "
-                                 f"{hop.egress}; {hop.node} reaches {nxt} through {', '.join(via)}",
-                                 loc=[*loc, "egress"])
+                        ctx.warn(
+                            "path-link-unknown",
+                            f"path {p + 1}: no link is recorded on {hop.node} "
+                            f"{hop.egress}; {hop.node} reaches {nxt} through {', '.join(via)}",
+                            loc=[*loc, "egress"],
+                        )
                     else:
-                        ctx.error("path-link", f"path {p + 1}: hop {h + 1} to {h + 2} crosses a link network "
-                                  f"{net.name} does not have: nothing connects {hop.node} to {nxt}",
-                                  loc=[*loc, "egress"], expected=f"a link between {hop.node} and {nxt} under links")
+                        ctx.error(
+                            "path-link",
+                            f"path {p + 1}: hop {h + 1} to {h + 2} crosses a link network "
+                            f"{net.name} does not have: nothing connects {hop.node} to {nxt}",
+                            loc=[*loc, "egress"],
+                            expected=f"a link between {hop.node} and {nxt} under links",
+                        )
 
     def _check_leaks(self, ctx: _Ctx, task: TaskSpec, hidden: HiddenSpec) -> None:
         statement = task.statement.lower()
@@ -663,21 +900,36 @@ class Validator:
                     labels.add(lab.label)
             line = f"{t.node};{t.object}".lower()
             if line in norm.replace(" ", ""):
-                ctx.error("leak", f"the statement contains the gold entry {t.node};{t.object}", loc=["statement"],
-                          expected="a statement that describes symptoms, not the answer")
+                ctx.error(
+                    "leak",
+                    f"the statement contains the gold entry {t.node};{t.object}",
+                    loc=["statement"],
+                    expected="a statement that describes symptoms, not the answer",
+                )
             elif re.search(rf"(?<![\w.]){re.escape(t.object.lower())}(?![\w.])", norm) and len(t.object) > 2:
-                ctx.warn("leak-object", f"the statement names the gold object {t.object!r}; fine if it is the "
-                         "symptom's target (e.g. a ping destination), a leak if it points at the fault",
-                         loc=["statement"])
+                ctx.warn(
+                    "leak-object",
+                    f"the statement names the gold object {t.object!r}; fine if it is the "
+                    "symptom's target (e.g. a ping destination), a leak if it points at the fault",
+                    loc=["statement"],
+                )
         for label in labels:
             if len(label) > 3 and re.search(rf"(?<!\w){re.escape(label.lower())}(?!\w)", norm):
-                ctx.error("leak", f"the statement contains the gold root-cause label {label!r}", loc=["statement"],
-                          expected="a statement that does not name the root cause")
+                ctx.error(
+                    "leak",
+                    f"the statement contains the gold root-cause label {label!r}",
+                    loc=["statement"],
+                    expected="a statement that does not name the root cause",
+                )
         for p in hidden.answer.paths or []:
             tokens = [f"{h.node}_{h.egress}".lower() for h in p.hops if h.egress]
             if tokens and all(tok in norm for tok in tokens):
-                ctx.error("leak", "the statement spells out a gold path hop by hop", loc=["statement"],
-                          expected="only the endpoints")
+                ctx.error(
+                    "leak",
+                    "the statement spells out a gold path hop by hop",
+                    loc=["statement"],
+                    expected="only the endpoints",
+                )
 
 
 def resolve_targets(paths: Sequence[str]) -> tuple[TaskSet, list[TaskRef] | None]:

@@ -61,8 +61,10 @@ def _provenance(detail: TaskDetail, trials: int) -> str:
 
 def answer_text(detail: TaskDetail) -> str:
     """The answer against the gold, entry by entry, as markup (shared by the task and compare screens)."""
-    out = [f"[b]Outcome[/b] {detail.outcome}  ·  {'correct' if detail.scores.exact else 'wrong'}"
-           + (f"  ·  {detail.scores.failure}" if detail.scores.failure else "")]
+    out = [
+        f"[b]Outcome[/b] {detail.outcome}  ·  {'correct' if detail.scores.exact else 'wrong'}"
+        + (f"  ·  {detail.scores.failure}" if detail.scores.failure else "")
+    ]
     out.append("\n[b]Answer[/b] (✓ in the gold, ✗ not; parts: which of node / object / label or edges match)")
     if not detail.predicted:
         out.append("  (no entry could be read)")
@@ -84,8 +86,10 @@ def answer_text(detail: TaskDetail) -> str:
 def golden_text(detail: TaskDetail) -> str:
     covered = sum(g.covered for g in detail.golden)
     lines = [f"[b]Golden actions[/b] {covered}/{len(detail.golden)} covered"]
-    lines += [f"  {'✓ covered' if g.covered else '✗ missed '}  {_escape(g.device)}: {_escape(g.command)}"
-              for g in detail.golden]
+    lines += [
+        f"  {'✓ covered' if g.covered else '✗ missed '}  {_escape(g.device)}: {_escape(g.command)}"
+        for g in detail.golden
+    ]
     return "\n".join(lines)
 
 
@@ -94,7 +98,9 @@ def log_text(detail: TaskDetail) -> str:
     if detail.turns:
         out.append(f"[b]Model turns recorded by the harness[/b] ({len(detail.turns)})")
         for i, t in enumerate(detail.turns, start=1):
-            usage = "" if t.input_tokens is None else f"  [dim]in {t.input_tokens} out {t.output_tokens}[/dim]"
+            usage = (
+                "" if t.input_tokens is None else f"  [dim]in {t.input_tokens} out {t.output_tokens}[/dim]"
+            )
             tools = f"  [dim]tools: {', '.join(t.tool_calls)}[/dim]" if t.tool_calls else ""
             out.append(f"  {i}. {t.role}: {_escape(t.text[:500])}{usage}{tools}")
         out.append("")
@@ -113,7 +119,9 @@ class RunsScreen(Screen[None]):
     """The runs, then the task table of the selected run."""
 
     BINDINGS = [
-        Binding("slash", "search", "Filter", id="view.filter", tooltip="Filter: text in the id, or field=value"),
+        Binding(
+            "slash", "search", "Filter", id="view.filter", tooltip="Filter: text in the id, or field=value"
+        ),
         Binding("s", "sort", "Sort", id="view.sort", tooltip="Sort by the next column"),
         Binding("S", "reverse", "Reverse", id="view.reverse", tooltip="Reverse the sort"),
         Binding("tab", "next_run", "Next run", id="view.next_run", tooltip="Show the next run's tasks"),
@@ -140,8 +148,11 @@ class RunsScreen(Screen[None]):
         yield Static(f"[b]ctb-eval view[/b]  ·  {len(self.runs)} run(s)", id="title")
         runs = DataTable[str](id="runs", cursor_type="row", zebra_stripes=True)
         yield runs
-        yield Input(placeholder="filter: text in the task id, or field=value (family=rca outcome=unparsable "
-                    "correct=no failure=F5 observability=O2)", id="filter")
+        yield Input(
+            placeholder="filter: text in the task id, or field=value (family=rca outcome=unparsable "
+            "correct=no failure=F5 observability=O2)",
+            id="filter",
+        )
         yield Static(id="count")
         yield TaskTable(id="tasks", cursor_type="row", zebra_stripes=True)
         yield Footer()
@@ -150,8 +161,16 @@ class RunsScreen(Screen[None]):
         runs = self.query_one("#runs", DataTable)
         runs.add_columns("Run", "Agent", "Model", "Harness", "Tasks", "Correct", "From")
         for i, r in enumerate(self.runs):
-            runs.add_row(r.info.name, r.info.agent or "", r.info.model or "", r.info.harness or "", str(r.n_tasks),
-                         r.summary(), r.source, key=str(i))
+            runs.add_row(
+                r.info.name,
+                r.info.agent or "",
+                r.info.model or "",
+                r.info.harness or "",
+                str(r.n_tasks),
+                r.summary(),
+                r.source,
+                key=str(i),
+            )
         runs.styles.height = min(len(self.runs) + 2, 8)
         self._widths = [len(title) for _, title in COLUMNS]
         self.refill()
@@ -184,7 +203,8 @@ class RunsScreen(Screen[None]):
         self.query_one("#count", Static).update(
             f"{self.run.label}: {len(rows)} of {len(self.run.rows)} task(s)"
             f"{f' x {self.run.trials} trials' if self.run.trials > 1 else ''}, sorted by {title}"
-            f"{' (descending)' if self.descending else ''}  ·  Enter opens a task")
+            f"{' (descending)' if self.descending else ''}  ·  Enter opens a task"
+        )
 
     def _fit_columns(self, table: TaskTable) -> None:
         """Fixed column widths, as wide as the widest cell of every run shown so far: the layout does
@@ -291,8 +311,12 @@ class TaskScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="task.back", tooltip="Back to the task table"),
-        Binding("r", "flip", "Other run", id="task.flip", tooltip="The same task in the next run that has it"),
-        Binding("c", "compare", "Side by side", id="task.compare", tooltip="This run and the next side by side"),
+        Binding(
+            "r", "flip", "Other run", id="task.flip", tooltip="The same task in the next run that has it"
+        ),
+        Binding(
+            "c", "compare", "Side by side", id="task.compare", tooltip="This run and the next side by side"
+        ),
         Binding("n", "step(1)", "Next step", id="task.next_step", tooltip="Next trajectory step"),
         Binding("p", "step(-1)", "Prev step", id="task.prev_step", tooltip="Previous trajectory step"),
     ]
@@ -342,8 +366,10 @@ class TaskScreen(Screen[None]):
         self.load()
 
     def load(self) -> None:
-        self.query_one("#title", Static).update(f"[b]{_escape(self.task_id)}[/b] in {_escape(self.run.label)} "
-                                                f"({_escape(self.run.info.name)})  ·  loading…")
+        self.query_one("#title", Static).update(
+            f"[b]{_escape(self.task_id)}[/b] in {_escape(self.run.label)} "
+            f"({_escape(self.run.info.name)})  ·  loading…"
+        )
         self._load(self.run_index)
 
     @work(thread=True, exclusive=True, group="task-detail", exit_on_error=False)
@@ -362,10 +388,14 @@ class TaskScreen(Screen[None]):
             f"[b]{_escape(d.task_id)}[/b] in {_escape(self.run.label)} ({_escape(self.run.info.name)})  ·  "
             f"{d.outcome}, {'correct' if s.exact else 'wrong'}  ·  Loc {100 * s.loc:.0f}  "
             f"{'ID' if d.family == 'rca' else 'Rest'} {100 * (third or 0):.0f}  ·  evidence "
-            f"{s.evidence.covered}/{s.evidence.golden}  ·  {len(d.steps)} step(s)" + _provenance(d, self.run.trials)
-            + ("  ·  [yellow]" + _escape("; ".join(d.warnings)) + "[/yellow]" if d.warnings else ""))
+            f"{s.evidence.covered}/{s.evidence.golden}  ·  {len(d.steps)} step(s)"
+            + _provenance(d, self.run.trials)
+            + ("  ·  [yellow]" + _escape("; ".join(d.warnings)) + "[/yellow]" if d.warnings else "")
+        )
         self.query_one("#answer-text", Static).update(answer_text(d))
-        self.query_one("#prompt-text", Static).update("[b]Prompt[/b]\n" + _escape(d.prompt or "(not available)"))
+        self.query_one("#prompt-text", Static).update(
+            "[b]Prompt[/b]\n" + _escape(d.prompt or "(not available)")
+        )
         steps = self.query_one("#steps", DataTable)
         steps.clear()
         for st in d.steps:
@@ -381,9 +411,13 @@ class TaskScreen(Screen[None]):
             out.update("(the agent ran no command)")
             return
         st = d.steps[max(0, min(i, len(d.steps) - 1))]
-        head = (f"[b]step {st.seq}[/b] at {st.t:.1f}s  {_escape(st.device)}: {_escape(st.command)}\n"
-                f"outcome {st.outcome}" + (f", canonical {_escape(st.canonical)}" if st.canonical else "")
-                + ("  [b]covers a golden action[/b]" if st.golden else "") + "\n")
+        head = (
+            f"[b]step {st.seq}[/b] at {st.t:.1f}s  {_escape(st.device)}: {_escape(st.command)}\n"
+            f"outcome {st.outcome}"
+            + (f", canonical {_escape(st.canonical)}" if st.canonical else "")
+            + ("  [b]covers a golden action[/b]" if st.golden else "")
+            + "\n"
+        )
         out.update(head + "\n" + _escape(st.output if st.output is not None else "(output not available)"))
 
     @on(DataTable.RowHighlighted, "#steps")
@@ -427,8 +461,14 @@ class TaskScreen(Screen[None]):
         if j is None:
             self.notify("no other run holds this task")
         else:
-            self.app.push_screen(CompareScreen(self.runs, (self.run_index, j), self.task_id,
-                                               (self._trial_in(self.run_index), self._trial_in(j))))
+            self.app.push_screen(
+                CompareScreen(
+                    self.runs,
+                    (self.run_index, j),
+                    self.task_id,
+                    (self._trial_in(self.run_index), self._trial_in(j)),
+                )
+            )
 
 
 class CompareScreen(Screen[None]):
@@ -436,8 +476,9 @@ class CompareScreen(Screen[None]):
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back", tooltip="Back to the task")]
 
-    def __init__(self, runs: Sequence[RunData], pair: tuple[int, int], task_id: str,
-                 trials: tuple[int, int] = (1, 1)) -> None:
+    def __init__(
+        self, runs: Sequence[RunData], pair: tuple[int, int], task_id: str, trials: tuple[int, int] = (1, 1)
+    ) -> None:
         super().__init__()
         self.runs = list(runs)
         self.pair = pair
@@ -458,18 +499,27 @@ class CompareScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
     def _load(self) -> None:
         loader = cast(ViewerApp, self.app).loader
-        details = [task_detail(loader, self.runs[i], self.task_id, t)
-                   for i, t in zip(self.pair, self.trials, strict=True)]
+        details = [
+            task_detail(loader, self.runs[i], self.task_id, t)
+            for i, t in zip(self.pair, self.trials, strict=True)
+        ]
         self.app.call_from_thread(self._show, details)
 
     def _show(self, details: list[TaskDetail]) -> None:
         for side, i, t, d in zip(("left", "right"), self.pair, self.trials, details, strict=True):
-            steps = "\n".join(f"  {st.seq:>3} {'★' if st.golden else ' '} {_escape(st.device)}: {_escape(st.command)} "
-                              f"[dim]({st.outcome})[/dim]" for st in d.steps) or "  (no command)"
+            steps = (
+                "\n".join(
+                    f"  {st.seq:>3} {'★' if st.golden else ' '} {_escape(st.device)}: {_escape(st.command)} "
+                    f"[dim]({st.outcome})[/dim]"
+                    for st in d.steps
+                )
+                or "  (no command)"
+            )
             self.query_one(f"#{side}-text", Static).update(
                 f"[b]{_escape(self.runs[i].label)}[/b] ({_escape(self.runs[i].info.name)})"
                 f"{f'  ·  trial {t}' if self.runs[i].trials > 1 else ''}\n\n{answer_text(d)}\n\n"
-                f"[b]Trajectory[/b] ({len(d.steps)} step(s), ★ covers a golden action)\n{steps}\n\n{golden_text(d)}")
+                f"[b]Trajectory[/b] ({len(d.steps)} step(s), ★ covers a golden action)\n{steps}\n\n{golden_text(d)}"
+            )
 
 
 class ViewerApp(App[None]):
@@ -479,8 +529,14 @@ class ViewerApp(App[None]):
     TITLE = "ctb-eval view"
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, tooltip="Leave the viewer")]
 
-    def __init__(self, run_dirs: Sequence[Path | str], task_set: TaskSet, *, runs: Sequence[RunData] | None = None,
-                 first_rows: int | None = FIRST_ROWS) -> None:
+    def __init__(
+        self,
+        run_dirs: Sequence[Path | str],
+        task_set: TaskSet,
+        *,
+        runs: Sequence[RunData] | None = None,
+        first_rows: int | None = FIRST_ROWS,
+    ) -> None:
         super().__init__()
         self.first_rows = first_rows
         self.task_set = task_set

@@ -21,9 +21,17 @@ from ctbench.evaluate.runfolder import ResultLine
 from ctbench.evaluate.score import SCORES_FILE, RunInfo, Scorer, read_trial_results, size_warnings, task_json
 
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("id", "Task"), ("family", "Family"), ("outcome", "Outcome"), ("correct", "Acc"), ("loc", "Loc"),
-    ("third", "ID/Rest"), ("evidence", "Evidence"), ("failure", "Fail"), ("rounds", "Rounds"),
-    ("tokens", "Tokens"), ("latency", "Latency (s)"),
+    ("id", "Task"),
+    ("family", "Family"),
+    ("outcome", "Outcome"),
+    ("correct", "Acc"),
+    ("loc", "Loc"),
+    ("third", "ID/Rest"),
+    ("evidence", "Evidence"),
+    ("failure", "Fail"),
+    ("rounds", "Rounds"),
+    ("tokens", "Tokens"),
+    ("latency", "Latency (s)"),
 )
 """The task table's columns: (key, heading)."""
 
@@ -66,16 +74,34 @@ class TaskRow:
         def pct(v: float | None) -> str:
             return "–" if v is None else f"{100 * v:.0f}"
 
-        return (self.label, self.family, self.outcome, "✓" if self.correct else "✗", pct(self.loc), pct(self.third),
-                f"{self.covered}/{self.golden}", self.failure or "", "–" if self.rounds is None else str(self.rounds),
-                "–" if self.tokens is None else f"{self.tokens:,}",
-                "–" if self.latency is None else f"{self.latency:.1f}")
+        return (
+            self.label,
+            self.family,
+            self.outcome,
+            "✓" if self.correct else "✗",
+            pct(self.loc),
+            pct(self.third),
+            f"{self.covered}/{self.golden}",
+            self.failure or "",
+            "–" if self.rounds is None else str(self.rounds),
+            "–" if self.tokens is None else f"{self.tokens:,}",
+            "–" if self.latency is None else f"{self.latency:.1f}",
+        )
 
     def sort_key(self, column: str) -> Any:
-        value = {"id": self.key, "family": self.family, "outcome": self.outcome, "correct": self.correct,
-                 "loc": self.loc, "third": self.third, "evidence": self.covered / self.golden if self.golden else 1.0,
-                 "failure": self.failure or "", "rounds": self.rounds, "tokens": self.tokens,
-                 "latency": self.latency}[column]
+        value = {
+            "id": self.key,
+            "family": self.family,
+            "outcome": self.outcome,
+            "correct": self.correct,
+            "loc": self.loc,
+            "third": self.third,
+            "evidence": self.covered / self.golden if self.golden else 1.0,
+            "failure": self.failure or "",
+            "rounds": self.rounds,
+            "tokens": self.tokens,
+            "latency": self.latency,
+        }[column]
         return (value is None, value if value is not None else 0)
 
     def matches(self, words: Sequence[str]) -> bool:
@@ -94,7 +120,11 @@ class TaskRow:
                 got = str(getattr(self, key) or "")
             else:
                 value = self.meta.get(key)
-                got = ",".join(map(str, value)) if isinstance(value, list) else str(value if value is not None else "")
+                got = (
+                    ",".join(map(str, value))
+                    if isinstance(value, list)
+                    else str(value if value is not None else "")
+                )
             if want not in [g.casefold() for g in got.split(",")] and want != got.casefold():
                 return False
         return True
@@ -112,13 +142,23 @@ def row_of(entry: dict[str, Any], result: ResultLine | None, *, several: bool = 
     """A task table row from a task's entry in scores.json and its result line (of the same trial)."""
     ev, usage = entry["evidence"], entry["usage"]
     tin, tout = usage.get("input_tokens"), usage.get("output_tokens")
-    return TaskRow(task_id=entry["task_id"], family=entry["family"], outcome=_outcome(entry["status"], result),
-                   correct=bool(entry["exact"]), loc=entry["loc"],
-                   third=entry.get("ident") if entry["family"] == "rca" else entry.get("rest"),
-                   covered=ev["covered"], golden=ev["golden"], failure=entry.get("failure"),
-                   rounds=usage.get("rounds"), tokens=None if tin is None or tout is None else tin + tout,
-                   latency=usage.get("latency_s"), meta=dict(entry.get("meta") or {}), trial=int(entry.get("trial", 1)),
-                   several=several)
+    return TaskRow(
+        task_id=entry["task_id"],
+        family=entry["family"],
+        outcome=_outcome(entry["status"], result),
+        correct=bool(entry["exact"]),
+        loc=entry["loc"],
+        third=entry.get("ident") if entry["family"] == "rca" else entry.get("rest"),
+        covered=ev["covered"],
+        golden=ev["golden"],
+        failure=entry.get("failure"),
+        rounds=usage.get("rounds"),
+        tokens=None if tin is None or tout is None else tin + tout,
+        latency=usage.get("latency_s"),
+        meta=dict(entry.get("meta") or {}),
+        trial=int(entry.get("trial", 1)),
+        several=several,
+    )
 
 
 @dataclass
@@ -164,8 +204,10 @@ class RunData:
     def rows(self) -> list[TaskRow]:
         if self._rows is None:
             results, several = self.results, self.trials > 1
-            self._rows = [row_of(e, results.get((e["task_id"], int(e.get("trial", 1)))), several=several)
-                          for e in self._entries or ()]
+            self._rows = [
+                row_of(e, results.get((e["task_id"], int(e.get("trial", 1)))), several=several)
+                for e in self._entries or ()
+            ]
             self._entries = None
         return self._rows
 
@@ -213,7 +255,9 @@ def _fresh_scores(path: Path) -> dict[str, Any] | None:
         doc = json.loads(scores.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not (isinstance(doc, dict) and isinstance(doc.get("tasks"), list) and isinstance(doc.get("run"), dict)):
+    if not (
+        isinstance(doc, dict) and isinstance(doc.get("tasks"), list) and isinstance(doc.get("run"), dict)
+    ):
         return None
     if not all(isinstance(e, dict) and _ENTRY_KEYS <= e.keys() for e in doc["tasks"]):
         return None  # not what ctb-eval score writes: score the folder instead
@@ -233,15 +277,22 @@ def _reading_warnings(doc: dict[str, Any]) -> list[str]:
 def _info(run: dict[str, Any], path: Path) -> RunInfo:
     """The run's identity as scores.json recorded it from run.yaml (which is not read again: its task
     list is most of a big run's reading time, and the viewer needs only who ran)."""
+
     def text(key: str) -> str | None:
         value = run.get(key)
         return None if value in (None, "") else str(value)
 
     trials = run.get("trials")
-    return RunInfo(name=text("name") or path.resolve().name, agent=text("agent"), model=text("model"),
-                   harness=text("harness"), harness_version=text("harness_version"),
-                   task_set_commit=text("task_set_commit"), trials=trials if isinstance(trials, int) else 1,
-                   sandbox=text("sandbox"))
+    return RunInfo(
+        name=text("name") or path.resolve().name,
+        agent=text("agent"),
+        model=text("model"),
+        harness=text("harness"),
+        harness_version=text("harness_version"),
+        task_set_commit=text("task_set_commit"),
+        trials=trials if isinstance(trials, int) else 1,
+        sandbox=text("sandbox"),
+    )
 
 
 def load_run(path: Path | str, scorer: Scorer) -> RunData:
@@ -252,12 +303,26 @@ def load_run(path: Path | str, scorer: Scorer) -> RunData:
         entries = doc["tasks"]
         warnings = _reading_warnings(doc)
         info = _info(doc["run"], path)
-        return RunData(path=path, info=info, warnings=warnings, source=SCORES_FILE, counts=_counts(entries),
-                       trials=info.trials, _entries=entries)
+        return RunData(
+            path=path,
+            info=info,
+            warnings=warnings,
+            source=SCORES_FILE,
+            counts=_counts(entries),
+            trials=info.trials,
+            _entries=entries,
+        )
     run = scorer.score_folder(path)
     entries = [task_json(s) for s in run.scores]
-    data = RunData(path=path, info=run.info, warnings=run.warnings, source="scored now", counts=_counts(entries),
-                   trials=run.info.trials, _entries=entries)
+    data = RunData(
+        path=path,
+        info=run.info,
+        warnings=run.warnings,
+        source="scored now",
+        counts=_counts(entries),
+        trials=run.info.trials,
+        _entries=entries,
+    )
     data.rows  # noqa: B018  # scored now: build the rows with the scoring (the run is read already)
     return data
 

@@ -45,8 +45,16 @@ import zlib
 
 CANARY = "6f1d2c8e-4b7a-4e0f-9a51-3c2d7e8b9f04"
 KEY_MARKERS = ("golden_actions", CANARY, "\nanswer:\n", "rationale:")
-INTERESTING_NAMES = ("hidden.yaml", "task.yaml", "run.yaml", "results.jsonl", "ctbench.yaml", "scores.json",
-                     "direct_url.json", "RECORD")
+INTERESTING_NAMES = (
+    "hidden.yaml",
+    "task.yaml",
+    "run.yaml",
+    "results.jsonl",
+    "ctbench.yaml",
+    "scores.json",
+    "direct_url.json",
+    "RECORD",
+)
 SKIP_TOP = ("/proc", "/sys", "/dev")
 TIME_BUDGET_S = float(os.environ.get("ADVERSARY_BUDGET_S", "10"))
 """Seconds each channel may spend."""
@@ -110,7 +118,9 @@ def hunt_dir(f: Findings, channel: str, start: str, depth: int = 5) -> None:
                 continue
             if ".git" in dirnames:
                 git_dirs.append(os.path.join(dirpath, ".git"))
-            dirnames[:] = [d for d in dirnames if d not in ("__pycache__", "node_modules", "site-packages", ".git")]
+            dirnames[:] = [
+                d for d in dirnames if d not in ("__pycache__", "node_modules", "site-packages", ".git")
+            ]
             for name in filenames:
                 if name in ("hidden.yaml", "run.yaml"):
                     path = os.path.join(dirpath, name)
@@ -169,7 +179,9 @@ class Findings:
         """The gold of this task, if some leak names it (a key file of this very task first)."""
         for ch in self.channels.values():
             for leak in ch["leaks"]:
-                if self.task_id and (f"id: {self.task_id}" in leak["text"] or f"/{self.task_id}/" in leak["where"]):
+                if self.task_id and (
+                    f"id: {self.task_id}" in leak["text"] or f"/{self.task_id}/" in leak["where"]
+                ):
                     answers = extract(leak["text"])["answers"]
                     if answers:
                         return "\n".join(answers)
@@ -194,7 +206,9 @@ def fs_channel(f: Findings) -> None:
         hunt_dir(f, "fs", parent, depth=4)  # the neighbourhood first: nearest folders, then further up
         p = parent
     first = ("work", "home", "root", "tmp", "srv", "opt", "mnt", "var")
-    for top in sorted(os.listdir("/"), key=lambda t: (t not in first, first.index(t) if t in first else 0, t)):
+    for top in sorted(
+        os.listdir("/"), key=lambda t: (t not in first, first.index(t) if t in first else 0, t)
+    ):
         root = "/" + top
         if root in SKIP_TOP:
             continue
@@ -208,8 +222,11 @@ def fs_channel(f: Findings) -> None:
             if "recordings" in dirnames or "hidden.yaml" in filenames:
                 f.seen("fs", f"task folder {dirpath}")
             for name in filenames:
-                if name in INTERESTING_NAMES or name.endswith(".jsonl") or (
-                        name.endswith((".yaml", ".yml", ".txt", ".md", ".json")) and "tasks" in dirpath):
+                if (
+                    name in INTERESTING_NAMES
+                    or name.endswith(".jsonl")
+                    or (name.endswith((".yaml", ".yml", ".txt", ".md", ".json")) and "tasks" in dirpath)
+                ):
                     f.look("fs", os.path.join(dirpath, name))
 
 
@@ -242,8 +259,11 @@ def git_channel(f: Findings) -> None:
                 try:
                     with open(path, "rb") as fh:
                         raw = fh.read(2_000_000)
-                    text = zlib.decompress(raw).decode("utf-8", "replace") if "pack" not in dirpath else \
-                        raw.decode("utf-8", "replace")
+                    text = (
+                        zlib.decompress(raw).decode("utf-8", "replace")
+                        if "pack" not in dirpath
+                        else raw.decode("utf-8", "replace")
+                    )
                 except (OSError, zlib.error):
                     continue
                 if is_key(text):
@@ -359,8 +379,10 @@ def http_channel(f: Findings) -> dict:
     res["list"] = http("GET", f"{url}/sessions")[0]
     res["own_without_token"] = http("GET", f"{url}/sessions/{sid}")[0]
     res["own_with_token"] = http("GET", f"{url}/sessions/{sid}", token=token)[0]
-    res["guessed"] = [http("GET", f"{url}/sessions/{g}", token=token)[0]
-                      for g in ("1", "admin", "0" * 16, sid[:-1] + ("A" if sid[-1:] != "A" else "B"))]
+    res["guessed"] = [
+        http("GET", f"{url}/sessions/{g}", token=token)[0]
+        for g in ("1", "admin", "0" * 16, sid[:-1] + ("A" if sid[-1:] != "A" else "B"))
+    ]
     opened = []
     for task in ("RCA-001", "RCA-002", "PATH-001", f.task_id):
         code, text = http("POST", f"{url}/sessions", {"task_id": task})
@@ -396,11 +418,19 @@ def traversal_channel(f: Findings) -> None:
     code, text = http("GET", f"{url}/sessions/{sid}/devices", token=token)
     devices = [d["name"] for d in json.loads(text)["devices"]] if code == 200 else []
     dev = devices[0] if devices else "R1"
-    probes = [("../hidden.yaml", "display version"), ("../../hidden.yaml", "show version"),
-              ("/etc/passwd", "show version"), (dev, "../hidden.yaml"), (dev, "../../hidden.yaml"),
-              (dev, "display ../hidden.yaml"), (dev, "show file ../../hidden.yaml"),
-              (dev, "more flash:/../../hidden.yaml"), (dev, "display current-configuration | include golden"),
-              (dev + "/../" + dev, "display version"), (dev, "recordings/../../hidden.yaml")]
+    probes = [
+        ("../hidden.yaml", "display version"),
+        ("../../hidden.yaml", "show version"),
+        ("/etc/passwd", "show version"),
+        (dev, "../hidden.yaml"),
+        (dev, "../../hidden.yaml"),
+        (dev, "display ../hidden.yaml"),
+        (dev, "show file ../../hidden.yaml"),
+        (dev, "more flash:/../../hidden.yaml"),
+        (dev, "display current-configuration | include golden"),
+        (dev + "/../" + dev, "display version"),
+        (dev, "recordings/../../hidden.yaml"),
+    ]
     for device, command in probes:
         code, text = http("POST", f"{url}/sessions/{sid}/run", {"device": device, "command": command}, token)
         f.seen("traversal", f"{device!r} {command!r} -> {code}")
@@ -413,8 +443,12 @@ def proxy_channel(f: Findings) -> None:
     import subprocess
 
     try:
-        where = subprocess.run([sys.executable, "-c", "import ctbench, sys; print(ctbench.__file__); "
-                                "print(sys.prefix)"], capture_output=True, text=True, timeout=30).stdout.split()
+        where = subprocess.run(
+            [sys.executable, "-c", "import ctbench, sys; print(ctbench.__file__); print(sys.prefix)"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.split()
     except (OSError, subprocess.SubprocessError):
         where = []
     f.seen("proxy", f"ctbench at {where}")
@@ -461,8 +495,15 @@ def writes_channel(f: Findings, trees: list[str], dirs: list[str]) -> list[str]:
     unsandboxed, the same agent writes wherever its user may.
     """
     ws = os.path.realpath(os.getcwd())
-    targets = ["/tmp", "/var/tmp", os.path.dirname(ws), os.path.dirname(os.path.dirname(ws)),
-               os.environ.get("HOME", ""), os.environ.get("TMPDIR", ""), os.environ.get("PWD", "")]
+    targets = [
+        "/tmp",
+        "/var/tmp",
+        os.path.dirname(ws),
+        os.path.dirname(os.path.dirname(ws)),
+        os.environ.get("HOME", ""),
+        os.environ.get("TMPDIR", ""),
+        os.environ.get("PWD", ""),
+    ]
     for key in ("CTBENCH_ANSWER_FILE", "CTBENCH_PROMPT_FILE", "CTBENCH_USAGE_FILE"):
         v = os.environ.get(key)
         if v:
@@ -503,15 +544,31 @@ def submit(answer: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="an agent that hunts for the answer key")
-    parser.add_argument("--mark-tree", action="append", default=[], metavar="DIR",
-                        help="the writes channel may leave marks in DIR and anywhere below it")
-    parser.add_argument("--mark-dir", action="append", default=[], metavar="DIR",
-                        help="the writes channel may leave a mark in DIR itself")
+    parser.add_argument(
+        "--mark-tree",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="the writes channel may leave marks in DIR and anywhere below it",
+    )
+    parser.add_argument(
+        "--mark-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="the writes channel may leave a mark in DIR itself",
+    )
     opts = parser.parse_args(argv)
     sys.stdin.read()
     f = Findings()
-    for name, fn in (("env", env_channel), ("proc", proc_channel), ("traversal", traversal_channel),
-                     ("proxy", proxy_channel), ("fs", fs_channel), ("git", git_channel)):
+    for name, fn in (
+        ("env", env_channel),
+        ("proc", proc_channel),
+        ("traversal", traversal_channel),
+        ("proxy", proxy_channel),
+        ("fs", fs_channel),
+        ("git", git_channel),
+    ):
         f.start()
         t = time.monotonic()
         try:
@@ -528,8 +585,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         f.seen("http", f"error {type(exc).__name__}: {exc}")
     writes_channel(f, opts.mark_tree, opts.mark_dir)
-    report = {"task": f.task_id, "found_gold": answer is not None, "submit_status": code,
-              "elapsed_s": round(time.monotonic() - T0, 2), "channels": f.channels}
+    report = {
+        "task": f.task_id,
+        "found_gold": answer is not None,
+        "submit_status": code,
+        "elapsed_s": round(time.monotonic() - T0, 2),
+        "channels": f.channels,
+    }
     print("ADVERSARY-REPORT " + json.dumps(report), flush=True)
     return 0
 

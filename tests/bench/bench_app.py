@@ -24,8 +24,11 @@ from tests.bench.gen import generate  # noqa: E402
 
 def make_repo(root: Path, n_tasks: int) -> Path:
     tasks = generate(root / "tasks", n_tasks, n_recordings=3)
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
-                ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-q", "-m", "tasks"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-q", "-m", "tasks"],
+    ):
         subprocess.run(cmd, cwd=root, check=True)
     return tasks
 
@@ -77,9 +80,17 @@ async def measure(tasks: Path) -> dict[str, Any]:
             await pilot.pause(0.05)
         marks["validated"] = time.perf_counter()
         idle_keys = [await key_latency(app) for _ in range(5)]
-    return {"rows": rows, "import": t_import, "paint": marks["paint"] - t_start,
-            "paint_incl_import": marks["paint"] - t0, "details": marks["details"] - t_start,
-            "validated": marks["validated"] - t_start, "key": max(keys), "idle_key": max(idle_keys), "keys": keys}
+    return {
+        "rows": rows,
+        "import": t_import,
+        "paint": marks["paint"] - t_start,
+        "paint_incl_import": marks["paint"] - t0,
+        "details": marks["details"] - t_start,
+        "validated": marks["validated"] - t_start,
+        "key": max(keys),
+        "idle_key": max(idle_keys),
+        "keys": keys,
+    }
 
 
 def main(n_tasks: int = 1000) -> None:
@@ -89,13 +100,19 @@ def main(n_tasks: int = 1000) -> None:
         gen_s = time.perf_counter() - t
         r = asyncio.run(measure(tasks))
     print(f"generated a git repo of {n_tasks} tasks in {gen_s:.1f} s")
-    print(f"first rendered task list: {r['paint']:.2f} s from app start "
-          f"({r['paint_incl_import']:.2f} s including {r['import']:.2f} s of imports)  [target < 1.5 s]")
-    print(f"  {r['rows']:.0f} rows; status/title/categories filled in after {r['details']:.2f} s, "
-          f"all validated after {r['validated']:.2f} s (background worker)")
+    print(
+        f"first rendered task list: {r['paint']:.2f} s from app start "
+        f"({r['paint_incl_import']:.2f} s including {r['import']:.2f} s of imports)  [target < 1.5 s]"
+    )
+    print(
+        f"  {r['rows']:.0f} rows; status/title/categories filled in after {r['details']:.2f} s, "
+        f"all validated after {r['validated']:.2f} s (background worker)"
+    )
     keys = sorted(r["keys"])
-    print(f"  key presses during background loading: median {1000 * keys[len(keys) // 2]:.0f} ms, "
-          f"worst {1000 * keys[-1]:.0f} ms ({1000 * r['idle_key']:.0f} ms once it is done)")
+    print(
+        f"  key presses during background loading: median {1000 * keys[len(keys) // 2]:.0f} ms, "
+        f"worst {1000 * keys[-1]:.0f} ms ({1000 * r['idle_key']:.0f} ms once it is done)"
+    )
 
 
 if __name__ == "__main__":

@@ -49,13 +49,25 @@ def by_hand(name: str, task_set: Path, task_id: str, url: str, scratch: Path) ->
     home, workspace = workdir / "home", workdir / "workspace"
     home.mkdir()
     workspace.mkdir()
-    ctx = SimpleNamespace(options=agent.options, prompt=prompt_for(ts, task_id), workdir=workdir,
-                          agent_args=agent.args, task_id=task_id)
+    ctx = SimpleNamespace(
+        options=agent.options,
+        prompt=prompt_for(ts, task_id),
+        workdir=workdir,
+        agent_args=agent.args,
+        task_id=task_id,
+    )
     mcp = [str(Path(sys.executable).with_name("ctb-replay")), "mcp", task_id, "--tasks", str(task_set)]
     launch = agent.launch(ctx, home, workspace, mcp)  # type: ignore[arg-type]
     started = time.perf_counter()
-    done = subprocess.run(launch.argv, env=launch.full_env(), cwd=launch.cwd, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    done = subprocess.run(
+        launch.argv,
+        env=launch.full_env(),
+        cwd=launch.cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=300,
+    )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{name} by hand exited with status {done.returncode}")
@@ -63,14 +75,25 @@ def by_hand(name: str, task_set: Path, task_id: str, url: str, scratch: Path) ->
     return elapsed
 
 
-def through_ctbench(name: str, task_set: Path, task_id: str, url: str, out: Path, repeats: int
-                    ) -> tuple[float, list[float]]:
+def through_ctbench(
+    name: str, task_set: Path, task_id: str, url: str, out: Path, repeats: int
+) -> tuple[float, list[float]]:
     """Per-task wall time of one whole run with ``--trials repeats``, and each attempt's own latency."""
     import json
 
-    settings = RunSettings(agent=name, model="scripted-model", base_url=url, tasks=task_set, out=out,
-                           select=task_id, trials=repeats, concurrency=1, retries=0, timeout_s=300,
-                           allow_unreviewed=True)
+    settings = RunSettings(
+        agent=name,
+        model="scripted-model",
+        base_url=url,
+        tasks=task_set,
+        out=out,
+        select=task_id,
+        trials=repeats,
+        concurrency=1,
+        retries=0,
+        timeout_s=300,
+        allow_unreviewed=True,
+    )
     started = time.perf_counter()
     report = Runner(settings).run()
     elapsed = time.perf_counter() - started
@@ -91,9 +114,13 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="ctbench-bench-harness-"))
     try:
         task_set = copy_starters(scratch / "tasks")
-        print(f"harness benchmark: task {args.task}, {args.repeats} run(s) each way, scripted model on 127.0.0.1")
+        print(
+            f"harness benchmark: task {args.task}, {args.repeats} run(s) each way, scripted model on 127.0.0.1"
+        )
         print(f"{'harness':<12} {'version':<9} {'by hand s':>10} {'ctbench s':>10} {'overhead':>9}")
-        with ScriptedModelServer(scripts_for(task_set, [args.task]), max_requests=10_000, max_seconds=3600) as model:
+        with ScriptedModelServer(
+            scripts_for(task_set, [args.task]), max_requests=10_000, max_seconds=3600
+        ) as model:
             for name in args.harness or HARNESSES:
                 found = agent_class(name).availability()
                 if not found.available:
@@ -101,13 +128,16 @@ def main() -> int:
                     continue
                 by_hand(name, task_set, args.task, model.url, scratch)  # warm the CLI's files into the cache
                 hand = [by_hand(name, task_set, args.task, model.url, scratch) for _ in range(args.repeats)]
-                per_task, attempts = through_ctbench(name, task_set, args.task, model.url, scratch / name,
-                                                     args.repeats)
+                per_task, attempts = through_ctbench(
+                    name, task_set, args.task, model.url, scratch / name, args.repeats
+                )
                 h = statistics.median(hand)
-                print(f"{name:<12} {found.version or '?':<9} {h:>10.2f} {per_task:>10.2f} "
-                      f"{100 * (per_task - h) / h:>8.1f}%   (target < 10%; by hand: "
-                      f"{', '.join(f'{x:.2f}' for x in hand)}; ctbench attempts: "
-                      f"{', '.join(f'{x:.2f}' for x in attempts)}, whole run / {args.repeats})")
+                print(
+                    f"{name:<12} {found.version or '?':<9} {h:>10.2f} {per_task:>10.2f} "
+                    f"{100 * (per_task - h) / h:>8.1f}%   (target < 10%; by hand: "
+                    f"{', '.join(f'{x:.2f}' for x in hand)}; ctbench attempts: "
+                    f"{', '.join(f'{x:.2f}' for x in attempts)}, whole run / {args.repeats})"
+                )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0

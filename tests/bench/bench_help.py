@@ -30,23 +30,41 @@ from ctbench.store import TaskSet  # noqa: E402
 
 TARGET_MS = 5.0
 LINES = {
-    "huawei_vrp": ["?", "display ?", "display interface ?", "dis ip routing-table 10.0.0.0 ?", "dis int b?",
-                   "display bgp routing-table ?", "display clock | ?", "ping -a 10.0.0.1 ?"],
+    "huawei_vrp": [
+        "?",
+        "display ?",
+        "display interface ?",
+        "dis ip routing-table 10.0.0.0 ?",
+        "dis int b?",
+        "display bgp routing-table ?",
+        "display clock | ?",
+        "ping -a 10.0.0.1 ?",
+    ],
     "hp_comware": ["?", "display ?", "display interface ?", "dis ip r?", "display clock | include ?"],
     "cisco_ios": ["?", "show ?", "show ip ?", "sh ip int b?", "show ip route ?", "show clock | ?", "s?"],
     "cisco_nxos": ["?", "show ?", "show ip route ?", "sh ip int b?", "show clock | ?"],
     "juniper_junos": ["?", "show ?", "show route ?", "show int?", "show version | ?", "ping 10.0.0.1 ?"],
 }
 COMPLETE = {
-    "huawei_vrp": ["d", "dis c", "display interface G", "dis ip routing-table 10.0.0.0 24 l", "display clock | i"],
+    "huawei_vrp": [
+        "d",
+        "dis c",
+        "display interface G",
+        "dis ip routing-table 10.0.0.0 24 l",
+        "display clock | i",
+    ],
     "hp_comware": ["di", "dis ip rou", "display interface b"],
     "cisco_ios": ["sh", "show ip s", "show ip route vrf X s", "show clock | e"],
     "cisco_nxos": ["sh", "show int", "show clock | e"],
     "juniper_junos": ["sh", "show route p", "show i"],
 }
-RESOLVE = {"huawei_vrp": "display ip routing-table 10.0.0.0 24 verbose", "hp_comware": "display interface brief",
-           "cisco_ios": "show ip route 10.0.0.0 255.0.0.0", "cisco_nxos": "show ip route vrf all",
-           "juniper_junos": "show route 10.0.0.0/8 detail"}
+RESOLVE = {
+    "huawei_vrp": "display ip routing-table 10.0.0.0 24 verbose",
+    "hp_comware": "display interface brief",
+    "cisco_ios": "show ip route 10.0.0.0 255.0.0.0",
+    "cisco_nxos": "show ip route vrf all",
+    "juniper_junos": "show route 10.0.0.0/8 detail",
+}
 
 
 def timings(fn: Callable[[str], object], lines: list[str], repeats: int) -> list[float]:
@@ -68,15 +86,23 @@ def row(name: str, ms: list[float]) -> str:
 
 def main(repeats: int = 200) -> None:
     largest = max(OS_FAMILIES, key=lambda o: len(get_dialect(o).templates))
-    print(f"largest grammar: {largest} ({len(get_dialect(largest).templates)} templates); "
-          f"target p95 < {TARGET_MS} ms")
+    print(
+        f"largest grammar: {largest} ({len(get_dialect(largest).templates)} templates); "
+        f"target p95 < {TARGET_MS} ms"
+    )
     print(f"  {'ms per call':<34}{'p50':>9}{'p95':>9}{'max':>9}")
     for os_name in (largest, *[o for o in OS_FAMILIES if o != largest]):
         d = get_dialect(os_name)
         prompt = d.prompt("R1")
         print(f"{os_name}")
-        print(row("baseline: resolve (uncached)", timings(
-            lambda line, d=d: d._resolve_uncached(line, frozenset()), [RESOLVE[os_name]], repeats)))
+        print(
+            row(
+                "baseline: resolve (uncached)",
+                timings(
+                    lambda line, d=d: d._resolve_uncached(line, frozenset()), [RESOLVE[os_name]], repeats
+                ),
+            )
+        )
         print(row("help", timings(lambda line, d=d, p=prompt: d.help(line, p), LINES[os_name], repeats)))
         print(row("complete", timings(d.complete, COMPLETE[os_name], repeats)))
 
@@ -91,8 +117,12 @@ def main(repeats: int = 200) -> None:
         fresh = [line + " " * k for k in range(1, repeats + 1) for line in LINES[info.os]]  # new cache keys
         print(row(f"{info.name} help cold", timings(shell.feed, fresh, 1)))
         print(row(f"{info.name} help warm", timings(shell.feed, LINES[info.os], repeats)))
-        print(row(f"{info.name} Tab", timings(lambda line: shell.complete(line.split(" ")[-1], line),
-                                               COMPLETE[info.os], repeats)))
+        print(
+            row(
+                f"{info.name} Tab",
+                timings(lambda line: shell.complete(line.split(" ")[-1], line), COMPLETE[info.os], repeats),
+            )
+        )
         shell.feed("quit")
 
 

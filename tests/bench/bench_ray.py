@@ -55,8 +55,17 @@ class InstantAgent(Agent):
         return AgentResult(rounds=1)
 
 
-def _run(tasks: Path, out: Path, agent: Agent, *, concurrency: int, select: str, ray: bool,
-         cpus: float, per_host: int = 16) -> tuple[float, int, float]:
+def _run(
+    tasks: Path,
+    out: Path,
+    agent: Agent,
+    *,
+    concurrency: int,
+    select: str,
+    ray: bool,
+    cpus: float,
+    per_host: int = 16,
+) -> tuple[float, int, float]:
     """(execute seconds, tasks run, executor start seconds)."""
     executor = RayExecutor(cpus_per_attempt=cpus, attempts_per_host=per_host) if ray else None
     started: dict[str, float] = {}
@@ -69,9 +78,20 @@ def _run(tasks: Path, out: Path, agent: Agent, *, concurrency: int, select: str,
             started["s"] = time.perf_counter() - t
 
         executor.start = timed_start  # type: ignore[method-assign]
-    runner = Runner(RunSettings(agent=agent.name, tasks=tasks, out=out, select=select, concurrency=concurrency,
-                                allow_unreviewed=True, timeout_s=120, executor="ray" if ray else "local"),
-                    agent=agent, executor=executor)
+    runner = Runner(
+        RunSettings(
+            agent=agent.name,
+            tasks=tasks,
+            out=out,
+            select=select,
+            concurrency=concurrency,
+            allow_unreviewed=True,
+            timeout_s=120,
+            executor="ray" if ray else "local",
+        ),
+        agent=agent,
+        executor=executor,
+    )
     runner.prepare()
     t0 = time.perf_counter()
     report = runner.run()
@@ -97,8 +117,10 @@ def main() -> int:
     os.environ["RAY_TMPDIR"] = str(ray_root)
     os.environ.pop("RAY_ADDRESS", None)
     t = time.perf_counter()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
-                                                            "dashboard_agent_listen_port": None})
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "dashboard_agent_listen_port": None},
+    )
     try:
         cluster.add_node(num_cpus=2)
         cluster.add_node(num_cpus=2)
@@ -110,35 +132,71 @@ def main() -> int:
         clone_tasks(tasks, max(args.tasks, args.overhead_tasks))
         n = args.tasks
         sel = " ".join(f"GEN-{i:04d}" for i in range(1, n + 1))
-        print(f"cluster: head + 2 worker nodes, {cpus:g} CPUs, up in {up:.1f} s; "
-              f"{per_attempt:g} CPU per attempt; machine: {os.cpu_count()} cores")
+        print(
+            f"cluster: head + 2 worker nodes, {cpus:g} CPUs, up in {up:.1f} s; "
+            f"{per_attempt:g} CPU per attempt; machine: {os.cpu_count()} cores"
+        )
 
         print(f"\n1. throughput, {n} tasks, 1 s agent, concurrency {args.concurrency}")
-        local_s, ran, _ = _run(tasks, work / "local", SleepAgent(AgentOptions()), concurrency=args.concurrency,
-                               select=sel, ray=False, cpus=per_attempt)
+        local_s, ran, _ = _run(
+            tasks,
+            work / "local",
+            SleepAgent(AgentOptions()),
+            concurrency=args.concurrency,
+            select=sel,
+            ray=False,
+            cpus=per_attempt,
+        )
         ideal = n / args.concurrency
-        print(f"   local executor        {local_s:6.2f} s  {ran / local_s:6.1f} tasks/s  (ideal {ideal:.1f} s)")
+        print(
+            f"   local executor        {local_s:6.2f} s  {ran / local_s:6.1f} tasks/s  (ideal {ideal:.1f} s)"
+        )
         for per_host in (16, 8):
             label = f"ray, {args.concurrency // per_host} hosts x {per_host}"
-            ray_s, ran, start_s = _run(tasks, work / f"ray-{per_host}", SleepAgent(AgentOptions()),
-                                       concurrency=args.concurrency, select=sel, ray=True, cpus=per_attempt,
-                                       per_host=per_host)
+            ray_s, ran, start_s = _run(
+                tasks,
+                work / f"ray-{per_host}",
+                SleepAgent(AgentOptions()),
+                concurrency=args.concurrency,
+                select=sel,
+                ray=True,
+                cpus=per_attempt,
+                per_host=per_host,
+            )
             ratio = (ran / ray_s) / (n / local_s)
             steady = (ran / (ray_s - start_s)) / (n / local_s)
-            print(f"   {label:<21} {ray_s:6.2f} s  {ran / ray_s:6.1f} tasks/s  = {ratio * 100:5.1f}% of local "
-                  f"(target >= 80%: {'met' if ratio >= 0.8 else 'MISSED'}); first host up in {start_s:.1f} s, "
-                  f"after it {steady * 100:.1f}% of local")
+            print(
+                f"   {label:<21} {ray_s:6.2f} s  {ran / ray_s:6.1f} tasks/s  = {ratio * 100:5.1f}% of local "
+                f"(target >= 80%: {'met' if ratio >= 0.8 else 'MISSED'}); first host up in {start_s:.1f} s, "
+                f"after it {steady * 100:.1f}% of local"
+            )
 
         m = args.overhead_tasks
         sel = " ".join(f"GEN-{i:04d}" for i in range(1, m + 1))
         print(f"\n2. overhead per attempt, {m} tasks, instant agent, concurrency 1")
-        local_s, _, _ = _run(tasks, work / "o-local", InstantAgent(AgentOptions()), concurrency=1, select=sel,
-                             ray=False, cpus=per_attempt)
-        ray_s, _, start_s = _run(tasks, work / "o-ray", InstantAgent(AgentOptions()), concurrency=1, select=sel,
-                                 ray=True, cpus=per_attempt)
+        local_s, _, _ = _run(
+            tasks,
+            work / "o-local",
+            InstantAgent(AgentOptions()),
+            concurrency=1,
+            select=sel,
+            ray=False,
+            cpus=per_attempt,
+        )
+        ray_s, _, start_s = _run(
+            tasks,
+            work / "o-ray",
+            InstantAgent(AgentOptions()),
+            concurrency=1,
+            select=sel,
+            ray=True,
+            cpus=per_attempt,
+        )
         print(f"   local executor        {local_s / m * 1000:7.2f} ms/attempt")
-        print(f"   ray executor          {(ray_s - start_s) / m * 1000:7.2f} ms/attempt (excluding {start_s:.1f} s "
-              "to place the hosts)")
+        print(
+            f"   ray executor          {(ray_s - start_s) / m * 1000:7.2f} ms/attempt (excluding {start_s:.1f} s "
+            "to place the hosts)"
+        )
         print(f"   added by ray          {(ray_s - start_s - local_s) / m * 1000:7.2f} ms/attempt")
     finally:
         ray.shutdown()

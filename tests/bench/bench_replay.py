@@ -31,12 +31,24 @@ sys.path.insert(0, str(REPO))
 from tests.test_replay_support import ALL_TASK, KeepAliveClient, build_vendor_task_set  # noqa: E402
 
 KEYS: list[tuple[str, str]] = [
-    ("VRP_01", "display interface brief"), ("VRP_01", "dis int br"), ("VRP_01", "dis int br | i up"),
-    ("VRP_01", "display ospf peer"), ("VRP_01", "dis foo"), ("CMW_01", "dis int br"),
-    ("CMW_01", "display ip interface"), ("IOS_01", "sh ip int br"), ("IOS_01", "show ip route"),
-    ("IOS_01", "sh ip prot"), ("IOS_01", "show c"), ("NXOS_01", "sh int br"), ("NXOS_01", "show version"),
-    ("JUN_01", "sh int terse"), ("JUN_01", "show route | match 10"), ("JUN_01", "sh o ne"),
-    ("NO_SUCH", "show version"), ("JUN_02", "show version"),
+    ("VRP_01", "display interface brief"),
+    ("VRP_01", "dis int br"),
+    ("VRP_01", "dis int br | i up"),
+    ("VRP_01", "display ospf peer"),
+    ("VRP_01", "dis foo"),
+    ("CMW_01", "dis int br"),
+    ("CMW_01", "display ip interface"),
+    ("IOS_01", "sh ip int br"),
+    ("IOS_01", "show ip route"),
+    ("IOS_01", "sh ip prot"),
+    ("IOS_01", "show c"),
+    ("NXOS_01", "sh int br"),
+    ("NXOS_01", "show version"),
+    ("JUN_01", "sh int terse"),
+    ("JUN_01", "show route | match 10"),
+    ("JUN_01", "sh o ne"),
+    ("NO_SUCH", "show version"),
+    ("JUN_02", "show version"),
 ]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 ENV.pop("CTBENCH_DEBUG", None)
@@ -69,7 +81,9 @@ def in_process(root: Path, n: int) -> dict[str, float]:
     engine = ReplayEngine(TaskSet.open(root), max_calls=10 * n)
     out: dict[str, float] = {}
     task = engine.task(ALL_TASK)
-    dialects = [(task.devices[d].dialect, task.devices[d].recorded, line) for d, line in KEYS if d in task.devices]
+    dialects = [
+        (task.devices[d].dialect, task.devices[d].recorded, line) for d, line in KEYS if d in task.devices
+    ]
 
     def resolve(count: int) -> None:
         k = len(dialects)
@@ -79,7 +93,10 @@ def in_process(root: Path, n: int) -> dict[str, float]:
 
     resolve(1000)
     out["dialect.resolve (cached)"] = rate(resolve, n)[0]
-    for label, traj in (("Session.run", None), ("Session.run + trajectory file", root.parent / "bench.jsonl")):
+    for label, traj in (
+        ("Session.run", None),
+        ("Session.run + trajectory file", root.parent / "bench.jsonl"),
+    ):
         session = engine.open_session(ALL_TASK, trajectory_path=traj)
 
         def run(count: int, s: object = session) -> None:
@@ -98,8 +115,11 @@ def mcp_stdio(root: Path, n: int) -> float:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=sys.executable, env={"PYTHONPATH": str(REPO)},
-                                   args=["-m", "ctbench.replay.cli", "mcp", ALL_TASK, "--tasks", str(root)])
+    params = StdioServerParameters(
+        command=sys.executable,
+        env={"PYTHONPATH": str(REPO)},
+        args=["-m", "ctbench.replay.cli", "mcp", ALL_TASK, "--tasks", str(root)],
+    )
     result: list[float] = []
 
     async def main() -> None:
@@ -120,8 +140,13 @@ def mcp_stdio(root: Path, n: int) -> float:
 
 
 def http_api(root: Path, n: int, sessions: int = 32) -> float:
-    proc = subprocess.Popen([sys.executable, "-m", "ctbench.replay.cli", "serve", "--port", "0", "--tasks", str(root)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=ENV)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctbench.replay.cli", "serve", "--port", "0", "--tasks", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=ENV,
+    )
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
     per = n // sessions
@@ -172,7 +197,9 @@ def http_api(root: Path, n: int, sessions: int = 32) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="smaller counts (a smoke run)")
     args = parser.parse_args()
     scale = 0.2 if args.quick else 1.0
@@ -186,9 +213,12 @@ def main() -> int:
         dict_rate = dict_lookup_rate(n_local)
         for label, value in local.items():
             rows.append((f"in-process {label}", value, dict_rate, 50_000 if label == "Session.run" else None))
-        rows.append(("MCP stdio round trips (real client)", mcp_stdio(root, n_mcp), dict_lookup_rate(n_mcp), 500))
-        rows.append(("HTTP requests, 32 concurrent sessions", http_api(root, n_http), dict_lookup_rate(n_http),
-                     2_000))
+        rows.append(
+            ("MCP stdio round trips (real client)", mcp_stdio(root, n_mcp), dict_lookup_rate(n_mcp), 500)
+        )
+        rows.append(
+            ("HTTP requests, 32 concurrent sessions", http_api(root, n_http), dict_lookup_rate(n_http), 2_000)
+        )
 
     print(f"\n{'measure':<44} {'ops/s':>12} {'dict lookup/s':>14} {'ratio':>9} {'target':>9}  ok")
     for label, value, base, target in rows:

@@ -60,23 +60,60 @@ from ctbench.taxonomy import level_for  # noqa: E402
 
 REPO = FsPath(__file__).resolve().parents[2]
 BUNDLED = REPO / "tasks"
-RUNS = [("codex", "gpt", 0.55), ("claude", "sonnet", 0.45), ("hermes", "deepseek", 0.3), ("hermes", "qwen", 0.4)]
+RUNS = [
+    ("codex", "gpt", 0.55),
+    ("claude", "sonnet", 0.45),
+    ("hermes", "deepseek", 0.3),
+    ("hermes", "qwen", 0.4),
+]
 COMMANDS = {  # campus-lab devices with a CLI, and commands their dialects accept
-    "ACC_SW_01": ["display ip routing-table", "display interface brief", "display arp",
-                  "display lldp neighbor-information list", "display current-configuration"],
-    "CORE_SW_01": ["display ip routing-table", "display interface brief", "display current-configuration",
-                   "display arp all", "display vrrp", "display ospf peer"],
-    "FW_01": ["display security-policy rule all", "display ip routing-table", "display interface brief",
-              "display current-configuration"],
-    "GW_01": ["show ip route", "show running-config", "show ip interface brief", "show ip cef", "show ip bgp summary"],
+    "ACC_SW_01": [
+        "display ip routing-table",
+        "display interface brief",
+        "display arp",
+        "display lldp neighbor-information list",
+        "display current-configuration",
+    ],
+    "CORE_SW_01": [
+        "display ip routing-table",
+        "display interface brief",
+        "display current-configuration",
+        "display arp all",
+        "display vrrp",
+        "display ospf peer",
+    ],
+    "FW_01": [
+        "display security-policy rule all",
+        "display ip routing-table",
+        "display interface brief",
+        "display current-configuration",
+    ],
+    "GW_01": [
+        "show ip route",
+        "show running-config",
+        "show ip interface brief",
+        "show ip cef",
+        "show ip bgp summary",
+    ],
     "PE_01": ["show route", "show interfaces terse", "show bgp summary", "show configuration"],
 }
 ABBREVIATE = {"display": "dis", "show": "sh", "routing-table": "rou", "interface": "int", "brief": "br"}
-PATH_1 = (Hop("PC_01", "eth0"), Hop("ACC_SW_01", "GigabitEthernet1/0/48"), Hop("CORE_SW_01", "GigabitEthernet0/0/24"),
-          Hop("FW_01", "GigabitEthernet1/0/2"), Hop("GW_01", "GigabitEthernet2"), Hop("PE_01", "ge-0/0/2"),
-          Hop("SRV_01", None))
-PATH_2 = (Hop("PC_01", "eth0"), Hop("ACC_SW_01", "GigabitEthernet1/0/48"), Hop("CORE_SW_01", "GigabitEthernet0/0/24"),
-          Hop("FW_01", "GigabitEthernet1/0/2"), Hop("GW_01", None))
+PATH_1 = (
+    Hop("PC_01", "eth0"),
+    Hop("ACC_SW_01", "GigabitEthernet1/0/48"),
+    Hop("CORE_SW_01", "GigabitEthernet0/0/24"),
+    Hop("FW_01", "GigabitEthernet1/0/2"),
+    Hop("GW_01", "GigabitEthernet2"),
+    Hop("PE_01", "ge-0/0/2"),
+    Hop("SRV_01", None),
+)
+PATH_2 = (
+    Hop("PC_01", "eth0"),
+    Hop("ACC_SW_01", "GigabitEthernet1/0/48"),
+    Hop("CORE_SW_01", "GigabitEthernet0/0/24"),
+    Hop("FW_01", "GigabitEthernet1/0/2"),
+    Hop("GW_01", None),
+)
 MECHANISMS = ["static routing", "OSPF", "BGP", "VRRP", "security policy", "NAT", "ARP", "LLDP", "CEF", "ACL"]
 
 
@@ -96,7 +133,9 @@ class Gen:
         out: set[RcaEntry] = set()
         while len(out) < n:
             dev = self.rng.choice(list(COMMANDS))
-            obj = self.rng.choice([*self.interfaces[dev], f"10.{self.rng.randint(0, 9)}.{self.rng.randint(1, 9)}.1"])
+            obj = self.rng.choice(
+                [*self.interfaces[dev], f"10.{self.rng.randint(0, 9)}.{self.rng.randint(1, 9)}.1"]
+            )
             out.add(RcaEntry(dev, obj, self.rng.choice(self.labels)))
         return sorted(out)
 
@@ -123,18 +162,24 @@ class Gen:
         if r < p:
             pass
         elif r < p + 0.12:
-            return self.rng.choice(["", "I could not determine the root cause.", "<answer>\nthe firewall\n</answer>"])
+            return self.rng.choice(
+                ["", "I could not determine the root cause.", "<answer>\nthe firewall\n</answer>"]
+            )
         else:
             kind = self.rng.choice(["label", "drop", "extra", "node"])
             i = self.rng.randrange(len(entries))
             if kind == "label" or (kind == "drop" and len(entries) == 1):
-                entries[i] = entries[i]._replace(label=self.rng.choice([x for x in self.labels if x != entries[i].label]))
+                entries[i] = entries[i]._replace(
+                    label=self.rng.choice([x for x in self.labels if x != entries[i].label])
+                )
             elif kind == "drop":
                 entries.pop(i)
             elif kind == "extra":
                 entries.append(RcaEntry("GW_01", "GigabitEthernet2", self.rng.choice(self.labels)))
             else:
-                entries[i] = entries[i]._replace(node=self.rng.choice([d for d in COMMANDS if d != entries[i].node]))
+                entries[i] = entries[i]._replace(
+                    node=self.rng.choice([d for d in COMMANDS if d != entries[i].node])
+                )
         return "Diagnosis follows.\n<answer>\n" + "\n".join(e.line() for e in entries) + "\n</answer>\n"
 
     def path_answer(self, gold: list[tuple[Hop, ...]], p: float) -> str:
@@ -149,7 +194,9 @@ class Gen:
             if kind == "egress":
                 paths[0][2] = Hop("CORE_SW_01", "GigabitEthernet0/0/1")
             elif kind == "reverse":
-                paths[0] = [Hop(h.node, "eth0") for h in reversed(paths[0][1:])] + [Hop(paths[0][0].node, None)]
+                paths[0] = [Hop(h.node, "eth0") for h in reversed(paths[0][1:])] + [
+                    Hop(paths[0][0].node, None)
+                ]
             elif len(paths) > 1:
                 paths.pop()
             else:
@@ -171,8 +218,12 @@ class Gen:
         return out
 
     def usage(self, k: int, n_calls: int) -> dict[str, Any]:
-        return {"rounds": n_calls + self.rng.randint(1, 6), "latency_s": round(self.rng.uniform(20, 300) * (1 + k), 3),
-                "input_tokens": self.rng.randint(20_000, 200_000) * (k + 1), "output_tokens": self.rng.randint(500, 8000)}
+        return {
+            "rounds": n_calls + self.rng.randint(1, 6),
+            "latency_s": round(self.rng.uniform(20, 300) * (1 + k), 3),
+            "input_tokens": self.rng.randint(20_000, 200_000) * (k + 1),
+            "output_tokens": self.rng.randint(500, 8000),
+        }
 
 
 # --------------------------------------------------------------------------- workload 1: on disk
@@ -211,13 +262,19 @@ def write_task_set(root: FsPath, n_rca: int, n_path: int, seed: int) -> tuple[Ta
                 gold: Any = gen.rca_gold()
                 golden = gen.golden([e.node for e in gold], 1, 8)
                 answer = {"rca": [{"node": e.node, "object": e.object, "label": e.label} for e in gold]}
-                meta = {"observability": "O1" if gen.rng.random() < 0.85 else "O2",
-                        "chain_length": gen.rng.randint(1, 4)}
+                meta = {
+                    "observability": "O1" if gen.rng.random() < 0.85 else "O2",
+                    "chain_length": gen.rng.randint(1, 4),
+                }
             else:
                 gold = gen.path_gold()
                 golden = gen.golden(["ACC_SW_01", "CORE_SW_01", "FW_01", "GW_01", "PE_01"], 3, 14)
-                answer = {"paths": [{"hops": [{"node": h.node, **({"egress": h.egress} if h.egress else {})}
-                                              for h in p]} for p in gold]}
+                answer = {
+                    "paths": [
+                        {"hops": [{"node": h.node, **({"egress": h.egress} if h.egress else {})} for h in p]}
+                        for p in gold
+                    ]
+                }
                 meta = {}
             meta["protocol_mechanisms"] = gen.rng.sample(MECHANISMS, gen.rng.randint(1, 4))
             recs = []
@@ -226,10 +283,16 @@ def write_task_set(root: FsPath, n_rca: int, n_path: int, seed: int) -> tuple[Ta
                 (folder / rel).parent.mkdir(parents=True, exist_ok=True)
                 (folder / rel).write_text(f"<{dev}>{cmd}\n(output)\n")
                 recs.append(f"  - device: {dev}\n    command: {cmd}\n    file: {rel}\n")
-            (folder / "task.yaml").write_text(TASK_YAML.format(id=tid, family=family, recs="".join(recs), canary=canary))
-            hidden = {"id": tid, "answer": answer,
-                      "golden_actions": [{"device": d, "command": c} for d, c in golden],
-                      "metadata": meta, "canary": canary}
+            (folder / "task.yaml").write_text(
+                TASK_YAML.format(id=tid, family=family, recs="".join(recs), canary=canary)
+            )
+            hidden = {
+                "id": tid,
+                "answer": answer,
+                "golden_actions": [{"device": d, "command": c} for d, c in golden],
+                "metadata": meta,
+                "canary": canary,
+            }
             (folder / "hidden.yaml").write_text(json.dumps(hidden))  # JSON is YAML
             info[tid] = (family, gold, golden)
     return TaskSet.open(root), info
@@ -245,16 +308,34 @@ def write_runs(root: FsPath, ts: TaskSet, info: dict[str, Any], seed: int) -> li
         gen = Gen(seed + 100 + k, [lab.label for lab in ts.taxonomy.labels], {})
         run = root / "runs" / f"{agent}-{model}"
         (run / "trajectories").mkdir(parents=True)
-        (run / "run.yaml").write_text(RUN_YAML.format(name=run.name, agent=agent, model=model, tasks=ts.root,
-                                                      commit="none", task_lines="\n".join(f"  - {t}" for t in info)))
+        (run / "run.yaml").write_text(
+            RUN_YAML.format(
+                name=run.name,
+                agent=agent,
+                model=model,
+                tasks=ts.root,
+                commit="none",
+                task_lines="\n".join(f"  - {t}" for t in info),
+            )
+        )
         with (run / "results.jsonl").open("w") as fh:
             for tid, (family, gold, golden) in info.items():
                 text = gen.rca_answer(gold, p) if family == "rca" else gen.path_answer(gold, p + 0.3)
                 calls = gen.calls(golden, 0.45 + 0.1 * k)
                 write_trajectory(run / "trajectories" / f"{tid}.jsonl", calls)
-                fh.write(json.dumps({"task_id": tid, "family": family, "status": "answered" if text.strip() else
-                                     "unparsable", "answer_text": text, "commands": len(calls),
-                                     **gen.usage(k, len(calls))}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "task_id": tid,
+                            "family": family,
+                            "status": "answered" if text.strip() else "unparsable",
+                            "answer_text": text,
+                            "commands": len(calls),
+                            **gen.usage(k, len(calls)),
+                        }
+                    )
+                    + "\n"
+                )
         dirs.append(run)
     return dirs
 
@@ -262,13 +343,17 @@ def write_runs(root: FsPath, ts: TaskSet, info: dict[str, Any], seed: int) -> li
 # --------------------------------------------------------------------------- workload 2: in memory
 
 
-def memory_runs(ts: TaskSet, n_rca: int, n_path: int, seed: int) -> tuple[list[list[TaskRecord]], ScoringConfig]:
+def memory_runs(
+    ts: TaskSet, n_rca: int, n_path: int, seed: int
+) -> tuple[list[list[TaskRecord]], ScoringConfig]:
     """4 runs of per-task records, built as the adapter builds them, for ``n_rca + n_path`` tasks."""
     net = ts.network("campus-lab")
     devices = net.device_map()
     tax, cfg = ts.taxonomy, ts.config
-    topo = Topology.from_links({d.name: (d.site or None, d.role or None, d.cluster or None) for d in net.devices},
-                               sorted((a, b) for a, bs in net.neighbours().items() for b in bs))
+    topo = Topology.from_links(
+        {d.name: (d.site or None, d.role or None, d.cluster or None) for d in net.devices},
+        sorted((a, b) for a, bs in net.neighbours().items() for b in bs),
+    )
     gen = Gen(seed, [lab.label for lab in tax.labels], {d.name: d.interfaces for d in net.devices})
     tasks = []
     for family, count in (("rca", n_rca), ("path", n_path)):
@@ -281,14 +366,18 @@ def memory_runs(ts: TaskSet, n_rca: int, n_path: int, seed: int) -> tuple[list[l
                 golden = gen.golden(list(COMMANDS), 3, 14)
             used = [devices[d] for d, _ in golden]
             h_l = max(len({d.vendor for d in used}), len({d.type for d in used}))
-            meta = {"categories": sorted({tax.category_of(e.label) or "" for e in gold}) if family == "rca" else None,
-                    "observability": ("O1" if gen.rng.random() < 0.85 else "O2") if family == "rca" else None,
-                    "heterogeneity": level_for(cfg.heterogeneity.for_family(family), h_l),  # type: ignore[arg-type]
-                    "root_cause_count": len(gold) if family == "rca" else None,
-                    "chain_length": gen.rng.randint(1, 4) if family == "rca" else None,
-                    "protocol_complexity": gen.rng.randint(1, 4),
-                    "golden_tier": level_for(cfg.golden_tiers.for_family(family), len(golden)),  # type: ignore[arg-type]
-                    "path_count": len(gold) if family == "path" else None}
+            meta = {
+                "categories": sorted({tax.category_of(e.label) or "" for e in gold})
+                if family == "rca"
+                else None,
+                "observability": ("O1" if gen.rng.random() < 0.85 else "O2") if family == "rca" else None,
+                "heterogeneity": level_for(cfg.heterogeneity.for_family(family), h_l),  # type: ignore[arg-type]
+                "root_cause_count": len(gold) if family == "rca" else None,
+                "chain_length": gen.rng.randint(1, 4) if family == "rca" else None,
+                "protocol_complexity": gen.rng.randint(1, 4),
+                "golden_tier": level_for(cfg.golden_tiers.for_family(family), len(golden)),  # type: ignore[arg-type]
+                "path_count": len(gold) if family == "path" else None,
+            }
             tasks.append((f"{family[0].upper()}{i:06d}", family, gold, golden, meta))
     scorer_like = Scorer(ts)
     runs = []
@@ -307,9 +396,19 @@ def memory_runs(ts: TaskSet, n_rca: int, n_path: int, seed: int) -> tuple[list[l
             calls = rgen.calls(golden, 0.45 + 0.1 * k)
             executed = tuple(sorted({(d, c) for d, _, c, o in calls if o in ("recorded", "denied") and c}))
             u = rgen.usage(k, len(calls))
-            records.append(TaskRecord(tid, family, g, pred, frozenset(golden), executed,  # type: ignore[arg-type]
-                                      Usage(u["rounds"], u["latency_s"], u["input_tokens"], u["output_tokens"]),
-                                      meta, topo if family == "rca" else None))
+            records.append(
+                TaskRecord(
+                    tid,
+                    family,
+                    g,
+                    pred,
+                    frozenset(golden),
+                    executed,  # type: ignore[arg-type]
+                    Usage(u["rounds"], u["latency_s"], u["input_tokens"], u["output_tokens"]),
+                    meta,
+                    topo if family == "rca" else None,
+                )
+            )
         runs.append(records)
     return runs, scorer_like.config
 
@@ -333,8 +432,11 @@ def _arr(values: Any) -> np.ndarray:
 
 def loop_se(rows: Sequence[TaskScores], family: str, n_resamples: int) -> dict[str, float]:
     """Pooled-ratio SEs of one family of one run, one resample per iteration, one stream per metric."""
-    c, g, a = (_arr(s.evidence.covered for s in rows), _arr(s.evidence.golden for s in rows),
-               _arr(s.evidence.executed for s in rows))
+    c, g, a = (
+        _arr(s.evidence.covered for s in rows),
+        _arr(s.evidence.golden for s in rows),
+        _arr(s.evidence.executed for s in rows),
+    )
     inter, union = _arr(s.edges_intersection for s in rows), _arr(s.edges_union for s in rows)
     n = len(rows)
     metrics = ["evidence_coverage", "evidence_f1"] + (["micro_edge_iou"] if family == "path" else [])
@@ -359,12 +461,18 @@ def loop_se(rows: Sequence[TaskScores], family: str, n_resamples: int) -> dict[s
     return res
 
 
-def loop_paired(ra: Sequence[TaskScores], rb: Sequence[TaskScores], family: str,
-                n_resamples: int) -> dict[str, tuple[float, float, float]]:
+def loop_paired(
+    ra: Sequence[TaskScores], rb: Sequence[TaskScores], family: str, n_resamples: int
+) -> dict[str, tuple[float, float, float]]:
     """(CI low, CI high, sign p) of the four paired metrics of one family, one resample per iteration."""
     third = ("id_iou", "ident") if family == "rca" else ("rest_iou", "rest")
-    diffs = {m: _arr(float(getattr(x, attr) or 0.0) - float(getattr(y, attr) or 0.0) for x, y in zip(ra, rb, strict=True))
-             for m, attr in (("accuracy", "exact"), ("loc_iou", "loc"), third)}
+    diffs = {
+        m: _arr(
+            float(getattr(x, attr) or 0.0) - float(getattr(y, attr) or 0.0)
+            for x, y in zip(ra, rb, strict=True)
+        )
+        for m, attr in (("accuracy", "exact"), ("loc_iou", "loc"), third)
+    }
     ca, ga = _arr(s.evidence.covered for s in ra), _arr(s.evidence.golden for s in ra)
     cb, gb = _arr(s.evidence.covered for s in rb), _arr(s.evidence.golden for s in rb)
     n = len(ra)
@@ -383,7 +491,11 @@ def loop_paired(ra: Sequence[TaskScores], rb: Sequence[TaskScores], family: str,
         v = v[~np.isnan(v)]
         lo, hi = np.percentile(v, [2.5, 97.5])
         tol = stats.ZERO_TOLERANCE  # the same tie rule as the vectorised code (rounding must not pick a sign)
-        out[m] = (float(lo), float(hi), min(1.0, 2 * min(float(np.mean(v <= tol)), float(np.mean(v >= -tol)))))
+        out[m] = (
+            float(lo),
+            float(hi),
+            min(1.0, 2 * min(float(np.mean(v <= tol)), float(np.mean(v >= -tol)))),
+        )
     return out
 
 
@@ -393,11 +505,18 @@ def _by_family(rows: Sequence[TaskScores], family: str) -> list[TaskScores]:
 
 def loop_all(runs: dict[str, list[TaskScores]], n_resamples: int) -> tuple[dict[str, Any], dict[str, Any]]:
     names = list(runs)
-    se = {(name, f): loop_se(_by_family(rows, f), f, n_resamples)
-          for name, rows in runs.items() for f in ("rca", "path") if _by_family(rows, f)}
-    paired = {(names[0], b, f): loop_paired(_by_family(runs[names[0]], f), _by_family(runs[b], f), f,
-                                            n_resamples)
-              for b in names[1:] for f in ("rca", "path") if _by_family(runs[b], f)}
+    se = {
+        (name, f): loop_se(_by_family(rows, f), f, n_resamples)
+        for name, rows in runs.items()
+        for f in ("rca", "path")
+        if _by_family(rows, f)
+    }
+    paired = {
+        (names[0], b, f): loop_paired(_by_family(runs[names[0]], f), _by_family(runs[b], f), f, n_resamples)
+        for b in names[1:]
+        for f in ("rca", "path")
+        if _by_family(runs[b], f)
+    }
     return se, paired
 
 
@@ -407,7 +526,9 @@ def vector_all(runs: dict[str, list[TaskScores]], n_resamples: int) -> tuple[dic
     return stats.run_statistics(runs, [(names[0], b) for b in names[1:]], n_resamples=n_resamples)
 
 
-def max_difference(vec: tuple[dict[str, Any], list[Any]], loop: tuple[dict[str, Any], dict[str, Any]]) -> float:
+def max_difference(
+    vec: tuple[dict[str, Any], list[Any]], loop: tuple[dict[str, Any], dict[str, Any]]
+) -> float:
     se_v, paired_v = vec
     se_l, paired_l = loop
     worst = 0.0
@@ -416,8 +537,12 @@ def max_difference(vec: tuple[dict[str, Any], list[Any]], loop: tuple[dict[str, 
             worst = max(worst, abs(se_v[name][fam][metric] - value))
     for r in paired_v:
         lo, hi, p = paired_l[(r.run_a, r.run_b, r.family)][r.metric]
-        worst = max(worst, abs(r.ci_low - lo), abs(r.ci_high - hi), abs(r.p_value - p) if r.test != "mcnemar-exact"
-                    else 0.0)
+        worst = max(
+            worst,
+            abs(r.ci_low - lo),
+            abs(r.ci_high - hi),
+            abs(r.p_value - p) if r.test != "mcnemar-exact" else 0.0,
+        )
     return worst
 
 
@@ -430,7 +555,9 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t, out
 
 
-def loop_line(runs: dict[str, list[TaskScores]], n_resamples: int, vec_seconds: float, budget: float) -> float:
+def loop_line(
+    runs: dict[str, list[TaskScores]], n_resamples: int, vec_seconds: float, budget: float
+) -> float:
     """Time the loop (extrapolating when needed), check agreement, print; returns the full-count loop time."""
     probe = min(n_resamples, 50)
     t_probe, _ = timed(lambda: loop_all(runs, probe))
@@ -439,10 +566,15 @@ def loop_line(runs: dict[str, list[TaskScores]], n_resamples: int, vec_seconds: 
     t_loop, loop_out = timed(lambda: loop_all(runs, count))
     full = t_loop * n_resamples / count
     diff = max_difference(vector_all(runs, count), loop_out)
-    how = "loop run in full" if count == n_resamples else \
-        f"loop run on {count:,} resamples, time extrapolated x{n_resamples / count:.1f}"
-    print(f"    bootstraps: vectorised {vec_seconds:7.2f} s   loop {full:8.2f} s   speed-up x{full / vec_seconds:5.1f}"
-          f"   ({how}; max |vectorised - loop| = {diff:.1e})")
+    how = (
+        "loop run in full"
+        if count == n_resamples
+        else f"loop run on {count:,} resamples, time extrapolated x{n_resamples / count:.1f}"
+    )
+    print(
+        f"    bootstraps: vectorised {vec_seconds:7.2f} s   loop {full:8.2f} s   speed-up x{full / vec_seconds:5.1f}"
+        f"   ({how}; max |vectorised - loop| = {diff:.1e})"
+    )
     return full
 
 
@@ -456,15 +588,24 @@ def per_metric_engine(runs: dict[str, list[TaskScores]], n_resamples: int) -> No
             fr = _by_family(rows, f)
             if not fr:
                 continue
-            c, g, a = (_arr(s.evidence.covered for s in fr), _arr(s.evidence.golden for s in fr),
-                       _arr(s.evidence.executed for s in fr))
+            c, g, a = (
+                _arr(s.evidence.covered for s in fr),
+                _arr(s.evidence.golden for s in fr),
+                _arr(s.evidence.executed for s in fr),
+            )
             parts = [("evidence_coverage", c, g), ("evidence_f1", 2 * c, g + a)]
             if f == "path":
-                parts.append(("micro_edge_iou", _arr(s.edges_intersection for s in fr),
-                              _arr(s.edges_union for s in fr)))
+                parts.append(
+                    (
+                        "micro_edge_iou",
+                        _arr(s.edges_intersection for s in fr),
+                        _arr(s.edges_union for s in fr),
+                    )
+                )
             for metric, num, den in parts:
-                stats.bootstrap_pooled_se(num, den, seed=stats.seed_for(f"se:{f}.{metric}", name),
-                                          n_resamples=n_resamples)
+                stats.bootstrap_pooled_se(
+                    num, den, seed=stats.seed_for(f"se:{f}.{metric}", name), n_resamples=n_resamples
+                )
     for b in names[1:]:
         for f in ("rca", "path"):
             ra, rb = _by_family(runs[names[0]], f), _by_family(runs[b], f)
@@ -472,27 +613,40 @@ def per_metric_engine(runs: dict[str, list[TaskScores]], n_resamples: int) -> No
                 continue
             third = "ident" if f == "rca" else "rest"
             for metric, attr in (("accuracy", "exact"), ("loc_iou", "loc"), ("third", third)):
-                stats.paired_mean_difference(_arr(float(getattr(x, attr) or 0) for x in ra),
-                                             _arr(float(getattr(x, attr) or 0) for x in rb),
-                                             seed=stats.seed_for(f"paired:{f}.{metric}", names[0], b),
-                                             n_resamples=n_resamples)
-            stats.paired_pooled_difference(_arr(x.evidence.covered for x in ra), _arr(x.evidence.golden for x in ra),
-                                           _arr(x.evidence.covered for x in rb), _arr(x.evidence.golden for x in rb),
-                                           seed=stats.seed_for(f"paired:{f}.evidence_coverage", names[0], b),
-                                           n_resamples=n_resamples)
+                stats.paired_mean_difference(
+                    _arr(float(getattr(x, attr) or 0) for x in ra),
+                    _arr(float(getattr(x, attr) or 0) for x in rb),
+                    seed=stats.seed_for(f"paired:{f}.{metric}", names[0], b),
+                    n_resamples=n_resamples,
+                )
+            stats.paired_pooled_difference(
+                _arr(x.evidence.covered for x in ra),
+                _arr(x.evidence.golden for x in ra),
+                _arr(x.evidence.covered for x in rb),
+                _arr(x.evidence.golden for x in rb),
+                seed=stats.seed_for(f"paired:{f}.evidence_coverage", names[0], b),
+                n_resamples=n_resamples,
+            )
 
 
-def reference_line(runs: dict[str, list[TaskScores]], n_resamples: int, vec_seconds: float, budget: float) -> None:
+def reference_line(
+    runs: dict[str, list[TaskScores]], n_resamples: int, vec_seconds: float, budget: float
+) -> None:
     probe = min(n_resamples, 100)
     t_probe, _ = timed(lambda: per_metric_engine(runs, probe))
     estimate = t_probe * n_resamples / probe
     count = n_resamples if estimate <= budget else max(probe, int(n_resamples * budget / estimate))
     t_run, _ = timed(lambda: per_metric_engine(runs, count))
     full = t_run * n_resamples / count
-    how = "run in full" if count == n_resamples else \
-        f"run on {count:,} resamples, time extrapolated x{n_resamples / count:.1f}"
-    print(f"    previous engine (one draw per metric, run and pair, gathered): {full:8.2f} s   "
-          f"x{full / vec_seconds:5.1f} the shared draws   ({how})")
+    how = (
+        "run in full"
+        if count == n_resamples
+        else f"run on {count:,} resamples, time extrapolated x{n_resamples / count:.1f}"
+    )
+    print(
+        f"    previous engine (one draw per metric, run and pair, gathered): {full:8.2f} s   "
+        f"x{full / vec_seconds:5.1f} the shared draws   ({how})"
+    )
 
 
 def render_all(report: Report) -> dict[str, int]:
@@ -510,21 +664,27 @@ def workload_1(tmp: FsPath, n_resamples: int, budget: float) -> None:
     t_build, report = timed(lambda: build_report(dirs, fresh, n_resamples=n_resamples))
     t_render, sizes = timed(lambda: render_all(report))
     total = t_build + t_render
-    print(f"    full report (score 4 folders, SEs, 3 paired comparisons, breakdowns) {t_build:6.2f} s + render "
-          f"5 formats {t_render:5.2f} s = {total:6.2f} s   (target < 2 s)")
+    print(
+        f"    full report (score 4 folders, SEs, 3 paired comparisons, breakdowns) {t_build:6.2f} s + render "
+        f"5 formats {t_render:5.2f} s = {total:6.2f} s   (target < 2 s)"
+    )
     print("    output sizes: " + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes.items()))
     from ctbench.evaluate.report_tasks import tasks_section
 
     c0 = time.process_time()
     t_tasks, _ = timed(lambda: tasks_section(report))
     n_details = sum(len(r.run.scores) for r in report.runs)
-    print(f"    of the html: the per-task drill-down ({n_details} task details: answer checks, trajectories, "
-          f"device output replayed) {t_tasks:.2f} s wall, {time.process_time() - c0:.2f} s CPU "
-          f"(load average {os.getloadavg()[0]:.1f})")
+    print(
+        f"    of the html: the per-task drill-down ({n_details} task details: answer checks, trajectories, "
+        f"device output replayed) {t_tasks:.2f} s wall, {time.process_time() - c0:.2f} s CPU "
+        f"(load average {os.getloadavg()[0]:.1f})"
+    )
     scorer = Scorer(TaskSet.open(root))
     t_adapter, scored = timed(lambda: [scorer.score_folder(d) for d in dirs])
-    print(f"    of which reading and scoring the folders: {t_adapter:.2f} s "
-          f"({1e3 * t_adapter / (4 * 234):.2f} ms per task and run, task loading included)")
+    print(
+        f"    of which reading and scoring the folders: {t_adapter:.2f} s "
+        f"({1e3 * t_adapter / (4 * 234):.2f} ms per task and run, task loading included)"
+    )
     runs = {r.info.name: r.scores for r in scored}
     t_vec, _ = timed(lambda: vector_all(runs, n_resamples))
     t_loop = loop_line(runs, n_resamples, t_vec, budget)
@@ -535,32 +695,54 @@ def workload_1(tmp: FsPath, n_resamples: int, budget: float) -> None:
 def workload_2(ts: TaskSet, n_tasks: int, n_resamples: int, budget: float) -> None:
     n_rca = round(n_tasks * 0.54)
     n_path = n_tasks - n_rca
-    print(f"Workload 2: full report, 4 runs x {n_tasks:,} tasks ({n_rca:,} RCA + {n_path:,} path), from per-task "
-          "records in memory")
+    print(
+        f"Workload 2: full report, 4 runs x {n_tasks:,} tasks ({n_rca:,} RCA + {n_path:,} path), from per-task "
+        "records in memory"
+    )
     t_gen, (records, config) = timed(lambda: memory_runs(ts, n_rca, n_path, seed=2))
     print(f"    (generated {4 * n_tasks:,} records in {t_gen:.1f} s; not counted)")
     names = [f"{a}-{m}" for a, m, _ in RUNS]
     t_score, scored = timed(lambda: [[score_task(r, config) for r in recs] for recs in records])
-    runs = [ScoredRun(info=RunInfo(name=n, agent=n.split("-")[0], model=n.split("-")[1]), scores=sorted(
-        s, key=lambda x: (x.family, x.task_id)), warnings=[], missing=[], path=FsPath(n)) for n, s in zip(names, scored,
-                                                                                                         strict=True)]
+    runs = [
+        ScoredRun(
+            info=RunInfo(name=n, agent=n.split("-")[0], model=n.split("-")[1]),
+            scores=sorted(s, key=lambda x: (x.family, x.task_id)),
+            warnings=[],
+            missing=[],
+            path=FsPath(n),
+        )
+        for n, s in zip(names, scored, strict=True)
+    ]
     # as build_report does: one pass of draws gives every run's SEs and the paired comparisons
     t_cmp, cmp = timed(lambda: compare(runs, n_resamples=n_resamples, with_se=True))
-    t_docs, docs = timed(lambda: [build_scores(r, min_stratum=10, n_resamples=n_resamples, se=cmp.se[r.info.name])
-                                  for r in runs])
-    report = Report(runs=[RunReport(label=r.info.label, name=r.info.name, scores=d, run=r) for r, d in
-                          zip(runs, docs, strict=True)], comparison=cmp, min_stratum=10,
-                    category_names={c.id: c.name for c in ts.taxonomy.categories})
+    t_docs, docs = timed(
+        lambda: [
+            build_scores(r, min_stratum=10, n_resamples=n_resamples, se=cmp.se[r.info.name]) for r in runs
+        ]
+    )
+    report = Report(
+        runs=[
+            RunReport(label=r.info.label, name=r.info.name, scores=d, run=r)
+            for r, d in zip(runs, docs, strict=True)
+        ],
+        comparison=cmp,
+        min_stratum=10,
+        category_names={c.id: c.name for c in ts.taxonomy.categories},
+    )
     t_render, _ = timed(lambda: render_all(report))
     total = t_score + t_docs + t_cmp + t_render
-    print(f"    per-task scoring {t_score:6.2f} s + SEs and paired comparisons {t_cmp:6.2f} s + summaries and "
-          f"breakdowns {t_docs:6.2f} s + render {t_render:5.2f} s = {total:6.2f} s   (target < 60 s)")
+    print(
+        f"    per-task scoring {t_score:6.2f} s + SEs and paired comparisons {t_cmp:6.2f} s + summaries and "
+        f"breakdowns {t_docs:6.2f} s + render {t_render:5.2f} s = {total:6.2f} s   (target < 60 s)"
+    )
     by_name = {r.info.name: r.scores for r in runs}
     t_vec, _ = timed(lambda: vector_all(by_name, n_resamples))
     t_loop = loop_line(by_name, n_resamples, t_vec, budget)
     reference_line(by_name, n_resamples, t_vec, budget)
     print(f"    full report with the loop instead: {total - t_vec + t_loop:6.2f} s")
-    print(f"    peak resident memory of the process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(
+        f"    peak resident memory of the process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -573,13 +755,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.big, args.loop_budget = 20_000, 20.0
     load = os.getloadavg()[0]
-    print(f"numpy {np.__version__}, {os.cpu_count()} CPU(s), load average {load:.2f}; {args.resamples:,} resamples "
-          "per bootstrap")
-    t_warm, _ = timed(lambda: stats.compare_runs(
-        [TaskScores("t", "rca", "answered", True, 1.0, _ev(), Usage(), {}, ident=1.0)] * 1,
-        [TaskScores("t", "rca", "answered", False, 0.0, _ev(), Usage(), {}, ident=0.0)] * 1,
-        run_a="a", run_b="b", n_resamples=100))
+    print(
+        f"numpy {np.__version__}, {os.cpu_count()} CPU(s), load average {load:.2f}; {args.resamples:,} resamples "
+        "per bootstrap"
+    )
+    t_warm, _ = timed(
+        lambda: stats.compare_runs(
+            [TaskScores("t", "rca", "answered", True, 1.0, _ev(), Usage(), {}, ident=1.0)] * 1,
+            [TaskScores("t", "rca", "answered", False, 0.0, _ev(), Usage(), {}, ident=0.0)] * 1,
+            run_a="a",
+            run_b="b",
+            n_resamples=100,
+        )
+    )
     import scipy.optimize  # noqa: F401
+
     print(f"warm-up (scipy.stats and scipy.optimize imports, one-off, not counted): {t_warm:.2f} s\n")
     tmp = FsPath(tempfile.mkdtemp(prefix="ctb-bench-report-"))
     try:

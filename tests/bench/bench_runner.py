@@ -48,11 +48,30 @@ class SleepAgent(Agent):
         return AgentResult(rounds=0)
 
 
-def _run(tasks: Path, out: Path, *, agent: Agent | None, name: str, concurrency: int, select: str,
-         agent_cmd: str | None = None) -> tuple[float, float, int]:
+def _run(
+    tasks: Path,
+    out: Path,
+    *,
+    agent: Agent | None,
+    name: str,
+    concurrency: int,
+    select: str,
+    agent_cmd: str | None = None,
+) -> tuple[float, float, int]:
     """(prepare seconds, execute seconds, tasks run)."""
-    runner = Runner(RunSettings(allow_unreviewed=True, agent=name, tasks=tasks, out=out, select=select, concurrency=concurrency,
-                                agent_cmd=agent_cmd, timeout_s=60), agent=agent)
+    runner = Runner(
+        RunSettings(
+            allow_unreviewed=True,
+            agent=name,
+            tasks=tasks,
+            out=out,
+            select=select,
+            concurrency=concurrency,
+            agent_cmd=agent_cmd,
+            timeout_s=60,
+        ),
+        agent=agent,
+    )
     t0 = time.perf_counter()
     runner.prepare()
     t1 = time.perf_counter()
@@ -66,15 +85,22 @@ def _bare_attempts(tasks: Path, n: int) -> float:
     from ctbench.evaluate.attempt import LocalEnv, run_attempt
     from ctbench.store import TaskSet
 
-    settings = RunSettings(allow_unreviewed=True, agent="instant", tasks=tasks, select=f"GEN-{'?' * 4}"
-                           if n >= 1000 else "GEN-*", out=Path(tempfile.mkdtemp(prefix="ctbench-bench-bare-")))
+    settings = RunSettings(
+        allow_unreviewed=True,
+        agent="instant",
+        tasks=tasks,
+        select=f"GEN-{'?' * 4}" if n >= 1000 else "GEN-*",
+        out=Path(tempfile.mkdtemp(prefix="ctbench-bench-bare-")),
+    )
     runner = Runner(settings, agent=InstantAgent(AgentOptions()))
     runner.prepare()
     units = runner.units(runner.keys())
     runner.folder.close()  # type: ignore[union-attr]
 
     async def go() -> float:
-        async with LocalEnv(TaskSet.open(tasks), units[0].settings, agent=InstantAgent(AgentOptions())) as env:
+        async with LocalEnv(
+            TaskSet.open(tasks), units[0].settings, agent=InstantAgent(AgentOptions())
+        ) as env:
             t0 = time.perf_counter()
             for u in units:
                 await run_attempt(u, env)
@@ -97,27 +123,41 @@ def main() -> int:
         clone_tasks(tasks, max(args.tasks, args.sleep_tasks))
         print(f"task set: {tasks} ({args.tasks} generated RCA tasks + the 3 bundled)")
 
-        prep, run_s, n = _run(tasks, work / "overhead", agent=InstantAgent(AgentOptions()), name="instant",
-                              concurrency=1, select=f"GEN-{'?' * 4}" if args.tasks >= 1000 else "GEN-*")
+        prep, run_s, n = _run(
+            tasks,
+            work / "overhead",
+            agent=InstantAgent(AgentOptions()),
+            name="instant",
+            concurrency=1,
+            select=f"GEN-{'?' * 4}" if args.tasks >= 1000 else "GEN-*",
+        )
         print("\n1. runner overhead, instant agent, concurrency 1")
         print(f"   tasks run                 {n}")
         print(f"   selection + folder setup  {prep:.2f} s ({prep / n * 1000:.2f} ms/task)")
         print(f"   execution                 {run_s:.2f} s")
         per_task = run_s / n * 1000
-        print(f"   overhead per task         {per_task:.2f} ms   (target < 20 ms: {'met' if per_task < 20 else 'MISSED'})")
+        print(
+            f"   overhead per task         {per_task:.2f} ms   (target < 20 ms: {'met' if per_task < 20 else 'MISSED'})"
+        )
         bare = _bare_attempts(tasks, n)
-        print(f"   baseline: bare run_attempt {bare:.2f} ms/task (no executor, no run folder); executor + "
-              f"writer add {per_task - bare:.2f} ms/task")
+        print(
+            f"   baseline: bare run_attempt {bare:.2f} ms/task (no executor, no run folder); executor + "
+            f"writer add {per_task - bare:.2f} ms/task"
+        )
 
         k = args.sleep_tasks
         first = "GEN-0001,GEN-000[2-8]"
-        for label, agent, name, cmd in (("in-process agent", SleepAgent(AgentOptions()), "sleep", None),
-                                        ("command agent 'sleep 1'", None, "command", "sleep 1")):
-            _, t1, n1 = _run(tasks, work / f"c1-{name}", agent=agent, name=name, concurrency=1, select=first,
-                             agent_cmd=cmd)
+        for label, agent, name, cmd in (
+            ("in-process agent", SleepAgent(AgentOptions()), "sleep", None),
+            ("command agent 'sleep 1'", None, "command", "sleep 1"),
+        ):
+            _, t1, n1 = _run(
+                tasks, work / f"c1-{name}", agent=agent, name=name, concurrency=1, select=first, agent_cmd=cmd
+            )
             sel = ",".join(f"GEN-{i:04d}" for i in range(1, k + 1))
-            _, t32, n32 = _run(tasks, work / f"c32-{name}", agent=agent, name=name, concurrency=32, select=sel,
-                               agent_cmd=cmd)
+            _, t32, n32 = _run(
+                tasks, work / f"c32-{name}", agent=agent, name=name, concurrency=32, select=sel, agent_cmd=cmd
+            )
             per1, per32 = t1 / n1, t32 / n32
             print(f"\n2. speed-up, {label}, 1 s per task")
             print(f"   concurrency 1             {n1} tasks in {t1:.2f} s = {per1:.3f} s/task")

@@ -62,10 +62,21 @@ def bench_startup(n: int, tmp: Path, replay_url: str | None, sock: Path | None) 
     launchers: list[tuple[str, Any]] = [("none", NoSandbox())]
     if find_bwrap():
         launchers.append(("bwrap host", make_launcher(SandboxSettings(mode="bwrap"))))
-        launchers.append(("bwrap loopback", make_launcher(SandboxSettings(mode="bwrap", network="loopback"),
-                                                          replay_url=replay_url, replay_socket=sock)))
+        launchers.append(
+            (
+                "bwrap loopback",
+                make_launcher(
+                    SandboxSettings(mode="bwrap", network="loopback"),
+                    replay_url=replay_url,
+                    replay_socket=sock,
+                ),
+            )
+        )
     print(f"start-up per attempt ({n} attempts each; median, p90):")
-    for agent, argv in (("/bin/true", ["/bin/true"]), ("python -c pass", [sys.executable, "-S", "-c", "pass"])):
+    for agent, argv in (
+        ("/bin/true", ["/bin/true"]),
+        ("python -c pass", [sys.executable, "-S", "-c", "pass"]),
+    ):
         base = None
         for name, launcher in launchers:
             times = asyncio.run(_startups(launcher, n, argv, ws))
@@ -120,14 +131,21 @@ def bench_mcp(n: int, root: Path, tmp: Path) -> None:
     env = {"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "")}
     cli = [sys.executable, "-m", "ctbench.replay.cli", "mcp"]
     sock = tmp / "replay.sock"
-    server = subprocess.Popen([sys.executable, "-c", SERVER, str(root), str(sock), ALL_TASK, "8"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(root), str(sock), ALL_TASK, "8"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert server.stdout is not None
     info = json.loads(server.stdout.readline())
     grants = list(info["grants"])
     rows: list[tuple[str, float]] = []
     try:
-        direct = StdioServerParameters(command=cli[0], args=[*cli[1:], ALL_TASK, "--tasks", str(root)], env=env)
+        direct = StdioServerParameters(
+            command=cli[0], args=[*cli[1:], ALL_TASK, "--tasks", str(root)], env=env
+        )
         rows.append(("direct `ctb-replay mcp TASK`", asyncio.run(_rate(direct, n))))
 
         def proxy(url: str) -> tuple[list[str], dict[str, str]]:
@@ -135,22 +153,37 @@ def bench_mcp(n: int, root: Path, tmp: Path) -> None:
             return [*cli, "--connect", url, "--session", sid], {**env, "CTBENCH_REPLAY_TOKEN": token}
 
         argv, penv = proxy(info["url"])
-        rows.append(("--connect, outside (TCP)", asyncio.run(_rate(
-            StdioServerParameters(command=argv[0], args=argv[1:], env=penv), n))))
+        rows.append(
+            (
+                "--connect, outside (TCP)",
+                asyncio.run(_rate(StdioServerParameters(command=argv[0], args=argv[1:], env=penv), n)),
+            )
+        )
         argv, penv = proxy(f"unix:{sock}")
-        rows.append(("--connect, outside (Unix socket)", asyncio.run(_rate(
-            StdioServerParameters(command=argv[0], args=argv[1:], env=penv), n))))
+        rows.append(
+            (
+                "--connect, outside (Unix socket)",
+                asyncio.run(_rate(StdioServerParameters(command=argv[0], args=argv[1:], env=penv), n)),
+            )
+        )
         if find_bwrap():
             ws = tmp / "mcp-ws"
             ws.mkdir(exist_ok=True)
             for net in ("host", "loopback"):
-                launcher = make_launcher(SandboxSettings(mode="bwrap", network=net),  # type: ignore[arg-type]
-                                         replay_url=info["url"], replay_socket=sock)
+                launcher = make_launcher(
+                    SandboxSettings(mode="bwrap", network=net),  # type: ignore[arg-type]
+                    replay_url=info["url"],
+                    replay_socket=sock,
+                )
                 argv, penv = proxy(info["url"])
-                prepared = launcher.prepare(Launch(argv=argv, workspace=ws, env={"CTBENCH_REPLAY_TOKEN":
-                                                                                  penv["CTBENCH_REPLAY_TOKEN"]}))
-                params = StdioServerParameters(command=prepared.argv[0], args=prepared.argv[1:], env=prepared.env,
-                                               cwd=str(prepared.cwd))
+                prepared = launcher.prepare(
+                    Launch(
+                        argv=argv, workspace=ws, env={"CTBENCH_REPLAY_TOKEN": penv["CTBENCH_REPLAY_TOKEN"]}
+                    )
+                )
+                params = StdioServerParameters(
+                    command=prepared.argv[0], args=prepared.argv[1:], env=prepared.env, cwd=str(prepared.cwd)
+                )
                 rows.append((f"--connect, inside bwrap ({net})", asyncio.run(_rate(params, n))))
                 launcher.close()
     finally:

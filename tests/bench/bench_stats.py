@@ -49,6 +49,7 @@ FloatArray = np.ndarray
 
 # --------------------------------------------------------------------------- synthetic data
 
+
 def synthetic_run(seed: int, n_rca: int, n_path: int) -> list[TaskScores]:
     rng = np.random.default_rng(seed)
     rows: list[TaskScores] = []
@@ -58,9 +59,20 @@ def synthetic_run(seed: int, n_rca: int, n_path: int) -> list[TaskScores]:
     ex = rng.random(n_rca) < 0.45
     loc, ident = rng.random(n_rca), rng.random(n_rca)
     for i in range(n_rca):
-        rows.append(TaskScores(f"r{i:06d}", "rca", "answered", bool(ex[i]), float(loc[i]),
-                               EvidenceCounts(int(c[i]), int(g[i]), int(a[i])), Usage(), {},
-                               ident=float(ident[i]), triplet=float(ex[i])))
+        rows.append(
+            TaskScores(
+                f"r{i:06d}",
+                "rca",
+                "answered",
+                bool(ex[i]),
+                float(loc[i]),
+                EvidenceCounts(int(c[i]), int(g[i]), int(a[i])),
+                Usage(),
+                {},
+                ident=float(ident[i]),
+                triplet=float(ex[i]),
+            )
+        )
     g = rng.integers(3, 40, n_path)
     c = np.minimum(g, rng.integers(0, 40, n_path))
     u = rng.integers(2, 20, n_path)
@@ -68,20 +80,33 @@ def synthetic_run(seed: int, n_rca: int, n_path: int) -> list[TaskScores]:
     ex = rng.random(n_path) < 0.7
     loc, rest = rng.random(n_path), rng.random(n_path)
     for i in range(n_path):
-        rows.append(TaskScores(f"p{i:06d}", "path", "answered", bool(ex[i]), float(loc[i]),
-                               EvidenceCounts(int(c[i]), int(g[i]), int(g[i])), Usage(), {},
-                               rest=float(rest[i]), sequence=float(ex[i]),
-                               edges_intersection=int(inter[i]), edges_union=int(u[i])))
+        rows.append(
+            TaskScores(
+                f"p{i:06d}",
+                "path",
+                "answered",
+                bool(ex[i]),
+                float(loc[i]),
+                EvidenceCounts(int(c[i]), int(g[i]), int(g[i])),
+                Usage(),
+                {},
+                rest=float(rest[i]),
+                sequence=float(ex[i]),
+                edges_intersection=int(inter[i]),
+                edges_union=int(u[i]),
+            )
+        )
     return rows
 
 
 # --------------------------------------------------------------------------- the bootstrap jobs
 
+
 @dataclass
 class Job:
     """One bootstrap of the workload, in a form both implementations can run."""
 
-    kind: str                      # "se" | "mean" | "pooled"
+    kind: str  # "se" | "mean" | "pooled"
     arrays: tuple[FloatArray, ...]
     seed: int
 
@@ -102,11 +127,16 @@ def se_jobs(rows: list[TaskScores], run: str) -> list[Job]:
             continue
         parts = {
             "evidence_coverage": (_arr(s.evidence.covered for s in fr), _arr(s.evidence.golden for s in fr)),
-            "evidence_f1": (_arr(2 * s.evidence.covered for s in fr),
-                            _arr(s.evidence.golden + s.evidence.executed for s in fr)),
+            "evidence_f1": (
+                _arr(2 * s.evidence.covered for s in fr),
+                _arr(s.evidence.golden + s.evidence.executed for s in fr),
+            ),
         }
         if family == "path":
-            parts["micro_edge_iou"] = (_arr(s.edges_intersection for s in fr), _arr(s.edges_union for s in fr))
+            parts["micro_edge_iou"] = (
+                _arr(s.edges_intersection for s in fr),
+                _arr(s.edges_union for s in fr),
+            )
         for metric, (num, den) in parts.items():
             jobs.append(Job("se", (num, den), seed_for(f"se:{family}.{metric}", run)))
     return jobs
@@ -114,18 +144,33 @@ def se_jobs(rows: list[TaskScores], run: str) -> list[Job]:
 
 def paired_jobs(a: list[TaskScores], b: list[TaskScores], run_a: str, run_b: str) -> list[Job]:
     jobs = []
-    for family, attrs in (("rca", (("accuracy", "exact"), ("loc_iou", "loc"), ("id_iou", "ident"))),
-                          ("path", (("accuracy", "exact"), ("loc_iou", "loc"), ("rest_iou", "rest")))):
+    for family, attrs in (
+        ("rca", (("accuracy", "exact"), ("loc_iou", "loc"), ("id_iou", "ident"))),
+        ("path", (("accuracy", "exact"), ("loc_iou", "loc"), ("rest_iou", "rest"))),
+    ):
         fa, fb = _fam(a, family), _fam(b, family)
         if not fa:
             continue
         for metric, attr in attrs:
-            jobs.append(Job("mean", (_arr(float(getattr(s, attr)) for s in fa),
-                                     _arr(float(getattr(s, attr)) for s in fb)),
-                            seed_for(f"paired:{family}.{metric}", run_a, run_b)))
-        jobs.append(Job("pooled", (_arr(s.evidence.covered for s in fa), _arr(s.evidence.golden for s in fa),
-                                   _arr(s.evidence.covered for s in fb), _arr(s.evidence.golden for s in fb)),
-                        seed_for(f"paired:{family}.evidence_coverage", run_a, run_b)))
+            jobs.append(
+                Job(
+                    "mean",
+                    (_arr(float(getattr(s, attr)) for s in fa), _arr(float(getattr(s, attr)) for s in fb)),
+                    seed_for(f"paired:{family}.{metric}", run_a, run_b),
+                )
+            )
+        jobs.append(
+            Job(
+                "pooled",
+                (
+                    _arr(s.evidence.covered for s in fa),
+                    _arr(s.evidence.golden for s in fa),
+                    _arr(s.evidence.covered for s in fb),
+                    _arr(s.evidence.golden for s in fb),
+                ),
+                seed_for(f"paired:{family}.evidence_coverage", run_a, run_b),
+            )
+        )
     return jobs
 
 
@@ -173,21 +218,31 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
 
 # --------------------------------------------------------------------------- reporting
 
-def compare_line(label: str, jobs: list[Job], n_resamples: int, vec_seconds: float, loop_budget: float) -> None:
+
+def compare_line(
+    label: str, jobs: list[Job], n_resamples: int, vec_seconds: float, loop_budget: float
+) -> None:
     """Time the loop (extrapolating when needed) and check both implementations agree."""
     probe = max(20, min(200, n_resamples))
     t_probe, _ = timed(lambda: [run_loop(j, probe) for j in jobs])
     estimate = t_probe * n_resamples / probe
-    loop_resamples = n_resamples if estimate <= loop_budget else max(probe, int(n_resamples * loop_budget / estimate))
+    loop_resamples = (
+        n_resamples if estimate <= loop_budget else max(probe, int(n_resamples * loop_budget / estimate))
+    )
     t_loop, loop_out = timed(lambda: [run_loop(j, loop_resamples) for j in jobs])
     extrapolated = loop_resamples < n_resamples
     loop_full = t_loop * n_resamples / loop_resamples
     check = [run_vectorised(j, loop_resamples) for j in jobs]
     diff = max(abs(a - b) for x, y in zip(check, loop_out, strict=True) for a, b in zip(x, y, strict=True))  # type: ignore[arg-type]
-    note = (f"loop run on {loop_resamples:,} resamples, time extrapolated x{n_resamples / loop_resamples:.1f}"
-            if extrapolated else "loop run in full")
-    print(f"  {label:<44} {len(jobs):>4} bootstraps  vectorised {vec_seconds:8.2f} s   "
-          f"loop {loop_full:8.2f} s   speed-up x{loop_full / vec_seconds:6.1f}")
+    note = (
+        f"loop run on {loop_resamples:,} resamples, time extrapolated x{n_resamples / loop_resamples:.1f}"
+        if extrapolated
+        else "loop run in full"
+    )
+    print(
+        f"  {label:<44} {len(jobs):>4} bootstraps  vectorised {vec_seconds:8.2f} s   "
+        f"loop {loop_full:8.2f} s   speed-up x{loop_full / vec_seconds:6.1f}"
+    )
     print(f"  {'':<44} {'':>4}             ({note}; max |vectorised - loop| = {diff:.2e})")
 
 
@@ -201,10 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.resamples, args.big, args.loop_budget = 1_000, 20_000, 15.0
     B = args.resamples
-    print(f"numpy {np.__version__}; {B:,} resamples per bootstrap; resampling chunks of "
-          f"{CHUNK_BYTES / 2**20:g} MiB (ceiling {MAX_CHUNK_BYTES / 2**20:g} MiB)")
-    t_import, _ = timed(lambda: compare_runs(synthetic_run(0, 12, 12), synthetic_run(1, 12, 12),
-                                             run_a="w", run_b="u", n_resamples=10))
+    print(
+        f"numpy {np.__version__}; {B:,} resamples per bootstrap; resampling chunks of "
+        f"{CHUNK_BYTES / 2**20:g} MiB (ceiling {MAX_CHUNK_BYTES / 2**20:g} MiB)"
+    )
+    t_import, _ = timed(
+        lambda: compare_runs(
+            synthetic_run(0, 12, 12), synthetic_run(1, 12, 12), run_a="w", run_b="u", n_resamples=10
+        )
+    )
     print(f"warm-up (first scipy.stats import, one-off, not counted below): {t_import:.2f} s\n")
 
     # ---- workload 1: 4 runs x 234 tasks
@@ -213,11 +273,21 @@ def main(argv: list[str] | None = None) -> int:
     pairs = list(itertools.combinations(names, 2))
     print("Workload 1: 4 runs x 234 tasks (126 RCA + 108 path)")
     t_se, _ = timed(lambda: {n: standard_errors(r, run=n, n_resamples=B) for n, r in runs.items()})
-    compare_line("standard errors, 4 runs", [j for n, r in runs.items() for j in se_jobs(r, n)], B, t_se,
-                 args.loop_budget)
+    compare_line(
+        "standard errors, 4 runs",
+        [j for n, r in runs.items() for j in se_jobs(r, n)],
+        B,
+        t_se,
+        args.loop_budget,
+    )
     t_cmp, _ = timed(lambda: compare_scope(runs, pairs, n_resamples=B))
-    compare_line("paired comparisons, 6 pairs (+McNemar, Holm)",
-                 [j for a, b in pairs for j in paired_jobs(runs[a], runs[b], a, b)], B, t_cmp, args.loop_budget)
+    compare_line(
+        "paired comparisons, 6 pairs (+McNemar, Holm)",
+        [j for a, b in pairs for j in paired_jobs(runs[a], runs[b], a, b)],
+        B,
+        t_cmp,
+        args.loop_budget,
+    )
     print(f"  total vectorised: {t_se + t_cmp:.2f} s\n")
 
     # ---- workload 2: 100,000 tasks
@@ -235,12 +305,17 @@ def main(argv: list[str] | None = None) -> int:
         job = se_jobs(synthetic_run(7, n_tasks, 0), "chunk")[0]
         cells = []
         for chunk in (CHUNK_BYTES, MAX_CHUNK_BYTES):
-            t, _ = timed(lambda c=chunk, j=job: bootstrap_pooled_se(*j.arrays, seed=j.seed, n_resamples=B,
-                                                                    max_chunk_bytes=c))
+            t, _ = timed(
+                lambda c=chunk, j=job: bootstrap_pooled_se(
+                    *j.arrays, seed=j.seed, n_resamples=B, max_chunk_bytes=c
+                )
+            )
             cells.append(f"{chunk / 2**20:g} MiB {t:6.2f} s ({t * 1e9 / (B * n_tasks):.1f} ns/cell)")
         print(f"  {n_tasks:>7,} tasks: " + "   ".join(cells))
-    print("\nNote: with 100,000 tasks each resample is already a 100,000-element numpy operation, so the loop's\n"
-          "per-iteration overhead is small and the two run at similar speed; the index draws dominate both.")
+    print(
+        "\nNote: with 100,000 tasks each resample is already a 100,000-element numpy operation, so the loop's\n"
+        "per-iteration overhead is small and the two run at similar speed; the index draws dominate both."
+    )
     return 0
 
 

@@ -22,9 +22,11 @@ def main(n_tasks: int = 1000, n_recordings: int = 40) -> None:
         report = validate_paths([str(root)])
         val_s = time.perf_counter() - t0
     print(f"generated {n_tasks} tasks x {n_recordings} recordings in {gen_s:.1f} s")
-    print(f"validate: {val_s:.2f} s for {report.tasks_checked} tasks "
-          f"({1000 * val_s / max(1, report.tasks_checked):.2f} ms/task), "
-          f"{len(report.errors)} errors, {len(report.warnings)} warnings  [target < 10 s]")
+    print(
+        f"validate: {val_s:.2f} s for {report.tasks_checked} tasks "
+        f"({1000 * val_s / max(1, report.tasks_checked):.2f} ms/task), "
+        f"{len(report.errors)} errors, {len(report.warnings)} warnings  [target < 10 s]"
+    )
 
 
 if __name__ == "__main__":

@@ -67,13 +67,36 @@ def write_runs(root: Path, tasks: Path, ids: list[str], n_runs: int) -> list[Pat
         for i, tid in enumerate(ids):
             right = (i + r) % 3 != 0
             text = f"<answer>\nCORE_SW_01;GigabitEthernet0/0/24;{'shutdown' if right else 'physical link down'}\n</answer>"
-            lines.append(json.dumps({"task_id": tid, "family": "rca", "status": "answered", "answer_text": text,
-                                     "rounds": 3 + i % 5, "latency_s": 10.0 + i % 7, "input_tokens": 1000 + i,
-                                     "output_tokens": 100, "commands": 1}))
-            (run / "trajectories" / f"{tid}.jsonl").write_text(json.dumps(
-                {"seq": 1, "t": 0.5, "device": "CORE_SW_01", "command": "display current-configuration interface "
-                 f"GigabitEthernet0/0/{24 if right else 1}", "canonical": None, "outcome": "recorded",
-                 "output_bytes": 40}) + "\n")
+            lines.append(
+                json.dumps(
+                    {
+                        "task_id": tid,
+                        "family": "rca",
+                        "status": "answered",
+                        "answer_text": text,
+                        "rounds": 3 + i % 5,
+                        "latency_s": 10.0 + i % 7,
+                        "input_tokens": 1000 + i,
+                        "output_tokens": 100,
+                        "commands": 1,
+                    }
+                )
+            )
+            (run / "trajectories" / f"{tid}.jsonl").write_text(
+                json.dumps(
+                    {
+                        "seq": 1,
+                        "t": 0.5,
+                        "device": "CORE_SW_01",
+                        "command": "display current-configuration interface "
+                        f"GigabitEthernet0/0/{24 if right else 1}",
+                        "canonical": None,
+                        "outcome": "recorded",
+                        "output_bytes": 40,
+                    }
+                )
+                + "\n"
+            )
         (run / "results.jsonl").write_text("".join(x + "\n" for x in lines))
         runs.append(run)
     return runs
@@ -154,14 +177,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=4)
-    ap.add_argument("--repeat", type=int, default=3, help="first paints per configuration (medians are shown)")
-    ap.add_argument("--scoring-baseline", action="store_true",
-                    help="also time the first paint when the runs have no scores.json and are scored on opening")
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="first paints per configuration (medians are shown)"
+    )
+    ap.add_argument(
+        "--scoring-baseline",
+        action="store_true",
+        help="also time the first paint when the runs have no scores.json and are scored on opening",
+    )
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ctbench-bench-viewer-"))
     try:
-        print(f"setup: {args.tasks} tasks, {args.runs} runs in {work}; load average {os.getloadavg()[0]:.2f} "
-              f"on {os.cpu_count()} CPU(s)", flush=True)
+        print(
+            f"setup: {args.tasks} tasks, {args.runs} runs in {work}; load average {os.getloadavg()[0]:.2f} "
+            f"on {os.cpu_count()} CPU(s)",
+            flush=True,
+        )
         tasks = generate(work / "tasks", args.tasks, n_recordings=2)
         ids = [f"GEN-{i:05d}" for i in range(args.tasks)]
         runs = write_runs(work / "runs", tasks, ids, args.runs)
@@ -187,13 +218,17 @@ def main() -> None:
         print(f"textual import: {import_s:.3f} s (once per process, not counted below)")
         print(f"medians of {args.repeat} run(s); target: first paint < 1.500 s")
         print(f"{'':44}{'first paint':>12}{'(CPU)':>8}{'all rows':>10}{'next run':>10}")
-        for key, title in (("eager", "baseline: all runs, all rows up front"),
-                           ("now", f"ctb-eval view: {FIRST_ROWS} rows, then chunks")):
+        for key, title in (
+            ("eager", "baseline: all runs, all rows up front"),
+            ("now", f"ctb-eval view: {FIRST_ROWS} rows, then chunks"),
+        ):
             ps = paints[key]
             first = median([p.first for p in ps])
-            print(f"{title:44}{first:11.3f}s{median([p.first_cpu for p in ps]):7.3f}s"
-                  f"{median([p.complete for p in ps]):9.3f}s{median([p.switch for p in ps]):9.3f}s"
-                  f"   {'OK' if first < 1.5 else 'OVER'}")
+            print(
+                f"{title:44}{first:11.3f}s{median([p.first_cpu for p in ps]):7.3f}s"
+                f"{median([p.complete for p in ps]):9.3f}s{median([p.switch for p in ps]):9.3f}s"
+                f"   {'OK' if first < 1.5 else 'OVER'}"
+            )
         speedup = median([p.first for p in paints["eager"]]) / median([p.first for p in paints["now"]])
         print(f"first paint: x{speedup:.1f} faster than the baseline")
         if scored_on_opening is not None:

@@ -62,6 +62,8 @@ def generate(root: Path, n_tasks: int, n_recordings: int = 40) -> Path:
             rel = f"recordings/CORE_SW_01/cfg_{k}.txt"
             (folder / rel).write_bytes(body)
             recs.append(f"  - device: CORE_SW_01\n    command: {cmd}\n    file: {rel}\n")
-        (folder / "task.yaml").write_text(TASK.format(id=tid, n=i, a=i % 250, recs="".join(recs), canary=canary))
+        (folder / "task.yaml").write_text(
+            TASK.format(id=tid, n=i, a=i % 250, recs="".join(recs), canary=canary)
+        )
         (folder / "hidden.yaml").write_text(HIDDEN.format(id=tid, k=24, canary=canary))
     return root

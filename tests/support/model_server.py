@@ -48,7 +48,9 @@ class TaskScript:
     steps: tuple[Step, ...]
 
     @classmethod
-    def golden(cls, task_dir: Path, *, submit: bool = True, final_text: str = "Done: answer submitted.") -> TaskScript:
+    def golden(
+        cls, task_dir: Path, *, submit: bool = True, final_text: str = "Done: answer submitted."
+    ) -> TaskScript:
         """list_devices, every golden action, submit_answer(gold), final text - from the task's files."""
         from ctbench.model import Family, HiddenSpec
         from ctbench.yamlio import load_fast
@@ -56,7 +58,9 @@ class TaskScript:
         hidden = HiddenSpec.model_validate(load_fast(task_dir / "hidden.yaml"))
         family = Family("rca" if hidden.id.upper().startswith("RCA") else "path")
         steps = [Step("list_devices")]
-        steps += [Step("run_command", {"device": a.device, "command": a.command}) for a in hidden.golden_actions]
+        steps += [
+            Step("run_command", {"device": a.device, "command": a.command}) for a in hidden.golden_actions
+        ]
         gold = "<answer>\n" + "\n".join(hidden.gold_answer_lines(family)) + "\n</answer>"
         if submit:
             steps.append(Step("submit_answer", {"answer": gold}))
@@ -100,8 +104,15 @@ class RequestRecord:
 class ScriptedModelServer:
     """Serve the scripts on 127.0.0.1 in a background thread; ``with`` starts and stops it."""
 
-    def __init__(self, scripts: list[TaskScript], *, max_requests: int = 400, max_seconds: float = 600.0,
-                 delay_s: float = 0.0, port: int = 0) -> None:
+    def __init__(
+        self,
+        scripts: list[TaskScript],
+        *,
+        max_requests: int = 400,
+        max_seconds: float = 600.0,
+        delay_s: float = 0.0,
+        port: int = 0,
+    ) -> None:
         self.scripts = {s.task_id: s for s in scripts}
         self.max_requests = max_requests
         self.max_seconds = max_seconds
@@ -127,8 +138,12 @@ class ScriptedModelServer:
 
     def start(self) -> ScriptedModelServer:
         self._started = time.monotonic()
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="scripted-model", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="scripted-model",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -150,7 +165,9 @@ class ScriptedModelServer:
     def main_requests(self, task_id: str | None = None) -> list[RequestRecord]:
         """Requests that offered the ctb tools (the agent loop's own, not side calls)."""
         with self._lock:
-            return [r for r in self.requests if r.step is not None and (task_id is None or r.task_id == task_id)]
+            return [
+                r for r in self.requests if r.step is not None and (task_id is None or r.task_id == task_id)
+            ]
 
     def reported(self, task_id: str) -> Usage:
         """The sum of the usage the server reported for ``task_id``."""
@@ -168,7 +185,9 @@ class ScriptedModelServer:
         left = self.max_seconds - (time.monotonic() - self._started)
         self._stop.wait(max(0.0, min(seconds, left)))
 
-    def plan(self, api: str, path: str, body: dict[str, Any]) -> tuple[RequestRecord, Step | None, dict[str, Any]]:
+    def plan(
+        self, api: str, path: str, body: dict[str, Any]
+    ) -> tuple[RequestRecord, Step | None, dict[str, Any]]:
         """Which step this request gets, and the CLI's own name for each ctb tool it offered."""
         tools = _tools_of(api, body)
         names = {bare: tool for tool in tools if (bare := _ctb_bare(tool["name"])) is not None}
@@ -184,8 +203,18 @@ class ScriptedModelServer:
                 step = Step(None, text=f"The {step.tool} tool is missing.")
         usage = usage_for(step_no if step_no is not None else 99) if api != "other" else None
         played = None if step is None else (step.tool or "text")
-        record = RequestRecord(api, path, task_id, step_no, [t["name"] for t in tools], tools,
-                               bool(body.get("stream")), usage, played, body)
+        record = RequestRecord(
+            api,
+            path,
+            task_id,
+            step_no,
+            [t["name"] for t in tools],
+            tools,
+            bool(body.get("stream")),
+            usage,
+            played,
+            body,
+        )
         with self._lock:
             self.requests.append(record)
         return record, step, names
@@ -215,10 +244,17 @@ def _tools_of(api: str, body: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({"name": str(tool.get("name", "")), "schema": tool.get("input_schema")})
         elif tool.get("type") == "namespace":
             for sub in tool.get("tools") or []:
-                out.append({"name": str(sub.get("name", "")), "namespace": str(tool.get("name", "")),
-                            "schema": sub.get("parameters")})
+                out.append(
+                    {
+                        "name": str(sub.get("name", "")),
+                        "namespace": str(tool.get("name", "")),
+                        "schema": sub.get("parameters"),
+                    }
+                )
         else:
-            out.append({"name": str(tool.get("name") or tool.get("type") or ""), "schema": tool.get("parameters")})
+            out.append(
+                {"name": str(tool.get("name") or tool.get("type") or ""), "schema": tool.get("parameters")}
+            )
     for tool in out:
         if "namespace" in tool:
             tool["name"] = f"{tool['namespace']}.{tool['name']}"
@@ -229,8 +265,10 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(_text_of(c.get("text") or c.get("content") or "") if isinstance(c, dict) else str(c)
-                        for c in content)
+        return " ".join(
+            _text_of(c.get("text") or c.get("content") or "") if isinstance(c, dict) else str(c)
+            for c in content
+        )
     return ""
 
 
@@ -239,18 +277,33 @@ def _conversation_text(api: str, body: dict[str, Any]) -> str:
         items = body.get("input")
         if isinstance(items, str):
             return items
-        return " ".join(_text_of(i.get("content")) for i in items or [] if isinstance(i, dict)
-                        and i.get("type", "message") == "message")
-    return " ".join(_text_of(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict)
-                    and m.get("role") in ("user", "system"))
+        return " ".join(
+            _text_of(i.get("content"))
+            for i in items or []
+            if isinstance(i, dict) and i.get("type", "message") == "message"
+        )
+    return " ".join(
+        _text_of(m.get("content"))
+        for m in body.get("messages") or []
+        if isinstance(m, dict) and m.get("role") in ("user", "system")
+    )
 
 
 def _tool_results(api: str, body: dict[str, Any]) -> int:
     if api == "responses":
-        return sum(1 for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "function_call_output")
+        return sum(
+            1
+            for i in body.get("input") or []
+            if isinstance(i, dict) and i.get("type") == "function_call_output"
+        )
     if api == "messages":
-        return sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and isinstance(m.get("content"), list)
-                   for c in m["content"] if isinstance(c, dict) and c.get("type") == "tool_result")
+        return sum(
+            1
+            for m in body.get("messages") or []
+            if isinstance(m, dict) and isinstance(m.get("content"), list)
+            for c in m["content"]
+            if isinstance(c, dict) and c.get("type") == "tool_result"
+        )
     return sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool")
 
 
@@ -266,49 +319,107 @@ def _uid(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:20]}"
 
 
-def responses_events(step: Step, names: dict[str, dict[str, Any]], usage: Usage, model: str) -> Iterator[bytes]:
+def responses_events(
+    step: Step, names: dict[str, dict[str, Any]], usage: Usage, model: str
+) -> Iterator[bytes]:
     rid = _uid("resp")
-    base = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model, "status": "in_progress",
-            "output": []}
+    base = {
+        "id": rid,
+        "object": "response",
+        "created_at": int(time.time()),
+        "model": model,
+        "status": "in_progress",
+        "output": [],
+    }
     yield _sse("response.created", {"type": "response.created", "response": base})
     if step.tool is not None:
         tool = names[step.tool]
-        item: dict[str, Any] = {"type": "function_call", "id": _uid("fc"), "call_id": _uid("call"),
-                                "arguments": json.dumps(step.arguments), "status": "completed"}
+        item: dict[str, Any] = {
+            "type": "function_call",
+            "id": _uid("fc"),
+            "call_id": _uid("call"),
+            "arguments": json.dumps(step.arguments),
+            "status": "completed",
+        }
         if "namespace" in tool:
             item["namespace"] = tool["namespace"]
             item["name"] = tool["name"].split(".", 1)[1]
         else:
             item["name"] = tool["name"]
     else:
-        item = {"type": "message", "id": _uid("msg"), "role": "assistant", "status": "completed",
-                "content": [{"type": "output_text", "text": step.text, "annotations": []}]}
-        yield _sse("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
-                                                  "item": {**item, "content": [], "status": "in_progress"}})
-        yield _sse("response.output_text.delta", {"type": "response.output_text.delta", "item_id": item["id"],
-                                                  "output_index": 0, "content_index": 0, "delta": step.text})
-    yield _sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item})
-    done = {**base, "status": "completed", "output": [item],
-            "usage": {"input_tokens": usage.input, "input_tokens_details": {"cached_tokens": usage.cached},
-                      "output_tokens": usage.output, "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": usage.input + usage.output}}
+        item = {
+            "type": "message",
+            "id": _uid("msg"),
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": step.text, "annotations": []}],
+        }
+        yield _sse(
+            "response.output_item.added",
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {**item, "content": [], "status": "in_progress"},
+            },
+        )
+        yield _sse(
+            "response.output_text.delta",
+            {
+                "type": "response.output_text.delta",
+                "item_id": item["id"],
+                "output_index": 0,
+                "content_index": 0,
+                "delta": step.text,
+            },
+        )
+    yield _sse(
+        "response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}
+    )
+    done = {
+        **base,
+        "status": "completed",
+        "output": [item],
+        "usage": {
+            "input_tokens": usage.input,
+            "input_tokens_details": {"cached_tokens": usage.cached},
+            "output_tokens": usage.output,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": usage.input + usage.output,
+        },
+    }
     yield _sse("response.completed", {"type": "response.completed", "response": done})
 
 
 def _anthropic_usage(usage: Usage) -> dict[str, int]:
-    return {"input_tokens": usage.input - usage.cached, "cache_read_input_tokens": usage.cached,
-            "cache_creation_input_tokens": 0, "output_tokens": usage.output}
+    return {
+        "input_tokens": usage.input - usage.cached,
+        "cache_read_input_tokens": usage.cached,
+        "cache_creation_input_tokens": 0,
+        "output_tokens": usage.output,
+    }
 
 
 def messages_reply(step: Step, names: dict[str, dict[str, Any]], usage: Usage, model: str) -> dict[str, Any]:
     if step.tool is not None:
-        block: dict[str, Any] = {"type": "tool_use", "id": _uid("toolu"), "name": names[step.tool]["name"],
-                                 "input": step.arguments}
+        block: dict[str, Any] = {
+            "type": "tool_use",
+            "id": _uid("toolu"),
+            "name": names[step.tool]["name"],
+            "input": step.arguments,
+        }
         stop = "tool_use"
     else:
         block, stop = {"type": "text", "text": step.text}, "end_turn"
-    return {"id": _uid("msg"), "type": "message", "role": "assistant", "model": model, "content": [block],
-            "stop_reason": stop, "stop_sequence": None, "usage": _anthropic_usage(usage)}
+    return {
+        "id": _uid("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [block],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": _anthropic_usage(usage),
+    }
 
 
 def messages_events(reply: dict[str, Any]) -> Iterator[bytes]:
@@ -317,34 +428,56 @@ def messages_events(reply: dict[str, Any]) -> Iterator[bytes]:
     yield _sse("message_start", {"type": "message_start", "message": start})
     block = reply["content"][0]
     if block["type"] == "tool_use":
-        yield _sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                           "content_block": {**block, "input": {}}})
+        yield _sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}},
+        )
         delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
     else:
-        yield _sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                           "content_block": {"type": "text", "text": ""}})
+        yield _sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        )
         delta = {"type": "text_delta", "text": block["text"]}
     yield _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
     yield _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
-    yield _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": reply["stop_reason"],
-                                                                    "stop_sequence": None},
-                                 "usage": {"output_tokens": usage["output_tokens"]}})
+    yield _sse(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": reply["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": usage["output_tokens"]},
+        },
+    )
     yield _sse("message_stop", {"type": "message_stop"})
 
 
 def chat_reply(step: Step, names: dict[str, dict[str, Any]], usage: Usage, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if step.tool is not None:
-        message["tool_calls"] = [{"id": _uid("call"), "type": "function",
-                                  "function": {"name": names[step.tool]["name"], "arguments": json.dumps(step.arguments)}}]
+        message["tool_calls"] = [
+            {
+                "id": _uid("call"),
+                "type": "function",
+                "function": {"name": names[step.tool]["name"], "arguments": json.dumps(step.arguments)},
+            }
+        ]
         finish = "tool_calls"
     else:
         message["content"], finish = step.text, "stop"
-    return {"id": _uid("chatcmpl"), "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": usage.input, "completion_tokens": usage.output,
-                      "total_tokens": usage.input + usage.output,
-                      "prompt_tokens_details": {"cached_tokens": usage.cached}}}
+    return {
+        "id": _uid("chatcmpl"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": usage.input,
+            "completion_tokens": usage.output,
+            "total_tokens": usage.input + usage.output,
+            "prompt_tokens_details": {"cached_tokens": usage.cached},
+        },
+    }
 
 
 def chat_events(reply: dict[str, Any]) -> Iterator[bytes]:
@@ -355,7 +488,9 @@ def chat_events(reply: dict[str, Any]) -> Iterator[bytes]:
     if "tool_calls" in message:
         delta["tool_calls"] = [{"index": 0, **call} for call in message["tool_calls"]]
     yield _sse(None, {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-    yield _sse(None, {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
+    yield _sse(
+        None, {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}
+    )
     yield _sse(None, {**head, "choices": [], "usage": reply["usage"]})
     yield _sse(None, "[DONE]")
 
@@ -391,8 +526,13 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
             if self.path.rstrip("/").endswith("/models"):
-                self._json(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "ctbench"}
-                                                            for m in ("scripted",)]})
+                self._json(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": m, "object": "model", "owned_by": "ctbench"} for m in ("scripted",)],
+                    },
+                )
             else:
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
@@ -403,14 +543,24 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {}
             if server.over_budget():
-                self._json(503, {"error": {"message": "scripted model server: budget exhausted", "type": "overloaded"}})
+                self._json(
+                    503,
+                    {"error": {"message": "scripted model server: budget exhausted", "type": "overloaded"}},
+                )
                 return
             path = self.path.split("?", 1)[0].rstrip("/")
             if path.endswith("/messages/count_tokens"):
                 self._json(200, {"input_tokens": 1000})
                 return
-            api = ("responses" if path.endswith("/responses") else "messages" if path.endswith("/messages")
-                   else "chat" if path.endswith("/chat/completions") else "other")
+            api = (
+                "responses"
+                if path.endswith("/responses")
+                else "messages"
+                if path.endswith("/messages")
+                else "chat"
+                if path.endswith("/chat/completions")
+                else "other"
+            )
             if api == "other":
                 server.plan(api, path, body)
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -447,5 +597,13 @@ def scripts_for(task_set: Path, task_ids: list[str], **kwargs: Any) -> list[Task
     return out
 
 
-__all__ = ["CTB_TOOLS", "RequestRecord", "ScriptedModelServer", "Step", "TaskScript", "Usage", "scripts_for",
-           "usage_for"]
+__all__ = [
+    "CTB_TOOLS",
+    "RequestRecord",
+    "ScriptedModelServer",
+    "Step",
+    "TaskScript",
+    "Usage",
+    "scripts_for",
+    "usage_for",
+]

@@ -71,14 +71,29 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
     TITLE = "ctb-author"
 
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True,
-                tooltip="Leave ctb-author (asks about unsaved work)"),
+        Binding(
+            "ctrl+q",
+            "quit",
+            "Quit",
+            id="app.quit",
+            priority=True,
+            tooltip="Leave ctb-author (asks about unsaved work)",
+        ),
     ]
 
-    def __init__(self, ts: TaskSet, *, mode: Mode | str = "browse", task_id: str | None = None,
-                 author: str | None = None, new_defaults: NewTaskDefaults | None = None, cursor_blink: bool = True,
-                 autosave_delay: float = 1.0, validate_delay: float = 0.4,
-                 keymap: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        ts: TaskSet,
+        *,
+        mode: Mode | str = "browse",
+        task_id: str | None = None,
+        author: str | None = None,
+        new_defaults: NewTaskDefaults | None = None,
+        cursor_blink: bool = True,
+        autosave_delay: float = 1.0,
+        validate_delay: float = 0.4,
+        keymap: dict[str, str] | None = None,
+    ) -> None:
         super().__init__()
         self.ts = ts
         self.mode = mode
@@ -118,9 +133,14 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
             self.open_task(self.start_task, offer_draft=False)
 
     async def _discard(self, task_id: str) -> bool:
-        if await self.push_screen_wait(ConfirmDialog(f"Discard the unsaved work on {task_id}?",
-                                                     detail="The autosaved draft is deleted; this cannot be undone.",
-                                                     yes="Discard", danger=True)):
+        if await self.push_screen_wait(
+            ConfirmDialog(
+                f"Discard the unsaved work on {task_id}?",
+                detail="The autosaved draft is deleted; this cannot be undone.",
+                yes="Discard",
+                danger=True,
+            )
+        ):
             self.drafts.discard(task_id)
             self.changed_tasks.add(task_id)
             return True
@@ -132,10 +152,21 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
         if not recovered:
             aside = self.drafts.set_aside(session.task_id)
             if aside is not None:  # this session's autosaves would overwrite it otherwise
-                self.notify(f"The older draft of {session.task_id} was kept as {aside.relative_to(self.ts.root)}",
-                            title="Draft set aside", timeout=10)
-        self.push_screen(EditorScreen(session, author=self.author, drafts=self.drafts, recovered=recovered,
-                                      autosave_delay=self.autosave_delay, validate_delay=self.validate_delay))
+                self.notify(
+                    f"The older draft of {session.task_id} was kept as {aside.relative_to(self.ts.root)}",
+                    title="Draft set aside",
+                    timeout=10,
+                )
+        self.push_screen(
+            EditorScreen(
+                session,
+                author=self.author,
+                drafts=self.drafts,
+                recovered=recovered,
+                autosave_delay=self.autosave_delay,
+                validate_delay=self.validate_delay,
+            )
+        )
 
     def recover(self, task_id: str) -> None:
         try:
@@ -150,24 +181,35 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
         if not draft.is_new:
             folder = self.ts.task_dir(draft.family, draft.id)
             if not folder.is_dir():
-                self.notify(f"{task_id} was deleted since the draft was made; saving recreates it",
-                            severity="warning", timeout=10)
+                self.notify(
+                    f"{task_id} was deleted since the draft was made; saving recreates it",
+                    severity="warning",
+                    timeout=10,
+                )
                 draft.is_new = True
             elif draft.base_digest and files_digest(folder) != draft.base_digest:
-                self.notify(f"{task_id} changed on disk since the draft was made; saving will ask before "
-                            "overwriting", severity="warning", timeout=10)
+                self.notify(
+                    f"{task_id} changed on disk since the draft was made; saving will ask before overwriting",
+                    severity="warning",
+                    timeout=10,
+                )
         self.open_session(session, recovered=True)
 
     @background(group="open")
     async def open_task(self, task_id: str, *, offer_draft: bool = True) -> None:
         if offer_draft and self.drafts.path_for(task_id).is_file():
-            answer = await self.push_screen_wait(ChoiceDialog(
-                f"{task_id} has an autosaved draft with unsaved changes", [
-                    Answer("recover", "Open the draft", "r", "primary"),
-                    Answer("saved", "Open the saved task", "s"),
-                    Answer("cancel", "Cancel", "c")],
-                detail="Opening the saved task sets the draft aside in the drafts folder (it is not deleted).",
-                focus="recover"))
+            answer = await self.push_screen_wait(
+                ChoiceDialog(
+                    f"{task_id} has an autosaved draft with unsaved changes",
+                    [
+                        Answer("recover", "Open the draft", "r", "primary"),
+                        Answer("saved", "Open the saved task", "s"),
+                        Answer("cancel", "Cancel", "c"),
+                    ],
+                    detail="Opening the saved task sets the draft aside in the drafts folder (it is not deleted).",
+                    focus="recover",
+                )
+            )
             if answer == "recover":
                 self.recover(task_id)
                 return
@@ -176,8 +218,9 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
         try:
             session = EditSession.open(self.ts, task_id)
         except CtbError as exc:
-            self.notify(f"{task_id} cannot be opened: {exc}", title="Fix the file first", severity="error",
-                        timeout=15)
+            self.notify(
+                f"{task_id} cannot be opened: {exc}", title="Fix the file first", severity="error", timeout=15
+            )
             return
         self.open_session(session)
 
@@ -197,15 +240,31 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
                 return str(exc).splitlines()[0]
             return None
 
-        req = await self.push_screen_wait(NewTaskDialog(
-            self.ts.network_names(), lambda fam: next_free_id(self.ts, fam), check=check, family=family,
-            task_id=d.task_id, network=d.network, title=d.title or ""))
+        req = await self.push_screen_wait(
+            NewTaskDialog(
+                self.ts.network_names(),
+                lambda fam: next_free_id(self.ts, fam),
+                check=check,
+                family=family,
+                task_id=d.task_id,
+                network=d.network,
+                title=d.title or "",
+            )
+        )
         if req is None:
             return
         try:
             new_net = Network(name=req.network, devices=[]) if req.new_network else None
-            session = EditSession.create(self.ts, req.family, req.task_id, req.network, title=req.title,
-                                         author=self.author, new_network=new_net, statement="")
+            session = EditSession.create(
+                self.ts,
+                req.family,
+                req.task_id,
+                req.network,
+                title=req.title,
+                author=self.author,
+                new_network=new_net,
+                statement="",
+            )
         except (CtbError, ValueError) as exc:
             self.notify(str(exc), title="Not created", severity="error")
             return
@@ -227,11 +286,18 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
                 return str(exc)
             return None
 
-        values = await self.push_screen_wait(FormDialog(f"Duplicate {task_id} as a new task", [
-            FormField("id", "New task id", suggestion, required=True),
-        ], check=check, submit_label="Duplicate",
-            help="The copy keeps statement, recordings, answer and metadata, starts as a draft, "
-                 "and is written when you save it."))
+        values = await self.push_screen_wait(
+            FormDialog(
+                f"Duplicate {task_id} as a new task",
+                [
+                    FormField("id", "New task id", suggestion, required=True),
+                ],
+                check=check,
+                submit_label="Duplicate",
+                help="The copy keeps statement, recordings, answer and metadata, starts as a draft, "
+                "and is written when you save it.",
+            )
+        )
         if values is None:
             return
         self._duplicate(task_id, values["id"].strip())
@@ -253,10 +319,15 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
             self.notify(str(exc), title="Not deleted", severity="error")
             return
         rel = set_relative(self.ts.root, ref.path)
-        if not await self.push_screen_wait(ConfirmDialog(
+        if not await self.push_screen_wait(
+            ConfirmDialog(
                 f"Delete task {task_id}?",
                 detail=f"This removes {rel}/ (task, hidden part, recordings, review records) and commits "
-                       "the removal to git, where it can still be recovered.", yes="Delete", danger=True)):
+                "the removal to git, where it can still be recovered.",
+                yes="Delete",
+                danger=True,
+            )
+        ):
             return
         self._delete(task_id)
 
@@ -297,18 +368,29 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
             self.exit(0)
             return
         names = ", ".join(s.session.task_id for s in dirty)
-        answer = await self.push_screen_wait(ChoiceDialog(f"Unsaved changes in {names}", [
-            Answer("keep", "Quit, keep the draft", "k", "primary"),
-            Answer("discard", "Quit, discard the changes", "d", "error"),
-            Answer("cancel", "Cancel", "c")],
-            detail="A kept draft is offered back the next time ctb-author starts.", focus="cancel"))
+        answer = await self.push_screen_wait(
+            ChoiceDialog(
+                f"Unsaved changes in {names}",
+                [
+                    Answer("keep", "Quit, keep the draft", "k", "primary"),
+                    Answer("discard", "Quit, discard the changes", "d", "error"),
+                    Answer("cancel", "Cancel", "c"),
+                ],
+                detail="A kept draft is offered back the next time ctb-author starts.",
+                focus="cancel",
+            )
+        )
         if answer == "keep":
             for screen in dirty:
                 try:
                     self.drafts.save(screen.session.snapshot())
                 except (CtbError, OSError) as exc:
-                    self.notify(f"The draft of {screen.session.task_id} could not be written: {exc}",
-                                title="Not quitting", severity="error", timeout=15)
+                    self.notify(
+                        f"The draft of {screen.session.task_id} could not be written: {exc}",
+                        title="Not quitting",
+                        severity="error",
+                        timeout=15,
+                    )
                     return
             self.exit(0)
         elif answer == "discard":
@@ -325,5 +407,8 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
         elif isinstance(screen, TaskListScreen):
             for binding in TaskListScreen.BINDINGS:
                 if isinstance(binding, Binding) and binding.show:
-                    yield SystemCommand(f"Tasks: {binding.description}", binding.tooltip or binding.description,
-                                        lambda action=binding.action: screen.run_action(action))
+                    yield SystemCommand(
+                        f"Tasks: {binding.description}",
+                        binding.tooltip or binding.description,
+                        lambda action=binding.action: screen.run_action(action),
+                    )

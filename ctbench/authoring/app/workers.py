@@ -16,8 +16,9 @@ from textual.worker import Worker, WorkerState
 P = ParamSpec("P")
 
 
-def background(*, name: str = "", group: str = "default", exclusive: bool = False,
-               thread: bool = False) -> Callable[[Callable[P, object]], Callable[P, Worker[Any]]]:
+def background(
+    *, name: str = "", group: str = "default", exclusive: bool = False, thread: bool = False
+) -> Callable[[Callable[P, object]], Callable[P, Worker[Any]]]:
     """``@work`` for the app: a failure is reported, the app keeps running."""
     return work(name=name, group=group, exclusive=exclusive, thread=thread, exit_on_error=False)
 
@@ -25,8 +26,15 @@ def background(*, name: str = "", group: str = "default", exclusive: bool = Fals
 class _Notifies(Protocol):
     """What the mixin needs from the node it is mixed into (App, Screen and Widget all have it)."""
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = True) -> None: ...
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None: ...
 
 
 class ReportsWorkerErrors:
@@ -38,5 +46,4 @@ class ReportsWorkerErrors:
         error = event.worker.error
         what = event.worker.name or "background work"
         message = str(error) or type(error).__name__
-        self.notify(f"{what}: {message}", title="Something went wrong", severity="error",
-                    timeout=15)
+        self.notify(f"{what}: {message}", title="Something went wrong", severity="error", timeout=15)

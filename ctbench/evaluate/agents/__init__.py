@@ -73,8 +73,10 @@ class AgentEntry:
         try:
             found: Any = getattr(import_module(module), attr)
         except (ImportError, AttributeError) as exc:
-            raise AgentConfigError(f"agent {self.name!r} ({self.target}, from "
-                                   f"{self.distribution or 'an unknown package'}) cannot be loaded: {exc}") from None
+            raise AgentConfigError(
+                f"agent {self.name!r} ({self.target}, from "
+                f"{self.distribution or 'an unknown package'}) cannot be loaded: {exc}"
+            ) from None
         if not (isinstance(found, type) and issubclass(found, Agent)):
             raise AgentConfigError(f"agent {self.name!r}: {self.target} is not a ctbench Agent class")
         return found
@@ -116,8 +118,9 @@ def agent_class(name: str) -> type[Agent]:
     entries = registry()
     entry = entries.get(name)
     if entry is None:
-        raise AgentConfigError(f"unknown agent {name!r}; choose one of: {', '.join(entries)} "
-                               "(ctb-eval agents lists them)")
+        raise AgentConfigError(
+            f"unknown agent {name!r}; choose one of: {', '.join(entries)} (ctb-eval agents lists them)"
+        )
     return entry.load()
 
 

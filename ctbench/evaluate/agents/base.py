@@ -196,11 +196,14 @@ class Agent(ABC):
             key = ".".join(str(p) for p in err.get("loc", ())) or "?"
             known = ", ".join(cls.Options.model_fields) or "none"
             if err.get("type") == "extra_forbidden":
-                raise AgentConfigError(f"--agent-arg {key}: agent {cls.name!r} has no option {key!r} "
-                                       f"(its options: {known})") from None
+                raise AgentConfigError(
+                    f"--agent-arg {key}: agent {cls.name!r} has no option {key!r} (its options: {known})"
+                ) from None
             got = err.get("input")
-            raise AgentConfigError(f"--agent-arg {key}={got}: {err.get('msg', 'invalid value')} "
-                                   f"(agent {cls.name!r}; its options: {known})") from None
+            raise AgentConfigError(
+                f"--agent-arg {key}={got}: {err.get('msg', 'invalid value')} "
+                f"(agent {cls.name!r}; its options: {known})"
+            ) from None
 
     def check(self) -> None:  # noqa: B027 - optional hook, most agents accept any options
         """Refuse bad options before any task starts (raise :class:`AgentConfigError`)."""

@@ -29,7 +29,9 @@ DEFAULT_MAX_TURNS = 200
 
 class ClaudeCodeAgent(HarnessAgent):
     name = "claude-code"
-    description = "Anthropic Claude Code (claude -p) on the replay's MCP tools; --model, --base-url, $ANTHROPIC_API_KEY"
+    description = (
+        "Anthropic Claude Code (claude -p) on the replay's MCP tools; --model, --base-url, $ANTHROPIC_API_KEY"
+    )
     harness_key = "claude-code"
     key_env = "ANTHROPIC_API_KEY"
     rounds_kind = "model requests"
@@ -38,34 +40,58 @@ class ClaudeCodeAgent(HarnessAgent):
         super().check()
         effort = self.agent_args().reasoning_effort
         if effort is not None and effort not in EFFORTS:
-            raise AgentConfigError(f"--agent-arg reasoning_effort={effort}: Claude Code takes one of {', '.join(EFFORTS)}")
+            raise AgentConfigError(
+                f"--agent-arg reasoning_effort={effort}: Claude Code takes one of {', '.join(EFFORTS)}"
+            )
 
     def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> Launch:
         config = home / ".claude"
         config.mkdir(parents=True, exist_ok=True)
         mcp_file = home / "mcp.json"
-        mcp_file.write_text(json.dumps({"mcpServers": {"ctb": {"type": "stdio", "command": mcp[0], "args": mcp[1:]}}},
-                                       indent=2), encoding="utf-8")
+        mcp_file.write_text(
+            json.dumps(
+                {"mcpServers": {"ctb": {"type": "stdio", "command": mcp[0], "args": mcp[1:]}}}, indent=2
+            ),
+            encoding="utf-8",
+        )
         o = self.agent_args(ctx)
         env = self.base_env(home)
-        env.update({
-            "CLAUDE_CONFIG_DIR": str(config),
-            "ANTHROPIC_BASE_URL": without_v1(ctx.options.base_url or ""),
-            "ANTHROPIC_API_KEY": self.api_key(),
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-            "ENABLE_TOOL_SEARCH": "false",
-            "CLAUDE_CODE_MAX_RETRIES": "0",
-            "MCP_TIMEOUT": "60000",
-            "NO_COLOR": "1",
-        })
+        env.update(
+            {
+                "CLAUDE_CONFIG_DIR": str(config),
+                "ANTHROPIC_BASE_URL": without_v1(ctx.options.base_url or ""),
+                "ANTHROPIC_API_KEY": self.api_key(),
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_AUTOUPDATER": "1",
+                "DISABLE_TELEMETRY": "1",
+                "DISABLE_ERROR_REPORTING": "1",
+                "ENABLE_TOOL_SEARCH": "false",
+                "CLAUDE_CODE_MAX_RETRIES": "0",
+                "MCP_TIMEOUT": "60000",
+                "NO_COLOR": "1",
+            }
+        )
         max_turns = ctx.options.max_rounds or DEFAULT_MAX_TURNS
-        argv = [str(self.installed.executable), "-p", "--bare", "--output-format", "stream-json", "--verbose",
-                "--model", ctx.options.model or "", "--mcp-config", str(mcp_file), "--strict-mcp-config",
-                "--tools", "", "--allowedTools", ",".join(CTB_TOOLS), "--max-turns", str(max_turns),
-                "--no-session-persistence"]
+        argv = [
+            str(self.installed.executable),
+            "-p",
+            "--bare",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            ctx.options.model or "",
+            "--mcp-config",
+            str(mcp_file),
+            "--strict-mcp-config",
+            "--tools",
+            "",
+            "--allowedTools",
+            ",".join(CTB_TOOLS),
+            "--max-turns",
+            str(max_turns),
+            "--no-session-persistence",
+        ]
         if o.reasoning_effort:
             argv += ["--effort", o.reasoning_effort]
         argv.append(ctx.prompt)
@@ -76,15 +102,24 @@ class ClaudeCodeAgent(HarnessAgent):
         result = ctx.result
         init = next((e for e in events if e.get("type") == "system" and e.get("subtype") == "init"), None)
         final = next((e for e in reversed(events) if e.get("type") == "result"), None)
-        requests = {e["message"].get("id") for e in events if e.get("type") == "assistant"
-                    and isinstance(e.get("message"), dict) and e["message"].get("model") != "<synthetic>"}
+        requests = {
+            e["message"].get("id")
+            for e in events
+            if e.get("type") == "assistant"
+            and isinstance(e.get("message"), dict)
+            and e["message"].get("model") != "<synthetic>"
+        }
         self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
         if init is not None:
-            servers = {s.get("name"): s.get("status") for s in init.get("mcp_servers") or [] if isinstance(s, dict)}
+            servers = {
+                s.get("name"): s.get("status") for s in init.get("mcp_servers") or [] if isinstance(s, dict)
+            }
             tools = set(init.get("tools") or [])
             if servers.get("ctb") != "connected" or not set(CTB_TOOLS) <= tools:
-                raise InfrastructureError(f"{self.harness} started without the ctb tools (MCP server ctb: "
-                                          f"{servers.get('ctb') or 'absent'})")
+                raise InfrastructureError(
+                    f"{self.harness} started without the ctb tools (MCP server ctb: "
+                    f"{servers.get('ctb') or 'absent'})"
+                )
         if final is None:
             if init is None or not requests:
                 raise self.crashed(self.harness, run, worked=False, detail=_last_words(run))
@@ -92,12 +127,17 @@ class ClaudeCodeAgent(HarnessAgent):
         usage: dict[str, Any] = final.get("usage") or {}
         if usage:
             cached = int(usage.get("cache_read_input_tokens") or 0)
-            result.input_tokens = (int(usage.get("input_tokens") or 0) + cached
-                                   + int(usage.get("cache_creation_input_tokens") or 0))
+            result.input_tokens = (
+                int(usage.get("input_tokens") or 0)
+                + cached
+                + int(usage.get("cache_creation_input_tokens") or 0)
+            )
             result.output_tokens = int(usage.get("output_tokens") or 0)
             self.record(result, cached_tokens=cached)
         result.rounds = int(final.get("num_turns") or len(requests))
-        bases = {str(m.get("costBasis")) for m in (final.get("modelUsage") or {}).values() if isinstance(m, dict)}
+        bases = {
+            str(m.get("costBasis")) for m in (final.get("modelUsage") or {}).values() if isinstance(m, dict)
+        }
         if final.get("total_cost_usd") is not None and bases != {"unknown"}:
             self.record(result, cost_usd=float(final["total_cost_usd"]))
         elif final.get("total_cost_usd") is not None:
@@ -106,7 +146,9 @@ class ClaudeCodeAgent(HarnessAgent):
             status = final.get("api_error_status")
             detail = str(final.get("result") or final.get("subtype") or "error")[:300]
             if status is not None or not requests or final.get("terminal_reason") == "api_error":
-                raise InfrastructureError(f"{self.harness}: model request failed ({status or 'no response'}): {detail}")
+                raise InfrastructureError(
+                    f"{self.harness}: model request failed ({status or 'no response'}): {detail}"
+                )
             if final.get("subtype") != "error_max_turns":
                 raise self.crashed(self.harness, run, worked=True, detail=detail)
             result.notes.append(f"stopped at --max-turns {ctx.options.max_rounds or DEFAULT_MAX_TURNS}")

@@ -26,12 +26,40 @@ from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, toml
 
 PROVIDER = "ctbench"
 DISABLED_FEATURES = (
-    "plugins", "apps", "shell_snapshot", "shell_tool", "unified_exec", "unified_exec_tty",
-    "multi_agent_v2", "goals", "image_generation", "tool_suggest", "skill_search", "skill_mcp_dependency_install",
-    "sleep_tool", "computer_use", "browser_use", "browser_use_external", "in_app_browser", "remote_plugin",
-    "api_key_model_discovery", "unbounded_connection_retries", "memories", "hooks", "daemon_auto_start",
-    "in_app_updates", "recommended_plugins", "plugin_sharing", "code_mode_host", "fast_mode", "ultrafast_mode",
-    "view_image", "request_permissions_tool", "standalone_web_search", "code_mode", "token_budget",
+    "plugins",
+    "apps",
+    "shell_snapshot",
+    "shell_tool",
+    "unified_exec",
+    "unified_exec_tty",
+    "multi_agent_v2",
+    "goals",
+    "image_generation",
+    "tool_suggest",
+    "skill_search",
+    "skill_mcp_dependency_install",
+    "sleep_tool",
+    "computer_use",
+    "browser_use",
+    "browser_use_external",
+    "in_app_browser",
+    "remote_plugin",
+    "api_key_model_discovery",
+    "unbounded_connection_retries",
+    "memories",
+    "hooks",
+    "daemon_auto_start",
+    "in_app_updates",
+    "recommended_plugins",
+    "plugin_sharing",
+    "code_mode_host",
+    "fast_mode",
+    "ultrafast_mode",
+    "view_image",
+    "request_permissions_tool",
+    "standalone_web_search",
+    "code_mode",
+    "token_budget",
 )
 """Codex 0.169 features that reach outside hosts or add tools other than the replay's."""
 
@@ -44,7 +72,9 @@ def parse_events(lines: list[str]) -> list[dict[str, Any]]:
 
 class CodexAgent(HarnessAgent):
     name = "codex"
-    description = "OpenAI Codex CLI (codex exec) on the replay's MCP tools; --model, --base-url, $OPENAI_API_KEY"
+    description = (
+        "OpenAI Codex CLI (codex exec) on the replay's MCP tools; --model, --base-url, $OPENAI_API_KEY"
+    )
     harness_key = "codex"
     key_env = "OPENAI_API_KEY"
     rounds_kind = "tool turns"
@@ -53,8 +83,9 @@ class CodexAgent(HarnessAgent):
         super().check()
         effort = self.agent_args().reasoning_effort
         if effort in ("none", "max"):
-            raise AgentConfigError(f"--agent-arg reasoning_effort={effort}: Codex takes minimal, low, medium, high "
-                                   "or xhigh")
+            raise AgentConfigError(
+                f"--agent-arg reasoning_effort={effort}: Codex takes minimal, low, medium, high or xhigh"
+            )
 
     def config_toml(self, ctx: AgentContext, mcp: list[str]) -> str:
         o = self.agent_args(ctx)
@@ -115,27 +146,54 @@ class CodexAgent(HarnessAgent):
         env["CODEX_HOME"] = str(codex_home)
         env[self.agent_args(ctx).api_key_env or self.key_env] = self.api_key()
         env["NO_COLOR"] = "1"
-        argv = [str(self.installed.executable), "exec", "--json", "--skip-git-repo-check", "--ephemeral",
-                "--color", "never", "-C", str(workspace), "-o", str(last), ctx.prompt]
+        argv = [
+            str(self.installed.executable),
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--ephemeral",
+            "--color",
+            "never",
+            "-C",
+            str(workspace),
+            "-o",
+            str(last),
+            ctx.prompt,
+        ]
         return Launch(argv, env, workspace, home, {"last": last})
 
     def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
         events = parse_events(run.lines)
         result = ctx.result
         usage = [e.get("usage") or {} for e in events if e.get("type") == "turn.completed"]
-        calls = [e["item"] for e in events if e.get("type") == "item.completed"
-                 and isinstance(e.get("item"), dict) and e["item"].get("type") == "mcp_tool_call"]
-        messages = [e["item"].get("text") or "" for e in events if e.get("type") == "item.completed"
-                    and isinstance(e.get("item"), dict) and e["item"].get("type") == "agent_message"]
-        errors = [str(e.get("message") or (e.get("error") or {}).get("message") or e)
-                  for e in events if e.get("type") in ("error", "turn.failed")]
+        calls = [
+            e["item"]
+            for e in events
+            if e.get("type") == "item.completed"
+            and isinstance(e.get("item"), dict)
+            and e["item"].get("type") == "mcp_tool_call"
+        ]
+        messages = [
+            e["item"].get("text") or ""
+            for e in events
+            if e.get("type") == "item.completed"
+            and isinstance(e.get("item"), dict)
+            and e["item"].get("type") == "agent_message"
+        ]
+        errors = [
+            str(e.get("message") or (e.get("error") or {}).get("message") or e)
+            for e in events
+            if e.get("type") in ("error", "turn.failed")
+        ]
         if usage:
             result.input_tokens = sum(int(u.get("input_tokens") or 0) for u in usage)
             result.output_tokens = sum(int(u.get("output_tokens") or 0) for u in usage)
             self.record(result, cached_tokens=sum(int(u.get("cached_input_tokens") or 0) for u in usage))
         result.rounds = len(calls)
         self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
-        result.notes.append(f"{self.harness}; rounds = {self.rounds_kind} (Codex does not report model requests)")
+        result.notes.append(
+            f"{self.harness}; rounds = {self.rounds_kind} (Codex does not report model requests)"
+        )
         ctb_calls = [c for c in calls if c.get("server") == "ctb"]
         failed_mcp = [c for c in calls if c.get("server") == "ctb" and c.get("error")]
         worked = bool(usage) or bool(messages) or bool(calls)

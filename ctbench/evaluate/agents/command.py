@@ -59,8 +59,11 @@ def _tail(path: Path, limit: int = 300) -> str:
         data = path.read_bytes()
     except OSError:
         return ""
-    lines = [ln for ln in data.decode("utf-8", errors="replace").splitlines()
-             if ln.strip() and not ln.startswith(("[ctbench]", "=== "))]
+    lines = [
+        ln
+        for ln in data.decode("utf-8", errors="replace").splitlines()
+        if ln.strip() and not ln.startswith(("[ctbench]", "=== "))
+    ]
     return lines[-1][:limit] if lines else ""
 
 
@@ -104,8 +107,13 @@ class _AttemptFiles:
         workspace, io_dir = ctx.workdir / "workspace", ctx.workdir / "io"
         workspace.mkdir(exist_ok=True)
         io_dir.mkdir(exist_ok=True)
-        files = cls(workspace, io_dir / "prompt.txt", io_dir / "answer.txt", io_dir / "usage.json",
-                    io_dir / "stdout.txt")
+        files = cls(
+            workspace,
+            io_dir / "prompt.txt",
+            io_dir / "answer.txt",
+            io_dir / "usage.json",
+            io_dir / "stdout.txt",
+        )
         files.prompt.write_text(ctx.prompt, encoding="utf-8")
         return files
 
@@ -161,12 +169,22 @@ class CommandAgent(Agent):
         if ctx.replay_url is None:
             raise InfrastructureError("the replay HTTP server is not running")
         files = await asyncio.to_thread(_AttemptFiles.create, ctx)
-        values = {"model": ctx.options.model or "", "task_id": ctx.task_id, "prompt_file": str(files.prompt),
-                  "answer_file": str(files.answer), "workspace": str(files.workspace)}
-        env = {"CTBENCH_REPLAY_URL": ctx.replay_url, "CTBENCH_REPLAY_SESSION": ctx.session_id,
-               "CTBENCH_TASK_ID": ctx.task_id, "CTBENCH_ANSWER_FILE": str(files.answer),
-               "CTBENCH_USAGE_FILE": str(files.usage), "CTBENCH_PROMPT_FILE": str(files.prompt),
-               "CTBENCH_WORKSPACE": str(files.workspace)}
+        values = {
+            "model": ctx.options.model or "",
+            "task_id": ctx.task_id,
+            "prompt_file": str(files.prompt),
+            "answer_file": str(files.answer),
+            "workspace": str(files.workspace),
+        }
+        env = {
+            "CTBENCH_REPLAY_URL": ctx.replay_url,
+            "CTBENCH_REPLAY_SESSION": ctx.session_id,
+            "CTBENCH_TASK_ID": ctx.task_id,
+            "CTBENCH_ANSWER_FILE": str(files.answer),
+            "CTBENCH_USAGE_FILE": str(files.usage),
+            "CTBENCH_PROMPT_FILE": str(files.prompt),
+            "CTBENCH_WORKSPACE": str(files.workspace),
+        }
         token = getattr(ctx, "session_token", None)
         if token:
             env["CTBENCH_REPLAY_TOKEN"] = token
@@ -176,9 +194,14 @@ class CommandAgent(Agent):
         ctx.log.line(f"$ {shlex.join(argv)}")
         launch = Launch(argv=argv, workspace=files.workspace, env=env, read_write=(files.prompt.parent,))
         try:
-            returncode = await run_agent_process(launch, log=ctx.log, launcher=getattr(ctx, "launcher", None),
-                                                 stdin=files.prompt, stdout=files.stdout,
-                                                 attempt_dir=ctx.workdir)
+            returncode = await run_agent_process(
+                launch,
+                log=ctx.log,
+                launcher=getattr(ctx, "launcher", None),
+                stdin=files.prompt,
+                stdout=files.stdout,
+                attempt_dir=ctx.workdir,
+            )
         except ProcessStartError as exc:
             raise (InfrastructureError if exc.infrastructure else AgentError)(str(exc)) from None
         except BaseException:

@@ -54,10 +54,24 @@ TREE_POLL_S = 0.25
 """How often the CLI's process tree is looked at while it runs (to end orphans it leaves behind)."""
 STDERR_TAIL = 200
 """Lines of a CLI's standard error kept for classifying its failure (all of it is in the log)."""
-SCRUBBED_ENV = ("PWD", "OLDPWD", "CTBENCH_REPLAY_URL", "CTBENCH_REPLAY_SESSION", "CTBENCH_TASK_ID",
-                "CTBENCH_ANSWER_FILE", "CTBENCH_USAGE_FILE", "CTBENCH_PROMPT_FILE", "CTBENCH_WORKSPACE",
-                "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "HERMES_HOME",
-                "ANTHROPIC_AUTH_TOKEN")
+SCRUBBED_ENV = (
+    "PWD",
+    "OLDPWD",
+    "CTBENCH_REPLAY_URL",
+    "CTBENCH_REPLAY_SESSION",
+    "CTBENCH_TASK_ID",
+    "CTBENCH_ANSWER_FILE",
+    "CTBENCH_USAGE_FILE",
+    "CTBENCH_PROMPT_FILE",
+    "CTBENCH_WORKSPACE",
+    "VIRTUAL_ENV",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "CODEX_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "HERMES_HOME",
+    "ANTHROPIC_AUTH_TOKEN",
+)
 """Never passed to a CLI: the runner's own location, another CLI's config and ctbench's Python setup."""
 
 
@@ -67,12 +81,18 @@ class HarnessOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     reasoning_effort: ReasoningEffort | Literal["none", "max"] | None = Field(
-        default=None, description="the CLI's reasoning effort (Codex: minimal..xhigh; Claude Code: low..max; "
-                                  "Hermes: none..max)")
-    api_key_env: str | None = Field(default=None, description="environment variable holding the API key "
-                                                              "(default: the CLI's own)")
-    version: str | None = Field(default=None, description="run this installed version instead of the pinned one "
-                                                          "(ctb-eval harness install NAME --version V)")
+        default=None,
+        description="the CLI's reasoning effort (Codex: minimal..xhigh; Claude Code: low..max; "
+        "Hermes: none..max)",
+    )
+    api_key_env: str | None = Field(
+        default=None, description="environment variable holding the API key (default: the CLI's own)"
+    )
+    version: str | None = Field(
+        default=None,
+        description="run this installed version instead of the pinned one "
+        "(ctb-eval harness install NAME --version V)",
+    )
 
 
 def with_v1(url: str) -> str:
@@ -197,8 +217,9 @@ class HarnessAgent(Agent):
         found = find(cls.harness_key)
         pinned = spec(cls.harness_key).version
         if found is None:
-            return Availability(False, None, f"not installed: ctb-eval harness install {cls.harness_key} "
-                                             f"(pinned {pinned})")
+            return Availability(
+                False, None, f"not installed: ctb-eval harness install {cls.harness_key} (pinned {pinned})"
+            )
         where = "ctbench cache" if found.source == "cache" else "PATH"
         note = "" if found.version == pinned else f", pinned is {pinned}"
         return Availability(True, found.version, f"{found.executable} from {where}, {found.runtime}{note}")
@@ -210,8 +231,10 @@ class HarnessAgent(Agent):
             self._installed = find(self.harness_key, version)
             if self._installed is None:
                 flag = f" --version {version}" if version else ""
-                raise AgentConfigError(f"--agent {self.name}: the CLI{' ' + version if version else ''} is not "
-                                       f"installed; run 'ctb-eval harness install {self.harness_key}{flag}'")
+                raise AgentConfigError(
+                    f"--agent {self.name}: the CLI{' ' + version if version else ''} is not "
+                    f"installed; run 'ctb-eval harness install {self.harness_key}{flag}'"
+                )
         return self._installed
 
     def agent_args(self, ctx: AgentContext | None = None) -> HarnessOptions:
@@ -225,9 +248,11 @@ class HarnessAgent(Agent):
         var = self.agent_args().api_key_env or self.key_env
         key = os.environ.get(var)
         if not key:
-            raise AgentConfigError(f"--agent {self.name} reads the API key from ${var}; set it (any value "
-                                   "for an endpoint that needs none), or name another variable with "
-                                   "--agent-arg api_key_env=NAME")
+            raise AgentConfigError(
+                f"--agent {self.name} reads the API key from ${var}; set it (any value "
+                "for an endpoint that needs none), or name another variable with "
+                "--agent-arg api_key_env=NAME"
+            )
         return key
 
     def check(self) -> None:
@@ -327,11 +352,19 @@ class HarnessAgent(Agent):
             return launch.argv, launch.full_env(), launch.cwd
         from ctbench.evaluate.agents import process  # the sandbox's process description (issue 14)
 
-        described = process.Launch(argv=launch.argv, workspace=launch.cwd, env=launch.env, home=launch.home,
-                                   read_write=(ctx.workdir,), read_only=tuple(self.read_only_paths()))
+        described = process.Launch(
+            argv=launch.argv,
+            workspace=launch.cwd,
+            env=launch.env,
+            home=launch.home,
+            read_write=(ctx.workdir,),
+            read_only=tuple(self.read_only_paths()),
+        )
         prepared = ctx.launcher.prepare(described)
-        ctx.log.line(f"[ctbench] sandbox {getattr(ctx.launcher, 'name', type(ctx.launcher).__name__)}: "
-                     f"{prepared.argv[0]} ... ({len(prepared.argv) - len(launch.argv)} launcher arguments)")
+        ctx.log.line(
+            f"[ctbench] sandbox {getattr(ctx.launcher, 'name', type(ctx.launcher).__name__)}: "
+            f"{prepared.argv[0]} ... ({len(prepared.argv) - len(launch.argv)} launcher arguments)"
+        )
         for note in prepared.notes:
             ctx.log.line(f"[ctbench] {note}")
         return list(prepared.argv), dict(prepared.env), Path(prepared.cwd)
@@ -340,9 +373,15 @@ class HarnessAgent(Agent):
         argv, env, cwd = self._prepare(ctx, launch)
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True,
-                limit=16 * 1024 * 1024)
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                limit=16 * 1024 * 1024,
+            )
         except OSError as exc:
             raise InfrastructureError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
         ctx.log.line(f"[ctbench] pid {proc.pid}")
@@ -396,10 +435,23 @@ class HarnessAgent(Agent):
     @staticmethod
     def crashed(name: str, run: Run, *, worked: bool, detail: str = "") -> Exception:
         """The error for a non-zero exit: before any model call it is the harness's, else the agent's."""
-        why = f"killed by signal {-run.returncode}" if run.returncode < 0 else f"exited with status {run.returncode}"
+        why = (
+            f"killed by signal {-run.returncode}"
+            if run.returncode < 0
+            else f"exited with status {run.returncode}"
+        )
         text = f"{name} {why}" + (f": {detail}" if detail else "")
         return AgentError(text) if worked else InfrastructureError(text + " (before its first model call)")
 
 
-__all__ = ["Availability", "HarnessAgent", "HarnessOptions", "Launch", "Run", "process_tree", "toml_str",
-           "with_v1", "without_v1"]
+__all__ = [
+    "Availability",
+    "HarnessAgent",
+    "HarnessOptions",
+    "Launch",
+    "Run",
+    "process_tree",
+    "toml_str",
+    "with_v1",
+    "without_v1",
+]

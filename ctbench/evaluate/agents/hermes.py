@@ -35,7 +35,9 @@ def _yaml_quote(text: str) -> str:
 
 class HermesAgent(HarnessAgent):
     name = "hermes"
-    description = "Hermes Agent (hermes chat -q) on the replay's MCP tools; --model, --base-url, $OPENAI_API_KEY"
+    description = (
+        "Hermes Agent (hermes chat -q) on the replay's MCP tools; --model, --base-url, $OPENAI_API_KEY"
+    )
     harness_key = "hermes"
     key_env = "OPENAI_API_KEY"
     rounds_kind = "model requests"
@@ -44,7 +46,9 @@ class HermesAgent(HarnessAgent):
         super().check()
         effort = self.agent_args().reasoning_effort
         if effort is not None and effort not in EFFORTS:
-            raise AgentConfigError(f"--agent-arg reasoning_effort={effort}: Hermes takes one of {', '.join(EFFORTS)}")
+            raise AgentConfigError(
+                f"--agent-arg reasoning_effort={effort}: Hermes takes one of {', '.join(EFFORTS)}"
+            )
 
     def config_yaml(self, ctx: AgentContext, mcp: list[str]) -> str:
         o = self.agent_args(ctx)
@@ -84,17 +88,48 @@ class HermesAgent(HarnessAgent):
         hermes_home.mkdir(parents=True, exist_ok=True)
         (hermes_home / "config.yaml").write_text(self.config_yaml(ctx, mcp), encoding="utf-8")
         # The update check's cache, fresh: no request to the package registry on start-up.
-        (hermes_home / ".update_check").write_text(json.dumps({"ts": time.time(), "rev": None,
-                                                                "ver": self.installed.version or spec("hermes").version,
-                                                                "behind": 0}), encoding="utf-8")
+        (hermes_home / ".update_check").write_text(
+            json.dumps(
+                {
+                    "ts": time.time(),
+                    "rev": None,
+                    "ver": self.installed.version or spec("hermes").version,
+                    "behind": 0,
+                }
+            ),
+            encoding="utf-8",
+        )
         env = self.base_env(home)
-        env.update({"HERMES_HOME": str(hermes_home), "HERMES_DISABLE_LAZY_INSTALLS": "1", "NO_COLOR": "1",
-                    "PYTHONUNBUFFERED": "1"})
+        env.update(
+            {
+                "HERMES_HOME": str(hermes_home),
+                "HERMES_DISABLE_LAZY_INSTALLS": "1",
+                "NO_COLOR": "1",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         max_turns = ctx.options.max_rounds or DEFAULT_MAX_TURNS
-        argv = [str(self.installed.executable), "chat", "-Q", "-t", "ctb", "--yolo", "--max-turns", str(max_turns),
-                "-m", ctx.options.model or "", "-q", ctx.prompt]
-        return Launch(argv, env, workspace, home, {"db": hermes_home / "state.db",
-                                                   "log": hermes_home / "logs" / "agent.log"})
+        argv = [
+            str(self.installed.executable),
+            "chat",
+            "-Q",
+            "-t",
+            "ctb",
+            "--yolo",
+            "--max-turns",
+            str(max_turns),
+            "-m",
+            ctx.options.model or "",
+            "-q",
+            ctx.prompt,
+        ]
+        return Launch(
+            argv,
+            env,
+            workspace,
+            home,
+            {"db": hermes_home / "state.db", "log": hermes_home / "logs" / "agent.log"},
+        )
 
     def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
         result = ctx.result
@@ -105,18 +140,26 @@ class HermesAgent(HarnessAgent):
             raise self.crashed(self.harness, run, worked=False, detail=_last_line(text))
         calls = int(row.get("api_call_count") or 0)
         cached = int(row.get("cache_read_tokens") or 0)
-        result.input_tokens = int(row.get("input_tokens") or 0) + cached + int(row.get("cache_write_tokens") or 0)
+        result.input_tokens = (
+            int(row.get("input_tokens") or 0) + cached + int(row.get("cache_write_tokens") or 0)
+        )
         result.output_tokens = int(row.get("output_tokens") or 0)
         result.rounds = calls
         self.record(result, cached_tokens=cached)
-        cost = row.get("actual_cost_usd") if row.get("actual_cost_usd") is not None else row.get("estimated_cost_usd")
+        cost = (
+            row.get("actual_cost_usd")
+            if row.get("actual_cost_usd") is not None
+            else row.get("estimated_cost_usd")
+        )
         if cost is not None and row.get("cost_status") not in (None, "unknown", "unavailable"):
             self.record(result, cost_usd=float(cost))
         failed = _mcp_failure(launch.files["log"])
         if failed is not None:
             raise InfrastructureError(f"{self.harness} started without the ctb tools: {failed}")
         if calls == 0 or (result.output_tokens == 0 and result.input_tokens == 0):
-            raise InfrastructureError(f"{self.harness}: no model response ({_last_line(text) or 'nothing printed'})")
+            raise InfrastructureError(
+                f"{self.harness}: no model response ({_last_line(text) or 'nothing printed'})"
+            )
         if run.returncode != 0:
             raise self.crashed(self.harness, run, worked=True, detail=_last_line(text))
         answer = _final_message(launch.files["db"]) or text
@@ -172,8 +215,10 @@ def _final_message(db: Path) -> str | None:
     if conn is None:
         return None
     try:
-        row = conn.execute("SELECT content FROM messages WHERE role = 'assistant' AND content IS NOT NULL "
-                           "AND content != '' ORDER BY id DESC LIMIT 1").fetchone()
+        row = conn.execute(
+            "SELECT content FROM messages WHERE role = 'assistant' AND content IS NOT NULL "
+            "AND content != '' ORDER BY id DESC LIMIT 1"
+        ).fetchone()
     except sqlite3.Error:
         return None
     finally:

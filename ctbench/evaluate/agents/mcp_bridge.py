@@ -26,8 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     try:  # fail at start-up, where the CLI reports a dead MCP server, rather than on the first call
         client.summary()
     except CtbError as exc:
-        print(f"ctbench mcp bridge: cannot reach replay session {args[1][:12]}... at {args[0]}: {exc}",
-              file=sys.stderr)
+        print(
+            f"ctbench mcp bridge: cannot reach replay session {args[1][:12]}... at {args[0]}: {exc}",
+            file=sys.stderr,
+        )
         client.close()
         return 1
     try:

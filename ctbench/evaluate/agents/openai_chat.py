@@ -42,8 +42,10 @@ _DESCRIPTIONS = {
     "submit_answer": "Submit the final answer, all lines at once, in the required format. Ends the task.",
 }
 TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": name, "description": _DESCRIPTIONS[name],
-                                      "parameters": INPUT_SCHEMAS[name]}}
+    {
+        "type": "function",
+        "function": {"name": name, "description": _DESCRIPTIONS[name], "parameters": INPUT_SCHEMAS[name]},
+    }
     for name in TOOL_NAMES
 ]
 """The three replay tools as chat-completions function specs (arguments as the shared tools check them)."""
@@ -70,7 +72,8 @@ class OpenAIOptions(BaseModel):
 
     temperature: float | None = Field(default=None, ge=0, le=2, description="sampling temperature")
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
-        default=None, description="reasoning effort, for models that take one")
+        default=None, description="reasoning effort, for models that take one"
+    )
 
     def request_kwargs(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
@@ -90,8 +93,10 @@ class OpenAIAgent(Agent):
         if not self.options.model:
             raise AgentConfigError("--agent openai needs --model (the model name the endpoint serves)")
         if api_key() is None and not self.options.base_url:
-            raise AgentConfigError("--agent openai needs an API key in OPENAI_API_KEY or CTBENCH_API_KEY "
-                                   "(or --base-url for an endpoint that needs none)")
+            raise AgentConfigError(
+                "--agent openai needs an API key in OPENAI_API_KEY or CTBENCH_API_KEY "
+                "(or --base-url for an endpoint that needs none)"
+            )
         try:
             import openai  # noqa: F401
         except ImportError:
@@ -109,8 +114,11 @@ class OpenAIAgent(Agent):
         import openai
 
         self._client = openai.AsyncOpenAI(
-            api_key=api_key() or "not-needed", base_url=self.options.base_url,
-            timeout=min(600.0, self.options.timeout_s), max_retries=2)
+            api_key=api_key() or "not-needed",
+            base_url=self.options.base_url,
+            timeout=min(600.0, self.options.timeout_s),
+            max_retries=2,
+        )
 
     async def close(self) -> None:
         if self._client is not None:
@@ -136,13 +144,14 @@ class OpenAIAgent(Agent):
         for round_no in range(1, max_rounds + 1):
             try:
                 response = await client.chat.completions.create(
-                    model=ctx.options.model, messages=messages, tools=TOOLS,
-                    **_request_kwargs(self.args))
+                    model=ctx.options.model, messages=messages, tools=TOOLS, **_request_kwargs(self.args)
+                )
             except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
                 raise InfrastructureError(f"model endpoint: {type(exc).__name__}: {exc}") from None
             except openai.APIStatusError as exc:
-                raise AgentError(f"model endpoint refused the request: HTTP {exc.status_code}: "
-                                 f"{_error_text(exc)}") from None
+                raise AgentError(
+                    f"model endpoint refused the request: HTTP {exc.status_code}: {_error_text(exc)}"
+                ) from None
             except openai.OpenAIError as exc:
                 raise AgentError(f"model endpoint: {type(exc).__name__}: {exc}") from None
             result.rounds = round_no
@@ -211,8 +220,11 @@ class OpenAIAgent(Agent):
 
 def _call_json(call: Any) -> dict[str, Any]:
     function = getattr(call, "function", None)
-    return {"id": call.id, "type": "function",
-            "function": {"name": getattr(function, "name", ""), "arguments": getattr(function, "arguments", "")}}
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": getattr(function, "name", ""), "arguments": getattr(function, "arguments", "")},
+    }
 
 
 def _error_text(exc: Any) -> str:

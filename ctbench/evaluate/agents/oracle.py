@@ -29,7 +29,9 @@ class OracleAgent(Agent):
         assert ctx.hidden is not None
         for action in ctx.hidden.golden_actions:
             obs = ctx.session.run(action.device, action.command)
-            ctx.log.line(f"{action.device}> {action.command}  [{obs.outcome.value}, {obs.output_bytes} bytes]")
+            ctx.log.line(
+                f"{action.device}> {action.command}  [{obs.outcome.value}, {obs.output_bytes} bytes]"
+            )
         answer = gold_answer_text(ctx)
         ctx.session.submit(answer)
         ctx.log.line("submitted:\n" + answer)

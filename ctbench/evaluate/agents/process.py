@@ -203,7 +203,9 @@ def _reap_group(pgid: int) -> None:
             return
 
 
-async def end_process_group(proc: asyncio.subprocess.Process, pgid: int, grace_s: float = TERM_GRACE_S) -> None:
+async def end_process_group(
+    proc: asyncio.subprocess.Process, pgid: int, grace_s: float = TERM_GRACE_S
+) -> None:
     """SIGTERM the group, SIGKILL it after ``grace_s``, and wait until no member is left."""
     if proc.returncode is None:
         _signal_group(pgid, signal.SIGTERM)
@@ -325,8 +327,9 @@ def clean_stale_attempts(root: Path | None = None) -> list[Path]:
                 leader = _start_time(pgid)
                 # The kernel gives no new process the id of a group that still has members, so a group
                 # whose leader is gone is still the one recorded; a live leader must be the same process.
-                if (leader is None and _group_alive(pgid)) or (leader is not None and (start is None or
-                                                                                        leader == start)):
+                if (leader is None and _group_alive(pgid)) or (
+                    leader is not None and (start is None or leader == start)
+                ):
                     _signal_group(pgid, signal.SIGKILL)
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
@@ -336,9 +339,16 @@ def clean_stale_attempts(root: Path | None = None) -> list[Path]:
 # --------------------------------------------------------------------------- running
 
 
-async def run_agent_process(launch: Launch, *, log: LogSink, launcher: Launcher | None = None,
-                            stdin: Path | None = None, stdout: Path | None = None,
-                            attempt_dir: Path | None = None, grace_s: float = TERM_GRACE_S) -> int:
+async def run_agent_process(
+    launch: Launch,
+    *,
+    log: LogSink,
+    launcher: Launcher | None = None,
+    stdin: Path | None = None,
+    stdout: Path | None = None,
+    attempt_dir: Path | None = None,
+    grace_s: float = TERM_GRACE_S,
+) -> int:
     """Run ``launch`` to completion and return its exit status (negative: killed by that signal).
 
     Standard input comes from ``stdin`` (else /dev/null), standard output goes to the file
@@ -355,16 +365,23 @@ async def run_agent_process(launch: Launch, *, log: LogSink, launcher: Launcher 
     stdout_fh = open(stdout, "wb") if stdout is not None else None  # noqa: SIM115
     try:
         proc = await asyncio.create_subprocess_exec(
-            *prepared.argv, stdin=stdin_fh, stdout=stdout_fh if stdout_fh is not None else log.fileno(),
-            stderr=log.fileno(), cwd=prepared.cwd, env=prepared.env, start_new_session=True,
-            preexec_fn=_pdeathsig_hook() if prepared.pdeathsig else None)
+            *prepared.argv,
+            stdin=stdin_fh,
+            stdout=stdout_fh if stdout_fh is not None else log.fileno(),
+            stderr=log.fileno(),
+            cwd=prepared.cwd,
+            env=prepared.env,
+            start_new_session=True,
+            preexec_fn=_pdeathsig_hook() if prepared.pdeathsig else None,
+        )
     except FileNotFoundError:
         raise ProcessStartError(f"{prepared.argv[0]}: command not found", infrastructure=False) from None
     except PermissionError:
         raise ProcessStartError(f"{prepared.argv[0]}: permission denied", infrastructure=False) from None
     except OSError as exc:  # fork/exec resource limits: the machine, not the agent
-        raise ProcessStartError(f"cannot start {prepared.argv[0]}: {exc.strerror or exc}",
-                                infrastructure=True) from None
+        raise ProcessStartError(
+            f"cannot start {prepared.argv[0]}: {exc.strerror or exc}", infrastructure=True
+        ) from None
     finally:
         stdin_fh.close()
         if stdout_fh is not None:
@@ -383,6 +400,20 @@ async def run_agent_process(launch: Launch, *, log: LogSink, launcher: Launcher 
     return returncode
 
 
-__all__ = ["Launch", "Launcher", "LogSink", "Prepared", "ProcessStartError", "TERM_GRACE_S", "become_subreaper",
-           "claim", "clean_stale_attempts", "socket_state_dir", "end_process_group", "new_attempt_dir", "record_group", "run_agent_process",
-           "unsandboxed"]
+__all__ = [
+    "Launch",
+    "Launcher",
+    "LogSink",
+    "Prepared",
+    "ProcessStartError",
+    "TERM_GRACE_S",
+    "become_subreaper",
+    "claim",
+    "clean_stale_attempts",
+    "socket_state_dir",
+    "end_process_group",
+    "new_attempt_dir",
+    "record_group",
+    "run_agent_process",
+    "unsandboxed",
+]

@@ -28,8 +28,9 @@ class ConfirmDialog(Dialog[bool]):
     ]
     cancel_value = False
 
-    def __init__(self, question: str, *, detail: str = "", yes: str = "Yes", no: str = "No",
-                 danger: bool = False) -> None:
+    def __init__(
+        self, question: str, *, detail: str = "", yes: str = "Yes", no: str = "No", danger: bool = False
+    ) -> None:
         super().__init__()
         self.question, self.detail, self.yes, self.no, self.danger = question, detail, yes, no, danger
 
@@ -66,7 +67,9 @@ class Option:
 class ChoiceDialog(Dialog[str | None]):
     """A question with several answers (Save / Discard / Keep draft / Cancel); returns the value or None."""
 
-    def __init__(self, question: str, options: Sequence[Option], *, detail: str = "", focus: str | None = None) -> None:
+    def __init__(
+        self, question: str, options: Sequence[Option], *, detail: str = "", focus: str | None = None
+    ) -> None:
         super().__init__()
         self.question, self.options, self.detail = question, list(options), detail
         self.focus_value = focus or (self.options[-1].value if self.options else None)
@@ -78,8 +81,7 @@ class ChoiceDialog(Dialog[str | None]):
                 yield Static(self.detail, classes="dialog-help")
             with Horizontal(classes="dialog-buttons"):
                 for opt in self.options:
-                    yield Button(f"{opt.label} ({opt.key})", id=f"choice-{opt.value}",
-                                 variant=opt.variant)
+                    yield Button(f"{opt.label} ({opt.key})", id=f"choice-{opt.value}", variant=opt.variant)
 
     def on_mount(self) -> None:
         if self.focus_value is not None:

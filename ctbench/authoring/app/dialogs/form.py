@@ -48,11 +48,21 @@ class FormDialog(Dialog[FormValues | None]):
     FormDialog TextArea { height: 10; }
     """
 
-    BINDINGS = [Binding("ctrl+s", "submit", "Done", id="form.submit", tooltip="Check and accept the form",
-                        priority=True)]
+    BINDINGS = [
+        Binding(
+            "ctrl+s", "submit", "Done", id="form.submit", tooltip="Check and accept the form", priority=True
+        )
+    ]
 
-    def __init__(self, title: str, fields: Sequence[FormField], *, check: Callable[[FormValues], str | None] | None
-                 = None, submit_label: str = "OK", help: str = "") -> None:
+    def __init__(
+        self,
+        title: str,
+        fields: Sequence[FormField],
+        *,
+        check: Callable[[FormValues], str | None] | None = None,
+        submit_label: str = "OK",
+        help: str = "",
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.fields = list(fields)
@@ -70,12 +80,20 @@ class FormDialog(Dialog[FormValues | None]):
                     yield Label(f.label + (" *" if f.required else ""), classes="form-label")
                     wid = f"field-{f.key}"
                     if f.kind == "text":
-                        yield TextArea(f.value, id=wid, soft_wrap=False, show_line_numbers=False, tab_behavior="focus")
+                        yield TextArea(
+                            f.value, id=wid, soft_wrap=False, show_line_numbers=False, tab_behavior="focus"
+                        )
                     elif f.kind == "select":
-                        yield Select[str](list(f.options), id=wid, value=f.value if f.value else Select.NULL,
-                                          allow_blank=not f.required)
+                        yield Select[str](
+                            list(f.options),
+                            id=wid,
+                            value=f.value if f.value else Select.NULL,
+                            allow_blank=not f.required,
+                        )
                     else:
-                        suggester = SuggestFromList(f.suggestions, case_sensitive=False) if f.suggestions else None
+                        suggester = (
+                            SuggestFromList(f.suggestions, case_sensitive=False) if f.suggestions else None
+                        )
                         yield Input(f.value, id=wid, placeholder=f.placeholder, suggester=suggester)
                     if f.help:
                         yield Static(f.help, classes="form-help")

@@ -35,18 +35,30 @@ class NewTaskDialog(Dialog[NewTaskRequest | None]):
     NewTaskDialog.new-network #new-netname { display: block; }
     """
 
-    BINDINGS = [Binding("ctrl+s", "submit", "Create", id="new.submit", tooltip="Create the task", priority=True)]
+    BINDINGS = [
+        Binding("ctrl+s", "submit", "Create", id="new.submit", tooltip="Create the task", priority=True)
+    ]
 
-    def __init__(self, networks: Sequence[str], suggest_id: Callable[[Family], str], *,
-                 check: Callable[[NewTaskRequest], str | None] | None = None, family: Family = Family.RCA,
-                 task_id: str | None = None, network: str | None = None, title: str = "") -> None:
+    def __init__(
+        self,
+        networks: Sequence[str],
+        suggest_id: Callable[[Family], str],
+        *,
+        check: Callable[[NewTaskRequest], str | None] | None = None,
+        family: Family = Family.RCA,
+        task_id: str | None = None,
+        network: str | None = None,
+        title: str = "",
+    ) -> None:
         super().__init__()
         self.networks = list(networks)
         self.suggest_id = suggest_id
         self.check = check
         self.family = family
         self.initial_id = task_id
-        self.initial_network = network if network in self.networks else (self.networks[0] if self.networks else None)
+        self.initial_network = (
+            network if network in self.networks else (self.networks[0] if self.networks else None)
+        )
         self.new_network_name = network if network and network not in self.networks else ""
         self.initial_title = title
         self._id_touched = task_id is not None
@@ -55,17 +67,29 @@ class NewTaskDialog(Dialog[NewTaskRequest | None]):
         with Vertical(classes="dialog"):
             yield Label("New task", classes="dialog-title")
             yield Label("Family", classes="form-label")
-            yield Select[str]([("RCA: root-cause analysis", "rca"), ("Path restoration", "path")],
-                              value=self.family.value, allow_blank=False, id="new-family")
+            yield Select[str](
+                [("RCA: root-cause analysis", "rca"), ("Path restoration", "path")],
+                value=self.family.value,
+                allow_blank=False,
+                id="new-family",
+            )
             yield Label("Task id", classes="form-label")
             yield Input(self.initial_id or self.suggest_id(self.family), id="new-id")
             yield Label("Network", classes="form-label")
             options = [(n, n) for n in self.networks] + [("＋ a new network…", NEW_NETWORK)]
-            initial = self.initial_network if not self.new_network_name and self.initial_network else NEW_NETWORK
+            initial = (
+                self.initial_network if not self.new_network_name and self.initial_network else NEW_NETWORK
+            )
             yield Select[str](options, value=initial, allow_blank=False, id="new-network")
-            yield Input(self.new_network_name, placeholder="name of the new network, e.g. dc-fabric", id="new-netname")
+            yield Input(
+                self.new_network_name, placeholder="name of the new network, e.g. dc-fabric", id="new-netname"
+            )
             yield Label("Title", classes="form-label")
-            yield Input(self.initial_title, placeholder="one line an author would recognise the case by", id="new-title")
+            yield Input(
+                self.initial_title,
+                placeholder="one line an author would recognise the case by",
+                id="new-title",
+            )
             yield Static("", classes="dialog-error", id="new-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Create (ctrl+s)", id="new-ok", variant="primary")
@@ -101,8 +125,13 @@ class NewTaskDialog(Dialog[NewTaskRequest | None]):
         net = self.query_one("#new-network", Select).value
         new = net == NEW_NETWORK
         name = self.query_one("#new-netname", Input).value.strip() if new else str(net)
-        return NewTaskRequest(family=self.family, task_id=self.query_one("#new-id", Input).value.strip(),
-                              network=name, new_network=new, title=self.query_one("#new-title", Input).value.strip())
+        return NewTaskRequest(
+            family=self.family,
+            task_id=self.query_one("#new-id", Input).value.strip(),
+            network=name,
+            new_network=new,
+            title=self.query_one("#new-title", Input).value.strip(),
+        )
 
     def action_submit(self) -> None:
         req = self.request()

@@ -45,11 +45,18 @@ class PathBuilderDialog(Dialog[Hops | None]):
     BINDINGS = [
         Binding("down", "move(1)", show=False, id="path.down"),
         Binding("up", "move(-1)", show=False, id="path.up"),
-        Binding("backspace", "undo", "Undo hop", id="path.undo", tooltip="Take the last hop back", priority=True),
+        Binding(
+            "backspace", "undo", "Undo hop", id="path.undo", tooltip="Take the last hop back", priority=True
+        ),
     ]
 
-    def __init__(self, devices: Sequence[tuple[str, str]], next_hops: Callable[[str], list[HopChoice]],
-                 *, title: str = "New path") -> None:
+    def __init__(
+        self,
+        devices: Sequence[tuple[str, str]],
+        next_hops: Callable[[str], list[HopChoice]],
+        *,
+        title: str = "New path",
+    ) -> None:
         super().__init__()
         self.devices = list(devices)
         self.next_hops = next_hops
@@ -63,8 +70,11 @@ class PathBuilderDialog(Dialog[Hops | None]):
             yield Static("", id="path-so-far")
             yield Input(placeholder="type to filter, Enter to choose", id="path-filter")
             yield OptionList(id="path-options")
-            yield Static("Enter: choose · Backspace on empty filter: undo a hop · "
-                         "'IFACE > NODE' adds a hop the links do not know · Esc: cancel", classes="dialog-help")
+            yield Static(
+                "Enter: choose · Backspace on empty filter: undo a hop · "
+                "'IFACE > NODE' adds a hop the links do not know · Esc: cancel",
+                classes="dialog-help",
+            )
 
     def on_mount(self) -> None:
         self._refresh()
@@ -74,19 +84,33 @@ class PathBuilderDialog(Dialog[Hops | None]):
 
     def _candidates(self) -> list[_Step]:
         if not self.hops:
-            return [_Step("start", name, label=f"start at {name}", detail=detail) for name, detail in self.devices]
+            return [
+                _Step("start", name, label=f"start at {name}", detail=detail) for name, detail in self.devices
+            ]
         node = self.hops[-1][0]
-        steps = [_Step("hop", h.neighbour, h.egress, label=f"{h.egress} → {h.neighbour}",
-                       detail=f"arrives on {h.neighbour_interface}") for h in self.next_hops(node)]
+        steps = [
+            _Step(
+                "hop",
+                h.neighbour,
+                h.egress,
+                label=f"{h.egress} → {h.neighbour}",
+                detail=f"arrives on {h.neighbour_interface}",
+            )
+            for h in self.next_hops(node)
+        ]
         if len(self.hops) >= 2:
             steps.insert(0, _Step("end", node, label=f"■ end the path here at {node}"))
         return steps
 
     def _refresh(self, text: str = "") -> None:
         words = text.lower().split()
-        self.steps = [s for s in self._candidates() if all(w in f"{s.label} {s.detail}".lower() for w in words)]
+        self.steps = [
+            s for s in self._candidates() if all(w in f"{s.label} {s.detail}".lower() for w in words)
+        ]
         ol = self.query_one("#path-options", OptionList)
-        ol.set_options([Option(Text.assemble(s.label, ("  " + s.detail, "dim") if s.detail else "")) for s in self.steps])
+        ol.set_options(
+            [Option(Text.assemble(s.label, ("  " + s.detail, "dim") if s.detail else "")) for s in self.steps]
+        )
         ol.highlighted = 0 if self.steps else None
         shown = " -> ".join(n if e is None else f"{n}_{e}" for n, e in self.hops) or "(pick the source node)"
         if self.hops:

@@ -51,8 +51,16 @@ class PickDialog(Dialog[str | None]):
         Binding("pageup", "move(-10)", show=False, id="pick.pageup"),
     ]
 
-    def __init__(self, title: str, choices: Sequence[Choice], *, allow_custom: bool = False, initial: str = "",
-                 help: str = "", placeholder: str = "type to filter, Enter to choose") -> None:
+    def __init__(
+        self,
+        title: str,
+        choices: Sequence[Choice],
+        *,
+        allow_custom: bool = False,
+        initial: str = "",
+        help: str = "",
+        placeholder: str = "type to filter, Enter to choose",
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.choices = list(choices)
@@ -67,8 +75,10 @@ class PickDialog(Dialog[str | None]):
             yield Label(self.title_text, classes="dialog-title")
             yield Input(value=self.initial, placeholder=self.placeholder, id="pick-filter")
             yield OptionList(id="pick-options")
-            hint = self.help or ("Enter: choose · ↑↓: move · Esc: cancel" +
-                                 (" · text that matches nothing is used as typed" if self.allow_custom else ""))
+            hint = self.help or (
+                "Enter: choose · ↑↓: move · Esc: cancel"
+                + (" · text that matches nothing is used as typed" if self.allow_custom else "")
+            )
             yield Static(hint, classes="dialog-help")
 
     def on_mount(self) -> None:

@@ -28,10 +28,21 @@ class RecoverDialog(Dialog[RecoverChoice | None]):
     """Returns what to do with which draft, or None for "later" (the drafts stay on disk)."""
 
     BINDINGS = [
-        Binding("enter", "choose('recover')", "Recover", id="recover.recover",
-                tooltip="Open the highlighted draft in the editor", priority=True),
-        Binding("d", "choose('discard')", "Discard", id="recover.discard",
-                tooltip="Delete the highlighted draft (asks first)"),
+        Binding(
+            "enter",
+            "choose('recover')",
+            "Recover",
+            id="recover.recover",
+            tooltip="Open the highlighted draft in the editor",
+            priority=True,
+        ),
+        Binding(
+            "d",
+            "choose('discard')",
+            "Discard",
+            id="recover.discard",
+            tooltip="Delete the highlighted draft (asks first)",
+        ),
         Binding("escape", "cancel", "Later", id="recover.later", tooltip="Keep the drafts and go on"),
     ]
 
@@ -42,8 +53,10 @@ class RecoverDialog(Dialog[RecoverChoice | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label("Unsaved work was found", classes="dialog-title")
-            yield Static("These drafts were autosaved by an editing session that did not end with a save "
-                         "(a crash, a closed terminal, a lost connection).")
+            yield Static(
+                "These drafts were autosaved by an editing session that did not end with a save "
+                "(a crash, a closed terminal, a lost connection)."
+            )
             yield OptionList(*[Option(Text(d.describe())) for d in self.drafts], id="recover-list")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Recover (enter)", id="recover", variant="primary")

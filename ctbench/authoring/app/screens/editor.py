@@ -46,8 +46,15 @@ from ctbench.authoring.working_copy import ConflictError, SaveResult, TaskDraft
 from ctbench.errors import CtbError
 from ctbench.validation import Finding
 
-SECTION_CLASSES: tuple[type[Section], ...] = (StatementSection, NetworkSection, RecordingsSection, GoldenSection,
-                                             AnswerSection, MetadataSection, TryItSection)
+SECTION_CLASSES: tuple[type[Section], ...] = (
+    StatementSection,
+    NetworkSection,
+    RecordingsSection,
+    GoldenSection,
+    AnswerSection,
+    MetadataSection,
+    TryItSection,
+)
 SECTION_KEYS = ("f2", "f3", "f4", "f5", "f6", "f7", "f8")
 
 
@@ -55,14 +62,41 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
     """Edit one task. ``recovered`` marks a session restored from an autosaved draft (it starts dirty)."""
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save", id="editor.save", priority=True,
-                tooltip="Write the task folder and commit it to git with trailers"),
-        *[Binding(key, f"section('{cls.SECTION_ID}')", cls.TITLE, id=f"editor.section.{cls.SECTION_ID}",
-                  tooltip=f"Go to {cls.TITLE}: {cls.HELP}", show=False, priority=True)
-          for key, cls in zip(SECTION_KEYS, SECTION_CLASSES, strict=True)],
-        Binding("f9", "findings", "Findings", id="editor.findings", priority=True,
-                tooltip="Go to the validation findings (Enter on one jumps to its field)"),
-        Binding("escape", "close", "Close", id="editor.close", tooltip="Back to the task list (asks about unsaved work)"),
+        Binding(
+            "ctrl+s",
+            "save",
+            "Save",
+            id="editor.save",
+            priority=True,
+            tooltip="Write the task folder and commit it to git with trailers",
+        ),
+        *[
+            Binding(
+                key,
+                f"section('{cls.SECTION_ID}')",
+                cls.TITLE,
+                id=f"editor.section.{cls.SECTION_ID}",
+                tooltip=f"Go to {cls.TITLE}: {cls.HELP}",
+                show=False,
+                priority=True,
+            )
+            for key, cls in zip(SECTION_KEYS, SECTION_CLASSES, strict=True)
+        ],
+        Binding(
+            "f9",
+            "findings",
+            "Findings",
+            id="editor.findings",
+            priority=True,
+            tooltip="Go to the validation findings (Enter on one jumps to its field)",
+        ),
+        Binding(
+            "escape",
+            "close",
+            "Close",
+            id="editor.close",
+            tooltip="Back to the task list (asks about unsaved work)",
+        ),
     ]
 
     dirty: reactive[bool] = reactive(False)
@@ -87,8 +121,16 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         error: str
         conflict: bool
 
-    def __init__(self, session: EditSession, *, author: str, drafts: DraftStore, recovered: bool = False,
-                 autosave_delay: float = 1.0, validate_delay: float = 0.4) -> None:
+    def __init__(
+        self,
+        session: EditSession,
+        *,
+        author: str,
+        drafts: DraftStore,
+        recovered: bool = False,
+        autosave_delay: float = 1.0,
+        validate_delay: float = 0.4,
+    ) -> None:
         super().__init__()
         self.session = session
         self.author = author
@@ -112,8 +154,13 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="editor-body"):
-            yield OptionList(*[Option(self._nav_label(cls, key, (0, 0)), id=f"nav-{cls.SECTION_ID}")
-                               for key, cls in zip(SECTION_KEYS, SECTION_CLASSES, strict=True)], id="editor-nav")
+            yield OptionList(
+                *[
+                    Option(self._nav_label(cls, key, (0, 0)), id=f"nav-{cls.SECTION_ID}")
+                    for key, cls in zip(SECTION_KEYS, SECTION_CLASSES, strict=True)
+                ],
+                id="editor-nav",
+            )
             with ContentSwitcher(initial="statement", id="editor-sections"):
                 for cls in SECTION_CLASSES:
                     yield cls(id=cls.SECTION_ID)
@@ -253,7 +300,8 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
             self._validate(self.session.snapshot(), self.revision)
         else:
             self._validate_timer = self.set_timer(
-                self.validate_delay, lambda: self._validate(self.session.snapshot(), self.revision))
+                self.validate_delay, lambda: self._validate(self.session.snapshot(), self.revision)
+            )
 
     @background(thread=True, exclusive=True, group="validate", name="validate draft")
     def _validate(self, draft: TaskDraft, revision: int) -> None:
@@ -262,8 +310,14 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         except Exception as exc:  # validation must never take the editor down
             from ctbench.validation import Finding, Severity
 
-            findings = [Finding(severity=Severity.ERROR, code="internal", file=draft.id,
-                                message=f"validation failed: {type(exc).__name__}: {exc}")]
+            findings = [
+                Finding(
+                    severity=Severity.ERROR,
+                    code="internal",
+                    file=draft.id,
+                    message=f"validation failed: {type(exc).__name__}: {exc}",
+                )
+            ]
         self.post_message(self.Validated(findings, revision))
 
     def on_editor_screen_validated(self, message: Validated) -> None:
@@ -300,13 +354,18 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
             self.notify(str(exc), title="Not saved", severity="error", timeout=12)
             return
         if reopens:
-            answer = await self.app.push_screen_wait(ChoiceDialog(
-                f"{snapshot.id} is approved: this change reopens its review", [
-                    Answer("save", "Save as draft for re-review", "s", "primary"),
-                    Answer("cancel", "Cancel", "c")],
-                detail=f"Reopens: {reopen_text(reopens)}.\nThe task becomes a draft, runs skip it, and it "
-                       f"waits for you to resubmit it (ctb-review submit {snapshot.id}).",
-                focus="cancel"))
+            answer = await self.app.push_screen_wait(
+                ChoiceDialog(
+                    f"{snapshot.id} is approved: this change reopens its review",
+                    [
+                        Answer("save", "Save as draft for re-review", "s", "primary"),
+                        Answer("cancel", "Cancel", "c"),
+                    ],
+                    detail=f"Reopens: {reopen_text(reopens)}.\nThe task becomes a draft, runs skip it, and it "
+                    f"waits for you to resubmit it (ctb-review submit {snapshot.id}).",
+                    focus="cancel",
+                )
+            )
             if answer != "save":
                 self.saving = False
                 self.notify("Not saved; your edits are still here", timeout=4)
@@ -327,8 +386,13 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
             self.post_message(self.SaveFailed(str(exc), conflict=False))
             return
         except Exception as exc:  # never lose the editor (and the unsaved work) to an unexpected error
-            self.post_message(self.SaveFailed(f"internal error while saving: {type(exc).__name__}: {exc}; "
-                                              "your edits are still in the editor and the draft", conflict=False))
+            self.post_message(
+                self.SaveFailed(
+                    f"internal error while saving: {type(exc).__name__}: {exc}; "
+                    "your edits are still in the editor and the draft",
+                    conflict=False,
+                )
+            )
             return
         self._discard_draft(revision)
         self.post_message(self.Saved(result, snapshot, revision))
@@ -357,11 +421,16 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         if not message.conflict:
             self.notify(message.error, title="Not saved", severity="error", timeout=12)
             return
-        answer = await self.app.push_screen_wait(ChoiceDialog(
-            "The task changed on disk since you opened it", [
-                Answer("overwrite", "Overwrite with my version", "o", "error"),
-                Answer("cancel", "Cancel", "c")],
-            detail=message.error + "\nYour edits are safe in the draft either way."))
+        answer = await self.app.push_screen_wait(
+            ChoiceDialog(
+                "The task changed on disk since you opened it",
+                [
+                    Answer("overwrite", "Overwrite with my version", "o", "error"),
+                    Answer("cancel", "Cancel", "c"),
+                ],
+                detail=message.error + "\nYour edits are safe in the draft either way.",
+            )
+        )
         if answer == "overwrite":
             self.action_save(force=True)
 
@@ -372,14 +441,19 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         if not self.dirty:
             self.app.pop_screen()
             return
-        answer = await self.app.push_screen_wait(ChoiceDialog(
-            f"{self.session.task_id} has unsaved changes", [
-                Answer("save", "Save", "s", "primary"),
-                Answer("discard", "Discard", "d", "error"),
-                Answer("keep", "Keep as draft", "k"),
-                Answer("cancel", "Cancel", "c")],
-            detail="Keep as draft: the changes stay in the drafts folder and are offered back next time.",
-            focus="cancel"))
+        answer = await self.app.push_screen_wait(
+            ChoiceDialog(
+                f"{self.session.task_id} has unsaved changes",
+                [
+                    Answer("save", "Save", "s", "primary"),
+                    Answer("discard", "Discard", "d", "error"),
+                    Answer("keep", "Keep as draft", "k"),
+                    Answer("cancel", "Cancel", "c"),
+                ],
+                detail="Keep as draft: the changes stay in the drafts folder and are offered back next time.",
+                focus="cancel",
+            )
+        )
         if answer == "save":
             self.action_save()
         elif answer == "discard":
@@ -397,15 +471,20 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         yield SystemCommand("Close editor", "Back to the task list (escape)", self.action_close)
         yield SystemCommand("Validation findings", "Focus the findings list (f9)", self.action_findings)
         for key, cls in zip(SECTION_KEYS, SECTION_CLASSES, strict=True):
-            yield SystemCommand(f"Go to {cls.TITLE}", f"{cls.HELP} ({key})",
-                                lambda sid=cls.SECTION_ID: self.action_section(sid))
+            yield SystemCommand(
+                f"Go to {cls.TITLE}",
+                f"{cls.HELP} ({key})",
+                lambda sid=cls.SECTION_ID: self.action_section(sid),
+            )
         for section in self.query(Section):
             for binding in section.BINDINGS:
                 if not isinstance(binding, Binding) or not binding.description:
                     continue
-                yield SystemCommand(f"{section.TITLE}: {binding.description}",
-                                    f"{binding.tooltip or binding.description} ({binding.key})",
-                                    lambda s=section, b=binding: self._run_section_action(s, b.action))
+                yield SystemCommand(
+                    f"{section.TITLE}: {binding.description}",
+                    f"{binding.tooltip or binding.description} ({binding.key})",
+                    lambda s=section, b=binding: self._run_section_action(s, b.action),
+                )
 
     def _run_section_action(self, section: Section, action: str) -> None:
         self.show_section(section.SECTION_ID)

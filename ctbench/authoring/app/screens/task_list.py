@@ -90,10 +90,20 @@ class TaskListScreen(ReportsWorkerErrors, Screen[None]):
     BINDINGS = [
         Binding("enter", "open", "Open", id="list.open", tooltip="Open the highlighted task in the editor"),
         Binding("n", "new", "New", id="list.new", tooltip="Write a new task"),
-        Binding("d", "duplicate", "Duplicate", id="list.duplicate",
-                tooltip="Start a new task from a copy of the highlighted one"),
-        Binding("x,delete", "delete", "Delete", id="list.delete",
-                tooltip="Delete the highlighted task folder (asks first; committed to git)"),
+        Binding(
+            "d",
+            "duplicate",
+            "Duplicate",
+            id="list.duplicate",
+            tooltip="Start a new task from a copy of the highlighted one",
+        ),
+        Binding(
+            "x,delete",
+            "delete",
+            "Delete",
+            id="list.delete",
+            tooltip="Delete the highlighted task folder (asks first; committed to git)",
+        ),
         Binding("slash", "search", "Filter", id="list.search", tooltip=FILTER_HELP),
         Binding("r", "reload", "Reload", id="list.reload", tooltip="Read the task folders again"),
         Binding("escape", "clear_search", "Clear filter", show=False, id="list.clear_search"),
@@ -209,8 +219,10 @@ class TaskListScreen(ReportsWorkerErrors, Screen[None]):
             try:
                 validator.check_task(ref, duplicate=ref.id in duplicated)
                 new = validator.report.findings[before:]
-                results[ref.id] = (sum(f.severity == Severity.ERROR for f in new),
-                                   sum(f.severity == Severity.WARNING for f in new))
+                results[ref.id] = (
+                    sum(f.severity == Severity.ERROR for f in new),
+                    sum(f.severity == Severity.WARNING for f in new),
+                )
             except Exception:  # one broken task must not stop the list; it shows as having an error
                 results[ref.id] = (1, 0)
             time.sleep(YIELD)
@@ -251,8 +263,12 @@ class TaskListScreen(ReportsWorkerErrors, Screen[None]):
         table = self.query_one(TaskTable)
         total = len(self.rows)
         fams = Counter(r.family for r in self.rows.values())
-        parts = [f"{len(table.shown)} of {total} task(s) shown" if len(table.shown) != total else f"{total} task(s)",
-                 f"{fams[Family.RCA]} rca, {fams[Family.PATH]} path"]
+        parts = [
+            f"{len(table.shown)} of {total} task(s) shown"
+            if len(table.shown) != total
+            else f"{total} task(s)",
+            f"{fams[Family.RCA]} rca, {fams[Family.PATH]} path",
+        ]
         done = len(self.validated & self.rows.keys())
         if done < total:
             parts.append(f"validating {done}/{total}…")

@@ -52,9 +52,14 @@ class TaskRow:
         title = self.title if self.title is not None else pending
         if self.has_draft:
             title = Text.assemble(("✎ ", "bold"), title)
-        return (self.id, self.family.value, self.status or pending,
-                ", ".join(self.categories) if self.categories is not None else pending,
-                self.validation(), title)
+        return (
+            self.id,
+            self.family.value,
+            self.status or pending,
+            ", ".join(self.categories) if self.categories is not None else pending,
+            self.validation(),
+            title,
+        )
 
     def matches(self, query: ParsedQuery) -> bool:
         for key, value in query.fields:
@@ -88,7 +93,9 @@ def parse_query(text: str) -> ParsedQuery:
     for tok in text.split():
         m = re.fullmatch(r"(family|status|cat|category|valid):(\S+)", tok, re.IGNORECASE)
         if m:
-            fields.append((m.group(1).lower(), m.group(2).lower() if m.group(1).lower() != "cat" else m.group(2)))
+            fields.append(
+                (m.group(1).lower(), m.group(2).lower() if m.group(1).lower() != "cat" else m.group(2))
+            )
         elif tok.lower() == "invalid":
             fields.append(("valid", "no"))
         else:
@@ -96,8 +103,14 @@ def parse_query(text: str) -> ParsedQuery:
     return ParsedQuery(tuple(words), tuple(fields))
 
 
-COLUMNS = (("ID", "id", 12), ("Family", "family", 6), ("Status", "status", 14), ("Categories", "categories", 12),
-           ("Valid", "valid", 8), ("Title", "title", 72))
+COLUMNS = (
+    ("ID", "id", 12),
+    ("Family", "family", 6),
+    ("Status", "status", 14),
+    ("Categories", "categories", 12),
+    ("Valid", "valid", 8),
+    ("Title", "title", 72),
+)
 
 
 class TaskTable(DataTable[str | Text]):

@@ -66,7 +66,10 @@ def target_for(finding: Finding) -> Target:
 
 
 def counts(findings: Sequence[Finding]) -> tuple[int, int]:
-    return (sum(f.severity == Severity.ERROR for f in findings), sum(f.severity == Severity.WARNING for f in findings))
+    return (
+        sum(f.severity == Severity.ERROR for f in findings),
+        sum(f.severity == Severity.WARNING for f in findings),
+    )
 
 
 class ValidationPanel(Vertical):
@@ -103,8 +106,13 @@ class ValidationPanel(Vertical):
             self._summary()
 
     def show(self, findings: Sequence[Finding]) -> None:
-        self.findings = sorted(findings, key=lambda f: (f.severity != Severity.ERROR, SECTIONS.index(
-            target_for(f).section) if target_for(f).section in SECTIONS else 99))
+        self.findings = sorted(
+            findings,
+            key=lambda f: (
+                f.severity != Severity.ERROR,
+                SECTIONS.index(target_for(f).section) if target_for(f).section in SECTIONS else 99,
+            ),
+        )
         ol = self.query_one("#val-list", OptionList)
         keep = ol.highlighted
         options = []

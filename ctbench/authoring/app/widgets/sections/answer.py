@@ -29,7 +29,9 @@ class AnswerSection(Section):
     HELP = "What a correct agent answers. RCA: node;object;label per root cause. Paths: hop by hop."
 
     BINDINGS = [
-        Binding("a", "add", "Add", id="answer.add", tooltip="Add a root cause (RCA) or a path (path restoration)"),
+        Binding(
+            "a", "add", "Add", id="answer.add", tooltip="Add a root cause (RCA) or a path (path restoration)"
+        ),
         Binding("x", "remove", "Remove", id="answer.remove", tooltip="Remove the highlighted entry"),
     ]
 
@@ -71,7 +73,8 @@ class AnswerSection(Section):
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
         self.query_one("#answer-lines", Static).update(
-            Text("\n".join(lines)) if lines else Text("(no answer yet: press a to add)", style="dim"))
+            Text("\n".join(lines)) if lines else Text("(no answer yet: press a to add)", style="dim")
+        )
 
     def focus_first(self) -> None:
         self.query_one("#answer-table", DataTable).focus()
@@ -102,17 +105,29 @@ class AnswerSection(Section):
         if node is None:
             return
         objects = [Choice(o, o) for o in session.rca_objects(node)]
-        obj = await self.app.push_screen_wait(PickDialog(
-            f"Root cause 2/3 — faulty object on {node}", objects, allow_custom=True,
-            help="An interface or address of the node, or type another object (route, policy, VPN instance…)"))
+        obj = await self.app.push_screen_wait(
+            PickDialog(
+                f"Root cause 2/3 — faulty object on {node}",
+                objects,
+                allow_custom=True,
+                help="An interface or address of the node, or type another object (route, policy, VPN instance…)",
+            )
+        )
         if not obj:
             return
         tax = session.ts.taxonomy
-        labels = [Choice(lab.label, lab.label, f"{lab.category} · {lab.l1} · {', '.join(lab.aliases[:3])}")
-                  for lab in tax.labels]
-        label = await self.app.push_screen_wait(PickDialog(
-            f"Root cause 3/3 — label for {node};{obj}", labels, allow_custom=True,
-            help="Search by label, alias, group or category; an alias is stored as its label"))
+        labels = [
+            Choice(lab.label, lab.label, f"{lab.category} · {lab.l1} · {', '.join(lab.aliases[:3])}")
+            for lab in tax.labels
+        ]
+        label = await self.app.push_screen_wait(
+            PickDialog(
+                f"Root cause 3/3 — label for {node};{obj}",
+                labels,
+                allow_custom=True,
+                help="Search by label, alias, group or category; an alias is stored as its label",
+            )
+        )
         if not label:
             return
         self.edit(lambda s: s.add_rca(s.make_triple(node, obj, label)), "root cause")
@@ -122,7 +137,9 @@ class AnswerSection(Section):
         session = self.session
         devices = [(d.name, f"{d.vendor} {d.type} {d.role}".strip()) for d in session.network.devices]
         n = len(session.draft.hidden.answer.paths or []) + 1
-        hops = await self.app.push_screen_wait(PathBuilderDialog(devices, session.next_hops, title=f"Path {n}"))
+        hops = await self.app.push_screen_wait(
+            PathBuilderDialog(devices, session.next_hops, title=f"Path {n}")
+        )
         if not hops:
             return
         self.edit(lambda s: s.add_path(s.make_path(hops)), "path")

@@ -26,7 +26,9 @@ class GoldenSection(Section):
 
     BINDINGS = [
         Binding("a", "add", "Add", id="golden.add", tooltip="Pick a recording as a golden action"),
-        Binding("e", "edit", "Edit reason", id="golden.edit", tooltip="Change why the highlighted action matters"),
+        Binding(
+            "e", "edit", "Edit reason", id="golden.edit", tooltip="Change why the highlighted action matters"
+        ),
         Binding("x", "remove", "Remove", id="golden.remove", tooltip="Remove the highlighted golden action"),
     ]
 
@@ -63,10 +65,14 @@ class GoldenSection(Section):
     async def action_add(self) -> None:
         candidates = self.session.golden_candidates()
         if not candidates:
-            self.notify("Every recording is already a golden action; add recordings first.", severity="warning")
+            self.notify(
+                "Every recording is already a golden action; add recordings first.", severity="warning"
+            )
             return
         choices = [Choice(str(i), f"{r.device}  {r.command}") for i, r in enumerate(candidates)]
-        picked = await self.app.push_screen_wait(PickDialog("Which recorded observation is key evidence?", choices))
+        picked = await self.app.push_screen_wait(
+            PickDialog("Which recorded observation is key evidence?", choices)
+        )
         if picked is None:
             return
         rec = candidates[int(picked)]
@@ -74,9 +80,16 @@ class GoldenSection(Section):
         def check(values: FormValues) -> str | None:
             return self.try_edit(lambda s: s.add_golden(rec.device, rec.command, values["why"]))
 
-        await self.app.push_screen_wait(FormDialog(f"Golden action: {rec.device} {rec.command}", [
-            FormField("why", "Why this observation matters for the diagnosis", required=True),
-        ], check=check, submit_label="Add"))
+        await self.app.push_screen_wait(
+            FormDialog(
+                f"Golden action: {rec.device} {rec.command}",
+                [
+                    FormField("why", "Why this observation matters for the diagnosis", required=True),
+                ],
+                check=check,
+                submit_label="Add",
+            )
+        )
 
     @background()
     async def action_edit(self) -> None:
@@ -88,9 +101,18 @@ class GoldenSection(Section):
         def check(values: FormValues) -> str | None:
             return self.try_edit(lambda s: s.set_golden_why(idx, values["why"]))
 
-        await self.app.push_screen_wait(FormDialog(f"Golden action: {act.device} {act.command}", [
-            FormField("why", "Why this observation matters for the diagnosis", act.why, required=True),
-        ], check=check, submit_label="Save"))
+        await self.app.push_screen_wait(
+            FormDialog(
+                f"Golden action: {act.device} {act.command}",
+                [
+                    FormField(
+                        "why", "Why this observation matters for the diagnosis", act.why, required=True
+                    ),
+                ],
+                check=check,
+                submit_label="Save",
+            )
+        )
 
     @background()
     async def action_remove(self) -> None:
@@ -98,8 +120,11 @@ class GoldenSection(Section):
         if idx is None:
             return
         act = self.session.draft.hidden.golden_actions[idx]
-        if await self.app.push_screen_wait(ConfirmDialog(f"Remove the golden action {act.device} {act.command}?",
-                                                         detail="The recording stays.")):
+        if await self.app.push_screen_wait(
+            ConfirmDialog(
+                f"Remove the golden action {act.device} {act.command}?", detail="The recording stays."
+            )
+        ):
             self.edit(lambda s: s.remove_golden(idx), "golden removed")
 
     @on(DataTable.RowSelected, "#golden-table")

@@ -68,12 +68,27 @@ class MetadataSection(Section):
     HELP = "Authored fields above; below, declared values beside derived ones (red: they disagree)."
 
     BINDINGS = [
-        Binding("equals_sign", "declare_derived", "Declare derived", id="metadata.declare",
-                tooltip="Declare the highlighted field with its derived value"),
-        Binding("D", "declare_all", "Declare all", id="metadata.declare_all",
-                tooltip="Declare every derived field with its derived value"),
-        Binding("delete", "clear_declared", "Clear", id="metadata.clear",
-                tooltip="Stop declaring the highlighted field"),
+        Binding(
+            "equals_sign",
+            "declare_derived",
+            "Declare derived",
+            id="metadata.declare",
+            tooltip="Declare the highlighted field with its derived value",
+        ),
+        Binding(
+            "D",
+            "declare_all",
+            "Declare all",
+            id="metadata.declare_all",
+            tooltip="Declare every derived field with its derived value",
+        ),
+        Binding(
+            "delete",
+            "clear_declared",
+            "Clear",
+            id="metadata.clear",
+            tooltip="Stop declaring the highlighted field",
+        ),
     ]
 
     DEFAULT_CSS = """
@@ -93,23 +108,37 @@ class MetadataSection(Section):
         with Grid(id="meta-form"):
             if rca:
                 yield Label("Observability")
-                yield Select[str]([("O1 (direct)", "O1"), ("O2 (inferred)", "O2")],
-                                  id="meta-observability", prompt="not set", allow_blank=True,
-                                  tooltip=AUTHORED_HELP["observability"])
+                yield Select[str](
+                    [("O1 (direct)", "O1"), ("O2 (inferred)", "O2")],
+                    id="meta-observability",
+                    prompt="not set",
+                    allow_blank=True,
+                    tooltip=AUTHORED_HELP["observability"],
+                )
                 yield Label("Propagation chain N_c")
-                yield Input(id="meta-chain_length", placeholder="e.g. 2", tooltip=AUTHORED_HELP["chain_length"])
+                yield Input(
+                    id="meta-chain_length", placeholder="e.g. 2", tooltip=AUTHORED_HELP["chain_length"]
+                )
             yield Label("Protocol mechanisms")
-            yield Input(id="meta-protocol_mechanisms", placeholder="comma-separated, e.g. OSPF, static routing",
-                        tooltip=AUTHORED_HELP["protocol_mechanisms"])
+            yield Input(
+                id="meta-protocol_mechanisms",
+                placeholder="comma-separated, e.g. OSPF, static routing",
+                tooltip=AUTHORED_HELP["protocol_mechanisms"],
+            )
             if rca:
                 yield Label("Root causes N_r (if ≠ entries)")
-                yield Input(id="meta-root_cause_count", placeholder="leave empty when equal to the entries",
-                            tooltip=AUTHORED_HELP["root_cause_count"])
+                yield Input(
+                    id="meta-root_cause_count",
+                    placeholder="leave empty when equal to the entries",
+                    tooltip=AUTHORED_HELP["root_cause_count"],
+                )
             yield Label("Rationale (one sentence)")
             yield Input(id="meta-rationale", placeholder="how the evidence leads to the answer")
         yield Static("", id="meta-error")
-        yield Label("Declared vs derived  (Enter: edit · =: declare the derived value · D: declare all · Del: clear)",
-                    classes="label")
+        yield Label(
+            "Declared vs derived  (Enter: edit · =: declare the derived value · D: declare all · Del: clear)",
+            classes="label",
+        )
         yield DataTable(id="meta-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
@@ -123,7 +152,8 @@ class MetadataSection(Section):
         meta = draft.hidden.metadata
         self.query_one("#meta-status", Static).update(
             f"Status: {draft.task.status.value} (changed by the review workflow, not here) · "
-            f"authors: {', '.join(draft.task.authors) or '—'}")
+            f"authors: {', '.join(draft.task.authors) or '—'}"
+        )
         values = {
             "chain_length": "" if meta.chain_length is None else str(meta.chain_length),
             "protocol_mechanisms": ", ".join(meta.protocol_mechanisms),
@@ -276,6 +306,13 @@ class MetadataSection(Section):
             return self.try_edit(lambda s: s.set_metadata(declared={name: value}))
 
         current = "" if row.declared is None else show(row.declared)
-        await self.app.push_screen_wait(FormDialog(f"Declare {name} (derived: {show(row.derived)})", [
-            FormField("value", f"{name} (empty: do not declare)", current),
-        ], check=check, submit_label="Save"))
+        await self.app.push_screen_wait(
+            FormDialog(
+                f"Declare {name} (derived: {show(row.derived)})",
+                [
+                    FormField("value", f"{name} (empty: do not declare)", current),
+                ],
+                check=check,
+                submit_label="Save",
+            )
+        )

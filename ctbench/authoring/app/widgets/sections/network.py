@@ -26,27 +26,56 @@ def device_fields(dev: Device | None) -> list[FormField]:
     d = dev
     return [
         FormField("name", "Name (no spaces or ';')", d.name if d else "", required=True),
-        FormField("vendor", "Vendor", d.vendor if d else "", placeholder="Huawei, H3C, Cisco, Juniper…", required=True,
-                  suggestions=("Huawei", "H3C", "Cisco", "Juniper", "Generic")),
-        FormField("os", "CLI family (empty for hosts without a CLI)", (d.os or "") if d else "", kind="select",
-                  options=tuple((o, o) for o in os_families())),
-        FormField("type", "Device type", d.type if d else "", placeholder="router, switch, firewall, server, pc…",
-                  required=True, suggestions=("router", "switch", "firewall", "server", "pc", "load balancer")),
+        FormField(
+            "vendor",
+            "Vendor",
+            d.vendor if d else "",
+            placeholder="Huawei, H3C, Cisco, Juniper…",
+            required=True,
+            suggestions=("Huawei", "H3C", "Cisco", "Juniper", "Generic"),
+        ),
+        FormField(
+            "os",
+            "CLI family (empty for hosts without a CLI)",
+            (d.os or "") if d else "",
+            kind="select",
+            options=tuple((o, o) for o in os_families()),
+        ),
+        FormField(
+            "type",
+            "Device type",
+            d.type if d else "",
+            placeholder="router, switch, firewall, server, pc…",
+            required=True,
+            suggestions=("router", "switch", "firewall", "server", "pc", "load balancer"),
+        ),
         FormField("role", "Role", d.role if d else "", placeholder="core, access, gateway, PE…"),
         FormField("site", "Site", d.site if d else ""),
         FormField("cluster", "Cluster (HA pair, stack)", d.cluster if d else ""),
         FormField("model", "Hardware model", d.model if d else ""),
-        FormField("interfaces", "Interfaces, comma-separated (full names)", ", ".join(d.interfaces) if d else ""),
-        FormField("addresses", "Addresses, comma-separated (a.b.c.d/len)", ", ".join(d.addresses) if d else ""),
+        FormField(
+            "interfaces", "Interfaces, comma-separated (full names)", ", ".join(d.interfaces) if d else ""
+        ),
+        FormField(
+            "addresses", "Addresses, comma-separated (a.b.c.d/len)", ", ".join(d.addresses) if d else ""
+        ),
     ]
 
 
 def device_from(values: FormValues) -> Device:
     try:
-        return Device(name=values["name"].strip(), vendor=values["vendor"].strip(), os=values["os"] or None,
-                      type=values["type"].strip(), role=values["role"].strip(), site=values["site"].strip(),
-                      cluster=values["cluster"].strip(), model=values["model"].strip(),
-                      interfaces=split_csv(values["interfaces"]), addresses=split_csv(values["addresses"]))
+        return Device(
+            name=values["name"].strip(),
+            vendor=values["vendor"].strip(),
+            os=values["os"] or None,
+            type=values["type"].strip(),
+            role=values["role"].strip(),
+            site=values["site"].strip(),
+            cluster=values["cluster"].strip(),
+            model=values["model"].strip(),
+            interfaces=split_csv(values["interfaces"]),
+            addresses=split_csv(values["addresses"]),
+        )
     except ValidationError as exc:
         raise EditError(validation_message(exc, "")) from None
 
@@ -54,20 +83,41 @@ def device_from(values: FormValues) -> Device:
 class NetworkSection(Section):
     SECTION_ID = "network"
     TITLE = "Network"
-    HELP = ("Space: let agents query a device or not. Networks are shared: device and link edits apply to "
-            "every task on the network.")
+    HELP = (
+        "Space: let agents query a device or not. Networks are shared: device and link edits apply to "
+        "every task on the network."
+    )
 
     BINDINGS = [
-        Binding("c", "choose_network", "Choose network", id="network.choose",
-                tooltip="Run the task on another shared network"),
-        Binding("N", "new_network", "New network", id="network.new", tooltip="Create a network for this task"),
-        Binding("a", "add_device", "Add device", id="network.add_device", tooltip="Add a device to the network"),
+        Binding(
+            "c",
+            "choose_network",
+            "Choose network",
+            id="network.choose",
+            tooltip="Run the task on another shared network",
+        ),
+        Binding(
+            "N", "new_network", "New network", id="network.new", tooltip="Create a network for this task"
+        ),
+        Binding(
+            "a", "add_device", "Add device", id="network.add_device", tooltip="Add a device to the network"
+        ),
         Binding("e", "edit_device", "Edit", id="network.edit_device", tooltip="Edit the highlighted device"),
-        Binding("space", "toggle_access", "Agent access", id="network.toggle_access",
-                tooltip="Let agents query the highlighted device, or not"),
+        Binding(
+            "space",
+            "toggle_access",
+            "Agent access",
+            id="network.toggle_access",
+            tooltip="Let agents query the highlighted device, or not",
+        ),
         Binding("l", "add_link", "Add link", id="network.add_link", tooltip="Cable two interfaces together"),
-        Binding("x", "remove", "Remove", id="network.remove",
-                tooltip="Remove the highlighted device or link (asks first)"),
+        Binding(
+            "x",
+            "remove",
+            "Remove",
+            id="network.remove",
+            tooltip="Remove the highlighted device or link (asks first)",
+        ),
     ]
 
     DEFAULT_CSS = """
@@ -87,7 +137,8 @@ class NetworkSection(Section):
 
     def on_mount(self) -> None:
         self.query_one("#network-devices", DataTable).add_columns(
-            "Device", "Vendor", "OS", "Type", "Role", "Site", "Agent access")
+            "Device", "Vendor", "OS", "Type", "Role", "Site", "Agent access"
+        )
         self.query_one("#network-links", DataTable).add_columns("#", "End A", "End B")
         self.refresh_view()
 
@@ -96,14 +147,24 @@ class NetworkSection(Section):
         try:
             net = session.network
         except Exception as exc:
-            self.query_one("#network-info", Static).update(Text(f"network cannot be read: {exc}", style="red"))
+            self.query_one("#network-info", Static).update(
+                Text(f"network cannot be read: {exc}", style="red")
+            )
             return
         draft = session.draft
-        state = ("new network, saved with the task" if draft.network_is_new else
-                 "shared network, edited here: saved to networks/ with the task" if draft.network is not None else
-                 "shared network")
-        info = Text.assemble(("Network ", "dim"), (net.name, "bold"), f"  ({state}) · ", (
-            f"{len(net.devices)} device(s), {len(net.links)} link(s)", "dim"))
+        state = (
+            "new network, saved with the task"
+            if draft.network_is_new
+            else "shared network, edited here: saved to networks/ with the task"
+            if draft.network is not None
+            else "shared network"
+        )
+        info = Text.assemble(
+            ("Network ", "dim"),
+            (net.name, "bold"),
+            f"  ({state}) · ",
+            (f"{len(net.devices)} device(s), {len(net.links)} link(s)", "dim"),
+        )
         if net.description:
             info.append(f"\n{net.description}", style="dim")
         self.query_one("#network-info", Static).update(info)
@@ -153,27 +214,39 @@ class NetworkSection(Section):
     @background()
     async def action_choose_network(self) -> None:
         names = self.session.ts.network_names()
-        choice = await self.app.push_screen_wait(PickDialog(
-            "Run the task on which shared network?", [Choice(n, n) for n in names], initial=""))
+        choice = await self.app.push_screen_wait(
+            PickDialog("Run the task on which shared network?", [Choice(n, n) for n in names], initial="")
+        )
         if choice is not None:
             self.edit(lambda s: s.use_network(choice), f"network {choice}")
 
     @background()
     async def action_new_network(self) -> None:
         def check(values: FormValues) -> str | None:
-            return self.try_edit(lambda s: s.create_network(values["name"].strip(), values["description"].strip()))
+            return self.try_edit(
+                lambda s: s.create_network(values["name"].strip(), values["description"].strip())
+            )
 
-        await self.app.push_screen_wait(FormDialog("New network for this task", [
-            FormField("name", "Network name (file networks/NAME.yaml)", required=True),
-            FormField("description", "Description"),
-        ], check=check, submit_label="Create"))
+        await self.app.push_screen_wait(
+            FormDialog(
+                "New network for this task",
+                [
+                    FormField("name", "Network name (file networks/NAME.yaml)", required=True),
+                    FormField("description", "Description"),
+                ],
+                check=check,
+                submit_label="Create",
+            )
+        )
 
     @background()
     async def action_add_device(self) -> None:
         def check(values: FormValues) -> str | None:
             return self.try_edit(lambda s: s.upsert_device(device_from(values)))
 
-        await self.app.push_screen_wait(FormDialog("Add a device", device_fields(None), check=check, submit_label="Add"))
+        await self.app.push_screen_wait(
+            FormDialog("Add a device", device_fields(None), check=check, submit_label="Add")
+        )
 
     @background()
     async def action_edit_device(self) -> None:
@@ -185,7 +258,9 @@ class NetworkSection(Section):
         def check(values: FormValues) -> str | None:
             return self.try_edit(lambda s: s.upsert_device(device_from(values), replaces=name))
 
-        await self.app.push_screen_wait(FormDialog(f"Edit {name}", device_fields(dev), check=check, submit_label="Save"))
+        await self.app.push_screen_wait(
+            FormDialog(f"Edit {name}", device_fields(dev), check=check, submit_label="Save")
+        )
 
     def action_toggle_access(self) -> None:
         name = self._current_device()
@@ -204,8 +279,9 @@ class NetworkSection(Section):
             if node is None:
                 return
             ifaces = [Choice(i, i) for i in session.device(node).interfaces]
-            iface = await self.app.push_screen_wait(PickDialog(
-                f"Link end {which}: interface of {node}", ifaces, allow_custom=True))
+            iface = await self.app.push_screen_wait(
+                PickDialog(f"Link end {which}: interface of {node}", ifaces, allow_custom=True)
+            )
             if not iface:
                 return
             ends.append(f"{node}:{iface}")
@@ -226,9 +302,13 @@ class NetworkSection(Section):
         name = self._current_device()
         if name is None:
             return
-        if await self.app.push_screen_wait(ConfirmDialog(
+        if await self.app.push_screen_wait(
+            ConfirmDialog(
                 f"Remove {name} from network {self.session.network.name}?",
-                detail="Its links go with it. Other tasks on this network lose the device too.", danger=True)):
+                detail="Its links go with it. Other tasks on this network lose the device too.",
+                danger=True,
+            )
+        ):
             self.edit(lambda s: s.remove_device(name), f"removed {name}")
 
     @on(DataTable.RowSelected, "#network-devices")

@@ -35,8 +35,15 @@ def describe_bytes(data: bytes) -> str:
         lines.pop()  # the final newline ends the last line, it does not start another
     crlf = data.count(b"\r\n")
     lf = data.count(b"\n") - crlf
-    ends = "CRLF" if crlf and not lf else "LF" if lf and not crlf else f"mixed ({crlf} CRLF, {lf} LF)" \
-        if crlf or lf else "no line ends"
+    ends = (
+        "CRLF"
+        if crlf and not lf
+        else "LF"
+        if lf and not crlf
+        else f"mixed ({crlf} CRLF, {lf} LF)"
+        if crlf or lf
+        else "no line ends"
+    )
     trailing = sum(1 for ln in lines if ln.rstrip(b"\r").endswith((b" ", b"\t")))
     parts = [f"{len(data)} bytes", f"{len(lines)} lines", ends]
     if trailing:
@@ -65,7 +72,7 @@ def render_bytes(data: bytes, invisibles: bool) -> Text:
                 out.append(ch)
             else:
                 out.append(f"\\x{ord(ch):02x}", style="reverse")
-        tail = body[len(stripped):]
+        tail = body[len(stripped) :]
         if invisibles:
             out.append(tail.replace(" ", "·").replace("\t", "→"), style="dim")
             if cr:
@@ -83,18 +90,45 @@ class RecordingsSection(Section):
     HELP = "Captured outputs by device and canonical command; the replay backend serves them byte for byte."
 
     BINDINGS = [
-        Binding("p", "paste", "Paste", id="recordings.paste", tooltip="Add a recording by pasting the output"),
-        Binding("f", "from_file", "From file", id="recordings.file",
-                tooltip="Add a recording from a file holding one command's output"),
-        Binding("a", "attach", "Attach capture", id="recordings.attach",
-                tooltip="Import every command of a terminal session log (SecureCRT/PuTTY/script)"),
-        Binding("r", "replace", "Replace", id="recordings.replace",
-                tooltip="Replace the highlighted recording's output"),
+        Binding(
+            "p", "paste", "Paste", id="recordings.paste", tooltip="Add a recording by pasting the output"
+        ),
+        Binding(
+            "f",
+            "from_file",
+            "From file",
+            id="recordings.file",
+            tooltip="Add a recording from a file holding one command's output",
+        ),
+        Binding(
+            "a",
+            "attach",
+            "Attach capture",
+            id="recordings.attach",
+            tooltip="Import every command of a terminal session log (SecureCRT/PuTTY/script)",
+        ),
+        Binding(
+            "r",
+            "replace",
+            "Replace",
+            id="recordings.replace",
+            tooltip="Replace the highlighted recording's output",
+        ),
         Binding("x", "remove", "Remove", id="recordings.remove", tooltip="Remove the highlighted recording"),
-        Binding("g", "golden", "Make golden", id="recordings.golden",
-                tooltip="Mark the highlighted recording as a golden action"),
-        Binding("i", "invisibles", "Invisibles", id="recordings.invisibles",
-                tooltip="Show line ends, tabs and trailing spaces"),
+        Binding(
+            "g",
+            "golden",
+            "Make golden",
+            id="recordings.golden",
+            tooltip="Mark the highlighted recording as a golden action",
+        ),
+        Binding(
+            "i",
+            "invisibles",
+            "Invisibles",
+            id="recordings.invisibles",
+            tooltip="Show line ends, tabs and trailing spaces",
+        ),
     ]
 
     DEFAULT_CSS = """
@@ -136,8 +170,12 @@ class RecordingsSection(Section):
         row = table.cursor_row
         table.clear()
         for rec in draft.task.recordings:
-            state = Text("unsaved", style="yellow") if rec.file in draft.pending else Text("saved", style="dim")
-            table.add_row(rec.device, rec.command, Text("★", style="bold") if rec.key in golden else "", state)
+            state = (
+                Text("unsaved", style="yellow") if rec.file in draft.pending else Text("saved", style="dim")
+            )
+            table.add_row(
+                rec.device, rec.command, Text("★", style="bold") if rec.key in golden else "", state
+            )
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
         self._show_current()
@@ -188,12 +226,27 @@ class RecordingsSection(Section):
             data = values["output"].encode("utf-8")
             return self.try_edit(lambda s: s.add_recording(values["device"].strip(), values["command"], data))
 
-        await self.app.push_screen_wait(FormDialog("Paste a recording", [
-            FormField("device", "Device", first, required=True, suggestions=devices,
-                      help="Devices with a CLI: " + ", ".join(devices)),
-            FormField("command", "Command, as typed on the device (stored in canonical form)", required=True),
-            FormField("output", "Output, as the device printed it", kind="text", required=True),
-        ], check=check, submit_label="Add"))
+        await self.app.push_screen_wait(
+            FormDialog(
+                "Paste a recording",
+                [
+                    FormField(
+                        "device",
+                        "Device",
+                        first,
+                        required=True,
+                        suggestions=devices,
+                        help="Devices with a CLI: " + ", ".join(devices),
+                    ),
+                    FormField(
+                        "command", "Command, as typed on the device (stored in canonical form)", required=True
+                    ),
+                    FormField("output", "Output, as the device printed it", kind="text", required=True),
+                ],
+                check=check,
+                submit_label="Add",
+            )
+        )
 
     @background()
     async def action_from_file(self) -> None:
@@ -208,21 +261,38 @@ class RecordingsSection(Section):
                 return f"{values['file']}: cannot read ({exc.strerror or exc})"
             return self.try_edit(lambda s: s.add_recording(values["device"].strip(), values["command"], data))
 
-        await self.app.push_screen_wait(FormDialog("Add a recording from a file", [
-            FormField("device", "Device", first, required=True, suggestions=devices),
-            FormField("command", "Command, as typed on the device", required=True),
-            FormField("file", "File with the output (read byte for byte)", required=True),
-        ], check=check, submit_label="Add"))
+        await self.app.push_screen_wait(
+            FormDialog(
+                "Add a recording from a file",
+                [
+                    FormField("device", "Device", first, required=True, suggestions=devices),
+                    FormField("command", "Command, as typed on the device", required=True),
+                    FormField("file", "File with the output (read byte for byte)", required=True),
+                ],
+                check=check,
+                submit_label="Add",
+            )
+        )
 
     @background()
     async def action_attach(self) -> None:
-        values = await self.app.push_screen_wait(FormDialog("Attach a terminal session log", [
-            FormField("files", "Session log file(s), comma-separated", required=True),
-            FormField("device", "Device (only if the log shows no recognisable prompt)",
-                      suggestions=self._device_choices()),
-            FormField("replace", "Replace recordings that already exist? (yes/no)", "no"),
-        ], submit_label="Import", help="Prompts tell which device each command ran on; pagination is removed, "
-                                      "outputs are otherwise kept byte for byte."))
+        values = await self.app.push_screen_wait(
+            FormDialog(
+                "Attach a terminal session log",
+                [
+                    FormField("files", "Session log file(s), comma-separated", required=True),
+                    FormField(
+                        "device",
+                        "Device (only if the log shows no recognisable prompt)",
+                        suggestions=self._device_choices(),
+                    ),
+                    FormField("replace", "Replace recordings that already exist? (yes/no)", "no"),
+                ],
+                submit_label="Import",
+                help="Prompts tell which device each command ran on; pagination is removed, "
+                "outputs are otherwise kept byte for byte.",
+            )
+        )
         if values is None:
             return
         files = [f.strip() for f in values["files"].split(",") if f.strip()]
@@ -235,12 +305,18 @@ class RecordingsSection(Section):
         try:
             found, problems = read_captures(self.session.ts, spec, files, device=device)
         except (EditError, CtbError, OSError) as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="Capture not imported", severity="error",
-                                      timeout=10)
+            self.app.call_from_thread(
+                self.notify, str(exc), title="Capture not imported", severity="error", timeout=10
+            )
             return
         except Exception as exc:  # the importer is another component: report its failure, keep editing
-            self.app.call_from_thread(self.notify, f"the capture importer failed: {type(exc).__name__}: {exc}",
-                                      title="Capture not imported", severity="error", timeout=10)
+            self.app.call_from_thread(
+                self.notify,
+                f"the capture importer failed: {type(exc).__name__}: {exc}",
+                title="Capture not imported",
+                severity="error",
+                timeout=10,
+            )
             return
         self.app.call_from_thread(self._add_captured, found, problems, replace)
 
@@ -277,10 +353,17 @@ class RecordingsSection(Section):
                 return "Paste the new output or name a file."
             return self.try_edit(lambda s: s.add_recording(rec.device, rec.command, data, replace=True))
 
-        await self.app.push_screen_wait(FormDialog(f"Replace {rec.device} {rec.command}", [
-            FormField("output", "New output (pasted)", kind="text"),
-            FormField("file", "…or a file with the new output"),
-        ], check=check, submit_label="Replace"))
+        await self.app.push_screen_wait(
+            FormDialog(
+                f"Replace {rec.device} {rec.command}",
+                [
+                    FormField("output", "New output (pasted)", kind="text"),
+                    FormField("file", "…or a file with the new output"),
+                ],
+                check=check,
+                submit_label="Replace",
+            )
+        )
 
     @background()
     async def action_remove(self) -> None:
@@ -289,9 +372,12 @@ class RecordingsSection(Section):
             return
         golden = rec.key in self.session.draft.hidden.golden_keys()
         detail = "It is a golden action: the golden action goes too." if golden else ""
-        if await self.app.push_screen_wait(ConfirmDialog(f"Remove the recording {rec.device} {rec.command}?",
-                                                         detail=detail, danger=golden)):
-            self.edit(lambda s: s.remove_recording(rec.device, rec.command, cascade=True), "recording removed")
+        if await self.app.push_screen_wait(
+            ConfirmDialog(f"Remove the recording {rec.device} {rec.command}?", detail=detail, danger=golden)
+        ):
+            self.edit(
+                lambda s: s.remove_recording(rec.device, rec.command, cascade=True), "recording removed"
+            )
 
     @background()
     async def action_golden(self) -> None:
@@ -302,9 +388,16 @@ class RecordingsSection(Section):
         def check(values: FormValues) -> str | None:
             return self.try_edit(lambda s: s.add_golden(rec.device, rec.command, values["why"]))
 
-        await self.app.push_screen_wait(FormDialog(f"Golden action: {rec.device} {rec.command}", [
-            FormField("why", "Why this observation matters for the diagnosis", required=True),
-        ], check=check, submit_label="Add"))
+        await self.app.push_screen_wait(
+            FormDialog(
+                f"Golden action: {rec.device} {rec.command}",
+                [
+                    FormField("why", "Why this observation matters for the diagnosis", required=True),
+                ],
+                check=check,
+                submit_label="Add",
+            )
+        )
 
     def action_invisibles(self) -> None:
         self.invisibles = not self.invisibles

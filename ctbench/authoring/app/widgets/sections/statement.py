@@ -40,8 +40,15 @@ class StatementSection(Section):
     TITLE = "Statement"
     HELP = "What the agent is told: the symptom, where it is seen, and the answer format — never the answer."
 
-    BINDINGS = [Binding("ctrl+t", "toggle_preview", "Prompt preview", id="statement.preview",
-                        tooltip="Switch between the statement and the full prompt an agent receives")]
+    BINDINGS = [
+        Binding(
+            "ctrl+t",
+            "toggle_preview",
+            "Prompt preview",
+            id="statement.preview",
+            tooltip="Switch between the statement and the full prompt an agent receives",
+        )
+    ]
 
     DEFAULT_CSS = """
     StatementSection #statement-text { height: 1fr; }

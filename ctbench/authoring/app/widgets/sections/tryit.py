@@ -34,17 +34,28 @@ def open_replay(ts: TaskSet, draft: TaskDraft, folder: Path) -> tuple[Any | None
         session = IsolatedEngine(shadow).open_session(draft.id)
     except Exception as exc:  # the engine refuses broken tasks with its own message: show it
         return None, f"The replay engine cannot open this task yet: {exc}"
-    return session, (f"Replaying the working copy of {draft.id} (unsaved edits included) from a process "
-                     "with no hidden.yaml in its view; the agent sees exactly this. Ctrl+R reloads after edits.")
+    return session, (
+        f"Replaying the working copy of {draft.id} (unsaved edits included) from a process "
+        "with no hidden.yaml in its view; the agent sees exactly this. Ctrl+R reloads after edits."
+    )
 
 
 class TryItSection(Section):
     SECTION_ID = "tryit"
     TITLE = "Try it"
-    HELP = "Query the devices as an agent will: abbreviations, errors and denials as the replay backend answers."
+    HELP = (
+        "Query the devices as an agent will: abbreviations, errors and denials as the replay backend answers."
+    )
 
-    BINDINGS = [Binding("ctrl+r", "reload", "Reload", id="tryit.reload",
-                        tooltip="Reopen the replay session on the current working copy")]
+    BINDINGS = [
+        Binding(
+            "ctrl+r",
+            "reload",
+            "Reload",
+            id="tryit.reload",
+            tooltip="Reopen the replay session on the current working copy",
+        )
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
