@@ -1,6 +1,6 @@
-"""Runner benchmarks: per-task overhead and concurrency speed-up (issue 5). Prints figures.
+"""Runner benchmarks: per-task overhead, concurrency speed-up, MCP proxy rate (issues 5, 12). Prints figures.
 
-    python tests/bench/bench_runner.py [--tasks 1000] [--sleep-tasks 64]
+    python tests/bench/bench_runner.py [--tasks 1000] [--sleep-tasks 64] [--mcp-calls 500]
 
 1. Overhead: an agent that answers instantly (no replay call, a valid answer submitted) on 1,000
    generated tasks, concurrency 1 - everything measured is the runner's own work per task through
@@ -10,6 +10,9 @@
    run folder), so the executor and the single writer's share is the difference.
 2. Speed-up: an agent that sleeps 1 s, at concurrency 1 and 32, both as an in-process agent and as a
    real ``command`` agent (``sleep 1`` in its own process group). Target: near 32x.
+3. The ``ctb-replay mcp --connect`` proxy (what every agent CLI starts) against the direct
+   ``ctb-replay mcp TASK``, real MCP client on stdio, in the same run (tests/bench/bench_sandbox.py's
+   measurement, there also from inside the sandbox). Target: at least half the direct rate.
 """
 
 from __future__ import annotations
@@ -116,6 +119,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", type=int, default=1000, help="generated tasks for the overhead run")
     ap.add_argument("--sleep-tasks", type=int, default=64, help="tasks for the concurrency-32 run")
+    ap.add_argument("--mcp-calls", type=int, default=500, help="run_command calls per MCP transport")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ctbench-bench-runner-"))
     try:
@@ -163,6 +167,13 @@ def main() -> int:
             print(f"   concurrency 1             {n1} tasks in {t1:.2f} s = {per1:.3f} s/task")
             print(f"   concurrency 32            {n32} tasks in {t32:.2f} s = {per32:.3f} s/task")
             print(f"   speed-up                  {per1 / per32:.1f}x   (ideal 32x)")
+
+        # the figure issue 12 asks for beside these: the agent side of every external agent's calls
+        from tests.bench.bench_sandbox import bench_mcp
+        from tests.test_replay_support import build_vendor_task_set
+
+        print(f"\n3. the --connect MCP proxy beside the direct `ctb-replay mcp`, {args.mcp_calls} calls each")
+        bench_mcp(args.mcp_calls, build_vendor_task_set(work / "vendor-tasks"), work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
