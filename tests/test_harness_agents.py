@@ -82,6 +82,13 @@ def _lines(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
+def _why(folder: Path, line: dict) -> str:
+    """A failed line's error and the end of its task log: enough to tell a flake's cause from CI output."""
+    log = folder / "logs" / f"{line['task_id']}.log"
+    tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-40:] if log.is_file() else []
+    return f"{line['status']}: {line.get('error_kind')}: {line.get('error')}\n" + "\n".join(tail)
+
+
 def _settings(name: str, base_url: str, task_set: Path, out: Path, **kw: object) -> RunSettings:
     values: dict = {
         "agent": name,
@@ -124,7 +131,7 @@ def test_each_cli_scores_100_and_records_what_the_model_reported(
     lines = {line["task_id"]: line for line in _lines(report.folder)}
     for tid in TASKS:
         line = lines[tid]
-        assert (line["status"], line["answer_source"]) == ("answered", "submit"), line
+        assert (line["status"], line["answer_source"]) == ("answered", "submit"), _why(report.folder, line)
         reported = model.reported(tid)
         assert (line["input_tokens"], line["output_tokens"]) == (reported.input, reported.output), (
             line,
