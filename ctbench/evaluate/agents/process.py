@@ -246,7 +246,9 @@ def new_attempt_dir(label: str, *, root: Path | None = None) -> Path:
     later run can tell a folder whose runner died from one a live run is using.
     """
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:40]
-    path = Path(tempfile.mkdtemp(prefix=f"{ATTEMPT_PREFIX}{safe}-", dir=root))
+    pid = os.getpid()
+    # the runner in the name too: between mkdtemp and owner.json, another run's sweep must see whose it is
+    path = Path(tempfile.mkdtemp(prefix=f"{ATTEMPT_PREFIX}{safe}-o{pid}.{_start_time(pid) or 0}-", dir=root))
     _write_owner(path, [])
     return path
 
