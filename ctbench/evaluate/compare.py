@@ -15,13 +15,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.score import RunInfo, ScoredRun, Scorer
 from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
 from ctbench.store import TaskSet
-from ctbench.tables import Table
+from ctbench.tables import Cell, Table
+
+if TYPE_CHECKING:
+    from ctbench.evaluate.stats import PairedResult
 
 METRIC_TITLES = {
     "accuracy": "Acc",
@@ -254,6 +257,27 @@ def _p(value: float | None) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def result_cells(r: PairedResult, *, split: bool, test: bool = False) -> list[Cell]:
+    """A paired result's figures after its labels, as Tables 25-27 print them: A, B and A-B in percent,
+    then raw interval, p-values (the test's name with ``test``) and discordant counts when ``split``
+    (JSON), else the interval and p-values formatted for reading."""
+    cells: list[Cell] = [percent(r.a), percent(r.b), percent(r.diff)]
+    if split:
+        return [
+            *cells,
+            percent(r.ci_low),
+            percent(r.ci_high),
+            r.p_value,
+            r.p_holm,
+            *([r.test] if test else []),
+            r.a_only,
+            r.b_only,
+        ]
+    ci = "–" if r.ci_low is None else f"[{_num(percent(r.ci_low))}, {_num(percent(r.ci_high))}]"
+    disc = "" if r.a_only is None else f"{r.a_only} / {r.b_only}"
+    return [*cells, ci, _p(r.p_value), _p(r.p_holm), disc]
+
+
 def comparison_table(cmp: Comparison, *, split: bool = False) -> Table:
     """Table 25's shape: one row per comparator, family and metric; differences in percentage points.
 
@@ -305,40 +329,8 @@ def comparison_table(cmp: Comparison, *, split: bool = False) -> Table:
     )
     for r in rows:
         fam, metric, b = FAMILY_TITLES[r.family], METRIC_TITLES.get(r.metric, r.metric), label[r.run_b]
-        if split:
-            table.add(
-                fam,
-                metric,
-                a_label,
-                b,
-                r.n,
-                percent(r.a),
-                percent(r.b),
-                percent(r.diff),
-                percent(r.ci_low),
-                percent(r.ci_high),
-                r.p_value,
-                r.p_holm,
-                r.test,
-                r.a_only,
-                r.b_only,
-            )
-        else:
-            ci = "–" if r.ci_low is None else f"[{_num(percent(r.ci_low))}, {_num(percent(r.ci_high))}]"
-            disc = "" if r.a_only is None else f"{r.a_only} / {r.b_only}"
-            table.add(
-                fam,
-                metric,
-                b,
-                r.n,
-                percent(r.a),
-                percent(r.b),
-                percent(r.diff),
-                ci,
-                _p(r.p_value),
-                _p(r.p_holm),
-                disc,
-            )
+        head: list[Cell] = [fam, metric, a_label, b, r.n] if split else [fam, metric, b, r.n]
+        table.add(*head, *result_cells(r, split=split, test=True))
     n_res = cmp.results[0].n_resamples if cmp.results else 0
     table.note = (
         "Accuracy: exact two-sided McNemar test on discordant tasks (A only / B only). Loc, ID/Rest and "

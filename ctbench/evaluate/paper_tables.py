@@ -27,7 +27,7 @@ from itertools import combinations
 from typing import Any
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.compare import METRIC_TITLES, _metric_order, _num, _p, align, unique_names
+from ctbench.evaluate.compare import METRIC_TITLES, _metric_order, align, result_cells, unique_names
 from ctbench.evaluate.metrics import TaskScores
 from ctbench.evaluate.score import ABLATION_LEVEL, ScoredRun
 from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
@@ -411,21 +411,8 @@ def scoped_table(sc: ScopedComparison, *, split: bool = False) -> Table:
                 label[r.run_a],
                 label[r.run_b],
                 r.n,
-                percent(r.a),
-                percent(r.b),
-                percent(r.diff),
             ]
-            if split:
-                t.add(*head, percent(r.ci_low), percent(r.ci_high), r.p_value, r.p_holm, r.a_only, r.b_only)
-            else:
-                ci = "–" if r.ci_low is None else f"[{_num(percent(r.ci_low))}, {_num(percent(r.ci_high))}]"
-                t.add(
-                    *head,
-                    ci,
-                    _p(r.p_value),
-                    _p(r.p_holm),
-                    "" if r.a_only is None else f"{r.a_only} / {r.b_only}",
-                )
+            t.add(*head, *result_cells(r, split=split))
     sizes = ", ".join(f"{s.name}: {len(s.pairs)}" for s in sc.scopes)
     t.note = (
         "Differences are A minus B in percentage points. Accuracy: exact two-sided McNemar test; IoUs and "
