@@ -39,6 +39,7 @@ from ctbench.evaluate.agents import (
     InfrastructureError,
     make_agent,
 )
+from ctbench.evaluate.agents.process import ATTEMPT_PREFIX, owner_alive, owner_tag
 from ctbench.evaluate.runfolder import utc_now
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, OutcomeKind, Usage, WorkUnit
 
@@ -49,31 +50,9 @@ if TYPE_CHECKING:
     from ctbench.replay.session import Session
     from ctbench.store import TaskSet
 
-WORKSPACE_PREFIX = "ctbench-ws-"
+WORKSPACE_PREFIX = ATTEMPT_PREFIX
 """Prefix of attempt workspaces in the temp folder (a later run removes those a killed run left)."""
 LOG_PREFIX = "ctbench-log-"
-
-
-def _owner_tag() -> str:
-    """``o<pid>.<start>-``: names the runner process in a scratch folder's name, so another run's sweep
-    can tell a folder that is still being set up (no process has it as cwd yet) from one a dead run
-    left, without writing a marker file into the agent's workspace."""
-    from ctbench.evaluate.agents.process import _start_time
-
-    pid = os.getpid()
-    return f"o{pid}.{_start_time(pid) or 0}-"
-
-
-def _owner_alive(name: str) -> bool | None:
-    """Whether the runner named in a scratch folder's name still runs (None: the name has no tag)."""
-    from ctbench.evaluate.agents.process import _alive
-
-    for part in name.split("-"):
-        if part.startswith("o") and "." in part:
-            pid, _, start = part[1:].partition(".")
-            if pid.isdigit() and start.isdigit():
-                return int(pid) == os.getpid() or _alive(int(pid), int(start) or None)
-    return None
 
 
 def agent_options(settings: AgentSettings) -> AgentOptions:
@@ -239,7 +218,7 @@ class _Pieces:
 def _open_log(unit: WorkUnit) -> _Pieces:
     """The agent's log goes to a private temp file (adapters hand its descriptor to child processes);
     its bytes travel back in the outcome and the file is removed."""
-    log_dir = Path(tempfile.mkdtemp(prefix=f"{LOG_PREFIX}{_owner_tag()}"))
+    log_dir = Path(tempfile.mkdtemp(prefix=f"{LOG_PREFIX}{owner_tag()}"))
     log = AgentLog(log_dir / "agent.log")
     s = unit.settings
     model = f", model {s.model}" if s.model else ""
@@ -271,7 +250,7 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
     if agent.needs_http:
         if server is None:
             raise InfrastructureError("the replay HTTP server is not running")
-        pieces.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{unit.task_id}-{_owner_tag()}"))
+        pieces.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{unit.task_id}-{owner_tag()}"))
         # the session is served to the one client holding its token, at its own MCP endpoint
         grant = server.grant(pieces.session)
         token, mcp_url = grant.token, grant.mcp_url
@@ -415,7 +394,7 @@ async def _solve(
 def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
     """Remove attempt workspaces and logs whose run died (SIGKILL leaves them in the temp folder).
 
-    A folder whose name carries a live runner's tag (:func:`_owner_tag`) is left alone, so two runs on
+    A folder whose name carries a live runner's tag (:func:`~ctbench.evaluate.agents.process.owner_tag`) is left alone, so two runs on
     one machine never remove each other's; an untagged one (an older ctbench) belongs to a live
     attempt while some process still has it as its working directory or a file in it open.
     """
@@ -430,7 +409,7 @@ def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
     removed = 0
     now = time.time()
     for path in list(tmp.glob(f"{WORKSPACE_PREFIX}*")) + list(tmp.glob(f"{LOG_PREFIX}*")):
-        owner = _owner_alive(path.name)
+        owner = owner_alive(path.name)
         if owner or (path / OWNER_FILE).exists():  # a live runner's; owner.json ones: clean_stale_attempts
             continue
         try:

@@ -239,6 +239,24 @@ def _start_time(pid: int) -> int | None:
         return None
 
 
+def owner_tag() -> str:
+    """``o<pid>.<start>-``: names this runner in a scratch folder's name, so another run's sweep can tell
+    a folder still being set up (no process has it as cwd yet, no owner.json yet) from one a dead run
+    left, without writing a marker file into the agent's workspace."""
+    pid = os.getpid()
+    return f"o{pid}.{_start_time(pid) or 0}-"
+
+
+def owner_alive(name: str) -> bool | None:
+    """Whether the runner named in a scratch folder's name still runs (None: the name has no tag)."""
+    for part in name.split("-"):
+        if part.startswith("o") and "." in part:
+            pid, _, start = part[1:].partition(".")
+            if pid.isdigit() and start.isdigit():
+                return int(pid) == os.getpid() or _alive(int(pid), int(start) or None)
+    return None
+
+
 def new_attempt_dir(label: str, *, root: Path | None = None) -> Path:
     """A fresh private scratch folder for one attempt, owned by this runner process.
 
@@ -246,9 +264,8 @@ def new_attempt_dir(label: str, *, root: Path | None = None) -> Path:
     later run can tell a folder whose runner died from one a live run is using.
     """
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:40]
-    pid = os.getpid()
     # the runner in the name too: between mkdtemp and owner.json, another run's sweep must see whose it is
-    path = Path(tempfile.mkdtemp(prefix=f"{ATTEMPT_PREFIX}{safe}-o{pid}.{_start_time(pid) or 0}-", dir=root))
+    path = Path(tempfile.mkdtemp(prefix=f"{ATTEMPT_PREFIX}{safe}-{owner_tag()}", dir=root))
     _write_owner(path, [])
     return path
 
