@@ -34,7 +34,7 @@ from ctbench.evaluate.work import SandboxSettings
 from ctbench.replay.engine import ReplayEngine
 from ctbench.replay.http_server import serve_in_thread
 from ctbench.store import TaskSet
-from tests.conftest import REPO
+from tests.conftest import REPO, run_cli
 
 needs_bwrap = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
 
@@ -260,57 +260,42 @@ def test_auto_without_bubblewrap_refuses_in_one_line(tmp_path: Path, monkeypatch
 
 
 def test_cli_auto_without_bubblewrap_refuses_an_external_agent(task_set: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": str(tmp_path)}
-    env.pop("CTBENCH_DEBUG", None)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ctbench.evaluate.cli",
-            "run",
-            "--allow-unreviewed",
-            "--agent",
-            "command",
-            "--agent-cmd",
-            f"{sys.executable} -c pass",
-            "--tasks",
-            str(task_set),
-            "--out",
-            str(tmp_path / "run"),
-            "--progress",
-            "none",
-        ],
-        capture_output=True,
-        text=True,
+    env = {"PATH": str(tmp_path)}  # no bwrap on PATH
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "command",
+        "--agent-cmd",
+        f"{sys.executable} -c pass",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(tmp_path / "run"),
+        "--progress",
+        "none",
         env=env,
-        timeout=120,
     )
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "bubblewrap" in lines[0] and "--sandbox none" in lines[0], proc.stderr
     assert not (tmp_path / "run" / "results.jsonl").exists()
     # in-process agents need no sandbox
-    ok = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ctbench.evaluate.cli",
-            "run",
-            "--allow-unreviewed",
-            "--agent",
-            "oracle",
-            "--tasks",
-            str(task_set),
-            "--out",
-            str(tmp_path / "oracle"),
-            "--progress",
-            "none",
-            "--no-score",
-        ],
-        capture_output=True,
-        text=True,
+    ok = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "oracle",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(tmp_path / "oracle"),
+        "--progress",
+        "none",
+        "--no-score",
         env=env,
-        timeout=120,
     )
     assert ok.returncode == 0, ok.stderr
 
@@ -497,27 +482,19 @@ def test_agents_die_with_a_sigkilled_runner_and_the_next_run_cleans_up(
         if sandbox == "bwrap":  # the whole PID namespace goes: the children too
             assert wait_for(lambda: not processes(marker), timeout=10), "the sandbox outlived the runner"
         # the next run (any agent) kills what is left of the dead run and removes its workspaces
-        again = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ctbench.evaluate.cli",
-                "run",
-                "--allow-unreviewed",
-                "--agent",
-                "oracle",
-                "--tasks",
-                str(task_set),
-                "--out",
-                str(tmp_path / "next"),
-                "--progress",
-                "none",
-                "--no-score",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
+        again = run_cli(
+            "evaluate",
+            "run",
+            "--allow-unreviewed",
+            "--agent",
+            "oracle",
+            "--tasks",
+            str(task_set),
+            "--out",
+            str(tmp_path / "next"),
+            "--progress",
+            "none",
+            "--no-score",
         )
         assert again.returncode == 0, again.stderr
         assert wait_for(lambda: not processes(marker), timeout=10), "the next run left the dead run's agents"
@@ -536,32 +513,23 @@ def test_an_unsandboxed_run_says_so_on_the_scorecard_and_in_reports(
 ) -> None:
     script = tmp_path / "echo.py"
     script.write_text("import sys\nsys.stdin.read()\nprint('<answer>X;y;z</answer>')\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("CTBENCH_DEBUG", None)
     out = tmp_path / "run"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ctbench.evaluate.cli",
-            "run",
-            "--allow-unreviewed",
-            "--agent",
-            "command",
-            "--agent-cmd",
-            f"{sys.executable} {script}",
-            "--tasks",
-            str(task_set),
-            "--out",
-            str(out),
-            "--progress",
-            "none",
-            "--sandbox",
-            sandbox,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "command",
+        "--agent-cmd",
+        f"{sys.executable} {script}",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(out),
+        "--progress",
+        "none",
+        "--sandbox",
+        sandbox,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
@@ -569,13 +537,7 @@ def test_an_unsandboxed_run_says_so_on_the_scorecard_and_in_reports(
     assert f"sandbox: {sandbox}" in (out / "run.yaml").read_text()
     scores = json.loads((out / "scores.json").read_text())
     assert scores["run"]["sandbox"] == sandbox
-    report = subprocess.run(
-        [sys.executable, "-m", "ctbench.evaluate.cli", "report", str(out)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    report = run_cli("evaluate", "report", str(out), timeout=300)
     assert report.returncode == 0, report.stderr
     assert ("unsandboxed" in report.stdout) is (sandbox == "none"), report.stdout
 
