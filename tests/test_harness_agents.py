@@ -190,6 +190,8 @@ def test_unreachable_mcp_server_is_an_infrastructure_error_then_resumes(
         first = Runner(settings, agent=broken(settings.agent_options())).run()
         (line,) = _lines(first.folder)
         assert (line["status"], line["error_kind"]) == ("error", "infrastructure"), line
+        if name == "hermes":  # its MCP client's account of the failure, from a log that goes with the home
+            assert "[hermes agent.log]" in (first.folder / "logs" / "RCA-001.log").read_text(encoding="utf-8")
         again = Runner(
             _settings(name, model.url, task_set, tmp_path / "run", select="RCA-001", retry_errors=True)
         ).run()

@@ -155,6 +155,10 @@ class HermesAgent(HarnessAgent):
             self.record(result, cost_usd=float(cost))
         failed = _mcp_failure(launch.files["log"])
         if failed is not None:
+            # Hermes keeps its MCP servers' stderr in its own log, which goes with the attempt's home:
+            # its MCP lines go into the task log, so the cause of the failure can be read afterwards
+            for line in _mcp_lines(launch.files["log"]):
+                ctx.log.line(f"[hermes agent.log] {line}")
             raise InfrastructureError(f"{self.harness} started without the ctb tools: {failed}")
         if calls == 0 or (result.output_tokens == 0 and result.input_tokens == 0):
             raise InfrastructureError(
@@ -208,6 +212,15 @@ def _mcp_failure(log: Path) -> str | None:
     if "MCP: registered" not in text:
         return "MCP discovery did not finish"
     return None
+
+
+def _mcp_lines(log: Path, limit: int = 60) -> list[str]:
+    """The last lines of Hermes' agent.log that speak of MCP (its servers' stderr included)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [ln[:500] for ln in text.splitlines() if "mcp" in ln.lower() or "ctb" in ln][-limit:]
 
 
 def _final_message(db: Path) -> str | None:
