@@ -333,3 +333,28 @@ def test_cli_summary_and_json(task_set: TaskSet, tmp_path: Path) -> None:
         timeout=60,
     )
     assert res.returncode == 1 and "not found" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_log_without_any_prompt_is_an_error_not_an_empty_success(task_set: TaskSet, tmp_path: Path) -> None:
+    capture = tmp_path / "notes.txt"
+    capture.write_bytes(b"interface GigabitEthernet0/0/1 flapped twice\r\nsee ticket 4711\r\n")
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.authoring.cli",
+            "import-capture",
+            str(capture),
+            "--task",
+            "RCA-900",
+            "--tasks",
+            str(task_set.root),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
+    assert res.returncode == 1, res.stdout
+    assert "no device prompt found" in res.stdout and "notes.txt" in res.stdout
+    assert "no command found in" in res.stderr and "Traceback" not in res.stderr

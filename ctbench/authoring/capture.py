@@ -280,6 +280,12 @@ class Unattributed(BaseModel):
     reason: str
 
 
+NO_PROMPT = (
+    "no device prompt found, so no command to import: a session log shows each command after its "
+    "prompt, e.g. '<CORE_SW_01>display ip routing-table', 'R1#show ip route' or 'admin@PE1> show route'"
+)
+
+
 class CaptureReport(BaseModel):
     task: str
     files: list[str]
@@ -359,6 +365,8 @@ def collect(
     hosts_seen: set[str] = set()
     for name, data in captures.items():
         blocks = split_session(data, by_host)
+        if not blocks:
+            report.notes.append(f"{name}: {NO_PROMPT}")
         for block in blocks:
             report.commands += 1
             source = f"{name}:{block.line}"

@@ -21,6 +21,7 @@ unless --device names the one device the whole log comes from.
 Commands that are not imported are listed with their line in the log and the reason: unknown host,
 a line the device rejected, output taken through a filter, configuration commands, or a log that
 ends before the last prompt came back. An existing recording is never overwritten without --replace.
+It exits 1 when the files hold no command at all (no prompt it knows: the wrong file?).
 
 examples:
   ctb-author import-capture session.log --task RCA-007
@@ -41,6 +42,12 @@ def cmd_import_capture(args: argparse.Namespace) -> int:
         emit_json(report.model_dump(mode="json"))
     else:
         print(render_summary(report))
+    if report.commands == 0:  # the wrong file, or a prompt the splitter does not know: not a success
+        print(
+            f"{args.task}: nothing was imported: no command found in {', '.join(report.files)}",
+            file=sys.stderr,
+        )
+        return 1
     if not report.recorded and (report.unattributed or report.skipped):
         print(f"{args.task}: nothing was imported", file=sys.stderr)
     return 0
