@@ -128,7 +128,11 @@ class HermesAgent(HarnessAgent):
             env,
             workspace,
             home,
-            {"db": hermes_home / "state.db", "log": hermes_home / "logs" / "agent.log"},
+            {
+                "db": hermes_home / "state.db",
+                "log": hermes_home / "logs" / "agent.log",
+                "mcp_stderr": hermes_home / "logs" / "mcp-stderr.log",  # what the proxy wrote to stderr
+            },
         )
 
     def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
@@ -159,6 +163,8 @@ class HermesAgent(HarnessAgent):
             # its MCP lines go into the task log, so the cause of the failure can be read afterwards
             for line in _mcp_lines(launch.files["log"]):
                 ctx.log.line(f"[hermes agent.log] {line}")
+            for line in _tail(launch.files["mcp_stderr"]):
+                ctx.log.line(f"[hermes mcp-stderr.log] {line}")
             raise InfrastructureError(f"{self.harness} started without the ctb tools: {failed}")
         if calls == 0 or (result.output_tokens == 0 and result.input_tokens == 0):
             raise InfrastructureError(
@@ -221,6 +227,14 @@ def _mcp_lines(log: Path, limit: int = 60) -> list[str]:
     except OSError:
         return []
     return [ln[:500] for ln in text.splitlines() if "mcp" in ln.lower() or "ctb" in ln][-limit:]
+
+
+def _tail(path: Path, limit: int = 40) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [ln[:500] for ln in text.splitlines() if ln.strip()][-limit:]
 
 
 def _final_message(db: Path) -> str | None:
