@@ -424,13 +424,13 @@ class LookingRayExecutor(RayExecutor):
         assert self.shipper is not None
         self.seen["shipped"] = {k: ray.get(ref) for k, ref in self.shipper.refs.items()}
         self.seen["host_files"] = [await h.actor.files.remote() for h in self.hosts if h.alive]
-        # Everything any node process wrote: Ray's sessions (logs, spilled objects) and the nodes'
-        # TMPDIR (the hosts' task folders, the agents' workspaces).
+        # Everything any node process wrote: Ray's sessions (logs, spilled objects), the nodes' TMPDIR
+        # (the agents' workspaces) and the hosts' task folders (in /dev/shm where it has room).
+        roots = [self.root, *(Path(h.info["root"]) for h in self.hosts if h.alive)]
         self.seen["disk"] = {
-            str(f.relative_to(self.root)): f.read_bytes()
-            for f in self.root.rglob("*")
-            if f.is_file() and not f.is_symlink()
+            str(f): f.read_bytes() for r in roots for f in r.rglob("*") if f.is_file() and not f.is_symlink()
         }
+        self.seen["host_roots"] = roots[1:]
         await super().close()
 
 
@@ -472,7 +472,11 @@ def test_no_hidden_part_reaches_a_worker(cluster: Any, tmp_path: Path) -> None:
     for files in executor.seen["host_files"]:
         assert files and not any(rel.endswith("hidden.yaml") or secret in data for rel, data in files.items())
     disk = executor.seen["disk"]
-    assert any(rel.startswith("tmp/ctbench-ray-") and data == statement for rel, data in disk.items())
+    assert any(
+        Path(path).is_relative_to(host) and data == statement
+        for path, data in disk.items()
+        for host in executor.seen["host_roots"]
+    )
     leaked = [rel for rel, data in disk.items() if secret in data or rel.endswith("hidden.yaml")]
     assert leaked == []
 
@@ -717,5 +721,24 @@ def test_a_dead_hosts_folder_is_swept_a_live_ones_is_not(
     mine = tmp_path / f"{HOST_PREFIX}{os.getpid()}-def"
     for folder in (gone, mine):
         (folder / "rca").mkdir(parents=True)
-    assert sweep_dead_hosts() == 1
+    assert sweep_dead_hosts() >= 1  # /dev/shm may hold another dead run's too
     assert not gone.exists() and mine.exists()
+
+
+def test_a_host_keeps_its_task_files_in_ram_where_the_node_has_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctbench.evaluate import ray_executor as rx
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert rx.host_parent(str(tmp_path / "scratch")) == tmp_path / "scratch"  # --ray-host-dir wins
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    monkeypatch.setattr(rx, "SHM", shm)
+    monkeypatch.setattr(rx, "SHM_MIN_FREE", 1)
+    assert rx.host_parent() == shm
+    monkeypatch.setattr(rx, "SHM_MIN_FREE", 1 << 62)  # a container's small /dev/shm: the temp folder
+    assert rx.host_parent() == tmp_path
+    monkeypatch.setattr(rx, "SHM", tmp_path / "absent")
+    assert rx.host_parent() == tmp_path
