@@ -206,6 +206,24 @@ def test_import_command(starter_set: Path, tmp_path: Path) -> None:
     assert f"next: ctb-eval score {out}" in proc.stdout
     config = RunFolder(out).load_config()
     assert (config.agent, config.model) == ("hermes", "qwen")
+    items = paper_results(ts)
+    items[0]["final_answer"] = "I think it is a cabling problem somewhere."
+    src.write_text(json.dumps(items))
+    proc = run_cli(
+        "evaluate",
+        "import-results",
+        str(src),
+        "--out",
+        str(tmp_path / "runs" / "vague"),
+        "--tasks",
+        str(starter_set),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "imported 3 task(s) (2 answered," in proc.stdout
+    assert (
+        f"unparsable (the answer is not in the task's format; scored as wrong): {items[0]['question_id'].upper()}"
+        in proc.stdout
+    )
     src.write_text("{broken")
     proc = run_cli(
         "evaluate", "import-results", str(src), "--out", str(tmp_path / "x"), "--tasks", str(starter_set)

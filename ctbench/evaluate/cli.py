@@ -579,6 +579,14 @@ def cmd_import_results(args: argparse.Namespace) -> int:
         f"{': ' + outcomes if outcomes else ''}) into {summary.run_dir}"
     )
     print(f"task set: {task_set.root} at commit {summary.task_set_commit[:12]}")
+    why = {
+        "unparsable": "the answer is not in the task's format; scored as wrong",
+        "timeout": "timed out",
+        "error": "the harness reported an error",
+    }
+    for status, ids in summary.not_answered.items():
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        print(f"{status} ({why.get(status, status)}): {shown}")
     for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"next: ctb-eval score {summary.run_dir}")

@@ -101,6 +101,8 @@ class ImportSummary:
     commands: int = 0
     outcomes: dict[str, int] = field(default_factory=lambda: {o: 0 for o in OUTCOMES})
     warnings: list[str] = field(default_factory=list)
+    not_answered: dict[str, list[str]] = field(default_factory=dict)
+    """Status (unparsable, timeout, error) -> the tasks imported with it, so the report can name them."""
     task_set_commit: str = "none"
     """The commit of the task set the import canonicalised against."""
 
@@ -112,6 +114,7 @@ class ImportSummary:
             "commands": self.commands,
             "outcomes": dict(self.outcomes),
             "warnings": list(self.warnings),
+            "not_answered": {k: list(v) for k, v in self.not_answered.items()},
             "task_set_commit": self.task_set_commit,
         }
 
@@ -404,6 +407,8 @@ def import_results(
             else:
                 status = "answered" if parsed.status == "answered" else "unparsable"
             summary.answered += status == "answered"
+            if status != "answered":
+                summary.not_answered.setdefault(status, []).append(task_id)
             summary.commands += len(records)
             folder.append_result(
                 ResultLine(
