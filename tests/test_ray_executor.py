@@ -257,6 +257,32 @@ def test_ray_not_installed_is_one_clear_line(task_set: Path, tmp_path: Path) -> 
     assert r.stderr.strip().splitlines() == ["ctb-eval: executor 'ray' needs Ray: pip install 'ctbench[ray]'"]
 
 
+def test_executor_options_from_the_command_line_are_checked_in_one_line(
+    task_set: Path, tmp_path: Path
+) -> None:
+    from tests.conftest import run_cli
+
+    base = ["evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--allow-unreviewed"]
+    r = run_cli(*base, "--out", str(tmp_path / "a"), "--executor-option", "attempts_per_host=2")
+    assert r.returncode == 2 and r.stderr.strip() == (
+        "ctb-eval: --executor-option: the local executor has no options"
+    )
+    r = run_cli(*base, "--out", str(tmp_path / "b"), "--executor", "ray", "--executor-option", "noequals")
+    assert r.returncode == 2 and "--executor-option 'noequals': expected KEY=VALUE" in r.stderr
+    if ray is not None:
+        r = run_cli(
+            *base,
+            "--out",
+            str(tmp_path / "c"),
+            "--executor",
+            "ray",
+            "--executor-option",
+            "attempts_per_hst=2",
+        )
+        assert r.returncode == 1 and r.stderr.strip().count("\n") == 0, r.stderr
+        assert "option attempts_per_hst: Extra inputs are not permitted (options: address," in r.stderr
+
+
 def test_run_help_explains_the_ray_options() -> None:
     from tests.conftest import run_cli
 
@@ -500,6 +526,41 @@ def test_worker_without_what_the_agent_needs_fails_early_naming_the_node(
     assert _settled_cpus() == CLUSTER_CPUS  # and the refused host is gone, its CPU free again
 
 
+def test_a_node_that_cannot_import_the_host_fails_early_naming_the_node(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node without ctbench, as the driver's code reaches it: the hosts' class lives in a module only
+    the driver can import (its folder is on the driver's sys.path alone), so unpickling it on a node
+    fails exactly as it does where ctbench is not installed."""
+    only_here = tmp_path / "driver_only"
+    only_here.mkdir()
+    (only_here / "ctb_driver_only_host.py").write_text(
+        "from ctbench.evaluate.ray_executor import AttemptHost\n\nclass DriverOnlyHost(AttemptHost):\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(only_here))
+    import ctb_driver_only_host  # type: ignore[import-not-found]
+
+    class DriverOnlyExecutor(RayExecutor):
+        host_class = ctb_driver_only_host.DriverOnlyHost
+
+    tasks = copy_starters(tmp_path / "tasks")
+    runner = Runner(
+        _settings(tasks, tmp_path / "run", "oracle", concurrency=1),
+        executor=DriverOnlyExecutor(cpus_per_attempt=0.5),
+    )
+    with pytest.raises(CtbError) as err:
+        runner.run()
+    text = str(err.value)
+    assert text.startswith("executor 'ray': node 127.0.0.1 ("), text
+    assert (
+        "cannot start an attempt host (ModuleNotFoundError: No module named 'ctb_driver_only_host')" in text
+    )
+    assert "install ctbench" in text and "runtime_env" in text and "\n" not in text
+    results = tmp_path / "run" / "results.jsonl"
+    assert not results.exists() or results.read_bytes() == b""
+    assert _settled_cpus() == CLUSTER_CPUS
+
+
 def test_a_cluster_too_small_for_the_concurrency_is_one_clear_line(cluster: Any, tmp_path: Path) -> None:
     tasks = copy_starters(tmp_path / "tasks")
     runner = Runner(
@@ -512,6 +573,45 @@ def test_a_cluster_too_small_for_the_concurrency_is_one_clear_line(cluster: Any,
         "Lower --concurrency or --ray-cpus-per-attempt, or add nodes"
     )
     assert _settled_cpus() == CLUSTER_CPUS  # no host was started
+
+
+def test_executor_options_given_on_the_command_line_reach_the_hosts(cluster: Any, tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    tasks = copy_starters(tmp_path / "tasks")
+    hosts = tmp_path / "scratch" / "hosts"  # not there yet: the host makes it
+    r = run_cli(
+        "evaluate",
+        "run",
+        "--agent",
+        "oracle",
+        "--tasks",
+        str(tasks),
+        "--allow-unreviewed",
+        "--out",
+        str(tmp_path / "run"),
+        "--concurrency",
+        "2",
+        "--executor",
+        "ray",
+        "--ray-address",
+        cluster.address,
+        "--ray-cpus-per-attempt",
+        "0.5",
+        "--executor-option",
+        "attempts_per_host=1",
+        "--executor-option",
+        f"host_dir={hosts}",
+        "--progress",
+        "none",
+        "--json",
+        env={"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"},
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert len(lines) == 3 and all(line["status"] == "answered" for line in lines)
+    assert hosts.is_dir() and list(hosts.iterdir()) == []  # the hosts' folders were there, and are gone
 
 
 def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: Any, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -139,6 +140,15 @@ def _add_run(sub: Any) -> None:
         help="ray: CPUs reserved per concurrent attempt (default 1; fractions allowed)",
     )
     p.add_argument(
+        "--executor-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an executor's own option, VALUE as JSON where it parses (repeatable), e.g. ray: "
+        """runtime_env='{"pip": ["ctbench[ray]==0.1.0"]}', resources='{"codex": 1}', """
+        "attempts_per_host=8, host_dir=/scratch",
+    )
+    p.add_argument(
         "--sandbox",
         choices=("auto", "bwrap", "none"),
         help="isolate external agents with "
@@ -263,7 +273,24 @@ def _run_settings(args: argparse.Namespace) -> Any:
     if ray_options and settings.executor != "ray":
         raise CtbError("--ray-address and --ray-cpus-per-attempt need --executor ray", exit_code=2)
     settings.executor_options.update(ray_options)
+    if args.executor_option and settings.executor == "local":
+        raise CtbError("--executor-option: the local executor has no options", exit_code=2)
+    settings.executor_options.update(_executor_options(args.executor_option))
     return settings
+
+
+def _executor_options(given: list[str]) -> dict[str, object]:
+    """``KEY=VALUE`` pairs; VALUE is JSON when it parses (numbers, objects, lists), else a string."""
+    out: dict[str, object] = {}
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CtbError(f"--executor-option {item!r}: expected KEY=VALUE", exit_code=2)
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
 
 
 def cmd_run(args: argparse.Namespace) -> int:

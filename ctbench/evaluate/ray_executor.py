@@ -41,6 +41,7 @@ import hashlib
 import logging
 import math
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -201,7 +202,9 @@ def host_parent(choice: str | None = None) -> Path:
     on an ext4 temp folder that was a third of a host's time on a run of new tasks, in RAM it is noise.
     """
     if choice:
-        return Path(choice)
+        path = Path(choice)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
     try:
         st = os.statvfs(SHM)
         if st.f_bavail * st.f_frsize >= SHM_MIN_FREE and os.access(SHM, os.W_OK | os.X_OK):
@@ -398,6 +401,8 @@ class RayExecutor(QueueExecutor):
     """Attempts on Ray actors across a cluster; see the module docstring for the design."""
 
     name: ClassVar[str] = "ray"
+    host_class: ClassVar[type] = AttemptHost
+    """The actor class of the attempt hosts (a test's subclass may stand for one its nodes cannot import)."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__()
@@ -459,7 +464,7 @@ class RayExecutor(QueueExecutor):
         set_key = self.shipper.ship(await asyncio.to_thread(set_bundle, ctx.task_set))
         set_ref = self.shipper.refs[set_key]
         blob = _agent_blob(ctx.agent, ctx.settings.agent)
-        remote = ray.remote(AttemptHost)
+        remote = ray.remote(self.host_class)
 
         def spawn(n: int) -> _Host:
             actor = remote.options(
@@ -507,9 +512,16 @@ class RayExecutor(QueueExecutor):
                 f"executor 'ray': an attempt host was not placed within {self.options.start_timeout_s:g}s"
             ) from None
         except Exception as exc:
+            import ctbench
+
+            why = _creation_error(exc)
+            hint = (
+                f"; install ctbench {ctbench.__version__} on every node, or pass a runtime_env"
+                if why.startswith("ModuleNotFoundError")
+                else ""
+            )
             raise ExecutorError(
-                f"executor 'ray': a worker cannot start ctbench ({_short(exc)}); install ctbench "
-                "on every node or pass a runtime_env"
+                f"executor 'ray': {_actor_node(host.actor)} cannot start an attempt host ({why}){hint}"
             ) from None
         info = host.info
         if not info["available"]:
@@ -698,6 +710,39 @@ class RayExecutor(QueueExecutor):
         if self._owns_ray:
             await asyncio.to_thread(ray.shutdown)
             self._owns_ray = False
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
+
+
+def _creation_error(exc: BaseException) -> str:
+    """The error a host's set-up raised on its node, from the remote traceback Ray wraps it in."""
+    text = _ANSI.sub("", str(exc))
+    missing = re.search(r"No module named '([^']+)'", text)
+    if missing:
+        return f"ModuleNotFoundError: No module named '{missing.group(1)}'"
+    causes = [
+        m
+        for line in text.splitlines()
+        if (m := _ERROR_LINE.match(line.strip())) and not m.group(1).startswith(("ray.", "Ray", "Actor"))
+    ]
+    if causes:
+        name, message = causes[-1].groups()
+        return f"{name}: {message[:300]}"
+    return _ANSI.sub("", _short(exc))
+
+
+def _actor_node(actor: Any) -> str:
+    """``node IP (id)`` where Ray placed ``actor``, from the cluster's actor table; "a node" if unknown."""
+    try:
+        from ray._private.state import actors
+
+        address = actors(actor._actor_id.hex()).get("Address") or {}
+        ip, node = address.get("IPAddress"), str(address.get("NodeID") or "")
+    except Exception:  # a private API of Ray's: its absence costs only the node's name
+        return "a node"
+    return f"node {ip} ({node[:8]})" if ip else "a node"
 
 
 def _check_reachable(address: str, timeout_s: float) -> None:

@@ -470,6 +470,11 @@ class Runner:
         if self._agent is None:
             self._agent = make_agent(s.agent, s.agent_options(), s.agent_args)
         self.agent_args = self.agent.args.model_dump(mode="json")
+        if self._executor is None and s.executor != "local":
+            from ctbench.evaluate.executors import make_executor
+
+            # built now, so a misspelt executor option is refused before a run folder exists
+            self._executor = make_executor(s.executor, s.executor_options)
         unreadable: list[Skipped] = []
         candidates = select_tasks(ts, Selection.parse(s.select), unreadable)
         gate = apply_gate(
