@@ -336,24 +336,12 @@ def test_cli_summary_and_json(task_set: TaskSet, tmp_path: Path) -> None:
 
 
 def test_a_log_without_any_prompt_is_an_error_not_an_empty_success(task_set: TaskSet, tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
     capture = tmp_path / "notes.txt"
     capture.write_bytes(b"interface GigabitEthernet0/0/1 flapped twice\r\nsee ticket 4711\r\n")
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ctbench.authoring.cli",
-            "import-capture",
-            str(capture),
-            "--task",
-            "RCA-900",
-            "--tasks",
-            str(task_set.root),
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        timeout=60,
+    res = run_cli(
+        "authoring", "import-capture", str(capture), "--task", "RCA-900", "--tasks", str(task_set.root)
     )
     assert res.returncode == 1, res.stdout
     assert "no device prompt found" in res.stdout and "notes.txt" in res.stdout
