@@ -283,6 +283,57 @@ def test_executor_options_from_the_command_line_are_checked_in_one_line(
         assert "option attempts_per_hst: Extra inputs are not permitted (options: address," in r.stderr
 
 
+@needs_ray
+def test_without_an_address_a_local_instance_runs_the_run_and_stops_with_it(
+    task_set: Path, tmp_path: Path
+) -> None:
+    from tests.conftest import run_cli
+
+    ray_root = Path(tempfile.mkdtemp(prefix="ctbray-", dir="/tmp"))  # short: Ray's socket paths
+    try:
+        r = run_cli(
+            "evaluate",
+            "run",
+            "--agent",
+            "oracle",
+            "--tasks",
+            str(task_set),
+            "--allow-unreviewed",
+            "--out",
+            str(tmp_path / "run"),
+            "--executor",
+            "ray",
+            "--ray-cpus-per-attempt",
+            "0.5",
+            "--concurrency",
+            "2",
+            "--progress",
+            "none",
+            "--json",
+            env={"RAY_TMPDIR": str(ray_root), "RAY_ADDRESS": "", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"},
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        lines = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+        assert lines and all(line["status"] == "answered" for line in lines)
+        assert all(line["worker"].startswith("ray:") for line in lines)
+        scores = json.loads(r.stdout)
+        summary = scores["scores"]["summary"]
+        assert summary["rca"]["accuracy"] == 1.0 and summary["path"]["accuracy"] == 1.0, summary
+        # The instance was the run's own: none of its processes outlives the command.
+        left = [p.name for p in Path("/proc").glob("[0-9]*") if str(ray_root) in _cmdline(p)]
+        assert left == [], left
+    finally:
+        shutil.rmtree(ray_root, ignore_errors=True)
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def test_run_help_explains_the_ray_options() -> None:
     from tests.conftest import run_cli
 
