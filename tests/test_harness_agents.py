@@ -190,13 +190,15 @@ def test_unreachable_mcp_server_is_an_infrastructure_error_then_resumes(
         first = Runner(settings, agent=broken(settings.agent_options())).run()
         (line,) = _lines(first.folder)
         assert (line["status"], line["error_kind"]) == ("error", "infrastructure"), line
-        if name == "hermes":  # its MCP client's account of the failure, from a log that goes with the home
-            assert "[hermes agent.log]" in (first.folder / "logs" / "RCA-001.log").read_text(encoding="utf-8")
+        # its MCP client's account of the failure, from a log that goes with the home
+        account = {"hermes": "[hermes agent.log]", "claude-code": "[claude mcp-logs]"}.get(name)
+        if account is not None:
+            assert account in (first.folder / "logs" / "RCA-001.log").read_text(encoding="utf-8")
         again = Runner(
             _settings(name, model.url, task_set, tmp_path / "run", select="RCA-001", retry_errors=True)
         ).run()
     last = _lines(again.folder)[-1]
-    assert (last["status"], last["answer_source"]) == ("answered", "submit"), last
+    assert (last["status"], last["answer_source"]) == ("answered", "submit"), _why(again.folder, last)
     assert again.resumed
 
 
@@ -217,7 +219,7 @@ def test_model_endpoint_down_is_an_infrastructure_error_then_resumes(
             )
         ).run()
     last = _lines(again.folder)[-1]
-    assert (last["status"], last["answer_source"]) == ("answered", "submit"), last
+    assert (last["status"], last["answer_source"]) == ("answered", "submit"), _why(again.folder, last)
 
 
 def _parent(pid: int) -> int:

@@ -116,6 +116,10 @@ class ClaudeCodeAgent(HarnessAgent):
             }
             tools = set(init.get("tools") or [])
             if servers.get("ctb") != "connected" or not set(CTB_TOOLS) <= tools:
+                # Claude Code keeps its account of the MCP start (the server's stderr included) in a
+                # cache folder of the attempt's home, which goes with the attempt: into the task log
+                for line in _mcp_log_lines(launch.home):
+                    ctx.log.line(f"[claude mcp-logs] {line}")
                 raise InfrastructureError(
                     f"{self.harness} started without the ctb tools (MCP server ctb: "
                     f"{servers.get('ctb') or 'absent'})"
@@ -163,3 +167,23 @@ def _last_words(run: Run) -> str:
         if line.strip():
             return line.strip()[:300]
     return f"exit status {run.returncode}"
+
+
+def _mcp_log_lines(home: Path, limit: int = 40) -> list[str]:
+    """The last entries of Claude Code's log of the ``ctb`` server (``mcp-logs-ctb/*.jsonl``)."""
+    out: list[str] = []
+    for path in sorted(home.glob(".cache/claude-cli-nodejs/*/mcp-logs-ctb/*.jsonl")):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for raw in text.splitlines():
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                out.append(raw[:500])
+                continue
+            if isinstance(entry, dict):
+                kind = "error" if "error" in entry else "debug"
+                out.append(f"{entry.get('timestamp', '')} {kind}: {str(entry.get(kind, ''))[:500]}".strip())
+    return out[-limit:]
