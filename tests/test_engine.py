@@ -666,13 +666,13 @@ def test_a_second_runs_sweep_leaves_a_live_runs_fresh_workspace_and_removes_a_de
     belongs to its live runner; only the folders of a runner that is gone are swept."""
     import tempfile
 
-    from ctbench.evaluate.agents.process import _start_time
+    from ctbench.evaluate.agents.process import start_time
     from ctbench.evaluate.attempt import LOG_PREFIX, WORKSPACE_PREFIX, sweep_stale_workspaces
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead_start = _start_time(dead.pid)
+    dead_start = start_time(dead.pid)
     dead.wait()
     try:
 
@@ -683,8 +683,8 @@ def test_a_second_runs_sweep_leaves_a_live_runs_fresh_workspace_and_removes_a_de
             return path
 
         kept = [
-            folder(WORKSPACE_PREFIX, live.pid, _start_time(live.pid)),
-            folder(LOG_PREFIX, live.pid, _start_time(live.pid)),
+            folder(WORKSPACE_PREFIX, live.pid, start_time(live.pid)),
+            folder(LOG_PREFIX, live.pid, start_time(live.pid)),
         ]
         swept = [folder(WORKSPACE_PREFIX, dead.pid, dead_start), folder(LOG_PREFIX, dead.pid, dead_start)]
         untagged = tmp_path / f"{WORKSPACE_PREFIX}old-run"  # an older ctbench's, no process in it

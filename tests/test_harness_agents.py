@@ -326,3 +326,23 @@ def test_a_cli_that_answers_nothing_valid_is_unparsable_and_effort_reaches_the_m
     assert line["rounds_kind"] == agent_class(name).rounds_kind  # type: ignore[attr-defined]
     efforts = {EFFORT_IN_REQUEST[name](r.body) for r in model.main_requests()}
     assert efforts == {"high"}, [r.body.get("reasoning") for r in model.main_requests()]
+
+
+def test_a_reused_pid_is_not_taken_for_an_orphan_of_the_attempt() -> None:
+    """At an attempt's end its orphans are killed; a pid that came round again is another process."""
+    import subprocess
+
+    from ctbench.evaluate.agents.harness_base import adopted, remember
+
+    child = subprocess.Popen(["sleep", "30"])  # a child of the runner, as another attempt's CLI is
+    try:
+        seen: dict[int, int | None] = {}
+        remember(seen, [child.pid])
+        assert adopted(seen) == [child.pid]  # the process noted, still there: it is ended
+        start = seen[child.pid]
+        assert start is not None
+        seen[child.pid] = start - 1  # noted when the pid belonged to an earlier process
+        assert adopted(seen) == []
+    finally:
+        child.kill()
+        child.wait()

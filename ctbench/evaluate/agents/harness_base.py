@@ -46,6 +46,7 @@ from ctbench.evaluate.agents.base import (
     InfrastructureError,
 )
 from ctbench.evaluate.agents.command import become_subreaper, end_process_group
+from ctbench.evaluate.agents.process import start_time
 from ctbench.evaluate.harnesses import Installed, find, spec
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
@@ -174,10 +175,27 @@ def _ppid(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[1])
 
 
-def adopted(pids: set[int]) -> list[int]:
-    """Those of ``pids`` now orphaned and adopted by this (subreaper) process, and their descendants."""
+def remember(seen: dict[int, int | None], pids: list[int]) -> None:
+    """Note ``pids`` with their start times, so :func:`adopted` can tell a reused pid from one of them."""
+    for p in pids:
+        if p not in seen:
+            seen[p] = start_time(p)
+
+
+def adopted(seen: dict[int, int | None]) -> list[int]:
+    """Those of ``seen`` now orphaned and adopted by this (subreaper) process, and their descendants.
+
+    A pid is the same process only while its start time is the one noted: on a busy machine a pid
+    comes round again within seconds (pid_max may be 32768), and the runner's own children - another
+    attempt's CLI at concurrency above 1 - are just the processes that would then match.
+    """
     me = os.getpid()
-    return [q for p in sorted(pids) if _ppid(p) == me for q in process_tree(p)]
+    return [
+        q
+        for p in sorted(seen)
+        if _ppid(p) == me and seen[p] is not None and start_time(p) == seen[p]
+        for q in process_tree(p)
+    ]
 
 
 def kill_all(pids: list[int]) -> None:
@@ -386,7 +404,7 @@ class HarnessAgent(Agent):
             raise InfrastructureError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
         ctx.log.line(f"[ctbench] pid {proc.pid}")
         lines: list[str] = []
-        seen: set[int] = set()  # descendants met while the CLI ran: orphans among them end with it
+        seen: dict[int, int | None] = {}  # descendants met while the CLI ran: orphans among them end with it
         errors: list[str] = []
         assert proc.stdout is not None and proc.stderr is not None
 
@@ -398,7 +416,7 @@ class HarnessAgent(Agent):
 
         async def watch_tree() -> None:  # a quiet CLI (Hermes -Q) prints nothing while it works
             while True:
-                seen.update(process_tree(proc.pid)[1:])
+                remember(seen, process_tree(proc.pid)[1:])
                 await asyncio.sleep(TREE_POLL_S)
 
         stderr_task = asyncio.create_task(drain_stderr(proc.stderr))
@@ -409,7 +427,7 @@ class HarnessAgent(Agent):
                 if not raw:
                     break
                 ctx.log.write(raw if raw.endswith(b"\n") else raw + b"\n")
-                seen.update(process_tree(proc.pid)[1:])
+                remember(seen, process_tree(proc.pid)[1:])
                 lines.append(raw.decode("utf-8", errors="replace"))
             returncode = await proc.wait()
             watcher.cancel()

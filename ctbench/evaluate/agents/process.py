@@ -227,7 +227,7 @@ async def end_process_group(
 # --------------------------------------------------------------------------- scratch folders
 
 
-def _start_time(pid: int) -> int | None:
+def start_time(pid: int) -> int | None:
     """The kernel's start time of ``pid`` (clock ticks since boot), to tell a reused pid apart."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -244,7 +244,7 @@ def owner_tag() -> str:
     a folder still being set up (no process has it as cwd yet, no owner.json yet) from one a dead run
     left, without writing a marker file into the agent's workspace."""
     pid = os.getpid()
-    return f"o{pid}.{_start_time(pid) or 0}-"
+    return f"o{pid}.{start_time(pid) or 0}-"
 
 
 def owner_alive(name: str) -> bool | None:
@@ -295,7 +295,7 @@ def claim(path: Path) -> Path:
 
 def _write_owner(path: Path, groups: list[list[int]]) -> None:
     pid = os.getpid()
-    data = {"runner_pid": pid, "runner_start": _start_time(pid), "groups": groups}
+    data = {"runner_pid": pid, "runner_start": start_time(pid), "groups": groups}
     tmp = path / f".{OWNER_FILE}.tmp"
     tmp.write_text(json.dumps(data), encoding="utf-8")
     tmp.replace(path / OWNER_FILE)
@@ -308,12 +308,12 @@ def record_group(attempt_dir: Path, pid: int) -> None:
         groups = [g for g in data.get("groups", []) if isinstance(g, list)]
     except (OSError, ValueError):
         groups = []
-    groups.append([pid, _start_time(pid) or 0])
+    groups.append([pid, start_time(pid) or 0])
     _write_owner(attempt_dir, groups)
 
 
 def _alive(pid: int, start: int | None) -> bool:
-    now = _start_time(pid)
+    now = start_time(pid)
     return now is not None and (start is None or now == start)
 
 
@@ -343,7 +343,7 @@ def clean_stale_attempts(root: Path | None = None) -> list[Path]:
                 pgid, start = int(group[0]), int(group[1]) or None
                 if pgid <= 1:
                     continue
-                leader = _start_time(pgid)
+                leader = start_time(pgid)
                 # The kernel gives no new process the id of a group that still has members, so a group
                 # whose leader is gone is still the one recorded; a live leader must be the same process.
                 if (leader is None and _group_alive(pgid)) or (
@@ -430,6 +430,7 @@ __all__ = [
     "claim",
     "clean_stale_attempts",
     "socket_state_dir",
+    "start_time",
     "end_process_group",
     "new_attempt_dir",
     "record_group",
