@@ -461,15 +461,18 @@ def proxy_channel(f: Findings) -> None:
                 if name.endswith((".yaml", ".json", ".jsonl", ".md")):
                     f.look("proxy", os.path.join(dirpath, name))
     if len(where) > 1:
-        for dirpath, _, filenames in os.walk(where[1]):
-            if f.out_of_time():
-                break
-            for name in filenames:
-                if name in ("direct_url.json",) or name.endswith(".pth"):
-                    text = read(os.path.join(dirpath, name)) or ""
-                    f.seen("proxy", f"{name}: {text[:300]}")
-                    for m in re.findall(r"file://(/[^\"]+)|^(/\S+)$", text, re.M):
-                        candidates.append(m[0] or m[1])
+        # where an install records its source: site-packages/*.pth and */direct_url.json (a walk of the
+        # whole venv - Ray alone is thousands of files - spent the time budget on a loaded machine)
+        import glob
+
+        site = os.path.join(where[1], "lib", "python*", "site-packages")
+        for path in sorted(
+            glob.glob(os.path.join(site, "*.pth")) + glob.glob(os.path.join(site, "*", "direct_url.json"))
+        ):
+            text = read(path) or ""
+            f.seen("proxy", f"{os.path.basename(path)}: {text[:300]}")
+            for m in re.findall(r"file://(/[^\"]+)|^(/\S+)$", text, re.M):
+                candidates.append(m[0] or m[1])
     for c in candidates:
         for rel in ("tasks", "."):
             base = os.path.join(c, rel)
