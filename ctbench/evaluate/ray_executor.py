@@ -195,7 +195,7 @@ class Shipper:
 
 
 def host_parent(choice: str | None = None) -> Path:
-    """Where a host on this node keeps its copy of the task files: ``choice`` (``--ray-host-dir``), else
+    """Where a host on this node keeps its copy of the task files: ``choice`` (option ``host_dir``), else
     /dev/shm when it is writable with room to spare, else the temp folder.
 
     RAM rather than disk, because a host writes every task it has not seen before its attempt starts:
@@ -214,13 +214,14 @@ def host_parent(choice: str | None = None) -> Path:
     return Path(tempfile.gettempdir())
 
 
-def sweep_dead_hosts(choice: str | None = None) -> int:
-    """Remove the task folders of hosts whose process is gone (a killed node or driver leaves them).
+def sweep_dead_hosts(parent: Path | None = None) -> int:
+    """Remove the task folders of hosts whose process is gone (a killed node or driver leaves them),
+    in the temp folder, /dev/shm and ``parent`` (where this host keeps its own).
 
     A folder is named for its host's pid; while that process lives the folder is left alone.
     """
     removed = 0
-    parents = {Path(tempfile.gettempdir()), host_parent(choice)}
+    parents = {Path(tempfile.gettempdir()), *([parent] if parent is not None else [])}
     if SHM.is_dir():
         parents.add(SHM)
     for path in [p for parent in sorted(parents) for p in parent.glob(f"{HOST_PREFIX}*-*")]:
@@ -259,8 +260,9 @@ class AttemptHost:
         self.agent_blob = agent_blob
         self.set_keys = set_keys
         self.set_refs = set_refs
-        sweep_dead_hosts(host_dir)
-        self.root = Path(tempfile.mkdtemp(prefix=f"{HOST_PREFIX}{os.getpid()}-", dir=host_parent(host_dir)))
+        parent = host_parent(host_dir)
+        sweep_dead_hosts(parent)
+        self.root = Path(tempfile.mkdtemp(prefix=f"{HOST_PREFIX}{os.getpid()}-", dir=parent))
         self.done: set[str] = set()
         self.dirs: set[Path] = set()
         self.locks: dict[str, asyncio.Lock] = {}
@@ -389,7 +391,9 @@ class _Host:
 
     @property
     def where(self) -> str:
-        return f"node {self.info.get('ip', '?')} ({str(self.info.get('node', '?'))[:8]})"
+        if "ip" not in self.info:
+            return "a node"
+        return f"node {self.info['ip']} ({str(self.info.get('node', '?'))[:8]})"
 
 
 def _short(exc: BaseException) -> str:
@@ -520,8 +524,9 @@ class RayExecutor(QueueExecutor):
                 if why.startswith("ModuleNotFoundError")
                 else ""
             )
+            host.info = _actor_address(host.actor)
             raise ExecutorError(
-                f"executor 'ray': {_actor_node(host.actor)} cannot start an attempt host ({why}){hint}"
+                f"executor 'ray': {host.where} cannot start an attempt host ({why}){hint}"
             ) from None
         info = host.info
         if not info["available"]:
@@ -733,16 +738,18 @@ def _creation_error(exc: BaseException) -> str:
     return _ANSI.sub("", _short(exc))
 
 
-def _actor_node(actor: Any) -> str:
-    """``node IP (id)`` where Ray placed ``actor``, from the cluster's actor table; "a node" if unknown."""
+def _actor_address(actor: Any) -> dict[str, Any]:
+    """``{"ip", "node"}`` where Ray placed ``actor``, from the cluster's actor table (for a host that never
+    got to say it itself); empty if unknown."""
     try:
         from ray._private.state import actors
 
         address = actors(actor._actor_id.hex()).get("Address") or {}
-        ip, node = address.get("IPAddress"), str(address.get("NodeID") or "")
     except Exception:  # a private API of Ray's: its absence costs only the node's name
-        return "a node"
-    return f"node {ip} ({node[:8]})" if ip else "a node"
+        return {}
+    if not address.get("IPAddress"):
+        return {}
+    return {"ip": address["IPAddress"], "node": str(address.get("NodeID") or "")}
 
 
 def _check_reachable(address: str, timeout_s: float) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -222,19 +223,16 @@ def _mcp_failure(log: Path) -> str | None:
 
 def _mcp_lines(log: Path, limit: int = 60) -> list[str]:
     """The last lines of Hermes' agent.log that speak of MCP (its servers' stderr included)."""
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    return [ln[:500] for ln in text.splitlines() if "mcp" in ln.lower() or "ctb" in ln][-limit:]
+    return _tail(log, lambda ln: "mcp" in ln.lower() or "ctb" in ln, limit)
 
 
-def _tail(path: Path, limit: int = 40) -> list[str]:
+def _tail(path: Path, keep: Callable[[str], bool] | None = None, limit: int = 40) -> list[str]:
+    """The last ``limit`` lines of ``path`` that ``keep`` accepts (default: the non-blank ones)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    return [ln[:500] for ln in text.splitlines() if ln.strip()][-limit:]
+    return [ln[:500] for ln in text.splitlines() if (keep(ln) if keep else ln.strip())][-limit:]
 
 
 def _final_message(db: Path) -> str | None:
