@@ -142,6 +142,10 @@ def test_each_cli_scores_100_and_records_what_the_model_reported(
         assert line["rounds"] and line["rounds"] >= 5
         log = (report.folder / line["log"]).read_text(encoding="utf-8")
         assert "[ctbench] exit status 0" in log
+        proxy = [ln.split(" ", 3)[-1] for ln in log.splitlines() if ln.startswith("[ctb proxy] ")]
+        assert (
+            proxy and proxy[1].startswith("session checked in ") and "read tools/list" in " ".join(proxy)
+        ), proxy
         if expected == "bwrap":  # the CLI itself was started through bubblewrap
             assert "[ctbench] sandbox bwrap: " in log and "bwrap ... (" in log, log[:2000]
     scores = score_run(report.folder, TaskSet.open(task_set), write=False)["summary"]
@@ -321,7 +325,9 @@ def test_a_cli_that_answers_nothing_valid_is_unparsable_and_effort_reaches_the_m
             )
         ).run()
     (line,) = _lines(report.folder)
-    assert (line["status"], line["answer_source"]) == ("unparsable", "final_message"), line
+    assert (line["status"], line["answer_source"]) == ("unparsable", "final_message"), _why(
+        report.folder, line
+    )
     assert "could not find the fault" in line["answer_text"]
     assert line["rounds_kind"] == agent_class(name).rounds_kind  # type: ignore[attr-defined]
     efforts = {EFFORT_IN_REQUEST[name](r.body) for r in model.main_requests()}

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -223,6 +225,56 @@ def test_connect_with_a_wrong_token_fails_in_one_line(
         timeout=60,
     )
     assert bad.returncode == 2 and "--session" in bad.stderr
+
+
+def test_the_proxy_log_says_why_the_proxy_stopped(
+    runner_server: tuple[ServerHandle, ReplayEngine], tmp_path: Path
+) -> None:
+    handle, engine = runner_server
+    g, _ = grant(handle, engine)
+    log = tmp_path / "proxy.log"
+    base = [sys.executable, "-m", "ctbench.replay.cli", "mcp", f"--connect={handle.url}", "--log", str(log)]
+    refused = subprocess.run(
+        [*base, f"--session={g.session_id}"],
+        env=proxy_env("not-the-token"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert (
+        log.read_text(encoding="utf-8")
+        .splitlines()[-1]
+        .endswith(f"refused (exit 2): replay server: no open session {g.session_id!r} (404)")
+    ), log.read_text(encoding="utf-8")
+    log.unlink()
+    proc = subprocess.Popen(
+        [*base, f"--session={g.session_id}"],
+        env=proxy_env(g.token),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while "serving MCP" not in (log.read_text(encoding="utf-8") if log.exists() else ""):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        proc.terminate()
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait()
+    assert log.read_text(encoding="utf-8").splitlines()[-1].endswith("ended by signal SIGTERM")
+    wrong = subprocess.run(
+        [sys.executable, "-m", "ctbench.replay.cli", "mcp", ALL_TASK, "--log", str(log)],
+        env=proxy_env(None),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert wrong.returncode == 2 and "--log applies to --connect" in wrong.stderr
 
 
 # --------------------------------------------------------------------------- runner mode

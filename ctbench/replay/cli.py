@@ -162,8 +162,11 @@ def _token(args: argparse.Namespace) -> str | None:
 
 
 def cmd_mcp_connect(args: argparse.Namespace) -> int:
+    import time
+
     from ctbench.replay.client import RemoteSession, ReplayClient
     from ctbench.replay.mcp_server import build_server, run_http, run_stdio
+    from ctbench.replay.proxy_log import logged_life
 
     if args.task_id is not None:
         raise CtbError(
@@ -179,17 +182,21 @@ def cmd_mcp_connect(args: argparse.Namespace) -> int:
             "--trajectory does not apply to --connect: the server that owns the session writes it",
             exit_code=2,
         )
-    client = ReplayClient(args.connect, args.session, token=_token(args))
-    try:
-        client.summary()  # fail now, in one line, rather than on every tool call the agent makes
-        server = build_server(RemoteSession(client), answer_file=args.answer)
-        if args.http:
-            target = _host_port(args.http)
-            run_http(server, *target, announce=lambda url: print(url, flush=True))
-        else:
-            run_stdio(server)
-    finally:
-        client.close()
+    with logged_life(args.log, f"session {args.session} at {args.connect}") as log:
+        client = ReplayClient(args.connect, args.session, token=_token(args))
+        try:
+            began = time.monotonic()
+            client.summary()  # fail now, in one line, rather than on every tool call the agent makes
+            log.info("session checked in %.0f ms", (time.monotonic() - began) * 1000)
+            server = build_server(RemoteSession(client), answer_file=args.answer)
+            if args.http:
+                target = _host_port(args.http)
+                run_http(server, *target, announce=lambda url: print(url, flush=True))
+            else:
+                log.info("serving MCP on standard input and output")
+                run_stdio(server)
+        finally:
+            client.close()
     return 0
 
 
@@ -200,6 +207,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return cmd_mcp_connect(args)
     if args.task_id is None:
         raise CtbError("give the TASK_ID to serve, or --connect URL --session ID", exit_code=2)
+    if args.log is not None:
+        raise CtbError(
+            "--log applies to --connect (the proxy); a task's server logs its trajectory", exit_code=2
+        )
     engine = _engine(args)
     target = _host_port(args.http) if args.http else None
     with engine.open_session(args.task_id, trajectory_path=args.trajectory) as session:
@@ -353,6 +364,14 @@ def build() -> tuple[argparse.ArgumentParser, object]:
         type=Path,
         default=None,
         help="with --connect: file holding the session's token (default: $CTBENCH_REPLAY_TOKEN)",
+    )
+    p.add_argument(
+        "--log",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="with --connect: append a line to FILE at each step of the proxy's life (start, session "
+        "check, each request's method, how it ended), for the task log of the CLI that started it",
     )
     _tasks_arg(p)
     p.add_argument(

@@ -17,6 +17,7 @@ Lines without a readable id (notifications, garbage) pass through: there is no o
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import AsyncIterable, AsyncIterator
 from contextlib import suppress
@@ -24,6 +25,7 @@ from io import TextIOWrapper
 from typing import TYPE_CHECKING
 
 from ctbench.replay.http_body import BodyError, parse_json
+from ctbench.replay.proxy_log import proxy_logger
 from ctbench.safetext import scrub_json
 
 if TYPE_CHECKING:
@@ -62,8 +64,22 @@ def repair_line(line: str) -> str:
 
 
 async def repaired_lines(source: AsyncIterable[str]) -> AsyncIterator[str]:
+    log = proxy_logger()
+    count = 0
     async for line in source:
+        if line.strip() and log.isEnabledFor(logging.INFO):
+            count += 1
+            log.info("read %s", _described(line))
         yield repair_line(line) if line.strip() else line
+    if log.isEnabledFor(logging.INFO):
+        log.info("standard input closed after %d message(s)", count)
+
+
+def _described(line: str) -> str:
+    """A message as the proxy log names it: its method and id, never its arguments."""
+    method, ident = _METHOD.search(line), _ID.search(line)
+    name = method.group(1) if method is not None else "a response or unreadable line"
+    return name + (f" (id {ident.group(1)[:40]})" if ident is not None else "")
 
 
 class RepairingApp:

@@ -48,12 +48,15 @@ from ctbench.evaluate.agents.base import (
 from ctbench.evaluate.agents.command import become_subreaper, end_process_group
 from ctbench.evaluate.agents.process import start_time
 from ctbench.evaluate.harnesses import Installed, find, spec
+from ctbench.replay.proxy_log import read_log
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
 
 TREE_POLL_S = 0.25
 """How often the CLI's process tree is looked at while it runs (to end orphans it leaves behind)."""
 STDERR_TAIL = 200
+PROXY_LOG = "mcp-proxy.log"
+"""The stdio proxy's log (``ctb-replay mcp --log``) in the attempt's folder, copied into the task log."""
 """Lines of a CLI's standard error kept for classifying its failure (all of it is in the log)."""
 SCRUBBED_ENV = (
     "PWD",
@@ -309,6 +312,8 @@ class HarnessAgent(Agent):
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     fh.write(ctx.session_token)
                 argv += ["--token-file", str(token)]
+            if "--log" not in argv:
+                argv += ["--log", str(ctx.workdir / PROXY_LOG)]
             return argv
         if ctx.replay_url is None:
             raise InfrastructureError("the replay HTTP server is not running")
@@ -347,9 +352,18 @@ class HarnessAgent(Agent):
             await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
         launch = await asyncio.to_thread(self.launch, ctx, home, workspace, self.mcp_command(ctx))
         ctx.log.line(f"[ctbench] {self.harness}: $ {shlex.join(launch.argv[:-1] + ['PROMPT'])}")
-        run = await self._run(ctx, launch)
-        ctx.log.line(f"[ctbench] exit status {run.returncode}")
-        return await asyncio.to_thread(self.collect, ctx, launch, run)
+        try:
+            run = await self._run(ctx, launch)
+            ctx.log.line(f"[ctbench] exit status {run.returncode}")
+            return await asyncio.to_thread(self.collect, ctx, launch, run)
+        finally:
+            # the proxy's own account of the ctb server, whatever the CLI says of it
+            lines = read_log(ctx.workdir / PROXY_LOG)
+            missing = (
+                "no log: the CLI did not start the proxy, or it exited before its first line (see above)"
+            )
+            for line in lines or [missing]:
+                ctx.log.line(f"[ctb proxy] {line}")
 
     def read_only_paths(self) -> list[Path]:
         """What the CLI needs to see read-only inside a sandbox: its install (and a venv's base Python)."""
