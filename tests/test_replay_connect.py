@@ -22,9 +22,11 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from ctbench.evaluate.attempt import mcp_proxy_command
 from ctbench.replay.client import ReplayClient
 from ctbench.replay.engine import ReplayEngine
 from ctbench.replay.http_server import Grant, ServerHandle, SessionRegistry, serve_in_thread
+from ctbench.replay.session import new_session_id
 from ctbench.store import TaskSet
 from tests.test_replay_support import ALL_TASK, build_vendor_task_set
 
@@ -225,6 +227,44 @@ def test_connect_with_a_wrong_token_fails_in_one_line(
         timeout=60,
     )
     assert bad.returncode == 2 and "--session" in bad.stderr
+
+
+def test_a_session_id_that_begins_with_a_dash_never_happens_and_would_still_connect(
+    runner_server: tuple[ServerHandle, ReplayEngine], tmp_path: Path
+) -> None:
+    """Issue 13's flake: 1 session id in 64 began with "-", and ``--session -Xy...`` made the proxy
+    exit with a usage error before the CLI's first MCP message, so the CLI started without its tools."""
+    assert not any(new_session_id().startswith("-") for _ in range(5000))
+    handle, engine = runner_server
+    session = engine.open_session(ALL_TASK)
+    session.id = "-" + session.id[1:]  # what the old generator handed out once in 64 sessions
+    g = handle.registry.grant(session)
+    argv = mcp_proxy_command(handle.url, g.session_id)
+    assert argv[:3] == [sys.executable, "-m", "ctbench.replay.cli"]
+    (tmp_path / "token").write_text(g.token)
+    log = tmp_path / "proxy.log"
+    tools: list[str] = []
+
+    async def main() -> None:
+        args = [*argv[4:], "--token-file", str(tmp_path / "token"), "--log", str(log)]
+        async with stdio(args, proxy_env(None), tmp_path) as s:
+            tools.extend(t.name for t in (await s.list_tools()).tools)
+            await s.call_tool("run_command", {"device": "IOS_01", "command": "show ip interface brief"})
+
+    anyio.run(main)
+    assert tools == ["list_devices", "run_command", "submit_answer"]
+    assert [r.outcome.value for r in session.trajectory] == ["recorded"]
+    lines = log.read_text(encoding="utf-8").splitlines()
+    steps = [line.split(" ", 1)[1] for line in lines]
+    assert steps[0].startswith("pid ") and " started " in steps[0] and g.session_id in steps[0], lines
+    assert steps[1].startswith("session checked in "), lines
+    assert "read initialize (id 1)" in steps and "read tools/list (id 2)" in steps, lines
+    assert "read tools/call (id 3)" in steps and "read notifications/initialized" in steps, lines
+    assert steps[-2:] == [
+        "standard input closed after 4 message(s)",
+        "ended: its client closed standard input",
+    ]
+    assert g.token not in log.read_text(encoding="utf-8")
 
 
 def test_the_proxy_log_says_why_the_proxy_stopped(

@@ -237,7 +237,8 @@ def mcp_proxy_command(url: str, session_id: str) -> list[str]:
     the adapter puts ``CTBENCH_REPLAY_TOKEN=<ctx.session_token>`` in the proxy's environment (the
     agent CLI's MCP server ``env``), or writes it to a file and adds ``--token-file PATH``. The URL
     works inside the sandbox too (``loopback`` carries its port to the runner's Unix socket)."""
-    return [sys.executable, "-m", "ctbench.replay.cli", "mcp", "--connect", url, "--session", session_id]
+    # KEY=VALUE: an id or URL that begins with "-" would otherwise be read as another option
+    return [sys.executable, "-m", "ctbench.replay.cli", "mcp", f"--connect={url}", f"--session={session_id}"]
 
 
 def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResult) -> AgentContext:

@@ -26,6 +26,15 @@ log = logging.getLogger(__name__)
 MAX_DEVICE_NAME = 256
 
 
+def new_session_id() -> str:
+    """A random session id that never begins with "-": people and programs pass it as a command-line
+    value (``--session ID``), where a leading dash reads as an option (1 id in 64 did)."""
+    while True:
+        sid = secrets.token_urlsafe(12)
+        if not sid.startswith("-"):
+            return sid
+
+
 class SessionClosed(CtbError):
     """A call on a session that was closed (by its owner, or by the server after idling)."""
 
@@ -67,7 +76,7 @@ class Session:
         trajectory_path: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.id = secrets.token_urlsafe(12)
+        self.id = new_session_id()
         self.engine = engine
         self.task = task
         self._clock = clock
