@@ -201,8 +201,12 @@ def adopted(seen: dict[int, int | None]) -> list[int]:
     ]
 
 
-def kill_all(pids: list[int]) -> None:
+def kill_all(pids: list[int], seen: dict[int, int | None]) -> None:
+    """SIGKILL those of ``pids`` that are still the processes :func:`remember` noted in ``seen``
+    (a pid the kernel has handed to another process since is left alone)."""
     for p in pids:
+        if seen.get(p) is None or start_time(p) != seen[p]:
+            continue
         try:
             os.kill(p, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -416,6 +420,7 @@ class HarnessAgent(Agent):
             )
         except OSError as exc:
             raise InfrastructureError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
+        leader_start = start_time(proc.pid)
         ctx.log.line(f"[ctbench] pid {proc.pid}")
         lines: list[str] = []
         seen: dict[int, int | None] = {}  # descendants met while the CLI ran: orphans among them end with it
@@ -449,18 +454,24 @@ class HarnessAgent(Agent):
         except BaseException:  # the runner's timeout or an interrupt: nothing may outlive the attempt
             watcher.cancel()
             tree = process_tree(proc.pid) + adopted(seen)
-            await asyncio.shield(self._end(proc, tree))
+            await asyncio.shield(self._end(proc, tree, seen, leader_start))
             stderr_task.cancel()
             ctx.log.line(f"[ctbench] {len(tree)} process(es) ended by the runner (timeout or interrupt)")
             raise
-        await self._end(proc, [proc.pid, *adopted(seen)])
+        await self._end(proc, [proc.pid, *adopted(seen)], seen, leader_start)
         return Run(returncode, lines, errors)
 
     @staticmethod
-    async def _end(proc: asyncio.subprocess.Process, tree: list[int]) -> None:
-        kill_all(tree[1:])  # descendants in other process groups (MCP servers of some CLIs)
-        await end_process_group(proc, proc.pid, grace_s=1.0)
-        kill_all(tree[1:])
+    async def _end(
+        proc: asyncio.subprocess.Process,
+        tree: list[int],
+        seen: dict[int, int | None],
+        leader_start: int | None,
+    ) -> None:
+        remember(seen, tree)
+        kill_all(tree[1:], seen)  # descendants in other process groups (MCP servers of some CLIs)
+        await end_process_group(proc, proc.pid, grace_s=1.0, leader_start=leader_start)
+        kill_all(tree[1:], seen)
 
     # ----------------------------------------------------------------- shared verdicts
 

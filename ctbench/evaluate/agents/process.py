@@ -173,6 +173,25 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
+def group_is_ours(pgid: int, leader_start: int | None) -> bool:
+    """Whether process group ``pgid`` is still the one whose leader started at ``leader_start``.
+
+    Once its leader is reaped, a group's number is free again unless members remain (the kernel
+    gives no new process the id of a group that still has members), and on a busy machine a new
+    process - another attempt's MCP server in a group of its own - may take it. A live process with
+    that pid is the leader only if its start time is the one noted (None: not noted, trusted).
+    """
+    now = start_time(pgid)
+    if now is not None:
+        return leader_start is None or now == leader_start
+    return _group_alive(pgid)
+
+
+def _signal_our_group(pgid: int, leader_start: int | None, sig: signal.Signals) -> None:
+    if group_is_ours(pgid, leader_start):
+        _signal_group(pgid, sig)
+
+
 def become_subreaper() -> bool:
     """Make this process adopt its orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``).
 
@@ -204,23 +223,28 @@ def _reap_group(pgid: int) -> None:
 
 
 async def end_process_group(
-    proc: asyncio.subprocess.Process, pgid: int, grace_s: float = TERM_GRACE_S
+    proc: asyncio.subprocess.Process, pgid: int, grace_s: float = TERM_GRACE_S, *, leader_start: int | None
 ) -> None:
-    """SIGTERM the group, SIGKILL it after ``grace_s``, and wait until no member is left."""
+    """SIGTERM the group, SIGKILL it after ``grace_s``, and wait until no member is left.
+
+    ``leader_start`` (:func:`start_time` of the leader, noted when it started) keeps every signal
+    and every wait to this group: after the leader is reaped its number may already lead another.
+    """
     if proc.returncode is None:
-        _signal_group(pgid, signal.SIGTERM)
+        _signal_our_group(pgid, leader_start, signal.SIGTERM)
         try:
             await asyncio.wait_for(proc.wait(), grace_s)
         except TimeoutError:
             pass
-    _signal_group(pgid, signal.SIGKILL)
+    _signal_our_group(pgid, leader_start, signal.SIGKILL)
     if proc.returncode is None:
         await proc.wait()
     deadline = time.monotonic() + GROUP_GONE_WAIT_S
-    while _group_alive(pgid) and time.monotonic() < deadline:
-        _signal_group(pgid, signal.SIGKILL)
-        _reap_group(pgid)  # the leader is reaped already; only adopted orphans are left to collect
-        if _group_alive(pgid):
+    while group_is_ours(pgid, leader_start) and time.monotonic() < deadline:
+        _signal_our_group(pgid, leader_start, signal.SIGKILL)
+        if group_is_ours(pgid, leader_start):  # the leader is reaped; only adopted orphans are left
+            _reap_group(pgid)
+        if group_is_ours(pgid, leader_start):
             await asyncio.sleep(0.01)
 
 
@@ -343,13 +367,7 @@ def clean_stale_attempts(root: Path | None = None) -> list[Path]:
                 pgid, start = int(group[0]), int(group[1]) or None
                 if pgid <= 1:
                     continue
-                leader = start_time(pgid)
-                # The kernel gives no new process the id of a group that still has members, so a group
-                # whose leader is gone is still the one recorded; a live leader must be the same process.
-                if (leader is None and _group_alive(pgid)) or (
-                    leader is not None and (start is None or leader == start)
-                ):
-                    _signal_group(pgid, signal.SIGKILL)
+                _signal_our_group(pgid, start, signal.SIGKILL)
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return removed
@@ -406,16 +424,17 @@ async def run_agent_process(
         if stdout_fh is not None:
             stdout_fh.close()
     pgid = proc.pid  # start_new_session: the child leads its own group
+    leader_start = start_time(pgid)
     if attempt_dir is not None:
         await asyncio.to_thread(record_group, attempt_dir, proc.pid)
     log.line(f"[ctbench] pid {proc.pid}, process group {pgid}")
     try:
         returncode = await proc.wait()
     except BaseException:  # cancelled by the runner's timeout, or the run is interrupted
-        await asyncio.shield(end_process_group(proc, pgid, grace_s))
+        await asyncio.shield(end_process_group(proc, pgid, grace_s, leader_start=leader_start))
         log.line("[ctbench] process group ended by the runner (timeout or interrupt)")
         raise
-    await end_process_group(proc, pgid, grace_s=0.0)  # leftovers the agent started
+    await end_process_group(proc, pgid, grace_s=0.0, leader_start=leader_start)  # leftovers it started
     return returncode
 
 
