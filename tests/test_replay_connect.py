@@ -315,6 +315,16 @@ def test_the_proxy_log_says_why_the_proxy_stopped(
         timeout=60,
     )
     assert wrong.returncode == 2 and "--log applies to --connect" in wrong.stderr
+    unwritable = subprocess.run(  # the log is for afterwards: without it the proxy still does its work
+        [*base[:-1], str(tmp_path / "no-such-folder" / "proxy.log"), f"--session={g.session_id}"],
+        env=proxy_env("not-the-token"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert unwritable.returncode == 2 and "cannot open" in unwritable.stderr, unwritable.stderr
+    assert "no open session" in unwritable.stderr and "Traceback" not in unwritable.stderr
 
 
 # --------------------------------------------------------------------------- runner mode

@@ -52,8 +52,10 @@ def logged_life(path: Path | None, what: str) -> Iterator[logging.Logger]:
         return
     try:
         handler = logging.FileHandler(path, mode="a", encoding="utf-8")
-    except OSError as exc:
-        raise CtbError(f"--log {path}: cannot open: {exc.strerror or exc}", exit_code=2) from None
+    except OSError as exc:  # the log is for reading afterwards: without it the proxy still serves
+        log.warning("--log %s: cannot open (%s); serving without a log", path, exc.strerror or exc)
+        yield log
+        return
     handler.setFormatter(logging.Formatter("%(asctime)s.%(msecs)03d %(message)s", "%H:%M:%S"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
