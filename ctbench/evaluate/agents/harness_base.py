@@ -55,9 +55,9 @@ ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
 TREE_POLL_S = 0.25
 """How often the CLI's process tree is looked at while it runs (to end orphans it leaves behind)."""
 STDERR_TAIL = 200
+"""Lines of a CLI's standard error kept for classifying its failure (all of it is in the log)."""
 PROXY_LOG = "mcp-proxy.log"
 """The stdio proxy's log (``ctb-replay mcp --log``) in the attempt's folder, copied into the task log."""
-"""Lines of a CLI's standard error kept for classifying its failure (all of it is in the log)."""
 SCRUBBED_ENV = (
     "PWD",
     "OLDPWD",
