@@ -168,6 +168,11 @@ def _settings(tasks: Path, out: Path, agent: str, **kw: Any) -> RunSettings:
     )
 
 
+def _oracle_argv(tasks: Path, out: Path) -> list[str]:
+    """``ctb-eval run`` of the oracle on ``tasks`` into ``out``; a test adds the flags it is about."""
+    return ["run", "--agent", "oracle", "--tasks", str(tasks), "--allow-unreviewed", "--out", str(out)]
+
+
 def _lines(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()]
 
@@ -216,14 +221,7 @@ def test_ray_options_need_the_ray_executor(task_set: Path, tmp_path: Path) -> No
 
     r = run_cli(
         "evaluate",
-        "run",
-        "--agent",
-        "oracle",
-        "--tasks",
-        str(task_set),
-        "--allow-unreviewed",
-        "--out",
-        str(tmp_path / "run"),
+        *_oracle_argv(task_set, tmp_path / "run"),
         "--ray-address",
         "127.0.0.1:1",
     )
@@ -239,14 +237,7 @@ def test_ray_not_installed_is_one_clear_line(task_set: Path, tmp_path: Path) -> 
     (shadow / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n")
     r = run_cli(
         "evaluate",
-        "run",
-        "--agent",
-        "oracle",
-        "--tasks",
-        str(task_set),
-        "--allow-unreviewed",
-        "--out",
-        str(tmp_path / "run"),
+        *_oracle_argv(task_set, tmp_path / "run"),
         "--executor",
         "ray",
         "--progress",
@@ -262,18 +253,25 @@ def test_executor_options_from_the_command_line_are_checked_in_one_line(
 ) -> None:
     from tests.conftest import run_cli
 
-    base = ["evaluate", "run", "--agent", "oracle", "--tasks", str(task_set), "--allow-unreviewed"]
-    r = run_cli(*base, "--out", str(tmp_path / "a"), "--executor-option", "attempts_per_host=2")
+    r = run_cli(
+        "evaluate", *_oracle_argv(task_set, tmp_path / "a"), "--executor-option", "attempts_per_host=2"
+    )
     assert r.returncode == 2 and r.stderr.strip() == (
         "ctb-eval: --executor-option: the local executor has no options"
     )
-    r = run_cli(*base, "--out", str(tmp_path / "b"), "--executor", "ray", "--executor-option", "noequals")
+    r = run_cli(
+        "evaluate",
+        *_oracle_argv(task_set, tmp_path / "b"),
+        "--executor",
+        "ray",
+        "--executor-option",
+        "noequals",
+    )
     assert r.returncode == 2 and "--executor-option 'noequals': expected KEY=VALUE" in r.stderr
     if ray is not None:
         r = run_cli(
-            *base,
-            "--out",
-            str(tmp_path / "c"),
+            "evaluate",
+            *_oracle_argv(task_set, tmp_path / "c"),
             "--executor",
             "ray",
             "--executor-option",
@@ -293,14 +291,7 @@ def test_without_an_address_a_local_instance_runs_the_run_and_stops_with_it(
     try:
         r = run_cli(
             "evaluate",
-            "run",
-            "--agent",
-            "oracle",
-            "--tasks",
-            str(task_set),
-            "--allow-unreviewed",
-            "--out",
-            str(tmp_path / "run"),
+            *_oracle_argv(task_set, tmp_path / "run"),
             "--executor",
             "ray",
             "--ray-cpus-per-attempt",
@@ -355,14 +346,7 @@ def test_unreachable_cluster_is_one_clear_line(task_set: Path, tmp_path: Path) -
         port = s.getsockname()[1]
     r = run_cli(
         "evaluate",
-        "run",
-        "--agent",
-        "oracle",
-        "--tasks",
-        str(task_set),
-        "--allow-unreviewed",
-        "--out",
-        str(tmp_path / "run"),
+        *_oracle_argv(task_set, tmp_path / "run"),
         "--executor",
         "ray",
         "--ray-address",
@@ -401,14 +385,7 @@ def test_no_address_starts_a_local_instance_for_the_run_and_stops_it(task_set: P
                 sys.executable,
                 "-m",
                 "ctbench.evaluate.cli",
-                "run",
-                "--agent",
-                "oracle",
-                "--tasks",
-                str(task_set),
-                "--allow-unreviewed",
-                "--out",
-                str(out),
+                *_oracle_argv(task_set, out),
                 "--executor",
                 "ray",
                 "--ray-cpus-per-attempt",
@@ -633,14 +610,7 @@ def test_executor_options_given_on_the_command_line_reach_the_hosts(cluster: Any
     hosts = tmp_path / "scratch" / "hosts"  # not there yet: the host makes it
     r = run_cli(
         "evaluate",
-        "run",
-        "--agent",
-        "oracle",
-        "--tasks",
-        str(tasks),
-        "--allow-unreviewed",
-        "--out",
-        str(tmp_path / "run"),
+        *_oracle_argv(tasks, tmp_path / "run"),
         "--concurrency",
         "2",
         "--executor",
