@@ -95,13 +95,4 @@ def logged_life(path: Path | None, what: str) -> Iterator[logging.Logger]:
         handler.close()
 
 
-def read_log(path: Path, limit: int = 200) -> list[str]:
-    """The last ``limit`` lines of a proxy log (none when the proxy never wrote one)."""
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    return lines[-limit:]
-
-
-__all__ = ["LOGGER", "logged_life", "process_age_s", "proxy_logger", "read_log"]
+__all__ = ["LOGGER", "logged_life", "process_age_s", "proxy_logger"]

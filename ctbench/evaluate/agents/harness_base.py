@@ -28,6 +28,7 @@ import shlex
 import signal
 import sys
 from abc import abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -48,7 +49,6 @@ from ctbench.evaluate.agents.base import (
 from ctbench.evaluate.agents.command import become_subreaper, end_process_group
 from ctbench.evaluate.agents.process import start_time
 from ctbench.evaluate.harnesses import Installed, find, spec
-from ctbench.replay.proxy_log import read_log
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
 
@@ -141,6 +141,16 @@ class Run:
     returncode: int
     lines: list[str]
     stderr: list[str] = field(default_factory=list)
+
+
+def file_tail(path: Path, keep: Callable[[str], bool] | None = None, limit: int = 40) -> list[str]:
+    """The last ``limit`` lines of ``path`` that ``keep`` accepts (default: the non-blank ones), each
+    cut at 500 characters: what a CLI or the proxy left in a file of its own, for the task log."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [ln[:500] for ln in text.splitlines() if (keep(ln) if keep else ln.strip())][-limit:]
 
 
 def _children(pid: int) -> list[int]:
@@ -362,7 +372,7 @@ class HarnessAgent(Agent):
             return await asyncio.to_thread(self.collect, ctx, launch, run)
         finally:
             # the proxy's own account of the ctb server, whatever the CLI says of it
-            lines = read_log(ctx.workdir / PROXY_LOG)
+            lines = file_tail(ctx.workdir / PROXY_LOG, limit=200)
             missing = (
                 "no log: the CLI did not start the proxy, or it exited before its first line (see above)"
             )
@@ -492,6 +502,7 @@ __all__ = [
     "HarnessAgent",
     "HarnessOptions",
     "Launch",
+    "file_tail",
     "Run",
     "process_tree",
     "toml_str",

@@ -18,12 +18,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
-from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, with_v1
+from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, file_tail, with_v1
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 DEFAULT_MAX_TURNS = 200
@@ -164,7 +163,7 @@ class HermesAgent(HarnessAgent):
             # its MCP lines go into the task log, so the cause of the failure can be read afterwards
             for line in _mcp_lines(launch.files["log"]):
                 ctx.log.line(f"[hermes agent.log] {line}")
-            for line in _tail(launch.files["mcp_stderr"]):
+            for line in file_tail(launch.files["mcp_stderr"]):
                 ctx.log.line(f"[hermes mcp-stderr.log] {line}")
             raise InfrastructureError(f"{self.harness} started without the ctb tools: {failed}")
         if calls == 0 or (result.output_tokens == 0 and result.input_tokens == 0):
@@ -223,16 +222,7 @@ def _mcp_failure(log: Path) -> str | None:
 
 def _mcp_lines(log: Path, limit: int = 60) -> list[str]:
     """The last lines of Hermes' agent.log that speak of MCP (its servers' stderr included)."""
-    return _tail(log, lambda ln: "mcp" in ln.lower() or "ctb" in ln, limit)
-
-
-def _tail(path: Path, keep: Callable[[str], bool] | None = None, limit: int = 40) -> list[str]:
-    """The last ``limit`` lines of ``path`` that ``keep`` accepts (default: the non-blank ones)."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    return [ln[:500] for ln in text.splitlines() if (keep(ln) if keep else ln.strip())][-limit:]
+    return file_tail(log, lambda ln: "mcp" in ln.lower() or "ctb" in ln, limit)
 
 
 def _final_message(db: Path) -> str | None:
