@@ -694,3 +694,34 @@ def test_a_second_runs_sweep_leaves_a_live_runs_fresh_workspace_and_removes_a_de
     finally:
         live.kill()
         live.wait()
+
+
+def test_agent_options_are_named_as_the_user_types_them(task_set: Path, tmp_path: Path) -> None:
+    """The listing names a Literal's values, not typing's ``Optional``; a refused value names the
+    option, not pydantic's path through the union's branches."""
+    listed = run_cli("evaluate", "agents", "--json")
+    rows = {r["name"]: r for r in json.loads(listed.stdout)["agents"]}
+    assert rows["openai"]["options"]["reasoning_effort"]["type"] == "minimal | low | medium | high"
+    assert rows["openai"]["options"]["temperature"]["type"] == "float"
+    proc = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--tasks",
+        str(task_set),
+        "--out",
+        str(tmp_path / "run"),
+        "--agent-arg",
+        "reasoning_effort=ultra",
+        env={"OPENAI_API_KEY": "x"},
+    )
+    assert proc.returncode != 0 and proc.stderr.strip().count("\n") == 0, proc.stderr
+    assert proc.stderr.startswith(
+        "ctb-eval: --agent-arg reasoning_effort=ultra: Input should be 'minimal'"
+    ), proc.stderr

@@ -644,6 +644,22 @@ def _add_agents(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the list as JSON")
 
 
+def _type_name(annotation: Any) -> str:
+    """An option's type as a user types its value: ``float``, ``low | medium | high`` (a Literal's
+    values), optional or not (``--agent-arg`` never takes None), not typing's ``Optional`` or ``Union``."""
+    import types
+    from typing import Literal, Union, get_args, get_origin
+
+    origin = get_origin(annotation)
+    if origin is Literal:
+        names = [str(a) for a in get_args(annotation)]
+    elif origin in (Union, types.UnionType):
+        names = [_type_name(a) for a in get_args(annotation) if a is not type(None)]
+    else:
+        return getattr(annotation, "__name__", str(annotation))
+    return " | ".join(dict.fromkeys(" | ".join(names).split(" | ")))
+
+
 def _agent_row(name: str, entry: Any) -> dict[str, Any]:
     from ctbench.evaluate.agents import AgentConfigError
 
@@ -669,7 +685,7 @@ def _agent_row(name: str, entry: Any) -> dict[str, Any]:
     for key, f in cls.Options.model_fields.items():
         default = None if f.is_required() else f.get_default(call_default_factory=True)
         options[key] = {
-            "type": getattr(f.annotation, "__name__", str(f.annotation)),
+            "type": _type_name(f.annotation),
             "default": default,
             "required": f.is_required(),
             "help": f.description or "",

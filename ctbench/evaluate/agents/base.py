@@ -193,7 +193,8 @@ class Agent(ABC):
             return cls.Options.model_validate(pairs)
         except ValidationError as exc:
             err = exc.errors()[0]
-            key = ".".join(str(p) for p in err.get("loc", ())) or "?"
+            loc = err.get("loc") or ("?",)
+            key = str(loc[0])  # the option; the rest of pydantic's path names its own union branches
             known = ", ".join(cls.Options.model_fields) or "none"
             if err.get("type") == "extra_forbidden":
                 raise AgentConfigError(
