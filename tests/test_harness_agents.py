@@ -216,6 +216,7 @@ def test_model_endpoint_down_is_an_infrastructure_error_then_resumes(
     first = Runner(_settings(name, url, task_set, tmp_path / "run", select="RCA-001", timeout_s=120.0)).run()
     (line,) = _lines(first.folder)
     assert (line["status"], line["error_kind"]) == ("error", "infrastructure"), line
+    assert first.summary_line().endswith(f"ctb-eval run --resume {first.folder} --retry-errors")
     with ScriptedModelServer(scripts_for(task_set, ["RCA-001"]), max_seconds=300, port=port):
         again = Runner(
             _settings(

@@ -404,7 +404,10 @@ class RunReport:
             if trials == 1
             else f"{len(self.config.tasks) * trials} task-trial(s) ({len(self.config.tasks)} tasks x {trials})"
         )
-        return f"{done}/{what} {state}: {parts or 'nothing run'}; run folder {self.folder}"
+        line = f"{done}/{what} {state}: {parts or 'nothing run'}; run folder {self.folder}"
+        if c.get("infrastructure error"):  # not the agent's doing: say how to run those tasks again
+            line += f"; once the cause is fixed: ctb-eval run --resume {self.folder} --retry-errors"
+        return line
 
 
 def unit_label(task_id: str, trial: int) -> str:
