@@ -35,6 +35,8 @@ examples:
   ctb-author validate tasks/rca/RCA-001      check one task
   ctb-author stats tasks/ --format md        the paper's dataset tables
   ctb-author export RCA-001 --out bundles/   one self-contained JSON file per task
+  ctb-author release 1.0.0 --out rel/ --gold-out gold/ --license cc-by-4.0
+                                             the retained tasks as a Hugging Face dataset
   ctb-author schema                          (re)write the JSON Schemas editors use
 """
 
@@ -571,6 +573,9 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     from ctbench.authoring.capture_cli import add_import_capture
 
     add_import_capture(sub)
+    from ctbench.authoring.release_cli import add_release_commands
+
+    add_release_commands(sub)
     return parser, sub
 
 

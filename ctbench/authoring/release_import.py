@@ -1,0 +1,165 @@
+"""``ctb-author import-release``: task folders back from a release, with the hashes it published.
+
+The public rows carry ``task.yaml`` and each network file verbatim and every recording's bytes; the
+gold folder (``--gold``) carries each ``hidden.yaml`` verbatim. The result is an ordinary task set
+(``ctbench.yaml``, ``taxonomy.yaml``, ``networks/``, ``rca/<ID>/``, ``path/<ID>/``) with the release's
+``RELEASE.yaml`` at its root, which the run gate reads: a task whose content hash equals the one the
+release published counts as released (its review records stay with the source repository).
+
+Every byte is checked on the way in: a recording whose sha256 differs from its row, a data file
+whose hash differs from the manifest, or a task whose content hash differs from the published one
+stops the import with the file and task named, and nothing is left half-written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ctbench.approval.hashes import content_hashes, disk_reader
+from ctbench.authoring.release import SHARD, _pa
+from ctbench.errors import CtbError
+from ctbench.evaluate.gate import content_hash
+from ctbench.releases import RELEASE_FILE, ReleaseManifest, load_manifest, sha256_file
+from ctbench.store import HIDDEN_FILE, TASK_FILE, check_recording_rel
+from ctbench.yamlio import atomic_write_bytes, atomic_write_text
+
+
+@dataclass
+class ImportResult:
+    manifest: ReleaseManifest
+    out: Path
+    tasks: list[str] = field(default_factory=list)
+    with_gold: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.manifest.version,
+            "out": str(self.out),
+            "tasks": self.tasks,
+            "gold": self.with_gold,
+        }
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    _pa()
+    import pyarrow.parquet as pq
+
+    try:
+        rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
+    except (OSError, ValueError) as exc:
+        raise CtbError(f"{path}: not a readable parquet file ({exc})") from None
+    return rows
+
+
+def _check_files(folder: Path, manifest: ReleaseManifest) -> None:
+    for rel, want in sorted(manifest.files.items()):
+        p = folder / rel
+        if not p.is_file():
+            raise CtbError(f"{p}: listed in {RELEASE_FILE} but missing")
+        if sha256_file(p) != want:
+            raise CtbError(f"{p}: its sha256 differs from {RELEASE_FILE} (changed after the release)")
+
+
+def _safe_rel(rel: str, where: str) -> PurePosixPath:
+    try:
+        return check_recording_rel(rel)
+    except CtbError as exc:
+        raise CtbError(f"{where}: {exc}") from None
+
+
+def _safe_name(name: str, what: str) -> str:
+    """A task id or network name used as a file name: no separators, no dot-names."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+        raise CtbError(f"{what} {name!r} is not a safe file name")
+    return name
+
+
+def import_release(release: Path, out: Path, gold: Path | None = None) -> ImportResult:
+    """Rebuild the task set of ``release`` in ``out`` (new or empty), with the gold when given."""
+    manifest = load_manifest(release)
+    _check_files(release, manifest)
+    if gold is not None:
+        gold_manifest = load_manifest(gold)
+        if gold_manifest.version != manifest.version or sha256_file(gold / RELEASE_FILE) != sha256_file(
+            release / RELEASE_FILE
+        ):
+            raise CtbError(
+                f"{gold}: this gold belongs to release {gold_manifest.version} "
+                f"({RELEASE_FILE} differs from {release / RELEASE_FILE})"
+            )
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CtbError(f"--out {out} exists and is not an empty folder", exit_code=2)
+    rows = _rows(release / "tasks" / SHARD)
+    net_rows = _rows(release / "networks" / SHARD)
+    result = ImportResult(manifest, out, with_gold=gold is not None)
+    out.resolve().parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".ctb-import-", dir=out.resolve().parent) as tmp:
+        stage = Path(tmp) / "tasks"
+        stage.mkdir()
+        for p in sorted((release / "taskset").rglob("*")):
+            if p.is_file():
+                dst = stage / p.relative_to(release / "taskset")
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(p, dst)
+        shutil.copyfile(release / RELEASE_FILE, stage / RELEASE_FILE)
+        for net in net_rows:
+            name = _safe_name(str(net["name"]), "network")
+            atomic_write_text(stage / "networks" / f"{name}.yaml", net["network_yaml"])
+        for row in rows:
+            _write_task(stage, row, gold)
+            result.tasks.append(row["id"])
+        _check_hashes(stage, manifest, rows, with_gold=gold is not None)
+        if out.exists():
+            out.rmdir()
+        os.replace(stage, out)
+    return result
+
+
+def _write_task(stage: Path, row: dict[str, Any], gold: Path | None) -> None:
+    task_id, family = str(row["id"]), str(row["family"])
+    if family not in ("rca", "path"):
+        raise CtbError(f"task {task_id}: unknown family {family!r}")
+    folder = stage / family / _safe_name(task_id, "task id")
+    atomic_write_text(folder / TASK_FILE, row["task_yaml"])
+    for rec in row["recordings"]:
+        where = f"task {task_id}, recording {rec['device']} {rec['command']!r}"
+        data = rec["output"].encode("utf-8") if rec["output"] is not None else rec["output_bytes"]
+        if data is None:
+            raise CtbError(f"{where}: neither output nor output_bytes")
+        if hashlib.sha256(data).hexdigest() != rec["sha256"]:
+            raise CtbError(f"{where}: bytes differ from their sha256")
+        atomic_write_bytes(folder / _safe_rel(rec["file"], where), data)
+    if gold is not None:
+        src = gold / family / task_id / HIDDEN_FILE
+        if not src.is_file():
+            raise CtbError(f"{src}: the gold of {task_id} is missing")
+        shutil.copyfile(src, folder / HIDDEN_FILE)
+
+
+def _check_hashes(
+    stage: Path, manifest: ReleaseManifest, rows: list[dict[str, Any]], *, with_gold: bool
+) -> None:
+    from ctbench.store import TaskSet
+
+    ts = TaskSet(root=stage)
+    ids = {str(r["id"]) for r in rows}
+    missing = [t.id for t in manifest.tasks if t.id not in ids]
+    if missing or len(ids) != len(manifest.tasks):
+        raise CtbError(f"the rows do not match {RELEASE_FILE}: missing {', '.join(missing) or 'none'}")
+    for t in manifest.tasks:
+        folder = stage / t.family.value / t.id
+        if with_gold:
+            got = content_hash(folder, ts)
+            if got != t.content_hash:
+                raise CtbError(f"{t.id}: content hash {got} differs from the released {t.content_hash}")
+        else:
+            parts = content_hashes(disk_reader(folder)).subset(("statement", "recordings"))
+            if parts != t.visible:
+                raise CtbError(f"{t.id}: statement or recordings differ from the release's hashes")

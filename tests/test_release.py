@@ -1,0 +1,291 @@
+"""``ctb-author release`` / ``import-release`` on a task set approved through the real review workflow.
+
+The review world (tests/review_support.py: a bare remote, drafts by alice and carol) is taken through
+``ctb-review submit / blind / reveal`` so two tasks are approved and one stays a draft; the release is
+then made by the real console script and read back by the real ``datasets`` library three ways.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctbench.evaluate.gate import content_hash
+from ctbench.releases import load_manifest, manifest_hash, sha256_file
+from ctbench.store import TaskSet
+from ctbench.yamlio import load_fast
+from tests.review_support import RCA_ANSWER, RCA_COMMANDS, REPO, World, make_world, ok
+
+datasets = pytest.importorskip("datasets")
+pytest.importorskip("pyarrow")
+
+pytestmark = pytest.mark.xdist_group("release")
+
+PATH_ANSWER = (
+    "PC_01_eth0 -> ACC_SW_01_GigabitEthernet1/0/48 -> CORE_SW_01_GigabitEthernet0/0/24 -> "
+    "FW_01_GigabitEthernet1/0/2 -> GW_01_GigabitEthernet2 -> PE_01_ge-0/0/2 -> SRV_01\n"
+)
+
+
+def author_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("CTBENCH_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "ctbench.authoring.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+class Released:
+    def __init__(self, world: World, out: Path, gold: Path, summary: dict[str, Any]) -> None:
+        self.world, self.out, self.gold, self.summary = world, out, gold, summary
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Released:
+    root = tmp_path_factory.mktemp("release")
+    world = make_world(root / "w")
+    t = world.tasks
+    answers = root / "answers"
+    answers.mkdir()
+    (answers / "rca.txt").write_text(RCA_ANSWER)
+    (answers / "cmds.txt").write_text(RCA_COMMANDS)
+    (answers / "path.txt").write_text(PATH_ANSWER)
+    ok("submit", "RCA-101", "--as", "alice", tasks=t)
+    ok("blind", "RCA-101", "--as", "bob", "--answer", str(answers / "rca.txt"), "--commands",
+       str(answers / "cmds.txt"), tasks=t)  # fmt: skip
+    ok("reveal", "RCA-101", "--as", "bob", "--all-agree", tasks=t)
+    ok("merge", "RCA-101", "--as", "maint", tasks=t)  # each review is a branch: merged into main
+    ok("submit", "PATH-101", "--as", "carol", tasks=t)
+    ok("blind", "PATH-101", "--as", "dave", "--answer", str(answers / "path.txt"), tasks=t)
+    ok("reveal", "PATH-101", "--as", "dave", "--all-agree", tasks=t)
+    ok("merge", "PATH-101", "--as", "maint", tasks=t)
+    out, gold = root / "release", root / "release-gold"
+    proc = author_cli(
+        "release", "1.0.0", "--tasks", str(t), "--out", str(out), "--gold-out", str(gold),
+        "--license", "cc-by-4.0", "--json", cwd=root,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return Released(world, out, gold, json.loads(proc.stdout))
+
+
+def gold_strings(ts: TaskSet, ids: list[str]) -> list[str]:
+    """What must never be public: answer lines, golden-action explanations, rationales."""
+    out: list[str] = []
+    for task_id in ids:
+        hidden = ts.load_hidden(task_id)
+        for t in hidden.answer.rca or []:
+            out.append(f"{t.node};{t.object};{t.label}")
+        for p in hidden.answer.paths or []:
+            hops = [h.node + (f"_{h.egress}" if h.egress else "") for h in p.hops]
+            out += ["->".join(hops), " -> ".join(hops)]
+        out += [a.why for a in hidden.golden_actions if a.why]
+        out.append(hidden.rationale)
+    return [s for s in out if s]
+
+
+def readable_text(folder: Path) -> str:
+    """Every file under ``folder`` as text a person or a crawler could read (parquet decoded)."""
+    import pyarrow.parquet as pq
+
+    parts = []
+    for p in sorted(folder.rglob("*")):
+        if not p.is_file():
+            continue
+        if p.suffix == ".parquet":
+            parts.append(json.dumps(pq.read_table(p).to_pylist(), default=repr))
+        else:
+            parts.append(p.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------- what goes in
+
+
+def test_only_retained_tasks_are_released_and_the_rest_listed(released: Released) -> None:
+    assert released.summary["tasks"] == ["PATH-101", "RCA-101"]
+    assert released.summary["excluded"] == [{"id": "RCA-102", "reason": "not approved (status draft)"}]
+    m = load_manifest(released.out)
+    assert m.version == "1.0.0" and m.license == "cc-by-4.0" and m.canary.startswith("CTBENCH CANARY")
+    assert m.counts["by_family"] == {"rca": 1, "path": 1}
+    assert m.counts["by_stratum"]["rca"]["observability"] == {"O1": 1}
+    assert m.review["reviewed"] == 2 and m.review["reviewers"] == ["bob", "dave"]
+    assert m.review["blind_exact"] == "2/2" and m.review["approved_first_round"] == 2
+    ts = TaskSet.open(released.world.tasks)
+    for t in m.tasks:
+        assert t.content_hash == content_hash(ts.ref(t.id).path, ts)
+        assert "before the gold was revealed" in t.blindness
+    for rel, digest in m.files.items():
+        assert sha256_file(released.out / rel) == digest
+    assert m.task_set["commit"] and len(m.task_set["commit"]) == 40
+
+
+def test_the_card_declares_the_public_configs_gating_and_canary(released: Released) -> None:
+    text = (released.out / "README.md").read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    header = load_fast(Path("README.md"), text.split("---\n")[1])
+    assert [c["config_name"] for c in header["configs"]] == ["tasks", "networks"]
+    for c in header["configs"]:
+        assert c["data_files"] == [{"split": "test", "path": f"{c['config_name']}/test-*.parquet"}]
+    assert header["license"] == "cc-by-4.0"
+    assert header["extra_gated_prompt"] and "checkbox" in header["extra_gated_fields"].values()
+    assert header["canary"] == load_manifest(released.out).canary
+    assert "exclude every document containing this string from training" in text
+
+
+def test_no_gold_anywhere_under_the_public_folder(released: Released) -> None:
+    ts = TaskSet.open(released.world.tasks)
+    secrets = gold_strings(ts, ["RCA-101", "PATH-101"])
+    public = readable_text(released.out)
+    leaked = [s for s in secrets if s in public]
+    assert leaked == []
+    # the scan finds gold where it is, so it can fail: the explanations in the gold folder, the answer
+    # lines in the review records (which quote the gold, and so stay out of a release)
+    private = readable_text(released.gold)
+    assert all(s in private for s in secrets if ";" not in s and "->" not in s)
+    records = readable_text(released.world.tasks / "rca" / "RCA-101" / "reviews")
+    assert "CORE_SW_01;GigabitEthernet0/0/24;shutdown" in records
+    assert not list(released.out.rglob("hidden.yaml*")) and not list(released.out.rglob("reviews"))
+
+
+# --------------------------------------------------------------------------- datasets loads it
+
+
+def _check_rows(rows: list[dict[str, Any]], ts: TaskSet, *, b64: bool = False) -> int:
+    import base64
+
+    canary = ts.config.canary
+    n = 0
+    for row in rows:
+        assert row["canary"] == canary
+        spec = ts.load_task(row["id"])
+        files = {(r.device, r.command): r for r in spec.recordings}
+        assert len(row["recordings"]) == len(files)
+        for rec in row["recordings"]:
+            raw = rec["output_bytes"]
+            data = rec["output"].encode("utf-8") if rec["output"] is not None else raw
+            if b64 and rec["output"] is None:
+                data = base64.b64decode(raw)
+            source = ts.read_recording(row["id"], files[(rec["device"], rec["command"])])
+            assert data == source
+            assert hashlib.sha256(data).hexdigest() == rec["sha256"]
+            n += 1
+    return n
+
+
+def test_datasets_loads_it_three_ways_byte_exact(released: Released, tmp_path: Path) -> None:
+    ts = TaskSet.open(released.world.tasks)
+    cache = str(tmp_path / "hf")
+    out = released.out
+    by_json = datasets.load_dataset(
+        "json", data_files={"test": str(out / "json" / "tasks.jsonl")}, split="test", cache_dir=cache
+    )
+    by_parquet = datasets.load_dataset(
+        "parquet", data_files={"test": str(out / "tasks" / "*.parquet")}, split="test", cache_dir=cache
+    )
+    by_folder = datasets.load_dataset(str(out), "tasks", split="test", cache_dir=cache)
+    networks = datasets.load_dataset(str(out), "networks", split="test", cache_dir=cache)
+    n_rec = load_manifest(out).counts["recordings"]
+    for ds, b64 in ((by_json, True), (by_parquet, False), (by_folder, False)):
+        assert ds.num_rows == 2
+        assert _check_rows(list(ds), ts, b64=b64) == n_rec
+    assert by_folder.features["recordings"].feature["output_bytes"].dtype == "binary"
+    assert [r["name"] for r in networks] == ["campus-lab"]
+    assert {d["name"] for d in networks[0]["devices"]} >= {"CORE_SW_01", "FW_01"}
+
+
+# --------------------------------------------------------------------------- and back
+
+
+def test_import_release_gives_the_published_content_hashes(released: Released, tmp_path: Path) -> None:
+    back = tmp_path / "back"
+    proc = author_cli(
+        "import-release", str(released.out), "--gold", str(released.gold), "--out", str(back), "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    ts = TaskSet.open(back)
+    m = load_manifest(back)
+    assert manifest_hash(back) == manifest_hash(released.out)
+    assert sorted(r.id for r in ts.refs()) == ["PATH-101", "RCA-101"]
+    for t in m.tasks:
+        assert content_hash(ts.ref(t.id).path, ts) == t.content_hash
+
+    # a recording changed after the release is refused, and nothing is written
+    tampered = tmp_path / "tampered"
+    import shutil
+
+    shutil.copytree(released.out, tampered)
+    (tampered / "json" / "tasks.jsonl").write_text("{}\n")
+    proc = author_cli("import-release", str(tampered), "--out", str(tmp_path / "t2"), cwd=tmp_path)
+    assert proc.returncode != 0 and "json/tasks.jsonl" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "t2").exists()
+
+
+def test_gold_inside_the_public_folder_is_refused(released: Released, tmp_path: Path) -> None:
+    out = tmp_path / "pub"
+    proc = author_cli(
+        "release", "1.0.1", "--tasks", str(released.world.tasks), "--out", str(out),
+        "--gold-out", str(out / "gold"), "--license", "cc-by-4.0", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "overlap" in proc.stderr and "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_the_bundled_set_with_the_override_all_355_recordings(tmp_path: Path) -> None:
+    """The bundled seed tasks were never reviewed: --allow-unreviewed releases them and says so."""
+    out, gold = tmp_path / "rel", tmp_path / "gold"
+    proc = author_cli(
+        "release", "0.1.0-seed", "--tasks", str(REPO / "tasks"), "--out", str(out), "--gold-out", str(gold),
+        "--license", "cc-by-4.0", "--allow-unreviewed", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    m = load_manifest(out)
+    assert len(m.tasks) == 30 and m.counts["recordings"] == 355 and len(m.review["unreviewed"]) == 30
+    assert "Not reviewed" in (out / "README.md").read_text(encoding="utf-8")
+    ds = datasets.load_dataset(str(out), "tasks", split="test", cache_dir=str(tmp_path / "hf"))
+    assert ds.num_rows == 30
+    assert _check_rows(list(ds), TaskSet.open(REPO / "tasks")) == 355
+
+
+def test_bytes_that_are_not_utf8_travel_in_output_bytes(task_set: Path, tmp_path: Path) -> None:
+    ts = TaskSet.open(task_set)
+    ref = ts.ref("RCA-001")
+    rec = ts.load_task(ref).recordings[0]
+    raw = b"\xff\xfe Huawei \xe9t\xe9\r\n  trailing  \r\n\x1b[0m<CORE>"
+    (ref.path / rec.file).write_bytes(raw)
+    out, gold = tmp_path / "rel", tmp_path / "gold"
+    proc = author_cli(
+        "release", "0.0.1", "--tasks", str(task_set), "--out", str(out), "--gold-out", str(gold),
+        "--license", "cc-by-4.0", "--allow-unreviewed", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    cache = str(tmp_path / "hf")
+    by_folder = datasets.load_dataset(str(out), "tasks", split="test", cache_dir=cache)
+    by_json = datasets.load_dataset(
+        "json", data_files={"test": str(out / "json" / "tasks.jsonl")}, split="test", cache_dir=cache
+    )
+    for ds, b64 in ((by_folder, False), (by_json, True)):
+        row = next(r for r in ds if r["id"] == "RCA-001")
+        got = next(r for r in row["recordings"] if r["command"] == rec.command)
+        assert got["output"] is None and got["sha256"] == hashlib.sha256(raw).hexdigest()
+        assert _check_rows(list(ds), ts, b64=b64) == sum(len(r["recordings"]) for r in ds)
+    back = tmp_path / "back"
+    assert (
+        author_cli(
+            "import-release", str(out), "--gold", str(gold), "--out", str(back), cwd=tmp_path
+        ).returncode
+        == 0
+    )
+    assert (back / "rca" / "RCA-001" / rec.file).read_bytes() == raw
