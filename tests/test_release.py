@@ -21,6 +21,7 @@ from ctbench.evaluate.gate import content_hash
 from ctbench.releases import load_manifest, manifest_hash, sha256_file
 from ctbench.store import TaskSet
 from ctbench.yamlio import load_fast
+from tests.conftest import run_cli
 from tests.review_support import RCA_ANSWER, RCA_COMMANDS, REPO, World, make_world, ok
 
 datasets = pytest.importorskip("datasets")
@@ -233,6 +234,41 @@ def test_import_release_gives_the_published_content_hashes(released: Released, t
     assert not (tmp_path / "t2").exists()
 
 
+def test_a_run_on_the_imported_release_names_it(released: Released, tmp_path: Path) -> None:
+    back, bare = tmp_path / "back", tmp_path / "bare"
+    assert author_cli("import-release", str(released.out), "--gold", str(released.gold), "--out", str(back),
+                      cwd=tmp_path).returncode == 0  # fmt: skip
+    run_dir = tmp_path / "run"
+    # no --allow-unreviewed: the release's content hashes stand in for the review records it leaves out
+    proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(back), "--out", str(run_dir),
+                   cwd=tmp_path, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    config = load_fast(run_dir / "run.yaml")
+    assert config["tasks"] == ["RCA-101", "PATH-101"] or sorted(config["tasks"]) == ["PATH-101", "RCA-101"]
+    assert config["task_set"]["release"] == "1.0.0"
+    assert config["task_set"]["release_hash"] == manifest_hash(released.out)
+    assert config["unreviewed"] == [] and config["skipped"] == []
+    report = run_cli("evaluate", "report", str(run_dir), "--format", "md", cwd=tmp_path, timeout=300)
+    assert report.returncode == 0, report.stderr
+    assert "release 1.0.0" in report.stdout
+
+    # a task edited after the release is no longer the released task: the gate says so
+    task_file = back / "rca" / "RCA-101" / "task.yaml"
+    task_file.write_text(task_file.read_text().replace("Find the", "Please find the"))
+    proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(back), "--out", str(tmp_path / "r2"),
+                   cwd=tmp_path, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    skipped = load_fast(tmp_path / "r2" / "run.yaml")["skipped"]
+    assert skipped == [{"task_id": "RCA-101", "reason": "changed since its release: its content hash differs "
+                        "from RELEASE.yaml"}]  # fmt: skip
+
+    # without the gold the tasks cannot be run: the gate says what is missing
+    assert author_cli("import-release", str(released.out), "--out", str(bare), cwd=tmp_path).returncode == 0
+    proc = run_cli("evaluate", "run", "--agent", "null", "--tasks", str(bare), "--out", str(tmp_path / "r3"),
+                   cwd=tmp_path, timeout=300)  # fmt: skip
+    assert proc.returncode != 0 and "hidden.yaml is missing" in proc.stderr
+
+
 def test_gold_inside_the_public_folder_is_refused(released: Released, tmp_path: Path) -> None:
     out = tmp_path / "pub"
     proc = author_cli(
@@ -257,6 +293,19 @@ def test_the_bundled_set_with_the_override_all_355_recordings(tmp_path: Path) ->
     ds = datasets.load_dataset(str(out), "tasks", split="test", cache_dir=str(tmp_path / "hf"))
     assert ds.num_rows == 30
     assert _check_rows(list(ds), TaskSet.open(REPO / "tasks")) == 355
+    # an unreviewed release vouches for nothing: its tasks still need --allow-unreviewed to run
+    back = tmp_path / "back"
+    assert (
+        author_cli(
+            "import-release", str(out), "--gold", str(gold), "--out", str(back), cwd=tmp_path
+        ).returncode
+        == 0
+    )
+    from ctbench.evaluate.gate import apply_gate
+
+    ts = TaskSet.open(back)
+    gate = apply_gate(ts, [(r, ts.load_task(r)) for r in ts.refs()])
+    assert gate.admitted == [] and len(gate.skipped) == 30
 
 
 def test_bytes_that_are_not_utf8_travel_in_output_bytes(task_set: Path, tmp_path: Path) -> None:

@@ -86,6 +86,34 @@ def validation_problems(task_set: TaskSet, refs: Sequence[TaskRef]) -> dict[str,
     return out
 
 
+def released_hashes(task_set: TaskSet) -> dict[str, str]:
+    """Task id -> published content hash, for the reviewed tasks of a set rebuilt from a release.
+
+    A release carries no review records (they quote the gold), so its tasks are retained on the
+    release's word instead: the manifest's content hash, which the source's approval vouched for.
+    Tasks the release itself marks unreviewed (``--allow-unreviewed``) get nothing from it.
+    """
+    from ctbench.releases import find_manifest
+
+    try:
+        manifest = find_manifest(task_set.root)
+    except Exception:  # a broken manifest vouches for nothing; the tasks fall back to their records
+        return {}
+    if manifest is None:
+        return {}
+    unreviewed = set(manifest.review.get("unreviewed") or [])
+    return {t.id: t.content_hash for t in manifest.tasks if t.id not in unreviewed}
+
+
+def _release_problem(task_set: TaskSet, ref: TaskRef, published: str) -> str | None:
+    now = content_hash(ref.path, task_set)
+    if now == published:
+        return None
+    if not ref.hidden_file.exists() and not task_set.is_sealed(ref):
+        return "released without its gold here (import the release with --gold)"
+    return "changed since its release: its content hash differs from RELEASE.yaml"
+
+
 @dataclass(frozen=True)
 class GateResult:
     admitted: list[TaskRef]
@@ -115,6 +143,7 @@ def apply_gate(
     """Split the candidates into the tasks to run and the ones skipped, with reasons."""
     from ctbench.approval.check import approval_state
 
+    released = released_hashes(task_set)
     pairs = list(candidates)
     invalid = validation_problems(task_set, [ref for ref, _ in pairs]) if pairs else {}
     admitted: list[TaskRef] = []
@@ -129,6 +158,8 @@ def apply_gate(
                 continue
             invalid_run.append(ref.id)
         review = approval_state(task_set, ref).reason  # the one answer to "approved?" (sealed gold too)
+        if review is not None and ref.id in released:
+            review = _release_problem(task_set, ref, released[ref.id])
         if review is not None:
             if not allow_unreviewed:
                 skipped.append(Skipped(ref.id, review))

@@ -233,7 +233,9 @@ def table_runs(report: Report) -> Table:
             run["model"],
             run["harness"],
             run["harness_version"],
-            commit[:12] if commit else None,
+            f"release {run['release']['version']}"
+            if run.get("release")
+            else (commit[:12] if commit else None),
             r.scores["n_tasks"],
             "yes" if r.scores["incomplete"] else "no",
             "unsandboxed" if sandbox == "none" else sandbox,

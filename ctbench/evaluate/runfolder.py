@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from ctbench.errors import CtbError, validation_message
+from ctbench.releases import RELEASE_FILE, load_manifest, manifest_hash
 from ctbench.safetext import scrub_json
 from ctbench.yamlio import atomic_write_text, dump_document, load_fast, to_commented
 
@@ -83,6 +84,8 @@ class TaskSetRef(_Model):
     path: str
     commit: str = "none"
     dirty: bool = False
+    release: str | None = Field(default=None, description="Version of the release the set was imported from.")
+    release_hash: str | None = Field(default=None, description="sha256 of that release's RELEASE.yaml.")
 
 
 class HostInfo(_Model):
@@ -181,6 +184,8 @@ class RunConfig(_Model):
                 out.append(f"option {key}: {old_opts[key]!r} -> {new_opts.get(key)!r}")
         if self.task_set.commit != other.task_set.commit:
             out.append(f"task-set commit: {self.task_set.commit[:12]} -> {other.task_set.commit[:12]}")
+        if self.task_set.release_hash != other.task_set.release_hash:
+            out.append(f"release: {self.task_set.release} -> {other.task_set.release}")
         if self.task_set.dirty != other.task_set.dirty:
             out.append(f"task set uncommitted changes: {self.task_set.dirty} -> {other.task_set.dirty}")
         if self.tasks != other.tasks:
@@ -189,12 +194,23 @@ class RunConfig(_Model):
 
 
 def task_set_commit(root: Path) -> TaskSetRef:
-    """``git rev-parse HEAD`` of the repository holding the task set, and whether the set is dirty.
+    """``git rev-parse HEAD`` of the repository holding the task set, whether the set is dirty, and the
+    release it was imported from (``RELEASE.yaml`` at its root: version and manifest hash).
 
     Only changes under the task-set folder count as dirty: a run folder created inside the same
     repository must not make the next resume look like it ran on different tasks.
     """
-    root = Path(root).resolve()
+    ref = _git_ref(Path(root).resolve())
+    if (ref_root := Path(ref.path)).joinpath(RELEASE_FILE).is_file():
+        try:
+            ref.release = load_manifest(ref_root).version
+            ref.release_hash = manifest_hash(ref_root)
+        except (CtbError, OSError):  # the gate names a broken manifest; the run still says it had one
+            ref.release = "unreadable RELEASE.yaml"
+    return ref
+
+
+def _git_ref(root: Path) -> TaskSetRef:
     try:
         import git
     except ImportError:  # GitPython is a dependency, but a broken install must not stop a run

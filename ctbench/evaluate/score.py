@@ -105,6 +105,9 @@ class RunInfo:
     """Trials per task the run was asked for (``--trials``); 1 for runs made before trials existed."""
     sandbox: str | None = None
     """``none`` when an external agent ran unsandboxed (reports say so); see RunOptions.sandbox."""
+    release: str | None = None
+    """Version of the release the task set was imported from (run.yaml task_set.release), if any."""
+    release_hash: str | None = None
 
     @property
     def label(self) -> str:
@@ -125,6 +128,8 @@ class RunInfo:
         }
         if self.sandbox is not None:
             out["sandbox"] = self.sandbox
+        if self.release is not None:
+            out["release"] = {"version": self.release, "manifest_hash": self.release_hash}
         if self.trials != 1:
             out["trials"] = self.trials
         return out
@@ -184,6 +189,8 @@ def read_run_info(run_dir: Path) -> tuple[RunInfo, list[str]]:
         tasks=tuple(config.tasks),
         trials=config.options.trials,
         sandbox=config.options.sandbox,
+        release=config.task_set.release,
+        release_hash=config.task_set.release_hash,
     ), []
 
 
