@@ -278,6 +278,8 @@ class GoldPath(Strict):
 
     @model_validator(mode="after")
     def _terminal(self) -> GoldPath:
+        if not any(hop.egress for hop in self.hops):
+            return self  # a node-only path: benchmarks that score nodes only (TTAC Track B Phase 1)
         for i, hop in enumerate(self.hops[:-1]):
             if not hop.egress:
                 raise ValueError(
@@ -346,6 +348,11 @@ class HiddenSpec(Strict):
     golden_actions: list[GoldenAction] = Field(default_factory=list)
     metadata: AuthoredMetadata = Field(default_factory=AuthoredMetadata)
     rationale: str = Field(default="", description="One sentence: how the evidence leads to the answer.")
+    reference_answer: str = Field(
+        default="",
+        description="Imported tasks: the gold as the source benchmark spells it (TTAC Track B's ground "
+        "truth, one line per entry), what that benchmark's own scoring rules compare with.",
+    )
     canary: str = Field(default="", description="The task set's contamination-guard string.")
 
     def rca_entries(self) -> frozenset[RcaEntry]:

@@ -42,6 +42,11 @@ class Category(Strict):
 class Taxonomy(Strict):
     schema_: str | None = Field(default=None, alias="$schema", exclude=True)
     version: int = 1
+    whitespace_blind: bool = Field(
+        default=False,
+        description="Match labels and aliases with every blank deleted too (TTAC Track B writes "
+        "'missingstaticroute' for 'missing static route').",
+    )
     categories: list[Category]
     labels: list[Label]
 
@@ -73,11 +78,19 @@ class Taxonomy(Strict):
 
     def resolve(self, text: str) -> str | None:
         """Canonical L0 label for a label or alias (case/spacing-insensitive); None if unknown."""
-        lab = self._lookup.get(_fold(text))
+        lab = self.get(text)
         return lab.label if lab else None
 
+    @cached_property
+    def _squashed(self) -> dict[str, Label]:
+        return {key.replace(" ", ""): lab for key, lab in self._lookup.items()}
+
     def get(self, label: str) -> Label | None:
-        return self._lookup.get(_fold(label))
+        key = _fold(label)
+        found = self._lookup.get(key)
+        if found is None and self.whitespace_blind:
+            found = self._squashed.get(key.replace(" ", ""))
+        return found
 
     def category_of(self, label: str) -> str | None:
         lab = self.get(label)
@@ -174,3 +187,8 @@ class TaskSetConfig(Strict):
     similarity: Similarity = Field(default_factory=Similarity)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     min_stratum: int = Field(default=10, ge=1, description="Warn when a reported stratum has fewer tasks.")
+    golden_actions_required: bool = Field(
+        default=True,
+        description="A task without golden actions is an error; false for sets imported from a benchmark "
+        "that publishes none (TTAC Track B), where it is a warning and evidence metrics are not computed.",
+    )

@@ -576,6 +576,9 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     from ctbench.authoring.release_cli import add_release_commands
 
     add_release_commands(sub)
+    from ctbench.authoring.trackb_cli import add_import_trackb
+
+    add_import_trackb(sub)
     return parser, sub
 
 

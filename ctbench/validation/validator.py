@@ -606,9 +606,17 @@ class Validator:
                     expected="answer.paths only",
                 )
         if not hidden.golden_actions:
-            ctx.error(
-                "golden", "no golden actions", loc=["golden_actions"], expected="at least one golden action"
-            )
+            if self.config is not None and not self.config.golden_actions_required:
+                ctx.warn(
+                    "golden", "no golden actions (the set's source publishes none)", loc=["golden_actions"]
+                )
+            else:
+                ctx.error(
+                    "golden",
+                    "no golden actions",
+                    loc=["golden_actions"],
+                    expected="at least one golden action",
+                )
         if not hidden.metadata.protocol_mechanisms:
             ctx.warn(
                 "metadata",
@@ -913,8 +921,15 @@ class Validator:
                     "symptom's target (e.g. a ping destination), a leak if it points at the fault",
                     loc=["statement"],
                 )
-        for label in labels:
-            if len(label) > 3 and re.search(rf"(?<!\w){re.escape(label.lower())}(?!\w)", norm):
+
+        def named(label: str) -> bool:
+            return len(label) > 3 and re.search(rf"(?<!\w){re.escape(label.lower())}(?!\w)", norm) is not None
+
+        # A statement that lists the answer's choices (TTAC Track B prompts carry the closed list of
+        # reasons) names many labels: naming the gold's among them gives nothing away.
+        listed = sum(named(lab.label) for lab in self.taxonomy.labels) if self.taxonomy is not None else 0
+        for label in labels if listed < 3 else ():
+            if named(label):
                 ctx.error(
                     "leak",
                     f"the statement contains the gold root-cause label {label!r}",
