@@ -47,9 +47,14 @@ class Kw:
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """A parameter of a registered type."""
+    """A parameter of a registered type; ``label`` is the template's ``<type:label>`` text.
+
+    The label is documentation, except for a vendor whose help prints it as the placeholder
+    (FRR lists ``(1-65535)`` or ``IFNAME`` where ctbench's types are ``number`` and ``word``).
+    """
 
     type: ParamType
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,14 +159,15 @@ class _TemplateParser:
             self.pos += 1
             return Opt(body) if tok == "[" else body
         if tok.startswith("<"):
-            name = tok[1:-1].split(":", 1)[0].strip().lower()
+            name, _colon, label = tok[1:-1].partition(":")
+            name = name.strip().lower()
             if name == "host":
                 return Alt((Param(PARAM_TYPES["ip"]), Param(PARAM_TYPES["hostname"])))
             ptype = PARAM_TYPES.get(name)
             if ptype is None:
                 self._fail(f"unknown parameter type <{name}> (known: {', '.join(sorted(PARAM_TYPES))}, host)")
                 raise AssertionError  # unreachable, _fail raises
-            return Param(ptype)
+            return Param(ptype, label)
         if tok.startswith("'"):
             if len(tok) < 3:
                 self._fail("empty quoted keyword")
@@ -192,10 +198,13 @@ class KwEdge:
 
 
 class ParamEdge:
-    __slots__ = ("type", "targets", "plain")
+    """Parameter edge; ``label`` is the first template label seen for this type at this point."""
 
-    def __init__(self, ptype: ParamType) -> None:
+    __slots__ = ("type", "targets", "plain", "label")
+
+    def __init__(self, ptype: ParamType, label: str = "") -> None:
         self.type = ptype
+        self.label = label
         self.targets: list[Node] = []
         self.plain: Node | None = None
 
@@ -246,18 +255,23 @@ def _dedupe(nodes: list[Node]) -> list[Node]:
     return out
 
 
-def _insert(entries: list[Node], elem: Elem, target: Node | None) -> list[Node]:
+def _insert(entries: list[Node], elem: Elem, target: Node | None, merge: bool = False) -> list[Node]:
     """Add ``elem`` after each entry node; return the nodes where it ends.
 
     With ``target``, the last edge of every path through ``elem`` leads to ``target`` instead of a
-    new node (this is how a repetition loops back to its start).
+    new node (this is how a repetition loops back to its start). With ``merge``, the options of a
+    choice end in one shared node where they can, so that a long run of optional choices (FRR's
+    ``show [ip] bgp [<view|vrf> NAME] [<ipv4|ipv6> [<unicast|...>]] ...``) does not multiply paths.
     """
     if isinstance(elem, Kw):
         key = elem.text.lower()
         return _dedupe([_add(n.kw, key, lambda: KwEdge(elem.text), target) for n in entries])
     if isinstance(elem, Param):
         return _dedupe(
-            [_add(n.params, elem.type.name, lambda: ParamEdge(elem.type), target) for n in entries]
+            [
+                _add(n.params, elem.type.name, lambda: ParamEdge(elem.type, elem.label), target)
+                for n in entries
+            ]
         )
     if isinstance(elem, Lit):
         out: list[Node] = []
@@ -273,23 +287,33 @@ def _insert(entries: list[Node], elem: Elem, target: Node | None) -> list[Node]:
             head = elem.items[:-1]
             shorter = head[0] if len(head) == 1 else Seq(head)
             longer = Seq((*head, elem.items[-1].body))
-            return _dedupe(_insert(entries, shorter, target) + _insert(entries, longer, target))
+            return _dedupe(_insert(entries, shorter, target, merge) + _insert(entries, longer, target, merge))
         nodes = entries
         for pos, item in enumerate(elem.items):
             last = pos == len(elem.items) - 1
-            nodes = _insert(nodes, item, target if last else None)
+            nodes = _insert(nodes, item, target if last else None, merge)
         return nodes
     if isinstance(elem, Alt):
-        return _dedupe([end for option in elem.options for end in _insert(entries, option, target)])
+        if merge and target is None:
+            shared = Node()
+            ends: list[Node] = []
+            for option in elem.options:
+                tail = option.items[-1] if isinstance(option, Seq) else option
+                if isinstance(tail, Kw | Param | Lit):
+                    ends += _insert(entries, option, shared, merge)
+                else:
+                    ends += _insert(entries, option, None, merge)
+            return _dedupe(ends)
+        return _dedupe([end for option in elem.options for end in _insert(entries, option, target, merge)])
     if isinstance(elem, Opt):
         if target is not None:
             raise TemplateError("a repeated group cannot end with an optional part")
-        return _dedupe(entries + _insert(entries, elem.body, None))
+        return _dedupe(entries + _insert(entries, elem.body, None, merge))
     if isinstance(elem, Star):
         if target is not None:
             raise TemplateError("a repeated group cannot end with another repetition")
         for node in entries:
-            _insert([node], elem.body, node)
+            _insert([node], elem.body, node, merge)
         return entries
     raise TypeError(f"not a template element: {elem!r}")
 
@@ -308,7 +332,12 @@ class Graph:
             raise RuntimeError("graph is frozen")
         elem = parse_template(template) if isinstance(template, str) else template
         try:
-            ends = _insert([self.root], elem, None)
+            try:
+                ends = _insert([self.root], elem, None)
+            except TemplateError as exc:
+                if "too many branches" not in str(exc):
+                    raise
+                ends = _insert([self.root], elem, None, merge=True)
         except TemplateError as exc:
             raise TemplateError(f"{exc} ({source or template!r})") from None
         if self.root in ends:

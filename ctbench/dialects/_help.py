@@ -70,16 +70,35 @@ class HelpStyle:
     none_first: bool = False
     interface_desc: str = "{type} interface"
     interface_types: bool = True
+    labels: bool = False
+    """Print a parameter's template label as its placeholder (FRR's ``(1-65535)``, ``IFNAME``), and
+    look its description up like a keyword's (``"neighbor A.B.C.D"``) before the type's."""
+    ascii_order: bool = False
+    """Sort the whole list by byte value, placeholders among keywords (FRR's ``strcmp`` order)."""
+    rstrip: bool = True
+    """Strip the blanks after a name without a description; FRR pads ``<cr>`` to the column."""
+    none_always: bool = False
+    """Answer ``none`` whenever the words before ``?`` do not read (FRR: ``% There is no matched command.``)."""
+    pipe_item: bool = True
+    """List ``|`` after a complete command; FRR 8.4 does not list its ``| include``."""
     keywords: Mapping[str, str] = field(default_factory=dict)
     params: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
-    def describe(self, previous: str, keyword: str, commands: frozenset[str] = frozenset()) -> str:
+    def describe(
+        self, previous: str, keyword: str, commands: frozenset[str] = frozenset(), path: tuple[str, ...] = ()
+    ) -> str:
         """The description of ``keyword`` after ``previous``: the one for that place, else the general one.
 
         A first-level command's general text (``ssh``: open a client connection) is only used at
-        the first word; deeper down (``show ip ssh``) the word means something else.
+        the first word; deeper down (``show ip ssh``) the word means something else. A text keyed by
+        the whole ``path`` (``"show ip route a.b.c.d"``) wins over both, for vendors whose help
+        texts depend on the whole command (FRR).
         """
         key = keyword.lower()
+        if path:
+            full = self.keywords.get(" ".join((*path, key)).lower())
+            if full is not None:
+                return full
         found = self.keywords.get(f"{previous.lower()} {key}", "")
         if found or (previous and previous != "|" and key in commands):
             return found
@@ -125,6 +144,11 @@ def load_help_style(data: Any, where: str) -> HelpStyle:
         none_first=bool(data.get("none_first", False)),
         interface_desc=str(data.get("interface_desc", "{type} interface")),
         interface_types=bool(data.get("interface_types", True)),
+        labels=bool(data.get("labels", False)),
+        ascii_order=str(data.get("order", "types")) == "ascii",
+        rstrip=bool(data.get("rstrip", True)),
+        none_always=bool(data.get("none_always", False)),
+        pipe_item=bool(data.get("pipe_item", True)),
         keywords=keywords,
         params=params,
     )
@@ -183,7 +207,7 @@ class Helper:
     def items(self, query: HelpQuery) -> list[HelpItem] | None:
         """What may be typed at the help point, or None when the words before it do not parse."""
         words = list(query.words)
-        buckets, hit = self.parser.walk(words, ((self.root, False),))
+        buckets, hit = self.parser.walk(words, ((self.root, False),), exact_first=True)
         if hit is not None:
             return self._filter_items(words, hit[0], query.partial)
         found = self._collect(list(buckets[len(words)].values()))
@@ -206,30 +230,36 @@ class Helper:
                 continue
             # Parameters first: an interface type listed for <interface> wins over the same word as a
             # keyword of another template (VRP "display interface gigabitethernet brief").
-            for name in node.params:
+            for name, pedge in node.params.items():
                 if name == "interface" and style.interface_types:
                     out += [
                         HelpItem(t, style.describe(previous, t) or style.interface_desc.replace("{type}", t))
                         for t in self.interface_types
                     ]
                 else:
-                    out.append(self._param(name))
+                    out.append(self._param(name, pedge.label, previous, words))
             for key, edge in node.kw.items():
                 if key == "|":
                     pipe = True
                     continue
-                out.append(HelpItem(edge.text, style.describe(previous, key, self.commands)))
+                out.append(HelpItem(edge.text, style.describe(previous, key, self.commands, words)))
             if node.terminal:
                 cr = True
-                pipe = pipe or bool(pipe_root.kw)
+                pipe = pipe or (bool(pipe_root.kw) and style.pipe_item)
         if pipe:
             out.append(HelpItem("|", style.pipe_desc, "pipe"))
         if cr:
             out.append(HelpItem(style.cr, style.cr_desc, "cr"))
         return out
 
-    def _param(self, name: str) -> HelpItem:
+    def _param(self, name: str, label: str = "", previous: str = "", path: tuple[str, ...] = ()) -> HelpItem:
         placeholder, desc = self.style.params.get(name) or self.style.params.get("word") or ("WORD", "")
+        if self.style.labels and label:
+            found = self.style.keywords.get(" ".join((*path, label)).lower()) if path else None
+            if found is None:
+                found = self.style.keywords.get(f"{previous.lower()} {label.lower()}")
+            found = found if found is not None else self.style.keywords.get(label.lower())
+            return HelpItem(label, desc if found is None else found, "param")
         return HelpItem(placeholder, desc, "param")
 
     def _continuations(self, cfgs: list[Cfg], token: str) -> list[HelpItem]:
@@ -300,6 +330,8 @@ class Helper:
         keywords = sorted((i for i in unique if i.kind == "keyword"), key=lambda i: i.name)
         tail = [i for i in unique if i.kind == "pipe"]
         cr = [i for i in unique if i.kind == "cr"]
+        if self.style.ascii_order:
+            return cr + sorted(params + keywords, key=lambda i: i.name.encode()) + tail
         if self.style.cr_first:
             return cr + params + keywords + tail
         return params + keywords + tail + cr
@@ -329,7 +361,8 @@ class Helper:
         width = style.width or (max(len(i.name) for i in items) + 2)
         for item in items:
             name = item.name if len(item.name) < width else item.name + " "
-            lines.append((pad + name.ljust(width) + item.desc).rstrip())
+            text = pad + name.ljust(width) + item.desc
+            lines.append(text.rstrip() if style.rstrip else text)
         return "\n".join(lines) + "\n"
 
     def completions(self, text: str) -> list[str]:

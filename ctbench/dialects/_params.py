@@ -174,6 +174,16 @@ def _m_ipv6_net(toks: Sequence[str], i: int, ctx: ParamContext) -> list[Match]:
     return found
 
 
+def _m_ipv4_prefix(toks: Sequence[str], i: int, ctx: ParamContext) -> list[Match]:
+    """``a.b.c.d/len`` only, one token (FRR's ``A.B.C.D/M``, which does not take a bare address)."""
+    return _m_ipv4_net(toks, i, ctx)[:1] if "/" in toks[i] else []
+
+
+def _m_ipv6_prefix(toks: Sequence[str], i: int, ctx: ParamContext) -> list[Match]:
+    """``x::/len`` only, one token (FRR's ``X:X::X:X/M``)."""
+    return _m_ipv6_net(toks, i, ctx)[:1] if "/" in toks[i] else []
+
+
 def _m_ip_net(toks: Sequence[str], i: int, ctx: ParamContext) -> list[Match]:
     return _m_ipv4_net(toks, i, ctx) or _m_ipv6_net(toks, i, ctx)
 
@@ -229,6 +239,8 @@ def _all_types() -> Mapping[str, ParamType]:
         ParamType("ipv4-net", _m_ipv4_net, RANK_VALUE, True),
         ParamType("ipv6-net", _m_ipv6_net, RANK_VALUE, True),
         ParamType("ip-net", _m_ip_net, RANK_VALUE, True),
+        ParamType("ipv4-prefix", _m_ipv4_prefix, RANK_VALUE, True),
+        ParamType("ipv6-prefix", _m_ipv6_prefix, RANK_VALUE, True),
         ParamType("interface", _m_interface, RANK_VALUE, True),
         ParamType("hostname", _m_hostname, RANK_NAME, False),
         ParamType("mac", _m_mac, RANK_VALUE, True),

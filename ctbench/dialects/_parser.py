@@ -12,6 +12,10 @@ the canonical words produced so far and their rank. At each token:
   the vendor's filters (which end the command) and its output-changing pipes (Junos
   ``| display xml``, which are part of the command).
 
+A vendor that matches the whole line instead (FRR's vtysh, ``line_match``) follows every keyword a
+token is a prefix of, ranks a prefix below an exact word, and calls the line ambiguous only when two
+complete commands rank the same at the end (``sh i b``: ``show interface brief`` and ``show ip bgp``).
+
 Configurations reaching the same node are merged, keeping the better rank, so the work per token
 stays small. When nothing survives, the furthest token reached is where the device would put its
 caret, and what the surviving configurations expected there decides which error it prints.
@@ -25,10 +29,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ._grammar import KwEdge, Node
-from ._params import RANK_KEYWORD, ParamContext
+from ._params import RANK_KEYWORD, RANK_NAME, ParamContext
 from ._types import CliError
 
 TOKEN_RE = re.compile(r"\||[^ \t|]+")
+
+RANK_PARTIAL = RANK_NAME
+"""Line matching: a keyword read from a prefix ranks below an exact keyword and a typed value, above a
+free word (FRR's order: address or range, keyword exact, keyword partial, variable)."""
 
 Cfg = tuple[Node, tuple[str, ...], tuple[int, ...], bool]
 """(node, canonical words so far, rank per word, reached through recorded commands)."""
@@ -74,10 +82,25 @@ def looks_like_value(token: str) -> bool:
 class Parser:
     """Parses lines against a tree root (plus a task's recorded-command root) and a pipe root."""
 
-    def __init__(self, pipe_root: Node, ctx: ParamContext, aliases: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        pipe_root: Node,
+        ctx: ParamContext,
+        aliases: Mapping[str, str],
+        *,
+        line_match: bool = False,
+        case_sensitive: bool = False,
+        pipes: bool = True,
+    ) -> None:
         self.pipe_root = pipe_root
         self.ctx = ctx
         self.aliases = aliases
+        self.line_match = line_match
+        """Whole-line matching (FRR): every prefix reading is followed; ambiguity is decided at the end."""
+        self.case_sensitive = case_sensitive
+        """Keywords match only in their own case (FRR: ``SHOW`` is an unknown command)."""
+        self.pipes = pipes
+        """Whether ``|`` starts a filter chain here; False when the dialect splits the pipe off first."""
 
     def parse(self, line: str, roots: Sequence[tuple[Node, bool]]) -> Parsed | CliError:
         toks = tokenize(line)
@@ -90,19 +113,23 @@ class Parser:
             return Parsed(words, recorded, toks[i - 1][1])
         done = [cfg for cfg in buckets[n].values() if cfg[0].terminal]
         if done:
-            _node, words, _rank, recorded = min(done, key=lambda c: c[2])
+            _node, words, rank, recorded = min(done, key=lambda c: c[2])
+            if self.line_match and len({c[1] for c in done if c[2] == rank}) > 1:
+                return CliError("ambiguous", 0, toks[0][0], index=0, context=words)
             return Parsed(words, recorded, None)
         return self._diagnose(line, toks, buckets)
 
     def walk(
-        self, texts: Sequence[str], roots: Sequence[tuple[Node, bool]]
+        self, texts: Sequence[str], roots: Sequence[tuple[Node, bool]], *, exact_first: bool = False
     ) -> tuple[list[dict[int, Cfg]], tuple[int, Cfg] | None]:
         """Consume ``texts`` from ``roots``: the configurations after each token, and the first filter.
 
         ``buckets[i]`` holds what may be reached after ``i`` tokens. When token ``i`` is an output
         filter keyword the walk stops there and returns ``(i, best configuration before it)``: the
         rest of the line is the filter chain, not the command. Context help walks the words typed
-        before the ``?`` with this same method, so help and parsing cannot disagree.
+        before the ``?`` with this same method, so help and parsing cannot disagree. ``exact_first``
+        (help under line matching) drops the prefix readings of a word that is some keyword exactly, as
+        vtysh's ``show ip route ?`` lists nothing of ``show ipv6 route``.
         """
         n = len(texts)
         buckets: list[dict[int, Cfg]] = [{} for _ in range(n + 1)]
@@ -116,7 +143,7 @@ class Parser:
                 continue
             tok = texts[i]
             nxt = buckets[i + 1]
-            if tok == "|":
+            if tok == "|" and self.pipes:
                 for node, words, rank, recorded in bucket.values():
                     edge = node.kw.get("|")
                     if edge is not None:
@@ -125,17 +152,20 @@ class Parser:
                     if node.terminal:
                         _put(nxt, pipe_root, words, rank, recorded)
                 continue
-            low = tok.lower()
+            low = tok if self.case_sensitive else tok.lower()
             if i == 0:
                 low = self.aliases.get(low, low)
             filter_hits: list[Cfg] = []
-            for cfg, edge in self._keyword_moves(bucket, low):
+            moves = self._keyword_moves(bucket, low)
+            if exact_first and any(r == RANK_KEYWORD for _c, _e, r in moves):
+                moves = [m for m in moves if m[2] == RANK_KEYWORD]
+            for cfg, edge, kw_rank in moves:
                 node, words, rank, recorded = cfg
                 if edge.filter:
                     filter_hits.append(cfg)
                     continue
                 new_words = (*words, "|", edge.text) if node is pipe_root else (*words, edge.text)
-                new_rank = (*rank, RANK_KEYWORD)
+                new_rank = (*rank, kw_rank)
                 for target in edge.targets:
                     old = nxt.get(id(target))
                     if old is None or new_rank < old[2]:
@@ -161,19 +191,23 @@ class Parser:
                                 dst[id(target)] = (target, new_words, new_rank, recorded)
         return buckets, None
 
-    def _keyword_moves(self, bucket: dict[int, Cfg], low: str) -> list[tuple[Cfg, KwEdge]]:
-        exact: list[tuple[Cfg, KwEdge]] = []
+    def _keyword_moves(self, bucket: dict[int, Cfg], low: str) -> list[tuple[Cfg, KwEdge, int]]:
+        """The keyword edges the token takes, each with the rank of that reading."""
+        exact: list[tuple[Cfg, KwEdge, int]] = []
         for cfg in bucket.values():
             edge = cfg[0].kw.get(low)
             if edge is not None:
-                exact.append((cfg, edge))
-        if exact:
+                exact.append((cfg, edge, RANK_KEYWORD))
+        if exact and not self.line_match:
             return exact
-        found: dict[str, list[tuple[Cfg, KwEdge]]] = {}
+        found: dict[str, list[tuple[Cfg, KwEdge, int]]] = {}
         for cfg in bucket.values():
             kw = cfg[0].kw
             for key in _prefixed(cfg[0], low):
-                found.setdefault(key, []).append((cfg, kw[key]))
+                if key != low:
+                    found.setdefault(key, []).append((cfg, kw[key], RANK_PARTIAL))
+        if self.line_match:
+            return exact + [move for moves in found.values() for move in moves]
         if len(found) == 1:
             return next(iter(found.values()))
         return []
@@ -188,15 +222,15 @@ class Parser:
             end = toks[-1][1] + len(toks[-1][0])
             return CliError("incomplete", end, "", index=n, context=context)
         tok, pos = toks[last]
-        if tok == "|":
+        if tok == "|" and self.pipes:
             # A filter after a command that cannot end there: the command is what is incomplete.
             return CliError("incomplete", pos, tok, index=last, context=context)
         nodes = [cfg[0] for cfg in buckets[last].values()]
         if not any(node.has_edges or node is self.pipe_root for node in nodes):
             return CliError("too_many", pos, tok, index=last, context=context)
-        low = tok.lower()
+        low = tok if self.case_sensitive else tok.lower()
         candidates = sorted({key for node in nodes for key in _prefixed(node, low)})
-        if len(candidates) > 1:
+        if len(candidates) > 1 and not self.line_match:
             return CliError("ambiguous", pos, tok, index=last, candidates=tuple(candidates), context=context)
         value_slot = any(node.value_params for node in nodes)
         keyword_slot = any(node.kw for node in nodes)

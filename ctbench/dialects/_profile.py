@@ -87,12 +87,17 @@ _PROFILE_KEYS = {
     "help",
     "capture_prompt",
     "first_commands",
+    "matching",
+    "case_sensitive",
+    "pipe",
 }
 _EXTRA_KEYS = {"os", "commands", "pipe_commands", "notes"}
 _FILTER_KINDS = {"include", "exclude", "begin", "count", "section", "last", "trim", "passthrough"}
 _FILTER_ARGS = {"regex", "optional-regex", "number", "optional-number", "none"}
 _STYLES = {"slash", "length", "mask"}
 _CAPTURE_PROMPTS = {"vrp", "cisco", "junos"}
+_MATCHING = {"token", "line"}
+_PIPES = {"chain", "first"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +133,15 @@ class Profile:
     ``user@host>``), for the capture importer; None: its logs cannot be imported."""
     first_commands: tuple[str, ...] = ()
     """What an engineer types first on an unfamiliar box of this vendor (the probe agent's checklist)."""
+    matching: str = "token"
+    """``token``: each word must be a unique prefix where it stands (IOS, VRP, Junos); ``line``: the
+    whole line is matched and only a tie between complete commands is ambiguous (FRR's vtysh)."""
+    case_sensitive: bool = False
+    """Keywords match only as written in the tree (FRR); the others take any case."""
+    pipe: str = "chain"
+    """``chain``: ``| filter`` stages parsed with the command (most vendors); ``first``: the line is cut
+    at its first ``| ``, the word after it must be a filter's exact name and the rest of the line is
+    one regular expression (FRR 8.4's vtysh)."""
 
 
 def _read(path: Path) -> Mapping[str, Any]:
@@ -165,6 +179,12 @@ def _capture_prompt(value: Any, where: str) -> str | None:
     if value is not None and value not in _CAPTURE_PROMPTS:
         raise ValueError(f"{where}: one of {sorted(_CAPTURE_PROMPTS)}")
     return cast(str | None, value)
+
+
+def _choice(value: Any, allowed: set[str], where: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{where}: one of {sorted(allowed)}, not {value!r}")
+    return str(value)
 
 
 def extra_tree_targets(path: Path, data: Mapping[str, Any]) -> tuple[str, ...]:
@@ -233,6 +253,9 @@ def load_profile(os_name: str, extra_trees: tuple[Path, ...] = ()) -> Profile:
         commands=_str_list(data, "commands", path),
         capture_prompt=_capture_prompt(data.get("capture_prompt"), f"{path}: capture_prompt"),
         first_commands=tuple(c for c, _ in _str_list(data, "first_commands", path)),
+        matching=_choice(data.get("matching", "token"), _MATCHING, f"{path}: matching"),
+        case_sensitive=bool(data.get("case_sensitive", False)),
+        pipe=_choice(data.get("pipe", "chain"), _PIPES, f"{path}: pipe"),
     )
     for extra in extra_trees:
         more = _read(Path(extra))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-from ._filters import apply_filters, parse_filters
+from ._filters import apply_filters, parse_filters, pattern_is_safe
 from ._grammar import Graph, KwEdge, Lit, Node, Seq
 from ._grammar import Kw as _Kw
 from ._help import Helper, split_query
@@ -32,6 +33,15 @@ the bound keeps an agent that sends only new lines from growing the server's mem
 _EMPTY: frozenset[str] = frozenset()
 
 
+def _compiles(pattern: str) -> bool:
+    """Whether a device regex compiles at all (vtysh answers ``% Bad regexp`` when it does not)."""
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
+
+
 def _printable(text: str) -> str:
     """Echoed input with control characters shown as '?', so an error text cannot drive a terminal."""
     return text if text.isprintable() else "".join(ch if ch.isprintable() else "?" for ch in text)
@@ -53,13 +63,21 @@ class Dialect:
         pipes = Graph()
         for template, source in profile.pipe_commands:
             pipes.add(template, source)
-        for name in profile.filters:
+        chained = profile.pipe == "chain"
+        for name in profile.filters if chained else ():
             edge = KwEdge(name)
             edge.filter = True
             pipes.root.kw[name] = edge
         self._pipe_root = pipes.freeze().root
         self._ctx = ParamContext(profile.interfaces, profile.prefix_style, profile.prefix6_style)
-        self._parser = Parser(self._pipe_root, self._ctx, profile.aliases)
+        self._parser = Parser(
+            self._pipe_root,
+            self._ctx,
+            profile.aliases,
+            line_match=profile.matching == "line",
+            case_sensitive=profile.case_sensitive,
+            pipes=chained,
+        )
         self._roots: tuple[tuple[Node, bool], ...] = ((self._graph.root, False),)
         self._helper = Helper(
             self._parser,
@@ -144,10 +162,44 @@ class Dialect:
             extra = self._extras(recorded)
             if extra is not None:
                 roots = (*roots, (extra, True))
+        if self._profile.pipe == "first":
+            return self._resolve_first_pipe(line, text, roots)
         parsed = self._parser.parse(text, roots)
         if isinstance(parsed, CliError):
             return Resolution(line, None, error=parsed)
         return self._finish(line, text, parsed)
+
+    def _resolve_first_pipe(self, line: str, text: str, roots: tuple[tuple[Node, bool], ...]) -> Resolution:
+        """FRR 8.4: the filter is checked before the command, and all of the rest is its regex.
+
+        vtysh cuts the line at its first ``| `` (a bar and a blank); the next word must be a filter's
+        exact name (``% Unknown action 'inc'``), and everything after that word and one blank is one
+        extended regular expression (so ``| include a | include b`` is one pattern). Without an
+        argument the answer is ``% Need a regexp to filter with`` (the ``incomplete`` kind).
+        """
+        cut = text.find("| ")
+        filters: tuple[OutputFilter, ...] = ()
+        if cut >= 0:
+            action, blank, pattern = text[cut + 2 :].partition(" ")
+            spec = self._profile.filters.get(action)
+            if spec is None:
+                return Resolution(
+                    line, None, error=CliError("unrecognised", cut + 2, action, -1, slot="filter")
+                )
+            if not blank:
+                return Resolution(
+                    line, None, error=CliError("incomplete", cut + 2, action, -1, slot="filter")
+                )
+            if pattern and not (pattern_is_safe(pattern) and pattern.isprintable() and _compiles(pattern)):
+                err = CliError("wrong_parameter", cut + 3 + len(action), pattern, -1, slot="filter")
+                return Resolution(line, None, error=err)
+            opts = self._profile.filter_options
+            filters = (OutputFilter(spec.kind, spec.keyword, pattern, ignore_case=opts.ignore_case),)
+            text = text[:cut]
+        parsed = self._parser.parse(text, roots)
+        if isinstance(parsed, CliError):
+            return Resolution(line, None, error=parsed)
+        return Resolution(line, " ".join(parsed.words), filters, recorded=parsed.recorded)
 
     def _finish(self, line: str, text: str, parsed: Parsed) -> Resolution:
         canonical = " ".join(parsed.words)
@@ -204,6 +256,8 @@ class Dialect:
             )
         query = split_query(text)
         items = self._helper.items(query)
+        if items is None and self._profile.help.none_always and self._profile.help.none:
+            return self._profile.help.none + "\n"
         if items is None:
             body = text[: query.partial_pos] if query.partial else text
             parsed = self._parser.parse(body, self._roots)
@@ -243,6 +297,7 @@ class Dialect:
         text = (
             msg.text.replace("{token}", _printable(err.token[:200]))
             .replace("{input}", _printable(line.strip()[:1024]))
+            .replace("{line}", _printable(line.rstrip("\r\n")[:1024]))
             .replace("{keyword}", keyword)
             .replace("{completions}", completions)
         )
