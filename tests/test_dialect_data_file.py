@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ctbench.dialects import DIALECT_PATH_ENV, get_dialect, os_families
+from ctbench.dialects import DIALECT_PATH_ENV, OS_FAMILIES, get_dialect, os_families
 from ctbench.dialects._profile import DATA_DIR
 from ctbench.evaluate.agents.probe import checklist
 from ctbench.model import Device
@@ -77,7 +77,7 @@ def test_without_the_data_file_the_family_is_refused(task_set: Path) -> None:
 
 
 def test_a_sixth_dialect_is_one_data_file(on_path: Path, task_set: Path) -> None:
-    assert NEW_OS in os_families() and len(os_families()) == 6
+    assert NEW_OS in os_families() and len(os_families()) == len(OS_FAMILIES) + 1
     dialect = get_dialect(NEW_OS)
     assert dialect.display_name == "ACME OS" and dialect.resolve("sh ip ro").canonical == "show ip route"
     assert checklist(NEW_OS) == get_dialect("cisco_ios").first_commands  # the probe reads the file too

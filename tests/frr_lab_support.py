@@ -1,0 +1,36 @@
+"""One live FRR lab per test session (tasks/labs/triangle.yaml under its own name), for the tests that
+type into real routers. Skips, naming what is missing, where there is no root or no FRR; the lab is
+always taken down, and the teardown checks that no namespace of it is left."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAB_NAME = "pytest-tri"
+
+
+def require_lab_machine() -> None:
+    from ctbench.authoring.lab.runtime import missing_requirements
+
+    missing = missing_requirements()
+    if missing:
+        pytest.skip("live FRR lab needs " + "; ".join(missing))
+
+
+@pytest.fixture(scope="session")
+def frr_lab() -> Iterator[object]:
+    require_lab_machine()
+    from ctbench.authoring.lab.runtime import Lab
+    from ctbench.authoring.lab.spec import load_lab
+
+    spec = load_lab(ROOT / "tasks/labs/triangle.yaml").model_copy(update={"name": LAB_NAME})
+    lab = Lab(spec)  # state under /run/ctbench-labs: the daemons' user must reach their sockets
+    with lab:
+        yield lab
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    assert f"ctb-{LAB_NAME}-" not in left
