@@ -39,6 +39,7 @@ from ctbench.evaluate.agents import (
     InfrastructureError,
     make_agent,
 )
+from ctbench.evaluate.agents.agent_files import read_log
 from ctbench.evaluate.agents.process import ATTEMPT_PREFIX, owner_alive, owner_tag
 from ctbench.evaluate.runfolder import utc_now
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, OutcomeKind, Usage, WorkUnit
@@ -294,10 +295,8 @@ def _teardown(env: AttemptEnv, pieces: _Pieces) -> bytes:
     if pieces.workdir is not None:
         shutil.rmtree(pieces.workdir, ignore_errors=True)
     pieces.log.close()
-    try:
-        data = (pieces.log_dir / "agent.log").read_bytes()
-    except OSError:
-        data = b""
+    # capped: the agent wrote to this log through its standard error, as much as it liked
+    data = read_log(pieces.log_dir / "agent.log")
     shutil.rmtree(pieces.log_dir, ignore_errors=True)
     return data
 

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ctbench.evaluate.agents.agent_files import AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.codex import parse_events
 from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, without_v1
@@ -118,7 +119,7 @@ class ClaudeCodeAgent(HarnessAgent):
             if servers.get("ctb") != "connected" or not set(CTB_TOOLS) <= tools:
                 # Claude Code keeps its account of the MCP start (the server's stderr included) in a
                 # cache folder of the attempt's home, which goes with the attempt: into the task log
-                for line in _mcp_log_lines(launch.home):
+                for line in _mcp_log_lines(ctx.workdir, launch.home):
                     ctx.log.line(f"[claude mcp-logs] {line}")
                 raise InfrastructureError(
                     f"{self.harness} started without the ctb tools (MCP server ctb: "
@@ -169,21 +170,30 @@ def _last_words(run: Run) -> str:
     return f"exit status {run.returncode}"
 
 
-def _mcp_log_lines(home: Path, limit: int = 40) -> list[str]:
-    """The last entries of Claude Code's log of the ``ctb`` server (``mcp-logs-ctb/*.jsonl``)."""
+def _mcp_log_lines(root: Path, home: Path, limit: int = 40) -> list[str]:
+    """The last entries of Claude Code's log of the ``ctb`` server (``mcp-logs-ctb/*.jsonl``), found
+    and read through the attempt folder ``root`` (no links followed, each file's last bytes only)."""
     out: list[str] = []
-    for path in sorted(home.glob(".cache/claude-cli-nodejs/*/mcp-logs-ctb/*.jsonl")):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        for raw in text.splitlines():
-            try:
-                entry = json.loads(raw)
-            except ValueError:
-                out.append(raw[:500])
-                continue
-            if isinstance(entry, dict):
-                kind = "error" if "error" in entry else "debug"
-                out.append(f"{entry.get('timestamp', '')} {kind}: {str(entry.get(kind, ''))[:500]}".strip())
+    base = (home / ".cache" / "claude-cli-nodejs").relative_to(root).as_posix()
+    with AttemptFolder(root) as folder:
+        for project in folder.listdir(base):
+            logs = f"{base}/{project}/mcp-logs-ctb"
+            for name in folder.listdir(logs):
+                if not name.endswith(".jsonl"):
+                    continue
+                got = folder.tail(f"{logs}/{name}")
+                if got is None:
+                    continue
+                raws = got.data.decode("utf-8", errors="replace").splitlines()
+                for raw in raws[1:] if got.truncated else raws:
+                    try:
+                        entry = json.loads(raw)
+                    except ValueError:
+                        out.append(raw[:500])
+                        continue
+                    if isinstance(entry, dict):
+                        kind = "error" if "error" in entry else "debug"
+                        out.append(
+                            f"{entry.get('timestamp', '')} {kind}: {str(entry.get(kind, ''))[:500]}".strip()
+                        )
     return out[-limit:]

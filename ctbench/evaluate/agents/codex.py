@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ctbench.evaluate.agents.agent_files import ANSWER_CAP, AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, toml_str, with_v1
 
@@ -211,11 +212,9 @@ class CodexAgent(HarnessAgent):
             raise InfrastructureError(f"{self.harness}: model request failed: {errors[-1][:300]}")
         if failed_mcp and len(failed_mcp) == len(ctb_calls):
             result.notes.append(f"all {len(ctb_calls)} ctb tool call(s) failed")
-        text = None
-        try:
-            text = launch.files["last"].read_text(encoding="utf-8")
-        except OSError:
-            pass
+        with AttemptFolder(ctx.workdir) as folder:  # no link, no FIFO, at most ANSWER_CAP bytes
+            last = folder.read_limited(launch.files["last"].relative_to(ctx.workdir).as_posix(), ANSWER_CAP)
+        text = last.decode("utf-8", errors="replace") if last is not None else None
         if not (text and text.strip()) and messages:
             text = messages[-1]
         if text and text.strip():

@@ -32,6 +32,16 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctbench.evaluate.agents.agent_files import (
+    ANSWER_CAP,
+    LOG_CAP,
+    SMALL_CAP,
+    AttemptFolder,
+    RefusedFile,
+    copy_capped,
+    human,
+    log_tail,
+)
 from ctbench.evaluate.agents.base import (
     Agent,
     AgentConfigError,
@@ -55,28 +65,25 @@ PLACEHOLDERS = ("model", "task_id", "prompt_file", "answer_file", "workspace")
 
 
 def _tail(path: Path, limit: int = 300) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return ""
+    """The agent's last words: the last meaningful line of the runner's log (its stderr), from the
+    log's last bytes only (an agent may have written a GiB there)."""
     lines = [
         ln
-        for ln in data.decode("utf-8", errors="replace").splitlines()
+        for ln in log_tail(path, 64 * 1024).decode("utf-8", errors="replace").splitlines()
         if ln.strip() and not ln.startswith(("[ctbench]", "=== "))
     ]
     return lines[-1][:limit] if lines else ""
 
 
-def _read_text(path: Path) -> str | None:
-    try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
+def _text(data: bytes | None) -> str | None:
+    if data is None:
         return None
+    text = data.decode("utf-8", errors="replace")
     return text if text.strip() else None
 
 
-def _read_usage(path: Path, result: AgentResult) -> None:
-    text = _read_text(path)
+def _read_usage(folder: AttemptFolder, rel: str, result: AgentResult) -> None:
+    text = _text(folder.read_limited(rel, SMALL_CAP))
     if text is None:
         return
     try:
@@ -101,6 +108,10 @@ class _AttemptFiles:
     answer: Path
     usage: Path
     stdout: Path
+
+    def rel(self, path: Path) -> str:
+        """``io/answer.txt``: where ``path`` is inside the attempt folder."""
+        return str(path.relative_to(self.workspace.parent))
 
     @classmethod
     def create(cls, ctx: AgentContext) -> _AttemptFiles:
@@ -205,34 +216,58 @@ class CommandAgent(Agent):
         except ProcessStartError as exc:
             raise (InfrastructureError if exc.infrastructure else AgentError)(str(exc)) from None
         except BaseException:
-            self._copy_stdout(ctx, files.stdout)
+            await asyncio.to_thread(self._copy_stdout_quietly, ctx, files)
             raise
         return await asyncio.to_thread(self._collect, ctx, files, argv[0], returncode)
 
     def _collect(self, ctx: AgentContext, files: _AttemptFiles, program: str, returncode: int) -> AgentResult:
-        """Exit status, answer and usage of a finished attempt (file reads: run in a thread)."""
+        """Exit status, answer and usage of a finished attempt (file reads: run in a thread).
+
+        Every file is read through :class:`AttemptFolder` (no links, regular files only, capped):
+        the agent had the ``io`` folder to itself, so what is there is data, never a path to follow.
+        """
         last = _tail(ctx.log.path)  # the agent's own last words on stderr, before stdout is appended
-        self._copy_stdout(ctx, files.stdout)
-        ctx.log.line(f"[ctbench] exit status {returncode}")
-        if returncode != 0:
-            why = f"killed by signal {-returncode}" if returncode < 0 else f"exited with status {returncode}"
-            raise AgentError(f"{program} {why}" + (f" (last log line: {last})" if last else ""))
-        result = ctx.result
-        _read_usage(files.usage, result)
-        # A submission through the replay API, if any, wins: the runner takes it from the session.
-        if (text := _read_text(files.answer)) is not None:
-            result.answer_text, result.answer_source = text, "answer_file"
-        elif (text := _read_text(files.stdout)) is not None:
-            result.answer_text, result.answer_source = text, "stdout"
+        with AttemptFolder(ctx.workdir) as folder:
+            self._copy_stdout(ctx, folder, files.rel(files.stdout))
+            ctx.log.line(f"[ctbench] exit status {returncode}")
+            if returncode != 0:
+                why = (
+                    f"killed by signal {-returncode}"
+                    if returncode < 0
+                    else f"exited with status {returncode}"
+                )
+                raise AgentError(f"{program} {why}" + (f" (last log line: {last})" if last else ""))
+            result = ctx.result
+            _read_usage(folder, files.rel(files.usage), result)
+            # A submission through the replay API, if any, wins: the runner takes it from the session.
+            if (text := _text(folder.read_limited(files.rel(files.answer), ANSWER_CAP))) is not None:
+                result.answer_text, result.answer_source = text, "answer_file"
+            elif (out := folder.tail(files.rel(files.stdout), ANSWER_CAP)) is not None and (
+                text := _text(out.data)
+            ) is not None:
+                result.answer_text, result.answer_source = text, "stdout"
+                if out.truncated:
+                    result.notes.append(f"stdout holds {human(out.size)}: its last {human(ANSWER_CAP)} read")
         return result
 
     @staticmethod
-    def _copy_stdout(ctx: AgentContext, stdout_file: Path) -> None:
-        try:
-            data = stdout_file.read_bytes()
-        except OSError:
-            return
-        if data:
+    def _copy_stdout(ctx: AgentContext, folder: AttemptFolder, rel: str) -> None:
+        """The agent's stdout into the task log, capped (half of :data:`LOG_CAP`: its head and tail)."""
+        with folder.open(rel) as opened:
+            if opened is None or opened[1] == 0:
+                return
+            fd, size = opened
             ctx.log.line("[ctbench] --- stdout ---")
-            ctx.log.write(data if data.endswith(b"\n") else data + b"\n")
+            copy_capped(fd, size, ctx.log, LOG_CAP // 2, rel)  # half: the log as a whole is capped too
+            if os.pread(fd, 1, size - 1) != b"\n":
+                ctx.log.write(b"\n")
             ctx.log.line("[ctbench] --- end of stdout ---")
+
+    @classmethod
+    def _copy_stdout_quietly(cls, ctx: AgentContext, files: _AttemptFiles) -> None:
+        """On a timeout or interrupt: what the agent printed, if it can be read; a refusal is noted."""
+        try:
+            with AttemptFolder(ctx.workdir) as folder:
+                cls._copy_stdout(ctx, folder, files.rel(files.stdout))
+        except (RefusedFile, OSError) as exc:
+            ctx.log.line(f"[ctbench] stdout not copied: {exc}")

@@ -28,14 +28,15 @@ import shlex
 import signal
 import sys
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ctbench.evaluate.agents.agent_files import MIB, AttemptFolder, RefusedFile, human
 from ctbench.evaluate.agents.base import (
     Agent,
     AgentConfigError,
@@ -143,14 +144,71 @@ class Run:
     stderr: list[str] = field(default_factory=list)
 
 
-def file_tail(path: Path, keep: Callable[[str], bool] | None = None, limit: int = 40) -> list[str]:
-    """The last ``limit`` lines of ``path`` that ``keep`` accepts (default: the non-blank ones), each
-    cut at 500 characters: what a CLI or the proxy left in a file of its own, for the task log."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+def file_tail(
+    root: Path, path: Path, keep: Callable[[str], bool] | None = None, limit: int = 40
+) -> list[str]:
+    """The last ``limit`` lines of ``path`` (a file the CLI or the proxy left in the attempt folder
+    ``root``) that ``keep`` accepts (default: the non-blank ones), each cut at 500 characters.
+
+    Read through :class:`AttemptFolder` from the file's last bytes only: a link, FIFO or device
+    there is refused (:class:`RefusedFile`), a GiB-sized log costs no more than a small one."""
+    with AttemptFolder(root) as folder:
+        got = folder.tail(PurePosixPath(path.relative_to(root)))
+    if got is None:
         return []
-    return [ln[:500] for ln in text.splitlines() if (keep(ln) if keep else ln.strip())][-limit:]
+    lines = got.data.decode("utf-8", errors="replace").splitlines()
+    if got.truncated and lines:
+        lines = lines[1:]  # the first one is cut
+    return [ln[:500] for ln in lines if (keep(ln) if keep else ln.strip())][-limit:]
+
+
+PIPE_KEEP = 64 * MIB
+"""Most bytes of a CLI's standard output (its event stream, kept for parsing) and of its standard
+error that go into the task log; what comes after is read and dropped, so the CLI never blocks."""
+PIPE_LINE = 4 * MIB
+"""Longest line read from a CLI's pipe; a longer one is cut there (the rest of it is dropped)."""
+STDERR_LINE = 2000
+"""Characters of each standard-error line kept for classifying a failure."""
+
+
+@dataclass
+class _Budget:
+    """Bytes of one pipe still to be logged and kept; notes once in the log when they run out."""
+
+    left: int
+    spent: bool = False
+
+    def take(self, n: int, log: Any, what: str) -> bool:
+        if self.left >= n:
+            self.left -= n
+            return True
+        if not self.spent:
+            self.spent = True
+            log.line(f"[ctbench] the CLI's {what} passed {human(PIPE_KEEP)}: the rest is not kept")
+        return False
+
+
+async def pipe_lines(stream: asyncio.StreamReader, max_line: int = PIPE_LINE) -> AsyncIterator[bytes]:
+    """The lines of a pipe as they come, each at most ``max_line`` bytes: memory stays bounded
+    whatever the CLI prints (a line of a GiB without a newline included)."""
+    buf = bytearray()
+    skipping = False
+    while chunk := await stream.read(256 * 1024):
+        buf += chunk
+        while (i := buf.find(b"\n")) >= 0:
+            line = bytes(buf[: i + 1])
+            del buf[: i + 1]
+            if skipping:
+                skipping = False
+                continue
+            yield line
+        if len(buf) > max_line:
+            if not skipping:
+                yield bytes(buf[:max_line]) + b" [ctbench: line cut]\n"
+            skipping = True
+            buf.clear()
+    if buf and not skipping:
+        yield bytes(buf)
 
 
 def _children(pid: int) -> list[int]:
@@ -369,15 +427,30 @@ class HarnessAgent(Agent):
         try:
             run = await self._run(ctx, launch)
             ctx.log.line(f"[ctbench] exit status {run.returncode}")
-            return await asyncio.to_thread(self.collect, ctx, launch, run)
-        finally:
-            # the proxy's own account of the ctb server, whatever the CLI says of it
-            lines = file_tail(ctx.workdir / PROXY_LOG, limit=200)
-            missing = (
-                "no log: the CLI did not start the proxy, or it exited before its first line (see above)"
-            )
-            for line in lines or [missing]:
-                ctx.log.line(f"[ctb proxy] {line}")
+            result = await asyncio.to_thread(self.collect, ctx, launch, run)
+        except BaseException:
+            await asyncio.to_thread(self._proxy_log, ctx, quiet=True)
+            raise
+        await asyncio.to_thread(self._proxy_log, ctx, quiet=False)
+        return result
+
+    @staticmethod
+    def _proxy_log(ctx: AgentContext, *, quiet: bool) -> None:
+        """The proxy's own account of the ctb server, whatever the CLI says of it, into the task log.
+
+        The proxy writes its log in the attempt folder, which the CLI can write too: a link or FIFO
+        left there is refused - the agent's error, unless the attempt is already failing (``quiet``:
+        the refusal is only noted, the first failure stands)."""
+        try:
+            lines = file_tail(ctx.workdir, ctx.workdir / PROXY_LOG, limit=200)
+        except RefusedFile as exc:
+            ctx.log.line(f"[ctbench] {exc}")
+            if quiet:
+                return
+            raise
+        missing = "no log: the CLI did not start the proxy, or it exited before its first line (see above)"
+        for line in lines or [missing]:
+            ctx.log.line(f"[ctb proxy] {line}")
 
     def read_only_paths(self) -> list[Path]:
         """What the CLI needs to see read-only inside a sandbox: its install (and a venv's base Python)."""
@@ -426,7 +499,6 @@ class HarnessAgent(Agent):
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
-                limit=16 * 1024 * 1024,
             )
         except OSError as exc:
             raise InfrastructureError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
@@ -437,10 +509,14 @@ class HarnessAgent(Agent):
         errors: list[str] = []
         assert proc.stdout is not None and proc.stderr is not None
 
+        stdout_kept = _Budget(PIPE_KEEP)
+        stderr_kept = _Budget(PIPE_KEEP)
+
         async def drain_stderr(stream: asyncio.StreamReader) -> None:
-            async for raw in stream:
-                ctx.log.write(raw if raw.endswith(b"\n") else raw + b"\n")
-                errors.append(raw.decode("utf-8", errors="replace"))
+            async for raw in pipe_lines(stream):
+                if stderr_kept.take(len(raw), ctx.log, "standard error"):
+                    ctx.log.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                errors.append(raw[:STDERR_LINE].decode("utf-8", errors="replace"))
                 del errors[:-STDERR_TAIL]
 
         async def watch_tree() -> None:  # a quiet CLI (Hermes -Q) prints nothing while it works
@@ -451,13 +527,11 @@ class HarnessAgent(Agent):
         stderr_task = asyncio.create_task(drain_stderr(proc.stderr))
         watcher = asyncio.create_task(watch_tree())
         try:
-            while True:
-                raw = await proc.stdout.readline()
-                if not raw:
-                    break
-                ctx.log.write(raw if raw.endswith(b"\n") else raw + b"\n")
+            async for raw in pipe_lines(proc.stdout):
                 remember(seen, process_tree(proc.pid)[1:])
-                lines.append(raw.decode("utf-8", errors="replace"))
+                if stdout_kept.take(len(raw), ctx.log, "standard output"):
+                    ctx.log.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                    lines.append(raw.decode("utf-8", errors="replace"))
             returncode = await proc.wait()
             watcher.cancel()
             await stderr_task

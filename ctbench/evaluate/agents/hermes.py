@@ -16,11 +16,14 @@ its own virtual environment (it pins mcp 1.x), so ctbench reads that database wi
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from ctbench.evaluate.agents.agent_files import ANSWER_CAP, DB_CAP, LOG_CAP, AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, file_tail, with_v1
 
@@ -136,9 +139,14 @@ class HermesAgent(HarnessAgent):
         )
 
     def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
+        with _SessionDb(ctx.workdir, launch.files["db"]) as db:
+            return self._collect(ctx, launch, run, db)
+
+    def _collect(self, ctx: AgentContext, launch: Launch, run: Run, db: _SessionDb) -> AgentResult:
         result = ctx.result
+        root = ctx.workdir
         self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
-        row = _session_row(launch.files["db"])
+        row = db.session_row()
         text = "".join(run.lines).strip()
         if row is None:
             raise self.crashed(self.harness, run, worked=False, detail=_last_line(text))
@@ -157,13 +165,13 @@ class HermesAgent(HarnessAgent):
         )
         if cost is not None and row.get("cost_status") not in (None, "unknown", "unavailable"):
             self.record(result, cost_usd=float(cost))
-        failed = _mcp_failure(launch.files["log"])
+        failed = _mcp_failure(root, launch.files["log"])
         if failed is not None:
             # Hermes keeps its MCP servers' stderr in its own log, which goes with the attempt's home:
             # its MCP lines go into the task log, so the cause of the failure can be read afterwards
-            for line in _mcp_lines(launch.files["log"]):
+            for line in _mcp_lines(root, launch.files["log"]):
                 ctx.log.line(f"[hermes agent.log] {line}")
-            for line in file_tail(launch.files["mcp_stderr"]):
+            for line in file_tail(root, launch.files["mcp_stderr"]):
                 ctx.log.line(f"[hermes mcp-stderr.log] {line}")
             raise InfrastructureError(f"{self.harness} started without the ctb tools: {failed}")
         if calls == 0 or (result.output_tokens == 0 and result.input_tokens == 0):
@@ -172,46 +180,79 @@ class HermesAgent(HarnessAgent):
             )
         if run.returncode != 0:
             raise self.crashed(self.harness, run, worked=True, detail=_last_line(text))
-        answer = _final_message(launch.files["db"]) or text
+        answer = db.final_message() or text
         if answer and answer.strip():
             result.answer_text, result.answer_source = answer, "final_message"
         return result
 
 
-def _connect(db: Path) -> sqlite3.Connection | None:
-    if not db.is_file():
-        return None
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-    except sqlite3.Error:
-        return None
-    conn.row_factory = sqlite3.Row
-    return conn
+class _SessionDb:
+    """Hermes' ``state.db``, copied out of the attempt folder before sqlite opens it.
+
+    The database (and its write-ahead log) is the agent's file: sqlite given its path would follow a
+    link or block on a FIFO, so both are copied through :class:`AttemptFolder` (regular files only,
+    at most :data:`DB_CAP`) into a private folder of the runner's, and opened there.
+    """
+
+    def __init__(self, root: Path, db: Path) -> None:
+        self._root, self._db = root, db
+        self._tmp: Path | None = None
+        self._conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> _SessionDb:
+        rel = self._db.relative_to(self._root).as_posix()
+        self._tmp = Path(tempfile.mkdtemp(prefix="ctbench-db-"))
+        copy = self._tmp / "state.db"
+        with AttemptFolder(self._root) as folder:
+            if not folder.copy_whole(rel, copy, DB_CAP):
+                return self
+            folder.copy_whole(rel + "-wal", self._tmp / "state.db-wal", DB_CAP)
+        try:
+            self._conn = sqlite3.connect(copy, timeout=5)
+        except sqlite3.Error:
+            return self
+        self._conn.row_factory = sqlite3.Row
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def session_row(self) -> dict[str, Any] | None:
+        if self._conn is None:
+            return None
+        try:
+            row = self._conn.execute("SELECT * FROM sessions ORDER BY started_at DESC LIMIT 1").fetchone()
+        except sqlite3.Error:
+            return None
+        return dict(row) if row is not None else None
+
+    def final_message(self) -> str | None:
+        if self._conn is None:
+            return None
+        try:
+            row = self._conn.execute(
+                "SELECT content FROM messages WHERE role = 'assistant' AND content IS NOT NULL "
+                "AND content != '' ORDER BY id DESC LIMIT 1"
+            ).fetchone()
+        except sqlite3.Error:
+            return None
+        return str(row[0])[:ANSWER_CAP] if row is not None else None
 
 
-def _session_row(db: Path) -> dict[str, Any] | None:
-    conn = _connect(db)
-    if conn is None:
-        return None
-    try:
-        row = conn.execute("SELECT * FROM sessions ORDER BY started_at DESC LIMIT 1").fetchone()
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-    return dict(row) if row is not None else None
-
-
-def _mcp_failure(log: Path) -> str | None:
+def _mcp_failure(root: Path, log: Path) -> str | None:
     """Hermes' own account of MCP discovery (agent.log): why ``ctb`` is missing, or None if it connected.
 
     Hermes goes on without a server that failed to connect, and the model then gets no replay tools;
-    its log is the only place that says so.
+    its log is the only place that says so (its first :data:`LOG_CAP` bytes are read).
     """
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    with AttemptFolder(root) as folder:
+        got = folder.read(log.relative_to(root).as_posix(), LOG_CAP)
+    if got is None:
         return "no agent.log written (MCP discovery never ran)"
+    text = got.data.decode("utf-8", errors="replace")
     for line in text.splitlines():
         if "Failed to connect to MCP server 'ctb'" in line or "MCP server 'ctb' failed" in line:
             return line.split(": ", 1)[-1][:300]
@@ -220,25 +261,9 @@ def _mcp_failure(log: Path) -> str | None:
     return None
 
 
-def _mcp_lines(log: Path, limit: int = 60) -> list[str]:
+def _mcp_lines(root: Path, log: Path, limit: int = 60) -> list[str]:
     """The last lines of Hermes' agent.log that speak of MCP (its servers' stderr included)."""
-    return file_tail(log, lambda ln: "mcp" in ln.lower() or "ctb" in ln, limit)
-
-
-def _final_message(db: Path) -> str | None:
-    conn = _connect(db)
-    if conn is None:
-        return None
-    try:
-        row = conn.execute(
-            "SELECT content FROM messages WHERE role = 'assistant' AND content IS NOT NULL "
-            "AND content != '' ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-    return str(row[0]) if row is not None else None
+    return file_tail(root, log, lambda ln: "mcp" in ln.lower() or "ctb" in ln, limit)
 
 
 def _last_line(text: str) -> str:
