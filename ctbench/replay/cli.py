@@ -76,8 +76,13 @@ relative to DIR and staying inside it, so a client cannot touch files elsewhere;
 per call, flushed as it is answered, and a non-empty file already there is kept as <name>.prev1 rather
 than overwritten. Errors come back as {"error": {"code", "message"}} with a 4xx.
 
-example:
+With --trackb it serves TTAC Track B's API instead (POST /api/agent/execute {device_name, command,
+question_number}, GET /health) over a set made by ctb-author import-trackb, with Track B's status codes
+and bodies (docs/trackb.md); --trackb-strict also applies Track B's whitelist before the dialect.
+
+examples:
   ctb-replay serve --port 8700 --trajectories runs/my-harness/trajectories
+  ctb-replay serve --trackb-strict --tasks trackb-p1 --port 7860 --trajectories trackb-traj
 """
 
 EXEC_HELP = """\
@@ -231,9 +236,40 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve_trackb(args: argparse.Namespace) -> int:
+    from ctbench.replay.http_server import bind_socket, socket_url, uvicorn_server
+    from ctbench.replay.trackb.facade import Phase, TrackbFacade, build_app
+
+    engine = _engine(args)
+    facade = TrackbFacade(
+        engine,
+        Phase.of(engine.task_set),
+        strict=args.trackb_strict,
+        max_concurrent_per_token=args.max_concurrent_per_token,
+        max_calls_per_question=args.max_calls_per_question,
+        trajectories=args.trajectories,
+    )
+    sock = bind_socket(args.host, args.port)
+    print(socket_url(sock), flush=True)
+    mode = "strict (Track B's whitelist)" if args.trackb_strict else "ctbench's CLI"
+    print(
+        f"ctb-replay serve: Track B phase {facade.phase.number} API, {mode}, task set "
+        f"{engine.task_set.root} on {socket_url(sock)}/api/agent/execute (Ctrl-C stops)",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        uvicorn_server(build_app(facade)).run(sockets=[sock])
+    finally:
+        facade.close()
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from ctbench.replay.http_server import SessionRegistry, bind_socket, build_app, socket_url, uvicorn_server
 
+    if args.trackb or args.trackb_strict:
+        return _serve_trackb(args)
     engine = _engine(args)
     registry = SessionRegistry(
         engine,
@@ -424,6 +460,30 @@ def build() -> tuple[argparse.ArgumentParser, object]:
         default=None,
         help="folder for the trajectory files clients ask for (paths relative to it); "
         "without it, clients cannot have trajectories written",
+    )
+    p.add_argument(
+        "--trackb",
+        action="store_true",
+        help="serve TTAC Track B's API (POST /api/agent/execute, GET /health) over a set made by "
+        "ctb-author import-trackb; trajectories go to DIR/<client>/<task>.jsonl",
+    )
+    p.add_argument(
+        "--trackb-strict",
+        action="store_true",
+        help="--trackb, and apply Track B's whitelist first: no abbreviations, filters or '?', "
+        "exactly the CLI its reference server offers",
+    )
+    p.add_argument(
+        "--max-concurrent-per-token",
+        type=int,
+        metavar="N",
+        help="Track B: answer 429 past N requests in flight per client (Phase 2: 1)",
+    )
+    p.add_argument(
+        "--max-calls-per-question",
+        type=int,
+        metavar="N",
+        help="Track B: answer 429 past N calls per client and question (Phase 2: 500)",
     )
 
     p = add_command(

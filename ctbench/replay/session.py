@@ -145,6 +145,34 @@ class Session:
                 self._writer.append(obs)
         return obs
 
+    def record(
+        self, device: str, command: str, canonical: str | None, outcome: Outcome, data: bytes
+    ) -> Observation:
+        """Log a call that a front end answered by its own rules, and return it as an observation.
+
+        For facades of other benchmarks (TTAC Track B's strict whitelist refuses abbreviations the
+        dialect accepts): the call is numbered, timed and written to the trajectory like any other,
+        with the outcome the agent was actually given.
+        """
+        device, command = scrub(device)[:MAX_DEVICE_NAME], scrub(command)
+        limit = self.engine.max_input
+        shown = command if len(command) <= limit else command[:limit] + "…"
+        with self._lock:
+            if self._closed:
+                raise SessionClosed(f"session {self.id} on task {self.task.id} is closed")
+            if self._seq >= self.engine.max_calls:
+                raise SessionLimit(f"session {self.id} reached its limit of {self.engine.max_calls} calls")
+            self._seq += 1
+            self.last_used = time.monotonic()
+            t = round(self._clock() - self._t0, 6)
+            obs = self._make(self._seq, t, device, shown, canonical, outcome, data)
+            self._records.append(
+                (obs.seq, obs.t, obs.device, obs.command, obs.canonical, obs.outcome, obs.output_bytes)
+            )
+            if self._writer is not None:
+                self._writer.append(obs)
+        return obs
+
     def _observe(self, seq: int, t: float, device: str, command: str) -> Observation:
         # Text that is not valid Unicode (a lone surrogate from a JSON escape) is recorded with U+FFFD
         # in its place: the call is logged and answered like any other, and nothing written later

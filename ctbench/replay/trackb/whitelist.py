@@ -187,13 +187,14 @@ def refusal(vendor: str, device: str, command: str) -> str:
     return f"{line}\n{_caret(echo, command, word)}\n{message}"
 
 
-def wrong_parameter(vendor: str, device: str, command: str) -> str | None:
-    """The 422 'Wrong parameter' text for a missing file of the four parameterised commands, or None."""
+def wrong_parameter(vendor: str, device: str, command: str) -> tuple[str, str] | None:
+    """(text, parameter) of the 422 'Wrong parameter' answer to a missing file of the four
+    parameterised commands, or None for any other command."""
     words = command.split()
     low = command.lower()
     for prefix, index in wrong_parameter_rules().items():
         if low.startswith(prefix) and len(words) > index:
             echo = prompt(vendor, device)
             message = _messages(vendor)["wrong_parameter"]
-            return f"{echo} {command}\n{_caret(echo, command, words[index])}\n{message}"
+            return f"{echo} {command}\n{_caret(echo, command, words[index])}\n{message}", words[index]
     return None
