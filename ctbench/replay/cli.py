@@ -28,6 +28,7 @@ examples:
   ctb-replay mcp RCA-001 --http 127.0.0.1:8765   the same over streamable HTTP
   ctb-replay mcp --connect URL --session ID      MCP stdio proxy to a runner's session (no task set)
   ctb-replay serve --port 8700                   HTTP JSON API for many sessions
+  ctb-replay ssh RCA-001 --port 2222             SSH server: ssh -p 2222 CORE_SW_01@127.0.0.1
   ctb-replay exec CORE_SW_01 display interface brief   (session from $CTBENCH_REPLAY_URL/_SESSION)
   ctb-replay gaps runs/my-run                    commands agents wanted that were not recorded
 """
@@ -291,6 +292,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ssh(args: argparse.Namespace) -> int:
+    from ctbench.replay.ssh_cli import run_ssh
+
+    return run_ssh(args, _engine(args))
+
+
 def cmd_exec(args: argparse.Namespace) -> int:
     from ctbench.replay.client import ReplayClient
 
@@ -485,6 +492,14 @@ def build() -> tuple[argparse.ArgumentParser, object]:
         metavar="N",
         help="Track B: answer 429 past N calls per client and question (Phase 2: 500)",
     )
+
+    from ctbench.replay.ssh_cli import SSH_HELP, add_ssh_arguments
+
+    p = add_command(
+        sub, "ssh", "SSH server: log into a task's devices with any SSH client", cmd_ssh, SSH_HELP
+    )
+    add_ssh_arguments(p)
+    _tasks_arg(p)
 
     p = add_command(
         sub, "exec", "run one command through a replay session (for shell-only agents)", cmd_exec, EXEC_HELP

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
 
+LISTEN_BACKLOG = 4096
+"""Connections the kernel queues before the server accepts them (uvicorn's backlog below)."""
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
     """A listening-ready TCP socket, so port 0 gives a free port whose number we can print."""
     try:
@@ -34,6 +38,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise CtbError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    # Listening now, not when uvicorn starts: the URL is printed before the server's loop runs, and
+    # a client that connects the moment it reads it must be queued, not refused.
+    sock.listen(LISTEN_BACKLOG)
     sock.set_inheritable(True)
     return sock
 
@@ -49,7 +56,12 @@ def uvicorn_server(app: ASGIApp, *, log_level: str = "warning") -> uvicorn.Serve
     import uvicorn
 
     config = uvicorn.Config(
-        app, log_level=log_level, access_log=False, lifespan="auto", backlog=4096, timeout_keep_alive=30
+        app,
+        log_level=log_level,
+        access_log=False,
+        lifespan="auto",
+        backlog=LISTEN_BACKLOG,
+        timeout_keep_alive=30,
     )
     return uvicorn.Server(config)
 
@@ -69,6 +81,7 @@ def bind_unix_socket(path: Path) -> socket.socket:
     try:
         sock.bind(str(path))
         path.chmod(0o600)
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         raise CtbError(f"cannot listen on {path}: {exc.strerror}") from None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from ctbench.errors import CtbError
 from ctbench.model import Recording
 from ctbench.replay.observation import DeviceInfo, Outcome
+from ctbench.replay.session_setup import setup_answer, stray_setup_position
 from ctbench.store import TaskRef
 
 if TYPE_CHECKING:
@@ -89,6 +90,12 @@ class DeviceReplay:
         if self.dialect.is_help(line):
             # Context help comes from the vendor grammar alone, so it says nothing about recordings.
             return Answer(Outcome.HELP, None, self.dialect.help(line, self.prompt))
+        stray = stray_setup_position(self.info.os, line)
+        if stray is not None:  # scrapli's VRP screen-width line: the device's error, but setup
+            from ctbench.dialects import CliError
+
+            error = CliError("wrong_parameter", stray, line[stray:].split()[0], index=1)
+            return Answer(Outcome.SESSION, None, self.dialect.render_error(error, line, self.prompt))
         res = self.dialect.resolve(line, recorded=self.recorded)
         if res.error is not None:
             text = self.dialect.render_error(res.error, line, self.prompt)
@@ -97,6 +104,9 @@ class DeviceReplay:
         assert canonical is not None and full is not None, (
             "a resolution without an error has a canonical form"
         )
+        setup = setup_answer(self.info.os, canonical) if not res.filters else None
+        if setup is not None:
+            return Answer(Outcome.SESSION, canonical, setup)
         # A capture taken with a filter is indexed with it (``show log messages | match sshd``) and
         # is returned as captured; otherwise the filters run on the unfiltered recording.
         if res.filters:

@@ -23,6 +23,9 @@ class Outcome(StrEnum):
     HELP = "help"
     """A ``?`` context-help request: answered from the vendor grammar, executes nothing (never an
     executed or denied action for the scorer)."""
+    SESSION = "session"
+    """Session setup (``terminal length 0``, ``screen-length 0 temporary``, ``set cli screen-width``):
+    answered as the device does, logged, and never an action for the scorer."""
 
 
 class DeviceInfo(BaseModel):

@@ -1,0 +1,308 @@
+"""``ctb-replay ssh``: a task's devices behind a real SSH server, for terminals and automation.
+
+SecureCRT, PuTTY, OpenSSH, netmiko, scrapli and the agents built on them speak SSH to an
+interactive shell with a pty; this server (asyncssh) gives them one per login. The user name picks
+the device (``ssh -p PORT CORE_SW_01@127.0.0.1``, case-insensitive like every device name of the
+replay); each login is a shell on that device, answered by one replay :class:`Session` shared by
+every connection, so the trajectory holds every command of every login, in order.
+
+Authentication: a password (``--password`` / ``$CTBENCH_SSH_PASSWORD``) and/or the keys of an
+authorized_keys file. A wrong password, a key not in the file or a user name that is no device of
+the task are refused alike, as a device refuses a login (no hint which part was wrong). With no
+credential configured, logins need none, which the CLI only allows on a loopback address.
+
+The server's host key lives in the user's state folder, one per task set, so a client that saved it
+in known_hosts does not see it change on the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+import os
+import secrets
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import asyncssh
+
+from ctbench.errors import CtbError
+from ctbench.replay.ssh_terminal import DeviceTerminal
+
+if TYPE_CHECKING:
+    from ctbench.replay.session import Session
+
+PASSWORD_ENV = "CTBENCH_SSH_PASSWORD"
+HOST_KEY_NAME = "ssh_host_ed25519_key"
+
+
+# --------------------------------------------------------------------------- host key
+
+
+def state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "ctbench" / "ssh"
+
+
+def host_key_path(task_root: Path) -> Path:
+    """Where the host key of the task set at ``task_root`` is kept (one key per task set)."""
+    digest = hashlib.sha256(str(Path(task_root).resolve()).encode()).hexdigest()[:16]
+    return state_dir() / digest / HOST_KEY_NAME
+
+
+def load_host_key(path: Path) -> asyncssh.SSHKey:
+    """The private host key at ``path``, created (ed25519, mode 0600, written atomically) if absent."""
+    path = Path(path)
+    if path.exists():
+        try:
+            return asyncssh.read_private_key(str(path))
+        except (OSError, asyncssh.KeyImportError) as exc:
+            raise CtbError(f"{path}: cannot read the SSH host key: {exc}") from None
+    key = asyncssh.generate_private_key("ssh-ed25519", comment="ctb-replay ssh")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".hostkey-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(key.export_private_key())
+            os.chmod(tmp, 0o600)
+            os.link(tmp, path)  # never replaces a key another server wrote in the meantime
+        finally:
+            os.unlink(tmp)
+    except FileExistsError:
+        return asyncssh.read_private_key(str(path))
+    except OSError as exc:
+        raise CtbError(f"{path}: cannot write the SSH host key: {exc.strerror or exc}") from None
+    return key
+
+
+# --------------------------------------------------------------------------- credentials
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What a login must present: the password, the authorized keys, or (both None) nothing."""
+
+    password: str | None = None
+    authorized_keys: asyncssh.SSHAuthorizedKeys | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.password is None and self.authorized_keys is None
+
+    @classmethod
+    def load(cls, password: str | None, authorized_keys: Path | None) -> Credentials:
+        keys = None
+        if authorized_keys is not None:
+            try:
+                keys = asyncssh.read_authorized_keys(str(authorized_keys))
+            except (OSError, ValueError, asyncssh.KeyImportError) as exc:
+                raise CtbError(f"--authorized-keys {authorized_keys}: {exc}") from None
+        return cls(password=password or None, authorized_keys=keys)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# --------------------------------------------------------------------------- server
+
+
+class _DeviceLogin(asyncssh.SSHServer):
+    """One SSH connection: authenticates the device name and opens device shells on it."""
+
+    def __init__(self, server: SshReplayServer) -> None:
+        self.server = server
+        self.device: str | None = None
+        self.conn: asyncssh.SSHServerConnection | None = None
+
+    def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
+        self.conn = conn
+
+    def begin_auth(self, username: str) -> bool:
+        found = self.server.session.task.device(username)
+        self.device = found.info.name if found is not None else None
+        creds = self.server.credentials
+        if self.device is not None and creds.open:
+            return False  # no credential configured: the device lets the user in
+        if self.device is not None and creds.authorized_keys is not None and self.conn is not None:
+            self.conn.set_authorized_keys(creds.authorized_keys)
+        return True
+
+    def password_auth_supported(self) -> bool:
+        return self.server.credentials.password is not None
+
+    def validate_password(self, username: str, password: str) -> bool:
+        expected = self.server.credentials.password
+        ok = expected is not None and secrets.compare_digest(password.encode(), expected.encode())
+        return ok and self.device is not None
+
+    def session_requested(self) -> asyncssh.SSHServerSession[bytes] | bool:
+        if self.device is None:
+            return False
+        return _DeviceChannel(self.server, self.device)
+
+
+class _DeviceChannel(asyncssh.SSHServerSession[bytes]):
+    """A shell (or one exec request) on a device: bytes to and from a :class:`DeviceTerminal`."""
+
+    def __init__(self, server: SshReplayServer, device: str) -> None:
+        self.server = server
+        self.device = device
+        self.chan: asyncssh.SSHServerChannel[bytes] | None = None
+        self.pty = False
+        self.command: str | None = None
+        self.terminal: DeviceTerminal | None = None
+        self._idle: asyncio.TimerHandle | None = None
+
+    def connection_made(self, chan: asyncssh.SSHServerChannel[bytes]) -> None:
+        self.chan = chan
+
+    def pty_requested(self, term_type: str, term_size: tuple[int, int, int, int], term_modes: object) -> bool:
+        self.pty = True
+        return True
+
+    def shell_requested(self) -> bool:
+        return True
+
+    def exec_requested(self, command: str) -> bool:
+        self.command = command
+        return True
+
+    def session_started(self) -> None:
+        assert self.chan is not None
+        self.terminal = DeviceTerminal(self.server.session, self.device, pty=self.pty)
+        if self.command is not None:
+            # `ssh HOST 'show version'`: answer each line, then end with status 0 as a device does.
+            out = bytearray()
+            for line in self.command.splitlines():
+                if line.strip() and line.strip().lower() not in ("quit", "exit", "logout"):
+                    out += self.terminal.run(line)
+            self.chan.write(bytes(out))
+            self.chan.exit(0)
+            return
+        self.chan.write(self.terminal.greeting())
+        self._arm()
+
+    def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
+        if self.terminal is None or self.chan is None or self.command is not None:
+            return
+        self._arm()
+        out = self.terminal.feed(data)
+        if out:
+            self.chan.write(out)
+        if self.terminal.closed:
+            self._stop_timer()
+            self.chan.exit(0)
+
+    def eof_received(self) -> bool:
+        if self.terminal is not None and self.terminal.line.strip() and self.chan is not None:
+            # piped input without a final newline still counts as the last command
+            self.chan.write(self.terminal.feed(b"\n"))
+        if self.chan is not None:
+            self._stop_timer()
+            self.chan.exit(0)
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_timer()
+
+    def _arm(self) -> None:
+        self._stop_timer()
+        timeout = self.server.idle_timeout
+        if timeout and timeout > 0:
+            self._idle = asyncio.get_running_loop().call_later(timeout, self._timed_out)
+
+    def _stop_timer(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def _timed_out(self) -> None:
+        if self.chan is not None:
+            self.chan.write(b"\r\n" if self.pty else b"")
+            self.chan.exit(0)
+
+
+@dataclass
+class SshReplayServer:
+    """The SSH front end of one replay session; :meth:`start` listens, :meth:`close` stops."""
+
+    session: Session
+    credentials: Credentials
+    host_key: asyncssh.SSHKey
+    idle_timeout: float = 1800.0
+    _acceptor: asyncssh.SSHAcceptor | None = None
+
+    async def start(self, host: str, port: int) -> str:
+        """Listen on ``host``:``port`` (0 picks a free port); returns ``ssh://HOST:PORT`` once it accepts."""
+        try:
+            self._acceptor = await asyncssh.create_server(
+                lambda: _DeviceLogin(self),
+                host,
+                port,
+                server_host_keys=[self.host_key],
+                encoding=None,
+                line_editor=False,
+                allow_scp=False,
+                agent_forwarding=False,
+                x11_forwarding=False,
+                login_timeout=60,
+                server_version="ctbench_replay",
+            )
+        except OSError as exc:
+            raise CtbError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        return self.url
+
+    @property
+    def url(self) -> str:
+        assert self._acceptor is not None
+        sock = self._acceptor.sockets[0]
+        host, port = sock.getsockname()[:2]
+        return f"ssh://[{host}]:{port}" if ":" in host else f"ssh://{host}:{port}"
+
+    @property
+    def port(self) -> int:
+        assert self._acceptor is not None
+        return int(self._acceptor.sockets[0].getsockname()[1])
+
+    def close(self) -> None:
+        if self._acceptor is not None:
+            self._acceptor.close()
+
+
+def serve(server: SshReplayServer, host: str, port: int, announce: Callable[[str], None]) -> None:
+    """Run ``server`` until interrupted, calling ``announce(url)`` once it accepts connections."""
+
+    async def main() -> None:
+        url = await server.start(host, port)
+        announce(url)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            server.close()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+
+
+__all__ = [
+    "PASSWORD_ENV",
+    "Credentials",
+    "SshReplayServer",
+    "host_key_path",
+    "is_loopback",
+    "load_host_key",
+    "serve",
+]

@@ -1,0 +1,177 @@
+"""The device end of an SSH login: keystrokes in, what the device's terminal prints out.
+
+:class:`DeviceTerminal` is a pure state machine (bytes in, bytes out, no sockets), so the SSH server
+(:mod:`ctbench.replay.ssh_server`) stays a thin layer and the behaviour real clients depend on is
+tested by feeding bytes. What the clients need, measured with netmiko, scrapli and OpenSSH:
+
+* every typed character echoed (with a pty); the prompt as the end-of-output mark;
+* a bare Enter answered with the prompt alone, and nothing logged;
+* input buffered until Enter, whatever the chunks (scrapli sends the command and its Enter in two
+  writes; netmiko sends ``\\n``, terminals ``\\r``, some clients ``\\r\\n``);
+* ``?`` answered at once, without Enter, with the vendor's context help, and the line typed again;
+  Tab completes a keyword (a second Tab lists the candidates); Backspace, Ctrl-U, Ctrl-W, Ctrl-C
+  edit the line; arrow keys and other escape sequences are swallowed.
+
+With a pty the device's line ends go out as CRLF (what a terminal's ONLCR would make of them);
+without one (``ssh HOST CMD``, ``ssh -T``) output is the recorded bytes, unchanged, and nothing is
+echoed.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass, field
+
+from ctbench.replay.session import Session
+
+LEAVE = frozenset({"quit", "exit", "logout"})
+"""Words that end the login on every vendor's user view (VRP ``quit``, IOS ``exit``/``logout``)."""
+
+MAX_LINE = 8192
+"""Characters kept in the input line; a client that never sends Enter cannot grow memory."""
+
+
+def crlf(data: bytes) -> bytes:
+    """``data`` with each bare LF made CRLF (a CRLF already there is kept as it is)."""
+    return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n") if b"\n" in data else data
+
+
+@dataclass
+class DeviceTerminal:
+    """One login on one device of a replay session, with or without a pseudo-terminal."""
+
+    session: Session
+    device: str
+    pty: bool = True
+    line: str = ""
+    closed: bool = False
+    _decoder: codecs.IncrementalDecoder = field(
+        default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"), repr=False
+    )
+    _after_cr: bool = False
+    _escape: str = ""
+    _tabs: int = 0
+
+    @property
+    def prompt(self) -> str:
+        return self.session.prompt(self.device)
+
+    def greeting(self) -> bytes:
+        """What the device prints when the shell starts: a blank line and its prompt."""
+        return self._out("\n" + self.prompt) if self.pty else b""
+
+    def _out(self, text: str | bytes) -> bytes:
+        data = text.encode("utf-8", "replace") if isinstance(text, str) else text
+        return crlf(data) if self.pty else data
+
+    # ------------------------------------------------------------------ input
+
+    def feed(self, data: bytes) -> bytes:
+        """Take bytes the client sent and return what the device prints in answer."""
+        out = bytearray()
+        for ch in self._decoder.decode(data):
+            if self.closed:
+                break
+            out += self._char(ch)
+        return bytes(out)
+
+    def _char(self, ch: str) -> bytes:
+        if self._escape:
+            # ESC [ ... final byte (letters, '~'): arrows, Home/End, function keys. Swallowed.
+            self._escape += ch
+            if len(self._escape) > 2 and (ch.isalpha() or ch == "~") or len(self._escape) > 16:
+                self._escape = ""
+            elif len(self._escape) == 2 and ch not in "[O":
+                self._escape = ""
+            return b""
+        after_cr, self._after_cr = self._after_cr, False
+        tab = ch == "\t"
+        tabs, self._tabs = self._tabs, (self._tabs + 1 if tab else 0)
+        if ch == "\r":
+            self._after_cr = True
+            return self._enter()
+        if ch == "\n":
+            return b"" if after_cr else self._enter()
+        if tab:
+            return self._complete(second=tabs >= 1) if self.pty else self._type(" ")
+        if ch == "?" and self.pty:
+            return self._help()
+        if ch in "\x7f\x08":
+            if not self.line:
+                return b""
+            self.line = self.line[:-1]
+            return b"\x08 \x08" if self.pty else b""
+        if ch == "\x15":  # Ctrl-U: erase the line
+            n, self.line = len(self.line), ""
+            return b"\x08 \x08" * n if self.pty else b""
+        if ch == "\x17":  # Ctrl-W: erase the word before the cursor
+            kept = self.line.rstrip(" ")
+            kept = kept[: len(kept) - len(kept.split(" ")[-1])] if kept else ""
+            n, self.line = len(self.line) - len(kept), kept
+            return b"\x08 \x08" * n if self.pty else b""
+        if ch == "\x03":  # Ctrl-C: drop the line, new prompt
+            self.line = ""
+            return self._out("^C\n" + self.prompt) if self.pty else b""
+        if ch == "\x1b":
+            self._escape = ch
+            return b""
+        if ch < " " or ch == "\x7f":
+            return b""
+        return self._type(ch)
+
+    def _type(self, ch: str) -> bytes:
+        if len(self.line) >= MAX_LINE:
+            return b"\x07" if self.pty else b""
+        self.line += ch
+        return ch.encode("utf-8", "replace") if self.pty else b""
+
+    # ------------------------------------------------------------------ actions
+
+    def _enter(self) -> bytes:
+        line, self.line = self.line, ""
+        echo = self._out("\n") if self.pty else b""
+        text = line.strip()
+        if not text:
+            return echo + (self._out(self.prompt) if self.pty else b"")
+        if text.lower() in LEAVE:
+            self.closed = True
+            return echo
+        return echo + self.run(line)
+
+    def run(self, line: str) -> bytes:
+        """Answer one command line: the device's output followed by its prompt (with a pty)."""
+        obs = self.session.run(self.device, line)
+        data = obs.data
+        if data and not data.endswith(b"\n"):
+            data += b"\n"
+        if not self.pty:
+            return data
+        return self._out(data) + self._out(self.prompt)
+
+    def _help(self) -> bytes:
+        typed = self.line
+        obs = self.session.run(self.device, typed + "?")
+        data = obs.data
+        if data and not data.endswith(b"\n"):
+            data += b"\n"
+        # The device echoes '?', prints the list, then the prompt and the line as typed so far.
+        return self._out(b"?\n" + data) + self._out(self.prompt + typed)
+
+    def _complete(self, *, second: bool) -> bytes:
+        found = self.session.complete(self.device, self.line)
+        word = self.line.split(" ")[-1] if self.line else ""
+        if len(found) == 1:
+            rest = found[0][len(word) :] if found[0].lower().startswith(word.lower()) else ""
+            # The device retypes the keyword in full when the case differs; we complete the tail.
+            self.line += rest + " "
+            self._tabs = 0
+            return (rest + " ").encode("utf-8", "replace")
+        if not found:
+            return b"\x07"
+        if not second:
+            return b"\x07"
+        listing = "\n" + "  ".join(found) + "\n"
+        return self._out(listing + self.prompt + self.line)
+
+
+__all__ = ["DeviceTerminal", "crlf"]

@@ -1,0 +1,451 @@
+"""``ctb-replay ssh`` with the real clients: netmiko, scrapli and OpenSSH against a real server on 127.0.0.1.
+
+The server is the real command in a subprocess; the clients are the libraries and the ``ssh`` binary
+network engineers use. What they must get back is the recorded output of the bundled tasks, and
+the trajectory must hold the commands they sent, with their session setup logged apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctbench.replay.engine import ReplayEngine
+from ctbench.replay.observation import Outcome
+from ctbench.replay.ssh_terminal import DeviceTerminal
+from ctbench.store import TaskSet
+from tests.ssh_support import NETMIKO_TYPES, PASSWORD, REPO, SCRAPLI_TYPES, SshServer, start_ssh
+
+TASKS = REPO / "tasks"
+
+CASES = [
+    ("PATH-011", "GW_01", "cisco_ios"),
+    ("PATH-011", "CORE_SW_01", "huawei_vrp"),
+    ("PATH-011", "ACC_SW_01", "hp_comware"),
+    ("PATH-011", "PE_01", "juniper_junos"),
+    ("PATH-006", "DC_SPINE_01", "cisco_nxos"),
+]
+"""(task, device, CLI family): one bundled device with recordings per family."""
+
+
+def recordings(task_id: str, device: str) -> dict[str, bytes]:
+    engine = ReplayEngine(TaskSet.open(TASKS))
+    task = engine.task(task_id)
+    dev = task.devices[device]
+    out: dict[str, bytes] = {}
+    for command, rec in dev.index.items():
+        if command == rec.command:
+            data = engine.recording_bytes(task, rec)
+            assert data is not None
+            out[command] = data
+    return out
+
+
+def records(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def lines_of(text: str | bytes) -> list[str]:
+    """Text compared line by line, line endings and trailing blank lines aside."""
+    if isinstance(text, bytes):
+        text = text.decode()
+    return text.replace("\r\n", "\n").rstrip("\n").split("\n")
+
+
+def trimmed_lines(text: str | bytes) -> list[str]:
+    """As scrapli returns output: trailing blanks of each line and blank lines at both ends removed."""
+    return [line.rstrip() for line in "\n".join(lines_of(text)).strip("\n").split("\n")]
+
+
+# --------------------------------------------------------------------------- the terminal itself
+
+
+@pytest.fixture
+def terminal() -> Iterator[DeviceTerminal]:
+    engine = ReplayEngine(TaskSet.open(TASKS))
+    with engine.open_session("PATH-011") as session:
+        yield DeviceTerminal(session, "CORE_SW_01")
+
+
+def test_terminal_buffers_input_until_enter_whatever_the_chunks(terminal: DeviceTerminal) -> None:
+    assert terminal.greeting() == b"\r\n<CORE_SW_01>"
+    # scrapli writes the command, then its Enter; netmiko sends \n, a terminal \r, some clients \r\n
+    assert terminal.feed(b"dis") == b"dis"
+    assert terminal.feed(b" arp all") == b" arp all"
+    out = terminal.feed(b"\r\n")
+    assert out.startswith(b"\r\n") and out.endswith(b"\r\n<CORE_SW_01>")
+    assert b"\n" not in out.replace(b"\r\n", b"")  # every line end goes out as CRLF
+    assert terminal.feed(b"\n") == b"\r\n<CORE_SW_01>"  # a bare Enter: the prompt alone
+    assert terminal.feed(b"\r") == b"\r\n<CORE_SW_01>"
+    assert [r.command for r in terminal.session.trajectory] == ["dis arp all"]  # blank lines not logged
+
+
+def test_terminal_edits_helps_and_completes_like_the_device(terminal: DeviceTerminal) -> None:
+    terminal.feed(b"dis ipx\x7f")
+    assert terminal.line == "dis ip"
+    terminal.feed(b"\x15")  # Ctrl-U
+    assert terminal.line == ""
+    terminal.feed(b"display ip rou\x1b[A")  # an arrow key is swallowed
+    assert terminal.line == "display ip rou"
+    out = terminal.feed(b"\t")  # Tab completes the keyword with its blank
+    assert out == b"ting-table " and terminal.line == "display ip routing-table "
+    help_out = terminal.feed(b"?")  # answered at once, then the line comes back
+    assert help_out.startswith(b"?\r\n")
+    assert help_out.endswith(b"<CORE_SW_01>display ip routing-table ")
+    assert terminal.line == "display ip routing-table "
+    terminal.feed(b"\x03")
+    assert terminal.line == ""
+    assert terminal.feed(b"quit\n") == b"quit\r\n" and terminal.closed
+
+
+def test_terminal_without_a_pty_gives_the_recorded_bytes_unchanged() -> None:
+    engine = ReplayEngine(TaskSet.open(TASKS))
+    want = recordings("PATH-011", "CORE_SW_01")["display arp all"]
+    with engine.open_session("PATH-011") as session:
+        term = DeviceTerminal(session, "CORE_SW_01", pty=False)
+        assert term.greeting() == b""
+        assert term.feed(b"display arp all\n") == (want if want.endswith(b"\n") else want + b"\n")
+
+
+# --------------------------------------------------------------------------- real clients
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, SshServer]]:
+    state = tmp_path_factory.mktemp("ssh-state")
+    running = {task: start_ssh(task, TASKS, state) for task in sorted({c[0] for c in CASES})}
+    try:
+        yield running
+    finally:
+        for server in running.values():
+            assert "Traceback" not in server.stop()
+
+
+def connect(server: SshServer, device: str, family: str, **extra: object):  # type: ignore[no-untyped-def]
+    from netmiko import ConnectHandler
+
+    return ConnectHandler(
+        device_type=NETMIKO_TYPES[family],
+        host="127.0.0.1",
+        port=server.port,
+        username=device,
+        password=PASSWORD,
+        fast_cli=True,
+        timeout=20,
+        **extra,
+    )
+
+
+@pytest.mark.xdist_group("ssh")
+@pytest.mark.parametrize(("task_id", "device", "family"), CASES, ids=[c[2] for c in CASES])
+def test_netmiko_send_command_returns_each_recording(
+    servers: dict[str, SshServer], task_id: str, device: str, family: str
+) -> None:
+    server = servers[task_id]
+    before = len(records(server.trajectory))
+    want = recordings(task_id, device)
+    assert want
+    conn = connect(server, device, family)
+    try:
+        for command, data in want.items():
+            got = conn.send_command(command, read_timeout=20)
+            assert lines_of(got) == lines_of(data), f"{device}: {command}"
+        assert conn.send_command("displya nothing").strip()  # the vendor's error, then the prompt
+    finally:
+        conn.disconnect()
+    new = records(server.trajectory)[before:]
+    mine = [r for r in new if r["device"] == device]
+    agent = [r["command"] for r in mine if r["outcome"] != "session"]
+    setup = [r["command"] for r in mine if r["outcome"] == "session"]
+    assert agent == [*want, "displya nothing"]
+    assert setup, "netmiko's session setup is logged, as outcome 'session'"
+    assert all(r["outcome"] in ("recorded", "invalid") for r in mine if r["outcome"] != "session")
+
+
+@pytest.mark.xdist_group("ssh")
+def test_netmiko_textfsm_parses_the_replayed_output(servers: dict[str, SshServer]) -> None:
+    conn = connect(servers["PATH-006"], "DC_SPINE_01", "cisco_nxos")
+    try:
+        parsed = conn.send_command("show lldp neighbors", use_textfsm=True)
+    finally:
+        conn.disconnect()
+    assert isinstance(parsed, list) and parsed and isinstance(parsed[0], dict), parsed
+    assert any("DC_LEAF" in str(v) for row in parsed for v in row.values())
+
+
+@pytest.mark.xdist_group("ssh")
+@pytest.mark.parametrize(("task_id", "device", "family"), CASES, ids=[c[2] for c in CASES])
+def test_scrapli_opens_and_runs_each_recording(
+    servers: dict[str, SshServer], task_id: str, device: str, family: str, tmp_path: Path
+) -> None:
+    from scrapli import Cli
+    from scrapli.auth import Options as AuthOptions
+    from scrapli.session import Options as SessionOptions
+    from scrapli.transport import BinOptions
+
+    server = servers[task_id]
+    want = recordings(task_id, device)
+    cli = Cli(
+        "127.0.0.1",
+        port=server.port,
+        definition_file_or_name=SCRAPLI_TYPES[family],
+        auth_options=AuthOptions(username=device, password=PASSWORD),
+        transport_options=BinOptions(enable_strict_key=False, known_hosts_path=str(tmp_path / "kh")),
+        session_options=SessionOptions(operation_timeout_s=20),
+    )
+    with cli as conn:
+        for command, data in want.items():
+            result = conn.send_input(command)
+            assert trimmed_lines(result.result) == trimmed_lines(data), f"{device}: {command}"
+
+
+# --------------------------------------------------------------------------- OpenSSH
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SshServer, Path, Path]]:
+    """A server that takes one key (and the password); also a second key it does not know."""
+    base = tmp_path_factory.mktemp("ssh-keys")
+    for name in ("good", "bad"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(base / name)], check=True)
+    server = start_ssh("PATH-011", TASKS, base, "--authorized-keys", str(base / "good.pub"))
+    try:
+        yield server, base / "good", base / "bad"
+    finally:
+        assert "Traceback" not in server.stop()
+
+
+def ssh_argv(server: SshServer, key: Path, device: str, *extra: str) -> list[str]:
+    return [
+        "ssh",
+        "-F",
+        "/dev/null",
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "LogLevel=ERROR",
+        "-i",
+        str(key),
+        "-p",
+        str(server.port),
+        *extra,
+        f"{device}@127.0.0.1",
+    ]
+
+
+@pytest.mark.xdist_group("ssh")
+def test_openssh_runs_a_command_and_returns_the_exact_bytes(keyed: tuple[SshServer, Path, Path]) -> None:
+    server, good, _ = keyed
+    want = recordings("PATH-011", "CORE_SW_01")["display arp all"]
+    done = subprocess.run(
+        [*ssh_argv(server, good, "core_sw_01"), "dis arp all"], capture_output=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (want if want.endswith(b"\n") else want + b"\n")
+
+
+@pytest.mark.xdist_group("ssh")
+def test_openssh_refuses_a_key_or_device_it_does_not_know(keyed: tuple[SshServer, Path, Path]) -> None:
+    server, good, bad = keyed
+    for key, device in ((bad, "CORE_SW_01"), (good, "NO_SUCH_DEVICE"), (good, "PC_01")):
+        done = subprocess.run(
+            [*ssh_argv(server, key, device), "display arp all"], capture_output=True, timeout=30
+        )
+        assert done.returncode == 255, (key, device, done.stdout)
+        assert b"Permission denied" in done.stderr
+        assert done.stdout == b""
+
+
+def read_until(fd: int, marker: bytes, timeout: float = 15) -> bytes:
+    out = b""
+    end = time.monotonic() + timeout
+    while marker not in out:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"waited for {marker!r}, got {out[-400:]!r}")
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    return out
+
+
+@pytest.mark.xdist_group("ssh")
+def test_openssh_in_a_pty_with_help_tab_and_abbreviations(keyed: tuple[SshServer, Path, Path]) -> None:
+    server, good, _ = keyed
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [*ssh_argv(server, good, "GW_01", "-tt")], stdin=slave, stdout=slave, stderr=slave, close_fds=True
+    )
+    os.close(slave)
+    try:
+        read_until(master, b"GW_01#")
+        os.write(master, b"show ip ?")  # no Enter: the device answers at once
+        out = read_until(master, b"GW_01#show ip ")
+        assert b"route" in out and b"cef" in out
+        os.write(master, b"\x15sh ip ro\t")  # Tab completes the abbreviation to the keyword
+        assert read_until(master, b"ute ").endswith(b"ute ")
+        os.write(master, b"\r")
+        out = read_until(master, b"GW_01#")
+        want = recordings("PATH-011", "GW_01")["show ip route"]
+        assert lines_of(out)[1 : 1 + len(lines_of(want))] == lines_of(want)
+        os.write(master, b"show ip rout 10.0.0.0 255.0.0.0 foo\r")
+        out = read_until(master, b"GW_01#")
+        assert b"% Invalid input detected at '^' marker." in out
+        os.write(master, b"exit\r")
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+# --------------------------------------------------------------------------- refusals and keys
+
+
+@pytest.mark.xdist_group("ssh")
+def test_a_wrong_password_is_refused(servers: dict[str, SshServer]) -> None:
+    from netmiko import ConnectHandler
+    from netmiko.exceptions import NetmikoAuthenticationException
+
+    server = servers["PATH-011"]
+    before = len(records(server.trajectory))
+    for user, password in (("CORE_SW_01", "wrong"), ("NOT_A_DEVICE", PASSWORD)):
+        with pytest.raises(NetmikoAuthenticationException):
+            ConnectHandler(
+                device_type="huawei",
+                host="127.0.0.1",
+                port=server.port,
+                username=user,
+                password=password,
+                timeout=10,
+            )
+    assert len(records(server.trajectory)) == before
+
+
+def test_the_host_key_is_kept_per_task_set(tmp_path: Path) -> None:
+    def host_key(server: SshServer) -> bytes:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10):
+            pass
+        done = subprocess.run(
+            ["ssh-keyscan", "-t", "ed25519", "-p", str(server.port), "127.0.0.1"],
+            capture_output=True,
+            timeout=30,
+        )
+        return done.stdout.split(b" ", 1)[1].strip()
+
+    first = start_ssh("PATH-011", TASKS, tmp_path)
+    try:
+        key1 = host_key(first)
+    finally:
+        first.stop()
+    second = start_ssh("RCA-001", TASKS, tmp_path)
+    try:
+        key2 = host_key(second)
+    finally:
+        second.stop()
+    assert key1 and key1 == key2  # same task set, another task, a new process: the same key
+    keys = list((tmp_path / "ctbench" / "ssh").glob("*/ssh_host_ed25519_key"))
+    assert len(keys) == 1 and keys[0].stat().st_mode & 0o777 == 0o600
+
+
+def test_without_credentials_it_only_listens_on_loopback(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_STATE_HOME": str(tmp_path)}
+    env.pop("CTBENCH_SSH_PASSWORD", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.replay.cli",
+            "ssh",
+            "PATH-011",
+            "--tasks",
+            str(TASKS),
+            "--host",
+            "0.0.0.0",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "reachable from other machines" in done.stderr and "Traceback" not in done.stderr
+
+
+# --------------------------------------------------------------------------- session setup, every transport
+
+
+SETUP = {
+    "GW_01": [("terminal length 0", ""), ("term width 511", ""), ("enable", "")],
+    "CORE_SW_01": [
+        (
+            "screen-length 0 temporary",
+            "Info: The configuration takes effect on the current user terminal interface only.\n",
+        ),
+    ],
+    "ACC_SW_01": [("screen-length disable", "% Screen-length configuration is disabled for current user.\n")],
+    "PE_01": [
+        ("set cli screen-length 0", "Screen length set to 0\n"),
+        ("set cli screen-width 511", "Screen width set to 511\n"),
+        ("set cli complete-on-space off", "Disabling complete-on-space\n"),
+    ],
+}
+
+
+def test_session_setup_is_answered_as_the_device_does_and_logged_apart() -> None:
+    engine = ReplayEngine(TaskSet.open(TASKS))
+    with engine.open_session("PATH-011") as session:
+        for device, lines in SETUP.items():
+            for line, text in lines:
+                obs = session.run(device, line)
+                assert (obs.outcome, obs.text) == (Outcome.SESSION, text), (device, line)
+        stray = session.run("CORE_SW_01", "screen-width 255\\ny\\n\\n")
+        assert stray.outcome is Outcome.SESSION
+        caret, message = stray.text.splitlines()
+        assert message == "Error: Wrong parameter found at '^' position."
+        assert caret.index("^") == len("<CORE_SW_01>screen-width 255")
+        # anything else keeps its answer: a valid unrecorded command is still refused
+        assert session.run("CORE_SW_01", "screen-length 0").outcome is not Outcome.SESSION
+
+
+def test_serve_prints_its_url_only_once_it_accepts_connections(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for _ in range(3):  # the race it fixes was lost most of the time; three starts show it
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ctbench.replay.cli", "serve", "--port", "0", "--tasks", str(TASKS)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().strip()
+            host, port = url.removeprefix("http://").rsplit(":", 1)
+            with socket.create_connection((host, int(port)), timeout=10) as sock:  # at once, no retry
+                sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                assert sock.recv(64).startswith(b"HTTP/1.1 200")
+        finally:
+            proc.terminate()
+            proc.wait(10)
