@@ -10,7 +10,7 @@ import pytest
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.compare import compare_folders, comparison_table
-from ctbench.evaluate.stats import metric_seed, paired_mean_difference, resample_sums, resample_sums_many
+from ctbench.scoring.stats import metric_seed, paired_mean_difference, resample_sums, resample_sums_many
 from ctbench.store import TaskSet
 from tests.conftest import run_cli
 from tests.test_score_support import clone_rca, gold_text, starter_copy, write_run
@@ -153,7 +153,7 @@ def test_shared_resamples_do_not_depend_on_threads_or_chunks() -> None:
 
 def test_figures_do_not_depend_on_the_other_runs_in_the_report(big_set: Path, tmp_path: Path) -> None:
     from ctbench.evaluate.score import Scorer
-    from ctbench.evaluate.stats import compare_runs, compare_scope, standard_errors, standard_errors_many
+    from ctbench.scoring.stats import compare_runs, compare_scope, standard_errors, standard_errors_many
 
     ts = TaskSet.open(big_set)
     scorer = Scorer(ts)

@@ -558,7 +558,7 @@ def test_trials_give_pass_at_1_pass_at_k_and_pass_hat_k(task_set: Path, tmp_path
 
 
 def test_pass_estimators_against_hand_values() -> None:
-    from ctbench.evaluate.trials import pass_at_k, pass_hat_k
+    from ctbench.scoring.trials import pass_at_k, pass_hat_k
 
     assert (
         pass_at_k(3, 2, 1) == pytest.approx(2 / 3)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ctbench.answer import RcaEntry
-from ctbench.evaluate.failures import PRIORITY, classify_rca_failure, diagnose_rca_failure
-from ctbench.evaluate.parse import ParsedAnswer, parse_rca
+from ctbench.scoring.failures import PRIORITY, classify_rca_failure, diagnose_rca_failure
+from ctbench.scoring.parse import ParsedAnswer, parse_rca
 
 VRRP = "global VRRP hot standby redundancy protocol not enabled"
 POLICY = "security policy rule does not permit the corresponding user"

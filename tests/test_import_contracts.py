@@ -63,11 +63,16 @@ def test_a_copy_without_changes_passes(tmp_path: Path) -> None:
     ("module", "line", "contract"),
     [
         ("replay/engine.py", "import textual  # noqa", "never import Textual"),
-        ("evaluate/metrics.py", "from textual.widgets import Static  # noqa", "never import Textual"),
-        ("model.py", "from ctbench.evaluate import metrics  # noqa", "sit in layers"),
+        ("scoring/metrics.py", "from textual.widgets import Static  # noqa", "never import Textual"),
+        ("model.py", "from ctbench.scoring import metrics  # noqa", "sit in layers"),
         ("replay/tools.py", "from ctbench.evaluate import runner  # noqa", "sit in layers"),
         ("authoring/bundle.py", "from ctbench.review import workflow  # noqa", "sit in layers"),
-        ("review/compare.py", "from ctbench.evaluate import runner  # noqa", "scoring only"),
+        ("review/compare.py", "from ctbench.evaluate import runner  # noqa", "never through evaluate"),
+        ("review/compare.py", "from ctbench.evaluate import score  # noqa", "never through evaluate"),
+        ("authoring/oracle_check.py", "from ctbench.evaluate import score  # noqa", "never through evaluate"),
+        ("scoring/judge.py", "from ctbench.evaluate import score  # noqa", "imports no tool"),
+        ("scoring/stats.py", "from ctbench.review import compare  # noqa", "imports no tool"),
+        ("scoring/trials.py", "from ctbench.authoring import oracle_check  # noqa", "imports no tool"),
     ],
 )
 def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:

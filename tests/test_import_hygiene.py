@@ -21,7 +21,7 @@ MODULES = [
     "ctbench.model",
     "ctbench.store",
     "ctbench.replay.engine",
-    "ctbench.evaluate.metrics",
+    "ctbench.scoring.metrics",
     "ctbench.evaluate.cli",
     "ctbench.evaluate.export",
     "ctbench.evaluate.paper_tables",

@@ -13,7 +13,7 @@ from pathlib import Path as FsPath
 import pytest
 
 from ctbench.answer import Hop, Path, RcaEntry
-from ctbench.evaluate.metrics import (
+from ctbench.scoring.metrics import (
     LabelWeights,
     NodeInfo,
     NodeWeights,
@@ -35,8 +35,8 @@ from ctbench.evaluate.metrics import (
     score_rca,
     score_task,
 )
-from ctbench.evaluate.parse import ParsedAnswer
-from ctbench.evaluate.summary import aggregate, summarize
+from ctbench.scoring.parse import ParsedAnswer
+from ctbench.scoring.summary import aggregate, summarize
 
 VRRP = "global VRRP hot standby redundancy protocol not enabled"
 POLICY = "security policy rule does not permit the corresponding user"
@@ -551,8 +551,8 @@ def test_aggregate_json_byte_identical_across_hash_seeds(tmp_path: FsPath) -> No
         import json, sys
         sys.path.insert(0, sys.argv[1])
         from tests.test_metrics import LEVELS, make_records
-        from ctbench.evaluate.metrics import ScoringConfig, score_task
-        from ctbench.evaluate.summary import aggregate
+        from ctbench.scoring.metrics import ScoringConfig, score_task
+        from ctbench.scoring.summary import aggregate
         recs = make_records()
         out = {"agg": aggregate(recs, ScoringConfig(levels=LEVELS)),
                "tasks": [score_task(r).to_json() for r in recs],

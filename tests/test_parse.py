@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ctbench.answer import Hop, RcaEntry, path_line
-from ctbench.evaluate.parse import ParsedAnswer, parse_paths, parse_rca
+from ctbench.scoring.parse import ParsedAnswer, parse_paths, parse_rca
 
 VRRP = "global VRRP hot standby redundancy protocol not enabled"
 POLICY = "security policy rule does not permit the corresponding user"

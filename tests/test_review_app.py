@@ -341,7 +341,7 @@ def _console_text(app: BlindApp) -> str:
 
 def test_blind_app_shows_the_prompt_the_runner_gives_agents(world: World) -> None:
     """Same text as ctb-eval prompt (the runner's prompt_for): labels, device table, format; reflowed only."""
-    from ctbench.evaluate.prompt import prompt_for
+    from ctbench.scoring.prompt import prompt_for
 
     app = new_app(world)
     shown: list[str] = []

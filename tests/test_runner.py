@@ -28,12 +28,12 @@ from ctbench.evaluate.agents import (
     AgentResult,
     InfrastructureError,
 )
-from ctbench.evaluate.metrics import TaskRecord, score_task
-from ctbench.evaluate.parse import ParsedAnswer
 from ctbench.evaluate.progress import CallbackDisplay, PlainDisplay, ProgressEvent, RichDisplay
 from ctbench.evaluate.runfolder import RunFolder
 from ctbench.evaluate.runner import Runner, RunSettings, Selection, select_tasks
 from ctbench.replay.trajectory import read_trajectory
+from ctbench.scoring.metrics import TaskRecord, score_task
+from ctbench.scoring.parse import ParsedAnswer
 from ctbench.store import TaskSet
 from tests.conftest import REPO, copy_starters, run_cli
 

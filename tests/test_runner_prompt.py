@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from ctbench.answer import path_line
-from ctbench.evaluate.prompt import prompt_for
+from ctbench.scoring.prompt import prompt_for
 from ctbench.store import TaskSet
 from tests.conftest import run_cli
 

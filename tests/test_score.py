@@ -265,12 +265,12 @@ def test_stored_answer_is_used_only_without_text(starter_set: Path, tmp_path: Pa
 def test_filtered_command_covers_the_bare_golden_action(starter_set: Path, tmp_path: Path) -> None:
     ts = TaskSet.open(starter_set)
     scorer = Scorer(ts)
-    ctx = scorer.context("RCA-001")
-    assert scorer.action_key(ctx, "core_sw_01", "dis int br | include GE") == (
+    ctx = scorer.judge("RCA-001")
+    assert ctx.action_key("core_sw_01", "dis int br | include GE") == (
         "CORE_SW_01",
         "display interface brief",
     )
-    assert scorer.action_key(ctx, "PC_01", "ping  10.0.0.1") == ("PC_01", "ping 10.0.0.1")  # no CLI dialect
+    assert ctx.action_key("PC_01", "ping  10.0.0.1") == ("PC_01", "ping 10.0.0.1")  # no CLI dialect
     assert ("CORE_SW_01", "display interface brief") in ctx.golden_actions
 
 

@@ -9,8 +9,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from ctbench.evaluate.metrics import EvidenceCounts, TaskScores, Usage
-from ctbench.evaluate.stats import (
+from ctbench.scoring.metrics import EvidenceCounts, TaskScores, Usage
+from ctbench.scoring.stats import (
     BASE_SEED,
     PairedResult,
     bootstrap,

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ctbench.evaluate.failures import FAILURE_MODES
-from ctbench.evaluate.metrics import TASK_STATUSES, EntryMatchScores, EvidenceCounts, TaskScores, Usage
-from ctbench.evaluate.stats import breakdown
-from ctbench.evaluate.summary import ScoreTable, _sum, summarize
+from ctbench.scoring.failures import FAILURE_MODES
+from ctbench.scoring.metrics import TASK_STATUSES, EntryMatchScores, EvidenceCounts, TaskScores, Usage
+from ctbench.scoring.stats import breakdown
+from ctbench.scoring.summary import ScoreTable, _sum, summarize
 
 
 def _mean(values: list[float]) -> float | None:

@@ -4,7 +4,7 @@ A task is only fair if its intended solution works end to end: every golden acti
 engine exactly as an agent would send it, must come back as recorded output (not a permission-denied or
 invalid-command answer, which would mean the recording index, the canonical form or the dialect
 disagree), and the gold answer, written out in the answer format the statement asks for, must survive
-the evaluator's answer parser unchanged (labels that resolve, node names the parser can split, interface
+the judge's answer parser unchanged and score exact (labels that resolve, node names the parser can split, interface
 names that normalise back to themselves). Both halves use the real components, so a change in the
 dialects, the replay engine or the parser that would silently make a bundled task unsolvable shows up
 here first.
@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ctbench.answer import Hop
 from ctbench.errors import CtbError
-from ctbench.model import Family
+from ctbench.scoring.judge import Judges
 from ctbench.store import TaskRef, TaskSet, set_relative
 from ctbench.validation import Finding, Report, Severity, resolve_targets
 
@@ -35,6 +34,8 @@ class OracleResult:
     outcomes: dict[str, int] = field(default_factory=dict)
     answer_lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    scores: dict[str, Any] | None = None
+    """The judge's scores of the gold answer with the golden actions as evidence (when it parses)."""
 
     @property
     def ok(self) -> bool:
@@ -46,19 +47,17 @@ def gold_answer_text(ts: TaskSet, ref: TaskRef) -> str:
     return "\n".join(ts.load_hidden(ref).gold_answer_lines(ref.family))
 
 
-def check_task(ts: TaskSet, ref: TaskRef, engine: ReplayEngine | None = None) -> OracleResult:
-    """Replay the golden actions and parse the gold answer of one task."""
-    from ctbench.evaluate.parse import parse_answer
+def check_task(
+    ts: TaskSet, ref: TaskRef, engine: ReplayEngine | None = None, judges: Judges | None = None
+) -> OracleResult:
+    """Replay the golden actions and judge the gold answer of one task (with the task's
+    :class:`~ctbench.scoring.judge.TaskJudge`, as ``ctb-eval score`` would)."""
     from ctbench.replay.engine import ReplayEngine
 
     engine = engine or ReplayEngine(ts)
     res = OracleResult(task=ref.id)
     hidden = ts.load_hidden(ref)
     task = ts.load_task(ref)
-    net = ts.network(task.network)
-    devices = net.device_map()
-    vendors = ts.vendors
-
     with engine.open_session(ref.id) as session:
         for act in hidden.golden_actions:
             obs = session.run(act.device, act.command)
@@ -72,28 +71,12 @@ def check_task(ts: TaskSet, ref: TaskRef, engine: ReplayEngine | None = None) ->
                 )
 
     res.answer_lines = hidden.gold_answer_lines(ref.family)
-    text = "\n".join(res.answer_lines)
-    names = list(devices)
-
-    iface = vendors.normalizer(devices)
-    parsed = parse_answer(
-        text, ref.family.value, node_names=names, resolve_label=ts.taxonomy.resolve, normalize=iface
-    )
-    # RCA: (node, object, label) triples; path: the paths as hop tuples. Compared as sets either way.
-    expected: set[tuple[object, ...]]
-    got: set[tuple[object, ...]]
-    if ref.family == Family.RCA:
-        expected = {
-            (t.node, iface(t.node, t.object), ts.taxonomy.resolve(t.label) or t.label)
-            for t in hidden.answer.rca or []
-        }
-        got = {tuple(e) for e in parsed.rca or ()}
-    else:
-        expected = {
-            tuple(Hop(h.node, None if h.egress is None else iface(h.node, h.egress)) for h in p)
-            for p in hidden.gold_paths()
-        }
-        got = set(parsed.paths or ())
+    # The judge every score comes from: its parse of the gold text must be its own gold, and its score
+    # of that answer with the golden actions as evidence must be a perfect one.
+    judge = (judges or Judges(ts)).judge_of(task, hidden)
+    parsed = judge.parse("\n".join(res.answer_lines))
+    expected: set[object] = set(judge.gold)
+    got: set[object] = set(parsed.rca if parsed.rca is not None else parsed.paths or ())
     if parsed.status != "answered":
         res.problems.append(
             f"the gold answer does not parse ({parsed.status}): {list(parsed.invalid_lines)[:3]}"
@@ -110,6 +93,10 @@ def check_task(ts: TaskSet, ref: TaskRef, engine: ReplayEngine | None = None) ->
             f"the parser reads the gold answer as {sorted(map(str, got))[:3]}, "
             f"not as the gold {sorted(map(str, expected))[:3]}"
         )
+    else:
+        res.scores = judge.score(parsed, judge.golden_actions).to_json()
+        if not res.scores["exact"]:
+            res.problems.append(f"the judge does not score the gold answer as exact: {res.scores}")
     return res
 
 
@@ -119,10 +106,11 @@ def check_oracle(paths: Sequence[str], report: Report | None = None) -> list[Ora
 
     ts, refs = resolve_targets(paths)
     engine = ReplayEngine(ts)
+    judges = Judges(ts)
     results: list[OracleResult] = []
     for ref in refs if refs is not None else ts.refs():
         try:
-            res = check_task(ts, ref, engine)
+            res = check_task(ts, ref, engine, judges)
         except CtbError as exc:
             res = OracleResult(task=ref.id, problems=[f"cannot replay the task: {exc}"])
         results.append(res)

@@ -1,6 +1,4 @@
-"""Evaluation: answer parsing (:mod:`.parse`), the paper's metrics (:mod:`.metrics`), statistics
-(:mod:`.stats`) and the F1-F5 failure taxonomy (:mod:`.failures`).
-
-Nothing is imported here so that ``import ctbench.evaluate.parse`` (used by review and replay) stays
-light; numpy is loaded by :mod:`.stats`, scipy lazily where a matching or a test needs it.
+"""Evaluation: running agents over tasks (:mod:`.runner`), reading run folders and scoring them with
+the one judge of :mod:`ctbench.scoring` (:mod:`.score`), and the reports, comparisons and exports
+built on those scores.
 """

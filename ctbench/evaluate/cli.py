@@ -210,7 +210,7 @@ def _add_prompt(sub: Any) -> None:
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    from ctbench.evaluate.prompt import prompt_for
+    from ctbench.scoring.prompt import prompt_for
     from ctbench.store import TaskSet
 
     ts = TaskSet.open(args.tasks)

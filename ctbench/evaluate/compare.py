@@ -24,7 +24,7 @@ from ctbench.store import TaskSet
 from ctbench.tables import Cell, Table
 
 if TYPE_CHECKING:
-    from ctbench.evaluate.stats import PairedResult
+    from ctbench.scoring.stats import PairedResult
 
 METRIC_TITLES = {
     "accuracy": "Acc",
@@ -199,7 +199,7 @@ def compare(
     ``with_se`` also returns every run's standard errors from the same draw when the runs were not
     restricted to common tasks (a report needs both; the numbers are those of ``standard_errors``).
     """
-    from ctbench.evaluate import stats
+    from ctbench.scoring import stats
 
     if len(runs) < 2:
         raise CtbError("a comparison needs at least two runs (A, then one or more runs to compare it with)")

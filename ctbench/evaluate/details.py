@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ctbench.answer import Path as AnswerPath
 from ctbench.answer import RcaEntry, path_edges, path_line
-from ctbench.evaluate.metrics import TaskScores, score_task
 from ctbench.evaluate.runfolder import ResultLine, RunFolder
-from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, TaskContext, _trajectory_file
+from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, _trajectory_file
+from ctbench.scoring.judge import TaskJudge
+from ctbench.scoring.metrics import TaskScores, score_task
 
 if TYPE_CHECKING:
     from ctbench.model import TaskSpec
@@ -265,7 +266,7 @@ def _path_checks(mine: Iterable[AnswerPath], other: Iterable[AnswerPath]) -> lis
     return out
 
 
-def answer_checks(ctx: TaskContext, parsed: Any) -> tuple[list[EntryCheck], list[EntryCheck], list[str]]:
+def answer_checks(ctx: TaskJudge, parsed: Any) -> tuple[list[EntryCheck], list[EntryCheck], list[str]]:
     """(predicted entries vs gold, gold entries vs prediction, invalid lines) of one parsed answer."""
     if ctx.family == "rca":
         gold = cast(frozenset[RcaEntry], ctx.gold)  # the family says which of the two gold is
@@ -363,7 +364,7 @@ class DetailLoader:
 
     def prompt(self, task_id: str) -> str | None:
         from ctbench.errors import CtbError
-        from ctbench.evaluate.prompt import prompt_for
+        from ctbench.scoring.prompt import prompt_for
 
         if task_id not in self._prompts:
             try:
@@ -385,12 +386,12 @@ class DetailLoader:
         """``scores``: the task's scores when the caller has them (a report scored the run already),
         so they are not computed a second time; they must be of the same run, task and trial."""
         folder = RunFolder(run_dir)
-        ctx = self.scorer.context(task_id)
+        ctx = self.scorer.judge(task_id)
         steps, warnings = read_steps(folder, task_id, result)
         calls = [(s.device, s.canonical, s.command, s.outcome) for s in steps]
         record = self.scorer.record(ctx, result, calls)
         if scores is None:
-            scores = score_task(record, self.scorer.config)
+            scores = score_task(record, ctx.config)
         executed = set(record.executed_actions)
         marked: list[Step] = []
         outputs: list[str | None] = [None] * len(steps)
@@ -404,7 +405,7 @@ class DetailLoader:
         for s, out in zip(steps, outputs, strict=True):
             golden = False
             if s.executed:
-                key = self.scorer.action_key(ctx, s.device, s.canonical or s.command)
+                key = ctx.action_key(s.device, s.canonical or s.command)
                 golden = key in ctx.golden_actions and key not in seen
                 seen.add(key)
             marked.append(Step(**{**s.__dict__, "output": out, "golden": golden}))

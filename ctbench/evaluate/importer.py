@@ -47,7 +47,8 @@ from ctbench.evaluate.runfolder import (
     TaskSetRef,
     task_set_commit,
 )
-from ctbench.evaluate.score import Scorer, TaskContext, _text
+from ctbench.evaluate.score import Scorer, _text
+from ctbench.scoring.judge import TaskJudge
 from ctbench.store import TaskSet
 from ctbench.yamlio import read_input
 
@@ -237,9 +238,7 @@ def _resolve_id(raw: Any, ids: Mapping[str, str]) -> str | None:
     return ids.get(text) or ids.get(text.casefold())
 
 
-def _calls(
-    scorer: Scorer, ctx: TaskContext, entries: Any, summary: ImportSummary, where: str
-) -> list[dict[str, Any]]:
+def _calls(ctx: TaskJudge, entries: Any, summary: ImportSummary, where: str) -> list[dict[str, Any]]:
     """Trajectory records (run-folder format) for one task's executed commands."""
     if entries is None:
         return []
@@ -263,7 +262,7 @@ def _calls(
         elif command.rstrip().endswith("?"):  # context help: answered from the grammar, executes nothing
             outcome = outcome or "help"
         else:
-            canonical = scorer.resolve_command(ctx.devices, ctx.recorded, ctx.recorded_forms, device, command)
+            canonical = ctx.resolve_command(device, command)
             if canonical is None:
                 outcome = outcome or "invalid"
             elif outcome is None:
@@ -386,8 +385,8 @@ def import_results(
         folder.save_config(config)
         for i, task_id, item in plan:
             where = f"{path}: result {i} ({task_id})"
-            ctx = scorer.context(task_id)
-            records = _calls(scorer, ctx, _first(item, COMMAND_KEYS), summary, where)
+            ctx = scorer.judge(task_id)
+            records = _calls(ctx, _first(item, COMMAND_KEYS), summary, where)
             traj = folder.trajectory_path(task_id)
             traj.parent.mkdir(parents=True, exist_ok=True)
             with traj.open("w", encoding="utf-8", newline="\n") as fh:
@@ -399,7 +398,7 @@ def import_results(
             merged = {**item, **usage}
             status_given = str(item.get("status", "")).lower()
             error = _text(item.get("error"))
-            parsed = scorer.parse(ctx, text)
+            parsed = ctx.parse(text)
             if status_given in ("timeout", "timed_out", "timed out"):
                 status = "timeout"
             elif status_given == "error" or (error and not (text or "").strip()):

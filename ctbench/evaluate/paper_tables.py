@@ -28,10 +28,10 @@ from typing import Any
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.compare import METRIC_TITLES, _metric_order, align, result_cells, unique_names
-from ctbench.evaluate.metrics import TaskScores
 from ctbench.evaluate.score import ABLATION_LEVEL, ScoredRun
 from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
-from ctbench.evaluate.summary import summarize
+from ctbench.scoring.metrics import TaskScores
+from ctbench.scoring.summary import summarize
 from ctbench.tables import Cell, Table
 
 LEVELS = ("O1", "O2", ABLATION_LEVEL)
@@ -335,7 +335,7 @@ def compare_scoped(
     workers: int | None = None,
 ) -> ScopedComparison:
     """The named pairs of each scope, Holm-adjusted within (scope, family, metric); see D.2."""
-    from ctbench.evaluate import stats
+    from ctbench.scoring import stats
 
     names, labels = unique_names(runs)
     parsed = [Scope(name, parse_pairs(spec, runs, names, labels)) for name, spec in scopes]

@@ -26,7 +26,7 @@ from ctbench.evaluate.compare import Comparison, compare, comparison_table, uniq
 from ctbench.evaluate.paper_tables import paper_tables
 from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, build_scores
 from ctbench.evaluate.scorecard import FAMILY_TITLES, HEADLINE, percent, pm
-from ctbench.evaluate.stats import BASE_SEED, N_RESAMPLES
+from ctbench.scoring.stats import BASE_SEED, N_RESAMPLES
 from ctbench.store import TaskSet
 from ctbench.tables import Cell, Table
 
@@ -99,7 +99,7 @@ def build_report(
         if progress:
             progress(f"scoring {d}")
         scored.append(scorer.score_folder(d))
-    from ctbench.evaluate.stats import standard_errors_many
+    from ctbench.scoring.stats import standard_errors_many
 
     names, labels = unique_names(scored)
     for name, run in zip(names, scored, strict=True):

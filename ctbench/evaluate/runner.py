@@ -43,9 +43,7 @@ from typing import TYPE_CHECKING, Any
 from ctbench.errors import CtbError
 from ctbench.evaluate.agents import Agent, AgentOptions, make_agent
 from ctbench.evaluate.gate import Skipped, apply_gate, content_hash
-from ctbench.evaluate.parse import ParsedAnswer, parse_answer
 from ctbench.evaluate.progress import NullDisplay, ProgressDisplay, ProgressTracker
-from ctbench.evaluate.prompt import PROMPT_VERSION, prompt_for
 from ctbench.evaluate.runfolder import (
     HostInfo,
     ResultLine,
@@ -62,6 +60,9 @@ from ctbench.evaluate.runfolder import (
 )
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, SandboxSettings, WorkUnit
 from ctbench.model import Family, HiddenSpec, TaskSpec
+from ctbench.scoring.judge import Judges
+from ctbench.scoring.parse import ParsedAnswer
+from ctbench.scoring.prompt import PROMPT_VERSION, prompt_for
 from ctbench.store import TaskRef, TaskSet
 
 if TYPE_CHECKING:
@@ -259,27 +260,15 @@ def _metadata(task_set: TaskSet, ref: TaskRef, spec: TaskSpec) -> dict[str, Any]
 
 
 class AnswerParser:
-    """Parses final answers against a task's network, the taxonomy and the vendor dialects."""
+    """Parses final answers with the reader of the one judge (:class:`ctbench.scoring.judge.Judges`):
+    the network's node names, the taxonomy and the vendor dialects, from the agent-visible task only."""
 
     def __init__(self, task_set: TaskSet) -> None:
-
         self.task_set = task_set
-        self.vendors = task_set.vendors
+        self.judges = Judges(task_set)
 
     def parse(self, spec: TaskSpec, text: str | None) -> ParsedAnswer:
-        try:
-            network = self.task_set.network(spec.network)
-            devices = network.device_map()
-        except CtbError:
-            devices = {}
-        names = list(devices) or list(spec.accessible or [])
-        return parse_answer(
-            text,
-            spec.family.value,
-            node_names=names,
-            resolve_label=self.task_set.taxonomy.resolve,
-            normalize=self.vendors.normalizer(devices),
-        )
+        return self.judges.reader(spec).parse(text)
 
 
 # --------------------------------------------------------------------------- settings and report

@@ -1,15 +1,16 @@
 """Scoring a run folder: run folder + task set -> per-task records -> ``scores.json``.
 
 This is the adapter between the on-disk contracts (docs/run-folder.md, docs/task-folder.md)
-and the pure scoring core (:mod:`.parse`, :mod:`.metrics`, :mod:`.stats`, :mod:`.failures`). It
-decides what the scorer *believes* about a run, so the rules are spelled out here:
+and the one judge of :mod:`ctbench.scoring` (:class:`~ctbench.scoring.judge.TaskJudge`, which the
+runner, the review reveal and the oracle check call too). It decides what the scorer *believes*
+about a run, so the rules are spelled out here:
 
-- **The answer is re-parsed** from each result's ``answer_text`` with the task's network node names,
-  the taxonomy's aliases and the vendor dialects' interface names; the ``answer`` a runner stored is
+- **The answer is re-parsed** by the task's judge from each result's ``answer_text`` (the network's
+  node names, the taxonomy's aliases, the vendor dialects' interface names); the ``answer`` a runner stored is
   only used when no text was kept. Scores therefore follow the current parser and task set, whatever
   tool wrote the run. Every stated cause counts: an RCA line of the schema's shape that names a node,
   label or object the task does not know is a predicted entry that matches no gold entry (accuracy 0,
-  lower IoUs, F1/F2 by the set rule of :mod:`.failures`), never dropped; the parse record's
+  lower IoUs, F1/F2 by the set rule of :mod:`ctbench.scoring.failures`), never dropped; the parse record's
   ``unresolved_lines`` lists those lines with the reason.
 - **Timeout and error results score as "missing"** (no prediction: 0 on every IoU, wrong, F5), as do
   tasks the run selected (``run.yaml`` ``tasks``) but never finished: the paper keeps unanswered
@@ -37,16 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ctbench import __version__
-from ctbench.answer import Hop, RcaEntry
-from ctbench.answer import Path as AnswerPath
-from ctbench.derived import derive
-from ctbench.dialects import Dialect, Resolution
 from ctbench.errors import CtbError
-from ctbench.evaluate import metrics
-from ctbench.evaluate.failures import FAILURE_MODES, PRIORITY
-from ctbench.evaluate.metrics import Family as FamilyName
-from ctbench.evaluate.metrics import ScoringConfig, TaskRecord, TaskScores, Topology, Usage, score_task
-from ctbench.evaluate.parse import ParsedAnswer, parse_answer
 from ctbench.evaluate.runfolder import (
     RESULTS_FILE,
     RUN_FILE,
@@ -57,15 +49,18 @@ from ctbench.evaluate.runfolder import (
     TaskSetRef,
     task_set_commit,
 )
-from ctbench.model import Device, Family, Network, TaskSpec
+from ctbench.model import TaskSpec
+from ctbench.scoring import metrics
+from ctbench.scoring.failures import FAILURE_MODES, PRIORITY
+from ctbench.scoring.judge import ABLATION_LEVEL, EXECUTED_OUTCOMES, Call, Judges, TaskJudge
+from ctbench.scoring.metrics import TaskRecord, TaskScores, Usage, score_task
+from ctbench.scoring.parse import ParsedAnswer
 from ctbench.store import TaskNotFound, TaskRef, TaskSet
 from ctbench.yamlio import atomic_write_text, load_fast
 
 SCORES_FILE = "scores.json"
 SCORES_FORMAT = 1
-EXECUTED_OUTCOMES = frozenset({"recorded", "denied"})
-ABLATION_LEVEL = "O2→O1"
-"""The observability stratum of a task that declares itself the ablation variant of an O2 task."""
+__all__ = ["ABLATION_LEVEL", "EXECUTED_OUTCOMES"]  # re-exported: the run-folder rules name them
 
 BREAKDOWNS: tuple[tuple[str, str], ...] = (
     # (name in scores.json and reports, meta field)
@@ -90,7 +85,7 @@ _TASK_META: tuple[str, ...] = (*(k for _, k in BREAKDOWNS), "golden_length", "h_
 class RunInfo:
     """What a report needs to know about a run, read from ``run.yaml``.
 
-    ``name`` keys the bootstrap seeds (:func:`ctbench.evaluate.stats.seed_for`), so it comes from
+    ``name`` keys the bootstrap seeds (:func:`ctbench.scoring.stats.seed_for`), so it comes from
     run.yaml and not from where the folder happens to live.
     """
 
@@ -249,56 +244,19 @@ def _trajectory_file(folder: RunFolder, task_id: str, result: ResultLine | None,
     return candidate if candidate.is_relative_to(folder.path.resolve()) else default
 
 
-# --------------------------------------------------------------------------- one task, prepared once
-
-
-@dataclass(frozen=True)
-class TaskContext:
-    """Everything scoring needs about one task; built once and shared by every run scored with it."""
-
-    task_id: str
-    family: FamilyName
-    gold: frozenset[RcaEntry] | tuple[AnswerPath, ...]
-    golden_actions: frozenset[tuple[str, str]]
-    node_names: tuple[str, ...]
-    devices: Mapping[str, Device]
-    recorded: Mapping[str, frozenset[str]]
-    recorded_forms: Mapping[str, frozenset[str]]
-    topology: Topology | None
-    meta: Mapping[str, Any]
-    _folded: Mapping[str, str] = field(default_factory=dict)
-
-    def device_name(self, typed: str) -> str:
-        """The network's spelling of a device name (case-insensitive), else the name as given."""
-        if typed in self.devices:
-            return typed
-        return self._folded.get(typed.casefold(), typed)
+# --------------------------------------------------------------------------- the judges, over runs
 
 
 class Scorer:
-    """Scores run folders against one task set. Task contexts are cached, so scoring several runs
-    (``compare``, ``report``) loads each task, network and dialect once."""
+    """Scores run folders against one task set with the one judge of :mod:`ctbench.scoring.judge`.
+    The judges are cached, so scoring several runs (``compare``, ``report``) loads each task, network
+    and dialect once."""
 
-    def __init__(self, task_set: TaskSet) -> None:
+    def __init__(self, task_set: TaskSet, judges: Judges | None = None) -> None:
         self.task_set = task_set
-        self.vendors = task_set.vendors
-        self._contexts: dict[str, TaskContext] = {}
-        self._topologies: dict[str, Topology] = {}
+        self.judges = judges or Judges(task_set)
+        self.config = self.judges.config
         self._task_set_ref: TaskSetRef | None = None
-        self._specs: dict[str, tuple[TaskRef, TaskSpec]] = {}
-        cfg = task_set.config.similarity
-        self.config = ScoringConfig(
-            levels=task_set.taxonomy.levels(),
-            label_weights=metrics.LabelWeights(
-                exact=cfg.label.exact, l1=cfg.label.l1, l2=cfg.label.l2, l3=cfg.label.l3
-            ),
-            node_weights=metrics.NodeWeights(
-                cluster=cfg.node.cluster,
-                site_role=cfg.node.site_role,
-                neighbour=cfg.node.neighbour,
-                k=cfg.node.hops,
-            ),
-        )
 
     @property
     def min_stratum(self) -> int:
@@ -311,192 +269,22 @@ class Scorer:
             self._task_set_ref = task_set_commit(self.task_set.root)
         return self._task_set_ref
 
-    # ------------------------------------------------------------------ normalisers
-
-    def _iface(self, ctx_devices: Mapping[str, Device], node: str, name: str) -> str:
-        return self.vendors.iface(ctx_devices.get(node), name)
-
-    def resolve_command(
-        self,
-        devices: Mapping[str, Device],
-        recorded: Mapping[str, frozenset[str]],
-        forms: Mapping[str, frozenset[str]],
-        device: str,
-        command: str,
-    ) -> str | None:
-        """The canonical command the replay engine logs for ``command`` on ``device``; None if rejected.
-
-        Full keywords and normal parameters; output filters stay part of the command only when the
-        task recorded the command with that filter (``forms`` holds each device's recorded commands in
-        canonical spelling), otherwise the filter ran on the unfiltered recording and the bare command
-        is what was executed - as in replay, so ``dis int br | inc GE`` covers ``display interface
-        brief``. A device without a CLI dialect keeps the text, spaces collapsed.
-        """
-        dialect = self._dialect(devices, device)
-        if dialect is None:
-            return _collapse(command)
-        res = _resolution(dialect, command, recorded.get(device, frozenset()))
-        if res is None or res.canonical is None:
-            return None
-        if res.filters and res.full in forms.get(device, frozenset()):
-            return str(res.full)
-        return str(res.canonical)
-
-    def action_key(self, ctx: TaskContext, device: str, command: str) -> tuple[str, str]:
-        """(device, canonical command) of an executed or golden action; the text as written, spaces
-        collapsed, when the dialect cannot read it (so an odd golden command still matches itself)."""
-        name = ctx.device_name(device)
-        canonical = self.resolve_command(ctx.devices, ctx.recorded, ctx.recorded_forms, name, command)
-        return name, canonical if canonical is not None else _collapse(command)
-
-    def _recorded_forms(
-        self, devices: Mapping[str, Device], recorded: Mapping[str, frozenset[str]]
-    ) -> dict[str, frozenset[str]]:
-        out: dict[str, frozenset[str]] = {}
-        for device, commands in recorded.items():
-            dialect = self._dialect(devices, device)
-            forms = set()
-            for command in commands:
-                res = None if dialect is None else _resolution(dialect, command, commands)
-                forms.add(res.full if res is not None and res.full else _collapse(command))
-            out[device] = frozenset(forms)
-        return out
-
-    def _dialect(self, devices: Mapping[str, Device], device: str) -> Dialect | None:
-        dev = devices.get(device)
-        return self.vendors.dialect(dev.os if dev else None)
-
-    def _topology(self, network: Network) -> Topology:
-        if network.name not in self._topologies:
-            nodes = {d.name: (d.site or None, d.role or None, d.cluster or None) for d in network.devices}
-            links = sorted((a, b) for a, bs in network.neighbours().items() for b in bs)
-            self._topologies[network.name] = Topology.from_links(nodes, links)
-        return self._topologies[network.name]
-
-    # ------------------------------------------------------------------ tasks
-
-    def context(self, task_id: str) -> TaskContext:
-        """The prepared task; :class:`CtbError` when the task set has no such task."""
-        if task_id in self._contexts:
-            return self._contexts[task_id]
-        ts = self.task_set
-        ref = ts.ref(task_id)
-        spec = ts.load_task(ref)
-        self._specs[task_id] = (ref, spec)
-        hidden = ts.load_hidden(ref)
-        try:
-            network: Network | None = ts.network(spec.network)
-        except CtbError:
-            network = None
-        devices = network.device_map() if network else {}
-        names = tuple(devices) or tuple(spec.accessible or ())
-        recorded: dict[str, set[str]] = {}
-        for rec in spec.recordings:
-            recorded.setdefault(rec.device, set()).add(rec.command)
-        frozen = {k: frozenset(v) for k, v in recorded.items()}
-        tax = ts.taxonomy
-        gold: frozenset[RcaEntry] | tuple[AnswerPath, ...]
-        if spec.family == Family.RCA:
-            gold = frozenset(
-                RcaEntry(t.node, self._iface(devices, t.node, t.object), tax.resolve(t.label) or t.label)
-                for t in hidden.answer.rca or []
-            )
-        else:
-            gold = tuple(
-                tuple(
-                    Hop(h.node, None if h.egress is None else self._iface(devices, h.node, h.egress))
-                    for h in p
-                )
-                for p in hidden.gold_paths()
-            )
-        d = derive(spec, hidden, network, tax, ts.config)
-        rca = spec.family == Family.RCA
-        ablation_of = hidden.metadata.ablation_of if rca else None
-        meta: dict[str, Any] = {
-            "categories": list(d.categories) if rca and d.categories else None,
-            # an O2->O1 ablation variant is its own stratum, as in the paper's Table 20 (not one more O1 task)
-            "observability": ABLATION_LEVEL if ablation_of else d.observability if rca else None,
-            "ablation_of": ablation_of,
-            "heterogeneity": d.heterogeneity or None,
-            "root_cause_count": d.root_cause_count if rca else None,
-            "chain_length": d.chain_length if rca else None,
-            "protocol_complexity": d.protocol_complexity,
-            "golden_tier": d.golden_tier or None,
-            "path_count": None if rca else d.path_count,
-            "golden_length": d.golden_length,
-            "h_l": d.h_l,
-        }
-        ctx = TaskContext(
-            task_id=spec.id,
-            family="rca" if rca else "path",
-            gold=gold,
-            golden_actions=frozenset(),
-            node_names=names,
-            devices=devices,
-            recorded=frozen,
-            recorded_forms=self._recorded_forms(devices, frozen),
-            topology=self._topology(network) if network else None,
-            meta=meta,
-            _folded={n.casefold(): n for n in devices},
-        )
-        golden = frozenset(self.action_key(ctx, a.device, a.command) for a in hidden.golden_actions)
-        ctx = replace(ctx, golden_actions=golden)
-        self._contexts[task_id] = ctx
-        return ctx
+    def judge(self, task_id: str) -> TaskJudge:
+        """The task's judge; :class:`CtbError` when the task set has no such task."""
+        return self.judges.judge(task_id)
 
     def loaded(self, task_id: str) -> tuple[TaskRef, TaskSpec]:
-        """The task's ref and agent-visible spec as :meth:`context` read them, for the replay engine
-        (``ReplayEngine.open_session(loaded=...)``), so the drill-downs do not parse task.yaml again."""
-        if task_id not in self._specs:
-            self.context(task_id)
-        return self._specs[task_id]
+        """The task's ref and agent-visible spec as the judge read them (for the replay engine)."""
+        return self.judges.loaded(task_id)
 
-    def parse(self, ctx: TaskContext, text: str | None) -> ParsedAnswer:
-        def normalize(node: str, name: str) -> str:
-            return self._iface(ctx.devices, node, name)
-
-        return parse_answer(
-            text,
-            ctx.family,
-            node_names=ctx.node_names,
-            resolve_label=self.task_set.taxonomy.resolve,
-            normalize=normalize,
-        )
-
-    # ------------------------------------------------------------------ runs
-
-    def record(
-        self,
-        ctx: TaskContext,
-        result: ResultLine | None,
-        trajectory: Iterable[tuple[str, str | None, str, str]],
-    ) -> TaskRecord:
+    def record(self, judge: TaskJudge, result: ResultLine | None, trajectory: Iterable[Call]) -> TaskRecord:
         """One task's :class:`TaskRecord`; ``trajectory`` yields (device, canonical, command, outcome)."""
         prediction: ParsedAnswer | None = None
         usage = Usage()
         if result is not None:
             usage = Usage(result.rounds, result.latency_s, result.input_tokens, result.output_tokens)
-            if result.status in ("answered", "unparsable"):
-                if result.answer_text is not None or result.answer is None:
-                    prediction = self.parse(ctx, result.answer_text)
-                else:
-                    prediction = _stored_answer(result.answer, ctx.family)
-        executed: set[tuple[str, str]] = set()
-        for device, canonical, command, outcome in trajectory:
-            if outcome not in EXECUTED_OUTCOMES:
-                continue
-            executed.add(self.action_key(ctx, device, canonical or command))
-        return TaskRecord(
-            task_id=ctx.task_id,
-            family=ctx.family,
-            gold=ctx.gold,
-            prediction=prediction,
-            golden_actions=ctx.golden_actions,
-            executed_actions=tuple(sorted(executed)),
-            usage=usage,
-            meta=ctx.meta,
-            topology=ctx.topology,
-        )
+            prediction = result_prediction(judge, result)
+        return judge.record(prediction, judge.executed(trajectory), usage)
 
     def score_folder(
         self, run_dir: Path | str, progress: Callable[[int, int], None] | None = None
@@ -532,7 +320,7 @@ class Scorer:
         unknown = []
         for tid in task_ids:
             try:
-                self.context(tid)
+                self.judges.judge(tid)
             except TaskNotFound:  # a broken task file is not "unknown": its own error names file and line
                 unknown.append(tid)
         if unknown:
@@ -556,7 +344,7 @@ class Scorer:
         bad_trajectories: list[str] = []
         scores: list[TaskScores] = []
         for i, (tid, trial) in enumerate(keys):
-            ctx = self._contexts[tid]
+            ctx = self.judges.judge(tid)
             line = by_key.get((tid, trial))
             result = line[1] if line else None
             if result is not None and result.family != ctx.family:
@@ -585,7 +373,7 @@ class Scorer:
                     f"{_relative(path, folder)}: missing although the result counts "
                     f"{result.commands} command(s); no evidence is credited"
                 )
-            task_scores = score_task(self.record(ctx, result, calls), self.config)
+            task_scores = score_task(self.record(ctx, result, calls), ctx.config)
             scores.append(task_scores if trial == 1 else replace(task_scores, trial=trial))
             if progress is not None:
                 progress(i + 1, len(keys))
@@ -614,21 +402,6 @@ class Scorer:
         )
 
 
-def _collapse(command: str) -> str:
-    """A command the dialects cannot read, as written with its spaces collapsed (so it matches itself)."""
-    return " ".join(command.split())
-
-
-def _resolution(dialect: Dialect, command: str, recorded: frozenset[str]) -> Resolution | None:
-    """The dialect's reading of ``command``; None when it rejects the line or fails on it (a dialect
-    bug must not stop scoring a whole run)."""
-    try:
-        res = dialect.resolve(command, recorded=recorded)
-    except Exception:
-        return None
-    return res if res.ok else None
-
-
 def _relative(path: Path, folder: RunFolder) -> str:
     """A path as shown in scores.json: relative to the run folder, so the file does not change when the
     run folder moves."""
@@ -636,6 +409,16 @@ def _relative(path: Path, folder: RunFolder) -> str:
         return path.resolve().relative_to(folder.path.resolve()).as_posix()
     except ValueError:
         return path.name
+
+
+def result_prediction(judge: TaskJudge, result: ResultLine) -> ParsedAnswer | None:
+    """The prediction of a result line, parsed by the task's judge: ``None`` for a timeout or an
+    error (no answer); a runner's stored parse only when it kept no answer text."""
+    if result.status not in ("answered", "unparsable"):
+        return None
+    if result.answer_text is not None or result.answer is None:
+        return judge.parse(result.answer_text)
+    return _stored_answer(result.answer, judge.family)
 
 
 def _stored_answer(data: Mapping[str, Any], family: str) -> ParsedAnswer | None:
@@ -741,10 +524,10 @@ def build_scores(
     """The scores.json document of one scored run (every figure of the scorecard and the reports).
 
     ``se`` takes standard errors already computed for this run (a report computes those of all its
-    runs in one pass, :func:`ctbench.evaluate.stats.standard_errors_many`: the same numbers).
+    runs in one pass, :func:`ctbench.scoring.stats.standard_errors_many`: the same numbers).
     """
-    from ctbench.evaluate import stats
-    from ctbench.evaluate.summary import ScoreTable
+    from ctbench.scoring import stats
+    from ctbench.scoring.summary import ScoreTable
 
     n_resamples = stats.N_RESAMPLES if n_resamples is None else n_resamples
     base_seed = stats.BASE_SEED if base_seed is None else base_seed
@@ -788,7 +571,7 @@ def build_scores(
         "tasks": [task_json(s) for s in rows],
     }
     if run.info.trials > 1:
-        from ctbench.evaluate.trials import pass_at_k_section
+        from ctbench.scoring.trials import pass_at_k_section
 
         document["trials"] = run.info.trials
         document["pass_k"] = pass_at_k_section(

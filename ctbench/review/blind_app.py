@@ -306,7 +306,7 @@ class BlindApp(App[int]):
             self._session = session
             draft_file = self._draft_file
             draft = draft_file.read_text(encoding="utf-8") if draft_file.is_file() else ""
-            from ctbench.evaluate.prompt import prompt_for  # the runner's own prompt: same text, same code
+            from ctbench.scoring.prompt import prompt_for  # the runner's own prompt: same text, same code
 
             prompt = prompt_for(self.desk.ts, start.ref, start.task)
             self.post_message(self.Ready(start, session, draft, prompt))

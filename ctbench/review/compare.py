@@ -1,4 +1,4 @@
-"""The reveal: score a blind answer against the gold with the evaluator's own parser and metrics.
+"""The reveal: score a blind answer against the gold with the one judge every score comes from.
 
 A reviewer's blind answer is judged exactly as an agent's would be (same parsing, same
 normalisation of labels and interface names, same IoU and evidence definitions), so the reviewers'
@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ctbench.answer import Path, RcaEntry, path_line
 from ctbench.approval.records import MetadataRow
 from ctbench.derived import DECLARED_FIELDS, derive
-from ctbench.evaluate.metrics import TaskRecord, Usage, score_task
-from ctbench.evaluate.parse import ParsedAnswer, parse_answer
 from ctbench.model import Family, HiddenSpec, Network, TaskSpec
+from ctbench.scoring.judge import Judges
+from ctbench.scoring.metrics import Usage
+from ctbench.scoring.parse import ParsedAnswer
 from ctbench.store import TaskSet
 
 
@@ -52,12 +53,6 @@ def read_trajectory(data: bytes | None) -> list[dict[str, Any]]:
         if isinstance(item, dict):
             out.append(item)
     return out
-
-
-def executed_actions(trajectory: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return [
-        (str(t["device"]), str(t["canonical"])) for t in trajectory if t.get("device") and t.get("canonical")
-    ]
 
 
 def metadata_rows(
@@ -111,46 +106,39 @@ def compare(
     trajectory: list[dict[str, Any]],
     *,
     time_spent_s: float | None = None,
+    judges: Judges | None = None,
 ) -> Side:
+    """Judge a blind answer with the task's :class:`~ctbench.scoring.judge.TaskJudge`, the judge
+    ``ctb-eval score`` uses (same settings, taxonomy and topology), and lay it beside the gold.
+
+    ``judges`` shares the task set's judges between reveals (built from ``ts`` when not given).
+    """
     network = ts.network(task.network)
-    nodes = [d.name for d in network.devices]
-    norm = ts.vendors.normalizer(network.device_map())
-    tax = ts.taxonomy
-    executed = executed_actions(trajectory)
-    usage = Usage(rounds=len(trajectory), latency_s=time_spent_s)
-    if task.family == Family.RCA:
-        parsed = parse_answer(answer, "rca", node_names=nodes, resolve_label=tax.resolve, normalize=norm)
-        gold_rca = frozenset(
-            RcaEntry(t.node, norm(t.node, t.object), tax.resolve(t.label) or t.label)
-            for t in hidden.answer.rca or []
+    judge = (judges or Judges(ts)).judge_of(task, hidden)
+    calls = [
+        (
+            str(t["device"]),
+            str(t["canonical"]),
+            str(t.get("command") or t["canonical"]),
+            str(t.get("outcome") or "recorded"),
         )
-        gold: frozenset[RcaEntry] | tuple[Path, ...] = gold_rca
-        gold_lines = sorted(e.line() for e in gold_rca)
+        for t in trajectory
+        if t.get("device") and t.get("canonical")
+    ]
+    executed = judge.executed(calls)
+    parsed = judge.parse(answer)
+    scores = judge.score(parsed, executed, Usage(rounds=len(trajectory), latency_s=time_spent_s))
+    if judge.family == "rca":
+        gold_lines = sorted(e.line() for e in cast(frozenset[RcaEntry], judge.gold))
         blind_lines = sorted(e.line() for e in parsed.rca or ())
     else:
-        parsed = parse_answer(answer, "path", node_names=nodes, resolve_label=tax.resolve, normalize=norm)
-        gold_paths = tuple(
-            tuple(h._replace(egress=norm(h.node, h.egress) if h.egress else None) for h in p)
-            for p in hidden.gold_paths()
-        )
-        gold = gold_paths
-        gold_lines = [path_line(p) for p in gold_paths]
+        gold_lines = [path_line(p) for p in cast(tuple[Path, ...], judge.gold)]
         blind_lines = [path_line(p) for p in parsed.paths or ()]
-    golden = hidden.golden_keys()
-    record = TaskRecord(
-        task_id=task.id,
-        family=task.family.value,
-        gold=gold,
-        prediction=parsed,
-        golden_actions=golden,
-        executed_actions=tuple(executed),
-        usage=usage,
-    )
-    scores = score_task(record)
+    golden = judge.golden_actions
     ran = set(executed)
     covered = sorted([list(k) for k in golden if k in ran])
     missed = sorted([list(k) for k in golden if k not in ran])
-    extra = sorted({k for k in executed if k not in golden})
+    extra = sorted({k for k in ran if k not in golden})
     return Side(
         parsed=parsed,
         gold_lines=gold_lines,

@@ -30,8 +30,8 @@ sys.path.insert(0, str(REPO))
 
 from ctbench.evaluate.agents import AgentOptions, agent_class  # noqa: E402
 from ctbench.evaluate.agents.harness_base import HarnessAgent  # noqa: E402
-from ctbench.evaluate.prompt import prompt_for  # noqa: E402
 from ctbench.evaluate.runner import Runner, RunSettings  # noqa: E402
+from ctbench.scoring.prompt import prompt_for  # noqa: E402
 from ctbench.store import TaskSet  # noqa: E402
 from tests.conftest import copy_starters  # noqa: E402
 from tests.support.model_server import ScriptedModelServer, scripts_for  # noqa: E402

@@ -48,13 +48,13 @@ import numpy as np
 sys.path.insert(0, str(FsPath(__file__).resolve().parents[2]))
 
 from ctbench.answer import Hop, RcaEntry, path_line  # noqa: E402
-from ctbench.evaluate import stats  # noqa: E402
 from ctbench.evaluate.compare import compare  # noqa: E402
-from ctbench.evaluate.metrics import ScoringConfig, TaskRecord, TaskScores, Topology, Usage, score_task  # noqa: E402
-from ctbench.evaluate.parse import ParsedAnswer  # noqa: E402
 from ctbench.evaluate.report import Report, RunReport, build_report  # noqa: E402
 from ctbench.evaluate.report_formats import render_report  # noqa: E402
 from ctbench.evaluate.score import RunInfo, ScoredRun, Scorer, build_scores  # noqa: E402
+from ctbench.scoring import stats  # noqa: E402
+from ctbench.scoring.metrics import ScoringConfig, TaskRecord, TaskScores, Topology, Usage, score_task  # noqa: E402
+from ctbench.scoring.parse import ParsedAnswer  # noqa: E402
 from ctbench.store import TaskSet  # noqa: E402
 from ctbench.taxonomy import level_for  # noqa: E402
 
@@ -415,7 +415,7 @@ def memory_runs(
 
 def parse_like(text: str, family: str) -> ParsedAnswer:
     """The parsed answer of a generated text (the generator writes canonical names, so no normalising)."""
-    from ctbench.evaluate.parse import parse_paths, parse_rca
+    from ctbench.scoring.parse import parse_paths, parse_rca
 
     nodes = ["PC_01", "SRV_01", *COMMANDS]
     if family == "rca":
@@ -781,7 +781,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _ev() -> Any:
-    from ctbench.evaluate.metrics import EvidenceCounts
+    from ctbench.scoring.metrics import EvidenceCounts
 
     return EvidenceCounts(1, 2, 3)
 

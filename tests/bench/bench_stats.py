@@ -1,4 +1,4 @@
-"""Benchmark of the bootstrap statistics: vectorised (ctbench.evaluate.stats) vs a per-resample loop.
+"""Benchmark of the bootstrap statistics: vectorised (ctbench.scoring.stats) vs a per-resample loop.
 
 Run from the repository root:
 
@@ -31,8 +31,8 @@ import numpy as np
 
 sys.path.insert(0, str(FsPath(__file__).resolve().parents[2]))
 
-from ctbench.evaluate.metrics import EvidenceCounts, TaskScores, Usage  # noqa: E402
-from ctbench.evaluate.stats import (  # noqa: E402
+from ctbench.scoring.metrics import EvidenceCounts, TaskScores, Usage  # noqa: E402
+from ctbench.scoring.stats import (  # noqa: E402
     CHUNK_BYTES,
     MAX_CHUNK_BYTES,
     bootstrap_pooled_se,

@@ -13,12 +13,12 @@ from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.widgets.validation_panel import Target
 from ctbench.authoring.editing import EditSession
 from ctbench.authoring.working_copy import STATEMENT_TEMPLATES
-from ctbench.evaluate.prompt import build_prompt
 from ctbench.model import Family
+from ctbench.scoring.prompt import build_prompt
 
 
 def prompt_preview(session: EditSession) -> tuple[str, bool]:
-    """(text, official) — the prompt agents get, from :func:`ctbench.evaluate.prompt.build_prompt`.
+    """(text, official) — the prompt agents get, from :func:`ctbench.scoring.prompt.build_prompt`.
 
     The preview is built from the working copy (unsaved statement and network edits included). A working
     copy the prompt cannot be built from yet says why instead, and ``official`` is False.

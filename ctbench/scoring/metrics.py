@@ -14,7 +14,7 @@ Conventions fixed here (the paper leaves them implicit):
   score 0 on every IoU and on accuracy; they stay in every denominator (B.1, C.3, C.5).
 - A predicted entry whose node or label the task does not know is still an entry (:mod:`.parse`):
   it is in every union, matches nothing, and the near-miss scores give it no credit for what is unknown.
-- Aggregation over tasks (means, pooled ratios, efficiency) lives in :mod:`ctbench.evaluate.summary`.
+- Aggregation over tasks (means, pooled ratios, efficiency) lives in :mod:`ctbench.scoring.summary`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 from ctbench.answer import Hop, Path, RcaEntry, path_edges
-from ctbench.evaluate.failures import classify_rca_failure
-from ctbench.evaluate.parse import ParsedAnswer
+from ctbench.scoring.failures import classify_rca_failure
+from ctbench.scoring.parse import ParsedAnswer
 
 Family = Literal["rca", "path"]
 FAMILIES: tuple[Family, ...] = ("rca", "path")
@@ -309,7 +309,7 @@ def best_matching(gold: Sequence[_G], predicted: Sequence[_P], sim: Callable[[_G
         return 0.0
     if len(gold) == 1 or len(predicted) == 1:  # one row or column: the optimum is its best cell (common case)
         return max(sim(g, p) for g in gold for p in predicted)
-    from scipy.optimize import linear_sum_assignment  # lazy: keeps `import ctbench.evaluate` light
+    from scipy.optimize import linear_sum_assignment  # lazy: keeps `import ctbench.scoring` light
 
     matrix = [[sim(g, p) for p in predicted] for g in gold]
     rows, cols = linear_sum_assignment(matrix, maximize=True)
@@ -427,7 +427,7 @@ class TaskRecord:
     ``gold`` is a set of :class:`RcaEntry` (family ``rca``) or a sequence of paths (``path``);
     ``prediction`` the parsed answer, ``None`` when the run produced none (timeout, error).
     ``meta`` holds the stratification fields (observability, category list, ...) for
-    :func:`ctbench.evaluate.stats.breakdown`; ``topology`` the task's network for B.3.
+    :func:`ctbench.scoring.stats.breakdown`; ``topology`` the task's network for B.3.
     """
 
     task_id: str

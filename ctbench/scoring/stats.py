@@ -56,8 +56,8 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ctbench.evaluate.metrics import FAMILIES, Family, TaskScores
-from ctbench.evaluate.summary import ScoreTable, exact_bits
+from ctbench.scoring.metrics import FAMILIES, Family, TaskScores
+from ctbench.scoring.summary import ScoreTable, exact_bits
 
 BASE_SEED = 20260725
 N_RESAMPLES = 10_000
@@ -160,7 +160,7 @@ _SUM_BYTES_PER_CELL = 24  # int64 index + int64 multiplicity + float64 multiplic
 def _quantised(columns: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``(round(columns * 2**q), 2**q)`` per column, so that every resampled sum is an exact integer.
 
-    ``q`` is :func:`~ctbench.evaluate.summary.exact_bits` of the column's size and largest value, the
+    ``q`` is :func:`~ctbench.scoring.summary.exact_bits` of the column's size and largest value, the
     rule the summaries' exact sums follow too; it depends on the column alone, so a column sums the same
     whatever columns sit beside it.
     """
@@ -963,10 +963,10 @@ def breakdown(
     ``key`` is a ``meta`` field name or a callable returning the task's stratum value: a single value,
     a collection (the task counts in each of its strata, as RCA categories do in Table 19), or
     ``None`` (the task is in no stratum and is counted under ``unassigned`` - e.g. path tasks for an
-    RCA-only field). Each stratum gets the full :func:`~ctbench.evaluate.summary.summarize` dict and
+    RCA-only field). Each stratum gets the full :func:`~ctbench.scoring.summary.summarize` dict and
     ``warning: True`` when one of its non-empty families has fewer than ``min_tasks`` tasks. Strata are
     ordered numerically where the values are numbers, then by name. Pass a
-    :class:`~ctbench.evaluate.summary.ScoreTable` to break one run down by several fields without
+    :class:`~ctbench.scoring.summary.ScoreTable` to break one run down by several fields without
     reading its scores into columns each time.
     """
     table = rows if isinstance(rows, ScoreTable) else ScoreTable.of(rows)

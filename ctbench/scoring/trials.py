@@ -8,7 +8,7 @@ With n trials of a task of which c are exactly correct, the unbiased estimators 
 averaged over the tasks of a family. pass@1 is the mean per-trial accuracy, which is also what the
 summary's accuracy is when every task has the same number of trials. The standard error is across
 tasks (the bootstrap resamples tasks, never trials: trials of one task are not independent), with the
-seed rule of :mod:`ctbench.evaluate.stats` and the key ``pass_k:<family>:<k>``; intervals are the 2.5
+seed rule of :mod:`ctbench.scoring.stats` and the key ``pass_k:<family>:<k>``; intervals are the 2.5
 and 97.5 percentiles of the same resamples.
 """
 
@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ctbench.evaluate.metrics import FAMILIES, TaskScores
-from ctbench.evaluate.stats import BASE_SEED, N_RESAMPLES, metric_seed
+from ctbench.scoring.metrics import FAMILIES, TaskScores
+from ctbench.scoring.stats import BASE_SEED, N_RESAMPLES, metric_seed
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

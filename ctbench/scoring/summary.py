@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ctbench.evaluate.failures import FAILURE_MODES
-from ctbench.evaluate.metrics import TASK_STATUSES, ScoringConfig, TaskRecord, TaskScores, _div, score_task
+from ctbench.scoring.failures import FAILURE_MODES
+from ctbench.scoring.metrics import TASK_STATUSES, ScoringConfig, TaskRecord, TaskScores, _div, score_task
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
@@ -105,7 +105,7 @@ def _row(s: TaskScores) -> tuple[float, ...]:
 
 QUANTUM_BITS = 30
 """Finest binary fraction, ``2**-QUANTUM_BITS``, at which sums of per-task values are made exact (here
-and in the bootstrap's resampled sums, :func:`ctbench.evaluate.stats.resample_sums`)."""
+and in the bootstrap's resampled sums, :func:`ctbench.scoring.stats.resample_sums`)."""
 
 
 def exact_bits(n: int, top: float) -> int:

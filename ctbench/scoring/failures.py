@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ctbench.answer import RcaEntry
-from ctbench.evaluate.parse import ParsedAnswer
+from ctbench.scoring.parse import ParsedAnswer
 
 FailureMode = Literal["F1", "F2", "F3", "F4", "F5"]
 
@@ -93,7 +93,7 @@ def _pair_entries(gold: list[RcaEntry], pred: list[RcaEntry]) -> list[tuple[RcaE
     """The optimal one-to-one pairing of the module docstring, sorted."""
     if not gold or not pred:
         return []
-    from scipy.optimize import linear_sum_assignment  # lazy: keeps `import ctbench.evaluate` light
+    from scipy.optimize import linear_sum_assignment  # lazy: keeps `import ctbench.scoring` light
 
     weights = [
         [
