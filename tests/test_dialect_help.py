@@ -205,7 +205,7 @@ def test_help_at_each_position(os_name: str, line: str, expected: str) -> None:
     assert d.help(line, d.prompt(HOST)) == expected
 
 
-@pytest.mark.parametrize("os_name", OS_FAMILIES)
+@pytest.mark.parametrize("os_name", [o for o in OS_FAMILIES if o != "linux"])  # hosts have no "show"
 def test_help_after_a_keyword_lists_the_next_words_with_descriptions(os_name: str) -> None:
     """``display ?`` / ``show ?`` lists every second word of the tree, each with a description."""
     d = get_dialect(os_name)

@@ -50,6 +50,7 @@ def test_families_and_identity() -> None:
         "hp_comware",
         "huawei_vrp",
         "juniper_junos",
+        "linux",
     )  # the data files
     names = {os_name: get_dialect(os_name).display_name for os_name in OS_FAMILIES}
     assert names["huawei_vrp"] == "Huawei VRP"
@@ -63,7 +64,9 @@ def test_families_and_identity() -> None:
 
 
 def test_unknown_family_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="known: cisco_ios, cisco_nxos, frr, hp_comware, huawei_vrp"):
+    with pytest.raises(
+        ValueError, match="known: cisco_ios, cisco_nxos, frr, hp_comware, huawei_vrp, juniper_junos, linux"
+    ):
         get_dialect("cisco_asa")
 
 
@@ -274,7 +277,7 @@ def test_error_text_and_caret(os_name: str, host: str, line: str, expected: str)
     assert d.render_error(res.error, line, d.prompt(host)) == expected
 
 
-@pytest.mark.parametrize("os_name", [o for o in OS_FAMILIES if o != "frr"])  # FRR: tests/test_frr_dialect.py
+@pytest.mark.parametrize("os_name", [o for o in OS_FAMILIES if o not in ("frr", "linux")])  # own tests
 def test_ambiguous_and_incomplete_have_their_own_messages(os_name: str) -> None:
     d = get_dialect(os_name)
     first = {"huawei_vrp": "display", "hp_comware": "display"}.get(os_name, "show")
@@ -407,8 +410,8 @@ def test_every_manifest_command_resolves_to_itself(os_name: str, command: str) -
 @needs_data
 def test_manifest_covers_every_platform() -> None:
     platforms = {os_name for os_name, _ in MANIFEST_COMMANDS}
-    # FRR's fixtures are its live vtysh answers (tests/fixtures/frr, tests/test_frr_dialect.py)
-    assert platforms == set(OS_FAMILIES) - {"frr"}
+    # FRR: its live vtysh answers (tests/test_frr_dialect.py); linux: lab hosts (tests/test_lab.py)
+    assert platforms == set(OS_FAMILIES) - {"frr", "linux"}
     assert len(MANIFEST_COMMANDS) >= 200
 
 
