@@ -89,6 +89,7 @@ LATENCY_KEYS = (
 INPUT_KEYS = ("input_tokens", "prompt_tokens", "tokens_in")
 OUTPUT_KEYS = ("output_tokens", "completion_tokens", "tokens_out")
 OUTCOMES = ("recorded", "denied", "invalid", "unknown-device", "help")
+ANSWER_SOURCES = ("submit", "answer_file", "stdout", "final_message")
 TIMEOUT_DEFAULT_S = 3600.0  # the paper's runner: --timeout 3600 (D.5)
 
 
@@ -310,15 +311,38 @@ def import_results(
     harness: str | None = None,
 ) -> ImportSummary:
     """Write the run folder ``out`` from the result file ``path``; see the module docstring."""
+    path = Path(path)
+    items, meta = load_result_file(path)
+    return import_items(
+        items, meta, path, out, task_set, name=name, agent=agent, model=model, harness=harness
+    )
+
+
+def import_items(
+    items: Sequence[Any],
+    meta: Mapping[str, Any],
+    path: Path,
+    out: Path | str,
+    task_set: TaskSet,
+    *,
+    name: str | None = None,
+    agent: str | None = None,
+    model: str | None = None,
+    harness: str | None = None,
+    when: datetime | None = None,
+) -> ImportSummary:
+    """Write the run folder ``out`` from result items already read from ``path`` (which names them in
+    messages). An item may carry ``trial`` (1, 2, ...): one task may then appear once per trial, and the
+    run records as many trials as the largest one. Other importers (``import-inspect``) build items in
+    this format so that every import is checked and written by the same code."""
     from ctbench.replay.trajectory import TrajectoryRecord
 
-    path, out = Path(path), Path(out)
+    out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CtbError(
             f"{out}: already exists and is not empty; choose a new --out folder (an import never "
             "overwrites a run)"
         )
-    items, meta = load_result_file(path)
     if not items:
         raise CtbError(f"{path}: holds no results")
     scorer = Scorer(task_set)
@@ -327,9 +351,9 @@ def import_results(
         ids[ref.id] = ref.id
         ids.setdefault(ref.id.casefold(), ref.id)
     # Read and check every item before writing anything.
-    plan: list[tuple[int, str, Mapping[str, Any]]] = []
+    plan: list[tuple[int, str, int, Mapping[str, Any]]] = []
     unknown: list[str] = []
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, int], int] = {}
     for i, item in enumerate(items, start=1):
         if not isinstance(item, Mapping):
             raise CtbError(
@@ -343,10 +367,18 @@ def import_results(
         if task_id is None:
             unknown.append(f"{raw_id!s} (result {i})")
             continue
-        if task_id in seen:
-            raise CtbError(f"{path}: result {i}: task {task_id} already imported from result {seen[task_id]}")
-        seen[task_id] = i
-        plan.append((i, task_id, item))
+        trial = _number(item.get("trial", 1), int)
+        if not isinstance(trial, int) or trial < 1:
+            raise CtbError(
+                f"{path}: result {i}: trial must be a whole number from 1, found {item.get('trial')!r}"
+            )
+        if (task_id, trial) in seen:
+            which = f"task {task_id}" + (f" trial {trial}" if trial > 1 else "")
+            raise CtbError(
+                f"{path}: result {i}: {which} already imported from result {seen[(task_id, trial)]}"
+            )
+        seen[(task_id, trial)] = i
+        plan.append((i, task_id, trial, item))
     if unknown:
         sample = ", ".join(sorted(ids.values())[:3])
         raise CtbError(
@@ -360,7 +392,8 @@ def import_results(
     try:
         folder = RunFolder(tmp)
         folder.lock()
-        when = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+        when = when or datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+        trials = max(t for _, _, t, _ in plan)
         run_agent = agent or _text(meta.get("agent")) or _text(meta.get("harness")) or harness or "imported"
         config = RunConfig(
             name=name or out.name,
@@ -369,11 +402,11 @@ def import_results(
             harness=harness or _text(meta.get("harness")) or "imported",
             harness_version=_text(meta.get("harness_version")) or "unknown",
             options=RunOptions(
-                timeout_s=TIMEOUT_DEFAULT_S, retries=0, prompt_version=f"imported:{path.name}"
+                timeout_s=TIMEOUT_DEFAULT_S, retries=0, prompt_version=f"imported:{path.name}", trials=trials
             ),
             concurrency=1,
             task_set=_task_set_ref(task_set, _text(meta.get("task_set_commit")), summary),
-            tasks=[t for _, t, _ in plan],
+            tasks=list(dict.fromkeys(t for _, t, _, _ in plan)),
             started=when,
             finished=when,
             host=HostInfo(
@@ -383,11 +416,11 @@ def import_results(
             ),
         )
         folder.save_config(config)
-        for i, task_id, item in plan:
+        for i, task_id, trial, item in plan:
             where = f"{path}: result {i} ({task_id})"
             ctx = scorer.judge(task_id)
             records = _calls(ctx, _first(item, COMMAND_KEYS), summary, where)
-            traj = folder.trajectory_path(task_id)
+            traj = folder.trajectory_path(task_id, trial)
             traj.parent.mkdir(parents=True, exist_ok=True)
             with traj.open("w", encoding="utf-8", newline="\n") as fh:
                 for rec in records:
@@ -417,7 +450,9 @@ def import_results(
                     error_kind="agent" if status == "error" else None,
                     answer_text=text,
                     answer=parsed.to_json(),
-                    answer_source="final_message",
+                    answer_source=item["answer_source"]
+                    if item.get("answer_source") in ANSWER_SOURCES
+                    else "final_message",
                     rounds=_number(_first(merged, ROUND_KEYS), int),
                     latency_s=_number(_first(merged, LATENCY_KEYS), float),
                     input_tokens=_number(_first(merged, INPUT_KEYS), int),
@@ -425,6 +460,10 @@ def import_results(
                     commands=len(records),
                     error=error if status in ("timeout", "error") else None,
                     trajectory=folder.relative(traj),
+                    trial=trial,
+                    cached_tokens=_number(merged.get("cached_tokens"), int),
+                    cost_usd=_number(merged.get("cost_usd"), float),
+                    rounds_kind=_text(merged.get("rounds_kind")),
                 )
             )
             summary.tasks += 1
