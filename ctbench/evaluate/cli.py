@@ -405,6 +405,19 @@ examples:
 """
 
 
+IMPORT_INSPECT_HELP = """\
+Turn the log of an Inspect AI run of ctbench's tasks (`inspect eval ctbench/rca`, `ctbench/path` or
+`ctbench/all`, with the `inspect` extra installed) into a run folder, so that `score`, `compare` and
+`report` treat it like any run. The replay trajectory comes from the ctbench judge's score metadata,
+with the outcome of every call; Inspect's epochs become trials. docs/inspect.md has the whole recipe.
+
+examples:
+  inspect eval ctbench/rca --model openai/gpt-5 -T tasks=tasks --log-dir logs
+  ctb-eval import-inspect logs/2026-12-01T10-00-00_rca_XYZ.eval --out runs/inspect-gpt5
+  ctb-eval compare runs/inspect-gpt5 runs/codex-gpt5
+"""
+
+
 def _add_scoring(sub: Any) -> None:
     tasks_help = "task set folder (default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)"
     resamples_help = "bootstrap resamples (default 10000, the paper's; fewer for a quick look)"
@@ -483,6 +496,24 @@ def _add_scoring(sub: Any) -> None:
     )
     p.add_argument("--model", metavar="M", help="model name (default: from the file)")
     p.add_argument("--harness", metavar="H", help="harness name (default: from the file)")
+    p.add_argument("--json", action="store_true", help="print the import summary as JSON")
+
+    p = add_command(
+        sub,
+        "import-inspect",
+        "turn an Inspect AI eval log (inspect eval ctbench/rca) into a run folder",
+        cmd_import_inspect,
+        description=IMPORT_INSPECT_HELP,
+    )
+    p.add_argument(
+        "file", metavar="LOG", help="Inspect eval log (.eval or .json), as `inspect eval` wrote it"
+    )
+    p.add_argument(
+        "--out", metavar="RUN_DIR", required=True, help="run folder to create (must not exist yet)"
+    )
+    p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
+    p.add_argument("--name", metavar="NAME", help="run name (default: the folder name)")
+    p.add_argument("--agent", metavar="NAME", help="agent name (default: inspect:<task>)")
     p.add_argument("--json", action="store_true", help="print the import summary as JSON")
 
 
@@ -597,6 +628,19 @@ def cmd_import_results(args: argparse.Namespace) -> int:
         model=args.model,
         harness=args.harness,
     )
+    return _print_import(args, task_set, summary)
+
+
+def cmd_import_inspect(args: argparse.Namespace) -> int:
+    from ctbench.evaluate.inspect_import import import_inspect
+    from ctbench.store import TaskSet
+
+    task_set = TaskSet.open(args.tasks)
+    summary = import_inspect(Path(args.file), Path(args.out), task_set, name=args.name, agent=args.agent)
+    return _print_import(args, task_set, summary)
+
+
+def _print_import(args: argparse.Namespace, task_set: Any, summary: Any) -> int:
     if args.json:
         emit_json(summary.to_json())
         return 0
