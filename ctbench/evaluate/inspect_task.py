@@ -7,14 +7,13 @@ ctbench's task set there without giving up what makes the numbers ctbench's:
   transport exposes (``list_devices``, ``run_command``, ``submit_answer``), with the same names,
   argument schemas and answers (:class:`~ctbench.replay.tools.ReplayTools`). A command the device
   rejects comes back as a tool error, as it does over MCP.
-- **The same prompt and the same gate.** The sample input is :func:`~ctbench.evaluate.prompt.prompt_for`,
+- **The same prompt and the same gate.** The sample input is :func:`~ctbench.scoring.prompt.prompt_for`,
   and only tasks ``ctb-eval run`` would take are samples (approved, valid, unchanged since approval;
   ``-T allow_unreviewed=true`` is the same escape hatch as ``--allow-unreviewed``).
 - **Gold never in the sample.** ``Sample.target`` is empty and the metadata holds the task id and
   family only; the gold is read by the scorer, in the evaluating process, from the task set.
 - **ctbench's judge.** The scorer parses the answer (the submitted one, else the final message, as the
-  runner does) and scores it with the same :class:`~ctbench.evaluate.score.Scorer` the run folder is
-  scored with. Its metadata keeps the replay trajectory, so ``ctb-eval import-inspect LOG`` rebuilds a
+  runner does) with the one judge every ctbench tool uses (:class:`~ctbench.scoring.judge.Judges`). Its metadata keeps the replay trajectory, so ``ctb-eval import-inspect LOG`` rebuilds a
   run folder in which every call carries the outcome the replay gave, and the paper's paired
   statistics apply to Inspect runs.
 
@@ -96,8 +95,8 @@ def _samples(
     task_set: TaskSet, family: str | None, select: str | list[str] | None, allow_unreviewed: bool
 ) -> list[Sample]:
     from ctbench.evaluate.gate import apply_gate
-    from ctbench.evaluate.prompt import prompt_for
     from ctbench.evaluate.runner import Selection, select_tasks
+    from ctbench.scoring.prompt import prompt_for
 
     # `-T select=A,B` reaches us as a list: Inspect reads task arguments as YAML.
     terms = [select] if isinstance(select, str) else list(select or [])
@@ -153,31 +152,19 @@ def _answer_text(session: Session | None, state: TaskState) -> tuple[str | None,
 )
 def ctbench_judge(task_set: TaskSet, sessions: _Sessions) -> Any:
     """Score a sample with ctbench's own scorer; the replay trajectory goes into the score's metadata."""
-    from ctbench.evaluate.metrics import score_task
-    from ctbench.evaluate.runfolder import ResultLine
-    from ctbench.evaluate.score import Scorer
+    from ctbench.scoring.judge import Judges
 
-    judge = Scorer(task_set)
+    judges = Judges(task_set)
 
     async def score(state: TaskState, target: Target) -> Score:
         task_id = str(state.metadata["task_id"])
         session = sessions.end(state.uuid)
         text, source = _answer_text(session, state)
         trajectory = [r.model_dump(mode="json") for r in session.trajectory] if session else []
-        ctx = judge.context(task_id)
-        parsed = judge.parse(ctx, text)
-        status = "answered" if parsed.status == "answered" else "unparsable"
-        result = ResultLine(
-            task_id=task_id,
-            family=ctx.family,
-            status=status,
-            answer_text=text,
-            answer=parsed.to_json(),
-            answer_source=source,
-            commands=len(trajectory),
-        )
+        judge = judges.judge(task_id)
+        status = "answered" if judge.parse(text).status == "answered" else "unparsable"
         calls = [(r["device"], r["canonical"], r["command"], r["outcome"]) for r in trajectory]
-        scores = score_task(judge.record(ctx, result, calls), judge.config)
+        scores = judge.judge(text, calls)
         ev = scores.evidence
         recall = ev.covered / ev.golden if ev.golden else 1.0
         return Score(
@@ -186,7 +173,7 @@ def ctbench_judge(task_set: TaskSet, sessions: _Sessions) -> Any:
             explanation=f"{task_id}: {'correct' if scores.exact else 'wrong'} ({scores.status})",
             metadata={
                 "task_id": task_id,
-                "family": ctx.family,
+                "family": judge.family,
                 "answer_source": source,
                 "status": status,
                 "trajectory": trajectory,
