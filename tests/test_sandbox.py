@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from ctbench.evaluate.agents.process import Launch, new_attempt_dir, run_agent_process
+from ctbench.evaluate.agents.process import Launch, new_attempt_dir, owner_record, run_agent_process
 from ctbench.evaluate.sandbox import (
     NoSandbox,
     SandboxError,
@@ -447,7 +447,7 @@ def start_runner(
 
 def owner(folder: Path) -> int | None:
     try:
-        return int(json.loads((folder / "owner.json").read_text())["runner_pid"])
+        return int(json.loads(owner_record(folder).read_text())["runner_pid"])
     except (OSError, ValueError, KeyError):
         return None
 

@@ -40,7 +40,7 @@ from ctbench.evaluate.agents import (
     make_agent,
 )
 from ctbench.evaluate.agents.agent_files import read_log
-from ctbench.evaluate.agents.process import ATTEMPT_PREFIX, owner_alive, owner_tag
+from ctbench.evaluate.agents.process import ATTEMPT_PREFIX, owner_alive, owner_tag, release
 from ctbench.evaluate.runfolder import utc_now
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, OutcomeKind, Usage, WorkUnit
 
@@ -162,7 +162,7 @@ class LocalEnv:
             self._server.stop()
             self._server = None
         if self._state is not None:
-            shutil.rmtree(self._state, ignore_errors=True)
+            release(self._state)
             self._state = None
 
     async def close(self) -> None:
@@ -293,7 +293,7 @@ def _teardown(env: AttemptEnv, pieces: _Pieces) -> bytes:
         else:
             session.close()
     if pieces.workdir is not None:
-        shutil.rmtree(pieces.workdir, ignore_errors=True)
+        release(pieces.workdir)  # the folder and its ownership record beside it
     pieces.log.close()
     # capped: the agent wrote to this log through its standard error, as much as it liked
     data = read_log(pieces.log_dir / "agent.log")
@@ -398,7 +398,7 @@ def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
     one machine never remove each other's; an untagged one (an older ctbench) belongs to a live
     attempt while some process still has it as its working directory or a file in it open.
     """
-    from ctbench.evaluate.agents.process import OWNER_FILE, SHORT_TMP, clean_stale_attempts
+    from ctbench.evaluate.agents.process import SHORT_TMP, clean_stale_attempts, owner_record
 
     tmp = Path(tempfile.gettempdir())
     # first the processes: an agent a SIGKILLed runner left running still has its workspace as cwd
@@ -410,7 +410,7 @@ def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
     now = time.time()
     for path in list(tmp.glob(f"{WORKSPACE_PREFIX}*")) + list(tmp.glob(f"{LOG_PREFIX}*")):
         owner = owner_alive(path.name)
-        if owner or (path / OWNER_FILE).exists():  # a live runner's; owner.json ones: clean_stale_attempts
+        if owner or owner_record(path).exists():  # a live runner's; recorded ones: clean_stale_attempts
             continue
         try:
             if not path.is_dir() or now - path.stat().st_mtime < max_age_s:

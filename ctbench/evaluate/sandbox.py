@@ -54,7 +54,14 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.agents.process import Launch, Launcher, Prepared, socket_state_dir, unsandboxed
+from ctbench.evaluate.agents.process import (
+    Launch,
+    Launcher,
+    Prepared,
+    release,
+    socket_state_dir,
+    unsandboxed,
+)
 from ctbench.evaluate.work import SandboxSettings
 
 SandboxMode = Literal["auto", "bwrap", "none"]
@@ -394,7 +401,7 @@ class BwrapSandbox:
             relay.close()
         self.relays.clear()
         if self.state_dir is not None:
-            shutil.rmtree(self.state_dir, ignore_errors=True)
+            release(self.state_dir)
 
 
 def find_bwrap() -> str | None:

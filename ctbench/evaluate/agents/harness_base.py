@@ -48,7 +48,7 @@ from ctbench.evaluate.agents.base import (
     InfrastructureError,
 )
 from ctbench.evaluate.agents.command import become_subreaper, end_process_group
-from ctbench.evaluate.agents.process import start_time
+from ctbench.evaluate.agents.process import record_group, start_time
 from ctbench.evaluate.harnesses import Installed, find, spec
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
@@ -503,6 +503,7 @@ class HarnessAgent(Agent):
         except OSError as exc:
             raise InfrastructureError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
         leader_start = start_time(proc.pid)
+        await asyncio.to_thread(record_group, ctx.workdir, proc.pid)  # for the next run's sweep
         ctx.log.line(f"[ctbench] pid {proc.pid}")
         lines: list[str] = []
         seen: dict[int, int | None] = {}  # descendants met while the CLI ran: orphans among them end with it

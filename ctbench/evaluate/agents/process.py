@@ -8,8 +8,8 @@ adapters) needs the same four guarantees, so they live here once:
    period, and :func:`run_agent_process` returns or raises only once no member is left.
 2. **Nothing outlives the runner.** Sandboxed, ``bwrap --die-with-parent`` takes the whole PID
    namespace down with the runner. Unsandboxed, the child gets ``PR_SET_PDEATHSIG`` (SIGKILL when
-   the runner dies), and each attempt records its process group in ``owner.json`` in its scratch
-   folder, so the next run kills what a SIGKILLed runner left behind and removes the folder
+   the runner dies), and each attempt records its process group in an ownership record beside its
+   scratch folder (never in it: the agent can write there), so the next run kills what a SIGKILLed runner left behind and removes the folder
    (:func:`clean_stale_attempts`).
 3. **Output is never lost or blocking.** Standard output goes to a file, standard error to the
    log's file descriptor - never a pipe a chatty agent could fill.
@@ -34,13 +34,14 @@ import json
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 TERM_GRACE_S = 2.0
 """Seconds between SIGTERM and SIGKILL to the process group."""
@@ -51,7 +52,9 @@ PR_SET_CHILD_SUBREAPER = 36
 ATTEMPT_PREFIX = "ctbench-ws-"
 """Scratch folders of external agents in the temp folder (``attempt.WORKSPACE_PREFIX``); a later
 run kills the process groups recorded in the stale ones and removes them."""
-OWNER_FILE = "owner.json"
+OWNER_SUFFIX = ".owner.json"
+"""A runner's temp folder ``F`` has its ownership record in ``F.owner.json`` beside it (:func:`owner_record`)."""
+OWNER_MAX = 64 * 1024
 STALE_PREFIXES = (ATTEMPT_PREFIX, "ctbench-run-", "ctbench-net-")
 """Temp folders a runner owns (workspaces; the replay socket's folder; the loopback relays')."""
 
@@ -265,7 +268,7 @@ def start_time(pid: int) -> int | None:
 
 def owner_tag() -> str:
     """``o<pid>.<start>-``: names this runner in a scratch folder's name, so another run's sweep can tell
-    a folder still being set up (no process has it as cwd yet, no owner.json yet) from one a dead run
+    a folder still being set up (no process has it as cwd yet, no ownership record yet) from one a dead run
     left, without writing a marker file into the agent's workspace."""
     pid = os.getpid()
     return f"o{pid}.{start_time(pid) or 0}-"
@@ -284,11 +287,11 @@ def owner_alive(name: str) -> bool | None:
 def new_attempt_dir(label: str, *, root: Path | None = None) -> Path:
     """A fresh private scratch folder for one attempt, owned by this runner process.
 
-    ``owner.json`` names the runner (pid and start time), so :func:`clean_stale_attempts` in a
+    Its ownership record (:func:`owner_record`) names the runner (pid and start time), so :func:`clean_stale_attempts` in a
     later run can tell a folder whose runner died from one a live run is using.
     """
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:40]
-    # the runner in the name too: between mkdtemp and owner.json, another run's sweep must see whose it is
+    # the runner in the name too: between mkdtemp and the record, another run's sweep must see whose it is
     path = Path(tempfile.mkdtemp(prefix=f"{ATTEMPT_PREFIX}{safe}-{owner_tag()}", dir=root))
     _write_owner(path, [])
     return path
@@ -317,22 +320,61 @@ def claim(path: Path) -> Path:
     return path
 
 
+def owner_record(folder: Path) -> Path:
+    """Where the ownership record of a runner's temp folder is kept: beside the folder, never in it.
+
+    An agent may write anywhere in its attempt folder (a harness adapter mounts the whole folder
+    writable), so a record in it could name any process group for the next run's sweep to kill; the
+    temp folder around it is the runner's alone (the sandbox shows the agent only its own folders).
+    """
+    return folder.with_name(folder.name + OWNER_SUFFIX)
+
+
+def release(folder: Path) -> None:
+    """Remove a runner's temp folder and its ownership record (the attempt is over)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        owner_record(folder).unlink()
+
+
 def _write_owner(path: Path, groups: list[list[int]]) -> None:
     pid = os.getpid()
     data = {"runner_pid": pid, "runner_start": start_time(pid), "groups": groups}
-    tmp = path / f".{OWNER_FILE}.tmp"
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    tmp.replace(path / OWNER_FILE)
+    record = owner_record(path)
+    tmp = record.with_name(f".{record.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data))
+    tmp.replace(record)
+
+
+def _load_owner(record: Path) -> dict[str, Any] | None:
+    """A record this user wrote (a regular file, no link, small), or None."""
+    try:
+        fd = os.open(record, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > OWNER_MAX:
+            return None
+        data = json.loads(os.read(fd, OWNER_MAX))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    return data if isinstance(data, dict) else None
 
 
 def record_group(attempt_dir: Path, pid: int) -> None:
-    """Note a started process group (leader pid = pgid) in the attempt's ``owner.json``."""
-    try:
-        data = json.loads((attempt_dir / OWNER_FILE).read_text(encoding="utf-8"))
-        groups = [g for g in data.get("groups", []) if isinstance(g, list)]
-    except (OSError, ValueError):
-        groups = []
-    groups.append([pid, start_time(pid) or 0])
+    """Note a started process group (leader pid = pgid) and its leader's start time in the attempt
+    folder's ownership record (:func:`owner_record`)."""
+    start = start_time(pid)
+    if start is None:  # gone already: nothing to sweep
+        return
+    data = _load_owner(owner_record(attempt_dir)) or {}
+    groups = [g for g in data.get("groups", []) if isinstance(g, list)]
+    groups.append([pid, start])
     _write_owner(attempt_dir, groups)
 
 
@@ -341,35 +383,66 @@ def _alive(pid: int, start: int | None) -> bool:
     return now is not None and (start is None or now == start)
 
 
-def clean_stale_attempts(root: Path | None = None) -> list[Path]:
-    """Kill the process groups and remove the scratch folders that dead runners left behind.
+def _group_of(pid: int) -> int | None:
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat_line.rsplit(")", 1)[1].split()[2])
+    except (OSError, IndexError, ValueError):
+        return None
 
-    Only folders named as in :data:`STALE_PREFIXES` whose ``owner.json`` names a runner that no longer runs
-    are touched; a group is killed only if its leader still has the start time recorded for it, or
-    is gone while members remain (a reused pid is left alone). Returns the folders removed.
+
+def recorded_group_lives(pgid: int, start: int) -> bool:
+    """Whether the process group recorded as (``pgid``, leader ``start``) still has members.
+
+    The leader counts only with the start time recorded at spawn (a reused pid is another process).
+    When the leader is gone (a runner's SIGKILL took it, its children live on), the group number
+    cannot have been given to another group while members remain: those started after the leader
+    are the recorded group's.
+    """
+    now = start_time(pgid)
+    if now is not None:
+        return now == start
+    for entry in Path("/proc").glob("[0-9]*"):
+        pid = int(entry.name)
+        if _group_of(pid) == pgid and (start_time(pid) or 0) >= start:
+            return True
+    return False
+
+
+def clean_stale_attempts(root: Path | None = None) -> list[Path]:
+    """Kill the process groups and remove the temp folders that dead runners left behind.
+
+    Only the runner's own records are read (:func:`owner_record`: beside the folders named as in
+    :data:`STALE_PREFIXES`, written by this user, never a file inside a folder an agent could write).
+    A record whose runner still runs is left alone; a group is killed only when
+    :func:`recorded_group_lives` says it is still the one recorded. Returns the folders removed.
     """
     base = Path(root) if root is not None else Path(tempfile.gettempdir())
     removed: list[Path] = []
     try:
-        candidates = [p for p in base.iterdir() if p.name.startswith(STALE_PREFIXES) and p.is_dir()]
+        records = [
+            p for p in base.iterdir() if p.name.startswith(STALE_PREFIXES) and p.name.endswith(OWNER_SUFFIX)
+        ]
     except OSError:
         return removed
-    for path in candidates:
+    for record in records:
+        data = _load_owner(record)
+        if data is None:
+            continue
         try:
-            data = json.loads((path / OWNER_FILE).read_text(encoding="utf-8"))
             runner_pid, runner_start = int(data["runner_pid"]), data.get("runner_start")
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # not ours, or a folder still being created
+        except (KeyError, TypeError, ValueError):
+            continue
         if runner_pid == os.getpid() or _alive(runner_pid, runner_start):
             continue
         for group in data.get("groups", []):
             with contextlib.suppress(ValueError, TypeError, IndexError):
-                pgid, start = int(group[0]), int(group[1]) or None
-                if pgid <= 1:
-                    continue
-                _signal_our_group(pgid, start, signal.SIGKILL)
-        shutil.rmtree(path, ignore_errors=True)
-        removed.append(path)
+                pgid, start = int(group[0]), int(group[1])
+                if pgid > 1 and start > 0 and recorded_group_lives(pgid, start):
+                    _signal_group(pgid, signal.SIGKILL)
+        folder = record.with_name(record.name[: -len(OWNER_SUFFIX)])
+        release(folder)
+        removed.append(folder)
     return removed
 
 
@@ -452,7 +525,10 @@ __all__ = [
     "start_time",
     "end_process_group",
     "new_attempt_dir",
+    "owner_record",
     "record_group",
+    "recorded_group_lives",
+    "release",
     "run_agent_process",
     "unsandboxed",
 ]
