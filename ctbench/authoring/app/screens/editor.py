@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -22,7 +22,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, Footer, Header, OptionList
+from textual.widget import Widget
+from textual.widgets import ContentSwitcher, Footer, Header, Input, OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from ctbench.authoring.app.blink import apply_blink
@@ -37,7 +38,8 @@ from ctbench.authoring.app.widgets.sections.network import NetworkSection
 from ctbench.authoring.app.widgets.sections.recordings import RecordingsSection
 from ctbench.authoring.app.widgets.sections.statement import StatementSection
 from ctbench.authoring.app.widgets.sections.tryit import TryItSection
-from ctbench.authoring.app.widgets.validation_panel import ValidationPanel
+from ctbench.authoring.app.widgets.side_list import SideList
+from ctbench.authoring.app.widgets.validation_panel import ValidationPanel, counts
 from ctbench.authoring.app.workers import ReportsWorkerErrors, background
 from ctbench.authoring.drafts import DraftStore
 from ctbench.authoring.editing import EditSession
@@ -56,6 +58,9 @@ SECTION_CLASSES: tuple[type[Section], ...] = (
     TryItSection,
 )
 SECTION_KEYS = ("f2", "f3", "f4", "f5", "f6", "f7", "f8")
+NARROW_WIDTH = 100
+"""Below this many columns the navigation and the findings panel collapse, leaving the width to the
+section (an 80x24 SecureCRT or PuTTY window); F2-F8 still switch sections and F9 shows the findings."""
 
 
 class EditorScreen(ReportsWorkerErrors, Screen[None]):
@@ -88,7 +93,8 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
             "Findings",
             id="editor.findings",
             priority=True,
-            tooltip="Go to the validation findings (Enter on one jumps to its field)",
+            tooltip="Show the validation findings and go to them (Enter on one jumps to its field); "
+            "F9 again hides them",
         ),
         Binding(
             "escape",
@@ -148,13 +154,15 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         self._validate_timer: Timer | None = None
         self._stale: set[str] = set()
         self._nav_counts: dict[str, tuple[int, int]] = {}
+        self._findings_shown: bool | None = None  # F9's choice; None: shown when the screen is wide
+        self._last_field: Widget | None = None  # the text field typing went to last
 
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="editor-body"):
-            yield OptionList(
+            yield SideList(
                 *[
                     Option(self._nav_label(cls, key, (0, 0)), id=f"nav-{cls.SECTION_ID}")
                     for key, cls in zip(SECTION_KEYS, SECTION_CLASSES, strict=True)
@@ -185,8 +193,25 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
             self.dirty = True
         self._update_title()
         self.query_one("#editor-nav", OptionList).highlighted = 0
+        self._layout(self.app.size.width)
         self.query_one(StatementSection).focus_first()
         self.request_validation(now=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._layout(event.size.width)
+
+    def _layout(self, width: int) -> None:
+        """Collapse the navigation and (unless F9 asked for it) the findings panel on a narrow screen."""
+        narrow = width < NARROW_WIDTH
+        self.set_class(narrow, "-narrow")
+        self.query_one("#editor-nav").display = not narrow
+        shown = self._findings_shown if self._findings_shown is not None else not narrow
+        self.query_one(ValidationPanel).display = shown
+        self._update_title()
+
+    @property
+    def findings_shown(self) -> bool:
+        return bool(self.query_one(ValidationPanel).display)
 
     def _update_title(self) -> None:
         draft = self.session.draft
@@ -194,6 +219,9 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         kind = "new " if draft.is_new else ""
         self.title = f"{draft.id}{mark}"
         extra = " · recovered draft" if self.recovered and self.dirty else ""
+        if self.is_mounted and not self.findings_shown:  # the counts stay in sight with the panel hidden
+            errors, warnings = counts(self.query_one(ValidationPanel).findings)
+            extra += f" · ✗{errors} !{warnings} (F9)" if errors or warnings else " · ✓ (F9)"
         self.sub_title = f"{kind}{draft.family.value} task · {draft.task.title or 'untitled'}{extra}"
 
     def watch_dirty(self) -> None:
@@ -209,6 +237,54 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
     def action_section(self, section: str) -> None:
         self.show_section(section)
         self.current_section.focus_first()
+        self.call_after_refresh(self._focus_into_section)
+
+    def _focus_into_section(self) -> None:
+        """Make sure the focus ended inside the section on screen (never in a list beside it)."""
+        section = self.current_section
+        focused = self.focused
+        if focused is not None and section in focused.ancestors and focused.display:
+            return
+        for widget in section.query("*"):
+            if widget.focusable:
+                widget.focus()
+                return
+
+    @on(events.DescendantFocus)
+    def _remember_field(self, event: events.DescendantFocus) -> None:
+        if isinstance(event.widget, Input | TextArea):
+            self._last_field = event.widget
+
+    @on(SideList.Typed)
+    def _typed_into_a_list(self, event: SideList.Typed) -> None:
+        """A character typed into the navigation or the findings goes to the field typed into last."""
+        event.stop()
+        field = self._last_field
+        section = self.current_section
+        if field is None or section not in field.ancestors or not field.display or not field.focusable:
+            field = None
+            section.focus_first()
+            self._focus_into_section()
+            candidate = self.focused
+            if isinstance(candidate, Input | TextArea) and section in candidate.ancestors:
+                field = candidate
+        if field is None:
+            self.app.bell()
+            self.notify(
+                f"{section.TITLE} has no text field for {event.character!r}: the lists beside it take "
+                "no typing. F2-F8 go to a section, Enter on a finding goes to its field.",
+                title="Not typed",
+                severity="warning",
+                timeout=6,
+            )
+            return
+        if isinstance(field, Input):  # its select-on-focus would make the key replace the whole value
+            keep = field.cursor_position
+            self.set_focus(field)
+            field.call_later(setattr, field, "cursor_position", keep)  # after the focus event
+        else:
+            self.set_focus(field)
+        self.app.post_message(events.Key(event.key, event.character))  # after the focus moved
 
     def _refresh_section(self, section: Section) -> None:
         self._stale.discard(section.SECTION_ID)
@@ -238,7 +314,20 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
             self.show_section(section)
 
     def action_findings(self) -> None:
-        self.query_one("#val-list", OptionList).focus()
+        """F9: show the findings and go to them; from the findings, hide them and go back to work."""
+        findings = self.query_one("#val-list", OptionList)
+        if self.findings_shown and findings.has_focus:
+            self._findings_shown = False
+            self._layout(self.size.width)
+            field = self._last_field
+            if field is not None and self.current_section in field.ancestors and field.display:
+                field.focus()
+            else:
+                self.current_section.focus_first()
+            return
+        self._findings_shown = True
+        self._layout(self.size.width)
+        findings.focus()
 
     @on(ValidationPanel.JumpTo)
     def _jump(self, event: ValidationPanel.JumpTo) -> None:
@@ -326,10 +415,11 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         self.validated_revision = message.revision
         panel = self.query_one(ValidationPanel)
         panel.show(message.findings)
-        counts = panel.section_counts()
+        self._update_title()
+        section_counts = panel.section_counts()
         nav = self.query_one("#editor-nav", OptionList)
         for i, (key, cls) in enumerate(zip(SECTION_KEYS, SECTION_CLASSES, strict=True)):
-            now = counts.get(cls.SECTION_ID, (0, 0))
+            now = section_counts.get(cls.SECTION_ID, (0, 0))
             if self._nav_counts.get(cls.SECTION_ID) != now:
                 self._nav_counts[cls.SECTION_ID] = now
                 nav.replace_option_prompt_at_index(i, self._nav_label(cls, key, now))
@@ -469,7 +559,11 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         """Every editor action, for the command palette (the app adds them to its own)."""
         yield SystemCommand("Save task", "Write the task folder and commit it (ctrl+s)", self.action_save)
         yield SystemCommand("Close editor", "Back to the task list (escape)", self.action_close)
-        yield SystemCommand("Validation findings", "Focus the findings list (f9)", self.action_findings)
+        yield SystemCommand(
+            "Validation findings",
+            "Show and focus the findings; again to hide them (f9)",
+            self.action_findings,
+        )
         for key, cls in zip(SECTION_KEYS, SECTION_CLASSES, strict=True):
             yield SystemCommand(
                 f"Go to {cls.TITLE}",

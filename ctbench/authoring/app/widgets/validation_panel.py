@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ctbench.authoring.app.widgets.side_list import SideList
 from ctbench.validation import Finding, Severity
 
 SECTIONS = ("statement", "network", "recordings", "golden", "answer", "metadata", "tryit")
@@ -98,7 +99,7 @@ class ValidationPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("Validation: not run yet", id="val-summary")
-        yield OptionList(id="val-list")
+        yield SideList(id="val-list")
 
     def set_running(self, running: bool) -> None:
         if running != self.running:

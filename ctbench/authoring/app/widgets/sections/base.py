@@ -49,6 +49,12 @@ class Section(ReportsWorkerErrors, Vertical):
     Section DataTable { height: 1fr; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        # Tab and shift+tab cycle through this section's fields only: they never carry the focus (and
+        # the typing that follows) off into the navigation or the findings list.
+        self.trap_focus()
+
     @dataclass
     class Edited(Message):
         """The draft changed through this section; ``what`` is a short description."""

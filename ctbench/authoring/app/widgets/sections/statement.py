@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import ScrollableContainer
@@ -15,6 +15,8 @@ from ctbench.authoring.editing import EditSession
 from ctbench.authoring.working_copy import STATEMENT_TEMPLATES
 from ctbench.model import Family
 from ctbench.scoring.prompt import build_prompt
+
+STATEMENT_LABEL = "Statement  (ctrl+t: the agent's prompt · tab indents)"
 
 
 def prompt_preview(session: EditSession) -> tuple[str, bool]:
@@ -33,6 +35,26 @@ def prompt_preview(session: EditSession) -> tuple[str, bool]:
         return build_prompt(spec, network, labels), True
     except Exception as exc:  # a half-edited task must not break editing
         return f"(the agent prompt cannot be rendered: {exc})", False
+
+
+class StatementArea(TextArea):
+    """The statement box: Tab indents, as in any text body, and Escape still closes the editor.
+
+    After the title, a Tab pressed out of habit keeps the focus (and what is typed next) in the
+    statement; shift+tab goes back to the title. (``tab_behavior="indent"`` would also take Escape.)
+    """
+
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        return key == "tab" or super().check_consume_key(key, character)
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "tab":
+            event.stop()
+            event.prevent_default()
+            column = self.cursor_location[1]
+            self.insert(" " * (self.indent_width - column % self.indent_width))
+            return
+        await super()._on_key(event)
 
 
 class StatementSection(Section):
@@ -61,10 +83,14 @@ class StatementSection(Section):
         yield Label(self.TITLE, classes="section-title")
         yield Label(self.HELP, classes="section-help")
         yield Label("Title", classes="label")
-        yield Input(id="statement-title", placeholder="one line an author recognises the case by")
-        yield Label("Statement  (ctrl+t: the agent's full prompt)", classes="label", id="statement-label")
+        yield Input(
+            id="statement-title",
+            placeholder="one line an author recognises the case by",
+            select_on_focus=False,  # a Tab into the title then a key must not replace all of it
+        )
+        yield Label(STATEMENT_LABEL, classes="label", id="statement-label")
         with ContentSwitcher(initial="statement-text", id="statement-views"):
-            yield TextArea(id="statement-text", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+            yield StatementArea(id="statement-text", soft_wrap=True, show_line_numbers=False)
             with ScrollableContainer(id="prompt-preview", can_focus=True):
                 yield Static("", id="prompt-text")
 
@@ -112,17 +138,16 @@ class StatementSection(Section):
             self.query_one("#prompt-preview").focus()
         else:
             switcher.current = "statement-text"
-            label.update("Statement  (ctrl+t: the agent's full prompt)")
+            label.update(STATEMENT_LABEL)
             self.query_one("#statement-text", TextArea).focus()
 
     def focus_first(self) -> None:
+        if self.query_one("#statement-views", ContentSwitcher).current != "statement-text":
+            self.action_toggle_preview()  # a hidden text box would swallow what is typed next
         self.query_one("#statement-text", TextArea).focus()
 
     def focus_target(self, target: Target) -> None:
         if target.field == "title":
             self.query_one("#statement-title", Input).focus()
             return
-        switcher = self.query_one("#statement-views", ContentSwitcher)
-        if switcher.current != "statement-text":
-            self.action_toggle_preview()
         self.focus_first()

@@ -1,0 +1,92 @@
+"""The author's desk (issue 33): typing never vanishes, the findings panel folds away, 80x24 works.
+
+Pilot tests (``App.run_test``) on a git copy of the bundled set; each drives the app by key presses
+only and checks where the typed text landed, or what the screen shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from textual.widget import Widget
+from textual.widgets import Input, TextArea
+
+from ctbench.authoring.app.app import NewTaskDefaults
+from ctbench.store import TaskSet
+from tests.test_app_flows import SIZE, author_app, settle, type_text, validated
+from tests.test_editing import make_repo
+
+pytestmark = (
+    pytest.mark.tui
+)  # Textual pilot tests (conftest marks modules holding an App class; this one holds none)
+
+
+@pytest.fixture
+def tasks(tmp_path: Path) -> Path:
+    return make_repo(tmp_path)
+
+
+def inside(widget: Widget | None, section: str) -> bool:
+    return widget is not None and any(getattr(a, "id", None) == section for a in widget.ancestors)
+
+
+def test_typing_lands_in_a_field_after_tab_f_keys_and_the_findings(tasks: Path) -> None:
+    network = TaskSet.open(tasks).network_names()[0]
+
+    async def scenario() -> None:
+        app = author_app(tasks, mode="new", new_defaults=NewTaskDefaults(network=network, title="Site down"))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("ctrl+s")  # create with the suggested id
+            editor = await validated(pilot)
+            statement = editor.query_one("#statement-text", TextArea)
+            title = editor.query_one("#statement-title", Input)
+            assert app.focused is statement
+
+            await pilot.press("tab")  # the habit of moving on from the title: stays in the statement
+            await type_text(pilot, "Users lose the site")
+            assert statement.text.strip() == "Users lose the site"
+            await pilot.press("shift+tab")  # the title; Tab cycles inside the section, never beyond
+            assert app.focused is title
+            await pilot.press("end")
+            await type_text(pilot, " at 09:40")
+            assert title.value == "Site down at 09:40"
+            await pilot.press("shift+tab")  # round the section, not off into the lists beside it
+            assert app.focused is statement
+            await pilot.press("shift+tab")
+            assert app.focused is title
+
+            await pilot.press("f9")  # the findings: typing there goes on to the field typed into last
+            assert app.focused is editor.query_one("#val-list")
+            await type_text(pilot, "!")
+            await settle(pilot)
+            assert title.value == "Site down at 09:40!" and app.focused is title
+
+            for key, section in (("f3", "network"), ("f5", "golden"), ("f7", "metadata"), ("f8", "tryit")):
+                await pilot.press("f9")
+                assert app.focused is editor.query_one("#val-list")
+                await pilot.press(key)
+                await settle(pilot)
+                assert inside(app.focused, section), (key, app.focused)
+            assert app.focused is editor.query_one("#rc-input")
+            await pilot.press("f2")  # from the Try-it command line
+            await settle(pilot)
+            assert app.focused is statement
+
+            await pilot.press("ctrl+t")  # the prompt preview hides the text box; F2 brings it back
+            await pilot.press("f2")
+            await settle(pilot)
+            assert app.focused is statement and statement.display
+            await type_text(pilot, ".")
+            assert statement.text.rstrip().endswith(".")
+
+            await pilot.press("f9", "f9")  # shown and focused, then hidden: focus back in the field
+            await settle(pilot)
+            assert not editor.findings_shown and app.focused is statement
+            assert "(F9)" in editor.sub_title  # the counts stay in the header
+            await pilot.press("f9")
+            assert editor.findings_shown
+
+    asyncio.run(scenario())
