@@ -15,7 +15,7 @@ from textual.widgets import Input, TextArea
 
 from ctbench.authoring.app.app import NewTaskDefaults
 from ctbench.store import TaskSet
-from tests.test_app_flows import SIZE, author_app, settle, type_text, validated
+from tests.test_app_flows import SIZE, author_app, settle, type_text, until, validated
 from tests.test_editing import make_repo
 
 pytestmark = (
@@ -90,3 +90,34 @@ def test_typing_lands_in_a_field_after_tab_f_keys_and_the_findings(tasks: Path) 
             assert editor.findings_shown
 
     asyncio.run(scenario())
+
+
+def test_saving_after_an_import_keeps_the_imported_recording(tasks: Path, tmp_path: Path) -> None:
+    from ctbench.authoring.app.dialogs.merge import MergeDialog
+    from tests.conftest import run_cli
+
+    ts = TaskSet.open(tasks)
+    device = ts.load_task("RCA-001").recordings[0].device
+    log = tmp_path / "securecrt.log"
+    log.write_bytes(f"<{device}>display clock\r\n2031-02-03 04:05:06 UTC\r\n<{device}>".encode())
+
+    async def scenario() -> None:
+        app = author_app(tasks, mode="edit", task_id="RCA-001")
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await validated(pilot)
+            await type_text(pilot, "Seen since 09:40. ")
+            res = run_cli("authoring", "import-capture", str(log), "--task", "RCA-001", "--tasks", str(tasks))
+            assert res.returncode == 0, res.stderr
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: isinstance(app.screen, MergeDialog), "the merge dialog")
+            merge = app.screen
+            assert isinstance(merge, MergeDialog)
+            assert any("display clock" in line and "added on disk" in line for line in merge.plan.kept)
+            assert merge.plan.conflicts == []
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: app.screen is editor and not editor.dirty, "the merged save")
+
+    asyncio.run(scenario())
+    task = TaskSet.open(tasks).load_task("RCA-001")
+    assert task.statement.startswith("Seen since 09:40. Users")
+    assert any(r.device == device and r.command == "display clock" for r in task.recordings)

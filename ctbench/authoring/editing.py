@@ -71,6 +71,9 @@ class EditSession:
         self.ts = ts
         self.draft = draft
         self.vendors = ts.vendors
+        self.base: tuple[TaskSpec, HiddenSpec] | None = None
+        """The task as on disk when this copy was taken from it (or last saved): what a merge with
+        changes made there meanwhile compares against (:mod:`ctbench.authoring.merge`)."""
 
     # -------------------------------------------------------------- opening
 
@@ -82,7 +85,9 @@ class EditSession:
         draft = TaskDraft(
             task=task, statement=task.statement, hidden=hidden, base_digest=files_digest(ref.path)
         )
-        return cls(ts, draft)
+        session = cls(ts, draft)
+        session.base = (task.model_copy(deep=True), hidden.model_copy(deep=True))
+        return session
 
     @classmethod
     def create(
@@ -729,6 +734,7 @@ class EditSession:
         if saved.task.status != d.task.status:  # the save moved it (approved -> draft): the editor shows that
             d.task = d.task.model_copy(update={"status": saved.task.status})
         d.base_digest = files_digest(self.folder)
+        self.base = (saved.spec(), saved.hidden.model_copy(deep=True))
 
 
 def path_text(path: GoldPath) -> str:

@@ -511,18 +511,37 @@ class EditorScreen(ReportsWorkerErrors, Screen[None]):
         if not message.conflict:
             self.notify(message.error, title="Not saved", severity="error", timeout=12)
             return
-        answer = await self.app.push_screen_wait(
-            ChoiceDialog(
-                "The task changed on disk since you opened it",
-                [
-                    Answer("overwrite", "Overwrite with my version", "o", "error"),
-                    Answer("cancel", "Cancel", "c"),
-                ],
-                detail=message.error + "\nYour edits are safe in the draft either way.",
+        import asyncio
+
+        from ctbench.authoring.app.dialogs.merge import MergeDialog
+        from ctbench.authoring.merge import plan_merge
+
+        snapshot = self.session.snapshot()
+        try:  # planned on a copy: the author may keep typing while the dialog is up
+            plan = await asyncio.to_thread(plan_merge, self.session.ts, snapshot, self.session.base)
+        except (CtbError, OSError) as exc:
+            self.notify(
+                f"{message.error}\nThe version on disk cannot be read to merge with: {exc}",
+                title="Not saved",
+                severity="error",
+                timeout=15,
             )
+            return
+        choices = await self.app.push_screen_wait(MergeDialog(self.session.task_id, plan))
+        if choices is None:
+            self.notify("Not saved; your edits are still here", timeout=4)
+            return
+        plan = plan_merge(self.session.ts, self.session.draft, self.session.base)  # now on the real copy
+        plan.apply(choices)
+        self.session.base = (
+            (plan.disk_task, plan.disk_hidden) if plan.disk_task and plan.disk_hidden else None
         )
-        if answer == "overwrite":
-            self.action_save(force=True)
+        self._edited(Section.Edited("merge", "merge"))  # revision, dirty, autosave, validation
+        focused = self.focused  # a focused field keeps what it shows; this one must show the merge
+        self.set_focus(None)
+        self._refresh_section(self.current_section)
+        self.set_focus(focused)
+        self.action_save()
 
     # ------------------------------------------------------------------ closing
 
