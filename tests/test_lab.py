@@ -5,13 +5,20 @@ One lab per session (tests/frr_lab_support.py, xdist group ``frr_lab``); every t
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ctbench.dialects import get_dialect
 
 pytest_plugins = ["tests.frr_lab_support"]  # the session-shared live lab (frr_lab)
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_linux_dialect_reads_what_hosts_are_typed() -> None:
@@ -48,3 +55,104 @@ def test_linux_abbreviations_print_what_the_full_command_prints(frr_lab: object)
         canonical = d.resolve(typed).canonical
         assert canonical is not None and canonical != typed
         assert run("H1", typed) == run("H1", canonical), typed
+
+
+# ---------------------------------------------------------------------------- faults, recording, tasks
+
+FAULTS = [
+    ["static-missing", "device=H1"],
+    ["shutdown", "device=R2", "interface=eth2"],
+    ["bgp-as", "device=R3", "local_as=65003", "neighbor=10.0.23.1", "remote_as=65099"],
+    ["mtu", "device=R1", "interface=eth1", "mtu=1400"],
+    ["ospf-area", "device=R1", "network=10.0.12.0/30", "area=1"],
+]
+
+
+@pytest.mark.xdist_group("frr_lab")
+def test_each_fault_records_a_draft_that_validates_and_replays(frr_lab: object, tmp_path: Path) -> None:
+    from ctbench.authoring.lab.capture import Plan, record, write_task
+    from ctbench.authoring.lab.faults import inject, parse_fault, revert
+    from ctbench.authoring.oracle_check import check_task
+    from ctbench.replay.engine import ReplayEngine
+    from ctbench.replay.observation import Outcome
+    from ctbench.store import TaskSet
+    from ctbench.validation import Validator
+    from tests.conftest import copy_starters
+
+    lab: Any = frr_lab
+    root = copy_starters(tmp_path / "tasks")
+    plan = Plan(routers=["show interface brief", "show ip route"], hosts=["ip route"])
+    for n, words in enumerate(FAULTS, 1):
+        fault, args = parse_fault(words)
+        effect = inject(lab, fault, args)
+        try:
+            rec = record(lab, plan, [(d, c) for d, c, _ in effect.golden])
+            task_id = f"RCA-LAB-{n:03d}"
+            write_task(root, lab.spec, task_id, rec, [effect], [fault.name], author="lab test", commit=False)
+        finally:
+            revert(lab, effect)
+            lab.wait_converged()
+        ts = TaskSet.open(root)
+        ref = ts.ref(task_id)
+        report = Validator(ts).run([ref])
+        assert report.errors == [], (fault.name, report.errors)
+        oracle = check_task(ts, ref)
+        assert oracle.ok, (fault.name, oracle.problems)
+        hidden = ts.load_hidden(ref)
+        assert [f"{t.node};{t.object};{t.label}" for t in hidden.answer.rca or []] == list(effect.rca)
+        with ReplayEngine(ts).open_session(task_id) as session:
+            # abbreviations as vtysh takes them, byte-exact recordings, errors as vtysh prints them
+            short = session.run("R2", "sh int br")
+            assert short.outcome == Outcome.RECORDED
+            assert short.data == rec.recordings[("R2", "show interface brief")]
+            assert session.run("R2", "sh i b").text.strip() == "% Ambiguous command: sh i b"
+            assert session.run("H1", "ip r").data == rec.recordings[("H1", "ip route")]
+    shown = TaskSet.open(root).load_task("RCA-LAB-002")
+    assert ("R2", "show running-config") in {(r.device, r.command) for r in shown.recordings}
+
+
+@pytest.mark.xdist_group("frr_lab")
+def test_kill_during_lab_up_then_down_leaves_nothing(tmp_path: Path) -> None:
+    from tests.frr_lab_support import require_lab_machine
+
+    require_lab_machine()
+    spec = (ROOT / "tasks/labs/triangle.yaml").read_text().replace("name: triangle", "name: pytest-kill")
+    lab_file = tmp_path / "kill.yaml"
+    lab_file.write_text(spec)
+    proc = subprocess.Popen([sys.executable, "-m", "ctbench.authoring.cli", "lab", "up", str(lab_file)])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _daemons_of("pytest-kill"):
+        time.sleep(0.1)  # kill it once its daemons run: mid-way, before convergence
+    assert _daemons_of("pytest-kill"), "lab up never started its daemons"
+    proc.kill()
+    proc.wait()
+    assert _namespaces("pytest-kill")  # the killed process left its lab behind
+    down = subprocess.run(
+        [sys.executable, "-m", "ctbench.authoring.cli", "lab", "down", str(lab_file), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert down.returncode == 0, down.stderr
+    assert json.loads(down.stdout)["processes"] > 0
+    assert _namespaces("pytest-kill") == []
+    assert _daemons_of("pytest-kill") == []
+    assert not Path("/run/ctbench-labs/pytest-kill").exists()
+
+
+def _namespaces(lab: str) -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith(f"ctb-{lab}-")]
+
+
+def _daemons_of(lab: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"/usr/lib/frr/" in cmdline and f"/ctbench-labs/{lab}/".encode() in cmdline:
+                found.append(int(proc.name))
+    return found

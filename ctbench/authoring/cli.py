@@ -497,6 +497,9 @@ def _browse(args: argparse.Namespace) -> int:
 def build() -> tuple[argparse.ArgumentParser, object]:
     parser, sub = build_parser("ctb-author", DESCRIPTION)
     _tasks_arg(parser, top=True)
+    from ctbench.authoring.lab.cli import add_lab_commands  # live FRR labs (docs/labs.md)
+
+    add_lab_commands(sub)
 
     p = add_command(
         sub,

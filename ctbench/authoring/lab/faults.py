@@ -1,0 +1,233 @@
+"""The fault catalogue: what each fault does to a live lab, and the gold it implies.
+
+A fault is applied to a running lab as a person would cause it (a configuration change through vtysh,
+an ``ip link`` change in the namespace) and names the root cause it creates as the taxonomy's
+``node;object;label`` triple, plus the commands that show it (the draft's golden actions). Faults take
+their arguments as ``key=value`` words: ``ctb-author lab capture LAB --fault shutdown device=R2
+interface=eth2``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ctbench.errors import CtbError
+
+from .runtime import Lab
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What an applied fault means for the task: root cause(s), golden commands, how long to let it act."""
+
+    rca: tuple[str, ...]
+    """``node;object;label`` triples (taxonomy labels)."""
+    golden: tuple[tuple[str, str, str], ...]
+    """(device, command, why) of the commands that show the fault."""
+    protocol_mechanisms: tuple[str, ...]
+    settle: float
+    """Seconds to wait before recording (a wrong OSPF area shows after the dead interval)."""
+    chain_length: int = 2
+    """Steps from the cause to the symptom a user sees (cause, lost adjacency/route, unreachable)."""
+    undo: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    """How to take the fault back: (device, ``vtysh`` or ``shell``, configuration lines or argv)."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    summary: str
+    params: tuple[str, ...]
+    apply: Callable[[Lab, Mapping[str, str]], Effect]
+
+
+def _router(lab: Lab, args: Mapping[str, str]) -> str:
+    device = args["device"]
+    if device not in lab.spec.routers:
+        raise CtbError(f"fault: {device!r} is not a router of lab {lab.spec.name}")
+    return device
+
+
+def _configure(lab: Lab, device: str, lines: list[str]) -> None:
+    argv: list[str] = ["-c", "configure terminal"]
+    for line in lines:
+        argv += ["-c", line]
+    proc = lab.vtysh(device, argv)
+    text = (proc.stdout + proc.stderr).decode(errors="replace").strip()
+    if proc.returncode != 0 or "%" in text:
+        raise CtbError(f"fault: {device} refused {lines}: {text}")
+
+
+def _shutdown(lab: Lab, args: Mapping[str, str]) -> Effect:
+    device, iface = _router(lab, args), args["interface"]
+    _configure(lab, device, [f"interface {iface}", "shutdown"])
+    return Effect(
+        rca=(f"{device};{iface};shutdown",),
+        golden=(
+            (device, "show interface brief", f"{iface} is down while its peer is up"),
+            (device, "show running-config", f"interface {iface} carries 'shutdown'"),
+        ),
+        protocol_mechanisms=("interface state",),
+        settle=2.0,
+        undo=((device, "vtysh", (f"interface {iface}", "no shutdown")),),
+    )
+
+
+def _mtu(lab: Lab, args: Mapping[str, str]) -> Effect:
+    device, iface, mtu = _router(lab, args), args["interface"], int(args.get("mtu", "1400"))
+    lab.shell(device, ["ip", "link", "set", "dev", iface, "mtu", str(mtu)])
+    # OSPF compares the MTU in its DBD packets only when the adjacency forms again
+    _configure(lab, device, [f"interface {iface}", "shutdown", "no shutdown"])
+    return Effect(
+        rca=(f"{device};{iface};OSPF neighbor parameter mismatch",),
+        golden=(
+            (device, "show ip ospf neighbor", "the neighbour on this link never gets past ExStart/Exchange"),
+            (device, f"show interface {iface}", f"{iface} has MTU {mtu}, its neighbour 1500"),
+        ),
+        protocol_mechanisms=("OSPF adjacency", "interface MTU"),
+        settle=8.0,
+        undo=(
+            (device, "shell", ("ip", "link", "set", "dev", iface, "mtu", "1500")),
+            (device, "vtysh", (f"interface {iface}", "shutdown", "no shutdown")),
+        ),
+    )
+
+
+def _ospf_area(lab: Lab, args: Mapping[str, str]) -> Effect:
+    device, network, area = _router(lab, args), args["network"], args.get("area", "1")
+    net = ipaddress.IPv4Network(network)
+    on = [
+        e.interface
+        for e in lab.spec.interfaces(device)
+        if e.address and ipaddress.IPv4Interface(e.address).network == net
+    ]
+    if not on:
+        raise CtbError(f"fault ospf-area: {device} has no interface in {network}")
+    _configure(lab, device, ["router ospf", f"no network {network} area 0", f"network {network} area {area}"])
+    return Effect(
+        rca=(f"{device};{on[0]};OSPF neighbor parameter mismatch",),
+        golden=(
+            (device, "show ip ospf neighbor", "no adjacency on the link any more"),
+            (
+                device,
+                "show running-config",
+                f"network {network} is in area {area}, its neighbour's in area 0",
+            ),
+        ),
+        protocol_mechanisms=("OSPF adjacency", "OSPF area"),
+        settle=6.0,
+        undo=(
+            (
+                device,
+                "vtysh",
+                ("router ospf", f"no network {network} area {area}", f"network {network} area 0"),
+            ),
+        ),
+    )
+
+
+def _bgp_as(lab: Lab, args: Mapping[str, str]) -> Effect:
+    device, neighbor, asn = _router(lab, args), args["neighbor"], args.get("remote_as", "65099")
+    ipaddress.IPv4Address(neighbor)
+    local = args["local_as"]
+    before = lab.vtysh(device, ["-c", "show running-config"]).stdout.decode(errors="replace")
+    found = re.search(rf"^ neighbor {re.escape(neighbor)} remote-as (\S+)$", before, re.M)
+    if found is None:
+        raise CtbError(f"fault bgp-as: {device} has no BGP neighbour {neighbor}")
+    _configure(lab, device, [f"router bgp {local}", f"neighbor {neighbor} remote-as {asn}"])
+    return Effect(
+        rca=(f"{device};{neighbor};BGP peer configuration error",),
+        golden=(
+            (device, "show ip bgp summary", f"the session to {neighbor} is not Established"),
+            (device, "show running-config", f"neighbor {neighbor} remote-as {asn} is not the peer's AS"),
+        ),
+        protocol_mechanisms=("BGP session",),
+        settle=5.0,
+        undo=((device, "vtysh", (f"router bgp {local}", f"neighbor {neighbor} remote-as {found.group(1)}")),),
+    )
+
+
+def _static_missing(lab: Lab, args: Mapping[str, str]) -> Effect:
+    device = args["device"]
+    if device not in lab.spec.hosts:
+        raise CtbError(f"fault static-missing: {device!r} is not a host of lab {lab.spec.name}")
+    host = lab.spec.hosts[device]
+    if host.gateway is None:
+        raise CtbError(f"fault static-missing: host {device} has no default route (gateway) to remove")
+    lab.shell(device, ["ip", "route", "del", "default"])
+    return Effect(
+        rca=(f"{device};{host.gateway};static route missing",),
+        golden=((device, "ip route", "no default route: only the connected subnet"),),
+        protocol_mechanisms=("static routing",),
+        settle=0.5,
+        chain_length=1,
+        undo=((device, "shell", ("ip", "route", "add", "default", "via", str(host.gateway))),),
+    )
+
+
+CATALOGUE: dict[str, Fault] = {
+    f.name: f
+    for f in (
+        Fault("shutdown", "shut an interface of a router", ("device", "interface"), _shutdown),
+        Fault(
+            "mtu", "change a router interface's MTU (OSPF MTU mismatch)", ("device", "interface", "mtu"), _mtu
+        ),
+        Fault(
+            "ospf-area",
+            "put a router's OSPF network in another area",
+            ("device", "network", "area"),
+            _ospf_area,
+        ),
+        Fault(
+            "bgp-as",
+            "configure a wrong remote AS for a BGP neighbour",
+            ("device", "local_as", "neighbor", "remote_as"),
+            _bgp_as,
+        ),
+        Fault("static-missing", "remove a host's default route", ("device",), _static_missing),
+    )
+}
+
+
+def parse_fault(words: list[str]) -> tuple[Fault, dict[str, str]]:
+    """``["shutdown", "device=R2", "interface=eth2"]`` -> the fault and its arguments, checked."""
+    if not words:
+        raise CtbError("--fault needs a name: " + ", ".join(CATALOGUE), exit_code=2)
+    fault = CATALOGUE.get(words[0])
+    if fault is None:
+        raise CtbError(f"unknown fault {words[0]!r}; known: {', '.join(CATALOGUE)}", exit_code=2)
+    args: dict[str, str] = {}
+    for word in words[1:]:
+        key, eq, value = word.partition("=")
+        if not eq or key not in fault.params:
+            raise CtbError(
+                f"fault {fault.name}: {word!r}; expected key=value with key in {', '.join(fault.params)}",
+                exit_code=2,
+            )
+        args[key] = value
+    required = {"shutdown": ("device", "interface"), "mtu": ("device", "interface"), "ospf-area": ("device", "network"),
+                "bgp-as": ("device", "local_as", "neighbor"), "static-missing": ("device",)}[fault.name]  # fmt: skip
+    missing = [k for k in required if k not in args]
+    if missing:
+        raise CtbError(f"fault {fault.name}: missing {', '.join(k + '=...' for k in missing)}", exit_code=2)
+    return fault, args
+
+
+def revert(lab: Lab, effect: Effect) -> None:
+    """Take a fault back (the lab then needs to converge again: :meth:`Lab.wait_converged`)."""
+    for device, kind, words in effect.undo:
+        if kind == "vtysh":
+            _configure(lab, device, list(words))
+        else:
+            lab.shell(device, list(words))
+
+
+def inject(lab: Lab, fault: Fault, args: Mapping[str, str]) -> Effect:
+    """Apply the fault and wait the time it needs to show."""
+    effect = fault.apply(lab, args)
+    time.sleep(effect.settle)
+    return effect
