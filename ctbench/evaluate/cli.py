@@ -925,9 +925,19 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     _add_export(sub)
     _add_view(sub)
     from ctbench.evaluate.harness_cli import add_harness
+    from ctbench.evaluate.sweep_cli import add_sweep
 
     add_harness(sub)
+    add_sweep(sub, _in_process)
     return parser, sub
+
+
+def _in_process(argv: Sequence[str]) -> int:
+    """Run one ``ctb-eval`` command line in this process (a sweep's cells and reports)."""
+    try:
+        return main(list(argv))
+    except SystemExit as exc:  # argparse on arguments it refuses
+        return exc.code if isinstance(exc.code, int) else 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
