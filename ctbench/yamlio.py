@@ -28,11 +28,12 @@ from ctbench.errors import CtbError
 class YamlFileError(CtbError):
     """A YAML file that cannot be read; carries file and line for the finding."""
 
-    def __init__(self, path: Path, line: int | None, message: str) -> None:
+    def __init__(self, path: Path, line: int | None, message: str, column: int | None = None) -> None:
         where = f"{path}:{line}" if line else str(path)
         super().__init__(f"{where}: {message}")
         self.path = path
         self.line = line
+        self.column = column
         self.detail = message
 
 
@@ -48,12 +49,48 @@ def _safe(pure: bool = False) -> YAML:
     return YAML(typ="safe", pure=pure)  # pure=False: libyaml via ruamel.yaml.clib when present
 
 
-def _describe(exc: YAMLError) -> tuple[int | None, str]:
+OPENED_CONTEXTS = (
+    "quoted scalar",
+    "flow sequence",
+    "flow mapping",
+    "block scalar",
+    "simple key",
+    "directive",
+)
+"""Parser contexts that name something opened and never closed: the problem starts where it opened."""
+
+
+def _starts_at_context(exc: MarkedYAMLError) -> bool:
+    """Whether the place to fix is the context mark (an unclosed quote) rather than the problem mark.
+
+    An unclosed ``"`` on line 4 is only noticed at the end of the file, where the parser runs out:
+    the problem mark then points past everything the author wrote, the context mark at the quote.
+    """
+    if exc.context_mark is None:
+        return False
+    context, problem = str(exc.context or ""), str(exc.problem or "")
+    return any(c in context for c in OPENED_CONTEXTS) or "end of stream" in problem or "stream end" in problem
+
+
+def _at(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _describe(exc: YAMLError) -> tuple[int | None, int | None, str]:
+    """(line, column, message): where the problem starts (1-based), and what ruamel says happened there."""
     if isinstance(exc, MarkedYAMLError) and exc.problem_mark is not None:
-        mark = exc.problem_mark
-        msg = " ".join(str(x) for x in (exc.context, exc.problem) if x)
-        return mark.line + 1, f"broken YAML: {msg} (column {mark.column + 1})"
-    return None, f"broken YAML: {exc}"
+        start = exc.context_mark if _starts_at_context(exc) else exc.problem_mark
+        parts = []
+        if exc.context:
+            parts.append(str(exc.context) + (f" ({_at(exc.context_mark)})" if exc.context_mark else ""))
+        if exc.problem:
+            parts.append(f"{exc.problem} ({_at(exc.problem_mark)})")
+        return (
+            start.line + 1,
+            start.column + 1,
+            f"broken YAML at column {start.column + 1}: " + ": ".join(parts),
+        )
+    return None, None, f"broken YAML: {exc}"
 
 
 def read_input(
@@ -104,8 +141,8 @@ def load_fast(path: Path, text: str | None = None) -> Any:
     try:
         return _safe(pure=True).load(text)
     except YAMLError as exc:
-        line, msg = _describe(exc)
-        raise YamlFileError(path, line, msg) from None
+        line, column, msg = _describe(exc)
+        raise YamlFileError(path, line, msg, column) from None
 
 
 def load_document(path: Path, text: str | None = None) -> Any:
@@ -114,8 +151,8 @@ def load_document(path: Path, text: str | None = None) -> Any:
     try:
         return _rt().load(text)
     except YAMLError as exc:
-        line, msg = _describe(exc)
-        raise YamlFileError(path, line, msg) from None
+        line, column, msg = _describe(exc)
+        raise YamlFileError(path, line, msg, column) from None
 
 
 def dump_document(doc: Any) -> str:
