@@ -34,6 +34,7 @@ from ctbench.authoring.working_copy import (
 )
 from ctbench.commits import Trailer, trailer_lines
 from ctbench.errors import CtbError
+from ctbench.gitsafe import harden
 from ctbench.model import HiddenSpec, Status, TaskSpec
 from ctbench.store import (
     HIDDEN_FILE,
@@ -319,7 +320,7 @@ def commit_paths(
     import git
 
     try:
-        repo = git.Repo(root, search_parent_directories=True)
+        repo = harden(git.Repo(root, search_parent_directories=True))  # no repo-set programs
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return None, f"{root} is not in a git repository; saved without a commit"
     top = Path(repo.working_tree_dir or root).resolve()

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from ctbench.errors import CtbError, validation_message
+from ctbench.gitsafe import harden
 from ctbench.releases import RELEASE_FILE, load_manifest, manifest_hash
 from ctbench.safetext import scrub_json
 from ctbench.yamlio import atomic_write_text, dump_document, load_fast, to_commented
@@ -216,7 +217,7 @@ def _git_ref(root: Path) -> TaskSetRef:
     except ImportError:  # GitPython is a dependency, but a broken install must not stop a run
         return TaskSetRef(path=str(root))
     try:
-        repo = git.Repo(root, search_parent_directories=True)
+        repo = harden(git.Repo(root, search_parent_directories=True))  # its .git/config runs nothing
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return TaskSetRef(path=str(root))
     try:

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 from ctbench.commits import TRAILER_PREFIX, Trailer, trailer_lines
 from ctbench.errors import CtbError
+from ctbench.gitsafe import harden
 from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_bytes, atomic_write_text
 
@@ -149,7 +150,7 @@ class ReviewRepo:
         import git  # GitPython: imported here so read-only users of the review package stay light
 
         try:
-            self.repo = git.Repo(ts.root, search_parent_directories=True)
+            self.repo = harden(git.Repo(ts.root, search_parent_directories=True))  # no repo-set programs
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             raise CtbError(
                 f"{ts.root} is not inside a git repository; reviews live in git "

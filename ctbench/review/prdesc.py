@@ -15,6 +15,7 @@ from typing import Any
 from ctbench.approval.hashes import PartReader, sha256_bytes
 from ctbench.approval.records import ReviewRecord, cell_value
 from ctbench.approval.states import CRITERIA, Action, Role, Verdict
+from ctbench.gitsafe import git_env
 from ctbench.review.audit import audit_task, git_reader
 from ctbench.review.gitflow import LogEntry, ReviewRepo, branch_name
 from ctbench.review.view import TaskState
@@ -330,6 +331,7 @@ def _validation(ts: TaskSet, repo: ReviewRepo, state: TaskState, rev: str) -> li
         proc = subprocess.run(
             ["git", "-C", str(repo.workdir), "archive", "--format=tar", rev, *([prefix] if prefix else [])],
             capture_output=True,
+            env=git_env(repo.workdir),  # the repository's filters and the like run nothing
         )
         if proc.returncode != 0:
             return out + ["Not run: the branch could not be checked out for validation.", ""]
