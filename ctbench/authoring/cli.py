@@ -582,6 +582,9 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     from ctbench.authoring.trackb_cli import add_import_trackb
 
     add_import_trackb(sub)
+    from ctbench.authoring.record_cli import add_record
+
+    add_record(sub)
     return parser, sub
 
 

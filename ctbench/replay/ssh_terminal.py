@@ -12,8 +12,8 @@ tested by feeding bytes. What the clients need, measured with netmiko, scrapli a
   Tab completes a keyword (a second Tab lists the candidates); Backspace, Ctrl-U, Ctrl-W, Ctrl-C
   edit the line; arrow keys and other escape sequences are swallowed.
 
-With a pty the device's line ends go out as CRLF (what a terminal's ONLCR would make of them);
-without one (``ssh HOST CMD``, ``ssh -T``) output is the recorded bytes, unchanged, and nothing is
+With a pty every LF goes out as CRLF, as a terminal's ONLCR makes it (a recorded CRLF becomes
+CR CR LF, so a recorder can undo the terminal and get the recorded bytes back); without one (``ssh HOST CMD``, ``ssh -T``) output is the recorded bytes, unchanged, and nothing is
 echoed.
 """
 
@@ -32,8 +32,8 @@ MAX_LINE = 8192
 
 
 def crlf(data: bytes) -> bytes:
-    """``data`` with each bare LF made CRLF (a CRLF already there is kept as it is)."""
-    return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n") if b"\n" in data else data
+    """``data`` as a pty with ONLCR sends it: each LF preceded by a CR (even one after a CR)."""
+    return data.replace(b"\n", b"\r\n")
 
 
 @dataclass
