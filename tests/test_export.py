@@ -16,6 +16,7 @@ from ctbench.answer import Hop, path_line
 from ctbench.store import TaskSet
 from tests.atif_check import check_atif
 from tests.conftest import run_cli
+from tests.leaderboard_site_rules import check_agent_details, check_leaderboard
 from tests.test_score_support import clone_rca, gold_text, oracle_run, starter_copy
 
 # --------------------------------------------------------------------------- ATIF
@@ -288,6 +289,11 @@ def test_leaderboard_export_reproduces_the_papers_table5_figures(tmp_path: Path)
     assert codex["rca"]["tokens"]["mean"] == 1100.0
     assert codex["path"]["latency_s"]["mean"] == 20.0
     assert codex["path"]["tokens"]["n"] == 0  # the path results recorded no tokens: left out, not zero
+    # and the leaderboard site takes both documents as they are (its rules: tests/leaderboard_site_rules.py)
+    details = json.loads((board_dir / "agent-details.json").read_text(encoding="utf-8"))
+    check_leaderboard(board)
+    check_agent_details(details, board)
+    assert details["agents"][0]["efficiency"]["path"]["tokens"]["status"] == "unavailable"
 
 
 def test_export_refuses_bad_input(tmp_path: Path) -> None:

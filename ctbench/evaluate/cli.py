@@ -823,17 +823,24 @@ Write run folders in the formats other tools read.
   leaderboard  OUT/leaderboard.json, the CTBench leaderboard's published-results JSON (schema version 1)
                for one or more runs: per family accuracy, localization, reasoning (RCA-ID / Path-Rest)
                and evidence, each {mean, sd} in percent (sd = the standard error across tasks, as in
-               Table 5); and OUT/efficiency.json with rounds, latency and tokens per family and the
-               counting rule behind them.
+               Table 5), both families in every row, with --label and --url; OUT/agent-details.json,
+               the leaderboard site's efficiency per agent and family (value, observed/total, unit,
+               definition) and, with --examples, one recorded trajectory per agent and family; and
+               OUT/efficiency.json with means, medians and the counting rule.
+  mlflow       one MLflow run per ctbench run (metrics from the scores, the run folder as artifacts)
+               into a local file store: --export-arg experiment=NAME (needs the mlflow extra).
+
+Other formats come from plug-ins (the ctbench.exporters entry points); --format lists what is installed.
 
 examples:
   ctb-eval export runs/codex-gpt55 --format atif --out atif/codex-gpt55
-  ctb-eval export runs/a runs/b runs/c --format leaderboard --out leaderboard/
+  ctb-eval export runs/a runs/b --format leaderboard --out site/ --label "ctbench 1.0.0" --url https://...
+  ctb-eval export runs/a --format mlflow --out mlruns/ --export-arg experiment=ctbench
 """
 
 
 def _add_export(sub: Any) -> None:
-    from ctbench.evaluate.export import EXPORTERS
+    from ctbench.evaluate.exporters import registry
 
     p = add_command(
         sub,
@@ -843,7 +850,22 @@ def _add_export(sub: Any) -> None:
         description=EXPORT_HELP,
     )
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folder(s)")
-    p.add_argument("--format", choices=sorted(EXPORTERS), required=True, help="what to write")
+    p.add_argument(
+        "--format",
+        choices=list(registry()),
+        required=True,
+        help="what to write (plug-ins: the ctbench.exporters entry points)",
+    )
+    p.add_argument("--label", metavar="TEXT", help="leaderboard: the label the site prints for the scores")
+    p.add_argument("--url", metavar="URL", help="leaderboard: the source URL of the scores (the site's CSV)")
+    p.add_argument(
+        "--examples",
+        action="store_true",
+        help="leaderboard: add one recorded trajectory per agent and family (publicationApproved: false)",
+    )
+    p.add_argument(
+        "--export-arg", action="append", metavar="KEY=VALUE", help="an option of the format (repeatable)"
+    )
     p.add_argument("--out", metavar="DIR", required=True, help="folder to write into (created if needed)")
     p.add_argument(
         "--tasks",
@@ -857,17 +879,28 @@ def _add_export(sub: Any) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from ctbench.evaluate.export import EXPORTERS
+    from ctbench.evaluate.exporters import ExportRequest, exporter, parse_export_args
 
     _check_resamples(args.resamples)
+    write = exporter(args.format)
+    options = parse_export_args(args.export_arg)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CtbError(
             f"{out}: exists and is not a folder; --out names the folder to write into", exit_code=2
         )
     task_set = _task_set_for(args.tasks, args.run_dirs)
-    summary = EXPORTERS[args.format](
-        [Path(d) for d in args.run_dirs], out, task_set, n_resamples=args.resamples
+    summary = write(
+        ExportRequest(
+            [Path(d) for d in args.run_dirs],
+            out,
+            task_set,
+            n_resamples=args.resamples,
+            label=args.label,
+            url=args.url,
+            examples=args.examples,
+            options=options,
+        )
     )
     if args.json:
         emit_json(summary.to_json())

@@ -1,7 +1,7 @@
 """``ctb-eval export``: run folders in the formats other tools read.
 
-Formats sit behind one registry (:data:`EXPORTERS`, name -> writer), so the command line lists what
-exists instead of repeating it.
+Formats are plug-ins (the ``ctbench.exporters`` entry points, :mod:`.exporters`), so the command line
+lists what is installed instead of repeating it; the two below are built in.
 
 **atif** - one ATIF v1.7 ``<ID>/trajectory.json`` per task (the Agent Trajectory Interchange Format
 that trajectory viewers and SFT/RL pipelines read); in a run of several trials per task, trial K>1
@@ -33,7 +33,7 @@ what ``ctb-eval score`` prints.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -357,8 +357,14 @@ def export_leaderboard(
     *,
     scorer: Scorer | None = None,
     n_resamples: int | None = None,
+    label: str | None = None,
+    url: str | None = None,
+    examples: bool = False,
 ) -> ExportSummary:
-    """``OUT/leaderboard.json`` and ``OUT/efficiency.json`` for the runs (each scored afresh)."""
+    """``OUT/leaderboard.json``, ``OUT/agent-details.json`` (the leaderboard site's two inputs, see
+    :mod:`.leaderboard`) and ``OUT/efficiency.json`` for the runs (each scored afresh)."""
+    from ctbench.evaluate import leaderboard as site
+
     scorer = scorer or Scorer(task_set)
     summary = ExportSummary("leaderboard", out)
     documents = []
@@ -368,14 +374,34 @@ def export_leaderboard(
         documents.append(
             json.loads(dumps(build_scores(run, min_stratum=scorer.min_stratum, n_resamples=n_resamples)))
         )
+    site.check_identities(documents)
     board, efficiency = leaderboard_documents(documents)
+    board["label"] = label or site.default_label(documents)
+    board["url"] = url or ""
+    if not url:
+        summary.warnings.append("no --url: the site's CSV download will name no source for the scores")
+    summary.warnings.extend(site.complete_rows(board))
+    loader = DetailLoader(scorer) if examples else None
+    picked = (
+        [
+            {fam: site.recorded_example(loader, Path(d), doc, fam) for fam in site.FAMILIES}
+            for d, doc in zip(run_dirs, documents, strict=True)
+        ]
+        if loader is not None
+        else None
+    )
+    if picked is not None:
+        summary.warnings.append(
+            "examples are written with publicationApproved: false (their correct answers are gold); "
+            "the site refuses them until a person sets it to true"
+        )
+    details = site.agent_details(documents, board["tasks"], examples=picked)
     out.mkdir(parents=True, exist_ok=True)
-    for name, doc in (("leaderboard.json", board), ("efficiency.json", efficiency)):
+    for name, doc in (
+        ("leaderboard.json", board),
+        ("agent-details.json", details),
+        ("efficiency.json", efficiency),
+    ):
         atomic_write_text(out / name, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         summary.files.append(name)
     return summary
-
-
-Exporter = Callable[..., ExportSummary]
-EXPORTERS: dict[str, Exporter] = {"atif": export_atif, "leaderboard": export_leaderboard}
-"""Every export format by name; ``ctb-eval export --format`` offers exactly these."""

@@ -1,0 +1,152 @@
+"""Export formats as plug-ins: the ``ctbench.exporters`` entry-point group, like agents and executors.
+
+``ctb-eval export --format NAME`` looks NAME up here. An exporter is a callable taking one
+:class:`ExportRequest` and returning an :class:`~ctbench.evaluate.export.ExportSummary`; a package
+adds one with an entry point, without touching ctbench::
+
+    [project.entry-points."ctbench.exporters"]
+    mlflow = "my_package.mlflow_export:export"
+
+The request carries everything the command line gives (run folders, output folder, the task set,
+bootstrap resamples, ``--label``/``--url``/``--examples`` for the leaderboard, and free
+``--export-arg KEY=VALUE`` options an exporter reads for itself) and grows by fields with defaults,
+so a plug-in written today keeps working. Entry points are listed without being imported and loaded
+on demand: ``ctb-eval export --help`` never imports a plug-in's dependencies. When ctbench runs from
+a source tree that was never installed, :data:`BUILTIN` stands in for its own entry points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import import_module
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctbench.errors import CtbError
+
+if TYPE_CHECKING:
+    from ctbench.evaluate.export import ExportSummary
+    from ctbench.store import TaskSet
+
+GROUP = "ctbench.exporters"
+BUILTIN: dict[str, str] = {
+    "atif": "ctbench.evaluate.exporters:atif",
+    "leaderboard": "ctbench.evaluate.exporters:leaderboard",
+    "mlflow": "ctbench.evaluate.mlflow_export:export",
+}
+"""The built-in exporters' entry points, exactly as pyproject.toml declares them (checked by a test)."""
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """One ``ctb-eval export`` call, as plain data."""
+
+    run_dirs: list[Path]
+    out: Path
+    task_set: TaskSet
+    n_resamples: int | None = None
+    label: str | None = None
+    url: str | None = None
+    examples: bool = False
+    options: Mapping[str, str] = field(default_factory=dict)
+    """``--export-arg KEY=VALUE``: options an exporter defines for itself."""
+
+
+Exporter = Callable[[ExportRequest], "ExportSummary"]
+
+
+class ExporterError(CtbError):
+    """An exporter that cannot be found or loaded, or refused its options (exit status 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_code=2)
+
+
+@dataclass(frozen=True)
+class ExporterEntry:
+    name: str
+    target: str
+    distribution: str | None
+
+    def load(self) -> Exporter:
+        module, _, attr = self.target.partition(":")
+        try:
+            found: Any = getattr(import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ExporterError(
+                f"export format {self.name!r} ({self.target}, from "
+                f"{self.distribution or 'an unknown package'}) cannot be loaded: {exc}"
+            ) from None
+        if not callable(found):
+            raise ExporterError(f"export format {self.name!r}: {self.target} is not callable")
+        exporter: Exporter = found
+        return exporter
+
+
+def _entry(ep: EntryPoint) -> ExporterEntry:
+    dist = getattr(ep, "dist", None)
+    return ExporterEntry(ep.name, ep.value, getattr(dist, "name", None))
+
+
+def registry() -> dict[str, ExporterEntry]:
+    """Every exporter installed here, built-ins first, then plug-ins in name order (read afresh)."""
+    found = {ep.name: _entry(ep) for ep in entry_points(group=GROUP)}
+    out = {name: found.pop(name, ExporterEntry(name, target, "ctbench")) for name, target in BUILTIN.items()}
+    out.update(sorted(found.items()))
+    return out
+
+
+def exporter(name: str) -> Exporter:
+    entries = registry()
+    entry = entries.get(name)
+    if entry is None:
+        raise ExporterError(f"unknown export format {name!r}; choose one of: {', '.join(entries)}")
+    return entry.load()
+
+
+def parse_export_args(items: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ExporterError(f"--export-arg {item!r}: expected KEY=VALUE")
+        if key in out:
+            raise ExporterError(f"--export-arg {key}: given twice")
+        out[key] = value
+    return out
+
+
+def refuse_options(request: ExportRequest, known: tuple[str, ...] = ()) -> None:
+    """For an exporter: refuse ``--export-arg`` keys it does not know, naming the ones it does."""
+    unknown = sorted(set(request.options) - set(known))
+    if unknown:
+        takes = f"it takes: {', '.join(known)}" if known else "it takes none"
+        raise ExporterError(f"--export-arg {', '.join(unknown)}: not an option of this format ({takes})")
+
+
+# --------------------------------------------------------------------------- the built-in formats
+
+
+def atif(request: ExportRequest) -> ExportSummary:
+    from ctbench.evaluate.export import export_atif
+
+    refuse_options(request)
+    return export_atif(request.run_dirs, request.out, request.task_set, n_resamples=request.n_resamples)
+
+
+def leaderboard(request: ExportRequest) -> ExportSummary:
+    from ctbench.evaluate.export import export_leaderboard
+
+    refuse_options(request)
+    return export_leaderboard(
+        request.run_dirs,
+        request.out,
+        request.task_set,
+        n_resamples=request.n_resamples,
+        label=request.label,
+        url=request.url,
+        examples=request.examples,
+    )
