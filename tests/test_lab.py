@@ -156,3 +156,39 @@ def _daemons_of(lab: str) -> list[int]:
             if b"/usr/lib/frr/" in cmdline and f"/ctbench-labs/{lab}/".encode() in cmdline:
                 found.append(int(proc.name))
     return found
+
+
+# ---------------------------------------------------------------------------- the bundled live-lab tasks
+
+RECORDED = ROOT / "tasks/labs/recorded"
+
+
+def test_bundled_lab_tasks_validate_replay_and_score_as_the_oracle() -> None:
+    from ctbench.authoring.oracle_check import check_task
+    from ctbench.replay.engine import ReplayEngine
+    from ctbench.replay.observation import Outcome
+    from ctbench.store import TaskSet
+    from ctbench.validation import Validator
+
+    ts = TaskSet.open(RECORDED)
+    refs = ts.refs()
+    assert len(refs) >= 8
+    assert Validator(ts).run(refs).errors == []
+    labels = set()
+    for ref in refs:
+        result = check_task(ts, ref)
+        assert result.ok, (ref.id, result.problems)
+        labels.update(t.label for t in ts.load_hidden(ref).answer.rca or [])
+    assert labels == {
+        "shutdown",
+        "OSPF neighbor parameter mismatch",
+        "BGP peer configuration error",
+        "static route missing",
+    }
+    assert any(len(ts.load_hidden(r).answer.rca or []) > 1 for r in refs)  # a multi-root-cause task
+    with ReplayEngine(ts).open_session("RCA-LAB-002") as session:
+        neighbours = session.run("R1", "sh ip ospf nei")
+        assert neighbours.outcome == Outcome.RECORDED and b"ExStart" in neighbours.data
+        assert session.run("R1", "show ip ospf neighbor | include ExStart").data.count(b"\n") == 1
+        assert session.run("H1", "ip r").outcome == Outcome.RECORDED
+        assert session.run("R1", "show ip rou").text == "% Ambiguous command: show ip rou\n"

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Re-record the bundled live-lab tasks (tasks/labs/recorded/) from tasks/labs/triangle.yaml, as root.
+# Each line brings the lab up, injects the fault(s), records tasks/labs/plan.yaml and takes it down;
+# the statements of the bundled tasks were then written by hand (a re-recording resets them to the
+# draft placeholder: keep the old ones with git).
+set -eu
+cd "$(dirname "$0")/../.."
+lab=tasks/labs/triangle.yaml
+set_="--tasks tasks/labs/recorded"
+cap() { id=$1; shift; ctb-author $set_ lab capture $lab --commands tasks/labs/plan.yaml --no-commit --task "$id" "$@"; }
+cap RCA-LAB-001 --fault shutdown device=R2 interface=eth2
+cap RCA-LAB-002 --fault mtu device=R1 interface=eth1 mtu=1400
+cap RCA-LAB-003 --fault ospf-area device=R1 network=10.0.12.0/30 area=1
+cap RCA-LAB-004 --fault bgp-as device=R3 local_as=65003 neighbor=10.0.23.1 remote_as=65099
+cap RCA-LAB-005 --fault static-missing device=H1
+cap RCA-LAB-006 --fault shutdown device=R1 interface=eth1
+cap RCA-LAB-007 --fault bgp-as device=R2 local_as=65002 neighbor=10.0.23.2 remote_as=65033 --fault static-missing device=H3
+cap RCA-LAB-008 --fault mtu device=R2 interface=eth1 mtu=1400
