@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctbench.errors import CtbError
+from ctbench.safetext import visible
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -51,7 +52,7 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None, default: Ha
     try:
         return handler(args)
     except CtbError as exc:
-        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: {visible(str(exc), keep_newlines=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
@@ -62,7 +63,7 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None, default: Ha
         if os.environ.get("CTBENCH_DEBUG"):
             raise
         print(
-            f"{parser.prog}: internal error: {type(exc).__name__}: {exc} "
+            f"{parser.prog}: internal error: {type(exc).__name__}: {visible(str(exc))} "
             "(set CTBENCH_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )

@@ -15,6 +15,10 @@ import re
 from typing import Any
 
 REPLACEMENT = "\ufffd"
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""C0 and C1 controls (ESC starts every terminal escape sequence; C1 CSI and OSC are single characters),
+DEL, and the bidirectional controls that reorder what a reader sees."""
+_CONTROL_KEEP_NL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BAD = re.compile("[\ud800-\udfff\ufffd]")
 
@@ -63,4 +67,20 @@ def scrub_json(value: Any) -> Any:
     return value
 
 
-__all__ = ["REPLACEMENT", "first_bad_char", "first_surrogate", "scrub", "scrub_json"]
+def _shown(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with every control character written out (``\\x1b``, ``\\u202e``): inert on a terminal.
+
+    Agent-provided text reaches the researcher's terminal in progress lines, errors and the last log
+    line the runner quotes; an escape sequence there could set the window title, write the clipboard
+    (OSC 52) or redraw the screen. Shown as text, it does none of that and says what was sent.
+    """
+    pattern = _CONTROL_KEEP_NL if keep_newlines else _CONTROL  # keep_newlines: tabs too
+    return pattern.sub(_shown, text) if pattern.search(text) else text
+
+
+__all__ = ["REPLACEMENT", "first_bad_char", "first_surrogate", "scrub", "scrub_json", "visible"]

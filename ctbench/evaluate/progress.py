@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
+from ctbench.safetext import visible
+
 if TYPE_CHECKING:
     from ctbench.evaluate.runfolder import ResultLine
 
@@ -153,7 +155,7 @@ class PlainDisplay:
         self.stream = stream
 
     def _print(self, text: str) -> None:
-        self.stream.write(text + "\n")
+        self.stream.write(visible(text) + "\n")  # task errors quote the agent: its escapes stay inert
         self.stream.flush()
 
     def handle(self, event: ProgressEvent) -> None:
@@ -243,7 +245,7 @@ class RichDisplay:
         if event.kind == "start":
             resumed = f" ({s.resumed} already done)" if s.resumed else ""
             self.console.print(
-                f"run: {s.total} task(s){resumed}" + (f"; {event.message}" if event.message else ""),
+                visible(f"run: {s.total} task(s){resumed}" + (f"; {event.message}" if event.message else "")),
                 markup=False,
             )
         elif event.kind == "task_finished" and event.result is not None:
@@ -257,7 +259,7 @@ class RichDisplay:
                 f"  [yellow]retry[/] {_escape(event.task_id or '')}: {_escape(event.message or '')}"
             )
         elif event.kind in ("note", "finish") and event.message:
-            self.console.print(event.message, markup=False)
+            self.console.print(visible(event.message, keep_newlines=True), markup=False)
         self._update(s)
 
     def close(self) -> None:
@@ -267,9 +269,10 @@ class RichDisplay:
 
 
 def _escape(text: str) -> str:
+    """Agent-provided text for a Rich line: markup escaped, control characters made visible."""
     from rich.markup import escape
 
-    return escape(text)
+    return escape(visible(text))
 
 
 DisplayMode = Literal["auto", "rich", "plain", "none"]

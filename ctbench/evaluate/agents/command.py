@@ -58,6 +58,7 @@ from ctbench.evaluate.agents.process import (
     end_process_group,
     run_agent_process,
 )
+from ctbench.safetext import visible
 
 __all__ = ["TERM_GRACE_S", "CommandAgent", "become_subreaper", "end_process_group"]
 
@@ -226,7 +227,7 @@ class CommandAgent(Agent):
         Every file is read through :class:`AttemptFolder` (no links, regular files only, capped):
         the agent had the ``io`` folder to itself, so what is there is data, never a path to follow.
         """
-        last = _tail(ctx.log.path)  # the agent's own last words on stderr, before stdout is appended
+        last = visible(_tail(ctx.log.path))  # its last words on stderr (inert: quoted on terminals)
         with AttemptFolder(ctx.workdir) as folder:
             self._copy_stdout(ctx, folder, files.rel(files.stdout))
             ctx.log.line(f"[ctbench] exit status {returncode}")

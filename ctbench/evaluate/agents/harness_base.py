@@ -50,6 +50,7 @@ from ctbench.evaluate.agents.base import (
 from ctbench.evaluate.agents.command import become_subreaper, end_process_group
 from ctbench.evaluate.agents.process import record_group, start_time
 from ctbench.evaluate.harnesses import Installed, find, spec
+from ctbench.safetext import visible
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
 
@@ -568,7 +569,7 @@ class HarnessAgent(Agent):
             if run.returncode < 0
             else f"exited with status {run.returncode}"
         )
-        text = f"{name} {why}" + (f": {detail}" if detail else "")
+        text = f"{name} {why}" + (f": {visible(detail)}" if detail else "")  # inert on a terminal
         return AgentError(text) if worked else InfrastructureError(text + " (before its first model call)")
 
 
