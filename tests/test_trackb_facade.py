@@ -7,10 +7,6 @@ set imported from the small Track B tree of :mod:`tests.trackb_support`.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -19,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from ctbench.replay.trackb.layout import safe_name
-from tests.conftest import REPO, run_cli
-from tests.trackb_support import write_tree
+from tests.conftest import run_cli
+from tests.trackb_support import Server, write_tree
 
 pytestmark = pytest.mark.xdist_group("trackb_facade")
 
@@ -38,46 +34,6 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return out
-
-
-class Server:
-    def __init__(self, tasks: Path, trajectories: Path, *flags: str) -> None:
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ctbench.replay.cli", "serve", "--tasks", str(tasks), "--port", "0",
-             "--trajectories", str(trajectories), *flags],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
-        assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
-        assert self.url.startswith("http://127.0.0.1:"), self.proc.stderr.read() if self.proc.stderr else ""
-        self.trajectories = trajectories
-        deadline = time.monotonic() + 30
-        while True:  # the URL is printed once the socket is bound; uvicorn listens a moment later
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=5):
-                    break
-            except urllib.error.URLError:
-                assert time.monotonic() < deadline, "the Track B server did not come up"
-                time.sleep(0.05)
-
-    def post(self, body: object, token: str | None = None) -> tuple[int, dict[str, object]]:
-        """POST as Track B's tools do: JSON body, JSON answer, the status code kept."""
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        req = urllib.request.Request(
-            self.url + "/api/agent/execute", data=json.dumps(body).encode(), headers=headers, method="POST"
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                return resp.status, json.loads(resp.read())
-        except urllib.error.HTTPError as exc:
-            return exc.code, json.loads(exc.read())
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.communicate(timeout=30)
 
 
 @pytest.fixture(scope="module")

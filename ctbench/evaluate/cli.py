@@ -432,6 +432,18 @@ def _add_scoring(sub: Any) -> None:
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
     p.add_argument("--json", action="store_true", help="print scores.json on stdout instead of the scorecard")
+    p.add_argument(
+        "--metrics",
+        action="append",
+        choices=["ttac"],
+        help="also score by other rules: ttac = TTAC Track B's (a 'ttac' block in scores.json)",
+    )
+    p.add_argument(
+        "--ttac-paths",
+        choices=["any", "all"],
+        default="any",
+        help="ttac: a Phase 1 path gold's lines are alternatives (any one is right) or all required",
+    )
 
     p = add_command(
         sub, "compare", "paired comparison of runs on the same tasks", cmd_compare, description=COMPARE_HELP
@@ -497,6 +509,17 @@ def _add_scoring(sub: Any) -> None:
     p.add_argument("--model", metavar="M", help="model name (default: from the file)")
     p.add_argument("--harness", metavar="H", help="harness name (default: from the file)")
     p.add_argument("--json", action="store_true", help="print the import summary as JSON")
+    p.add_argument(
+        "--format",
+        choices=["ctbench", "trackb"],
+        default="ctbench",
+        help="trackb: a TTAC Track B result.csv or submission.csv (its eval_detail.jsonl beside it is read)",
+    )
+    p.add_argument(
+        "--trajectories",
+        metavar="DIR",
+        help="trackb: the trajectories folder of ctb-replay serve --trackb (the calls of each question)",
+    )
 
     p = add_command(
         sub,
@@ -561,10 +584,18 @@ def cmd_score(args: argparse.Namespace) -> int:
     _check_resamples(args.resamples)
     task_set = _task_set_for(args.tasks, [args.run_dir])
     scores = score_run(Path(args.run_dir), task_set, progress=_scoring_progress(), n_resamples=args.resamples)
+    if "ttac" in (args.metrics or []):
+        from ctbench.evaluate.ttac import add_ttac_block
+
+        scores = add_ttac_block(Path(args.run_dir), task_set, scores, paths=args.ttac_paths)
     if args.json:
         emit_json(scores)
     else:
         print_scorecard(scores)
+        if "ttac" in scores:
+            from ctbench.evaluate.ttac import ttac_lines
+
+            print("\n".join(ttac_lines(scores["ttac"])))
         print(
             f"scores written to {Path(args.run_dir) / SCORES_FILE} (task set {task_set.root} at commit "
             f"{str(scores['scoring']['task_set_commit'])[:12]})",
@@ -619,7 +650,16 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     from ctbench.store import TaskSet
 
     task_set = TaskSet.open(args.tasks)
-    summary = import_results(
+    importer: Any = import_results
+    extra: dict[str, Any] = {}
+    if args.format == "trackb":
+        from ctbench.evaluate.trackb_io import import_trackb_results
+
+        importer = import_trackb_results
+        extra["trajectories"] = Path(args.trajectories) if args.trajectories else None
+    elif args.trajectories:
+        raise CtbError("--trajectories applies to --format trackb (the Track B facade's folder)", exit_code=2)
+    summary = importer(
         Path(args.file),
         Path(args.out),
         task_set,
@@ -627,6 +667,7 @@ def cmd_import_results(args: argparse.Namespace) -> int:
         agent=args.agent,
         model=args.model,
         harness=args.harness,
+        **extra,
     )
     return _print_import(args, task_set, summary)
 

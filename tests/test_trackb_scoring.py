@@ -1,0 +1,182 @@
+"""Track B's rules (--metrics ttac) and its files both ways, end to end through the Track B facade."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctbench.evaluate.ttac import answer_lines, time_credit, ttac_correct
+from tests.conftest import run_cli
+from tests.trackb_support import GOLD, Server, write_tree
+
+pytestmark = pytest.mark.xdist_group("trackb_scoring")
+
+ECMP = "A->B->D\nA->C->D"
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "alternatives", "paths", "right"),
+    [
+        pytest.param("R1;10.0.0.1;missing static route", "R1;10.0.0.1;missingstaticroute", False, "any", True,
+                     id="spaces-inside-label"),
+        pytest.param("X;GE1/0/1;shutdown\r\nY;1.1.1.1;blackholeroute\r\n", "X;GE1/0/1;shutdown\nY;1.1.1.1;blackholeroute",
+                     False, "any", True, id="crlf"),
+        pytest.param("A->B->D\n", "A->B->D", False, "any", True, id="trailing-newline"),
+        pytest.param("Y;1.1.1.1;blackholeroute\nX;GE1/0/1;shutdown", "X;GE1/0/1;shutdown\nY;1.1.1.1;blackholeroute",
+                     False, "any", True, id="reordered-lines"),
+        pytest.param("A->C->D", ECMP, True, "any", True, id="one-ecmp-alternative-any"),
+        pytest.param("A->C->D", ECMP, True, "all", False, id="one-ecmp-alternative-all"),
+        pytest.param("A->C->D\nA->B->D", ECMP, True, "all", True, id="both-alternatives-all"),
+        pytest.param("A->E->D", ECMP, True, "any", False, id="not-an-alternative"),
+        pytest.param("r1;10.0.0.1;missingstaticroute", "R1;10.0.0.1;missingstaticroute", False, "any", False,
+                     id="case-change"),
+        pytest.param("X;GE1/0/1;shutdown", "X;GE1/0/1;shutdown\nY;1.1.1.1;blackholeroute", False, "any", False,
+                     id="missing-line"),
+        pytest.param("", "A->B", False, "any", False, id="empty"),
+        pytest.param("A->B\\nC->D", "A->B\nC->D", False, "any", True, id="literal-backslash-n"),
+    ],
+)  # fmt: skip
+def test_normalisation_table(answer: str, gold: str, alternatives: bool, paths: str, right: bool) -> None:
+    assert ttac_correct(answer, gold, alternatives=alternatives, paths=paths) is right  # type: ignore[arg-type]
+
+
+def test_time_credit_and_lines() -> None:
+    assert [time_credit(s) for s in (10, 299.9, 300, 599, 600, 899, 900, None)] == [
+        1,
+        1,
+        0.8,
+        0.8,
+        0.6,
+        0.6,
+        0,
+        0,
+    ]
+    assert answer_lines(" a -> b \n\n c ") == ["a->b", "c"]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, Server]]:
+    root = tmp_path_factory.mktemp("trackb-score")
+    tree = write_tree(root / "tree")
+    tasks = root / "tasks"
+    proc = run_cli(
+        "authoring", "import-trackb", str(tree.phase_dir), "--outputs", str(tree.outputs),
+        "--vendors", str(tree.vendors), "--phase", "1", "--gt", str(tree.gt), "--tasks", str(tasks),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    server = Server(tasks, root / "traj", "--trackb-strict")
+    yield root, tasks, server
+    server.stop()
+
+
+def client(url: str, out: Path) -> None:
+    """A Track B client in 20 lines: POST commands, read the evidence, write result.csv as its script does."""
+
+    def execute(device: str, command: str, q: int) -> str:
+        body = json.dumps({"device_name": device, "command": command, "question_number": q}).encode()
+        req = urllib.request.Request(f"{url}/api/agent/execute", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(req) as resp:
+            return json.loads(resp.read())["result"]
+
+    answers = {}
+    routes = execute("Core-R1", "display ip routing-table", 1)
+    if "10.9.9.9/32  (none: missing)" in routes:
+        answers[1] = "Core-R1;10.9.9.9;missing static route"
+    lldp = execute("Core-R1", "display lldp neighbor brief", 3)
+    if "Core-R2" in lldp and "Edge-SW1" in lldp:
+        answers[3] = "Core-R1->Edge-SW1->PSS"  # one ECMP alternative, with a blank-free line
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "result.csv", "w", newline="", encoding="utf-8-sig") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "prediction"])
+        for q, a in answers.items():
+            writer.writerow([q, a])
+
+
+def test_a_track_b_client_is_scored_by_track_b_rules_and_exports_both_ways(setup, tmp_path: Path) -> None:
+    root, tasks, server = setup
+    client(server.url, tmp_path / "eval_results")
+    traj = sorted((root / "traj").glob("*/TTACB-P1-001.jsonl"))
+    assert len(traj) == 1 and json.loads(traj[0].read_text().splitlines()[0])["outcome"] == "recorded"
+
+    run = tmp_path / "runs" / "client"
+    proc = run_cli(
+        "evaluate", "import-results", str(tmp_path / "eval_results" / "result.csv"), "--format", "trackb",
+        "--tasks", str(tasks), "--out", str(run), "--trajectories", str(root / "traj"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli("evaluate", "score", str(run), "--tasks", str(tasks), "--metrics", "ttac")
+    assert proc.returncode == 0, proc.stderr
+    assert "TTAC Track B rules: accuracy 1.000 (2/2)" in proc.stdout
+    scores = json.loads((run / "scores.json").read_text())
+    block = scores["ttac"]
+    assert block["accuracy"] == 1.0 and block["api_calls_on_solved"] == 2
+    assert {t["task_id"]: t["verdict"] for t in block["tasks"]} == {
+        "TTACB-P1-001": True,
+        "TTACB-P1-003": True,
+    }
+    lines = (run / "trajectories" / "TTACB-P1-001.jsonl").read_text().splitlines()
+    assert [json.loads(x)["canonical"] for x in lines] == ["display ip routing-table"]
+
+    proc = run_cli(
+        "evaluate", "score", str(run), "--tasks", str(tasks), "--metrics", "ttac", "--ttac-paths", "all"
+    )
+    assert "accuracy 0.500 (1/2)" in proc.stdout  # one ECMP alternative is not all of them
+
+    out = tmp_path / "export"
+    proc = run_cli(
+        "evaluate", "export", str(run), "--tasks", str(tasks), "--format", "trackb", "--out", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    raw = (out / "result.csv").read_bytes()
+    assert raw.startswith("\ufeff".encode())
+    rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"), newline="")))
+    assert rows == [
+        ["id", "prediction"],
+        ["1", "Core-R1;10.9.9.9;missing static route"],
+        ["3", "Core-R1->Edge-SW1->PSS"],
+    ]
+    sub = list(csv.reader(io.StringIO((out / "submission.csv").read_bytes().decode("utf-8-sig"), newline="")))
+    assert sub[0] == ["ID", "Track B"] and sub[1][0] == "11111111-1111-4111-8111-111111111111"
+    assert json.loads((out / "progress.json").read_text()) == {"completed": [1, 3]}
+    detail = [json.loads(x) for x in (out / "eval_detail.jsonl").read_text().splitlines()]
+    assert sorted(detail[0]) == sorted(
+        ["question_id", "session_id", "success", "duration_s", "extracted_answer", "agent_reply", "timestamp"]
+    )
+    traces = json.loads((out / "result" / "traces.json").read_text())
+    assert sorted(traces[0]) == ["completion", "completion_id", "scenario_id"]
+    assert [sorted(r) for r in json.loads((out / "runtime.json").read_text())] == [
+        ["problem_id", "runtime_seconds"]
+    ] * 2
+    for name in ("result.csv", "submission.csv"):
+        again = tmp_path / f"again-{name}"
+        proc = run_cli(
+            "evaluate", "import-results", str(out / name), "--format", "trackb", "--tasks", str(tasks),
+            "--out", str(again),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        proc = run_cli("evaluate", "score", str(again), "--tasks", str(tasks), "--metrics", "ttac", "--json")
+        again_block = json.loads(proc.stdout)["ttac"]
+        assert [(t["task_id"], t["verdict"]) for t in again_block["tasks"]] == [
+            (t["task_id"], t["verdict"]) for t in block["tasks"]
+        ]
+        assert again_block["accuracy"] == block["accuracy"]
+
+
+def test_a_multi_line_answer_survives_the_submission_round_trip(tmp_path: Path, setup) -> None:
+    _, tasks, _ = setup
+    ev = tmp_path / "eval"
+    ev.mkdir()
+    with open(ev / "result.csv", "w", newline="", encoding="utf-8-sig") as f:
+        csv.writer(f).writerows([["id", "prediction"], [2, GOLD[2].replace(";", " ; ")]])
+    run = tmp_path / "run"
+    assert run_cli("evaluate", "import-results", str(ev / "result.csv"), "--format", "trackb", "--tasks",
+                   str(tasks), "--out", str(run)).returncode == 0  # fmt: skip
+    proc = run_cli("evaluate", "score", str(run), "--tasks", str(tasks), "--metrics", "ttac", "--json")
+    assert json.loads(proc.stdout)["ttac"]["accuracy"] == 1.0
