@@ -187,35 +187,25 @@ def render_recipients(r: Recipients) -> str:
 
 
 def people_keys(reviewers_file: Path) -> tuple[dict[str, str], list[str]]:
-    """(name -> age public key, maintainer names) from the reviewers file, read loosely.
+    """(person id -> age public key, maintainer ids) from the reviewers file (:mod:`ctbench.people`)."""
+    from ctbench.people import load_people
 
-    The file's full model belongs to the review package; the store only needs the keys, so that
-    saving a sealed task's gold (core) need not import review.
-    """
-    if not reviewers_file.is_file():
-        return {}, []
-    data = load_fast(reviewers_file) or {}
-    keys: dict[str, str] = {}
-    maintainers: list[str] = []
-    for section in ("reviewers", "authors", "maintainers"):
-        for entry in data.get(section) or []:
-            if isinstance(entry, str):
-                entry = {"name": entry}
-            if not isinstance(entry, dict) or not entry.get("name"):
-                continue
-            if entry.get("age"):
-                keys[str(entry["name"])] = str(entry["age"])
-            if section == "maintainers":
-                maintainers.append(str(entry["name"]))
-    return keys, maintainers
+    people = load_people(reviewers_file)
+    return people.age_keys(), list(people.maintainers)
 
 
 def initial_recipients(reviewers_file: Path, authors: Sequence[str]) -> Recipients:
     """A new seal: the task's authors and the maintainers, with their keys from the reviewers file."""
-    keys, maintainers = people_keys(reviewers_file)
+    from ctbench.people import load_people
+
+    people = load_people(reviewers_file)
+    keys, maintainers = people.age_keys(), list(people.maintainers)
     out: list[Recipient] = []
     missing = []
-    for name, role in [*((a, "author") for a in authors), *((m, "maintainer") for m in maintainers)]:
+    for name, role in [
+        *((a, "author") for a in people.author_ids(authors)),
+        *((m, "maintainer") for m in maintainers),
+    ]:
         if name in (r.name for r in out):
             continue
         if name not in keys:
@@ -225,6 +215,6 @@ def initial_recipients(reviewers_file: Path, authors: Sequence[str]) -> Recipien
     if missing:
         raise SealError(
             f"no age public key for {', '.join(missing)} in {reviewers_file} (add `age: age1...` to "
-            "their entries: authors under `authors:`, maintainers under `maintainers:`)"
+            "their entries under `people:`)"
         )
     return Recipients(recipients=out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -78,13 +79,40 @@ def copy_world(template: World, root: Path) -> World:
     return world
 
 
-def review(*args: str, tasks: Path) -> tuple[int, str, str]:
-    """Run ``ctb-review`` in this process (fast); (exit code, stdout, stderr)."""
+def review(*args: str, tasks: Path, impersonate: bool = True) -> tuple[int, str, str]:
+    """Run ``ctb-review`` in this process (fast); (exit code, stdout, stderr).
+
+    ctb-review takes the acting person from the git identity (``--as`` may only confirm it). These
+    tests play several people from one clone, so by default the person named by ``--as`` (or
+    ``$CTBENCH_USER``) becomes the git identity of the call, as in that person's own clone. The
+    tests of identities themselves (tests/test_review_identity.py) use real per-person clones.
+    """
     from ctbench.review.cli import main
 
+    who = None
+    if "--as" in args:
+        who = args[args.index("--as") + 1]
+    who = who or os.environ.get("CTBENCH_USER")
+    env = {}
+    if impersonate and who:
+        env = {
+            "GIT_AUTHOR_NAME": who,
+            "GIT_COMMITTER_NAME": who,
+            "GIT_AUTHOR_EMAIL": f"{who}@example.net",
+            "GIT_COMMITTER_EMAIL": f"{who}@example.net",
+        }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["--tasks", str(tasks), *args])
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["--tasks", str(tasks), *args])
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     return code, out.getvalue(), err.getvalue()
 
 

@@ -41,7 +41,12 @@ def test_sigkill_during_commit_then_next_command_finishes_the_step_once(
     hook_file.chmod(hook_file.stat().st_mode | stat.S_IXUSR)
     before = git("rev-parse", "review/RCA-101", cwd=world.work)
 
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "GIT_AUTHOR_NAME": "bob",
+        "GIT_AUTHOR_EMAIL": "bob@example.net",
+    }
     proc = subprocess.Popen(
         [
             sys.executable,

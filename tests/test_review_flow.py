@@ -324,7 +324,7 @@ def test_authors_and_other_reviewers_are_kept_out(world: World, answers: dict[st
 
 
 def test_recording_edit_after_approval_reopens_solvability_and_golden_consistency_only(
-    world: World, answers: dict[str, str]
+    world: World, answers: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     t = world.tasks
     approve_quickly(world, answers)
@@ -337,6 +337,8 @@ def test_recording_edit_after_approval_reopens_solvability_and_golden_consistenc
     from ctbench.authoring.cli import main as author_main
 
     errors = io.StringIO()
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "alice")  # alice's edit, as from her clone
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "alice@example.net")
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(errors):
         code = author_main(
             [
@@ -486,7 +488,7 @@ def test_two_reviewers_on_different_tasks_at_once_never_conflict(
         subprocess.Popen(
             ["sh", "-c", script.format(py=sys.executable, id=tid, who=who, ans=ans)],
             cwd=cwd,
-            env=env,
+            env={**env, "GIT_AUTHOR_NAME": who, "GIT_AUTHOR_EMAIL": f"{who}@example.net"},  # erin's checkout
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -21,6 +21,13 @@ def world(tmp_path: Path) -> World:
     return w
 
 
+@pytest.fixture(autouse=True)
+def _alice_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ctb-author edits are alice's: her git identity (ctb-review steps name theirs with --as)."""
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "alice")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "alice@example.net")
+
+
 def test_pr_description_has_title_summary_validation_threads_and_agreement(world: World) -> None:
     t = world.tasks
     ok("submit", "RCA-101", "--as", "alice", tasks=t)

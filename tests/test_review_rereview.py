@@ -65,6 +65,13 @@ def status(world: World) -> str:
     return str(load_document(world.task_dir("rca", "RCA-101") / "task.yaml")["status"])
 
 
+@pytest.fixture(autouse=True)
+def _alice_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ctb-author edits are alice's: her git identity (ctb-review steps name theirs with --as)."""
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "alice")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "alice@example.net")
+
+
 def test_a_scripted_edit_of_an_approved_task_moves_it_out_of_approved(world: World) -> None:
     t = world.tasks
     assert status(world) == "approved" and approval_state(TaskSet.open(t), "RCA-101").approved

@@ -253,8 +253,9 @@ def test_validate_warns_on_a_gold_answer_copied_on_the_same_network(world: World
     assert "duplicate-gold" not in res.stdout
 
 
-def test_a_second_reviewer_after_a_reveal_is_not_certified_blind(world: World) -> None:
-    """Round 1's record shows the gold lines revealed to bob; erin's later 'blind' answer is no proof."""
+def test_a_reviewer_who_could_read_an_earlier_reveal_is_refused_before_answering(world: World) -> None:
+    """Round 1's record shows the gold lines revealed to bob; erin could read them, so she is refused at
+    assignment and at her blind answer (the reviewer's first step), not only by the audit afterwards."""
     t = world.tasks
     ok("submit", "RCA-101", "--as", "alice", tasks=t)
     blind(world, "RCA-101", "bob")
@@ -274,9 +275,12 @@ def test_a_second_reviewer_after_a_reveal_is_not_certified_blind(world: World) -
     )
     edit_yaml(world.task_dir("rca", "RCA-101") / "hidden.yaml", metadata__chain_length=3)
     ok("respond", "RCA-101", "--as", "alice", "--concede", "metadata", "3 now", tasks=t)
-    ok("assign", "RCA-101", "--reviewer", "erin", "--apply", "--as", "maint", tasks=t)
-    blind(world, "RCA-101", "erin")
-    ok("reveal", "RCA-101", "--as", "erin", "--all-agree", tasks=t)
-    code, out, _ = review("audit", "RCA-101", tasks=t)
-    assert code == 1
-    assert "erin's blind answer" in out and "came after the gold was revealed to bob in round 1" in out
+    err = refused("assign", "RCA-101", "--reviewer", "erin", "--apply", "--as", "maint", tasks=t)
+    assert "round 1's reveal to bob is in the review records" in err and "erin could read it" in err
+    # the round handed to nobody by a hand edit: erin's blind answer is still refused before it is taken
+    round2 = world.task_dir("rca", "RCA-101") / "reviews" / "round-02.yaml"
+    round2.write_text(round2.read_text().replace("reviewer: bob\n", "", 1))
+    git("commit", "-qam", "round 2 unassigned by hand", cwd=world.work)
+    err = refused("blind", "RCA-101", "--as", "erin", "--answer", str(world.root / "a.txt"), tasks=t)
+    assert "erin could read it" in err
+    assert git("log", "-1", "--format=%s", cwd=world.work) == "round 2 unassigned by hand"

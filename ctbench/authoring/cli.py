@@ -237,7 +237,7 @@ def _edit_session(args: argparse.Namespace) -> tuple[TaskSet, EditSession, str]:
     from ctbench.store import TaskSet
 
     ts = TaskSet.open(args.tasks)
-    author = args.author or default_author(ts.root)
+    author = default_author(ts.root, args.author)
     return ts, EditSession.open(ts, args.id), author
 
 
@@ -304,7 +304,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     from ctbench.yamlio import read_input
 
     ts = TaskSet.open(args.tasks)
-    author = args.author or default_author(ts.root)
+    author = default_author(ts.root, args.author)
     statement = None
     if args.statement_file:
         raw = read_input(args.statement_file, "the statement text", stdin=True)
@@ -382,7 +382,8 @@ def _editing_options(p: argparse.ArgumentParser, *, json_out: bool = True) -> No
         "--author",
         metavar="NAME",
         help="who made the change, for the commit trailer "
-        "(default: $CTBENCH_AUTHOR, else git's user.name <user.email>)",
+        "(default and only choice with people in reviewers.yaml: yourself, the person id your git "
+        "identity maps to; else $CTBENCH_AUTHOR, else git's user.name <user.email>)",
     )
     p.add_argument("--no-commit", action="store_true", help="write the files but do not make a git commit")
     if json_out:

@@ -336,8 +336,13 @@ def commit_paths(
     name, email = _split_author(author)
     env: dict[str, str] = {}
     reader = repo.config_reader()
-    if not reader.has_option("user", "name") or not reader.has_option("user", "email"):
+    configured = reader.has_option("user", "name") and reader.has_option("user", "email")
+    if not configured:
         env.update(GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
+    # A person id (people listed in reviewers.yaml) is this clone's own git identity: git writes it.
+    # A legacy "Name <email>" (or a bare name) is written as the commit's author.
+    by_id = "<" not in author and configured
+    author_opt = [] if by_id else [f"--author={name} <{email}>"]
     try:
         repo.git.add("-A", "--", *rels)
         # never commit an interrupted save's temporary copy (.hidden.yaml.XXXXXXXX.tmp holds the gold)
@@ -350,7 +355,7 @@ def commit_paths(
             repo.git.rm("--cached", "-q", "--ignore-unmatch", "--", *temps)
         if repo.head.is_valid() and not repo.git.diff("--cached", "--name-only", "--", *rels).strip():
             return None, "nothing changed; no commit made"
-        repo.git.commit("-m", msg, f"--author={name} <{email}>", "--", *rels, env=env)
+        repo.git.commit("-m", msg, *author_opt, "--", *rels, env=env)
     except git.GitCommandError as exc:
         text = (exc.stderr or exc.stdout or str(exc)).strip().splitlines()
         if any("nothing to commit" in t or "no changes added" in t for t in text):

@@ -155,15 +155,27 @@ def split_csv(text: str) -> list[str]:
     return [part.strip() for part in re.split(r"[,\n]", text) if part.strip()]
 
 
-def default_author(root: Path | None = None) -> str:
-    """Who is editing: $CTBENCH_AUTHOR, else git's user.name <user.email>, else the login name."""
-    env = os.environ.get("CTBENCH_AUTHOR", "").strip()
+def default_author(root: Path | None = None, claimed: str | None = None) -> str:
+    """Who is editing, as the task set's reviewers file knows them (:func:`ctbench.people.acting_person`).
+
+    With people listed there, the author is the person id that this clone's git identity maps to, and a
+    claimed name (``--author``, ``$CTBENCH_AUTHOR``) may only be that person; an identity the file does
+    not list is refused with the line to add. Without a reviewers file: the claimed name, else git's
+    ``user.name <user.email>``, else the login name.
+    """
+    env = (claimed or os.environ.get("CTBENCH_AUTHOR", "")).strip()
+    from ctbench.people import acting_person, people_of
+
+    base = root or Path.cwd()
+    people = people_of(base)
+    if people.persons:
+        return acting_person(people, base, env or None)
     if env:
         return env
     try:
         import git
 
-        repo = git.Repo(root or Path.cwd(), search_parent_directories=True)
+        repo = git.Repo(base, search_parent_directories=True)
         reader = repo.config_reader()
         name = str(reader.get_value("user", "name", "")).strip()
         email = str(reader.get_value("user", "email", "")).strip()

@@ -22,6 +22,8 @@ from pydantic import Field, ValidationError, field_validator
 from ctbench.approval.states import Role, Verdict
 from ctbench.errors import CtbError, validation_message
 from ctbench.model import Status, Strict, unique_names
+from ctbench.people import People, parse_people
+from ctbench.people import Person as Identity
 from ctbench.review.view import TaskState
 from ctbench.store import TaskSet
 from ctbench.yamlio import load_fast
@@ -58,6 +60,10 @@ class Person(Strict):
 class ReviewersFile(Strict):
     """``reviewers.yaml``: who reviews (and knows what), who maintains, and everybody's age keys."""
 
+    people: list[Identity] = Field(
+        default_factory=list,
+        description="Everybody, under one id: git names and emails, age recipient, SSH signing key.",
+    )
     reviewers: list[Reviewer]
     maintainers: list[Person] = Field(
         default_factory=list,
@@ -92,12 +98,12 @@ class ReviewersFile(Strict):
         return [m.name for m in self.maintainers]
 
     def key_of(self, name: str) -> str | None:
-        """The age public key listed for ``name`` in any role."""
-        people: list[Person | Reviewer] = [*self.maintainers, *self.authors, *self.reviewers]
-        for p in people:
-            if p.name == name and p.age:
-                return p.age
-        return None
+        """The age public key listed for ``name`` (under ``people:`` or, older files, in a role entry)."""
+        return self.directory().age_key(name)
+
+    def directory(self) -> People:
+        """The people of this file by id (:mod:`ctbench.people`), for identity and author checks."""
+        return parse_people(self.model_dump(mode="json", exclude_none=True), REVIEWERS_FILE)
 
 
 def load_reviewers_file(ts: TaskSet, path: Path | None = None) -> ReviewersFile:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import os
 import sys
 from collections.abc import Sequence
@@ -43,7 +42,8 @@ examples:
   ctb-review unseal RCA-101 --for bob             after bob's blind commit is pushed: bob may decrypt
   ctb-review status                               yields, revisions, blind accuracy, agreement
 
-Who you are: --as NAME, else $CTBENCH_USER, else git config user.name, else your login name.
+Who you are: the person tasks/reviewers.yaml lists for this clone's git identity (user.name,
+user.email); --as NAME (or $CTBENCH_USER) may only name yourself.
 Sealed gold is opened with your age identity: --identity FILE, else $CTBENCH_AGE_IDENTITY.
 """
 
@@ -66,7 +66,7 @@ def _who_arg(p: argparse.ArgumentParser) -> None:
         dest="actor",
         metavar="NAME",
         default=None,
-        help="who does this step (default: $CTBENCH_USER, git user.name, login name)",
+        help="yourself, as a check (you are who your git identity maps to in reviewers.yaml)",
     )
 
 
@@ -94,17 +94,17 @@ def _desk(args: argparse.Namespace) -> ReviewDesk:
 
 
 def _actor(args: argparse.Namespace, desk: ReviewDesk | None = None) -> str:
-    name = getattr(args, "actor", None) or os.environ.get("CTBENCH_USER")
-    if not name and desk is not None:
-        name = desk.repo.config_name()
-    if not name:
-        try:
-            name = getpass.getuser()
-        except Exception:
-            name = ""
-    if not name:
-        raise CtbError("who are you? pass --as NAME or set CTBENCH_USER")
-    return name.strip()
+    """Who acts: the person whose git identity this clone commits with (tasks/reviewers.yaml maps it).
+
+    ``--as NAME`` and ``$CTBENCH_USER`` may only name that same person (:func:`ctbench.people.acting_person`).
+    """
+    from ctbench.people import acting_person, people_of
+
+    claimed = getattr(args, "actor", None) or os.environ.get("CTBENCH_USER") or None
+    if desk is not None:
+        return acting_person(desk.repo.people, desk.repo.workdir, claimed)
+    ts = _open(args)
+    return acting_person(people_of(ts.root), ts.root, claimed)
 
 
 def _say_freshness(repo: ReviewRepo) -> None:

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ValidationError
 from ctbench.commits import TRAILER_PREFIX, Trailer, trailer_lines
 from ctbench.errors import CtbError
 from ctbench.gitsafe import harden
+from ctbench.people import People, people_of
 from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_bytes, atomic_write_text
 
@@ -170,6 +171,7 @@ class ReviewRepo:
         self.common_dir = Path(self.repo.common_dir)
         self.state_dir = self.git_dir / "ctbench"
         self._lock_depth = 0
+        self._people: People | None = None
         self.offline = False
         """When set, the remote is neither fetched from nor pushed to (``ctb-review --offline``)."""
 
@@ -220,6 +222,13 @@ class ReviewRepo:
 
     def config_name(self) -> str | None:
         return self._config("user.name")
+
+    @property
+    def people(self) -> People:
+        """The task set's people (reviewers.yaml in the working tree), read once per repository object."""
+        if self._people is None:
+            self._people = people_of(self.ts.root)
+        return self._people
 
     # -------------------------------------------------------------- refs and branches
 

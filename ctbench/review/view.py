@@ -25,6 +25,7 @@ from ctbench.approval.records import (
 )
 from ctbench.errors import CtbError
 from ctbench.model import Family, Status, TaskSpec
+from ctbench.people import People, people_of
 from ctbench.review.gitflow import BRANCH_PREFIX, ReviewRepo
 from ctbench.store import FAMILIES, REVIEWS_DIR, TASK_FILE, TaskSet
 from ctbench.yamlio import load_fast
@@ -62,13 +63,15 @@ class TaskState:
         return seen
 
 
-def _state(task: TaskSpec, records: list[ReviewRecord], rev: str | None, rel: str) -> TaskState:
+def _state(
+    task: TaskSpec, records: list[ReviewRecord], rev: str | None, rel: str, people: People
+) -> TaskState:
     return TaskState(
         id=task.id,
         family=task.family,
         status=task.status,
         title=task.title,
-        authors=list(task.authors),
+        authors=people.author_ids(task.authors),  # by id, whatever form the task file records
         tags=list(task.tags),
         network=task.network,
         accessible=list(task.accessible) if task.accessible is not None else None,
@@ -78,10 +81,11 @@ def _state(task: TaskSpec, records: list[ReviewRecord], rev: str | None, rel: st
     )
 
 
-def read_worktree(ts: TaskSet, task_id: str, rel: str = "") -> TaskState:
+def read_worktree(ts: TaskSet, task_id: str, rel: str = "", people: People | None = None) -> TaskState:
     ref = ts.ref(task_id)
     task = ts.load_task(ref)
-    return _state(task, load_records(ref.path), None, rel or f"{ref.family.value}/{ref.id}")
+    who = people if people is not None else people_of(ts.root)
+    return _state(task, load_records(ref.path), None, rel or f"{ref.family.value}/{ref.id}", who)
 
 
 def read_at(repo: ReviewRepo, rev: str, task_id: str) -> TaskState | None:
@@ -103,7 +107,7 @@ def read_at(repo: ReviewRepo, rev: str, task_id: str) -> TaskState | None:
                 records.append(
                     parse_record(text.decode("utf-8"), f"{rel}/{REVIEWS_DIR}/{record_name(n)}@{rev[:10]}")
                 )
-        return _state(task, records, rev, rel)
+        return _state(task, records, rev, rel, repo.people)
     return None
 
 
@@ -121,6 +125,7 @@ def collect(
         merged = repo.merged_tips("HEAD")
         current = repo.current_branch()
     head = repo.rev("HEAD") if repo is not None else None
+    people = repo.people if repo is not None else people_of(ts.root)
     for ref in ts.refs():
         tip = branches.get(ref.id)
         if tip and current != f"{BRANCH_PREFIX}{ref.id}" and tip not in merged:
@@ -136,7 +141,7 @@ def collect(
             continue  # checked out here but behind the remote: the remote's tip is the truth, read below
         try:
             rel = repo.task_rel(ref.family.value, ref.id) if repo else f"{ref.family.value}/{ref.id}"
-            out[ref.id] = read_worktree(ts, ref.id, rel)
+            out[ref.id] = read_worktree(ts, ref.id, rel, people)
         except CtbError as exc:
             report(f"{ref.id}: {exc}")
     if repo is not None:

@@ -134,6 +134,23 @@ def _role(actor: str, task: TaskSpec, record: ReviewRecord | None) -> Role:
     return Role.MAINTAINER
 
 
+def saw_a_reveal(records: list[ReviewRecord], person: str) -> str | None:
+    """Why ``person`` cannot solve blind any more: an earlier round's reveal to someone else is in the records.
+
+    A revealed round's record holds the gold lines and the golden actions in plain text, in every
+    clone of the review branch: whoever reviews next could read them. The refusal comes before the
+    blind answer (the first step of a reviewer), not at the audit after the fact.
+    """
+    for r in records:
+        if r.comparison is not None and r.reviewer not in (None, person):
+            return (
+                f"round {r.round}'s reveal to {r.reviewer} is in the review records of {r.task} (its gold "
+                f"lines and golden actions, in plain text): {person} could read it, so their answer "
+                f"would not be blind; {r.reviewer} reviews the next rounds, or a maintainer discards the task"
+            )
+    return None
+
+
 class ReviewDesk:
     """The review workflow over one task set in one git working tree."""
 
@@ -183,7 +200,13 @@ class ReviewDesk:
                 )
         self.ts = self.ts.fresh()  # the branch may carry other networks or configuration
         ref = self.ts.ref(task_id)
-        return ref, self.ts.load_task(ref), load_records(ref.path)
+        return ref, self._load(ref), load_records(ref.path)
+
+    def _load(self, ref: TaskRef) -> TaskSpec:
+        """The task with its authors as person ids (a legacy ``Name <email>`` author is mapped)."""
+        task = self.ts.load_task(ref)
+        task.authors = self.repo.people.author_ids(task.authors)
+        return task
 
     def _rel(self, ref: TaskRef, name: str) -> str:
         return self.repo.rel(ref.path) + "/" + name
@@ -267,7 +290,7 @@ class ReviewDesk:
             except CtbError:
                 self._go_back(before, task_id, delete=not existed)
                 raise
-            task = self.ts.load_task(ref)
+            task = self._load(ref)
             if task.status == Status.NEEDS_REVISION:
                 raise IllegalTransition(
                     f"{task_id} needs revision: answer the reviewer with "
@@ -394,6 +417,9 @@ class ReviewDesk:
                     f"{actor} already solved {task_id} blind in round {r.round}; that answer stands "
                     f"(a reviewer is blind only once): go on with ctb-review reveal {task_id}"
                 )
+        seen = saw_a_reveal(records, actor)
+        if seen is not None:
+            raise CtbError(seen)
         if record.blind is not None:
             raise CtbError(
                 f"round {record.round} of {task_id} already has a blind answer by {record.blind.reviewer}"
@@ -426,7 +452,7 @@ class ReviewDesk:
             raise CtbError("the blind answer is empty; write one line per root cause or path")
         ref = start.ref
         records = load_records(ref.path)
-        task = self.ts.load_task(ref)
+        task = self._load(ref)
         require_status(
             start.task_id, task.status, (Status.SUBMITTED, Status.IN_REVIEW), "record a blind answer for"
         )
@@ -1003,7 +1029,7 @@ class ReviewDesk:
                 if self.repo.current_branch() == branch:
                     ref, task, records = self._enter(p.task)
                     record = records[-1]
-                    self._check_assignable(p, task.status, record)
+                    self._check_assignable(p, task.status, record, records)
                     record.reviewer = p.reviewer
                     record.note(actor, Role.MAINTAINER, Action.ASSIGN, why, when=self.clock())
                     sha = self._commit(
@@ -1015,7 +1041,7 @@ class ReviewDesk:
                     if state is None or state.current is None:
                         raise CtbError(f"{p.task}: no review branch with a review round to assign")
                     record = state.current
-                    self._check_assignable(p, state.status, record)
+                    self._check_assignable(p, state.status, record, state.records)
                     record.reviewer = p.reviewer
                     record.note(actor, Role.MAINTAINER, Action.ASSIGN, why, when=self.clock())
                     rel = f"{state.rel}/{record_rel(record.round)}"
@@ -1044,7 +1070,9 @@ class ReviewDesk:
         return results
 
     @staticmethod
-    def _check_assignable(p: Proposal, status: Status, record: ReviewRecord) -> None:
+    def _check_assignable(
+        p: Proposal, status: Status, record: ReviewRecord, records: list[ReviewRecord]
+    ) -> None:
         if status != Status.SUBMITTED or record.round != p.round:
             raise CtbError(
                 f"{p.task} changed since the proposal (now {status.value}, round {record.round}); "
@@ -1054,6 +1082,10 @@ class ReviewDesk:
             raise CtbError(
                 f"{p.task} round {record.round} already has a blind answer by {record.blind.reviewer}"
             )
+        if p.reviewer and not any(r.blind is not None and r.blind.reviewer == p.reviewer for r in records):
+            seen = saw_a_reveal(records, p.reviewer)
+            if seen is not None:
+                raise CtbError(seen)
 
     # -------------------------------------------------------------- sealed gold
 
@@ -1066,7 +1098,7 @@ class ReviewDesk:
             add: list[str] = []
             for task_id in task_ids:
                 ref = self.ts.ref(task_id)
-                task = self.ts.load_task(ref)
+                task = self._load(ref)
                 if self.ts.seal_folder(ref.path, list(task.authors)):
                     rel = self.repo.rel(ref.path)
                     add += [f"{rel}/{name}" for name in ("hidden.yaml", "hidden.yaml.age", RECIPIENTS_FILE)]

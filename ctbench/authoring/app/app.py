@@ -98,7 +98,7 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
         self.ts = ts
         self.mode = mode
         self.start_task = task_id
-        self.author = author or default_author(ts.root)
+        self.author = default_author(ts.root, author)
         self.new_defaults = new_defaults or NewTaskDefaults()
         self.cursor_blink = cursor_blink
         self.autosave_delay = autosave_delay

@@ -1,0 +1,184 @@
+"""One person, one id (issue 26): the acting person comes from their git identity, never from a claim.
+
+A team of five (tests/team_support.py) works from their own clones of one bare remote. The checks an
+adversary would try: alice naming herself bob with ``--as``, a clone whose identity nobody listed,
+and an author recorded the old way (``Alice Liddell <alice@example.net>``) trying to review her own
+task. Each refusal is shown to be the identity mapping's doing: with the mapping bypassed (the
+``protection-off`` cases feed the claimed name straight in, as ctb-review did before), the same
+attack goes through.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctbench import people as people_mod
+from ctbench.people import IdentityError, acting_person, load_people, people_of
+from ctbench.yamlio import load_document
+from tests.review_support import git, trailers
+from tests.team_support import Keys, Team, copy_team, make_keys, make_team
+
+pytestmark = pytest.mark.xdist_group("review-team")
+
+
+@pytest.fixture(scope="session")
+def team_keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Keys]:
+    return make_keys(tmp_path_factory.mktemp("team-keys"))
+
+
+@pytest.fixture(scope="module")
+def team_template(tmp_path_factory: pytest.TempPathFactory, team_keys: dict[str, Keys]) -> Team:
+    return make_team(tmp_path_factory.mktemp("team-identity") / "t", team_keys, ssh=False)
+
+
+@pytest.fixture
+def team(team_template: Team, tmp_path: Path) -> Team:
+    return copy_team(team_template, tmp_path / "t")
+
+
+def test_each_clone_acts_as_its_person_and_records_ids(team: Team) -> None:
+    out = team.review("alice", "submit", "RCA-101")
+    assert "submitted for review" in out
+    alice = team.clone_dir("alice")
+    assert git("log", "-1", "--format=%an <%ae>", cwd=alice) == "Alice Liddell <alice@example.net>"
+    assert trailers(alice)["Ctbench-Author"] == "alice"
+    rec = load_document(team.tasks("alice") / "rca" / "RCA-101" / "reviews" / "round-01.yaml")
+    assert list(rec["authors"]) == ["alice"]
+    team.blind("bob")
+    bob = team.clone_dir("bob")
+    assert trailers(bob)["Ctbench-Reviewer"] == "bob"
+    assert git("log", "-1", "--format=%ae", cwd=bob) == "bob@example.net"
+
+
+@pytest.mark.parametrize("protection", ["on", "protection-off"])
+def test_as_may_only_name_yourself(team: Team, protection: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    alice = team.clone("alice")
+    if protection == "protection-off":  # the rule before identities: the claimed name decides
+        monkeypatch.setattr(
+            people_mod, "acting_person", lambda _people, _cwd, claimed=None: claimed or "alice"
+        )
+    team.review("alice", "submit", "RCA-101")
+    args = ("blind", "RCA-101", "--as", "bob", "--answer", str(team.answer))
+    if protection == "protection-off":
+        team.review("alice", *args)
+        assert trailers(alice)["Ctbench-Reviewer"] == "bob"  # alice's commit, in bob's name
+        return
+    with pytest.raises(IdentityError, match="you are alice .* not bob"):
+        acting_person(people_of(team.tasks("alice")), alice, "bob")
+    err = team.review("alice", *args, expect=1)
+    assert "you are alice (git identity Alice Liddell <alice@example.net>), not bob" in err
+    assert "may only name yourself" in err
+    err = team.review("alice", "merge", "RCA-101", "--as", "maint", expect=1)
+    assert "not maint" in err
+    assert trailers(alice, "origin/review/RCA-101")["Ctbench-Action"] == "submit"
+
+
+def test_an_unlisted_identity_is_refused_with_the_line_to_add(team: Team) -> None:
+    team.clone("zed", name="Zed Stranger", mail="zed@elsewhere.org", signing=False)
+    err = team.review("zed", "submit", "RCA-101", expect=1)
+    assert "your git identity Zed Stranger <zed@elsewhere.org> is not a person in" in err
+    assert "add it to your entry under `people:`" in err
+    assert "`- {id: zed, names: [Zed Stranger], emails: [zed@elsewhere.org]}`" in err
+    # a listed name with somebody else's email is not that person either
+    team.clone("fake", name="Bob Dylan", mail="mallory@elsewhere.org", signing=False)
+    err = team.review("fake", "submit", "RCA-101", expect=1)
+    assert "is not a person in" in err
+
+
+@pytest.mark.parametrize("task_id", ["RCA-101", "RCA-102"])  # author recorded by id / as "Name <email>"
+def test_an_author_can_never_review_their_own_task(team: Team, task_id: str) -> None:
+    team.clone("alice")
+    raw = load_document(team.tasks("alice") / "rca" / task_id / "task.yaml")["authors"]
+    assert raw[0] == ("alice" if task_id == "RCA-101" else "Alice Liddell <alice@example.net>")
+    team.review("alice", "submit", task_id)
+    team.review("maint", "assign", "--as", "maint")
+    err = team.review("maint", "assign", task_id, "--reviewer", "alice", "--apply", expect=1)
+    assert f"alice is an author of {task_id}" in err
+    err = team.blind("alice", task_id, expect=1)
+    assert f"alice is an author of {task_id}" in err
+    err = team.review("alice", "reveal", task_id, "--all-agree", expect=1)
+    assert "author" in err
+
+
+def test_legacy_authors_map_to_ids_for_queue_and_respond(team: Team) -> None:
+    team.clone("maint")
+    people = load_people(team.tasks("maint") / "reviewers.yaml")
+    assert people.author_ids(["Alice Liddell <alice@example.net>", "alice", "unknown <u@x>"]) == [
+        "alice",
+        "unknown <u@x>",
+    ]
+    team.review("alice", "submit", "RCA-102")
+    team.blind("bob", "RCA-102")
+    team.review(
+        "bob",
+        "reveal",
+        "RCA-102",
+        "--agree",
+        "solvability",
+        "completeness",
+        "golden",
+        "--disagree",
+        "metadata",
+        "the chain is 3 long",
+    )
+    assert "RCA-102" in team.review("alice", "queue", "alice")
+    out = team.review("alice", "respond", "RCA-102", "--rebut", "metadata", "it is 2 long")
+    assert "resubmitted" in out
+
+
+def test_ctb_author_records_the_author_by_id(team: Team) -> None:
+    stmt = team.root / "stmt.txt"
+    stmt.write_text("Users in VLAN 24 lost the internet. Answer node;object;root-cause.\n")
+    team.author(
+        "carol",
+        "new",
+        "--family",
+        "rca",
+        "--id",
+        "RCA-150",
+        "--network",
+        "campus-lab",
+        "--statement-file",
+        str(stmt),
+    )
+    task = load_document(team.tasks("carol") / "rca" / "RCA-150" / "task.yaml")
+    assert list(task["authors"]) == ["carol"]
+    assert (
+        git(
+            "log", "-1", "--format=%an|%(trailers:key=Ctbench-Author,valueonly)", cwd=team.clone_dir("carol")
+        ).strip()
+        == "Carol Danvers|carol"
+    )
+    team.clone("zed", name="Zed Stranger", mail="zed@elsewhere.org", signing=False)
+    err = team.author(
+        "zed",
+        "new",
+        "--family",
+        "rca",
+        "--id",
+        "RCA-151",
+        "--network",
+        "campus-lab",
+        "--statement-file",
+        str(stmt),
+        expect=1,
+    )
+    assert "not a person in" in err and "people:" in err
+    err = team.author(
+        "carol",
+        "new",
+        "--family",
+        "rca",
+        "--id",
+        "RCA-152",
+        "--network",
+        "campus-lab",
+        "--statement-file",
+        str(stmt),
+        "--author",
+        "alice",
+        expect=1,
+    )
+    assert "you are carol" in err
