@@ -197,6 +197,29 @@ def remove_stale_temps(path: Path, *, older_than: float = STALE_TEMP_S) -> list[
     return removed
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it (``os.umask`` can only set it, racing threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def _file_mode(path: Path) -> int:
+    """The permission bits a rewrite keeps: the file's own, else what ``open()`` would give a new file.
+
+    ``mkstemp`` makes its file 0600, which made every run folder's run.yaml and scores.json unreadable
+    to the group the rest of the folder is shared with."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> bool:
     """Write via a temporary file in the same folder and rename; returns False if nothing changed.
 
@@ -209,8 +232,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> bool:
     except OSError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
