@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import shutil
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 Cell = str | int | float | None
 
@@ -58,12 +61,30 @@ def fmt(cell: Cell, digits: int = 2) -> str:
     return str(cell)
 
 
+UNBOUNDED_WIDTH = 1000
+"""The width text tables are laid out in when nothing limits it: a table is never folded into a file."""
+
+
+def text_width(stream: IO[str] | None = None) -> int:
+    """How wide text output may be: ``$COLUMNS`` when set; else the terminal's width when ``stream`` is
+    one; else unbounded, so a table written to a file or a pipe is never cut or folded."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if stream is not None and stream.isatty():
+        return shutil.get_terminal_size().columns
+    return UNBOUNDED_WIDTH
+
+
 def render_text(tables: Sequence[Table], *, width: int | None = None) -> str:
+    """Aligned plain-text tables, ``width`` columns wide (default: :func:`text_width` of stdout)."""
     from rich.console import Console
     from rich.table import Table as RichTable
 
     buf = io.StringIO()
-    console = Console(file=buf, width=width or 120, force_terminal=False, color_system=None)
+    console = Console(
+        file=buf, width=width or text_width(sys.stdout), force_terminal=False, color_system=None
+    )
     for t in tables:
         rt = RichTable(title=t.title, caption=t.note or None, title_justify="left", caption_justify="left")
         for i, col in enumerate(t.columns):

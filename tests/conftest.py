@@ -60,7 +60,12 @@ def run_cli(
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     """Run a console script as a real subprocess (``python -m ctbench.<component>.cli``)."""
-    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    full_env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # pytest-xdist's workers set COLUMNS=80 and LINES=24; a CLI honours COLUMNS, so the tests' commands
+    # would fold their tables at 80 where a user's pipe or file gets them whole.
+    full_env.pop("COLUMNS", None)
+    full_env.pop("LINES", None)
+    full_env.update(env or {})
     full_env.pop("CTBENCH_DEBUG", None)
     return subprocess.run(
         [sys.executable, "-m", f"ctbench.{component}.cli", *args],

@@ -633,7 +633,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     task_set = _task_set_for(args.tasks, args.run_dirs)
     show = (lambda msg: print(msg, file=sys.stderr)) if sys.stderr.isatty() else None
     report = build_report(args.run_dirs, task_set, n_resamples=args.resamples, progress=show)
-    text = render_report(report, args.format, bold_best=args.bold_best)
+    if args.out and args.format == "text":  # a file: tables at their full width, whatever the terminal
+        from ctbench.evaluate.report import report_tables
+        from ctbench.tables import UNBOUNDED_WIDTH, render_text
+
+        text = render_text(report_tables(report), width=UNBOUNDED_WIDTH)
+    else:
+        text = render_report(report, args.format, bold_best=args.bold_best)
     if args.out:
         try:
             atomic_write_text(Path(args.out), text)

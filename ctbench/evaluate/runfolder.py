@@ -99,6 +99,78 @@ class HostInfo(_Model):
         return cls(hostname=socket.gethostname(), platform=platform.platform(), python=sys.version.split()[0])
 
 
+class CtbenchInfo(_Model):
+    """Which ctbench made the run: its version, and its commit when it runs from a git checkout."""
+
+    version: str
+    commit: str | None = None
+
+    @classmethod
+    def current(cls) -> CtbenchInfo:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("ctbench")
+        except PackageNotFoundError:
+            found = "unknown"
+        return cls(version=found, commit=_source_commit(Path(__file__).resolve().parents[2]))
+
+
+def _source_commit(root: Path) -> str | None:
+    """HEAD of the checkout ctbench runs from, read from its files (no git process, no repository
+    configuration honoured); None for an installed wheel."""
+    dot = root / ".git"
+    try:
+        if dot.is_file():  # a worktree: "gitdir: PATH"
+            dot = Path(dot.read_text(encoding="utf-8").split(":", 1)[1].strip())
+        head = (dot / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref: "):
+            return head or None
+        ref = head[5:]
+        common = dot / "commondir"
+        base = (dot / common.read_text(encoding="utf-8").strip()).resolve() if common.is_file() else dot
+        for where in (dot, base):
+            if (where / ref).is_file():
+                return (where / ref).read_text(encoding="utf-8").strip() or None
+        for line in (base / "packed-refs").read_text(encoding="utf-8").splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0]
+    except (OSError, IndexError):
+        return None
+    return None
+
+
+class RunTotals(_Model):
+    """What a run spent and how its attempts ended, over the latest line of every task and trial."""
+
+    attempts: dict[str, int] = Field(default_factory=dict, description="Latest lines by status.")
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = Field(default=None, description="Sum of the costs the harnesses reported.")
+    agent_time_s: float | None = Field(default=None, description="Sum of the attempts' latencies.")
+    wall_s: float = Field(
+        default=0.0, description="Time the runner ran, summed over the run and its resumes."
+    )
+
+    @classmethod
+    def of(cls, lines: Iterable[ResultLine], wall_s: float) -> RunTotals:
+        latest = latest_by_key(lines)
+        out = cls(wall_s=round(wall_s, 3))
+        for line in latest.values():
+            out.attempts[line.status] = out.attempts.get(line.status, 0) + 1
+
+        def total(name: str) -> Any:
+            values = [getattr(x, name) for x in latest.values() if getattr(x, name) is not None]
+            return sum(values) if values else None
+
+        out.input_tokens, out.output_tokens = total("input_tokens"), total("output_tokens")
+        out.cached_tokens, out.cost_usd = total("cached_tokens"), total("cost_usd")
+        agent_time = total("latency_s")
+        out.agent_time_s = None if agent_time is None else round(agent_time, 3)
+        return out
+
+
 class RunOptions(_Model):
     """Everything that can change an agent's results; a resume must use the same values."""
 
@@ -171,6 +243,11 @@ class RunConfig(_Model):
         default_factory=list,
         description="Tasks run although not approved and unchanged since approval (--allow-unreviewed).",
     )
+    ctbench: CtbenchInfo | None = Field(default=None, description="The ctbench that made the run.")
+    reasoning_effort: str | None = Field(
+        default=None, description="The agent's reasoning effort (its --agent-arg), for tables and labels."
+    )
+    totals: RunTotals | None = Field(default=None, description="Updated at the end of every invocation.")
 
     def differences(self, other: RunConfig) -> list[str]:
         """What differs between two configurations in ways that make their results incomparable."""

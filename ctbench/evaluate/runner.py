@@ -45,6 +45,7 @@ from ctbench.evaluate.agents import Agent, AgentOptions, make_agent
 from ctbench.evaluate.gate import Skipped, apply_gate, content_hash
 from ctbench.evaluate.progress import NullDisplay, ProgressDisplay, ProgressTracker
 from ctbench.evaluate.runfolder import (
+    CtbenchInfo,
     HostInfo,
     ResultLine,
     ResumeRecord,
@@ -52,6 +53,7 @@ from ctbench.evaluate.runfolder import (
     RunConfig,
     RunFolder,
     RunOptions,
+    RunTotals,
     SkippedTask,
     default_run_name,
     latest_by_key,
@@ -139,6 +141,10 @@ def _compare(actual: Any, op: str, wanted: str) -> bool:
     except (TypeError, ValueError):
         return False
     return {"<": a < w, "<=": a <= w, ">": a > w, ">=": a >= w}[op]
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 @dataclass(frozen=True)
@@ -508,6 +514,8 @@ class Runner:
             executor=s.executor,
             skipped=[SkippedTask(task_id=k.task_id, reason=k.reason) for k in gate.skipped],
             unreviewed=gate.unreviewed_admitted,
+            ctbench=CtbenchInfo.current(),
+            reasoning_effort=_text_or_none(self.agent_args.get("reasoning_effort")),
         )
         folder = RunFolder(out)
         if not folder.exists() and out.is_dir() and any(p.name != ".lock" for p in out.iterdir()):
@@ -580,6 +588,8 @@ class Runner:
                 "started": old.started,
                 "finished": None,
                 "resumes": [*old.resumes, record],
+                "totals": old.totals,
+                "ctbench": old.ctbench or config.ctbench,
             }
         )
         folder.save_config(merged)
@@ -667,6 +677,7 @@ class Runner:
         todo = [k for k in self.keys() if k not in self.finished]
         total = len(self.keys())
         s = self.settings
+        began = time.monotonic()
         self.tracker.start(
             total=total,
             resumed=total - len(todo),
@@ -699,10 +710,14 @@ class Runner:
             finally:
                 await asyncio.shield(executor.close())
         complete = all(k in self.finished for k in self.keys())
-        if complete:
-            self.config = self.config.model_copy(update={"finished": utc_now()})
-            self.folder.save_config(self.config)
         results = self.folder.read_results().lines
+        before = self.config.totals.wall_s if self.config.totals else 0.0
+        totals = RunTotals.of(results, before + time.monotonic() - began)
+        update: dict[str, Any] = {"totals": totals}
+        if complete:
+            update["finished"] = utc_now()
+        self.config = self.config.model_copy(update=update)
+        self.folder.save_config(self.config)
         report = RunReport(
             folder=self.folder.path,
             config=self.config,

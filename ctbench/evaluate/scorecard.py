@@ -7,9 +7,12 @@ rich table with colour; piped or in CI logs the same table in plain characters.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from typing import IO, Any
+
+from ctbench.tables import text_width
 
 FAMILY_TITLES = {"rca": "RCA", "path": "Path"}
 HEADLINE: dict[str, tuple[tuple[str, str, str], ...]] = {
@@ -80,8 +83,8 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
 
     out = file if file is not None else sys.stdout
     console = Console(file=out, highlight=False, soft_wrap=False)
-    if not console.is_terminal:
-        console.width = 120  # CI logs and files: do not wrap at 80 columns
+    if not console.is_terminal or os.environ.get("COLUMNS"):
+        console.width = text_width(out)  # $COLUMNS, else a file or a pipe: never folded
     run = scores["run"]
     who = run["agent"] or run["name"]
     if run.get("model"):
