@@ -112,6 +112,15 @@ def test_each_fault_records_a_draft_that_validates_and_replays(frr_lab: object, 
 
 
 @pytest.mark.xdist_group("frr_lab")
+def test_path_is_traced_through_the_live_routing_tables(frr_lab: object) -> None:
+    from ctbench.authoring.lab.capture import trace_path
+
+    path = trace_path(frr_lab, "H1", "192.168.3.10")  # type: ignore[arg-type]
+    assert path.hops == (("H1", "eth0"), ("R1", "eth1"), ("R2", "eth2"), ("R3", "eth2"), ("H3", None))
+    assert [d for d, _c, _w in path.golden] == ["H1", "R1", "R2", "R3"]
+
+
+@pytest.mark.xdist_group("frr_lab")
 def test_kill_during_lab_up_then_down_leaves_nothing(tmp_path: Path) -> None:
     from tests.frr_lab_support import require_lab_machine
 
@@ -172,7 +181,7 @@ def test_bundled_lab_tasks_validate_replay_and_score_as_the_oracle() -> None:
 
     ts = TaskSet.open(RECORDED)
     refs = ts.refs()
-    assert len(refs) >= 8
+    assert len(refs) >= 12
     assert Validator(ts).run(refs).errors == []
     labels = set()
     for ref in refs:
@@ -186,6 +195,7 @@ def test_bundled_lab_tasks_validate_replay_and_score_as_the_oracle() -> None:
         "static route missing",
     }
     assert any(len(ts.load_hidden(r).answer.rca or []) > 1 for r in refs)  # a multi-root-cause task
+    assert len([r for r in refs if r.family.value == "path"]) >= 4
     with ReplayEngine(ts).open_session("RCA-LAB-002") as session:
         neighbours = session.run("R1", "sh ip ospf nei")
         assert neighbours.outcome == Outcome.RECORDED and b"ExStart" in neighbours.data

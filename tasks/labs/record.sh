@@ -16,3 +16,8 @@ cap RCA-LAB-005 --fault static-missing device=H1
 cap RCA-LAB-006 --fault shutdown device=R1 interface=eth1
 cap RCA-LAB-007 --fault bgp-as device=R2 local_as=65002 neighbor=10.0.23.2 remote_as=65033 --fault static-missing device=H3
 cap RCA-LAB-008 --fault mtu device=R2 interface=eth1 mtu=1400
+# Path tasks: the gold path is what the live routing tables give (show ip route / ip route get).
+cap PATH-LAB-001 --path H1:192.168.3.10
+cap PATH-LAB-002 --path H3:192.168.1.10
+cap PATH-LAB-003 --path R1:192.168.3.10
+cap PATH-LAB-004 --path H3:10.0.12.1

@@ -17,6 +17,8 @@ then writes the statement and submits the task for review as usual.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctbench.dialects import get_dialect
 from ctbench.errors import CtbError
-from ctbench.model import Device, Link, Network
+from ctbench.model import Device, GoldPath, Link, Network, PathHop
 from ctbench.yamlio import load_fast
 
 from .faults import Effect
@@ -115,6 +117,65 @@ def network_of(spec: LabSpec) -> Network:
     )
 
 
+_FRR_VIA = re.compile(r"^\s*\*\s*(\d+\.\d+\.\d+\.\d+), via (\S+?),", re.M)
+_FRR_DIRECT = re.compile(r"^\s*\*\s*directly connected, (\S+?)[,\s]", re.M)
+_LINUX_DEV = re.compile(r"\bdev (\S+)")
+
+
+@dataclass(frozen=True)
+class TracedPath:
+    """The forwarding path from a device to an address, as the live routing tables say."""
+
+    hops: tuple[tuple[str, str | None], ...]
+    """(device, egress interface); the last hop (the destination's owner) has none."""
+    golden: tuple[tuple[str, str, str], ...]
+    """(device, command, why) of the lookups that show each hop."""
+
+
+def trace_path(lab: Lab, source: str, destination: str) -> TracedPath:
+    """Follow the live routing tables hop by hop from ``source`` to ``destination`` (an address).
+
+    A router is asked ``show ip route DEST`` and a host ``ip route get DEST``; the egress interface's
+    link gives the next device. The walk ends at the device that owns the address.
+    """
+    spec = lab.spec
+    dst = ipaddress.IPv4Address(destination)
+    owner = {
+        ipaddress.IPv4Interface(end.address).ip: end.device
+        for link in spec.links
+        for end in link.ends()
+        if end.address
+    }
+    if dst not in owner:
+        raise CtbError(f"path: no device of lab {spec.name} owns {destination}", exit_code=2)
+    peer = {
+        (a.device, a.interface): b.device for link in spec.links for a, b in (link.ends(), link.ends()[::-1])
+    }
+    hops: list[tuple[str, str | None]] = []
+    golden: list[tuple[str, str, str]] = []
+    device = source
+    while owner[dst] != device:
+        if len(hops) > len(spec.devices()):
+            raise CtbError(f"path: a forwarding loop from {source} to {destination}: {hops}")
+        if device in spec.routers:
+            command = f"show ip route {destination}"
+            out = lab.run(device, command).decode(errors="replace")
+            via, direct = _FRR_VIA.search(out), _FRR_DIRECT.search(out)
+            egress = via.group(2) if via else direct.group(1) if direct else None
+        else:
+            command = f"ip route get {destination}"
+            out = lab.run(device, command).decode(errors="replace")
+            dev = _LINUX_DEV.search(out)
+            egress = dev.group(1) if dev else None
+        if egress is None or (device, egress) not in peer:
+            raise CtbError(f"path: {device} has no route to {destination} (it says: {out.strip()[:200]})")
+        hops.append((device, egress))
+        golden.append((device, command, f"{device} forwards {destination} out of {egress}"))
+        device = peer[(device, egress)]
+    hops.append((device, None))
+    return TracedPath(tuple(hops), tuple(golden))
+
+
 @dataclass
 class Recorded:
     """What a recording pass produced, before it becomes a task."""
@@ -165,8 +226,10 @@ def write_task(
     *,
     author: str,
     commit: bool,
+    path: TracedPath | None = None,
 ) -> Path:
-    """Create the draft RCA task (and the lab's network, the first time) through an editing session."""
+    """Create the draft task (and the lab's network, the first time) through an editing session: an
+    RCA task from the faults' gold, or with ``path`` a path task whose gold is the traced path."""
     from ctbench.authoring.editing import EditError, EditSession
     from ctbench.store import TaskSet
 
@@ -177,7 +240,7 @@ def write_task(
     try:
         session = EditSession.create(
             ts,
-            "rca",
+            "path" if path is not None else "rca",
             task_id,
             network.name,
             statement=STATEMENT.format(lab=spec.name),
@@ -187,25 +250,36 @@ def write_task(
         )
         for (device, command), data in recorded.recordings.items():
             session.add_recording(device, command, data)
-        triples = [session.parse_rca(t) for e in effects for t in e.rca]
+        triples = [] if path is not None else [session.parse_rca(t) for e in effects for t in e.rca]
         if triples:
             session.set_rca(triples)
-        for effect in effects:
-            for device, command, why in effect.golden:
-                canonical = get_dialect(os_of(spec, device)).canonical(command)
-                if not any(
-                    a.device == device and a.command == canonical for a in session.draft.hidden.golden_actions
-                ):
-                    session.add_golden(device, canonical, why)
+        golden = [g for e in effects for g in e.golden] if path is None else list(path.golden)
+        if path is not None:
+            session.set_paths([GoldPath(hops=[PathHop(node=n, egress=e) for n, e in path.hops])])
+        for device, command, why in golden:
+            canonical = get_dialect(os_of(spec, device)).canonical(command)
+            if not any(
+                a.device == device and a.command == canonical for a in session.draft.hidden.golden_actions
+            ):
+                session.add_golden(device, canonical, why)
         mechanisms = sorted({m for e in effects for m in e.protocol_mechanisms})
         categories = sorted({ts.taxonomy.category_of(t.label) or "" for t in triples} - {""})
-        session.set_metadata(
-            observability="O1",  # every fault in the catalogue shows on the device that has it
-            chain_length=max((e.chain_length for e in effects), default=1),
-            protocol_mechanisms=mechanisms,
-            root_cause_count=len(triples) or None,
-            declared={"categories": categories, "golden_length": len(session.draft.hidden.golden_actions)},
-        )
+        if path is not None:
+            session.set_metadata(
+                protocol_mechanisms=["IP forwarding", *mechanisms],
+                declared={"path_count": 1, "golden_length": len(session.draft.hidden.golden_actions)},
+            )
+        else:
+            session.set_metadata(
+                observability="O1",  # every fault in the catalogue shows on the device that has it
+                chain_length=max((e.chain_length for e in effects), default=1),
+                protocol_mechanisms=mechanisms,
+                root_cause_count=len(triples) or None,
+                declared={
+                    "categories": categories,
+                    "golden_length": len(session.draft.hidden.golden_actions),
+                },
+            )
         result = session.save(commit=commit, author=author, action="create")
     except EditError as exc:
         raise CtbError(f"lab: cannot write task {task_id}: {exc}") from None

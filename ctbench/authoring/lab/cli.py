@@ -122,13 +122,35 @@ def _write(args: argparse.Namespace, lab: Lab, effects: list[Effect], names: lis
     from .capture import load_plan, record
 
     plan = load_plan(args.commands)
-    golden = [(d, c) for e in effects for d, c, _why in e.golden]
+    path = _trace(args, lab)
+    golden = [(d, c) for e in effects for d, c, _why in e.golden] + _path_golden(path)
     rec = record(lab, plan, golden, progress=_progress)
-    return _finish_task(args, lab, rec, effects, names, default_author)
+    return _finish_task(args, lab, rec, effects, names, default_author, path)
+
+
+def _trace(args: argparse.Namespace, lab: Lab) -> Any:
+    from .capture import trace_path
+
+    if not args.path:
+        return None
+    source, _, destination = args.path.partition(":")
+    if source not in lab.spec.devices() or not destination:
+        raise CtbError(f"--path {args.path!r}: expected SOURCE_DEVICE:DESTINATION_ADDRESS", exit_code=2)
+    return trace_path(lab, source, destination)
+
+
+def _path_golden(path: Any) -> list[tuple[str, str]]:
+    return [] if path is None else [(d, c) for d, c, _why in path.golden]
 
 
 def _finish_task(
-    args: argparse.Namespace, lab: Lab, rec: Any, effects: list[Effect], names: list[str], author_of: Any
+    args: argparse.Namespace,
+    lab: Lab,
+    rec: Any,
+    effects: list[Effect],
+    names: list[str],
+    author_of: Any,
+    path: Any = None,
 ) -> int:
     from ctbench.store import TaskSet
 
@@ -137,7 +159,7 @@ def _finish_task(
     root = TaskSet.open(args.tasks).root
     author = args.author or author_of(root)
     folder = write_task(
-        root, lab.spec, args.task, rec, effects, names, author=author, commit=not args.no_commit
+        root, lab.spec, args.task, rec, effects, names, author=author, commit=not args.no_commit, path=path
     )
     if args.json:
         emit_json(
@@ -173,12 +195,13 @@ def cmd_capture(args: argparse.Namespace) -> int:
         with _lab(args) as lab:
             started = time.monotonic()
             effects = [inject(lab, f, a) for f, a in faults]
-            golden = [(d, c) for e in effects for d, c, _why in e.golden]
+            path = _trace(args, lab)
+            golden = [(d, c) for e in effects for d, c, _why in e.golden] + _path_golden(path)
             rec = record(lab, plan, golden, progress=_progress)
             _progress(f"faults and recording took {time.monotonic() - started:.1f} s")
     finally:
         signal.signal(signal.SIGTERM, previous)
-    return _finish_task(args, lab, rec, effects, [f.name for f, _ in faults], default_author)
+    return _finish_task(args, lab, rec, effects, [f.name for f, _ in faults], default_author, path)
 
 
 def cmd_faults(args: argparse.Namespace) -> int:
@@ -210,6 +233,11 @@ def add_lab_commands(sub: Any) -> None:
         )
         p.add_argument("--author", help="author name (default: $CTBENCH_AUTHOR or git's user)")
         p.add_argument("--no-commit", action="store_true", help="write the files but do not commit")
+        p.add_argument(
+            "--path",
+            metavar="SOURCE:ADDRESS",
+            help="write a path task instead: the gold is the path from SOURCE to ADDRESS the live tables give",
+        )
 
     common(add_command(inner, "up", "bring a lab up and wait for it to converge", cmd_up))
     common(
