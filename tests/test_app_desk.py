@@ -7,6 +7,7 @@ only and checks where the typed text landed, or what the screen shows.
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,72 @@ def test_saving_after_an_import_keeps_the_imported_recording(tasks: Path, tmp_pa
     task = TaskSet.open(tasks).load_task("RCA-001")
     assert task.statement.startswith("Seen since 09:40. Users")
     assert any(r.device == device and r.command == "display clock" for r in task.recordings)
+
+
+def screen_text(app: object) -> str:
+    """What the terminal shows now, as plain text lines (the compositor's last frame)."""
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    return "\n".join(strip.text for strip in strips)
+
+
+def words(app: object) -> str:
+    """The screen's words in reading order, borders and scrollbars left out, so wrapped text reads whole."""
+    return " ".join(re.sub("[\u2500-\u259f]", " ", screen_text(app)).split())
+
+
+def test_80x24_reaches_the_routing_table_and_160_columns_wrap(tasks: Path) -> None:
+    from ctbench.authoring.app.widgets.sections.statement import prompt_preview
+    from ctbench.tui.replay_console import ReplayConsole
+
+    why = "The static default route points at the firewall's old address, " * 3
+
+    async def scenario() -> None:
+        app = author_app(tasks, mode="edit", task_id="RCA-001")
+        async with app.run_test(size=(80, 24)) as pilot:
+            editor = await validated(pilot)
+            assert not editor.findings_shown and not editor.query_one("#editor-nav").display
+            await pilot.press("f8")
+            console = editor.query_one(ReplayConsole)
+            await until(pilot, lambda: console.session is not None, "the replay session")
+            while console.device != "CORE_SW_01":
+                await pilot.press("ctrl+o")
+            await settle(pilot)
+            editor.query_one("#rc-input").focus()
+            await type_text(pilot, "dis ip rou")
+            await pilot.press("enter")
+            await until(pilot, lambda: "NextHop" in screen_text(app), "the routing table")
+            assert "Interface " not in screen_text(app)  # the last column runs past 80 columns…
+            await pilot.press("shift+tab")  # …into the output, which scrolls sideways
+            assert app.focused is editor.query_one("#rc-output")
+            await pilot.press(*["right"] * 12)
+            await settle(pilot)
+            assert "Interface" in screen_text(app) and "InLoopBack0" in screen_text(app)
+            help_text = " ".join(editor.current_section.HELP.split()[-4:])
+            assert help_text in words(app)  # the help wraps instead of clipping
+
+            await pilot.press("f9")  # the findings on demand, and away again
+            assert editor.findings_shown and app.focused is editor.query_one("#val-list")
+            await pilot.press("f9")
+            assert not editor.findings_shown
+
+            await pilot.press("f2", "ctrl+t")  # the agent's prompt: long lines wrap, not clipped
+            await settle(pilot)
+            first = prompt_preview(editor.session)[0].splitlines()[0]
+            assert len(first) > 80 and first in words(app)
+            await pilot.press("ctrl+t")
+
+            await pilot.resize_terminal(160, 40)
+            await settle(pilot)
+            assert editor.query_one("#editor-nav").display
+            assert not editor.findings_shown  # hidden by F9 stays hidden: the author chose so
+            await pilot.press("f5", "e")  # a long reason, typed into the golden action's form
+            await settle(pilot)
+            await type_text(pilot, why.strip())  # replaces the selected old reason
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            assert editor.session.draft.hidden.golden_actions[0].why == why.strip()
+            assert why.strip() in " ".join(
+                screen_text(app).replace("▕", " ").split()
+            )  # the reason in full, wrapped
+
+    asyncio.run(scenario())

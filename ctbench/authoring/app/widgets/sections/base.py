@@ -44,7 +44,8 @@ class Section(ReportsWorkerErrors, Vertical):
     DEFAULT_CSS = """
     Section { height: 1fr; padding: 0 1; }
     Section .section-title { text-style: bold; color: $accent; height: 1; }
-    Section .section-help { color: $text-muted; height: auto; }
+    Section .section-help { color: $text-muted; height: auto; width: 1fr; }  /* wraps on a narrow screen */
+    Section .detail { height: auto; max-height: 6; width: 1fr; padding: 0 1; color: $text-muted; }
     Section .label { padding-top: 1; color: $text-muted; }
     Section DataTable { height: 1fr; }
     """

@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Label
+from textual.widgets import DataTable, Label, Static
 
 from ctbench.authoring.app.dialogs.confirm import ConfirmDialog
 from ctbench.authoring.app.dialogs.form import FormDialog, FormField, FormValues
@@ -36,6 +36,7 @@ class GoldenSection(Section):
         yield Label(self.TITLE, classes="section-title")
         yield Label(self.HELP, classes="section-help")
         yield DataTable(id="golden-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="golden-why", classes="detail")  # the highlighted reason in full, wrapped
 
     def on_mount(self) -> None:
         self.query_one("#golden-table", DataTable).add_columns("#", "Device", "Command", "Why")
@@ -49,6 +50,16 @@ class GoldenSection(Section):
             table.add_row(str(i + 1), act.device, act.command, act.why or "(no reason given)")
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
+        self._show_why(table.cursor_row)
+
+    @on(DataTable.RowHighlighted, "#golden-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_why(event.cursor_row)
+
+    def _show_why(self, row: int) -> None:
+        actions = self.session.draft.hidden.golden_actions
+        text = f"Why #{row + 1}: {actions[row].why or '(no reason given)'}" if 0 <= row < len(actions) else ""
+        self.query_one("#golden-why", Static).update(text)
 
     def focus_first(self) -> None:
         self.query_one("#golden-table", DataTable).focus()

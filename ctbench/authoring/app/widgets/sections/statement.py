@@ -76,7 +76,7 @@ class StatementSection(Section):
     StatementSection #statement-text { height: 1fr; }
     StatementSection #statement-views { height: 1fr; }
     StatementSection #prompt-preview { height: 1fr; border: round $primary-background; }
-    StatementSection #prompt-text { width: auto; }
+    StatementSection #prompt-text { width: 1fr; }
     """
 
     def compose(self) -> ComposeResult:
@@ -113,7 +113,7 @@ class StatementSection(Section):
 
     def _render_preview(self) -> None:
         text, official = prompt_preview(self.session)
-        body = Text(text, no_wrap=True)  # line breaks exactly as the agent receives them
+        body = Text(text)  # the agent's line breaks, and long lines wrapped to the screen instead of clipped
         if not official:
             body.stylize("italic")
         self.query_one("#prompt-text", Static).update(body)
