@@ -203,10 +203,9 @@ def compare(
 
     if len(runs) < 2:
         raise CtbError("a comparison needs at least two runs (A, then one or more runs to compare it with)")
-    runs = [r.first_trial() for r in runs]
+    # A run's scores are one row per task (its mean over trials): paired tests are across tasks.
     names, labels = unique_names(runs)
     aligned, warnings = align(runs, labels, common=common)
-    warnings = [w for r in runs if r.info.trials > 1 for w in r.warnings[-1:]] + warnings
     n_resamples = stats.N_RESAMPLES if n_resamples is None else n_resamples
     by_name = {n: r.scores for n, r in zip(names, aligned, strict=True)}
     pairs = [(names[0], n) for n in names[1:]]

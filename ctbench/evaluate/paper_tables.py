@@ -216,9 +216,12 @@ def table23(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
 
 
 def disagreement(a: ScoredRun, b: ScoredRun, family: str) -> tuple[int, int, int, int, int]:
-    """(n, both right, first only, second only, neither) on the tasks of ``family`` both runs hold."""
-    xa = {s.task_id: s.exact for s in a.scores if s.family == family}
-    xb = {s.task_id: s.exact for s in b.scores if s.family == family}
+    """(n, both right, first only, second only, neither) on the tasks of ``family`` both runs hold.
+
+    With several trials a task counts as right when every trial of it was (its mean is 1).
+    """
+    xa = {s.task_id: s.exact == 1 for s in a.scores if s.family == family}
+    xb = {s.task_id: s.exact == 1 for s in b.scores if s.family == family}
     common = sorted(xa.keys() & xb.keys())
     both = sum(1 for t in common if xa[t] and xb[t])
     first = sum(1 for t in common if xa[t] and not xb[t])

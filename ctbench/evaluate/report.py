@@ -218,6 +218,7 @@ def table_runs(report: Report) -> Table:
             "Version",
             "Task-set commit",
             "Tasks",
+            "Trials",
             "Incomplete",
             "Sandbox",
         ],
@@ -237,6 +238,7 @@ def table_runs(report: Report) -> Table:
             if run.get("release")
             else (commit[:12] if commit else None),
             r.scores["n_tasks"],
+            r.scores.get("trials", 1),
             "yes" if r.scores["incomplete"] else "no",
             "unsandboxed" if sandbox == "none" else sandbox,
         )
@@ -277,6 +279,30 @@ def table5(report: Report, split: bool) -> Table:
         "Percent ± SE across tasks (not across repeated runs). Acc and IoUs are task means (SE = sd/sqrt(n)); "
         f"Evid. is pooled golden-action coverage with a bootstrap SE ({scoring['n_resamples']:,} resamples, "
         f"base seed {scoring['base_seed']}). Unanswered tasks count as wrong and 0."
+    )
+    return t
+
+
+def table_pass_k(report: Report, split: bool) -> Table:
+    """pass@k and pass^k of every run made with ``--trials`` (unbiased estimators, over tasks)."""
+    from ctbench.scoring.trials import pass_k_rows
+
+    c = _Cols(split)
+    t = Table(
+        title="pass@k and pass^k over repeated trials",
+        key="pass_k",
+        columns=["Run", "Family", "Trials", "n", "Estimator", *c.head("Value")],
+    )
+    for r in report.runs:
+        section = r.scores.get("pass_k")
+        if not section:
+            continue
+        for family, n, name, value, se in pass_k_rows(section):
+            t.add(r.label, FAMILY_TITLES[family], section["trials"], n, name, *c.cell(value, se))
+    t.note = (
+        "Percent ± SE across tasks. Per task, unbiased estimators over its n trials of which c are "
+        "correct: pass@k = 1 - C(n-c, k)/C(n, k) (at least one of k right), pass^k = C(c, k)/C(n, k) "
+        "(all k right); then the mean over tasks. pass@1 is Table 5's accuracy."
     )
     return t
 
@@ -553,6 +579,7 @@ def report_tables(report: Report, *, split: bool = False) -> list[Table]:
     tables = [
         table_runs(report),
         table5(report, split),
+        table_pass_k(report, split),
         table6(report, split),
         table13(report, split),
         table16(report, split),

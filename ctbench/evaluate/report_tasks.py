@@ -204,7 +204,7 @@ def tasks_section(report: Report, loader: DetailLoader | None = None) -> str:
     for run in report.runs:
         results = _results(run.run.path)
         several = run.run.info.trials > 1
-        for s in run.run.scores:
+        for s in run.run.trial_scores:  # every task-trial has its own row
             detail = loader.load(
                 run.run.path, s.task_id, results.get((s.task_id, s.trial)), with_prompt=False, scores=s
             )

@@ -392,7 +392,7 @@ class Scorer:
         versions = frozenset(line.harness_version for _, line in by_key.values() if line.harness_version)
         return ScoredRun(
             info=info,
-            scores=scores,
+            trial_scores=scores,
             warnings=warnings,
             missing=missing,
             path=run_dir,
@@ -432,10 +432,16 @@ def _stored_answer(data: Mapping[str, Any], family: str) -> ParsedAnswer | None:
 
 @dataclass
 class ScoredRun:
-    """One run scored: its info, per-task scores (sorted by family and id) and what went wrong."""
+    """One run scored: its info, per-task scores (sorted by family and id) and what went wrong.
+
+    ``scores`` has one row per task - with several trials, the task's mean over its trials
+    (:func:`ctbench.scoring.trials.task_means`) - so every figure computed from it (summary, standard
+    errors, breakdowns, paired comparisons, paper tables) is over tasks, n the number of tasks.
+    ``trial_scores`` keeps every task-trial (the per-trial listing and pass@k/pass^k).
+    """
 
     info: RunInfo
-    scores: list[TaskScores]
+    trial_scores: list[TaskScores]
     warnings: list[str]
     missing: list[str]
     path: Path
@@ -445,25 +451,19 @@ class ScoredRun:
     """Versions the result lines report for the harness (a CLI upgraded mid-run shows two)."""
     task_set: TaskSetRef | None = None
     """The task set it was scored against (commit and dirtiness), recorded in scores.json."""
+    scores: list[TaskScores] = field(init=False)
+
+    def __post_init__(self) -> None:
+        from ctbench.scoring.trials import task_means  # numpy: loaded when a run is scored, not on import
+
+        self.scores = task_means(self.trial_scores)
 
     def restricted(self, keys: set[tuple[str, str]]) -> ScoredRun:
         """The same run on a subset of its tasks (comparisons on common tasks)."""
         return replace(
-            self, scores=[s for s in self.scores if (s.family, s.task_id) in keys], missing=list(self.missing)
-        )
-
-    def first_trial(self) -> ScoredRun:
-        """Trial 1 of every task: the single-trial view paired comparisons use (one row per task)."""
-        if self.info.trials == 1:
-            return self
-        return replace(
             self,
-            scores=[s for s in self.scores if s.trial == 1],
-            warnings=[
-                *self.warnings,
-                f"{self.info.name} has {self.info.trials} trials per task; "
-                "paired comparisons use trial 1 (pass@k is in its scores.json)",
-            ],
+            trial_scores=[s for s in self.trial_scores if (s.family, s.task_id) in keys],
+            missing=list(self.missing),
         )
 
 
@@ -531,7 +531,7 @@ def build_scores(
 
     n_resamples = stats.N_RESAMPLES if n_resamples is None else n_resamples
     base_seed = stats.BASE_SEED if base_seed is None else base_seed
-    rows = run.scores
+    rows = run.scores  # one row per task: a task's mean over its trials
     table = ScoreTable.of(rows)
     summary = table.summarize()
     if se is None:
@@ -565,17 +565,23 @@ def build_scores(
             "priority": list(PRIORITY),
             "names": dict(FAILURE_MODES),
             "counts": {m: summary["rca"]["failures"][m] for m in sorted(FAILURE_MODES)},
-            "tasks": {s.task_id: s.failure for s in rows if s.family == "rca" and s.failure},
+            # by task id; a later trial of a several-trial run as "<task id>#<trial>"
+            "tasks": {
+                s.task_id if s.trial == 1 else f"{s.task_id}#{s.trial}": s.failure
+                for s in run.trial_scores
+                if s.family == "rca" and s.failure
+            },
         },
         "breakdowns": breakdowns,
-        "tasks": [task_json(s) for s in rows],
+        "tasks": [task_json(s) for s in run.trial_scores],
     }
     if run.info.trials > 1:
         from ctbench.scoring.trials import pass_at_k_section
 
         document["trials"] = run.info.trials
+        document["n_task_trials"] = len(run.trial_scores)
         document["pass_k"] = pass_at_k_section(
-            rows, run.info.trials, n_resamples=n_resamples, base_seed=base_seed
+            run.trial_scores, run.info.trials, n_resamples=n_resamples, base_seed=base_seed
         )
     return document
 

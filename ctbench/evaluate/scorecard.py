@@ -46,6 +46,11 @@ def pm(value: float | None, se: float | None) -> str:
     return pct(value) if se is None else f"{pct(value)} ± {pct(se)}"
 
 
+def count(value: float) -> str:
+    """A count as printed: whole numbers as they are, a mean over trials with two decimals."""
+    return f"{value:.2f}" if isinstance(value, float) and not value.is_integer() else str(int(value))
+
+
 def headline_rows(scores: Mapping[str, Any]) -> list[list[str]]:
     """Table 5 cells for one run: family, n, Acc, Loc, ID/Rest, Evidence (each ± SE)."""
     rows: list[list[str]] = []
@@ -93,7 +98,8 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
     n_what = (
         f"{scores['n_tasks']} task(s)"
         if trials == 1
-        else f"{scores['n_tasks'] // trials} task(s) x {trials} trials; figures are pass@1"
+        else f"{scores['n_tasks']} task(s) x {trials} trials; figures are over tasks, each task's mean "
+        "over its trials (Acc = pass@1)"
     )
     table = Table(
         title=f"Scorecard: {who}  (run {run['name']}, {n_what})",
@@ -125,9 +131,17 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
         status["unparsable"] = status.get("unparsable", 0) + status.pop("empty", 0)
         not_answered = {k: v for k, v in status.items() if k != "answered" and v}
         state = ", ".join(f"{v} {k}" for k, v in not_answered.items())
+        correct = f"{count(summ['n_correct'])}/{summ['n_tasks']} correct"
+        if "n_task_trials" in summ:
+            correct = f"{count(summ['n_correct'])} of {summ['n_tasks']} tasks correct (mean over trials)"
         lines.append(
-            f"{title}: {summ['n_correct']}/{summ['n_tasks']} correct"
-            + (f"; not answered: {state}" if state else "")
+            f"{title}: {correct}"
+            + (
+                f"; not answered ({summ['n_task_trials']} task-trials): {state}"
+                if state and "n_task_trials" in summ
+                else ""
+            )
+            + (f"; not answered: {state}" if state and "n_task_trials" not in summ else "")
         )
         if fam == "rca":
             lines.append(
@@ -148,7 +162,7 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
         ev = summ["evidence"]
         corr = summ["evidence_on_correct"]
         lines.append(
-            f"  evidence: {ev['covered']}/{ev['golden']} golden actions covered, F1 {pct(ev['f1'])}; "
+            f"  evidence: {count(ev['covered'])}/{count(ev['golden'])} golden actions covered, F1 {pct(ev['f1'])}; "
             f"on correct answers {corr['incomplete']}/{corr['n_correct']} incomplete, coverage "
             f"{pct(corr['coverage'])}"
         )

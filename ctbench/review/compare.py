@@ -143,7 +143,7 @@ def compare(
         parsed=parsed,
         gold_lines=gold_lines,
         blind_lines=blind_lines,
-        exact=scores.exact,
+        exact=bool(scores.exact),
         scores=scores.to_json(),
         golden_covered=covered,
         golden_missed=missed,

@@ -150,11 +150,15 @@ def score_paths(gold: Sequence[Path], predicted: Sequence[Path] | None) -> PathT
 
 @dataclass(frozen=True, slots=True)
 class EvidenceCounts:
-    """Per-task evidence counts: covered golden actions C, golden actions G, unique executed A (C.5)."""
+    """Per-task evidence counts: covered golden actions C, golden actions G, unique executed A (C.5).
 
-    covered: int
-    golden: int
-    executed: int
+    Integers for one attempt; for a task's mean over trials (:func:`ctbench.scoring.trials.task_means`)
+    the means of the trials' counts, so pooled ratios weigh every task once.
+    """
+
+    covered: float
+    golden: float
+    executed: float
 
     @property
     def complete(self) -> bool:
@@ -405,15 +409,16 @@ def hierarchical_loc(
 
 
 class Usage(NamedTuple):
-    """Resource usage of one task (section 4.3); ``None`` = not recorded."""
+    """Resource usage of one task (section 4.3); ``None`` = not recorded. Counts are integers for one
+    attempt and means for a task's mean over trials."""
 
-    rounds: int | None = None
+    rounds: float | None = None
     latency_s: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    input_tokens: float | None = None
+    output_tokens: float | None = None
 
     @property
-    def total_tokens(self) -> int | None:
+    def total_tokens(self) -> float | None:
         """Tokens_total = Tokens_input + Tokens_output; unknown when either side is unknown."""
         if self.input_tokens is None or self.output_tokens is None:
             return None
@@ -480,7 +485,8 @@ class TaskScores:
     task_id: str
     family: Family
     status: TaskStatus
-    exact: bool
+    exact: float
+    """Correct (a bool) for one attempt; for a task's mean over trials, the share of correct trials."""
     loc: float
     evidence: EvidenceCounts
     usage: Usage
@@ -489,13 +495,27 @@ class TaskScores:
     triplet: float | None = None
     rest: float | None = None
     sequence: float | None = None
-    edges_intersection: int = 0
-    edges_union: int = 0
+    edges_intersection: float = 0
+    edges_union: float = 0
     entries: EntryMatchScores | None = None
     has_topology: bool = False
     failure: str | None = None
     trial: int = 1
     """Which trial of the task this row scores (``--trials``); 1 for single-trial runs."""
+    n_trials: int = 1
+    """How many trials this row stands for: 1 for one attempt, K for a task's mean over K trials."""
+    trial_counts: Mapping[str, int] | None = None
+    """For a task's mean over trials: how many of its trials had each status, each failure mode and
+    were wrong (``"wrong"``); ``None`` for one attempt (its own status and failure say it)."""
+
+    def counts(self) -> Mapping[str, int]:
+        """Statuses, failure modes and wrong answers of the trials this row stands for."""
+        if self.trial_counts is not None:
+            return self.trial_counts
+        out = {self.status: 1, "wrong": 0 if self.exact else 1}
+        if self.failure:
+            out[self.failure] = 1
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON value for a per-task score listing (deterministic key order)."""

@@ -463,6 +463,12 @@ def _values(rows: Sequence[TaskScores], attr: str) -> FloatArray:
     return np.array([float(getattr(s, attr) or 0.0) for s in rows], dtype=np.float64)
 
 
+def _binary(values: FloatArray) -> bool:
+    """Whether per-task values are 0/1 (one attempt per task). A several-trial run's accuracy is each
+    task's share of correct trials: no McNemar table, so its paired test is the bootstrap sign test."""
+    return bool(np.all((values == 0.0) | (values == 1.0)))
+
+
 def _coverage_parts(rows: Sequence[TaskScores]) -> tuple[FloatArray, FloatArray]:
     """Per-task covered and golden action counts (the parts of pooled evidence coverage)."""
     return (
@@ -669,7 +675,7 @@ def _paired_results(
         ci = percentile_interval(diffs, confidence)
         ci_low, ci_high = ci if ci is not None else (None, None)
         diff = float((x - y).mean())
-        if name == "accuracy":
+        if name == "accuracy" and _binary(x) and _binary(y):
             a_only, b_only, p = mcnemar_exact(x > 0.5, y > 0.5)
             results.append(
                 PairedResult(

@@ -30,8 +30,8 @@ FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
 
 _FAILURES: tuple[str, ...] = tuple(sorted(FAILURE_MODES))
-_STATUS_CODE = {st: i for i, st in enumerate(TASK_STATUSES)}
-_FAILURE_CODE: dict[str | None, int] = {None: -1, **{m: i for i, m in enumerate(_FAILURES)}}
+_COUNTED: tuple[str, ...] = (*TASK_STATUSES, *_FAILURES, "wrong")
+"""What a row counts over the trials it stands for (one attempt: one-hot), :meth:`TaskScores.counts`."""
 _USAGE_FIELDS: tuple[str, ...] = ("rounds", "latency_s", "input_tokens", "output_tokens", "total_tokens")
 _ENTRY_FIELDS: tuple[str, ...] = ("id_exact", "id_hierarchical", "loc_exact", "loc_hierarchical")
 _NAN = math.nan
@@ -50,8 +50,8 @@ _COLUMNS: tuple[str, ...] = (
     "covered",
     "golden",
     "executed",
-    "status",
-    "failure",
+    *(f"count:{c}" for c in _COUNTED),
+    "n_trials",
     "has_entries",
     "n_gold",
     *_ENTRY_FIELDS,
@@ -79,6 +79,7 @@ def _row(s: TaskScores) -> tuple[float, ...]:
         )
     )
     r, lat, tin, tout = u
+    counts = s.counts()
     return (
         s.family == "rca",
         s.exact,
@@ -92,8 +93,8 @@ def _row(s: TaskScores) -> tuple[float, ...]:
         ev.covered,
         ev.golden,
         ev.executed,
-        _STATUS_CODE[s.status],
-        _FAILURE_CODE[s.failure],
+        *(counts.get(c, 0) for c in _COUNTED),
+        s.n_trials,
         *entries,
         s.has_topology,
         _NAN if r is None else r,
@@ -148,8 +149,10 @@ def _median(values: FloatArray) -> float | None:
     return float(ordered[m]) if n % 2 else (float(ordered[m - 1]) + float(ordered[m])) / 2
 
 
-def _total(values: FloatArray) -> int:
-    return int(values.sum())
+def _total(values: FloatArray) -> int | float:
+    """A column's exact sum: an int when it is whole (counts), else a float (means over trials)."""
+    total = _sum(values)
+    return int(total) if total.is_integer() else total
 
 
 @dataclass(frozen=True)
@@ -204,11 +207,6 @@ class ScoreTable:
 
     @staticmethod
     def _rca(m: FloatArray) -> dict[str, Any]:
-        wrong = m[m[:, _COL["exact"]] == 0.0]
-        failures = np.bincount(
-            wrong[:, _COL["failure"]][wrong[:, _COL["failure"]] >= 0].astype(np.intp),
-            minlength=len(_FAILURES),
-        )
         return {
             **_headline(m),
             "id_iou": _mean(m[:, _COL["ident"]]),
@@ -221,8 +219,8 @@ class ScoreTable:
                 "n_tasks_without_topology": int(m.shape[0] - np.count_nonzero(m[:, _COL["has_topology"]])),
             },
             "failures": {
-                "n_wrong": int(wrong.shape[0]),
-                **{mode: int(failures[i]) for i, mode in enumerate(_FAILURES)},
+                "n_wrong": _total(m[:, _COL["count:wrong"]]),
+                **{mode: _total(m[:, _COL[f"count:{mode}"]]) for mode in _FAILURES},
             },
         }
 
@@ -241,16 +239,24 @@ class ScoreTable:
 
 
 def _headline(m: FloatArray) -> dict[str, Any]:
-    """The fields both families report first: counts, statuses, accuracy and localisation IoU."""
-    status = np.bincount(m[:, _COL["status"]].astype(np.intp), minlength=len(TASK_STATUSES))
-    n, correct = int(m.shape[0]), int(np.count_nonzero(m[:, _COL["exact"]]))
-    return {
+    """The fields both families report first: counts, statuses, accuracy and localisation IoU.
+
+    Over tasks: with several trials a row is a task's mean over its trials, so accuracy is the mean of
+    the tasks' shares of correct trials (pass@1) and ``n_correct`` their sum; the statuses count the
+    task-trials (``n_task_trials`` says how many there are when it is not ``n_tasks``).
+    """
+    n = int(m.shape[0])
+    out: dict[str, Any] = {
         "n_tasks": n,
-        "status": {st: int(status[i]) for i, st in enumerate(TASK_STATUSES)},
-        "accuracy": _div(correct, n),  # the mean of 0/1 values, exactly
-        "n_correct": correct,
+        "status": {st: _total(m[:, _COL[f"count:{st}"]]) for st in TASK_STATUSES},
+        "accuracy": _mean(m[:, _COL["exact"]]),  # of 0/1 values: correct / n, exactly
+        "n_correct": _total(m[:, _COL["exact"]]),
         "loc_iou": _mean(m[:, _COL["loc"]]),
     }
+    trials = _total(m[:, _COL["n_trials"]])
+    if trials != n:
+        out["n_task_trials"] = trials
+    return out
 
 
 def _evidence(m: FloatArray) -> dict[str, Any]:

@@ -313,7 +313,7 @@ def load_run(path: Path | str, scorer: Scorer) -> RunData:
             _entries=entries,
         )
     run = scorer.score_folder(path)
-    entries = [task_json(s) for s in run.scores]
+    entries = [task_json(s) for s in run.trial_scores]
     data = RunData(
         path=path,
         info=run.info,
