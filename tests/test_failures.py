@@ -177,31 +177,32 @@ def parse(text: str) -> ParsedAnswer:
 @pytest.mark.parametrize(
     ("text", "mode", "unresolved"),
     [
-        # the issue's case: the gold line plus a cause with an unknown label is not exactly correct
+        # E.2 checks the schema first: a line outside it (unknown label or node) makes the answer F5,
+        # before any set or entry comparison (it used to be F2, F3 or F4 by the set rule)
         (
             f"{A.node};{A.object};{VRRP}\nCore_SW_01;8.8.8.8;routing loop on the core",
-            "F2",
+            "F5",
             ["unknown root-cause label 'routing loop on the core'"],
         ),
         (
             f"<result>\n{A.node};{A.object};{VRRP}\nFW_99;8.8.8.8;{VRRP}\n</result>",
-            "F2",
+            "F5",
             ["unknown node 'FW_99'"],
         ),
         (
             f"Final answer: NOT_A_NODE;x;cosmic rays\n{A.node};{A.object};{VRRP}",
-            "F2",
+            "F5",
             ["unknown node 'NOT_A_NODE'; unknown root-cause label 'cosmic rays'"],
         ),
-        ("<answer>FW_99;114.114.114.114;" + VRRP + "</answer>", "F3", ["unknown node 'FW_99'"]),
+        ("<answer>FW_99;114.114.114.114;" + VRRP + "</answer>", "F5", ["unknown node 'FW_99'"]),
         (
             "<answer>FW_02;114.114.114.114;VRRP is broken</answer>",
-            "F4",
+            "F5",
             ["unknown root-cause label 'VRRP is broken'"],
         ),
         (
             "<answer>Nowhere_01;0.0.0.0;gremlins</answer>",
-            "F4",
+            "F5",
             ["unknown node 'Nowhere_01'; unknown root-cause label 'gremlins'"],
         ),
     ],
@@ -213,6 +214,22 @@ def test_stated_causes_with_unknown_names_count(text: str, mode: str, unresolved
     assert classify_rca_failure(frozenset({A}), parsed) == mode
     again = ParsedAnswer.from_json(parsed.to_json())  # the parse record keeps them
     assert again == parsed
+
+
+def test_a_line_of_the_wrong_shape_in_a_declared_answer_is_f5() -> None:
+    """Inside answer tags every line is an answer line: one with two fields breaks the schema (F5),
+    and the answer's parseable entries still count."""
+    gold = frozenset({A, RcaEntry("FW_01", "1.1.1.1", PREFIX)})
+    wrong_shape = parse(f"<answer>\n{A.node};{A.object};{VRRP}\nFW_01;{PREFIX}\n</answer>")
+    assert wrong_shape.rca == {A} and wrong_shape.invalid_lines == (f"FW_01;{PREFIX}",)
+    assert wrong_shape.schema_violations == (f"FW_01;{PREFIX}",)
+    assert classify_rca_failure(gold, wrong_shape) == "F5"
+    # the same two lines outside a declared answer: the short one is prose, the answer is F1
+    loose = parse(f"{A.node};{A.object};{VRRP}\nFW_01;{PREFIX}\n")
+    assert loose.rca == {A} and loose.schema_violations == ()
+    assert classify_rca_failure(gold, loose) == "F1"
+    # and a schema-clean answer of the same entries is judged by the set rule, as before
+    assert classify_rca_failure(gold, parse(f"<answer>{A.node};{A.object};{VRRP}</answer>")) == "F1"
 
 
 def test_prose_with_two_semicolons_is_not_a_cause_outside_a_declared_answer() -> None:

@@ -92,15 +92,15 @@ def run_and_score(tmp_path: Path, answer: str, task_id: str = "RCA-001") -> tupl
     [
         (
             f"{GOLD}\nCORE_SW_01;8.8.8.8;routing loop on the core",
-            "F2",
+            "F5",
             0.5,
             0.5,
             ["unknown root-cause label 'routing loop on the core'"],
         ),
-        (f"{GOLD}\nCORE_SW_99;GE0/0/1;shutdown", "F2", 0.5, 1.0, ["unknown node 'CORE_SW_99'"]),
+        (f"{GOLD}\nCORE_SW_99;GE0/0/1;shutdown", "F5", 0.5, 1.0, ["unknown node 'CORE_SW_99'"]),
         (
             "CORE_SW_01;GE0/0/24;the port is down somehow",
-            "F4",
+            "F5",
             1.0,
             0.0,
             ["unknown root-cause label 'the port is down somehow'"],

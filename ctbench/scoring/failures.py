@@ -18,9 +18,14 @@ paired one-to-one by an optimal assignment (``scipy.optimize.linear_sum_assignme
 the number of addressed pairs first, then ``4*[same label] + 2*[same node] + [same object]``, so a pair
 agrees on mechanism whenever some pairing can, then on node, then on object. Then, in priority order:
 
-1. **F5 answer realisation** - there is no parsed answer: the prediction is missing (timeout, error,
-   no final message) or its status is ``empty`` / ``unparsable`` (E.2: "first checked whether the
-   final answer was parseable under the required RCA schema").
+1. **F5 answer realisation** - the final answer is not realised under the required RCA schema (E.2:
+   "first checked whether the final answer was parseable under the required RCA schema"; Table 28:
+   "the output is missing, malformed, or uses labels outside the schema"): the prediction is
+   missing (timeout, error, no final message), its status is ``empty`` / ``unparsable``, or any of
+   its lines is outside the schema - a node or label the task does not know, an object the node
+   cannot have, or a line of the wrong shape inside a declared answer
+   (:attr:`ParsedAnswer.schema_violations`). This comes before any set or entry comparison; the
+   answer's parseable entries still count in the IoUs.
 2. **F1 causal coverage deficit** - a gold cause is missing from the set: ``|P| < |G|``, or the answer
    asserts more causes than the gold (``|P| > |G|``) yet some gold cause is *dropped entirely* -
    neither returned nor addressed by any predicted entry. E.2: "when a prediction both misses an
@@ -41,9 +46,10 @@ This reproduces the paper's examples (E.3): q12 empty answer -> F5; q7 one of tw
 q18 a non-gold cause beside the gold mechanism on the wrong node -> F2; q10 right firewall and
 address, OSPF label instead of VRRP -> F4; q11 right label and address on a neighbouring switch -> F3.
 
-Every stated cause counts, including lines whose node, label or object the task does not know
-(:mod:`.parse`): ``FW_02;...;VRRP`` plus ``Core_SW_01;8.8.8.8;routing loop on the core`` for the gold
-``FW_02;...;VRRP`` is F2 (a non-gold extra cause), not a correct answer.
+Every stated cause counts in the IoUs, including lines whose node, label or object the task does not
+know (:mod:`.parse`); such a line makes the answer F5 by the order above: ``FW_02;...;VRRP`` plus
+``Core_SW_01;8.8.8.8;routing loop on the core`` (a label outside the schema) for the gold
+``FW_02;...;VRRP`` is F5, not a correct answer and not F2.
 """
 
 from __future__ import annotations
@@ -118,7 +124,9 @@ def diagnose_rca_failure(gold: Set[RcaEntry], prediction: ParsedAnswer | None) -
         raise ValueError("an RCA task needs an RCA prediction (got a path answer)")
     pred = prediction.rca
     if pred == gold:
-        return None
+        return None  # exactly right: no failure, whatever else the answer held
+    if prediction.schema_violations:
+        return FailureDiagnosis("F5", missing=len(gold - pred), extra=len(pred - gold))
     missing = len(gold - pred)
     extra = len(pred - gold)
     pairs = _pair_entries(sorted(gold - pred), sorted(pred - gold))

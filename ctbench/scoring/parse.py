@@ -77,6 +77,20 @@ class ParsedAnswer:
     paths: tuple[Path, ...] | None = None
     invalid_lines: tuple[str, ...] = ()
     unresolved_lines: tuple[tuple[str, str], ...] = ()
+    declared: bool = False
+    """The agent declared where its answer is (``<answer>``/``<result>`` tags or a "Final answer:"
+    marker), so every line there is an answer line and an invalid one breaks the output schema;
+    elsewhere an invalid line may be prose."""
+
+    @property
+    def schema_violations(self) -> tuple[str, ...]:
+        """Lines of the answer outside the output schema (E.2's F5 check): a line naming an unknown
+        node or label (or an object the node cannot have), and a line of the wrong shape inside a
+        declared answer. Their parseable entries still count in the IoUs."""
+        bad = [line for line, _ in self.unresolved_lines]
+        if self.declared:
+            bad += self.invalid_lines
+        return tuple(bad)
 
     def __post_init__(self) -> None:
         if self.status not in ANSWER_STATUSES:
@@ -106,6 +120,7 @@ class ParsedAnswer:
             "unresolved_lines": [
                 {"line": line, "problem": problem} for line, problem in self.unresolved_lines
             ],
+            "declared": self.declared,
         }
 
     @classmethod
@@ -128,6 +143,7 @@ class ParsedAnswer:
             unresolved_lines=tuple(
                 (str(u["line"]), str(u["problem"])) for u in data.get("unresolved_lines", ())
             ),
+            declared=bool(data.get("declared", False)),
         )
 
 
@@ -285,9 +301,13 @@ def parse_rca(
     def parse_line(line: str, declared: bool) -> _Parsed[RcaEntry] | None:
         return _parse_rca_line(line, declared, index, resolve_label, normalize_object)
 
-    status, entries, invalid, unresolved = _parse(text, _RCA_SEP, parse_line)
+    status, entries, invalid, unresolved, declared = _parse(text, _RCA_SEP, parse_line)
     return ParsedAnswer(
-        status=status, rca=frozenset(entries), invalid_lines=invalid, unresolved_lines=unresolved
+        status=status,
+        rca=frozenset(entries),
+        invalid_lines=invalid,
+        unresolved_lines=unresolved,
+        declared=declared,
     )
 
 
@@ -347,8 +367,14 @@ def parse_paths(
     def parse_line(line: str, declared: bool) -> _Parsed[Path] | None:
         return _parse_path_line(line, declared, index, normalize_interface)
 
-    status, paths, invalid, unresolved = _parse(text, _ARROW, parse_line)
-    return ParsedAnswer(status=status, paths=tuple(paths), invalid_lines=invalid, unresolved_lines=unresolved)
+    status, paths, invalid, unresolved, declared = _parse(text, _ARROW, parse_line)
+    return ParsedAnswer(
+        status=status,
+        paths=tuple(paths),
+        invalid_lines=invalid,
+        unresolved_lines=unresolved,
+        declared=declared,
+    )
 
 
 # --------------------------------------------------------------------------- shared driver
@@ -366,10 +392,11 @@ def _dedupe(items: Iterable[_T]) -> list[_T]:
 
 def _parse(
     text: str | None, separator: re.Pattern[str], parse_line: Callable[[str, bool], _Parsed[_T] | None]
-) -> tuple[AnswerStatus, list[_T], tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """Try the answer regions in order; see the module docstring for the rules."""
+) -> tuple[AnswerStatus, list[_T], tuple[str, ...], tuple[tuple[str, str], ...], bool]:
+    """Try the answer regions in order; see the module docstring for the rules. The last value says
+    whether the answer came from a declared region (tags or a final-answer marker)."""
     if text is None or not text.strip():
-        return "empty", [], (), ()
+        return "empty", [], (), (), False
     regions, falls_back = _regions(text)
     first_invalid: tuple[str, ...] | None = None
     for region in regions:
@@ -386,14 +413,14 @@ def _parse(
             if problem is not None:
                 unresolved.append((line, problem))
         if valid:
-            return "answered", _dedupe(valid), tuple(invalid), tuple(unresolved)
+            return "answered", _dedupe(valid), tuple(invalid), tuple(unresolved), region.declared
         if not falls_back:
             if not invalid:  # a declared answer with nothing in it
-                return "empty", [], (), ()
-            return "unparsable", [], tuple(invalid), ()
+                return "empty", [], (), (), True
+            return "unparsable", [], tuple(invalid), (), True
         if first_invalid is None and invalid:
             first_invalid = tuple(invalid)
-    return "unparsable", [], first_invalid or (), ()
+    return "unparsable", [], first_invalid or (), (), False
 
 
 def parse_answer(
