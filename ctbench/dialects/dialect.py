@@ -123,6 +123,10 @@ class Dialect:
         """The prompt the device prints (``<HOST>``, ``HOST#``, ``admin@HOST>``)."""
         return self._profile.prompt.replace("{host}", hostname).replace("{user}", user)
 
+    def interface_name(self, token: str) -> str | None:
+        """Full name of ``token`` when it is one of this vendor's interface names, else None."""
+        return self._profile.interfaces.parse(token)
+
     def normalize_interface(self, name: str) -> str:
         """Full interface name (``GE1/0/1`` -> ``GigabitEthernet1/0/1``); unknown forms unchanged."""
         return self._profile.interfaces.normalize(name)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from ctbench.errors import CtbError, TaskDefinitionError
 from ctbench.model import Device, Recording, TaskSpec
 from ctbench.replay.loaded import DeviceReplay, LoadedTask, printable
+from ctbench.replay.objects import Inventory
 from ctbench.replay.observation import DeviceInfo
 from ctbench.replay.session import Session
 from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path
@@ -172,7 +173,24 @@ class ReplayEngine:
         # Hosts without a CLI are never accessible (nothing to log into), whatever the task lists;
         # the shell tells a person so. Agents are never told (they get the unknown-device text).
         hosts.update({d.name: d.type for d in network.devices if d.os is None})
-        return LoadedTask(ref=ref, title=spec.title, devices=devices, hosts=hosts)
+        loaded_task = LoadedTask(ref=ref, title=spec.title, devices=devices, hosts=hosts)
+        for replay in devices.values():
+            if replay.inventory is not None:
+                replay.inventory.texts = self._inventory_texts(loaded_task, replay)
+        return loaded_task
+
+    def _inventory_texts(self, task: LoadedTask, replay: DeviceReplay) -> Callable[[], list[bytes]]:
+        """What a device's inventory learns its interfaces from: recorded commands and outputs."""
+
+        def texts() -> list[bytes]:
+            out = [c.encode() for c in replay.recorded]
+            for rec in {id(r): r for r in replay.index.values()}.values():
+                data = self.recording_bytes(task, rec)
+                if data is not None:
+                    out.append(data)
+            return out
+
+        return texts
 
     def _device(self, dev: Device, recordings: list[Recording]) -> DeviceReplay:
         assert dev.os is not None
@@ -193,8 +211,16 @@ class ReplayEngine:
         info = DeviceInfo(
             name=dev.name, vendor=dev.vendor, os=dev.os, type=dev.type, role=dev.role, site=dev.site
         )
+        declared = frozenset(
+            name.casefold() for i in dev.interfaces if (name := dialect.interface_name(i.strip())) is not None
+        )
         return DeviceReplay(
-            info=info, dialect=dialect, prompt=dialect.prompt(dev.name), recorded=recorded, index=index
+            info=info,
+            dialect=dialect,
+            prompt=dialect.prompt(dev.name),
+            recorded=recorded,
+            index=index,
+            inventory=Inventory(dialect, declared) if declared else None,
         )
 
     # -------------------------------------------------------------- recordings

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ctbench.errors import CtbError
 from ctbench.model import Recording
+from ctbench.replay.objects import Inventory
 from ctbench.replay.observation import DeviceInfo, Outcome
 from ctbench.replay.session_setup import setup_answer, stray_setup_position
 from ctbench.store import TaskRef
@@ -70,6 +71,8 @@ class DeviceReplay:
     prompt: str
     recorded: frozenset[str]
     index: dict[str, Recording]
+    inventory: Inventory | None = None
+    """The device's interfaces, when the task set says which it has (see :mod:`.objects`)."""
     _cache: OrderedDict[str, Answer] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -116,6 +119,13 @@ class DeviceReplay:
         rec = self.index.get(canonical)
         if rec is not None:
             return Answer(Outcome.RECORDED, rec.command, recording=rec, filters=tuple(res.filters))
+        missing = self.inventory.missing(line) if self.inventory is not None else None
+        if missing is not None:  # an interface the device does not have: its parameter error
+            from ctbench.dialects import CliError
+
+            pos, token = missing
+            error = CliError("wrong_parameter", pos, token, index=len(line[:pos].split()), slot="interface")
+            return Answer(Outcome.INVALID, None, self.dialect.render_error(error, line, self.prompt))
         return Answer(Outcome.DENIED, canonical, self.dialect.denied_text(canonical))
 
 
