@@ -92,6 +92,33 @@ def _style_of_os(os_name: str) -> PromptStyle | None:
         return None
 
 
+_LINE_STAMP = re.compile(
+    r"\[(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[ T]|\d{1,2}[-/.]\d{1,2}[-/.]\d{4} |\w{3} \w{3} +\d{1,2} )?"
+    r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,6})?(?: \d{4})?\] ?"
+)
+"""A per-line timestamp a terminal adds when told to (SecureCRT's "timestamp each line" with a
+``[%Y-%M-%D %h:%m:%s]`` format, Xshell's ``[2026-12-01 09:41:00.123]``, MobaXterm's ``[09:41:00]``),
+with the one blank that separates it from what the device printed."""
+
+STAMPED_SHARE = 0.6
+"""A log counts as timestamped when this share of its non-blank lines starts with a timestamp; an
+output line that merely begins with ``[09:41:00]`` in an unstamped log is never cut."""
+
+
+def strip_line_timestamps(text: str) -> str:
+    """Remove the terminal's per-line timestamps (Latin-1 decoded log text); the rest is kept exactly.
+
+    Only the stamp and the one blank after it go: a device line that starts with spaces (a VRP
+    routing table) keeps them. Logs without stamps come back unchanged.
+    """
+    lines = text.split("\n")
+    filled = [ln for ln in lines if ln.strip("\r ")]
+    stamps = [_LINE_STAMP.match(ln) for ln in lines]
+    if not filled or sum(m is not None for m in stamps) < STAMPED_SHARE * len(filled):
+        return text
+    return "\n".join(ln if m is None else ln[m.end() :] for ln, m in zip(lines, stamps, strict=True))
+
+
 def strip_pagination(text: str) -> str:
     """Remove pagination prompts and their erase sequences (Latin-1 decoded log text)."""
     return _MORE.sub("", text)
@@ -163,7 +190,7 @@ def split_session(data: bytes, hosts: Iterable[str] = ()) -> list[Block]:
     output never leaks into the previous command's recording.
     """
     known = sorted({fold_host(h) for h in hosts}, key=len, reverse=True)
-    text = strip_pagination(data.decode(_ENC))
+    text = strip_pagination(strip_line_timestamps(data.decode(_ENC)))
     # Split on LF only: str.splitlines would also split on \x85 and friends, which are bytes of
     # UTF-8 characters here (Latin-1 view), and on a lone CR.
     lines = [ln + "\n" for ln in text.split("\n")]

@@ -14,7 +14,8 @@ Split raw terminal session logs (SecureCRT, PuTTY, `script`) into recordings of 
 Each command found after a device prompt (<HOST>, [HOST], HOST#, HOST>, user@HOST>) becomes one
 recording, keyed by the device and the command in full (dis ip rou -> display ip routing-table),
 with the output byte for byte: CRLF line ends, trailing spaces and banners are kept; the pagination
-prompts (---- More ----, --More--, ---(more)---) and the Junos {master:0} line are removed. The
+prompts (---- More ----, --More--, ---(more)---), the Junos {master:0} line and per-line timestamps
+([2026-12-01 09:41:00] as SecureCRT, Xshell or MobaXterm write them when told to) are removed. The
 hostname in the prompt must be a device of the task's network ('-' and '_' and case do not matter),
 unless --device names the one device the whole log comes from.
 
