@@ -122,3 +122,15 @@ def test_live_abbreviations_and_pipe_give_the_recorded_output(frr_lab: object, f
         assert res.canonical is not None
         recorded = run("R1", res.canonical)
         assert run("R1", typed) == frr.apply_filters(recorded, res.filters), typed
+
+
+def test_replay_engine_on_a_recorded_lab_task_answers_as_vtysh() -> None:
+    """The same 22 inputs through the replay engine (not the dialect alone), on a router of a task
+    recorded from the live lab: the text an agent gets is what vtysh printed."""
+    from ctbench.replay.engine import ReplayEngine
+    from ctbench.store import TaskSet
+
+    ts = TaskSet.open(ROOT / "tasks/labs/recorded")
+    with ReplayEngine(ts).open_session("RCA-LAB-001") as session:
+        differ = [line for line, answer in ANSWERS if session.run("R1", line).text != answer]
+    assert differ == []

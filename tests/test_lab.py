@@ -65,6 +65,9 @@ FAULTS = [
     ["bgp-as", "device=R3", "local_as=65003", "neighbor=10.0.23.1", "remote_as=65099"],
     ["mtu", "device=R1", "interface=eth1", "mtu=1400"],
     ["ospf-area", "device=R1", "network=10.0.12.0/30", "area=1"],
+    ["ospf-timers", "device=R1", "interface=eth1", "hello=3"],
+    ["prefix-deny", "device=R3", "local_as=65003", "neighbor=10.0.23.1", "prefix=192.168.1.0/24"],
+    ["static-wrong", "device=H1", "via=192.168.1.99"],
 ]
 
 
@@ -193,6 +196,8 @@ def test_bundled_lab_tasks_validate_replay_and_score_as_the_oracle() -> None:
         "OSPF neighbor parameter mismatch",
         "BGP peer configuration error",
         "static route missing",
+        "route policy denies the route",
+        "static route next hop incorrect",
     }
     assert any(len(ts.load_hidden(r).answer.rca or []) > 1 for r in refs)  # a multi-root-cause task
     assert len([r for r in refs if r.family.value == "path"]) >= 4

@@ -21,3 +21,6 @@ cap PATH-LAB-001 --path H1:192.168.3.10
 cap PATH-LAB-002 --path H3:192.168.1.10
 cap PATH-LAB-003 --path R1:192.168.3.10
 cap PATH-LAB-004 --path H3:10.0.12.1
+cap RCA-LAB-009 --fault ospf-timers device=R1 interface=eth1 hello=3
+cap RCA-LAB-010 --fault prefix-deny device=R3 local_as=65003 neighbor=10.0.23.1 prefix=192.168.1.0/24
+cap RCA-LAB-011 --fault static-wrong device=H1 via=192.168.1.99

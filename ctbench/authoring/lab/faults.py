@@ -169,6 +169,85 @@ def _static_missing(lab: Lab, args: Mapping[str, str]) -> Effect:
     )
 
 
+def _ospf_timers(lab: Lab, args: Mapping[str, str]) -> Effect:
+    device, iface, hello = _router(lab, args), args["interface"], int(args.get("hello", "3"))
+    before = lab.vtysh(device, ["-c", "show running-config"]).stdout.decode(errors="replace")
+    old = re.search(rf"^interface {re.escape(iface)}\n(?: .*\n)*? ip ospf hello-interval (\d+)", before, re.M)
+    undo_line = f"ip ospf hello-interval {old.group(1)}" if old else "no ip ospf hello-interval"
+    _configure(lab, device, [f"interface {iface}", f"ip ospf hello-interval {hello}"])
+    return Effect(
+        rca=(f"{device};{iface};OSPF neighbor parameter mismatch",),
+        golden=(
+            (device, "show ip ospf neighbor", "the neighbour on this link is gone"),
+            (
+                device,
+                "show ip ospf interface",
+                f"{iface} says Hello {hello}s, its neighbour another interval",
+            ),
+        ),
+        protocol_mechanisms=("OSPF adjacency", "OSPF timers"),
+        settle=6.0,
+        undo=((device, "vtysh", (f"interface {iface}", undo_line)),),
+    )
+
+
+def _prefix_deny(lab: Lab, args: Mapping[str, str]) -> Effect:
+    device, local, neighbor, prefix = _router(lab, args), args["local_as"], args["neighbor"], args["prefix"]
+    ipaddress.IPv4Address(neighbor)
+    ipaddress.IPv4Network(prefix)
+    name = args.get("name", "EDGE-IN")
+    _configure(
+        lab,
+        device,
+        [
+            f"ip prefix-list {name} seq 5 deny {prefix}",
+            f"ip prefix-list {name} seq 10 permit 0.0.0.0/0 le 32",
+            f"router bgp {local}",
+            "address-family ipv4 unicast",
+            f"neighbor {neighbor} prefix-list {name} in",
+        ],
+    )
+    lab.vtysh(device, ["-c", f"clear ip bgp {neighbor} soft in"])
+    return Effect(
+        rca=(f"{device};{name};route policy denies the route",),
+        golden=(
+            (device, "show ip route", f"{prefix} is missing"),
+            (device, "show running-config", f"prefix-list {name} denies {prefix} from {neighbor}"),
+        ),
+        protocol_mechanisms=("BGP", "prefix list"),
+        settle=4.0,
+        undo=(
+            (
+                device,
+                "vtysh",
+                (
+                    f"router bgp {local}",
+                    "address-family ipv4 unicast",
+                    f"no neighbor {neighbor} prefix-list {name} in",
+                ),
+            ),
+            (device, "vtysh", (f"no ip prefix-list {name}",)),
+        ),
+    )
+
+
+def _static_wrong(lab: Lab, args: Mapping[str, str]) -> Effect:
+    device, via = args["device"], args["via"]
+    if device not in lab.spec.hosts or lab.spec.hosts[device].gateway is None:
+        raise CtbError(f"fault static-wrong: {device!r} is not a host of lab {lab.spec.name} with a gateway")
+    ipaddress.IPv4Address(via)
+    gateway = str(lab.spec.hosts[device].gateway)
+    lab.shell(device, ["ip", "route", "replace", "default", "via", via])
+    return Effect(
+        rca=(f"{device};{via};static route next hop incorrect",),
+        golden=((device, "ip route", f"the default route points at {via}, not the gateway {gateway}"),),
+        protocol_mechanisms=("static routing", "ARP"),
+        settle=0.5,
+        chain_length=1,
+        undo=((device, "shell", ("ip", "route", "replace", "default", "via", gateway)),),
+    )
+
+
 CATALOGUE: dict[str, Fault] = {
     f.name: f
     for f in (
@@ -189,6 +268,24 @@ CATALOGUE: dict[str, Fault] = {
             _bgp_as,
         ),
         Fault("static-missing", "remove a host's default route", ("device",), _static_missing),
+        Fault(
+            "ospf-timers",
+            "change a router interface's OSPF hello interval",
+            ("device", "interface", "hello"),
+            _ospf_timers,
+        ),
+        Fault(
+            "prefix-deny",
+            "deny a prefix from a BGP neighbour with a prefix list",
+            ("device", "local_as", "neighbor", "prefix", "name"),
+            _prefix_deny,
+        ),
+        Fault(
+            "static-wrong",
+            "point a host's default route at a wrong next hop",
+            ("device", "via"),
+            _static_wrong,
+        ),
     )
 }
 
@@ -210,7 +307,9 @@ def parse_fault(words: list[str]) -> tuple[Fault, dict[str, str]]:
             )
         args[key] = value
     required = {"shutdown": ("device", "interface"), "mtu": ("device", "interface"), "ospf-area": ("device", "network"),
-                "bgp-as": ("device", "local_as", "neighbor"), "static-missing": ("device",)}[fault.name]  # fmt: skip
+                "bgp-as": ("device", "local_as", "neighbor"), "static-missing": ("device",),
+                "ospf-timers": ("device", "interface"), "prefix-deny": ("device", "local_as", "neighbor", "prefix"),
+                "static-wrong": ("device", "via")}[fault.name]  # fmt: skip
     missing = [k for k in required if k not in args]
     if missing:
         raise CtbError(f"fault {fault.name}: missing {', '.join(k + '=...' for k in missing)}", exit_code=2)
