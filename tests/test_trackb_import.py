@@ -201,3 +201,60 @@ def test_ground_truth_reader(tmp_path: Path) -> None:
     tree = write_tree(tmp_path / "t")
     gt = read_ground_truth(tree.gt)
     assert gt[QUESTIONS[2][0]] == GOLD[2]
+
+
+def test_export_in_track_b_layout_imports_back_the_same(imported, tmp_path: Path) -> None:
+    out, _, _ = imported
+    layout = tmp_path / "layout"
+    proc = run_cli(
+        "authoring", "export", "--tasks", str(out), "--format", "trackb", "--out", str(layout), "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["questions"] == {
+        "1": "TTACB-P1-001",
+        "2": "TTACB-P1-002",
+        "3": "TTACB-P1-003",
+    }
+    again = tmp_path / "again"
+    proc = run_cli(
+        "authoring", "import-trackb", str(layout / "Phase_1"), "--outputs", str(layout / "devices_outputs"),
+        "--vendors", str(layout / "vendors.yaml"), "--phase", "1", "--gt", str(layout / "gt.csv"),
+        "--tasks", str(again),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    first, second = TaskSet.open(out), TaskSet.open(again)
+    for ref in first.refs():
+        a, b = first.load_task(ref), second.load_task(ref.id)
+        assert a.statement == b.statement
+        assert {(r.device, r.command): first.read_recording(ref, r) for r in a.recordings} == {
+            (r.device, r.command): second.read_recording(ref.id, r) for r in b.recordings
+        }
+        assert first.load_hidden(ref).answer == second.load_hidden(ref.id).answer
+        assert read_sidecar(ref.path).no_permission == read_sidecar(second.ref(ref.id).path).no_permission  # type: ignore[union-attr]
+
+
+def test_export_of_a_native_set_leaves_out_what_track_b_cannot_serve(task_set: Path, tmp_path: Path) -> None:
+    layout = tmp_path / "layout"
+    proc = run_cli(
+        "authoring", "export", "--tasks", str(task_set), "--format", "trackb", "--out", str(layout), "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    done = json.loads(proc.stdout)
+    items = json.loads((layout / "Phase_1" / "test.json").read_text())
+    assert [i["task"]["id"] for i in items] == [1, 2, 3] and sorted(done["questions"].values()) == [
+        "PATH-001", "RCA-001", "RCA-002"
+    ]  # fmt: skip
+    ts = TaskSet.open(task_set)
+    q = {t: int(n) for n, t in done["questions"].items()}["RCA-001"]
+    spec = ts.load_task("RCA-001")
+    devices = ts.network(spec.network).device_map()
+    served = 0
+    for rec in spec.recordings:
+        path = layout / "devices_outputs" / str(q) / rec.device / f"{safe_name(rec.command)}.txt"
+        if devices[rec.device].os in ("huawei_vrp", "hp_comware", "cisco_ios"):
+            assert path.read_bytes() == ts.read_recording("RCA-001", rec)
+            served += 1
+        else:
+            assert not path.exists() and any(note.startswith(rec.device) for note in done["left_out"])
+    assert served >= 2
+    assert (layout / "gt.csv").read_bytes().startswith("\ufeffID,Track B".encode())

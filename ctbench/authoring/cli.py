@@ -168,6 +168,19 @@ def cmd_export(args: argparse.Namespace) -> int:
             f"export: {', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''} {verb} not validate; nothing "
             "written (fix the errors above, or pass --force to export anyway)"
         )
+    if args.format == "trackb":
+        from ctbench.authoring.trackb_export import export_layout
+
+        done = export_layout(
+            ts, refs, Path(args.out or "trackb"), phase=args.phase, public_only=args.public_only
+        )
+        if args.json:
+            emit_json(done.to_json())
+        else:
+            for note in done.left_out:
+                print(f"left out (Track B knows no such CLI): {note}", file=sys.stderr)
+            print(f"wrote {len(done.questions)} question(s), {done.files} output file(s) to {done.out}/")
+        return 0
     bundles = [export_task(ts, r, public_only=args.public_only) for r in refs]
     if args.jsonl:
         text = "".join(dumps(b, compact=True) + "\n" for b in bundles)
@@ -556,6 +569,15 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("ids", nargs="*", metavar="ID", help="task ids (default: all)")
     p.add_argument("--out", metavar="DIR", help="one <ID>.json per task in DIR (default: ./bundles)")
     p.add_argument("--jsonl", metavar="FILE", help="one line per task in FILE ('-' for stdout) instead")
+    p.add_argument(
+        "--format",
+        choices=["bundle", "trackb"],
+        default="bundle",
+        help="trackb: the set in TTAC Track B's layout (Phase_N/test.json, devices_outputs/, vendors.yaml, "
+        "gt.csv) under --out (default ./trackb)",
+    )
+    p.add_argument("--phase", type=int, default=1, metavar="N", help="trackb: the phase number (Phase_N/)")
+    p.add_argument("--json", action="store_true", help="trackb: what was written, as JSON")
     p.add_argument(
         "--public-only",
         action="store_true",
