@@ -256,6 +256,12 @@ def test_openssh_runs_a_command_and_returns_the_exact_bytes(keyed: tuple[SshServ
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == (want if want.endswith(b"\n") else want + b"\n")
+    # with a pty (ssh -tt HOST CMD) the same bytes come as a terminal shows them: no prompt, CRLF
+    done = subprocess.run(
+        [*ssh_argv(server, good, "CORE_SW_01", "-tt"), "dis arp all"], capture_output=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (want if want.endswith(b"\n") else want + b"\n").replace(b"\n", b"\r\n")
 
 
 @pytest.mark.xdist_group("ssh")

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import asyncssh
 
 from ctbench.errors import CtbError
-from ctbench.replay.ssh_terminal import DeviceTerminal
+from ctbench.replay.ssh_terminal import DeviceTerminal, crlf
 
 if TYPE_CHECKING:
     from ctbench.replay.session import Session
@@ -180,16 +180,18 @@ class _DeviceChannel(asyncssh.SSHServerSession[bytes]):
 
     def session_started(self) -> None:
         assert self.chan is not None
-        self.terminal = DeviceTerminal(self.server.session, self.device, pty=self.pty)
         if self.command is not None:
-            # `ssh HOST 'show version'`: answer each line, then end with status 0 as a device does.
+            # `ssh HOST 'show version'`: answer each line (no prompt, nothing echoed), then end with
+            # status 0 as a device does; with `ssh -t` the line ends go out as a pty sends them.
+            once = DeviceTerminal(self.server.session, self.device, pty=False)
             out = bytearray()
             for line in self.command.splitlines():
                 if line.strip() and line.strip().lower() not in ("quit", "exit", "logout"):
-                    out += self.terminal.run(line)
-            self.chan.write(bytes(out))
+                    out += once.run(line)
+            self.chan.write(crlf(bytes(out)) if self.pty else bytes(out))
             self.chan.exit(0)
             return
+        self.terminal = DeviceTerminal(self.server.session, self.device, pty=self.pty)
         self.chan.write(self.terminal.greeting())
         self._arm()
 
