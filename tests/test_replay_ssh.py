@@ -455,3 +455,29 @@ def test_serve_prints_its_url_only_once_it_accepts_connections(tmp_path: Path) -
         finally:
             proc.terminate()
             proc.wait(10)
+
+
+def test_an_idle_login_is_closed(tmp_path: Path) -> None:
+    import asyncio
+
+    import asyncssh
+
+    server = start_ssh("PATH-011", TASKS, tmp_path, "--idle-timeout", "1")
+
+    async def idle() -> float:
+        async with asyncssh.connect(
+            "127.0.0.1", server.port, username="CORE_SW_01", password=PASSWORD, known_hosts=None
+        ) as conn:
+            proc = await conn.create_process(term_type="vt100", encoding=None)
+            await proc.stdout.readuntil(b"<CORE_SW_01>")
+            proc.stdin.write(b"dis arp all\r")  # activity restarts the clock
+            await proc.stdout.readuntil(b"\r\n<CORE_SW_01>")
+            began = time.monotonic()
+            await asyncio.wait_for(proc.wait(), 20)
+            return time.monotonic() - began
+
+    try:
+        waited = asyncio.run(idle())
+    finally:
+        assert "Traceback" not in server.stop()
+    assert 0.8 <= waited < 15
