@@ -608,6 +608,9 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     from ctbench.authoring.record_cli import add_record
 
     add_record(sub)
+    from ctbench.authoring.desk_cli import add_desk_commands
+
+    add_desk_commands(sub, _editing_options, _edit_session, _finish)
     return parser, sub
 
 
