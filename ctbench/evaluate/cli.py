@@ -293,6 +293,15 @@ def _executor_options(given: list[str]) -> dict[str, object]:
     return out
 
 
+def _say_skipped(skipped: list[Any]) -> None:
+    """The tasks the gate kept out, as one line on stderr (grouped by reason)."""
+    from ctbench.evaluate.gate import GateResult
+    from ctbench.safetext import visible
+
+    lines = GateResult([], skipped, [], []).skipped_summary(limit=6)
+    print(visible(f"skipped {len(skipped)} task(s): " + "; ".join(lines)), file=sys.stderr)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from ctbench.evaluate.progress import choose_display
     from ctbench.evaluate.runner import Runner
@@ -301,6 +310,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     display = choose_display(args.progress, sys.stderr)
     runner = Runner(settings, display)
     report = runner.run()
+    if args.progress == "none" and runner.skipped:  # no display, but what was kept out is still said
+        _say_skipped(runner.skipped)
     counts = report.counts()
     scores = None if args.no_score else _score(report.folder, runner.task_set, quiet=args.json)
     note = f"not scored (--no-score); score with: ctb-eval score {report.folder}" if args.no_score else None

@@ -16,12 +16,12 @@ with different content can be told apart (``ctb-eval compare`` warns).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ctbench.model import Status, TaskSpec
-from ctbench.store import TaskRef, TaskSet
+from ctbench.store import TaskRef, TaskSet, set_relative
 
 
 @dataclass(frozen=True)
@@ -74,15 +74,29 @@ def review_problem(task_dir: Path, spec: TaskSpec) -> str | None:
     return None
 
 
-def validation_problems(task_set: TaskSet, refs: Sequence[TaskRef]) -> dict[str, str]:
-    """First validation error of each task that has one (id -> "file:line: message")."""
+def validation_problems(
+    task_set: TaskSet, refs: Sequence[TaskRef], specs: Mapping[str, TaskSpec] | None = None
+) -> dict[str, str]:
+    """First validation error of each task that has one (id -> "file:line: message").
+
+    An error in a network file (a link to an unknown device, a file that does not load) belongs to
+    no task of its own: with ``specs`` (id -> task) it is each task's on that network - the whole
+    task is what the replay serves.
+    """
     from ctbench.validation import Validator
 
     report = Validator(task_set).run(refs)
     out: dict[str, str] = {}
+    in_files: dict[str, str] = {}
     for finding in report.errors:
-        if finding.task and finding.task not in out:
-            out[finding.task] = finding.render()
+        if finding.task:
+            out.setdefault(finding.task, finding.render())
+        else:
+            in_files.setdefault(finding.file, finding.render())
+    for task_id, spec in (specs or {}).items():
+        path = task_set.network_file(spec.network) if task_id not in out else None
+        if path is not None and (problem := in_files.get(set_relative(task_set.root, path))):
+            out[task_id] = f"its network {spec.network} {problem}"
     return out
 
 
@@ -145,7 +159,8 @@ def apply_gate(
 
     released = released_hashes(task_set)
     pairs = list(candidates)
-    invalid = validation_problems(task_set, [ref for ref, _ in pairs]) if pairs else {}
+    specs = {ref.id: spec for ref, spec in pairs}
+    invalid = validation_problems(task_set, [ref for ref, _ in pairs], specs) if pairs else {}
     admitted: list[TaskRef] = []
     skipped: list[Skipped] = []
     unreviewed: list[str] = []

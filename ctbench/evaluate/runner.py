@@ -65,7 +65,7 @@ from ctbench.model import Family, HiddenSpec, TaskSpec
 from ctbench.scoring.judge import Judges
 from ctbench.scoring.parse import ParsedAnswer
 from ctbench.scoring.prompt import PROMPT_VERSION, prompt_for
-from ctbench.store import TaskRef, TaskSet
+from ctbench.store import TaskRef, TaskSet, set_relative
 
 if TYPE_CHECKING:
     from ctbench.evaluate.executors import Executor
@@ -225,7 +225,9 @@ def select_tasks(
     (id, the file's own error) instead of stopping the whole run.
     """
     chosen: list[PlannedTask] = []
-    for ref in task_set.unique_refs():  # duplicate ids: one line naming both folders, before anything runs
+    refs = task_set.refs() if unreadable is not None else task_set.unique_refs()  # raises: one line
+    dups = task_set.duplicate_ids(refs)
+    for ref in refs:
         try:
             spec = task_set.load_task(ref)
         except CtbError as exc:
@@ -242,6 +244,11 @@ def select_tasks(
         if selection.needs_metadata:
             metadata = _metadata(task_set, ref, spec)
         if not selection.matches(spec, metadata):
+            continue
+        if ref.id in dups:  # a run keyed by id cannot hold both: each is kept out, its folders named
+            if unreadable is not None and not any(k.task_id == ref.id for k in unreadable):
+                folders = " and ".join(set_relative(task_set.root, r.path) for r in dups[ref.id])
+                unreadable.append(Skipped(ref.id, f"has an id that is not unique in the set ({folders})"))
             continue
         chosen.append(PlannedTask(ref, spec))
     if not chosen:
