@@ -122,6 +122,9 @@ def test_network_gold_and_taxonomy(imported) -> None:
     assert tax.resolve("missing  static   route") == "missing static route"
     assert tax.resolve("missingstatic route") == "missing static route"  # blind to blanks anywhere
     assert tax.resolve("SRV6-Policy tunnel planning error") is not None
+    assert tax.resolve("static route missing") == "missing static route"  # ctbench's own label, a synonym
+    assert tax.resolve("interface shutdown") == "shutdown"
+    assert tax.resolve("MTU mismatch") == "MTU value configuration error"
     h3 = ts.load_hidden("TTACB-P1-003")
     assert [[h.node for h in p.hops] for p in h3.answer.paths or []] == [
         ["Core-R1", "Core-R2", "PSS"],

@@ -180,3 +180,29 @@ def test_a_multi_line_answer_survives_the_submission_round_trip(tmp_path: Path, 
                    str(tasks), "--out", str(run)).returncode == 0  # fmt: skip
     proc = run_cli("evaluate", "score", str(run), "--tasks", str(tasks), "--metrics", "ttac", "--json")
     assert json.loads(proc.stdout)["ttac"]["accuracy"] == 1.0
+
+
+def test_trials_give_pass_at_1_and_the_time_discounted_credit(setup) -> None:
+    from ctbench.evaluate.runfolder import ResultLine
+    from ctbench.evaluate.ttac import ttac_block
+    from ctbench.store import TaskSet
+
+    _, tasks, _ = setup
+    right, wrong = "Core-R1;10.9.9.9;missingstaticroute", "Core-R1;10.9.9.9;blackholeroute"
+    lines = [
+        ResultLine(task_id="TTACB-P1-001", family="rca", status="answered", answer_text=a, latency_s=t, trial=n,
+                   commands=c)
+        for n, (a, t, c) in enumerate([(wrong, 30, 9), (right, 700, 4), (right, 400, 5), (wrong, 10, 1)], start=1)
+    ] + [ResultLine(task_id="TTACB-P1-002", family="rca", status="timeout", trial=1)]  # fmt: skip
+    block = ttac_block(lines, TaskSet.open(tasks), task_ids=["TTACB-P1-001", "TTACB-P1-002", "TTACB-P1-003"])
+    by = {t["task_id"]: t for t in block["tasks"]}
+    one = by["TTACB-P1-001"]
+    assert (one["verdict"], one["pass_at_1"], one["fastest_correct_s"], one["time_credit"]) == (
+        False,
+        0.5,
+        400,
+        0.8,
+    )
+    assert by["TTACB-P1-002"]["verdict"] is False and by["TTACB-P1-003"]["trials"] == 0  # never run: wrong
+    assert block["n_tasks"] == 3 and block["accuracy"] == 0.0  # the first trial decides the verdict
+    assert block["pass_at_1"] == pytest.approx(0.5 / 3) and block["time_discounted"] == pytest.approx(0.8 / 3)

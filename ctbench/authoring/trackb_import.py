@@ -348,30 +348,64 @@ def _new_set(out: Path, phase: int, reasons: list[tuple[str, str]]) -> None:
     atomic_write_text(out / "taxonomy.yaml", taxonomy_yaml(reasons))
 
 
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    # Track B's wording (squashed, lower case) -> other spellings of the same fault, ctbench's labels first
+    "missingstaticroute": ("static route missing", "no static route"),
+    "staticrouteerror": (
+        "static route next hop incorrect",
+        "wrong static route",
+        "static route misconfigured",
+    ),
+    "blackholeroute": ("black hole route", "null0 route", "blackhole"),
+    "routingloop": ("route loop", "loop"),
+    "bgpconfigurationerror": ("BGP peer configuration error", "bgp misconfiguration"),
+    "ospfconfigurationerror": ("ospf misconfiguration", "ospf config error"),
+    "is-isconfigurationerror": ("isis configuration error", "isis misconfiguration"),
+    "arpconfigurationerror": ("static arp error", "arp misconfiguration"),
+    "shutdown": ("interface shutdown", "port shutdown", "admin down", "administratively down"),
+    "interfaceiperror": ("interface IP address misconfigured", "wrong interface ip address"),
+    "mtuvalueconfigurationerror": ("mtu mismatch", "mtu misconfiguration"),
+    "trafficcongestiononportbandwidth": ("port congestion", "bandwidth congestion"),
+    "macaddressconfigurationerror": ("mac address misconfiguration", "mac address conflict"),
+    "vpnconfigurationmissing": ("missing vpn configuration", "vpn instance missing"),
+}
+"""Synonyms a label of the prompts also answers to (an agent used to ctbench's own labels resolves)."""
+
+
 def taxonomy_yaml(reasons: list[tuple[str, str]]) -> str:
-    """Track B's fault reasons as a taxonomy: prompt wording as labels, squashed forms as aliases."""
-    labels: dict[str, dict[str, object]] = {}
-    folded: dict[str, str] = {}
+    """Track B's fault reasons as a taxonomy: prompt wording as labels, squashed forms and synonyms as
+    aliases. A synonym is left out where it would name another label of the set, or two of them."""
+    kinds: dict[str, tuple[str, str]] = {}  # squashed lower-case key -> (label, kind), first spelling wins
     for label, kind in reasons:
-        key = squash(label).lower()
-        if key in folded:
-            continue
-        folded[key] = label
+        kinds.setdefault(squash(label).lower(), (label, kind))
+    claims: dict[str, list[str]] = {}
+    for key in kinds:
+        for alias in SYNONYMS.get(key, ()):
+            claims.setdefault(squash(alias).lower(), []).append(key)
+    labels = []
+    for key, (label, kind) in kinds.items():
         aliases = [squash(label)] if squash(label) != label else []
-        labels[label] = {
-            "label": label,
-            "l1": label,
-            "l2": f"{kind} fault",
-            "l3": "Track B",
-            "domain": f"{kind} fault",
-            "category": kind,
-            "aliases": aliases,
-        }
+        aliases += [
+            a
+            for a in SYNONYMS.get(key, ())
+            if squash(a).lower() not in kinds and claims[squash(a).lower()] == [key]
+        ]
+        labels.append(
+            {
+                "label": label,
+                "l1": label,
+                "l2": f"{kind} fault",
+                "l3": "Track B",
+                "domain": f"{kind} fault",
+                "category": kind,
+                "aliases": aliases,
+            }
+        )
     doc = {
         "version": 1,
         "whitespace_blind": True,
         "categories": [{"id": "routing", "name": "Routing fault"}, {"id": "port", "name": "Port fault"}],
-        "labels": list(labels.values()),
+        "labels": labels,
     }
     return (
         "# TTAC Track B's fault reasons, as its prompts word them (written by ctb-author import-trackb).\n"
