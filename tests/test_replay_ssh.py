@@ -481,3 +481,61 @@ def test_an_idle_login_is_closed(tmp_path: Path) -> None:
     finally:
         assert "Traceback" not in server.stop()
     assert 0.8 <= waited < 15
+
+
+# --------------------------------------------------------------------------- runner sessions by token
+
+
+@pytest.mark.xdist_group("ssh")
+def test_a_token_logs_into_its_own_runner_session_only(tmp_path: Path) -> None:
+    from netmiko import ConnectHandler
+    from netmiko.exceptions import NetmikoAuthenticationException
+
+    from ctbench.replay.http_server import SessionRegistry
+    from ctbench.replay.ssh_server import TokenSshServer, load_host_key
+
+    engine = ReplayEngine(TaskSet.open(TASKS))
+    registry = SessionRegistry(engine, runner=True)
+    mine = engine.open_session("PATH-011", trajectory_path=tmp_path / "mine.jsonl")
+    other = engine.open_session("PATH-006", trajectory_path=tmp_path / "other.jsonl")
+    grant, other_grant = registry.grant(mine), registry.grant(other)
+    server = TokenSshServer(registry.by_token, load_host_key(tmp_path / "key"))
+    server.start()
+    try:
+        conn = ConnectHandler(
+            device_type="huawei",
+            host="127.0.0.1",
+            port=server.port,
+            username="CORE_SW_01",
+            password=grant.token,
+            fast_cli=True,
+            timeout=20,
+        )
+        try:
+            want = recordings("PATH-011", "CORE_SW_01")["display arp all"]
+            assert lines_of(conn.send_command("dis arp all")) == lines_of(want)
+        finally:
+            conn.disconnect()
+        # refused alike: a wrong token, another session's token for a device of mine, my token for
+        # a device my task does not have
+        for user, token in (
+            ("CORE_SW_01", "not-a-token"),
+            ("CORE_SW_01", other_grant.token),
+            ("DC_SPINE_01", grant.token),
+        ):
+            with pytest.raises(NetmikoAuthenticationException):
+                ConnectHandler(
+                    device_type="huawei",
+                    host="127.0.0.1",
+                    port=server.port,
+                    username=user,
+                    password=token,
+                    timeout=10,
+                )
+    finally:
+        server.stop()
+        mine.close()
+        other.close()
+    agent = [r for r in records(tmp_path / "mine.jsonl") if r["outcome"] != "session"]
+    assert [(r["device"], r["command"]) for r in agent] == [("CORE_SW_01", "dis arp all")]
+    assert records(tmp_path / "other.jsonl") == []

@@ -149,14 +149,15 @@ class _DeviceLogin(asyncssh.SSHServer):
     def session_requested(self) -> asyncssh.SSHServerSession[bytes] | bool:
         if self.device is None:
             return False
-        return _DeviceChannel(self.server, self.device)
+        return _DeviceChannel(self.server.session, self.device, self.server.idle_timeout)
 
 
 class _DeviceChannel(asyncssh.SSHServerSession[bytes]):
     """A shell (or one exec request) on a device: bytes to and from a :class:`DeviceTerminal`."""
 
-    def __init__(self, server: SshReplayServer, device: str) -> None:
-        self.server = server
+    def __init__(self, session: Session, device: str, idle_timeout: float) -> None:
+        self.session = session
+        self.idle_timeout = idle_timeout
         self.device = device
         self.chan: asyncssh.SSHServerChannel[bytes] | None = None
         self.pty = False
@@ -183,7 +184,7 @@ class _DeviceChannel(asyncssh.SSHServerSession[bytes]):
         if self.command is not None:
             # `ssh HOST 'show version'`: answer each line (no prompt, nothing echoed), then end with
             # status 0 as a device does; with `ssh -t` the line ends go out as a pty sends them.
-            once = DeviceTerminal(self.server.session, self.device, pty=False)
+            once = DeviceTerminal(self.session, self.device, pty=False)
             out = bytearray()
             for line in self.command.splitlines():
                 if line.strip() and line.strip().lower() not in ("quit", "exit", "logout"):
@@ -191,7 +192,7 @@ class _DeviceChannel(asyncssh.SSHServerSession[bytes]):
             self.chan.write(crlf(bytes(out)) if self.pty else bytes(out))
             self.chan.exit(0)
             return
-        self.terminal = DeviceTerminal(self.server.session, self.device, pty=self.pty)
+        self.terminal = DeviceTerminal(self.session, self.device, pty=self.pty)
         self.chan.write(self.terminal.greeting())
         self._arm()
 
@@ -220,7 +221,7 @@ class _DeviceChannel(asyncssh.SSHServerSession[bytes]):
 
     def _arm(self) -> None:
         self._stop_timer()
-        timeout = self.server.idle_timeout
+        timeout = self.idle_timeout
         if timeout and timeout > 0:
             self._idle = asyncio.get_running_loop().call_later(timeout, self._timed_out)
 
@@ -282,6 +283,119 @@ class SshReplayServer:
             self._acceptor.close()
 
 
+class _TokenLogin(asyncssh.SSHServer):
+    """A login on a runner's session: the password is the session's token, the user a device of it.
+
+    What an agent under ``ctb-eval run`` would be given instead of an MCP endpoint: its own
+    session's token, so its SSH commands land in its own trajectory. A token that grants no open
+    session, or a user name that is no device of that session's task, is refused like a wrong
+    password; a token never reaches another session.
+    """
+
+    def __init__(self, lookup: Callable[[str], Session | None], idle_timeout: float) -> None:
+        self.lookup = lookup
+        self.idle_timeout = idle_timeout
+        self.session: Session | None = None
+        self.device: str | None = None
+
+    def begin_auth(self, username: str) -> bool:
+        return True
+
+    def password_auth_supported(self) -> bool:
+        return True
+
+    def validate_password(self, username: str, password: str) -> bool:
+        session = self.lookup(password)
+        found = session.task.device(username) if session is not None else None
+        if session is None or found is None:
+            return False
+        self.session, self.device = session, found.info.name
+        return True
+
+    def session_requested(self) -> asyncssh.SSHServerSession[bytes] | bool:
+        if self.session is None or self.device is None:
+            return False
+        return _DeviceChannel(self.session, self.device, self.idle_timeout)
+
+
+@dataclass
+class TokenSshServer:
+    """SSH logins on the sessions a lookup grants by token (a runner-mode ``SessionRegistry.by_token``),
+    served from a thread of its own so a synchronous runner can start and stop it."""
+
+    lookup: Callable[[str], Session | None]
+    host_key: asyncssh.SSHKey
+    idle_timeout: float = 1800.0
+    url: str = ""
+    _loop: asyncio.AbstractEventLoop | None = None
+    _thread: object = None
+    _acceptor: asyncssh.SSHAcceptor | None = None
+
+    def start(self, host: str = "127.0.0.1", port: int = 0, ready_timeout: float = 10.0) -> str:
+        """Listen on ``host``:``port`` in a daemon thread; returns ``ssh://HOST:PORT`` once it accepts."""
+        import threading
+
+        loop = asyncio.new_event_loop()
+        started: list[str | BaseException] = []
+        ready = threading.Event()
+
+        async def listen() -> None:
+            try:
+                acceptor = await asyncssh.create_server(
+                    lambda: _TokenLogin(self.lookup, self.idle_timeout),
+                    host,
+                    port,
+                    server_host_keys=[self.host_key],
+                    encoding=None,
+                    line_editor=False,
+                    allow_scp=False,
+                    agent_forwarding=False,
+                    x11_forwarding=False,
+                    login_timeout=60,
+                    server_version="ctbench_replay",
+                )
+                h, p = acceptor.sockets[0].getsockname()[:2]
+                self._acceptor = acceptor
+                started.append(f"ssh://{h}:{p}")
+            except BaseException as exc:  # reported to the caller's thread
+                started.append(exc)
+            ready.set()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(listen())
+            if started and isinstance(started[0], str):
+                loop.run_forever()
+            loop.close()
+
+        thread = threading.Thread(target=run, name="ctb-replay-ssh", daemon=True)
+        thread.start()
+        if not ready.wait(ready_timeout) or not started:
+            raise CtbError(f"the replay SSH server did not start on {host}:{port}")
+        if isinstance(started[0], BaseException):
+            raise CtbError(f"cannot listen on {host}:{port}: {started[0]}")
+        self._loop, self._thread, self.url = loop, thread, started[0]
+        return self.url
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def stop(self) -> None:
+        """Stop accepting and end the thread's loop (open logins end with it)."""
+        loop, acceptor = self._loop, self._acceptor
+        if loop is None:
+            return
+        self._loop = self._acceptor = None
+
+        def shut() -> None:
+            if acceptor is not None:
+                acceptor.close()
+            loop.stop()
+
+        loop.call_soon_threadsafe(shut)
+
+
 def serve(server: SshReplayServer, host: str, port: int, announce: Callable[[str], None]) -> None:
     """Run ``server`` until interrupted, calling ``announce(url)`` once it accepts connections."""
 
@@ -303,6 +417,7 @@ __all__ = [
     "PASSWORD_ENV",
     "Credentials",
     "SshReplayServer",
+    "TokenSshServer",
     "host_key_path",
     "is_loopback",
     "load_host_key",
