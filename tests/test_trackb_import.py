@@ -160,6 +160,24 @@ def test_without_ground_truth_tasks_are_unscored(tmp_path: Path) -> None:
     ts = TaskSet.open(tmp_path / "p2")
     assert ts.load_hidden("TTACB-P2-001").reference_answer == ""
     assert {r.id for r in ts.refs()} >= {"TTACB-P2-001", "TTACB-P2-002"}
+    # ... they run (here: a participant's result.csv) and export predictions, unscored
+    result = tmp_path / "result.csv"
+    result.write_bytes("\ufeffid,prediction\r\n1,Core-R1;10.9.9.9;missing static route\r\n".encode())
+    run = tmp_path / "run"
+    proc = run_cli("evaluate", "import-results", str(result), "--format", "trackb", "--tasks", str(tmp_path / "p2"),
+                   "--out", str(run))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli(
+        "evaluate", "score", str(run), "--tasks", str(tmp_path / "p2"), "--metrics", "ttac", "--json"
+    )
+    block = json.loads(proc.stdout)["ttac"]
+    assert (block["accuracy"], block["unscored"]) == (None, 1)
+    proc = run_cli("evaluate", "export", str(run), "--tasks", str(tmp_path / "p2"), "--format", "trackb", "--out",
+                   str(tmp_path / "out"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out" / "result.csv").read_bytes().decode("utf-8-sig").splitlines()[1] == (
+        "1,Core-R1;10.9.9.9;missing static route"
+    )
 
 
 def test_import_refuses_a_non_empty_folder_and_bad_files(tmp_path: Path) -> None:
