@@ -171,3 +171,21 @@ def test_lenient_serves_ctbench_cli_in_track_b_envelopes(lenient: Server) -> Non
     lenient.post({**ask, "command": "display vlan"})
     code, body = lenient.post({**ask, "command": "display vlan"})  # the seventh call of this question
     assert code == 429 and "6" in str(body["error"])
+
+
+def test_concurrency_limit_per_client_and_the_set_it_serves(imported: Path, task_set: Path) -> None:
+    from ctbench.replay.engine import ReplayEngine
+    from ctbench.replay.trackb.facade import Phase, TrackbFacade
+    from ctbench.store import TaskSet
+
+    engine = ReplayEngine(TaskSet.open(imported))
+    facade = TrackbFacade(engine, Phase.of(engine.task_set), max_concurrent_per_token=1)
+    assert facade.enter("token-a") and not facade.enter("token-a")  # a second request in flight: 429
+    assert facade.enter("token-b")  # another client is not held up
+    facade.leave("token-a")
+    assert facade.enter("token-a")
+    status, body = facade.execute("token-a", "Core-R1", "display ip routing-table", 99)
+    assert (status, body) == (404, {"error": "Question 99 not found in phase 1"})
+    facade.close()
+    proc = run_cli("replay", "serve", "--trackb", "--tasks", str(task_set), "--port", "0")
+    assert proc.returncode == 1 and "not a Track B import" in proc.stderr and "Traceback" not in proc.stderr
