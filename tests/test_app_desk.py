@@ -33,8 +33,14 @@ def inside(widget: Widget | None, section: str) -> bool:
     return widget is not None and any(getattr(a, "id", None) == section for a in widget.ancestors)
 
 
-def test_typing_lands_in_a_field_after_tab_f_keys_and_the_findings(tasks: Path) -> None:
+def test_typing_lands_in_a_field_after_tab_f_keys_and_the_findings(
+    tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     network = TaskSet.open(tasks).network_names()[0]
+    home = tmp_path / "home"  # an account without ~/Downloads yet
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
 
     async def scenario() -> None:
         app = author_app(tasks, mode="new", new_defaults=NewTaskDefaults(network=network, title="Site down"))
@@ -89,6 +95,9 @@ def test_typing_lands_in_a_field_after_tab_f_keys_and_the_findings(tasks: Path) 
             assert "(F9)" in editor.sub_title  # the counts stay in the header
             await pilot.press("f9")
             assert editor.findings_shown
+
+            app.action_screenshot()  # the palette's Screenshot, on an account with no ~/Downloads
+            await until(pilot, lambda: any((home / "Downloads").glob("*.svg")), "the screenshot")
 
     asyncio.run(scenario())
 

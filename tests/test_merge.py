@@ -86,3 +86,21 @@ def test_a_recovered_draft_without_a_base_keeps_disk_additions_and_asks_the_rest
     task = ts.load_task("RCA-001")
     assert task.title == "mine" and any(r.key == rec.key for r in task.recordings)
     assert dropped.key not in [r.key for r in task.recordings]
+
+
+def test_a_draft_without_changes_is_no_work_and_is_dropped(tasks: Path) -> None:
+    """A draft kept with nothing changed came back at every start; now it is recognised and dropped."""
+    from ctbench.authoring.drafts import DraftStore, empty_drafts, holds_no_work
+
+    ts = TaskSet.open(tasks)
+    store = DraftStore(ts.root)
+    same = EditSession.open(ts, "RCA-001")
+    same.set_title("typed")
+    same.set_title(ts.load_task("RCA-001").title)  # and undone: still no work
+    assert holds_no_work(ts, same.snapshot())
+    store.save(same.snapshot())
+    changed = EditSession.open(ts, "PATH-001")
+    changed.set_title("a real change")
+    assert not holds_no_work(ts, changed.snapshot())
+    store.save(changed.snapshot())
+    assert empty_drafts(ts, store) == ["RCA-001"]

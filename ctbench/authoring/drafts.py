@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from ctbench.authoring.working_copy import TASK_ID_RE, TaskDraft
 from ctbench.errors import CtbError
 from ctbench.model import Family
+from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_text
 
 DRAFTS_DIR = ".drafts"
@@ -119,3 +120,32 @@ class DraftStore:
                 continue
         out.sort(key=lambda d: d.saved_at, reverse=True)
         return out
+
+
+def holds_no_work(ts: TaskSet, draft: TaskDraft) -> bool:
+    """Whether ``draft`` equals its task as saved: kept on quit or found at start, it is dropped.
+
+    Compared on content (both YAML parts, pending recordings, removals, network edits), not on the
+    change list, so an edit typed and undone again counts as no work too.
+    """
+    if draft.is_new or draft.pending or draft.removed_files or draft.network is not None:
+        return False
+    try:
+        ref = ts.ref(draft.id)
+        task, hidden = ts.load_task(ref), ts.load_hidden(ref)
+    except CtbError:
+        return False  # deleted or unreadable on disk: the draft may be all that is left
+    return draft.spec() == task and draft.hidden == hidden
+
+
+def empty_drafts(ts: TaskSet, store: DraftStore) -> list[str]:
+    """Ids of the drafts in ``store`` that hold no work (see :func:`holds_no_work`)."""
+    out = []
+    for info in store.list():
+        try:
+            draft = store.load(info.task_id)
+        except CtbError:
+            continue  # unreadable drafts are offered (and explained) as before, never deleted here
+        if draft is not None and holds_no_work(ts, draft):
+            out.append(info.task_id)
+    return out

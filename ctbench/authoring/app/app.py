@@ -8,6 +8,7 @@ drafts folder) and the flows that cross screens (open, new, duplicate, delete).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from ctbench.authoring.app.messages import TaskDeleted, TaskSaved
 from ctbench.authoring.app.screens.editor import EditorScreen
 from ctbench.authoring.app.screens.task_list import TaskListScreen
 from ctbench.authoring.app.workers import ReportsWorkerErrors, background
-from ctbench.authoring.drafts import DraftStore
+from ctbench.authoring.drafts import DraftStore, empty_drafts, holds_no_work
 from ctbench.authoring.editing import EditSession
 from ctbench.authoring.saving import delete_task
 from ctbench.authoring.working_copy import EditError, check_new_id, default_author, files_digest, next_free_id
@@ -117,6 +118,8 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
 
     @background(group="start")
     async def _start(self) -> None:
+        for empty in await asyncio.to_thread(empty_drafts, self.ts, self.drafts):
+            self.drafts.discard(empty)  # kept with no change in it: nothing to offer back, ever
         drafts = self.drafts.list()
         if self.mode == "edit":
             drafts = [d for d in drafts if d.task_id == self.start_task]
@@ -382,6 +385,8 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
         )
         if answer == "keep":
             for screen in dirty:
+                if holds_no_work(self.ts, screen.session.snapshot()):
+                    continue  # nothing changed: a draft of it would only come back at every start
                 try:
                     self.drafts.save(screen.session.snapshot())
                 except (CtbError, OSError) as exc:
@@ -399,6 +404,22 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
             self.exit(0)
 
     # ------------------------------------------------------------------ command palette
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """The palette's Screenshot: into the downloads folder, made first if the account has none yet."""
+        if path is None:
+            from platformdirs import user_downloads_path
+
+            folder = user_downloads_path()
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                self.notify(f"No screenshot: {folder} cannot be made ({exc.strerror})", severity="error")
+                return None
+            path = str(folder)
+        return super().deliver_screenshot(filename, path, time_format)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
