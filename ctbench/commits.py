@@ -39,6 +39,8 @@ class Trailer(StrEnum):
     MERGED_BY = "Merged-By"
     SEALED_BY = "Sealed-By"
     UNSEALED_BY = "Unsealed-By"
+    ACTOR = "Actor"
+    """The person (id in reviewers.yaml) who took a review step: the signer the audit expects."""
     OP = "Op"
     """The journal id of a review commit, so a crashed step recognises a commit that had landed."""
 

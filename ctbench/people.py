@@ -292,3 +292,35 @@ def acting_person(people: People, cwd: Path, claimed: str | None = None) -> str:
                 "person acts from their own clone"
             )
     return pid
+
+
+def ssh_public_of(signing_key: str) -> str | None:
+    """``type base64`` of a git ``user.signingkey`` value (a key file, its ``.pub``, or ``key::...``), or None.
+
+    None when it cannot be told without asking for a passphrase; the audit still checks the signature.
+    """
+    value = signing_key.strip()
+    if value.startswith("key::"):
+        parts = value[5:].split()
+        return f"{parts[0]} {parts[1]}" if len(parts) >= 2 else None
+    path = Path(value).expanduser()
+    for pub in (path, Path(str(path) + ".pub")):
+        try:
+            text = pub.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        parts = text.split()
+        if len(parts) >= 2 and parts[0].startswith(("ssh-", "ecdsa-", "sk-")):
+            return f"{parts[0]} {parts[1]}"
+    try:
+        proc = subprocess.run(
+            ["ssh-keygen", "-y", "-f", str(path)],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    parts = proc.stdout.split()
+    return f"{parts[0]} {parts[1]}" if proc.returncode == 0 and len(parts) >= 2 else None

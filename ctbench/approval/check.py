@@ -10,6 +10,10 @@ change to any part since the approval means the task is not approved any more, w
 A task set whose ``ctbench.yaml`` says ``review: {unreviewed_seed: true}`` holds seed tasks that were
 never reviewed; each gets the reason ``unreviewed seed task`` instead of a broken-approval reason,
 so a gate can report the set honestly and a user can run it with ``--allow-unreviewed``.
+
+When the reviewers file lists SSH signing keys, an approval counts only if every commit that wrote
+the task's review record is a review step signed by the person it names
+(:mod:`ctbench.approval.signatures`): a record edited by hand is not an approval.
 """
 
 from __future__ import annotations
@@ -72,6 +76,12 @@ def approval_state(ts: TaskSet, ref: TaskRef | str) -> ApprovalState:
             + ", ".join(PART_TITLES.get(p, p) for p in parts)
             + " changed since the review approved it",
         )
+    from ctbench.approval.signatures import verify_worktree_task
+    from ctbench.people import people_of
+
+    steps = verify_worktree_task(ts.root, ref.path, ref.id, people_of(ts.root))
+    if not steps.ok:
+        return ApprovalState(False, f"review steps not verified: {steps.problems[0]}")
     return ApprovalState(True, None)
 
 

@@ -35,6 +35,8 @@ class AuditItem:
     ok: bool = True
     proofs: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    signed: bool = False
+    """Whether the set signs its review steps (every step then verified, or the task failed)."""
 
     def fail(self, message: str) -> None:
         self.ok = False
@@ -47,6 +49,7 @@ class AuditItem:
             "ok": self.ok,
             "proofs": self.proofs,
             "problems": self.problems,
+            "signed_steps": self.signed,
         }
 
 
@@ -156,10 +159,23 @@ def audit_seal(
         )
 
 
+def audit_steps(repo: ReviewRepo, state: TaskState, item: AuditItem) -> None:
+    """Every commit that wrote the task's review record is a step signed by the person it names."""
+    from ctbench.approval.signatures import verify_steps
+
+    verdict = verify_steps(repo.workdir, state.rev, state.rel, state.id, repo.people)
+    item.signed = verdict.signed
+    for problem in verdict.problems:
+        item.fail(problem)
+    if verdict.ok:
+        item.proofs.append(verdict.summary())
+
+
 def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
     item = AuditItem(state.id, state.status)
     rev = state.rev or "HEAD"
     history = list(reversed(repo.log(rev, task=state.id)))  # oldest first
+    audit_steps(repo, state, item)
     audit_seal(ts, repo, state, history, item)
     revealed = [r for r in state.records if r.comparison is not None]
     if not state.records:

@@ -41,6 +41,7 @@ examples:
   ctb-review seal --all                           keep the gold sealed with age (authors + maintainers)
   ctb-review unseal RCA-101 --for bob             after bob's blind commit is pushed: bob may decrypt
   ctb-review status                               yields, revisions, blind accuracy, agreement
+  ctb-review init-keys --key ~/.ssh/id_ed25519    sign your review steps (prints your reviewers.yaml line)
 
 Who you are: the person tasks/reviewers.yaml lists for this clone's git identity (user.name,
 user.email); --as NAME (or $CTBENCH_USER) may only name yourself.
@@ -528,6 +529,57 @@ def cmd_unseal(args: argparse.Namespace) -> int:
     return _report(desk.unseal(args.id, _actor(args, desk), args.reviewer), args.json)
 
 
+def cmd_init_keys(args: argparse.Namespace) -> int:
+    """Set this clone up to sign review steps with an SSH key, and say what reviewers.yaml must list."""
+    import subprocess
+
+    from ctbench.people import IdentityError, acting_person, ssh_public_of
+
+    desk = _desk(args)
+    repo = desk.repo
+    key = Path(args.key).expanduser() if args.key else Path.home() / ".ssh" / "id_ed25519"
+    if not key.exists():
+        if not args.generate:
+            raise CtbError(
+                f"no SSH key at {key}: give --key FILE, or --generate to make one (ssh-keygen -t ed25519)"
+            )
+        key.parent.mkdir(parents=True, exist_ok=True)
+        ident = repo.config_name() or "ctbench"
+        proc = subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", ident, "-f", str(key)],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        if proc.returncode != 0:
+            raise CtbError(f"ssh-keygen could not make {key}: {proc.stderr.strip()}")
+        _notify(f"made a new ed25519 key {key} (no passphrase; keep it private)")
+    public = ssh_public_of(str(key))
+    if public is None:
+        raise CtbError(f"{key}: not an SSH key ssh-keygen can read without a passphrase (or its {key}.pub)")
+    repo.git("config", "--local", "gpg.format", "ssh")
+    repo.git("config", "--local", "user.signingkey", str(key.resolve()))
+    try:
+        who: str | None = acting_person(repo.people, repo.workdir)
+    except IdentityError as exc:
+        who = None
+        _notify(f"note: {exc}")
+    listed = repo.people.ssh_key(who) if who else None
+    state = "listed" if listed == public else ("another key listed" if listed else "not listed")
+    if args.json:
+        emit_json({"key": str(key.resolve()), "ssh": public, "person": who, "reviewers_file": state})
+        return 0
+    print(f"this clone signs review steps with {key.resolve()} (gpg.format=ssh, user.signingkey)")
+    if state == "listed":
+        print(f"{repo.people.source} lists this key for {who}: your steps will verify")
+    else:
+        print(
+            f"{repo.people.source} does not list this key for {who or 'you'} yet: add to your entry under "
+            f"people: (and have it merged to the main branch)\n    ssh: {public}"
+        )
+    return 0
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -721,6 +773,20 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     p.add_argument("--all", action="store_true", help="every task of the set")
     p.add_argument("--no-commit", action="store_true", help="write the files only")
     _who_arg(p)
+
+    p = cmd(
+        "init-keys",
+        "sign your review steps with an SSH key (sets gpg.format=ssh and user.signingkey here)",
+        cmd_init_keys,
+        "Every review step (submit, assign, blind, reveal, verdicts, respond, discard, unseal, merge)\n"
+        "is a commit signed with its actor's SSH key when reviewers.yaml lists signing keys; the audit\n"
+        "and the run gate verify each against the key listed for the person the step names. This sets\n"
+        "this clone up (git's own SSH signing) and prints the `ssh:` line for your entry under people:.",
+    )
+    p.add_argument("--key", metavar="FILE", help="your SSH private key (default: ~/.ssh/id_ed25519)")
+    p.add_argument(
+        "--generate", action="store_true", help="make the key with ssh-keygen if it does not exist"
+    )
 
     p = cmd(
         "unseal",

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 from ctbench.commits import TRAILER_PREFIX, Trailer, trailer_lines
 from ctbench.errors import CtbError
 from ctbench.gitsafe import harden
-from ctbench.people import People, people_of
+from ctbench.people import People, people_of, ssh_public_of
 from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_bytes, atomic_write_text
 
@@ -65,6 +65,7 @@ class Journal(BaseModel):
     before: dict[str, str | None]  # the same paths as they were (None: did not exist), base64
     add: list[str] = []
     env: dict[str, str] | None = None  # commit identity when the clone has none
+    sign: list[str] = []  # git -c options that sign the commit with the actor's SSH key (empty: unsigned set)
 
     @classmethod
     def read(cls, path: Path) -> Journal | None:
@@ -196,7 +197,10 @@ class ReviewRepo:
         except self._git_mod.GitCommandError as exc:
             detail = (exc.stderr or exc.stdout or "").strip()
             detail = re.sub(r"^\s*stderr:\s*'?", "", detail).strip().rstrip("'").strip()
-            raise GitError(f"git {' '.join(args[:2])} failed: {detail or exc.status}") from None
+            shown = list(args)
+            while len(shown) > 1 and shown[0] == "-c":
+                shown = shown[2:]
+            raise GitError(f"git {' '.join(shown[:2])} failed: {detail or exc.status}") from None
 
     def _config(self, key: str) -> str | None:
         """A git setting as git itself resolves it (environment, global, repository)."""
@@ -222,6 +226,38 @@ class ReviewRepo:
 
     def config_name(self) -> str | None:
         return self._config("user.name")
+
+    def signing_options(self, actor: str | None) -> list[str]:
+        """git ``-c`` options that SSH-sign a step by ``actor``; [] when the set's steps are not signed.
+
+        A set whose reviewers file lists SSH signing keys signs every review step with the acting
+        person's key (git's own signing: gpg.format=ssh, user.signingkey). What would make the audit
+        refuse the step later is refused now, before anything is written: no key listed for the
+        actor, no key configured in this clone, or a configured key that is not the listed one.
+        """
+        people = self.people
+        if actor is None or not people.signing:
+            return []
+        listed = people.ssh_key(actor)
+        if not listed:
+            raise CtbError(
+                f"review steps in this task set are signed, and {people.source} lists no SSH signing key "
+                f"for {actor}: run ctb-review init-keys and add the `ssh:` line it prints to your entry "
+                "under people:"
+            )
+        key = self._config("user.signingkey")
+        if not key:
+            raise CtbError(
+                "review steps here are signed with your SSH key, and this clone has none configured: "
+                "ctb-review init-keys --key ~/.ssh/id_ed25519 (it sets gpg.format=ssh and user.signingkey)"
+            )
+        pub = ssh_public_of(key)
+        if pub is not None and pub != listed:
+            raise CtbError(
+                f"this clone signs with {key}, but {people.source} lists another key for {actor}: "
+                "ctb-review init-keys --key YOUR_LISTED_KEY, or list this one (ctb-review init-keys prints it)"
+            )
+        return ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "-c", "commit.gpgsign=true"]
 
     @property
     def people(self) -> People:
@@ -572,6 +608,7 @@ class ReviewRepo:
             before={k: _b64_or_none(self.workdir / k) for k in files},
             add=list(add),
             env=self._identity_env(actor),
+            sign=self.signing_options(actor),
         )
         atomic_write_text(self.journal_path, journal.model_dump_json())
         try:
@@ -599,7 +636,8 @@ class ReviewRepo:
         msg_file = self.state_dir / f"message-{journal.op}.txt"
         atomic_write_text(msg_file, journal.message)
         try:
-            self.git("commit", "--quiet", "--file", str(msg_file), "--", *paths, env=journal.env or None)
+            signed = [*journal.sign, "commit", "-S"] if journal.sign else ["commit"]
+            self.git(*signed, "--quiet", "--file", str(msg_file), "--", *paths, env=journal.env or None)
         finally:
             msg_file.unlink(missing_ok=True)
         return self.rev("HEAD")
@@ -647,6 +685,7 @@ class ReviewRepo:
         scratch = self.state_dir / f"blob-{token}"
         msg_file = self.state_dir / f"message-{token}.txt"
         env = {"GIT_INDEX_FILE": str(index), **(self._identity_env(actor) or {})}
+        sign = self.signing_options(actor)
         try:
             self.git("read-tree", base, env=env)
             for rel, data in files.items():
@@ -655,7 +694,8 @@ class ReviewRepo:
                 self.git("update-index", "--add", "--cacheinfo", f"100644,{sha},{rel}", env=env)
             tree = self.git("write-tree", env=env)
             msg_file.write_text(message, encoding="utf-8")
-            commit = self.git("commit-tree", tree, "-p", base, "-F", str(msg_file), env=env)
+            signed = [*sign, "commit-tree", "-S"] if sign else ["commit-tree"]
+            commit = self.git(*signed, tree, "-p", base, "-F", str(msg_file), env=env)
             self.git("update-ref", ref, commit, tip or "0" * 40)
         finally:
             for p in (index, scratch, msg_file):

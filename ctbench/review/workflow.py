@@ -121,6 +121,7 @@ def _message(
         (Trailer.REVIEWER, record.reviewer),
         (Trailer.AUTHOR, actor if actor in record.authors else None),
         (Trailer.STATUS, status.value if status else None),
+        (Trailer.ACTOR, actor),
         *extra,
     ]
     return format_message(f"review({task_id}): {subject}", trailers, body)
@@ -939,6 +940,7 @@ class ReviewDesk:
                     "merged (a discarded one is merged so the yield keeps counting it)"
                 )
             self._check_merger(actor, task_id, state.authors)
+            sign = repo.signing_options(actor)  # refused here, before any branch is switched
             item = audit_task(self.ts, repo, state)
             if not item.ok:
                 raise CtbError(f"{task_id} fails the audit, not merged: " + "; ".join(item.problems))
@@ -970,6 +972,7 @@ class ReviewDesk:
                     (Trailer.REVIEWER, state.current.reviewer if state.current else None),
                     (Trailer.STATUS, state.status.value),
                     (Trailer.MERGED_BY, actor),
+                    (Trailer.ACTOR, actor),
                 ],
             )
             msg_file = repo.state_dir / "merge-message.txt"
@@ -977,7 +980,13 @@ class ReviewDesk:
             msg_file.write_text(message, encoding="utf-8")
             try:
                 repo.git(
-                    "merge", "--quiet", "--no-ff", "--file", str(msg_file), tip, env=repo._identity_env(actor)
+                    *(sign + ["merge", "-S"] if sign else ["merge"]),
+                    "--quiet",
+                    "--no-ff",
+                    "--file",
+                    str(msg_file),
+                    tip,
+                    env=repo._identity_env(actor),
                 )
             except CtbError as exc:
                 try:
@@ -1118,6 +1127,7 @@ class ReviewDesk:
                         (Trailer.TASK, task_ids[0] if len(task_ids) == 1 else None),
                         (Trailer.ACTION, Action.SEAL.value),
                         (Trailer.SEALED_BY, actor),
+                        (Trailer.ACTOR, actor),
                     ],
                 )
                 sha = self.repo.commit(branch, message, add=add, actor=actor)
@@ -1183,6 +1193,7 @@ class ReviewDesk:
                     (Trailer.REVIEWER, reviewer),
                     (Trailer.BLIND_COMMIT, blind.sha),
                     (Trailer.UNSEALED_BY, actor),
+                    (Trailer.ACTOR, actor),
                 ],
             )
             sha = self.repo.commit(

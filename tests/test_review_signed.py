@@ -1,0 +1,165 @@
+"""Signed review steps (issue 26): every step is SSH-signed by its actor, and nothing else counts.
+
+The team of tests/team_support.py, with their ssh-keygen keys listed in reviewers.yaml, reviews
+RCA-101 from their own clones; every commit is signed by git itself (gpg.format=ssh). Then an
+adversary forges the record four ways, as one would with plain git: a hand-edited record
+(disagree -> agree, outcome and status approved), a step re-committed unsigned, a step re-signed
+with a key nobody lists (mallory's), and a step re-signed by alice in bob's name. Each fails the
+audit and the run gate, naming the commit; with the protection off (the checker's reviewers.yaml
+without the ``ssh:`` lines, as a set without signing keys) the same forgery passes both.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ctbench.approval.check import approval_state
+from ctbench.evaluate.gate import apply_gate
+from ctbench.store import TaskSet
+from tests.review_support import git
+from tests.team_support import Keys, Team, copy_team, make_keys, make_team
+
+pytestmark = pytest.mark.xdist_group("review-team")
+
+
+@pytest.fixture(scope="session")
+def team_keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Keys]:
+    return make_keys(tmp_path_factory.mktemp("team-keys"))
+
+
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory: pytest.TempPathFactory, team_keys: dict[str, Keys]) -> Team:
+    """RCA-101 submitted by alice, assigned to bob by maint, solved blind by bob: all signed, all pushed."""
+    team = make_team(tmp_path_factory.mktemp("team-signed") / "t", team_keys)
+    team.review("alice", "submit", "RCA-101")
+    team.review("maint", "assign", "RCA-101", "--reviewer", "bob", "--apply")
+    team.blind("bob")
+    return team
+
+
+@pytest.fixture
+def team(reviewed: Team, tmp_path: Path) -> Team:
+    return copy_team(reviewed, tmp_path / "t")
+
+
+def signers_file(team: Team) -> Path:
+    path = team.root / "allowed_signers"
+    path.write_text("".join(f"{pid} {k.ssh_public}\n" for pid, k in team.keys.items() if pid != "mallory"))
+    return path
+
+
+def gate(tasks: Path) -> tuple[list[str], dict[str, str]]:
+    ts = TaskSet.open(tasks)
+    refs = [ts.ref("RCA-101")]
+    result = apply_gate(ts, [(r, ts.load_task(r)) for r in refs])
+    return [r.id for r in result.admitted], {s.task_id: s.reason for s in result.skipped}
+
+
+def test_every_step_is_signed_by_its_actor_and_verifies(team: Team) -> None:
+    team.review("bob", "reveal", "RCA-101", "--all-agree")
+    out = team.review("maint", "merge", "RCA-101")
+    assert "merged review/RCA-101 into main" in out
+    maint = team.clone_dir("maint")
+    allowed = signers_file(team)
+    log = git(
+        "-c", f"gpg.ssh.allowedSignersFile={allowed}", "log", "--format=%G?|%GS|%(trailers:key=Ctbench-Actor,valueonly)",
+        "--grep=^Ctbench-Task: RCA-101$", "main", cwd=maint,
+    )  # fmt: skip
+    steps = [line.split("|") for line in log.splitlines() if line.strip()]
+    assert len(steps) >= 5  # merge, approve, verdicts..., reveal, blind, assign, submit
+    assert all(status == "G" and signer == actor.strip() for status, signer, actor in steps), steps
+    assert {s[1] for s in steps} == {"alice", "bob", "maint"}
+    blind = git("log", "-1", "--format=%H", "--grep=^Ctbench-Action: blind$", "main", cwd=maint)
+    verified = git(
+        "-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-commit", blind, cwd=maint, check=False
+    )
+    assert verified == ""  # git prints the good signature on stderr; the exit status is what counts
+    out = team.review("maint", "audit", "RCA-101")
+    assert "every review step's signature verified" in out
+    assert approval_state(TaskSet.open(team.tasks("maint")), "RCA-101").approved
+    assert gate(team.tasks("maint"))[0] == ["RCA-101"]
+
+
+def _forge(team: Team, how: str) -> str:
+    """Forge RCA-101's review as an adversary would with plain git; the offending commit's sha."""
+    if how == "hand-edited":
+        team.review("bob", "reveal", "RCA-101", "--agree", "solvability", "completeness", "golden",
+                    "--disagree", "metadata", "the chain is 3 long")  # fmt: skip
+        alice = team.clone("alice")
+        git("fetch", "-q", "origin", cwd=alice)
+        git("checkout", "-q", "review/RCA-101", cwd=alice)
+        git("merge", "-q", "--ff-only", "origin/review/RCA-101", cwd=alice)
+        rec = team.tasks("alice") / "rca" / "RCA-101" / "reviews" / "round-01.yaml"
+        text = rec.read_text().replace("verdict: disagree", "verdict: agree")
+        text = text.replace("outcome: needs_revision", "outcome: approved")
+        rec.write_text(text)
+        task = team.tasks("alice") / "rca" / "RCA-101" / "task.yaml"
+        task.write_text(task.read_text().replace("status: needs_revision", "status: approved"))
+        git("commit", "-q", "-am", "review(RCA-101): metadata agreed after all", cwd=alice)
+        git("push", "-q", "origin", "review/RCA-101", cwd=alice)
+        return git("rev-parse", "HEAD", cwd=alice)
+    team.review("bob", "reveal", "RCA-101", "--all-agree")
+    who = "alice" if how == "other-person" else "bob"
+    clone = team.clone(who)
+    git("fetch", "-q", "origin", cwd=clone)
+    git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=clone)
+    if how == "unsigned":
+        git("commit", "-q", "--amend", "--no-edit", "--no-gpg-sign", cwd=clone)
+    elif how == "wrong-key":
+        git("-c", f"user.signingkey={team.keys['mallory'].ssh_private}", "commit", "-q", "--amend", "--no-edit",
+            "-S", cwd=clone)  # fmt: skip
+    else:  # alice re-signs bob's approval with her own key (and her own identity)
+        git("commit", "-q", "--amend", "--no-edit", "--reset-author", "-S", cwd=clone)
+    git("push", "-q", "--force", "origin", "review/RCA-101", cwd=clone)
+    return git("rev-parse", "HEAD", cwd=clone)
+
+
+@pytest.mark.parametrize("protection", ["on", "protection-off"])
+@pytest.mark.parametrize("how", ["hand-edited", "unsigned", "wrong-key", "other-person"])
+def test_a_forged_step_fails_the_audit_and_the_gate(team: Team, how: str, protection: str) -> None:
+    bad = _forge(team, how)
+    maint = team.clone("maint")
+    reviewers = team.tasks("maint") / "reviewers.yaml"
+    if protection == "protection-off":  # the checker's file lists no signing keys: steps unsigned, unverified
+        reviewers.write_text(re.sub(r"\n    ssh: [^\n]*", "", reviewers.read_text()))
+    text = team.review("maint", "audit", "RCA-101", expect=0 if protection == "protection-off" else 1)
+    git("fetch", "-q", "origin", cwd=maint)
+    git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=maint)
+    admitted, skipped = gate(team.tasks("maint"))
+    if protection == "protection-off":
+        assert "review steps unsigned" in text
+        assert admitted == ["RCA-101"], skipped  # the forgery goes through
+        return
+    assert f"commit {bad[:10]}" in text, text
+    expected = {
+        "hand-edited": "not a review step of RCA-101 (unsigned)",
+        "unsigned": "unsigned; bob's steps are signed with their key",
+        "wrong-key": "signed with a key reviewers.yaml lists for nobody",
+        "other-person": "signed by alice's key, but the step names bob",
+    }[how]
+    assert expected in text
+    assert admitted == [], "a forged review was admitted to the run"
+    assert skipped["RCA-101"].startswith(f"review steps not verified: commit {bad[:10]}")
+    assert expected in skipped["RCA-101"]
+
+
+def test_a_step_needs_the_key_listed_for_its_actor(team: Team) -> None:
+    bob = team.clone_dir("bob")
+    git("config", "--unset", "user.signingkey", cwd=bob)
+    err = team.review("bob", "reveal", "RCA-101", "--all-agree", expect=1)
+    assert "this clone has none configured: ctb-review init-keys" in err
+    out = team.review("bob", "init-keys", "--key", str(team.keys["mallory"].ssh_private))
+    assert "does not list this key for bob" in out and team.keys["mallory"].ssh_public.split()[1] in out
+    err = team.review("bob", "reveal", "RCA-101", "--all-agree", expect=1)
+    assert "lists another key for bob" in err
+    out = team.review("bob", "init-keys", "--key", str(team.keys["bob"].ssh_private))
+    assert "lists this key for bob: your steps will verify" in out
+    assert git("config", "gpg.format", cwd=bob) == "ssh"
+    team.review("bob", "reveal", "RCA-101", "--all-agree")
+    allowed = signers_file(team)
+    assert (
+        git("-c", f"gpg.ssh.allowedSignersFile={allowed}", "log", "-1", "--format=%G?%GS", cwd=bob) == "Gbob"
+    )
