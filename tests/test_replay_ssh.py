@@ -539,3 +539,25 @@ def test_a_token_logs_into_its_own_runner_session_only(tmp_path: Path) -> None:
     agent = [r for r in records(tmp_path / "mine.jsonl") if r["outcome"] != "session"]
     assert [(r["device"], r["command"]) for r in agent] == [("CORE_SW_01", "dis arp all")]
     assert records(tmp_path / "other.jsonl") == []
+
+
+def test_bad_arguments_get_one_clear_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_STATE_HOME": str(tmp_path)}
+    junk = tmp_path / "junk_keys"
+    junk.write_text("not a key\n")
+    cases = [
+        (["NOPE"], "task 'NOPE' not found"),
+        (["PATH-011", "--authorized-keys", str(tmp_path / "missing")], "No such file or directory"),
+        (["PATH-011", "--authorized-keys", str(junk)], "not an authorized_keys file"),
+        (["PATH-011", "--port", "70000"], "expected 0 to 65535"),
+    ]
+    for args, message in cases:
+        done = subprocess.run(
+            [sys.executable, "-m", "ctbench.replay.cli", "ssh", *args, "--tasks", str(TASKS)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode != 0 and done.stdout == "", args
+        assert message in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)

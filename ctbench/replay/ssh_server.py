@@ -100,8 +100,12 @@ class Credentials:
         if authorized_keys is not None:
             try:
                 keys = asyncssh.read_authorized_keys(str(authorized_keys))
-            except (OSError, ValueError, asyncssh.KeyImportError) as exc:
-                raise CtbError(f"--authorized-keys {authorized_keys}: {exc}") from None
+            except OSError as exc:
+                raise CtbError(f"--authorized-keys {authorized_keys}: {exc.strerror or exc}") from None
+            except (ValueError, asyncssh.KeyImportError) as exc:
+                raise CtbError(
+                    f"--authorized-keys {authorized_keys}: not an authorized_keys file: {exc}"
+                ) from None
         return cls(password=password or None, authorized_keys=keys)
 
 
