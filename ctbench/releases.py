@@ -23,6 +23,22 @@ from ctbench.yamlio import load_fast
 
 RELEASE_FILE = "RELEASE.yaml"
 RELEASE_FORMAT = 1
+SPLIT = "test"
+SHARD = f"{SPLIT}-00000-of-00001.parquet"
+"""The one parquet file of each config's split (the Hub's shard naming)."""
+
+
+def pyarrow_module() -> Any:
+    """pyarrow, or the message that says which extra brings it."""
+    try:
+        import pyarrow
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise CtbError(
+            "releases are parquet files: reading or writing one needs pyarrow: pip install 'ctbench[release]'",
+            exit_code=2,
+        ) from None
+    return pyarrow
 
 
 class ReleasedTask(Strict):

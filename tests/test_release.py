@@ -234,23 +234,35 @@ def test_import_release_gives_the_published_content_hashes(released: Released, t
     assert not (tmp_path / "t2").exists()
 
 
-def test_a_run_on_the_imported_release_names_it(released: Released, tmp_path: Path) -> None:
+def test_a_run_on_the_release_names_it(released: Released, tmp_path: Path) -> None:
     back, bare = tmp_path / "back", tmp_path / "bare"
     assert author_cli("import-release", str(released.out), "--gold", str(released.gold), "--out", str(back),
                       cwd=tmp_path).returncode == 0  # fmt: skip
-    run_dir = tmp_path / "run"
-    # no --allow-unreviewed: the release's content hashes stand in for the review records it leaves out
-    proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(back), "--out", str(run_dir),
-                   cwd=tmp_path, timeout=300)  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    config = load_fast(run_dir / "run.yaml")
-    assert config["tasks"] == ["RCA-101", "PATH-101"] or sorted(config["tasks"]) == ["PATH-101", "RCA-101"]
-    assert config["task_set"]["release"] == "1.0.0"
-    assert config["task_set"]["release_hash"] == manifest_hash(released.out)
-    assert config["unreviewed"] == [] and config["skipped"] == []
-    report = run_cli("evaluate", "report", str(run_dir), "--format", "md", cwd=tmp_path, timeout=300)
-    assert report.returncode == 0, report.stderr
-    assert "release 1.0.0" in report.stdout
+    cache = {"CTBENCH_RELEASE_DIR": str(tmp_path / "cache")}
+    # the release folder itself, its gold beside; no --allow-unreviewed: the release's content hashes
+    # stand in for the review records it leaves out
+    for tasks, extra, run_dir in (
+        (released.out, ("--gold", str(released.gold)), tmp_path / "run"),
+        (back, (), tmp_path / "run-imported"),
+    ):
+        proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(tasks), *extra, "--out",
+                       str(run_dir), cwd=tmp_path, timeout=300, env=cache)  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        config = load_fast(run_dir / "run.yaml")
+        assert sorted(config["tasks"]) == ["PATH-101", "RCA-101"]
+        assert config["task_set"]["release"] == "1.0.0"
+        assert config["task_set"]["release_hash"] == manifest_hash(released.out)
+        assert config["unreviewed"] == [] and config["skipped"] == []
+        assert json.loads((run_dir / "scores.json").read_text())["summary"]["rca"]["accuracy"] == 1.0
+        report = run_cli("evaluate", "report", str(run_dir), "--format", "md", cwd=tmp_path, timeout=300)
+        assert report.returncode == 0, report.stderr
+        assert "release 1.0.0" in report.stdout
+    # the cached task set is checked on every use: tampered, it is refused, not run
+    (cached,) = (tmp_path / "cache").iterdir()
+    (cached / "rca" / "RCA-101" / "hidden.yaml").write_text("id: RCA-101\nanswer: {rca: []}\n")
+    proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(released.out), "--gold",
+                   str(released.gold), "--out", str(tmp_path / "r4"), cwd=tmp_path, env=cache)  # fmt: skip
+    assert proc.returncode != 0 and "RCA-101: content hash" in proc.stderr and "Traceback" not in proc.stderr
 
     # a task edited after the release is no longer the released task: the gate says so
     task_file = back / "rca" / "RCA-101" / "task.yaml"

@@ -158,6 +158,16 @@ def content_hashes(read: PartReader) -> ContentHashes:
     return ContentHashes(**out)
 
 
+def task_content_hash(task_dir: Path, ts: TaskSet | None = None) -> str:
+    """One ``sha256:`` over the five part hashes: what a result line, a gate and a release record.
+
+    ``ts`` reads a sealed hidden part (``hidden.yaml.age``) with the user's identity.
+    """
+    parts = content_hashes(disk_reader(task_dir, ts)).model_dump()
+    text = ";".join(f"{k}={parts[k]}" for k in sorted(parts))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def changed_parts(before: ContentHashes | dict[str, str], after: ContentHashes) -> list[str]:
     """Parts whose hash differs; a part unknown on either side does not count as changed."""
     old = before.model_dump() if isinstance(before, ContentHashes) else dict(before)

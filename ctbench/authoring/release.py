@@ -53,16 +53,17 @@ from ctbench.model import HiddenSpec, Network, Strict, TaskSpec
 from ctbench.releases import (
     RELEASE_FILE,
     RELEASE_FORMAT,
+    SHARD,
+    SPLIT,
     ExcludedTask,
     ReleasedTask,
     ReleaseManifest,
+    pyarrow_module,
     sha256_file,
 )
 from ctbench.store import CONFIG_FILE, TAXONOMY_FILE, TaskRef, TaskSet
 from ctbench.yamlio import atomic_write_text, dump_document, to_commented
 
-SPLIT = "test"
-SHARD = f"{SPLIT}-00000-of-00001.parquet"
 PUBLIC_CONFIGS = ("tasks", "networks")
 GOLD_CONFIG = "gold"
 VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
@@ -70,17 +71,7 @@ VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
 Progress = Callable[[str], None]
 
 
-def _pa() -> Any:
-    """pyarrow, or the message that says which extra brings it."""
-    try:
-        import pyarrow
-        import pyarrow.parquet  # noqa: F401
-    except ImportError:
-        raise CtbError(
-            "ctb-author release writes parquet and needs pyarrow: pip install 'ctbench[release]'",
-            exit_code=2,
-        ) from None
-    return pyarrow
+_pa = pyarrow_module
 
 
 # --------------------------------------------------------------------------- rows

@@ -80,7 +80,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_import_release(args: argparse.Namespace) -> int:
-    from ctbench.authoring.release_import import import_release
+    from ctbench.release_import import import_release
 
     result = import_release(Path(args.folder), Path(args.out), Path(args.gold) if args.gold else None)
     if args.json:

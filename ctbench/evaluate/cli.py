@@ -98,7 +98,16 @@ def _add_run(sub: Any) -> None:
         "recorded in run.yaml and part of what a resume must match",
     )
     p.add_argument("--model", metavar="M", help="model name (openai: required; command: passed as {model})")
-    p.add_argument("--tasks", metavar="PATH", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
+    p.add_argument(
+        "--tasks",
+        metavar="PATH",
+        help="task set folder, or a release folder (ctb-author release) (default: $CTBENCH_TASKS, else ./tasks)",
+    )
+    p.add_argument(
+        "--gold",
+        metavar="GOLD_DIR",
+        help="with --tasks RELEASE: the release's gold folder (the hidden parts, for scoring and the oracle)",
+    )
     p.add_argument(
         "--select", metavar="EXPR", help="which tasks: ids, globs, family, field filters (see above)"
     )
@@ -223,6 +232,19 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _release_tasks(tasks: str | None, gold: str | None) -> str | None:
+    """``--tasks`` as given, or for a release folder the task set rebuilt from it (with ``--gold``)."""
+    from ctbench.release_import import is_release_folder, task_set_of
+
+    if tasks is None or not is_release_folder(Path(tasks)):
+        if gold is not None:
+            raise CtbError(
+                "--gold goes with --tasks naming a release folder (one with RELEASE.yaml)", exit_code=2
+            )
+        return tasks
+    return str(task_set_of(Path(tasks), Path(gold) if gold else None))
+
+
 def _run_settings(args: argparse.Namespace) -> Any:
     from ctbench.evaluate.agents import parse_agent_args
     from ctbench.evaluate.runfolder import RunFolder
@@ -232,7 +254,7 @@ def _run_settings(args: argparse.Namespace) -> Any:
     given = {
         "agent": args.agent,
         "model": args.model,
-        "tasks": args.tasks,
+        "tasks": _release_tasks(args.tasks, args.gold),
         "select": args.select,
         "allow_unreviewed": args.allow_unreviewed or None,
         "allow_invalid": args.allow_invalid or None,

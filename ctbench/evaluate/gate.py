@@ -15,7 +15,6 @@ with different content can be told apart (``ctb-eval compare`` warns).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,11 +39,9 @@ def content_hash(task_dir: Path, task_set: TaskSet | None = None) -> str:
 
     ``task_set`` reads a sealed hidden part (``hidden.yaml.age``) with the user's identity.
     """
-    from ctbench.approval.hashes import content_hashes, disk_reader
+    from ctbench.approval.hashes import task_content_hash
 
-    parts = content_hashes(disk_reader(task_dir, task_set)).model_dump()
-    text = ";".join(f"{k}={parts[k]}" for k in sorted(parts))
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return task_content_hash(task_dir, task_set)
 
 
 def review_problem(task_dir: Path, spec: TaskSpec) -> str | None:

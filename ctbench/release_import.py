@@ -22,11 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ctbench.approval.hashes import content_hashes, disk_reader
-from ctbench.authoring.release import SHARD, _pa
+from ctbench.approval.hashes import content_hashes, disk_reader, task_content_hash
 from ctbench.errors import CtbError
-from ctbench.evaluate.gate import content_hash
-from ctbench.releases import RELEASE_FILE, ReleaseManifest, load_manifest, sha256_file
+from ctbench.releases import RELEASE_FILE, SHARD, ReleaseManifest, load_manifest, pyarrow_module, sha256_file
 from ctbench.store import HIDDEN_FILE, TASK_FILE, check_recording_rel
 from ctbench.yamlio import atomic_write_bytes, atomic_write_text
 
@@ -48,7 +46,7 @@ class ImportResult:
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
-    _pa()
+    pyarrow_module()
     import pyarrow.parquet as pq
 
     try:
@@ -156,10 +154,50 @@ def _check_hashes(
     for t in manifest.tasks:
         folder = stage / t.family.value / t.id
         if with_gold:
-            got = content_hash(folder, ts)
+            got = task_content_hash(folder, ts)
             if got != t.content_hash:
                 raise CtbError(f"{t.id}: content hash {got} differs from the released {t.content_hash}")
         else:
             parts = content_hashes(disk_reader(folder)).subset(("statement", "recordings"))
             if parts != t.visible:
                 raise CtbError(f"{t.id}: statement or recordings differ from the release's hashes")
+
+
+def is_release_folder(path: Path) -> bool:
+    """A published release (manifest and parquet rows), as opposed to a task set rebuilt from one."""
+    return (path / RELEASE_FILE).is_file() and (path / "tasks" / SHARD).is_file()
+
+
+def cache_root(env: dict[str, str] | None = None) -> Path:
+    """Where rebuilt releases are kept: ``$CTBENCH_RELEASE_DIR``, else ``$XDG_CACHE_HOME/ctbench/releases``."""
+    env = dict(os.environ) if env is None else env
+    if env.get("CTBENCH_RELEASE_DIR"):
+        return Path(env["CTBENCH_RELEASE_DIR"]).expanduser()
+    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "ctbench" / "releases"
+
+
+def task_set_of(release: Path, gold: Path | None, root: Path | None = None) -> Path:
+    """The task set of a release folder, rebuilt once into the cache and checked again on every use.
+
+    ``ctb-eval run --tasks RELEASE --gold GOLD`` runs a release without an explicit import: the
+    folder is keyed by the manifest's hash (and whether the gold came with it), so a changed release
+    or gold gets a folder of its own, and a cached one whose content hashes no longer match the
+    manifest is refused rather than run.
+    """
+    manifest = load_manifest(release)
+    key = hashlib.sha256((release / RELEASE_FILE).read_bytes()).hexdigest()[:16]
+    name = f"{_safe_name(manifest.name, 'release name')}-{_safe_name(manifest.version, 'version')}-{key}"
+    target = (root or cache_root()) / (name + ("-gold" if gold is not None else "-public"))
+    if not target.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            import_release(release, target, gold)
+        except CtbError:
+            if not target.is_dir():  # another run rebuilt it meanwhile: check it below
+                raise
+    rows = [{"id": t.id} for t in manifest.tasks]
+    if sha256_file(target / RELEASE_FILE) != sha256_file(release / RELEASE_FILE):
+        raise CtbError(f"{target}: holds another release than {release}; remove it and run again")
+    _check_hashes(target, manifest, rows, with_gold=gold is not None)
+    return target
