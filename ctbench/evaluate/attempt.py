@@ -17,6 +17,7 @@ the runner); the agent failed -> ``agent``; the clock ran out -> ``timeout``.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import shutil
 import sys
@@ -322,7 +323,17 @@ async def run_attempt(
     """
     t0 = clock()
     result = AgentResult()
-    pieces = await asyncio.to_thread(_open_log, unit)
+    try:
+        pieces = await asyncio.to_thread(_open_log, unit)
+    except OSError as exc:  # no room even for the log: the machine's trouble, retried
+        return AttemptOutcome(
+            unit=unit,
+            kind="infrastructure",
+            error=f"runner: cannot open the attempt's log: {exc.strerror or exc}",
+            usage=_usage(result),
+            harness_version=env.agent.harness_version,
+            latency_s=clock() - t0,
+        )
     kind: OutcomeKind = "ok"
     error: str | None = None
     try:
@@ -370,6 +381,8 @@ async def _solve(
         ctx = await asyncio.to_thread(_context, unit, env, pieces, result)
     except InfrastructureError as exc:
         return "infrastructure", str(exc), result
+    except OSError as exc:  # no room for the attempt's folder
+        return "infrastructure", f"runner: cannot make the attempt's folder: {exc.strerror or exc}", result
     timeout_s = unit.settings.timeout_s
     deadline = asyncio.timeout(timeout_s)
     try:
@@ -383,12 +396,46 @@ async def _solve(
     except InfrastructureError as exc:
         return "infrastructure", str(exc), ctx.result
     except AgentError as exc:
+        if (full := disk_full(pieces.workdir)) is not None:  # the machine's trouble, not this agent's
+            return "infrastructure", f"{full} ({exc})", ctx.result
         return "agent", str(exc), ctx.result
     except asyncio.CancelledError:
         raise
+    except OSError as exc:
+        if exc.errno in DISK_ERRORS:  # the runner's own write failed: retried, never the agent's fault
+            return (
+                "infrastructure",
+                f"runner: {exc.strerror or exc} ({exc.filename or 'a temp file'})",
+                ctx.result,
+            )
+        pieces.log.write(traceback.format_exc())
+        return "agent", f"{type(exc).__name__}: {exc}", ctx.result
     except Exception as exc:  # an adapter bug or a replay refusal: the agent's failure, not ours
         pieces.log.write(traceback.format_exc())
         return "agent", f"{type(exc).__name__}: {exc}", ctx.result
+
+
+DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT)
+DISK_FULL_BYTES = 1024 * 1024
+"""Free space below which an attempt's failure is put down to the full disk rather than the agent."""
+
+
+def disk_full(folder: Path | None) -> str | None:
+    """``temp disk full ...`` when the file system of ``folder`` (the attempt's) has no room left.
+
+    An agent that filled the shared temp disk makes honest attempts beside it fail to write their
+    answer or log: their failure is the machine's (retried as infrastructure), not theirs.
+    """
+    if folder is None:
+        return None
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return None
+    free = st.f_bavail * st.f_frsize
+    if free >= DISK_FULL_BYTES:
+        return None
+    return f"temp disk full ({free // 1024} KiB free on the file system of {folder.parent})"
 
 
 def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:

@@ -111,6 +111,9 @@ ETC_FILES = (
 )
 """What of /etc an agent sees: users, name resolution, certificates, the dynamic linker, the time."""
 
+TMPFS_BYTES = 512 * 1024 * 1024
+"""Size of the sandbox's private ``/tmp`` and ``/var/tmp`` (tmpfs: memory)."""
+
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
@@ -338,15 +341,22 @@ class BwrapSandbox:
         if self.network == "host":
             args.append("--share-net")
         args += self._system_args()
+        size = str(TMPFS_BYTES)  # memory-backed: sized, so one agent cannot take the machine's RAM
         args += [
             "--proc",
             "/proc",
             "--dev",
             "/dev",
+            "--size",
+            size,
             "--tmpfs",
             "/tmp",
+            "--size",
+            size,
             "--tmpfs",
             "/var/tmp",
+            "--size",
+            str(16 * 1024 * 1024),
             "--tmpfs",
             "/run",
             "--dir",

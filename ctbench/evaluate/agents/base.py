@@ -65,23 +65,31 @@ class AgentLog:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: IO[bytes] | None = path.open("ab")
+        self.write_error: OSError | None = None
+        """The first write that failed (a full disk); later writes are dropped."""
 
     def fileno(self) -> int:
         assert self._fh is not None
         return self._fh.fileno()
 
     def write(self, text: str | bytes) -> None:
-        if self._fh is None:
+        if self._fh is None or self.write_error is not None:
             return
-        self._fh.write(text.encode("utf-8", errors="replace") if isinstance(text, str) else text)
-        self._fh.flush()
+        try:
+            self._fh.write(text.encode("utf-8", errors="replace") if isinstance(text, str) else text)
+            self._fh.flush()
+        except OSError as exc:  # a full temp disk: the attempt goes on, what it says is lost (noted)
+            self.write_error = exc
 
     def line(self, text: str) -> None:
         self.write(text if text.endswith("\n") else text + "\n")
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
+            try:
+                self._fh.close()
+            except OSError as exc:
+                self.write_error = self.write_error or exc
             self._fh = None
 
 

@@ -1,0 +1,125 @@
+"""A full temp disk is the machine's trouble, not the honest agents' (issue 25, item 4).
+
+The runner's temp folder (the attempts' folders, logs and the replay socket) is a 24 MiB tmpfs the
+test mounts (we are root; skipped where mounting is not allowed). One agent fills it and holds it
+full for a few seconds; the honest ones beside it, started at the same time, then fail to write
+their answers. Through the real ``ctb-eval run`` (default sandbox) they are retried as
+infrastructure errors and finish. With the full-disk check taken out (in-process, the same CLI) the
+same honest agents end as ``error (agent)``: the assertions can fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctbench.evaluate import attempt
+from ctbench.evaluate.cli import main
+from ctbench.evaluate.sandbox import find_bwrap
+from tests.conftest import REPO
+
+pytestmark = [
+    pytest.mark.xdist_group("disk-full"),
+    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+]
+
+AGENT = """\
+import os, sys, time
+sys.stdin.read()
+if os.environ["CTBENCH_TASK_ID"] == "RCA-001":   # the filler
+    try:
+        with open("filler.bin", "wb") as fh:
+            while True:
+                fh.write(b"x" * (1 << 20))
+                fh.flush()
+    except OSError:
+        pass
+    time.sleep(4)
+    sys.exit(0)
+time.sleep(1.5)                                    # honest: answers once the disk is full
+with open(os.environ["CTBENCH_ANSWER_FILE"], "w") as fh:
+    fh.write("CORE_SW_01;GigabitEthernet0/0/24;shutdown\\n" * 2000)
+"""
+
+
+@pytest.fixture
+def small_tmp(tmp_path: Path) -> Iterator[Path]:
+    mnt = Path(tempfile.mkdtemp(prefix="ctb-full-", dir="/tmp"))
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)], capture_output=True)
+    if done.returncode != 0:
+        mnt.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+        mnt.rmdir()
+
+
+def _args(task_set: Path, out: Path, script: Path) -> list[str]:
+    cmd = shlex.join([sys.executable, str(script)])
+    return [
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "command",
+        "--agent-cmd",
+        cmd,
+        "--tasks",
+        str(task_set),
+    ] + [
+        "--out",
+        str(out),
+        "--concurrency",
+        "3",
+        "--retries",
+        "3",
+        "--progress",
+        "none",
+        "--no-score",
+    ]
+
+
+def _lines(out: Path) -> dict[str, dict]:
+    return {(d := json.loads(x))["task_id"]: d for x in (out / "results.jsonl").read_text().splitlines()}
+
+
+def test_honest_attempts_beside_a_disk_filler_are_retried_not_blamed(
+    task_set: Path, tmp_path: Path, small_tmp: Path
+) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctbench.evaluate.cli", *_args(task_set, tmp_path / "run", script)],
+        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(small_tmp)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    lines = _lines(tmp_path / "run")
+    honest = [lines["RCA-002"], lines["PATH-001"]]
+    assert all(ln["error_kind"] != "agent" for ln in honest), [(ln["status"], ln["error"]) for ln in honest]
+    assert all(ln["status"] in ("answered", "unparsable") for ln in honest), proc.stderr
+    retried = [r for ln in honest for r in ln.get("retries") or []]
+    assert retried and all("temp disk full" in r["error"] or "runner" in r["error"] for r in retried), retried
+
+
+def test_protection_off_the_honest_attempts_are_blamed(
+    task_set: Path, tmp_path: Path, small_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    monkeypatch.setenv("TMPDIR", str(small_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(small_tmp))
+    monkeypatch.setattr(attempt, "disk_full", lambda folder: None)
+    main(_args(task_set, tmp_path / "run", script))
+    lines = _lines(tmp_path / "run")
+    assert any(lines[t]["error_kind"] == "agent" for t in ("RCA-002", "PATH-001")), lines
