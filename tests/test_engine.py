@@ -586,6 +586,9 @@ def test_a_run_folder_written_before_the_engine_scores_byte_identically(agent: s
     # scores.json now also records the task-set commit it was scored against (issue 18); all else is equal
     for key in ("task_set_commit", "task_set_dirty"):
         after["scoring"].pop(key, None)
+    # and what did not finish (issue 27): nothing, in these complete runs
+    unfinished = after.pop("unfinished")
+    assert [unfinished[k] for k in ("infrastructure_errors", "timeouts", "missing_results")] == [0, 0, 0]
     assert json.dumps(after, indent=2, ensure_ascii=False) + "\n" == before
 
 

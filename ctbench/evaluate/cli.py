@@ -390,7 +390,9 @@ intervals and sign probabilities. p-values are Holm-adjusted within each family 
 the comparisons; intervals are not.
 
 Runs over different tasks are refused (the difference is listed); --common-tasks compares them on
-the tasks they all have instead, with a warning.
+the tasks they all have instead, with a warning. So is an incomplete run (a task that ended in an
+infrastructure error or has no result would count as the agent's failure): finish it, compare on the
+tasks every run finished (--common-tasks), or count them as wrong (--allow-incomplete).
 
 --pairs names the pairs to compare instead (Tables 26 and 27): A:B,C:D with runs given by position
 (1-based), run name, folder name or label; each --pairs list is one comparison scope (--scope names it)
@@ -484,6 +486,11 @@ def _add_scoring(sub: Any) -> None:
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folders; the first is A")
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
     p.add_argument("--common-tasks", action="store_true", help="compare on the tasks every run has")
+    p.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="compare runs with unfinished tasks (infrastructure errors, no result), counting them as wrong",
+    )
     p.add_argument(
         "--pairs",
         action="append",
@@ -647,7 +654,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     task_set = _task_set_for(args.tasks, args.run_dirs)
     if args.pairs or args.scope:
         return _compare_scoped(args, task_set)
-    cmp = compare_folders(args.run_dirs, task_set, common=args.common_tasks, n_resamples=args.resamples)
+    cmp = compare_folders(
+        args.run_dirs,
+        task_set,
+        common=args.common_tasks,
+        n_resamples=args.resamples,
+        allow_incomplete=args.allow_incomplete,
+    )
     if args.json:
         emit_json(cmp.to_json())
     else:
@@ -880,7 +893,11 @@ def _compare_scoped(args: argparse.Namespace, task_set: Any) -> int:
     scorer = Scorer(task_set)
     runs = [scorer.score_folder(d) for d in args.run_dirs]
     sc = compare_scoped(
-        runs, list(zip(names, pairs, strict=True)), common=args.common_tasks, n_resamples=args.resamples
+        runs,
+        list(zip(names, pairs, strict=True)),
+        common=args.common_tasks,
+        n_resamples=args.resamples,
+        allow_incomplete=args.allow_incomplete,
     )
     if args.json:
         emit_json(sc.to_json())

@@ -106,13 +106,44 @@ def harness_version_warnings(infos: Sequence[RunInfo]) -> list[str]:
 
 
 def align(
-    runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool
+    runs: Sequence[ScoredRun], labels: Sequence[str], *, common: bool, allow_incomplete: bool = False
 ) -> tuple[list[ScoredRun], list[str]]:
     """The runs on one task set: unchanged when they agree; else an error, or (``common``) restricted to
-    the tasks all of them hold, with a warning per run that lost tasks."""
+    the tasks all of them hold, with a warning per run that lost tasks.
+
+    A task a run did not finish (an infrastructure error or no result) is not on its task set: a paired
+    test would count it as the agent's failure. So an incomplete run is refused, unless ``common``
+    (compare on the tasks every run finished) or ``allow_incomplete`` (count them as wrong, said in a
+    warning). Timeouts are the agent's results and stay.
+    """
+    unfinished = [r.unfinished_tasks() for r in runs]
     keys = [_keys(r) for r in runs]
+    if any(unfinished) and not allow_incomplete:
+        if not common:
+            details = [
+                f"{lab}: {len(u)} task(s) not finished ({_show({('', t) for t in u})})"
+                for lab, u in zip(labels, unfinished, strict=True)
+                if u
+            ]
+            raise CtbError(
+                "a paired comparison on an incomplete run would count its unfinished tasks as wrong: "
+                + "; ".join(details)
+                + ". Finish the run (ctb-eval run --resume DIR --retry-errors), compare on the tasks every "
+                "run finished (--common-tasks), or count them as wrong (--allow-incomplete)."
+            )
+        keys = [{k for k in ks if k[1] not in u} for ks, u in zip(keys, unfinished, strict=True)]
+    incomplete_warnings = [
+        f"{lab}: {len(u)} unfinished task(s) "
+        + ("count as wrong in the comparison (--allow-incomplete)" if allow_incomplete else "left out")
+        for lab, u in zip(labels, unfinished, strict=True)
+        if u
+    ]
     shared = set.intersection(*keys) if keys else set()
-    warnings: list[str] = [*content_warnings(runs, labels), *harness_warnings(runs, labels)]
+    warnings: list[str] = [
+        *incomplete_warnings,
+        *content_warnings(runs, labels),
+        *harness_warnings(runs, labels),
+    ]
     commits = {r.info.task_set_commit for r in runs if r.info.task_set_commit not in (None, "none")}
     if len(commits) > 1:
         warnings.append(
@@ -122,7 +153,8 @@ def align(
             "same task set, but the agents may have seen different statements or recordings"
         )
     warnings += harness_version_warnings([r.info for r in runs])
-    if all(k == keys[0] for k in keys):
+    dropping_unfinished = any(unfinished) and not allow_incomplete
+    if all(k == keys[0] for k in keys) and not dropping_unfinished:
         return list(runs), warnings
     if not common:
         details = []
@@ -193,6 +225,7 @@ def compare(
     workers: int | None = None,
     min_stratum: int = 10,
     with_se: bool = False,
+    allow_incomplete: bool = False,
 ) -> Comparison:
     """Run A (``runs[0]``) against every other run, Holm-adjusted within family and metric (D.2).
 
@@ -205,7 +238,7 @@ def compare(
         raise CtbError("a comparison needs at least two runs (A, then one or more runs to compare it with)")
     # A run's scores are one row per task (its mean over trials): paired tests are across tasks.
     names, labels = unique_names(runs)
-    aligned, warnings = align(runs, labels, common=common)
+    aligned, warnings = align(runs, labels, common=common, allow_incomplete=allow_incomplete)
     n_resamples = stats.N_RESAMPLES if n_resamples is None else n_resamples
     by_name = {n: r.scores for n, r in zip(names, aligned, strict=True)}
     pairs = [(names[0], n) for n in names[1:]]
@@ -236,11 +269,18 @@ def compare_folders(
     common: bool = False,
     n_resamples: int | None = None,
     scorer: Scorer | None = None,
+    allow_incomplete: bool = False,
 ) -> Comparison:
     """Score the run folders against the task set and compare them (``ctb-eval compare``)."""
     scorer = scorer or Scorer(task_set)
     runs = [scorer.score_folder(d) for d in run_dirs]
-    return compare(runs, common=common, n_resamples=n_resamples, min_stratum=scorer.min_stratum)
+    return compare(
+        runs,
+        common=common,
+        n_resamples=n_resamples,
+        min_stratum=scorer.min_stratum,
+        allow_incomplete=allow_incomplete,
+    )
 
 
 # --------------------------------------------------------------------------- Table 25

@@ -336,6 +336,7 @@ def compare_scoped(
     common: bool = False,
     n_resamples: int | None = None,
     workers: int | None = None,
+    allow_incomplete: bool = False,
 ) -> ScopedComparison:
     """The named pairs of each scope, Holm-adjusted within (scope, family, metric); see D.2."""
     from ctbench.scoring import stats
@@ -348,7 +349,9 @@ def compare_scoped(
             raise CtbError(f"--scope: {s.name!r} is given twice; put its pairs in one --pairs", exit_code=2)
         seen[s.name] = 1
     used = sorted({i for s in parsed for p in s.pairs for i in p})
-    aligned, warnings = align([runs[i] for i in used], [labels[i] for i in used], common=common)
+    aligned, warnings = align(
+        [runs[i] for i in used], [labels[i] for i in used], common=common, allow_incomplete=allow_incomplete
+    )
     by_name = {names[i]: r.scores for i, r in zip(used, aligned, strict=True)}
     n = stats.N_RESAMPLES if n_resamples is None else n_resamples
     for s in parsed:

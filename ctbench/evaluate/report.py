@@ -25,7 +25,7 @@ from ctbench.errors import CtbError
 from ctbench.evaluate.compare import Comparison, compare, comparison_table, unique_names
 from ctbench.evaluate.paper_tables import paper_tables
 from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, build_scores
-from ctbench.evaluate.scorecard import FAMILY_TITLES, HEADLINE, percent, pm
+from ctbench.evaluate.scorecard import FAMILY_TITLES, HEADLINE, percent, pm, unfinished_text
 from ctbench.scoring.stats import BASE_SEED, N_RESAMPLES
 from ctbench.store import TaskSet
 from ctbench.tables import Cell, Table
@@ -239,9 +239,33 @@ def table_runs(report: Report) -> Table:
             else (commit[:12] if commit else None),
             r.scores["n_tasks"],
             r.scores.get("trials", 1),
-            "yes" if r.scores["incomplete"] else "no",
+            f"yes: {unfinished_text(r.scores) or 'unfinished tasks'}" if r.scores["incomplete"] else "no",
             "unsandboxed" if sandbox == "none" else sandbox,
         )
+    return t
+
+
+def table_incomplete(report: Report) -> Table:
+    """The banner of a report with an incomplete run: first, before any figure."""
+    t = Table(
+        title="INCOMPLETE RUNS: their unfinished tasks count as wrong in every figure below",
+        key="incomplete",
+        columns=["Run", "Infrastructure errors", "Timeouts", "Missing results", "What to do"],
+    )
+    for r in report.runs:
+        if not r.scores["incomplete"]:
+            continue
+        u = r.scores.get("unfinished") or {"missing_results": len(r.scores.get("missing_results", []))}
+        t.add(
+            r.label,
+            u.get("infrastructure_errors", 0),
+            u.get("timeouts", 0),
+            u.get("missing_results", 0),
+            "ctb-eval run --resume <run folder> --retry-errors",
+        )
+    t.note = (
+        "Figures of an incomplete run are not the agent's: finish the run, or read them as a lower bound."
+    )
     return t
 
 
@@ -577,6 +601,7 @@ def more_breakdowns(report: Report, split: bool) -> list[Table]:
 def report_tables(report: Report, *, split: bool = False) -> list[Table]:
     """Every table of the report, in reading order."""
     tables = [
+        table_incomplete(report),
         table_runs(report),
         table5(report, split),
         table_pass_k(report, split),

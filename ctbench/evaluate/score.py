@@ -14,7 +14,9 @@ about a run, so the rules are spelled out here:
   ``unresolved_lines`` lists those lines with the reason.
 - **Timeout and error results score as "missing"** (no prediction: 0 on every IoU, wrong, F5), as do
   tasks the run selected (``run.yaml`` ``tasks``) but never finished: the paper keeps unanswered
-  tasks in every denominator (B.1, C.3, C.5). An unfinished run is flagged ``incomplete``.
+  tasks in every denominator (B.1, C.3, C.5). Infrastructure errors, timeouts and missing results
+  are counted (``unfinished`` in scores.json) and a run with any of them is ``incomplete``: the
+  scorecard, every report and compare say so, so that no silent zero reads as the agent's result.
 - **Executed actions** are the distinct (device, canonical command) pairs of trajectory calls whose
   outcome is ``recorded`` or ``denied`` (the device accepted the command); invalid commands,
   unknown devices and ``?`` help requests (outcome ``help``) execute nothing. Both these and the golden actions go through the device's dialect
@@ -59,6 +61,12 @@ from ctbench.store import TaskNotFound, TaskRef, TaskSet
 from ctbench.yamlio import atomic_write_text, load_fast
 
 SCORES_FILE = "scores.json"
+UNFINISHED: dict[str, str] = {
+    "infrastructure_error": "infrastructure_errors",
+    "timeout": "timeouts",
+    "missing": "missing_results",
+}
+"""Kinds of task-trial a run did not finish -> their count's key in scores.json ``unfinished``."""
 SCORES_FORMAT = 1
 __all__ = ["ABLATION_LEVEL", "EXECUTED_OUTCOMES"]  # re-exported: the run-folder rules name them
 
@@ -390,9 +398,20 @@ class Scorer:
             if trial == 1 and line.content_hash
         }
         versions = frozenset(line.harness_version for _, line in by_key.values() if line.harness_version)
+        unfinished: dict[str, list[str]] = {kind: [] for kind in UNFINISHED}
+        for tid, trial in keys:
+            label = tid if trials == 1 else f"{tid}#{trial}"
+            entry = by_key.get((tid, trial))
+            if entry is None:
+                unfinished["missing"].append(label)
+            elif entry[1].is_infrastructure_error:
+                unfinished["infrastructure_error"].append(label)
+            elif entry[1].status == "timeout":
+                unfinished["timeout"].append(label)
         return ScoredRun(
             info=info,
             trial_scores=scores,
+            unfinished=unfinished,
             warnings=warnings,
             missing=missing,
             path=run_dir,
@@ -445,6 +464,9 @@ class ScoredRun:
     warnings: list[str]
     missing: list[str]
     path: Path
+    unfinished: dict[str, list[str]] = field(default_factory=dict)
+    """Kind (:data:`UNFINISHED`) -> the task-trials that ended so (``ID``, or ``ID#K`` for trial K of
+    a several-trial run); they score as wrong."""
     content_hashes: dict[str, str] = field(default_factory=dict)
     """Task id -> the content hash its result line recorded (runs made since the run gate)."""
     harness_versions: frozenset[str] = frozenset()
@@ -458,16 +480,37 @@ class ScoredRun:
 
         self.scores = task_means(self.trial_scores)
 
+    @property
+    def incomplete(self) -> bool:
+        """Whether any task-trial ended in an infrastructure error or a timeout, or has no result."""
+        return bool(self.missing) or any(self.unfinished.values())
+
+    def unfinished_tasks(self, kinds: tuple[str, ...] = ("infrastructure_error", "missing")) -> set[str]:
+        """Task ids with a task-trial of one of ``kinds`` (by default: those the agent never got to
+        finish, which a paired comparison must not silently count as wrong)."""
+        return {label.split("#")[0] for kind in kinds for label in self.unfinished.get(kind, [])} | (
+            set(self.missing) if "missing" in kinds else set()
+        )
+
     def restricted(self, keys: set[tuple[str, str]]) -> ScoredRun:
         """The same run on a subset of its tasks (comparisons on common tasks)."""
+        ids = {t for _, t in keys}
         return replace(
             self,
             trial_scores=[s for s in self.trial_scores if (s.family, s.task_id) in keys],
-            missing=list(self.missing),
+            missing=[t for t in self.missing if t in ids],
+            unfinished={k: [x for x in v if x.split("#")[0] in ids] for k, v in self.unfinished.items()},
         )
 
 
 # --------------------------------------------------------------------------- scores.json
+
+
+def unfinished_json(run: ScoredRun) -> dict[str, Any]:
+    """scores.json's count of what did not finish: infrastructure errors, timeouts and missing results
+    (task-trials), with the ids of each; all of them score as wrong."""
+    counts = {UNFINISHED[k]: len(run.unfinished.get(k, [])) for k in UNFINISHED}
+    return {**counts, "tasks": {UNFINISHED[k]: list(run.unfinished.get(k, [])) for k in UNFINISHED}}
 
 
 def task_json(s: TaskScores) -> dict[str, Any]:
@@ -556,8 +599,9 @@ def build_scores(
             "task_set_dirty": run.task_set.dirty if run.task_set else None,
         },
         "n_tasks": len(rows),
-        "incomplete": bool(run.missing),
+        "incomplete": run.incomplete,
         "missing_results": list(run.missing),
+        "unfinished": unfinished_json(run),
         "warnings": warnings,
         "summary": summary,
         "se": se,

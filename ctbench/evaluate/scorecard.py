@@ -30,6 +30,32 @@ HEADLINE: dict[str, tuple[tuple[str, str, str], ...]] = {
 }
 
 
+UNFINISHED_NAMES: dict[str, str] = {
+    "infrastructure_errors": "infrastructure error(s)",
+    "timeouts": "timeout(s)",
+    "missing_results": "missing result(s)",
+}
+"""scores.json ``unfinished`` counts -> how the scorecard and the reports name them."""
+
+
+def unfinished_text(scores: Mapping[str, Any]) -> str:
+    """``2 infrastructure error(s), 1 timeout(s)`` of a scores.json document; empty when it finished
+    (documents written before the counts existed fall back to their missing results)."""
+    unfinished = scores.get("unfinished") or {"missing_results": len(scores.get("missing_results", []))}
+    return ", ".join(f"{unfinished[k]} {name}" for k, name in UNFINISHED_NAMES.items() if unfinished.get(k))
+
+
+def incomplete_banner(scores: Mapping[str, Any]) -> str | None:
+    """The one line every view of an incomplete run starts with; ``None`` for a complete run."""
+    if not scores.get("incomplete"):
+        return None
+    what = unfinished_text(scores) or "unfinished tasks"
+    return (
+        f"INCOMPLETE RUN: {what}; they count as wrong (0 on every metric) in every figure, so these are "
+        f"not the agent's scores. Finish it: ctb-eval run --resume <run folder> --retry-errors"
+    )
+
+
 def percent(value: float | None) -> float | None:
     """A fraction as a number of percent (tables keep numbers; each renderer formats them)."""
     return None if value is None else 100.0 * value
@@ -109,6 +135,9 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
         f"{scores['scoring']['n_resamples']:,} resamples).",
         caption_justify="left",
     )
+    banner = incomplete_banner(scores)
+    if banner:
+        console.print(f"[bold red]{_escape(banner)}[/bold red]", soft_wrap=True)
     table.add_column("Family")
     table.add_column("n", justify="right")
     for col in ("Acc", "Loc", "ID / Rest", "Evidence"):
