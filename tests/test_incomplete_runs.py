@@ -88,8 +88,11 @@ def test_scores_json_counts_them(runs: tuple[Path, Path, Path]) -> None:
     assert done["incomplete"] is False and done["unfinished"]["infrastructure_errors"] == 0
 
 
-def test_scorecard_and_every_report_format_say_it(runs: tuple[Path, Path, Path]) -> None:
+def test_scorecard_and_every_report_format_say_it(
+    runs: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     tasks, broken, oracle = runs
+    monkeypatch.setenv("COLUMNS", "400")  # the text format wraps cells to the terminal's width
     buf = io.StringIO()
     print_scorecard(json.loads((broken / "scores.json").read_text()), file=buf)
     assert "INCOMPLETE RUN: 2 infrastructure error(s)" in buf.getvalue()

@@ -123,8 +123,11 @@ def test_scorecard_says_it(trial_run: tuple[Path, Path, dict, str]) -> None:
         assert "pass^3 0.00" in text and "pass@3 50.00" in text
 
 
-def test_every_report_format_says_it(trial_run: tuple[Path, Path, dict, str]) -> None:
+def test_every_report_format_says_it(
+    trial_run: tuple[Path, Path, dict, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     tasks, run_dir, _, _ = trial_run
+    monkeypatch.setenv("COLUMNS", "400")  # the text format wraps cells to the terminal's width
     report = build_report([run_dir], TaskSet(tasks), n_resamples=500)
     assert set(REPORT_FORMATS) >= {"text", "md", "latex", "json", "html"}
     for fmt in REPORT_FORMATS:
