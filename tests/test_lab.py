@@ -207,3 +207,36 @@ def test_bundled_lab_tasks_validate_replay_and_score_as_the_oracle() -> None:
         assert session.run("R1", "show ip ospf neighbor | include ExStart").data.count(b"\n") == 1
         assert session.run("H1", "ip r").outcome == Outcome.RECORDED
         assert session.run("R1", "show ip rou").text == "% Ambiguous command: show ip rou\n"
+
+
+# ---------------------------------------------------------------------------- the command line
+
+
+def _author(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ctbench.authoring.cli", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_lab_faults_lists_the_catalogue_as_json() -> None:
+    out = _author("lab", "faults", "--json")
+    assert out.returncode == 0, out.stderr
+    names = [row["name"] for row in json.loads(out.stdout)]
+    assert names == [
+        "shutdown", "mtu", "ospf-area", "bgp-as", "static-missing", "ospf-timers", "prefix-deny", "static-wrong",
+    ]  # fmt: skip
+
+
+def test_a_bad_lab_file_is_an_error_naming_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: bad\nrouters: {R1: {}}\nlinks:\n  - {a: 'R1:eth1', a_address: 8.8.8.1/24, b: 'R9:eth1'}\n"
+    )
+    out = _author("lab", "down", str(bad))
+    assert out.returncode == 2
+    assert str(bad) in out.stderr and "links.0.a_address" in out.stderr and "private" in out.stderr
+    assert "Traceback" not in out.stderr
+    unknown = _author(
+        "lab", "capture", str(ROOT / "tasks/labs/triangle.yaml"), "--task", "X", "--fault", "melt"
+    )
+    assert unknown.returncode == 2 and "unknown fault 'melt'" in unknown.stderr
