@@ -40,6 +40,9 @@ ECMP = "A->B->D\nA->C->D"
                      id="missing-line"),
         pytest.param("", "A->B", False, "any", False, id="empty"),
         pytest.param("A->B\\nC->D", "A->B\nC->D", False, "any", True, id="literal-backslash-n"),
+        pytest.param("<answer>\nA -> B -> D\n</answer>", ECMP, True, "any", True, id="tags-extracted"),
+        pytest.param("The fault is:\nX;GE1/0/1;shutdown\nDone.", "X;GE1/0/1;shutdown", False, "any", True,
+                     id="prose-extracted"),
     ],
 )  # fmt: skip
 def test_normalisation_table(answer: str, gold: str, alternatives: bool, paths: str, right: bool) -> None:
@@ -206,3 +209,16 @@ def test_trials_give_pass_at_1_and_the_time_discounted_credit(setup) -> None:
     assert by["TTACB-P1-002"]["verdict"] is False and by["TTACB-P1-003"]["trials"] == 0  # never run: wrong
     assert block["n_tasks"] == 3 and block["accuracy"] == 0.0  # the first trial decides the verdict
     assert block["pass_at_1"] == pytest.approx(0.5 / 3) and block["time_discounted"] == pytest.approx(0.8 / 3)
+
+
+def test_ctbench_agents_run_on_an_imported_phase(setup, tmp_path: Path) -> None:
+    _, tasks, _ = setup
+    run = tmp_path / "oracle"
+    proc = run_cli(
+        "evaluate", "run", "--tasks", str(tasks), "--agent", "oracle", "--allow-unreviewed", "--out", str(run)
+    )
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli("evaluate", "score", str(run), "--tasks", str(tasks), "--metrics", "ttac")
+    assert (
+        "TTAC Track B rules: accuracy 1.000 (3/3)" in proc.stdout
+    )  # <answer> tags taken off, as Track B does

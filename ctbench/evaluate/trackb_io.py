@@ -24,7 +24,7 @@ from ctbench.errors import CtbError
 from ctbench.evaluate.export import ExportSummary
 from ctbench.evaluate.exporters import ExportRequest, refuse_options
 from ctbench.evaluate.runfolder import ResultLine, RunFolder
-from ctbench.evaluate.ttac import task_gold
+from ctbench.evaluate.ttac import extract_answer, task_gold
 from ctbench.replay.trackb.layout import gt_cell, question_of
 from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_bytes, atomic_write_text
@@ -67,7 +67,7 @@ def export_trackb(run_dirs: Sequence[Path], out: Path, task_set: TaskSet) -> Exp
     when = (config.finished or config.started or datetime.now(tz=UTC)).isoformat()
     files: dict[str, bytes] = {}
     files["result.csv"] = _csv_bytes(
-        [["id", "prediction"]] + [[ids[t][0], r.answer_text or ""] for t, r in first.items()]
+        [["id", "prediction"]] + [[ids[t][0], extract_answer(r.answer_text)] for t, r in first.items()]
     )
     detail = []
     for t, r in first.items():
@@ -76,7 +76,7 @@ def export_trackb(run_dirs: Sequence[Path], out: Path, task_set: TaskSet) -> Exp
             "session_id": f"{config.name}/{t}",
             "success": r.status in ("answered", "unparsable"),
             "duration_s": r.latency_s,
-            "extracted_answer": r.answer_text or "",
+            "extracted_answer": extract_answer(r.answer_text),
             "agent_reply": r.answer_text or "",
             "timestamp": (r.finished.isoformat() if r.finished else when),
         }
@@ -84,7 +84,7 @@ def export_trackb(run_dirs: Sequence[Path], out: Path, task_set: TaskSet) -> Exp
     files["eval_detail.jsonl"] = "".join(detail).encode("utf-8")
     files["progress.json"] = (json.dumps({"completed": [ids[t][0] for t in first]}, indent=2) + "\n").encode()
     files["submission.csv"] = _csv_bytes(
-        [["ID", "Track B"]] + [[ids[t][1], gt_cell(r.answer_text or "")] for t, r in first.items()]
+        [["ID", "Track B"]] + [[ids[t][1], gt_cell(extract_answer(r.answer_text))] for t, r in first.items()]
     )
     # Phase 3: every trial is a completion; the runtime of a problem is its first trial's
     traces = [
@@ -93,7 +93,8 @@ def export_trackb(run_dirs: Sequence[Path], out: Path, task_set: TaskSet) -> Exp
     ]
     files["result/traces.json"] = (json.dumps(traces, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     files["results.csv"] = _csv_bytes(
-        [["scenario_id", "prediction"]] + [[ids[t][1], r.answer_text or ""] for t, r in first.items()]
+        [["scenario_id", "prediction"]]
+        + [[ids[t][1], extract_answer(r.answer_text)] for t, r in first.items()]
     )
     runtime = [{"problem_id": ids[t][1], "runtime_seconds": r.latency_s} for t, r in first.items()]
     files["runtime.json"] = (json.dumps(runtime, indent=2) + "\n").encode()

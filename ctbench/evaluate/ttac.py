@@ -42,15 +42,45 @@ def answer_lines(text: str | None) -> list[str]:
     return out
 
 
+_ANSWER_SHAPES = (
+    re.compile(r"[\w-]+\([A-Za-z0-9/]+\)\s*->\s*[\w-]+\([A-Za-z0-9/]+\)"),  # Node(port)->Node(port)
+    re.compile(r"[\w-]+(?:\s*->\s*[\w-]+){2,}"),  # A->B->C
+    re.compile(r"[\w-]+;[^;\n]+;[^;\n]+"),  # node;object;reason
+)
+
+
+def extract_answer(reply: str | None) -> str:
+    """The answer Track B's batch script takes from an agent's reply: the lines shaped like answers.
+
+    Its shapes are tried in turn (links, node paths, fault triples); the first that matches any line
+    keeps those lines, and a reply with none is taken whole. Tags and prose around the answer go.
+    """
+    text = (reply or "").strip()
+    lines = [ln.strip() for ln in text.splitlines()]
+    for shape in _ANSWER_SHAPES:
+        kept = [ln for ln in lines if shape.search(ln)]
+        if kept:
+            return "\n".join(kept)
+    return text
+
+
 def ttac_correct(
-    answer: str | None, gold: str, *, alternatives: bool = False, paths: PathsRule = "any"
+    answer: str | None,
+    gold: str,
+    *,
+    alternatives: bool = False,
+    paths: PathsRule = "any",
+    extract: bool = True,
 ) -> bool:
     """Track B's verdict on one answer: the set of squashed lines equals the gold's.
+
+    ``extract``: first take the answer lines out of the reply as Track B's batch script does
+    (:func:`extract_answer`); a reply it already extracted is unchanged by it.
 
     ``alternatives``: the gold's lines are alternatives (Phase 1 ECMP paths); under ``paths="any"``
     an answer is right when every line it gives is one of them, under ``"all"`` it must give them all.
     """
-    given, wanted = set(answer_lines(answer)), set(answer_lines(gold))
+    given, wanted = set(answer_lines(extract_answer(answer) if extract else answer)), set(answer_lines(gold))
     if not given or not wanted:
         return False
     if alternatives and paths == "any":
