@@ -161,11 +161,18 @@ class Dialect:
 
     def _resolve_uncached(self, line: str, recorded: frozenset[str]) -> Resolution:
         text = line.rstrip("\r\n")
-        roots = self._roots
-        if recorded:
-            extra = self._extras(recorded)
-            if extra is not None:
-                roots = (*roots, (extra, True))
+        extra = self._extras(recorded) if recorded else None
+        if extra is None:
+            return self._resolve_in(line, text, self._roots)
+        got = self._resolve_in(line, text, (*self._roots, (extra, True)))
+        if got.error is None:
+            return got
+        # What the task recorded may make a line valid, never change an error: a prefix of a recorded
+        # command the vendor grammar does not know ("% Incomplete command." only where it was
+        # recorded) would reveal the recording. The error is the one a device without it gives.
+        return self._resolve_in(line, text, self._roots)
+
+    def _resolve_in(self, line: str, text: str, roots: tuple[tuple[Node, bool], ...]) -> Resolution:
         if self._profile.pipe == "first":
             return self._resolve_first_pipe(line, text, roots)
         parsed = self._parser.parse(text, roots)
