@@ -706,7 +706,7 @@ def workload_2(ts: TaskSet, n_tasks: int, n_resamples: int, budget: float) -> No
     runs = [
         ScoredRun(
             info=RunInfo(name=n, agent=n.split("-")[0], model=n.split("-")[1]),
-            scores=sorted(s, key=lambda x: (x.family, x.task_id)),
+            trial_scores=sorted(s, key=lambda x: (x.family, x.task_id)),
             warnings=[],
             missing=[],
             path=FsPath(n),
