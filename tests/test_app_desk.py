@@ -200,3 +200,32 @@ def test_80x24_reaches_the_routing_table_and_160_columns_wrap(tasks: Path) -> No
             )  # the reason in full, wrapped
 
     asyncio.run(scenario())
+
+
+def test_the_quit_dialog_under_fast_key_presses(tasks: Path) -> None:
+    """Keys typed faster than the dialog goes: one answer counts, the rest never pop the screens below."""
+    from textual import events
+
+    async def burst(app: object, keys: str) -> None:
+        for key in keys:
+            app.post_message(events.Key(key, key))  # type: ignore[attr-defined]
+
+    async def scenario() -> None:
+        app = author_app(tasks, mode="edit", task_id="PATH-001")
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await validated(pilot)
+            await type_text(pilot, "x")
+            await pilot.press("ctrl+q")
+            await settle(pilot)
+            await burst(app, "ccccc")  # cancel, four times over: once popped the editor, then everything
+            await pilot.pause(0.3)
+            await settle(pilot)
+            assert app.screen is editor and editor.dirty
+            await pilot.press("ctrl+q")
+            await settle(pilot)
+            await burst(app, "kkd")
+            await pilot.pause(0.3)
+        assert app.return_code == 0
+
+    asyncio.run(scenario())
+    assert (tasks / ".drafts" / "PATH-001.json").is_file()  # "keep" was the answer, not "discard"

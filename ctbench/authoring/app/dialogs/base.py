@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.screen import ModalScreen
 
@@ -39,6 +40,17 @@ class Dialog(ModalScreen[ResultT]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel", tooltip="Close without a choice")]
 
     cancel_value: ResultT | None = None
+
+    _answered = False
+
+    def dismiss(self, result: ResultT | None = None) -> AwaitComplete:
+        """Answer once. Keys typed fast reach the dialog before it is gone: a second answer would
+        dismiss the screen under it (closing the editor unasked) or, at the bottom, raise
+        ``ScreenStackError``. Any answer after the first is ignored."""
+        if self._answered or not self.is_current:
+            return AwaitComplete()
+        self._answered = True
+        return super().dismiss(result)
 
     def on_screen_resume(self) -> None:
         apply_blink(self)
