@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import git
+import pytest
 
 from tests.conftest import BUNDLED, run_cli
 
@@ -141,3 +142,23 @@ def test_the_packaged_taxonomy_is_the_sample_sets() -> None:
     from ctbench.authoring.init_set import taxonomy_text
 
     assert taxonomy_text() == (BUNDLED / "taxonomy.yaml").read_text(encoding="utf-8")
+
+
+def test_set_metadata_on_a_sealed_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """hidden.yaml.age cannot be edited by hand; set-metadata opens it with the author's key and reseals."""
+    pytest.importorskip("pyrage")
+    from ctbench.sealing import stanza_count
+    from ctbench.store import TaskSet
+    from tests.test_review_sealed import Sealed, author_cli
+
+    s = Sealed(tmp_path)
+    at = s.clone("alice") / "tasks"
+    monkeypatch.setenv("CTBENCH_AGE_IDENTITY", str(s.keys["alice"]))
+    args = ("set-metadata", "RCA-102", "chain_length=3", "rationale=The shutdown shows in the brief.")
+    code, _, err = author_cli(*args, "--tasks", str(at), "--author", "alice")
+    assert code == 0, err
+    folder = at / "rca" / "RCA-102"
+    assert not (folder / "hidden.yaml").exists()  # never written in plain
+    assert stanza_count((folder / "hidden.yaml.age").read_bytes()) == 2  # the same recipients
+    hidden = TaskSet.open(at, identity=s.keys["maint"]).load_hidden("RCA-102")
+    assert hidden.metadata.chain_length == 3 and hidden.rationale == "The shutdown shows in the brief."
