@@ -63,8 +63,8 @@ MAX_CANDIDATES = 512
 """Splits of one file name tried against the grammar; names with many ``_`` try the likely ones first."""
 
 TOPOLOGY_SKIP = (
-    "topology restoration: ctbench has no topology task family yet (the scoring layer, issue 27, "
-    "builds it); imported once it lands"
+    "topology restoration: the topology family scores such answers (ctbench.scoring.topology), but "
+    "a task folder cannot hold a topology task yet (the task model knows rca and path only)"
 )
 
 
