@@ -79,10 +79,29 @@ def _safe_name(name: str, what: str) -> str:
     return name
 
 
-def import_release(release: Path, out: Path, gold: Path | None = None) -> ImportResult:
-    """Rebuild the task set of ``release`` in ``out`` (new or empty), with the gold when given."""
+def sealed_gold(release: Path, identity: Path | None) -> dict[str, bytes] | None:
+    """Task id -> hidden.yaml, opened from the release's ``sealed`` config with the age identity
+    (``--identity`` or ``$CTBENCH_AGE_IDENTITY``); None when the release has no sealed config or no
+    identity is at hand."""
+    from ctbench.sealing import identity_path, unseal
+
+    shard = release / "sealed" / SHARD
+    key = identity_path(identity)
+    if not shard.is_file() or key is None:
+        return None
+    return {
+        str(r["id"]): unseal(r["hidden_yaml_age"], key, f"{shard.name} row {r['id']}") for r in _rows(shard)
+    }
+
+
+def import_release(
+    release: Path, out: Path, gold: Path | None = None, *, identity: Path | None = None
+) -> ImportResult:
+    """Rebuild the task set of ``release`` in ``out`` (new or empty), with the gold when given: the
+    gold folder, or else the release's sealed config opened with the age identity."""
     manifest = load_manifest(release)
     _check_files(release, manifest)
+    sealed = sealed_gold(release, identity) if gold is None else None
     if gold is not None:
         gold_manifest = load_manifest(gold)
         if gold_manifest.version != manifest.version or sha256_file(gold / RELEASE_FILE) != sha256_file(
@@ -96,7 +115,7 @@ def import_release(release: Path, out: Path, gold: Path | None = None) -> Import
         raise CtbError(f"--out {out} exists and is not an empty folder", exit_code=2)
     rows = _rows(release / "tasks" / SHARD)
     net_rows = _rows(release / "networks" / SHARD)
-    result = ImportResult(manifest, out, with_gold=gold is not None)
+    result = ImportResult(manifest, out, with_gold=gold is not None or sealed is not None)
     out.resolve().parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".ctb-import-", dir=out.resolve().parent) as tmp:
         stage = Path(tmp) / "tasks"
@@ -111,16 +130,16 @@ def import_release(release: Path, out: Path, gold: Path | None = None) -> Import
             name = _safe_name(str(net["name"]), "network")
             atomic_write_text(stage / "networks" / f"{name}.yaml", net["network_yaml"])
         for row in rows:
-            _write_task(stage, row, gold)
+            _write_task(stage, row, gold, sealed)
             result.tasks.append(row["id"])
-        _check_hashes(stage, manifest, rows, with_gold=gold is not None)
+        _check_hashes(stage, manifest, rows, with_gold=result.with_gold)
         if out.exists():
             out.rmdir()
         os.replace(stage, out)
     return result
 
 
-def _write_task(stage: Path, row: dict[str, Any], gold: Path | None) -> None:
+def _write_task(stage: Path, row: dict[str, Any], gold: Path | None, sealed: dict[str, bytes] | None) -> None:
     task_id, family = str(row["id"]), str(row["family"])
     if family not in ("rca", "path"):
         raise CtbError(f"task {task_id}: unknown family {family!r}")
@@ -134,7 +153,11 @@ def _write_task(stage: Path, row: dict[str, Any], gold: Path | None) -> None:
         if hashlib.sha256(data).hexdigest() != rec["sha256"]:
             raise CtbError(f"{where}: bytes differ from their sha256")
         atomic_write_bytes(folder / _safe_rel(rec["file"], where), data)
-    if gold is not None:
+    if sealed is not None:
+        if task_id not in sealed:
+            raise CtbError(f"the sealed config has no gold for {task_id}")
+        atomic_write_bytes(folder / HIDDEN_FILE, sealed[task_id])
+    elif gold is not None:
         src = gold / family / task_id / HIDDEN_FILE
         if not src.is_file():
             raise CtbError(f"{src}: the gold of {task_id} is missing")
@@ -177,7 +200,9 @@ def cache_root(env: dict[str, str] | None = None) -> Path:
     return base / "ctbench" / "releases"
 
 
-def task_set_of(release: Path, gold: Path | None, root: Path | None = None) -> Path:
+def task_set_of(
+    release: Path, gold: Path | None, root: Path | None = None, *, identity: Path | None = None
+) -> Path:
     """The task set of a release folder, rebuilt once into the cache and checked again on every use.
 
     ``ctb-eval run --tasks RELEASE --gold GOLD`` runs a release without an explicit import: the
@@ -186,18 +211,23 @@ def task_set_of(release: Path, gold: Path | None, root: Path | None = None) -> P
     manifest is refused rather than run.
     """
     manifest = load_manifest(release)
+    from ctbench.sealing import identity_path
+
+    with_gold = gold is not None or (
+        (release / "sealed" / SHARD).is_file() and identity_path(identity) is not None
+    )
     key = hashlib.sha256((release / RELEASE_FILE).read_bytes()).hexdigest()[:16]
     name = f"{_safe_name(manifest.name, 'release name')}-{_safe_name(manifest.version, 'version')}-{key}"
-    target = (root or cache_root()) / (name + ("-gold" if gold is not None else "-public"))
+    target = (root or cache_root()) / (name + ("-gold" if with_gold else "-public"))
     if not target.is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            import_release(release, target, gold)
+            import_release(release, target, gold, identity=identity)
         except CtbError:
             if not target.is_dir():  # another run rebuilt it meanwhile: check it below
                 raise
     rows = [{"id": t.id} for t in manifest.tasks]
     if sha256_file(target / RELEASE_FILE) != sha256_file(release / RELEASE_FILE):
         raise CtbError(f"{target}: holds another release than {release}; remove it and run again")
-    _check_hashes(target, manifest, rows, with_gold=gold is not None)
+    _check_hashes(target, manifest, rows, with_gold=with_gold)
     return target

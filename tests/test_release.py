@@ -350,3 +350,41 @@ def test_bytes_that_are_not_utf8_travel_in_output_bytes(task_set: Path, tmp_path
         == 0
     )
     assert (back / "rca" / "RCA-001" / rec.file).read_bytes() == raw
+
+
+def test_the_gold_sealed_in_the_public_folder_opens_only_with_the_key(
+    released: Released, tmp_path: Path
+) -> None:
+    import pyrage
+
+    key, stranger = pyrage.x25519.Identity.generate(), pyrage.x25519.Identity.generate()
+    (tmp_path / "key.txt").write_text(str(key) + "\n")
+    (tmp_path / "stranger.txt").write_text(str(stranger) + "\n")
+    out = tmp_path / "rel"
+    proc = author_cli(
+        "release", "1.1.0", "--tasks", str(released.world.tasks), "--out", str(out),
+        "--seal-to", str(key.to_public()), "--license", "cc-by-4.0", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    header = load_fast(Path("README.md"), (out / "README.md").read_text(encoding="utf-8").split("---\n")[1])
+    assert [c["config_name"] for c in header["configs"]] == ["tasks", "networks", "sealed"]
+    assert "sealed" in load_manifest(out).gold
+    ts = TaskSet.open(released.world.tasks)
+    public = readable_text(out)
+    assert [s for s in gold_strings(ts, ["RCA-101", "PATH-101"]) if s in public] == []
+    sealed = datasets.load_dataset(str(out), "sealed", split="test", cache_dir=str(tmp_path / "hf"))
+    assert sorted(sealed["id"]) == ["PATH-101", "RCA-101"]
+
+    back = tmp_path / "back"
+    proc = author_cli("import-release", str(out), "--identity", str(tmp_path / "key.txt"), "--out", str(back),
+                      cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    back_ts = TaskSet.open(back)
+    for t in load_manifest(out).tasks:
+        assert content_hash(back_ts.ref(t.id).path, back_ts) == t.content_hash
+    proc = author_cli("import-release", str(out), "--identity", str(tmp_path / "stranger.txt"), "--out",
+                      str(tmp_path / "no"), cwd=tmp_path)  # fmt: skip
+    assert (
+        proc.returncode != 0 and "not one of its recipients" in proc.stderr and "Traceback" not in proc.stderr
+    )
+    assert not (tmp_path / "no").exists()

@@ -61,11 +61,13 @@ from ctbench.releases import (
     pyarrow_module,
     sha256_file,
 )
+from ctbench.sealing import seal
 from ctbench.store import CONFIG_FILE, TAXONOMY_FILE, TaskRef, TaskSet
 from ctbench.yamlio import atomic_write_text, dump_document, to_commented
 
 PUBLIC_CONFIGS = ("tasks", "networks")
 GOLD_CONFIG = "gold"
+SEALED_CONFIG = "sealed"
 VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
 
 Progress = Callable[[str], None]
@@ -183,6 +185,7 @@ def _schemas(pa: Any) -> dict[str, Any]:
                 ("network_yaml", s),
             ]
         ),
+        SEALED_CONFIG: pa.schema([("id", s), ("family", s), ("hidden_yaml_age", pa.binary()), ("canary", s)]),
         GOLD_CONFIG: pa.schema(
             [("id", s), ("family", s), ("hidden_yaml", s), ("parts", pa.map_(s, s)), ("canary", s)]
         ),
@@ -279,14 +282,14 @@ class Retained:
 class ReleaseResult:
     manifest: ReleaseManifest
     out: Path
-    gold_out: Path
+    gold_out: Path | None
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "version": self.manifest.version,
             "out": str(self.out),
-            "gold_out": str(self.gold_out),
+            "gold_out": str(self.gold_out) if self.gold_out else None,
             "tasks": [t.id for t in self.manifest.tasks],
             "excluded": [e.model_dump() for e in self.manifest.excluded],
             "counts": self.manifest.counts,
@@ -300,17 +303,20 @@ class ReleaseOptions(Strict):
     allow_unreviewed: bool = False
     replace: bool = False
     pretty_name: str | None = None
+    seal_to: list[str] = []
+    """age public keys: the gold also goes into the public folder, sealed (config "sealed")."""
 
 
-def _check_places(out: Path, gold: Path, ts: TaskSet, replace: bool) -> None:
-    out, gold = out.resolve(), gold.resolve()
-    if out == gold or out.is_relative_to(gold) or gold.is_relative_to(out):
+def _check_places(out: Path, gold_out: Path | None, ts: TaskSet, replace: bool) -> None:
+    out = out.resolve()
+    gold = gold_out.resolve() if gold_out is not None else None
+    if gold is not None and (out == gold or out.is_relative_to(gold) or gold.is_relative_to(out)):
         raise CtbError(
             f"--gold-out {gold} and --out {out} overlap: the gold must live outside the public folder "
             "(a public Hub repository serves every file in it)",
             exit_code=2,
         )
-    for d, flag in ((out, "--out"), (gold, "--gold-out")):
+    for d, flag in ((out, "--out"), *(((gold, "--gold-out"),) if gold is not None else ())):
         if d.is_relative_to(ts.root.resolve()) or ts.root.resolve().is_relative_to(d):
             raise CtbError(
                 f"{flag} {d} overlaps the task set {ts.root}; choose a folder outside it", exit_code=2
@@ -377,7 +383,7 @@ def _counts(ts: TaskSet, kept: list[Retained]) -> dict[str, Any]:
 def build_release(
     ts: TaskSet,
     out: Path,
-    gold_out: Path,
+    gold_out: Path | None,
     options: ReleaseOptions,
     *,
     progress: Progress | None = None,
@@ -393,6 +399,12 @@ def build_release(
     if not canary:
         raise CtbError(
             f'{ts.root / CONFIG_FILE}: no canary; a release needs one (canary: "...")', exit_code=2
+        )
+    if gold_out is None and not options.seal_to:
+        raise CtbError(
+            "where does the gold go? --gold-out GOLD_DIR (a private repository) or --seal-to AGE_KEY "
+            "(sealed in the public folder)",
+            exit_code=2,
         )
     _check_places(out, gold_out, ts, options.replace)
     pa = _pa()
@@ -456,12 +468,24 @@ def build_release(
         )
 
     with tempfile.TemporaryDirectory(prefix=".ctb-release-", dir=out.resolve().parent) as tmp_pub:
-        with tempfile.TemporaryDirectory(prefix=".ctb-gold-", dir=gold_out.resolve().parent) as tmp_gold:
+        gold_parent = (gold_out or out).resolve().parent
+        with tempfile.TemporaryDirectory(prefix=".ctb-gold-", dir=gold_parent) as tmp_gold:
             pub, gold = Path(tmp_pub) / "release", Path(tmp_gold) / "gold"
             files: dict[str, str] = {}
             for name, data in (("tasks", rows), ("networks", net_rows)):
                 write_parquet(pub / name / SHARD, data, schemas[name])
                 write_jsonl(pub / "json" / f"{name}.jsonl", data)
+            if options.seal_to:
+                sealed_rows = [
+                    {
+                        "id": g["id"],
+                        "family": g["family"],
+                        "hidden_yaml_age": seal(g["hidden_yaml"].encode("utf-8"), options.seal_to),
+                        "canary": canary,
+                    }
+                    for g in gold_rows
+                ]
+                write_parquet(pub / SEALED_CONFIG / SHARD, sealed_rows, schemas[SEALED_CONFIG])
             for name in (CONFIG_FILE, TAXONOMY_FILE):
                 if (ts.root / name).is_file():
                     _copy_new(ts.root / name, pub / "taskset" / name)
@@ -479,7 +503,7 @@ def build_release(
                 task_set={"commit": commit.commit, "dirty": commit.dirty},
                 license=options.license,
                 canary=canary,
-                gold="separate: written to --gold-out for a private, gated repository; not in this folder",
+                gold=_gold_note(gold_out, options.seal_to),
                 counts=_counts(ts, kept),
                 review=review_statistics(reviews, list(gate.unreviewed_admitted)),
                 tasks=released,
@@ -495,8 +519,9 @@ def build_release(
                 atomic_write_text(gold / k.ref.family.value / k.ref.id / "hidden.yaml", k.hidden_text)
             atomic_write_text(gold / RELEASE_FILE, manifest_text)
             atomic_write_text(gold / "README.md", gold_card(manifest, options))
-            say(f"publishing {out} and {gold_out}")
-            _publish(gold, gold_out.resolve())
+            say(f"publishing {out}" + (f" and {gold_out}" if gold_out else ""))
+            if gold_out is not None:
+                _publish(gold, gold_out.resolve())
             _publish(pub, out.resolve())
     warnings = []
     if gate.unreviewed_admitted:
@@ -505,6 +530,18 @@ def build_release(
             "the manifest and the card say so"
         )
     return ReleaseResult(manifest, out, gold_out, warnings)
+
+
+def _gold_note(gold_out: Path | None, seal_to: list[str]) -> str:
+    notes = []
+    if gold_out is not None:
+        notes.append("separate: written to --gold-out for a private, gated repository, not in this folder")
+    if seal_to:
+        notes.append(
+            f"sealed: config '{SEALED_CONFIG}' holds each task's hidden.yaml as age ciphertext to "
+            f"{len(set(seal_to))} recipient(s); never in plain text"
+        )
+    return "; ".join(notes)
 
 
 def _copy_new(src: Path, dst: Path) -> None:
@@ -535,7 +572,7 @@ def dataset_card(manifest: ReleaseManifest, options: ReleaseOptions) -> str:
             **({"default": True} if name == "tasks" else {}),
             "data_files": [{"split": SPLIT, "path": f"{name}/{SPLIT}-*.parquet"}],
         }
-        for name in PUBLIC_CONFIGS
+        for name in PUBLIC_CONFIGS + ((SEALED_CONFIG,) if options.seal_to else ())
     ]
     header = {
         "pretty_name": options.pretty_name or f"{manifest.name} {manifest.version}",

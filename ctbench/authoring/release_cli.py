@@ -56,9 +56,14 @@ def cmd_release(args: argparse.Namespace) -> int:
         allow_unreviewed=args.allow_unreviewed,
         replace=args.replace,
         pretty_name=args.pretty_name,
+        seal_to=args.seal_to or [],
     )
     result = build_release(
-        ts, Path(args.out), Path(args.gold_out), options, progress=None if args.json else _say
+        ts,
+        Path(args.out),
+        Path(args.gold_out) if args.gold_out else None,
+        options,
+        progress=None if args.json else _say,
     )
     if args.json:
         emit_json(result.to_json())
@@ -69,7 +74,10 @@ def cmd_release(args: argparse.Namespace) -> int:
         f"release {m.version}: {len(m.tasks)} task(s) ({c['rca']} rca, {c['path']} path), "
         f"{m.counts['recordings']} recordings -> {result.out}"
     )
-    print(f"gold -> {result.gold_out} (keep it private)")
+    if result.gold_out:
+        print(f"gold -> {result.gold_out} (keep it private)")
+    if options.seal_to:
+        print(f"gold sealed to {len(set(options.seal_to))} age key(s) in {result.out}/sealed/")
     if m.excluded:
         print(f"left out {len(m.excluded)} task(s):")
         for e in m.excluded:
@@ -82,7 +90,12 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_import_release(args: argparse.Namespace) -> int:
     from ctbench.release_import import import_release
 
-    result = import_release(Path(args.folder), Path(args.out), Path(args.gold) if args.gold else None)
+    result = import_release(
+        Path(args.folder),
+        Path(args.out),
+        Path(args.gold) if args.gold else None,
+        identity=Path(args.identity) if args.identity else None,
+    )
     if args.json:
         emit_json(result.to_json())
         return 0
@@ -101,8 +114,13 @@ def add_release_commands(sub: Any) -> None:
     )
     p.add_argument("version", metavar="VERSION", help="release version, e.g. 1.0.0")
     p.add_argument("--out", required=True, metavar="DIR", help="the public release folder (new or empty)")
+    p.add_argument("--gold-out", metavar="GOLD_DIR", help="where the gold goes (a private repository)")
     p.add_argument(
-        "--gold-out", required=True, metavar="GOLD_DIR", help="where the gold goes (a private repository)"
+        "--seal-to",
+        action="append",
+        metavar="AGE_KEY",
+        help="also (or instead) put the gold in the public folder sealed to this age public key "
+        "(config 'sealed'; repeatable)",
     )
     p.add_argument(
         "--license", required=True, metavar="ID", help="licence of the data, as the Hub names it (cc-by-4.0)"
@@ -131,5 +149,10 @@ def add_release_commands(sub: Any) -> None:
     )
     p.add_argument("folder", metavar="DIR", help="the public release folder")
     p.add_argument("--gold", metavar="GOLD_DIR", help="the release's gold folder")
+    p.add_argument(
+        "--identity",
+        metavar="FILE",
+        help="age identity opening the release's sealed gold, when no --gold ($CTBENCH_AGE_IDENTITY)",
+    )
     p.add_argument("--out", required=True, metavar="DIR", help="the task set to create (new or empty)")
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
