@@ -421,19 +421,29 @@ class TaskSet:
         atomic_write_bytes(folder / SEALED_HIDDEN_FILE, sealing.seal(plain, recipients.keys()))
         atomic_write_text(rec_file, sealing.render_recipients(recipients))
 
+    def seals_new_tasks(self) -> bool:
+        """Whether a new task's gold is sealed from its first save: ``review.seal_gold``, or when unset,
+        whether every person in reviewers.yaml has an age recipient (sealed by default when it can be)."""
+        wanted = self.config.review.seal_gold
+        if wanted is not None:
+            return wanted
+        from ctbench.people import people_of
+
+        return people_of(self.root).all_have_age
+
     def save_hidden_model(
         self, folder: Path, hidden: HiddenSpec, *, authors: list[str] | None = None
     ) -> bool:
         """Write a hidden part: merged into the existing one, sealed again when it is sealed.
 
-        A new task is sealed from its first save when the set says ``review.seal_gold`` (to its
-        authors and the maintainers): its plain gold never reaches the repository.
+        A new task is sealed from its first save when the set seals new tasks (:meth:`seals_new_tasks`,
+        to its authors and the maintainers): its plain gold never reaches the repository.
         """
         from ctbench import sealing
 
         sealed = folder / SEALED_HIDDEN_FILE
         if not self.is_sealed(folder) and not (
-            self.config.review.seal_gold and not (folder / HIDDEN_FILE).exists()
+            self.seals_new_tasks() and not (folder / HIDDEN_FILE).exists()
         ):
             return self.save_model(folder / HIDDEN_FILE, hidden, kind=HIDDEN_FILE)
         rec_file = folder / sealing.RECIPIENTS_FILE

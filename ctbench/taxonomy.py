@@ -149,10 +149,11 @@ class ReviewConfig(Strict):
     max_rounds: int = Field(default=3, ge=1)
     remote: str = "origin"
     main_branch: str = "main"
-    seal_gold: bool = Field(
-        default=False,
+    seal_gold: bool | None = Field(
+        default=None,
         description="Keep every new task's hidden part sealed with age (hidden.yaml.age) to its authors and the "
-        "maintainers (keys in reviewers.yaml); reviewers are added by ctb-review unseal.",
+        "maintainers (keys in reviewers.yaml); reviewers are added by ctb-review unseal. Unset: sealed when "
+        "every person in reviewers.yaml has an age recipient (false: blind review rests on honour).",
     )
     unreviewed_seed: bool = Field(
         default=False,

@@ -160,7 +160,8 @@ def test_sealed_review_end_to_end(sealed: Sealed) -> None:
     assert not any(m.decode() in text for m in GOLD_MARKERS)
     s.run("maint", "merge", "RCA-101", tasks=mt)
     out = s.run("maint", "audit", tasks=mt)
-    assert "RCA-101 (approved): ok" in out and "no reviewer could decrypt before their blind commit" in out
+    assert "RCA-101 (approved): ok [blind by seal; steps unsigned (honour)]" in out
+    assert "no reviewer could decrypt before their blind commit" in out and "proof: blind by seal" in out
 
     # the evaluator's store call opens it with the maintainer's identity, and the age CLI format is real
     ts = TaskSet.open(mt, identity=s.keys["maint"])

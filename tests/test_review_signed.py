@@ -11,6 +11,7 @@ without the ``ssh:`` lines, as a set without signing keys) the same forgery pass
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -36,7 +37,8 @@ def reviewed(tmp_path_factory: pytest.TempPathFactory, team_keys: dict[str, Keys
     team = make_team(tmp_path_factory.mktemp("team-signed") / "t", team_keys)
     team.review("alice", "submit", "RCA-101")
     team.review("maint", "assign", "RCA-101", "--reviewer", "bob", "--apply")
-    team.blind("bob")
+    out = team.blind("bob")
+    assert "hidden.yaml is plain text in your clone, so this solve is blind by honour" in out
     return team
 
 
@@ -78,9 +80,18 @@ def test_every_step_is_signed_by_its_actor_and_verifies(team: Team) -> None:
     )
     assert verified == ""  # git prints the good signature on stderr; the exit status is what counts
     out = team.review("maint", "audit", "RCA-101")
-    assert "every review step's signature verified" in out
+    assert "RCA-101 (approved): ok [blind by honour; signatures verified]" in out
+    assert "every review step's signature verified" in out and "proof: blind by honour" in out
+    status = json.loads(_json_of(team))
+    assert status["total"]["blind_by_honour"] == 1 and status["total"]["blind_by_seal"] == 0
     assert approval_state(TaskSet.open(team.tasks("maint")), "RCA-101").approved
     assert gate(team.tasks("maint"))[0] == ["RCA-101"]
+
+
+def _json_of(team: Team) -> str:
+    """``ctb-review status --json`` in maint's clone: the JSON document on stdout."""
+    text = team.review("maint", "status", "--json")
+    return text[text.index("{") : text.rindex("}") + 1]
 
 
 def _forge(team: Team, how: str) -> str:

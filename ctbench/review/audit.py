@@ -37,6 +37,8 @@ class AuditItem:
     problems: list[str] = field(default_factory=list)
     signed: bool = False
     """Whether the set signs its review steps (every step then verified, or the task failed)."""
+    blindness: str = ""
+    """How its blind solves were kept blind: "seal" (sealed gold), "honour" (plain gold), "" (none yet)."""
 
     def fail(self, message: str) -> None:
         self.ok = False
@@ -50,6 +52,7 @@ class AuditItem:
             "proofs": self.proofs,
             "problems": self.problems,
             "signed_steps": self.signed,
+            "blindness": self.blindness or None,
         }
 
 
@@ -171,11 +174,34 @@ def audit_steps(repo: ReviewRepo, state: TaskState, item: AuditItem) -> None:
         item.proofs.append(verdict.summary())
 
 
+def blindness_of(ts: TaskSet, repo: ReviewRepo | None, state: TaskState) -> str:
+    """ "seal" when the task's gold is sealed where it is read (every clone holds ciphertext), else "honour"."""
+    if state.rev is not None and repo is not None:
+        sealed = repo.read_blob(state.rev, f"{state.rel}/{SEALED_HIDDEN_FILE}") is not None
+    else:
+        try:
+            sealed = ts.is_sealed(ts.ref(state.id))
+        except CtbError:
+            sealed = False
+    return "seal" if sealed else "honour"
+
+
+BLINDNESS_PROOF = {
+    "seal": "blind by seal: the gold is sealed (hidden.yaml.age); a reviewer can decrypt it only once unsealed "
+    "after their blind commit",
+    "honour": "blind by honour: the gold (hidden.yaml) is plain text in every clone of this set; only the "
+    "reviewer's word says it was unread before the blind answer",
+}
+
+
 def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
     item = AuditItem(state.id, state.status)
     rev = state.rev or "HEAD"
     history = list(reversed(repo.log(rev, task=state.id)))  # oldest first
     audit_steps(repo, state, item)
+    if any(r.blind is not None for r in state.records):
+        item.blindness = blindness_of(ts, repo, state)
+        item.proofs.append(BLINDNESS_PROOF[item.blindness])
     audit_seal(ts, repo, state, history, item)
     revealed = [r for r in state.records if r.comparison is not None]
     if not state.records:

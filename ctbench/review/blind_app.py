@@ -179,6 +179,9 @@ class BlindScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#statement-box").border_title = "What an agent is told (ctb-eval prompt)"
+        self.query_one("#statement-box").border_subtitle = (
+            "blind by seal" if self.start.sealed else "blind by honour: the gold is readable in your clone"
+        )
         # an isolated session (ctbench.replay.isolated) is served by a process without the hidden part
         apart = hasattr(self.session, "sandboxed")
         self.query_one("#console").border_title = (
@@ -323,6 +326,10 @@ class BlindApp(App[int]):
 
     def on_blind_app_ready(self, event: Ready) -> None:
         self.push_screen(BlindScreen(event.start, event.session, event.draft, event.prompt or None))
+        if not event.start.sealed:
+            from ctbench.review.workflow import HONOUR_NOTE
+
+            self.notify(HONOUR_NOTE.format(id=event.start.task_id), severity="warning", timeout=12)
         if event.draft:
             self.notify("Your unsent answer from the last session is back in the editor.")
 

@@ -283,6 +283,10 @@ def cmd_blind(args: argparse.Namespace) -> int:
     minutes = args.minutes
     with desk.repo.locked(f"blind {args.id}"):
         start = desk.begin_blind(args.id, actor)
+        if not start.sealed:
+            from ctbench.review.workflow import HONOUR_NOTE
+
+            _notify("note: " + HONOUR_NOTE.format(id=args.id))
         if commands is not None:
             trajectory = run_commands(desk, args.id, commands)
         result = desk.record_blind(
@@ -467,7 +471,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         emit_json({"ok": ok, "tasks": [i.to_json() for i in items]})
         return 0 if ok else 1
     for i in items:
-        print(f"{i.task} ({i.status.value}): {'ok' if i.ok else 'FAILED'}")
+        how = [f"blind by {i.blindness}"] if i.blindness else []
+        how.append(
+            ("signatures verified" if i.ok else "not verified") if i.signed else "steps unsigned (honour)"
+        )
+        print(f"{i.task} ({i.status.value}): {'ok' if i.ok else 'FAILED'} [{'; '.join(how)}]")
         for p in i.proofs:
             print(f"  proof: {p}")
         for p in i.problems:

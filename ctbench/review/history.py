@@ -107,6 +107,8 @@ class ReviewStats:
     """Tasks approved once and changed (or set back to draft) since: (id, reason)."""
     seed: bool = False
     """The task set says its tasks are unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)."""
+    blindness: Counter[str] = field(default_factory=Counter)
+    """Tasks with a blind solve, by how blindness was kept: "seal" (sealed gold) or "honour" (plain gold)."""
 
     # ------------------------------------------------------------------ derived numbers
 
@@ -173,6 +175,8 @@ class ReviewStats:
                 "revised_pct": _pct(sum(self.revised.values()), total_r),
                 "audit_failed": sum(self.audit_failed.values()),
                 "never_reviewed": sum(self.never_reviewed.values()),
+                "blind_by_seal": self.blindness.get("seal", 0),
+                "blind_by_honour": self.blindness.get("honour", 0),
             },
             "unreviewed_seed": self.seed,
             "needs_rereview": [{"task": t, "reason": r} for t, r in self.rereview],
@@ -203,6 +207,11 @@ class ReviewStats:
                 ": the set's unreviewed seed tasks (ctbench.yaml review.unreviewed_seed)."
                 if self.seed
                 else "; they are not counted above."
+            )
+        if self.blindness:
+            note += (
+                f" Blind solves: {self.blindness.get('seal', 0)} task(s) blind by seal, "
+                f"{self.blindness.get('honour', 0)} blind by honour (gold readable in the reviewer's clone)."
             )
         for task_id, problem in self.audit_problems:
             note += f" Audit failed: {task_id} ({problem})."
@@ -445,7 +454,11 @@ def review_stats(ts: TaskSet, repo: ReviewRepo | None = None, *, use_git: bool =
         seed=ts.config.review.unreviewed_seed,
     )
     from ctbench.approval.check import rereview_reason
+    from ctbench.review.audit import blindness_of
 
+    for s in states:
+        if any(r.blind is not None for r in s.records):
+            st.blindness[blindness_of(ts, repo, s)] += 1
     for s in states:
         if s.rev is None and s.records and s.records[-1].outcome == "approved":
             why = rereview_reason(ts, ts.ref(s.id))

@@ -86,6 +86,14 @@ class BlindStart:
     started: datetime
     task: TaskSpec
     ref: TaskRef
+    sealed: bool = False
+    """Whether the gold is sealed in this clone (blind by seal) or plain text in it (blind by honour)."""
+
+
+HONOUR_NOTE = (
+    "{id}'s gold is not sealed: hidden.yaml is plain text in your clone, so this solve is blind by "
+    "honour (nothing but your word keeps it unread); ctb-review seal --all seals a set"
+)
 
 
 @dataclass
@@ -425,7 +433,7 @@ class ReviewDesk:
             raise CtbError(
                 f"round {record.round} of {task_id} already has a blind answer by {record.blind.reviewer}"
             )
-        return BlindStart(task_id, actor, record.round, self.clock(), task, ref)
+        return BlindStart(task_id, actor, record.round, self.clock(), task, ref, self.ts.is_sealed(ref))
 
     def record_blind(
         self,
