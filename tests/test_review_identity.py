@@ -10,15 +10,17 @@ attack goes through.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from ctbench import people as people_mod
 from ctbench.people import IdentityError, acting_person, load_people, people_of
+from ctbench.store import TaskSet
 from ctbench.yamlio import load_document
 from tests.review_support import git, trailers
-from tests.team_support import Keys, Team, copy_team, make_keys, make_team
+from tests.team_support import Keys, Team, all_objects, copy_team, make_keys, make_team
 
 pytestmark = pytest.mark.xdist_group("review-team")
 
@@ -145,6 +147,15 @@ def test_ctb_author_records_the_author_by_id(team: Team) -> None:
     )
     task = load_document(team.tasks("carol") / "rca" / "RCA-150" / "task.yaml")
     assert list(task["authors"]) == ["carol"]
+    # everyone in reviewers.yaml has an age recipient: a new task is sealed by default
+    folder = team.tasks("carol") / "rca" / "RCA-150"
+    assert (folder / "hidden.yaml.age").is_file() and not (folder / "hidden.yaml").exists()
+    reviewers = team.tasks("carol") / "reviewers.yaml"
+    assert TaskSet.open(team.tasks("carol")).seals_new_tasks()
+    text = reviewers.read_text()
+    reviewers.write_text(re.sub(r"\n    age: [^\n]*", "", text, count=1))  # one person without a recipient
+    assert not TaskSet.open(team.tasks("carol")).seals_new_tasks()
+    reviewers.write_text(text)
     assert (
         git(
             "log", "-1", "--format=%an|%(trailers:key=Ctbench-Author,valueonly)", cwd=team.clone_dir("carol")
@@ -182,3 +193,50 @@ def test_ctb_author_records_the_author_by_id(team: Team) -> None:
         expect=1,
     )
     assert "you are carol" in err
+
+
+@pytest.mark.parametrize("protection", ["on", "protection-off"])
+def test_a_sealed_tasks_commit_messages_never_hold_its_gold(
+    team: Team, protection: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """carol writes a sealed task's gold with ctb-author; bob's clone of main holds it in no git object."""
+    import contextlib
+    import io
+
+    from ctbench.authoring import saving
+    from ctbench.authoring.cli import main as author_main
+
+    if protection == "protection-off":  # commit notes as they were: the gold quoted in the message
+        monkeypatch.setattr(saving, "sealed_note", lambda text: text)
+    carol = team.clone("carol")
+    monkeypatch.setenv("CTBENCH_AGE_IDENTITY", str(team.keys["carol"].age_identity))
+    stmt = team.root / "stmt.txt"
+    stmt.write_text("Users in VLAN 24 lost the internet. Answer node;object;root-cause.\n")
+    gold = "CORE_SW_01;GigabitEthernet0/0/24;shutdown"
+    for args in (
+        [
+            "new",
+            "--family",
+            "rca",
+            "--id",
+            "RCA-160",
+            "--network",
+            "campus-lab",
+            "--statement-file",
+            str(stmt),
+        ],
+        ["set-answer", "RCA-160", "--rca", gold],
+    ):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            assert author_main(["--tasks", str(team.tasks("carol")), *args]) == 0, out.getvalue()
+    assert (team.tasks("carol") / "rca" / "RCA-160" / "hidden.yaml.age").is_file()
+    git("push", "-q", "origin", "main", cwd=carol)
+    bob = team.clone("bob")
+    objects = all_objects(bob)
+    assert b"RCA-160" in objects  # the task is there, sealed
+    if protection == "protection-off":
+        assert gold.encode() in objects
+        return
+    assert gold.encode() not in objects, "the gold answer line is readable in bob's clone"
+    assert "RCA-160: set the root causes (sealed)" in git("log", "--format=%s", "main", cwd=bob)

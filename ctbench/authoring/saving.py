@@ -31,6 +31,7 @@ from ctbench.authoring.working_copy import (
     default_author,
     files_digest,
     format_validation,
+    sealed_note,
 )
 from ctbench.commits import Trailer, trailer_lines
 from ctbench.errors import CtbError
@@ -232,7 +233,9 @@ def save_draft(
             _prune_empty(path.parent, folder / RECORDINGS_DIR)
     if commit:
         act: Action = action or ("duplicate" if draft.origin else "create" if draft.is_new else "edit")
-        subject = message or _subject(act, task.id, draft)
+        # a sealed task's commit says what changed, never the gold: every clone can read messages
+        notes = [sealed_note(c) for c in draft.changes] if ts.is_sealed(folder) else list(draft.changes)
+        subject = message or _subject(act, task.id, draft, notes)
         result.commit, result.note = commit_paths(
             ts.root,
             touched,
@@ -240,19 +243,19 @@ def save_draft(
             action=act,
             author=author or default_author(ts.root),
             subject=subject,
-            details=[*draft.changes, *([result.status_note] if result.status_note else [])],
+            details=[*notes, *([result.status_note] if result.status_note else [])],
         )
     return result
 
 
-def _subject(action: Action, task_id: str, draft: TaskDraft) -> str:
+def _subject(action: Action, task_id: str, draft: TaskDraft, notes: list[str]) -> str:
     if action == "duplicate":
         return f"{task_id}: duplicate of {draft.origin}"
     if action == "create":
         return f"{task_id}: new {draft.family.value} task"
-    if len(draft.changes) == 1:
-        return f"{task_id}: {draft.changes[0]}"
-    return f"{task_id}: edit ({len(draft.changes)} changes)" if draft.changes else f"{task_id}: edit"
+    if len(notes) == 1:
+        return f"{task_id}: {notes[0]}"
+    return f"{task_id}: edit ({len(notes)} changes)" if notes else f"{task_id}: edit"
 
 
 def _prune_empty(folder: Path, stop: Path) -> None:

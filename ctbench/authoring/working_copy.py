@@ -231,3 +231,30 @@ def checked_rel(rel: str) -> str:
     ):
         raise EditError(f"recording path {rel!r} is not a file under {RECORDINGS_DIR}/; the draft is damaged")
     return rel
+
+
+GOLD_NOTES = (
+    ("added root cause ", "added a root cause"),
+    ("removed root cause ", "removed a root cause"),
+    ("set the root causes", "set the root causes"),
+    ("added path ", "added a path"),
+    ("removed path ", "removed a path"),
+    ("set the paths", "set the paths"),
+    ("added golden action ", "added a golden action"),
+    ("explained golden action ", "explained a golden action"),
+    ("removed golden action ", "removed a golden action"),
+)
+"""Change notes that quote the gold (answer lines, golden commands), and what they say on a sealed task."""
+
+
+def sealed_note(text: str) -> str:
+    """A change note fit for a sealed task's commit message: what changed, never the gold itself.
+
+    On a sealed set every commit message is readable in every clone, so "set the root causes:
+    PE_01;10.10.10.0/24;static route missing" would hand the gold to a reviewer before their blind
+    answer; it becomes "set the root causes (sealed)".
+    """
+    for prefix, plain in GOLD_NOTES:
+        if text.startswith(prefix):
+            return f"{plain} (sealed)"
+    return text
