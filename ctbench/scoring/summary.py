@@ -32,6 +32,7 @@ IndexArray = NDArray[np.intp]
 _FAILURES: tuple[str, ...] = tuple(sorted(FAILURE_MODES))
 _COUNTED: tuple[str, ...] = (*TASK_STATUSES, *_FAILURES, "wrong")
 """What a row counts over the trials it stands for (one attempt: one-hot), :meth:`TaskScores.counts`."""
+_COUNT_AT = {c: i for i, c in enumerate(_COUNTED)}
 _USAGE_FIELDS: tuple[str, ...] = ("rounds", "latency_s", "input_tokens", "output_tokens", "total_tokens")
 _ENTRY_FIELDS: tuple[str, ...] = ("id_exact", "id_hierarchical", "loc_exact", "loc_hierarchical")
 _NAN = math.nan
@@ -79,7 +80,16 @@ def _row(s: TaskScores) -> tuple[float, ...]:
         )
     )
     r, lat, tin, tout = u
-    counts = s.counts()
+    if s.trial_counts is None:  # one attempt: one-hot, without building a mapping per row
+        one = [0] * len(_COUNTED)
+        one[_COUNT_AT[s.status]] = 1
+        if not s.exact:
+            one[_COUNT_AT["wrong"]] = 1
+        if s.failure:
+            one[_COUNT_AT[s.failure]] = 1
+        counts: tuple[int, ...] = tuple(one)
+    else:
+        counts = tuple(s.trial_counts.get(c, 0) for c in _COUNTED)
     return (
         s.family == "rca",
         s.exact,
@@ -93,7 +103,7 @@ def _row(s: TaskScores) -> tuple[float, ...]:
         ev.covered,
         ev.golden,
         ev.executed,
-        *(counts.get(c, 0) for c in _COUNTED),
+        *counts,
         s.n_trials,
         *entries,
         s.has_topology,
@@ -151,6 +161,8 @@ def _median(values: FloatArray) -> float | None:
 
 def _total(values: FloatArray) -> int | float:
     """A column's exact sum: an int when it is whole (counts), else a float (means over trials)."""
+    if not np.any(values % 1.0):  # whole numbers: numpy adds them exactly
+        return int(values.sum())
     total = _sum(values)
     return int(total) if total.is_integer() else total
 
