@@ -158,6 +158,9 @@ def test_sealed_review_end_to_end(sealed: Sealed) -> None:
     text = pr.read_text()
     assert "are sealed (hidden.yaml.age) and are not shown" in text and "✅ passes" in text
     assert not any(m.decode() in text for m in GOLD_MARKERS)
+    assert "GigabitEthernet0/0/24;shutdown" not in text  # the gold answer line (the comparison's)
+    assert "The gold is sealed: 1 gold line(s), 1 blind line(s), 1 in both" in text
+    assert "display" not in text.split("### Blind result vs gold")[1].split("###")[0]  # no golden command
     s.run("maint", "merge", "RCA-101", tasks=mt)
     out = s.run("maint", "audit", tasks=mt)
     assert "RCA-101 (approved): ok [blind by seal; steps unsigned (honour)]" in out

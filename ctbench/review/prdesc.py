@@ -147,7 +147,8 @@ def describe(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> str:
         lines.append("")
         if rec.discard_reason:
             lines += [f"**Discarded:** {_md(rec.discard_reason)}", ""]
-    lines += _blind_section(state)
+    sealed = repo.read_blob(rev, f"{state.rel}/{SEALED_HIDDEN_FILE}") is not None
+    lines += _blind_section(state, sealed=sealed)
     lines += ["### Open disagreements", ""]
     open_items = _open_disagreements(state.records)
     lines += open_items or ["None.", ""]
@@ -169,7 +170,9 @@ def describe(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> str:
     return "\n".join(lines)
 
 
-def _blind_section(state: TaskState) -> list[str]:
+def _blind_section(state: TaskState, *, sealed: bool = False) -> list[str]:
+    """The latest reveal's comparison; for a sealed task, counts only (its gold lines and golden
+    commands would otherwise sit in plain text in the pull request, readable by anyone)."""
     lines = ["### Blind result vs gold", ""]
     shown = False
     revealed = [r for r in state.records if r.comparison is not None]
@@ -198,6 +201,16 @@ def _blind_section(state: TaskState) -> list[str]:
             + f"; parse: {cmp_.parse_status}.",
             "",
         ]
+        if sealed:
+            rows = cmp_.answer_rows(invalid=False)
+            lines += [
+                f"The gold is sealed: {len(cmp_.gold_lines)} gold line(s), {len(cmp_.blind_lines)} blind "
+                f"line(s), {sum(1 for mark, _g, _m in rows if mark == '=')} in both; golden actions run "
+                f"{len(cmp_.golden_covered)}, missed {len(cmp_.golden_missed)} (lines and commands not "
+                "shown).",
+                "",
+            ]
+            continue
         lines += ["| gold | blind |", "|---|---|"]
         for _mark, g, m in cmp_.answer_rows(invalid=False):
             lines.append(f"| {'`' + _md(g) + '`' if g else ''} | {'`' + _md(m) + '`' if m else ''} |")
