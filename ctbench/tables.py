@@ -127,10 +127,15 @@ _LATEX = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    "–": "--",
 }
 
 
 def latex_escape(text: str) -> str:
+    """Text as LaTeX prints it with any font encoding: ``<`` is ``\\textless{}``, not the OT1 font's ``¡``."""
     return "".join(_LATEX.get(ch, ch) for ch in text).replace("±", r"$\pm$").replace("→", r"$\rightarrow$")
 
 
@@ -172,31 +177,221 @@ def latex_caption(t: Table) -> tuple[str, str | None]:
     return caption, m.group(1) if m else None
 
 
+LATEX_TABCOLSEP_PT = 3.0
+"""Half the space between columns (``\\tabcolsep``), narrower than LaTeX's 6pt so tables fit a column."""
+LATEX_MIN_TABCOLSEP_PT = 1.5
+"""How close columns may come when a table would otherwise be wider than a one-column page."""
+LATEX_COLUMN_PT = 229.0
+"""``\\columnwidth`` of a two-column 10pt article: a table narrower than this is a one-column ``table``."""
+LATEX_TEXT_PT = 345.0
+"""``\\textwidth`` of a one-column 10pt article, the narrowest page a ``table*`` must fit (two-column: 469pt)."""
+LATEX_WRAP_PT = 80.0
+"""A text column wider than this wraps, as a paragraph column of this width."""
+FAMILY_GROUPS = ("RCA", "Path", "Topology")
+"""Column-name prefixes set as a group header over their columns (``\\cmidrule``), as the paper does."""
+ABBREVIATIONS = {
+    "n": "tasks",
+    "Acc": "exact-answer accuracy",
+    "Loc": "localisation IoU",
+    "ID": "identification IoU",
+    "Rest": "restoration IoU",
+    "Evid.": "golden-action coverage",
+    "SE": "standard error",
+    "IoU": "intersection over union",
+    "Cov.": "coverage",
+    "Freq.": "frequency",
+}
+"""Header abbreviations, explained in the caption of every table that uses them."""
+
+# Approximate advance widths at \footnotesize (8pt Computer Modern), in points: enough to choose a layout
+# (the compile test with pdflatex is what shows the choice fits).
+_NARROW = set("iljtfr.,:;'!|()[]/-")
+_WIDE = set("mwMWQOGDHNU@%&")
+
+
+def _text_pt(text: str) -> float:
+    """An estimate a little above the real width, so that a table chosen to fit does fit."""
+    width = 0.5
+    for ch in text:
+        if ch in _NARROW:
+            width += 2.6
+        elif ch in _WIDE or ch.isupper():
+            width += 6.0
+        elif ch == " ":
+            width += 2.7
+        else:
+            width += 4.2
+    return width * 1.06
+
+
+def _column_groups(columns: Sequence[str]) -> list[tuple[str | None, list[int]]]:
+    """Runs of consecutive columns that share a family prefix (``RCA Acc``, ``RCA Loc``), else singles."""
+    groups: list[tuple[str | None, list[int]]] = []
+    for i, name in enumerate(columns):
+        head, _, rest = name.partition(" ")
+        family = head if head in FAMILY_GROUPS and rest else None
+        if family is not None and groups and groups[-1][0] == family:
+            groups[-1][1].append(i)
+        else:
+            groups.append((family, [i]))
+    return [(g, idx) if g is None or len(idx) > 1 else (None, idx) for g, idx in groups]
+
+
+def _stack(lines: Sequence[str], align: str) -> str:
+    """Several short lines in one cell (a nested tabular: plain LaTeX, no package)."""
+    if len(lines) == 1:
+        return lines[0]
+    return f"\\begin{{tabular}}[t]{{@{{}}{align}@{{}}}}" + " \\\\ ".join(lines) + "\\end{tabular}"
+
+
+def _numeric_like(t: Table, i: int) -> bool:
+    """A column of numbers, or of numbers with their SE (``47.62 ± 4.47``): right-aligned in LaTeX."""
+    return all(c is None or _number(c) is not None for r in t.rows if i < len(r) for c in [r[i]])
+
+
+def _latex_cell(text: str, align: str) -> tuple[str, float]:
+    """(LaTeX, width in pt) of a body cell: a value with its SE is stacked, the SE under the value."""
+    value, sep, se = text.partition(" ± ")
+    if sep:
+        lines = [latex_escape(value), "$\\pm$" + latex_escape(se)]
+        return _stack(lines, align), max(_text_pt(value), _text_pt(se) + 6.0)
+    return latex_escape(text), _text_pt(text)
+
+
+def _latex_header(name: str, align: str) -> tuple[str, float]:
+    """(LaTeX, width in pt) of a header: one word a line, so a header is never wider than its column."""
+    words = name.split()
+    lines: list[str] = []
+    for word in words:  # keep short words together ("n", "(s)", "SE")
+        if lines and (len(word) <= 3 or len(lines[-1]) <= 2):
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return _stack([latex_escape(x) for x in lines], align), max(_text_pt(x) for x in lines) if lines else 0.0
+
+
+def _abbreviations(columns: Sequence[str]) -> str:
+    used = []
+    for key, meaning in ABBREVIATIONS.items():
+        if any(key in name.replace("(", " ").replace(")", " ").split() for name in columns):
+            used.append(f"{key}: {meaning}")
+    return ("Abbreviations: " + "; ".join(used) + ".") if used else ""
+
+
+_BREAK_AFTER = re.compile(r"(?<=\w[+/_-])(?=\w)")
+"""Where a long name may break in a wrapped column: after ``+``, ``-``, ``/``, ``_`` (run labels such as
+``claude-code+claude-sonnet-5-5`` have no spaces)."""
+
+
+def _pieces(text: str) -> list[str]:
+    return [p for w in text.split() for p in _BREAK_AFTER.split(w)]
+
+
+def _longest_word_pt(t: Table, j: int, header_pt: float) -> float:
+    """The widest unbreakable piece of column ``j``, header words included: a wrapped column is never
+    narrower than that."""
+    pieces = [p for row in t.rows if j < len(row) for p in _pieces(fmt(row[j]))]
+    return max([_text_pt(p) for p in pieces] + [header_pt])
+
+
+def _wrap_widths(
+    widths: Sequence[float], numeric: Sequence[bool], words: Sequence[float]
+) -> dict[int, float]:
+    """Which text columns wrap, at what width: every one wider than :data:`LATEX_WRAP_PT`; then, while
+    the table is wider than a one-column page, the widest text column is narrowed (never below its
+    longest word)."""
+    wrap = {
+        j: max(LATEX_WRAP_PT, words[j]) for j, w in enumerate(widths) if not numeric[j] and w > LATEX_WRAP_PT
+    }
+    pad = 2 * LATEX_TABCOLSEP_PT * len(widths)
+    for _ in range(4 * len(widths)):
+        current = [wrap.get(j, w) for j, w in enumerate(widths)]
+        excess = sum(current) + pad - LATEX_TEXT_PT
+        if excess <= 0:
+            break
+        candidates = [
+            j for j in range(len(widths)) if not numeric[j] and current[j] > max(words[j], 30.0) + 1
+        ]
+        if not candidates:
+            break
+        j = max(candidates, key=lambda k: current[k] - max(words[k], 30.0))
+        wrap[j] = max(words[j], 30.0, current[j] - excess)
+    return wrap
+
+
 def render_latex(tables: Sequence[Table], *, bold_best: bool = False) -> str:
-    """Paper-ready LaTeX: booktabs rules, a caption that says what the table shows (its note included),
-    a ``\\label{tab:<key>}`` to cite, wide tables across both columns and scaled to the text width, and -
-    with ``bold_best`` - the best value of each rated column in bold."""
-    out: list[str] = ["% requires \\usepackage{booktabs} and \\usepackage{graphicx}"]
+    """Paper-ready LaTeX that compiles with booktabs alone and fits the page without shrinking the type.
+
+    Every table is set in ``\\footnotesize`` with narrow column gaps; a value and its standard error are
+    stacked in one cell; headers break at their words; columns of one family (``RCA ...``, ``Path ...``)
+    get a group header with a ``\\cmidrule``; a long text column wraps. A table that then fits a column is
+    a ``table``, else a ``table*`` across both columns; nothing is scaled (no ``\\resizebox``).
+    Captions say what the table shows (its note included) and explain the header abbreviations; each
+    table has a ``\\label{tab:<key>}`` to cite; ``bold_best`` sets the best value of each rated column in
+    bold.
+    """
+    out: list[str] = ["% requires \\usepackage{booktabs}"]
     for n, t in enumerate(tables, start=1):
-        wide = len(t.columns) > WIDE_COLUMNS
-        env = "table*" if wide else "table"
+        groups = _column_groups(t.columns)
+        grouped = {i: g for g, idx in groups if g is not None for i in idx}
+        shown = [name.partition(" ")[2] if i in grouped else name for i, name in enumerate(t.columns)]
+        numeric = [bool(i) and _numeric_like(t, i) for i in range(len(t.columns))]
+        bold = _best_cells(t) if bold_best else set()
+        body: list[list[str]] = []
+        widths = []
+        heads = []
+        for j, name in enumerate(shown):
+            head, w = _latex_header(name, "r" if numeric[j] else "l")
+            heads.append(head)
+            widths.append(w)
+        head_pt = list(widths)
+        for i, row in enumerate(t.rows):
+            cells = []
+            for j, cell in enumerate(row):
+                text, w = _latex_cell(fmt(cell), "r" if numeric[j] else "l")
+                if (i, j) in bold:  # bold figures are about a tenth wider
+                    text, w = f"\\textbf{{{text}}}", w * 1.12
+                cells.append(text)
+                widths[j] = max(widths[j], w)
+            body.append(cells)
+        wrap = _wrap_widths(widths, numeric, [_longest_word_pt(t, j, head_pt[j]) for j in range(len(widths))])
+        for cells in body:
+            for j in wrap:
+                cells[j] = _BREAK_AFTER.sub(r"\\allowbreak{}", cells[j])
+        align = [
+            f"p{{{wrap[j]:.0f}pt}}" if j in wrap else ("r" if numeric[j] else "l") for j in range(len(widths))
+        ]
+        content = sum(wrap.get(j, w) for j, w in enumerate(widths))
+        sep = LATEX_TABCOLSEP_PT
+        if content + 2 * sep * len(widths) > LATEX_TEXT_PT:  # closer columns before a wider page
+            sep = max(LATEX_MIN_TABCOLSEP_PT, (LATEX_TEXT_PT - content) / (2 * len(widths)))
+        total = content + 2 * sep * len(widths)
+        env = "table" if total <= LATEX_COLUMN_PT else "table*"
         caption, paper = latex_caption(t)
+        caption = " ".join(x for x in (caption, _abbreviations(shown)) if x)
         if paper:
             out.append(f"% the layout of the CTBench paper's Table {paper}")
-        out.append(f"\\begin{{{env}}}[t]\n\\centering\\small")
+        if total > LATEX_TEXT_PT:
+            out.append(f"% about {total:.0f}pt wide: wider than a one-column page ({LATEX_TEXT_PT:.0f}pt)")
+        out.append(f"\\begin{{{env}}}[t]\n\\centering\\footnotesize")
+        out.append(f"\\setlength{{\\tabcolsep}}{{{sep:.1f}pt}}")
         out.append(f"\\caption{{{latex_escape(caption)}}}")
         out.append(f"\\label{{tab:{re.sub(r'[^A-Za-z0-9:-]+', '-', t.key or f'table-{n}')}}}")
-        align = "".join("r" if i and _numeric(t, i) else "l" for i in range(len(t.columns)))
-        if wide:
-            out.append("\\resizebox{\\textwidth}{!}{%")
-        out.append("\\begin{tabular}{" + align + "}\n\\toprule")
-        out.append(" & ".join(latex_escape(c) for c in t.columns) + " \\\\\n\\midrule")
-        bold = _best_cells(t) if bold_best else set()
-        for i, row in enumerate(t.rows):
-            cells = [latex_escape(fmt(c)) for c in row]
-            cells = [f"\\textbf{{{c}}}" if (i, j) in bold else c for j, c in enumerate(cells)]
+        out.append("\\begin{tabular}{" + "".join(align) + "}\n\\toprule")
+        if grouped:
+            tops, rules = [], []
+            for g, idx in groups:
+                if g is None:
+                    tops.extend([""] * len(idx))
+                    continue
+                tops.append(f"\\multicolumn{{{len(idx)}}}{{c}}{{{latex_escape(g)}}}")
+                rules.append(f"\\cmidrule(lr){{{idx[0] + 1}-{idx[-1] + 1}}}")
+            out.append(" & ".join(tops) + " \\\\")
+            out.append(" ".join(rules))
+        out.append(" & ".join(heads) + " \\\\\n\\midrule")
+        for cells in body:
             out.append(" & ".join(cells) + " \\\\")
-        out.append("\\bottomrule\n\\end{tabular}" + ("}" if wide else ""))
+        out.append("\\bottomrule\n\\end{tabular}")
         out.append(f"\\end{{{env}}}\n")
     return "\n".join(out)
 

@@ -11,6 +11,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# pytest-xdist's workers run with COLUMNS=80 and LINES=24 in their environment. ctbench's text output
+# honours COLUMNS (a user's pipe or file has none and gets tables whole), so every command a test runs,
+# through run_cli or its own subprocess call, would fold its tables at 80 columns under -n and not
+# without it. The tests' processes are a pipe's: no terminal size.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 BUNDLED = REPO / "tasks"
 VENDOR_CLI = Path(os.environ.get("CTBENCH_VENDOR_CLI") or REPO / "tests" / "fixtures" / "vendor-cli")
 """Real device outputs (339 public parser-test captures, Apache-2.0), kept in the repository so a clone
@@ -60,12 +67,7 @@ def run_cli(
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     """Run a console script as a real subprocess (``python -m ctbench.<component>.cli``)."""
-    full_env = {**os.environ, "PYTHONPATH": str(REPO)}
-    # pytest-xdist's workers set COLUMNS=80 and LINES=24; a CLI honours COLUMNS, so the tests' commands
-    # would fold their tables at 80 where a user's pipe or file gets them whole.
-    full_env.pop("COLUMNS", None)
-    full_env.pop("LINES", None)
-    full_env.update(env or {})
+    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     full_env.pop("CTBENCH_DEBUG", None)
     return subprocess.run(
         [sys.executable, "-m", f"ctbench.{component}.cli", *args],

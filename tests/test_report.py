@@ -126,8 +126,8 @@ def test_text_md_latex_json(starter_set: Path, runs: list[Path]) -> None:
     assert "### Results by network heterogeneity (as in the paper's Table 22)" in md
     assert "| oracle+gold | 2 | 100.00 ± 0.00 |" in md
     latex = render_report(report, "latex")
-    assert latex.count("\\begin{tabular}") == len(report_tables(report))
-    assert "100.00 $\\pm$ 0.00" in latex and "\\toprule" in latex
+    assert latex.count("\\begin{tabular}{") == len(report_tables(report))  # nested stacks are [t]
+    assert "100.00 \\\\ $\\pm$0.00" in latex and "\\toprule" in latex
     data = json.loads(render_report(report, "json"))
     t5 = next(t for t in data if t["key"] == "table5")
     assert t5["columns"][:4] == ["Run", "RCA n", "RCA Acc", "RCA Acc SE"]

@@ -492,6 +492,13 @@ def _add_scoring(sub: Any) -> None:
         help="compare runs with unfinished tasks (infrastructure errors, no result), counting them as wrong",
     )
     p.add_argument(
+        "--label",
+        action="append",
+        metavar="RUN=TEXT",
+        help="show RUN (its folder, folder name or run name) as TEXT in the tables (default: "
+        "agent+model (reasoning effort)); repeat for more runs",
+    )
+    p.add_argument(
         "--pairs",
         action="append",
         metavar="A:B,...",
@@ -522,6 +529,13 @@ def _add_scoring(sub: Any) -> None:
     )
     p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
+    p.add_argument(
+        "--label",
+        action="append",
+        metavar="RUN=TEXT",
+        help="show RUN (its folder, folder name or run name) as TEXT in the tables (default: "
+        "agent+model (reasoning effort)); repeat for more runs",
+    )
     p.add_argument(
         "--bold-best",
         action="store_true",
@@ -654,12 +668,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     task_set = _task_set_for(args.tasks, args.run_dirs)
     if args.pairs or args.scope:
         return _compare_scoped(args, task_set)
+    from ctbench.evaluate.score import parse_labels
+
     cmp = compare_folders(
         args.run_dirs,
         task_set,
         common=args.common_tasks,
         n_resamples=args.resamples,
         allow_incomplete=args.allow_incomplete,
+        labels=parse_labels(args.label),
     )
     if args.json:
         emit_json(cmp.to_json())
@@ -678,7 +695,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     _check_resamples(args.resamples)
     task_set = _task_set_for(args.tasks, args.run_dirs)
     show = (lambda msg: print(msg, file=sys.stderr)) if sys.stderr.isatty() else None
-    report = build_report(args.run_dirs, task_set, n_resamples=args.resamples, progress=show)
+    from ctbench.evaluate.score import parse_labels
+
+    report = build_report(
+        args.run_dirs, task_set, n_resamples=args.resamples, progress=show, label_of=parse_labels(args.label)
+    )
     if args.out and args.format == "text":  # a file: tables at their full width, whatever the terminal
         from ctbench.evaluate.report import report_tables
         from ctbench.tables import UNBOUNDED_WIDTH, render_text

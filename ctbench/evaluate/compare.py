@@ -12,13 +12,13 @@ they all have (``common=True``), which is then said loudly in the warnings.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.score import RunInfo, ScoredRun, Scorer
+from ctbench.evaluate.score import RunInfo, ScoredRun, Scorer, apply_labels
 from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
 from ctbench.store import TaskSet
 from ctbench.tables import Cell, Table
@@ -270,10 +270,13 @@ def compare_folders(
     n_resamples: int | None = None,
     scorer: Scorer | None = None,
     allow_incomplete: bool = False,
+    labels: Mapping[str, str] | None = None,
 ) -> Comparison:
     """Score the run folders against the task set and compare them (``ctb-eval compare``)."""
     scorer = scorer or Scorer(task_set)
     runs = [scorer.score_folder(d) for d in run_dirs]
+    if labels:
+        apply_labels(runs, labels)
     return compare(
         runs,
         common=common,

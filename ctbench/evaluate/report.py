@@ -24,7 +24,7 @@ from typing import Any
 from ctbench.errors import CtbError
 from ctbench.evaluate.compare import Comparison, compare, comparison_table, unique_names
 from ctbench.evaluate.paper_tables import paper_tables
-from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, build_scores
+from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, apply_labels, build_scores
 from ctbench.evaluate.scorecard import FAMILY_TITLES, HEADLINE, percent, pm, unfinished_text
 from ctbench.scoring.stats import BASE_SEED, N_RESAMPLES
 from ctbench.store import TaskSet
@@ -85,6 +85,7 @@ def build_report(
     scorer: Scorer | None = None,
     workers: int | None = None,
     progress: Callable[[str], None] | None = None,
+    label_of: Mapping[str, str] | None = None,
 ) -> Report:
     """Score every run folder against the task set and compare the first with the others.
 
@@ -99,6 +100,8 @@ def build_report(
         if progress:
             progress(f"scoring {d}")
         scored.append(scorer.score_folder(d))
+    if label_of:  # --label RUN=TEXT
+        apply_labels(scored, label_of)
     from ctbench.scoring.stats import standard_errors_many
 
     names, labels = unique_names(scored)

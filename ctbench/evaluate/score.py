@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -111,13 +111,18 @@ class RunInfo:
     release: str | None = None
     """Version of the release the task set was imported from (run.yaml task_set.release), if any."""
     release_hash: str | None = None
+    effort: str | None = None
+    """The agent's reasoning effort (run.yaml), part of the default label."""
+    custom_label: str | None = None
+    """A label given for this report (``--label RUN=TEXT``), shown instead of the default one."""
 
     @property
     def label(self) -> str:
-        """Short label for table rows: ``agent+model`` as the paper writes configurations."""
-        if self.agent and self.model:
-            return f"{self.agent}+{self.model}"
-        return self.agent or self.name
+        """Short label for table rows: ``agent+model (effort)`` as the paper writes configurations."""
+        if self.custom_label:
+            return self.custom_label
+        base = f"{self.agent}+{self.model}" if self.agent and self.model else self.agent or self.name
+        return f"{base} ({self.effort})" if self.effort else base
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -194,7 +199,36 @@ def read_run_info(run_dir: Path) -> tuple[RunInfo, list[str]]:
         sandbox=config.options.sandbox,
         release=config.task_set.release,
         release_hash=config.task_set.release_hash,
+        effort=config.reasoning_effort or _text(config.options.agent_args.get("reasoning_effort")),
     ), []
+
+
+def parse_labels(specs: Sequence[str] | None) -> dict[str, str]:
+    """``--label RUN=TEXT`` options as a mapping; RUN is a run folder, its folder name or its run name."""
+    out: dict[str, str] = {}
+    for spec in specs or ():
+        run, sep, text = spec.partition("=")
+        if not sep or not run.strip() or not text.strip():
+            raise CtbError(f"--label {spec!r}: expected RUN=TEXT (a run folder or run name, then its label)")
+        out[run.strip()] = text.strip()
+    return out
+
+
+def apply_labels(runs: Sequence[ScoredRun], labels: Mapping[str, str]) -> None:
+    """Give each run the label ``labels`` names it by (its folder, the folder's name or its run name);
+    a key that names no run is an error, so a typo never passes silently."""
+    used: set[str] = set()
+    for run in runs:
+        keys = [str(run.path), str(Path(run.path).resolve()), Path(run.path).name, run.info.name]
+        for key in keys:
+            if key in labels:
+                run.info = replace(run.info, custom_label=labels[key])
+                used.add(key)
+                break
+    unknown = sorted(set(labels) - used)
+    if unknown:
+        names = ", ".join(Path(r.path).name for r in runs)
+        raise CtbError(f"--label names no run given: {', '.join(unknown)} (the runs: {names})")
 
 
 def read_results(run_dir: Path) -> tuple[dict[str, tuple[int, ResultLine]], list[str]]:
