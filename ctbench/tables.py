@@ -181,6 +181,11 @@ LATEX_TABCOLSEP_PT = 3.0
 """Half the space between columns (``\\tabcolsep``), narrower than LaTeX's 6pt so tables fit a column."""
 LATEX_MIN_TABCOLSEP_PT = 1.5
 """How close columns may come when a table would otherwise be wider than a one-column page."""
+LATEX_HEADER_PT = 44.0
+"""A header's lines are at most this wide (or its longest word): headers break rather than widen columns."""
+LATEX_TRANSPOSE_ROWS = 6
+"""A table of at most this many rows that is too wide for a one-column page is set turned (rows as
+columns): a description of a few runs reads as well either way."""
 LATEX_COLUMN_PT = 229.0
 """``\\columnwidth`` of a two-column 10pt article: a table narrower than this is a one-column ``table``."""
 LATEX_TEXT_PT = 345.0
@@ -259,15 +264,19 @@ def _latex_cell(text: str, align: str) -> tuple[str, float]:
 
 
 def _latex_header(name: str, align: str) -> tuple[str, float]:
-    """(LaTeX, width in pt) of a header: one word a line, so a header is never wider than its column."""
-    words = name.split()
+    """(LaTeX, width in pt) of a header, broken into lines at its words and after ``+ - /`` (a run label
+    such as ``claude-code+claude-sonnet-5-5``), so a header is never what makes a column wide."""
+    limit = max([LATEX_HEADER_PT, *(_text_pt(p) for p in _pieces(name))])
     lines: list[str] = []
-    for word in words:  # keep short words together ("n", "(s)", "SE")
-        if lines and (len(word) <= 3 or len(lines[-1]) <= 2):
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return _stack([latex_escape(x) for x in lines], align), max(_text_pt(x) for x in lines) if lines else 0.0
+    for word in name.split():
+        for k, piece in enumerate(_BREAK_AFTER.split(word)):
+            joined = (lines[-1] + (" " if k == 0 else "") + piece) if lines else piece
+            if lines and _text_pt(joined) <= limit:
+                lines[-1] = joined
+            else:
+                lines.append(piece)
+    width = max((_text_pt(x) for x in lines), default=0.0)
+    return _stack([latex_escape(x) for x in lines], align), width
 
 
 def _abbreviations(columns: Sequence[str]) -> str:
@@ -319,6 +328,64 @@ def _wrap_widths(
     return wrap
 
 
+@dataclass
+class _LatexLayout:
+    groups: list[tuple[str | None, list[int]]]
+    grouped: dict[int, str]
+    shown: list[str]
+    heads: list[str]
+    body: list[list[str]]
+    align: list[str]
+    sep: float
+    total: float
+
+
+def _latex_layout(t: Table, bold_best: bool) -> _LatexLayout:
+    """How ``t`` is set: its cells, column kinds and gaps, and the width that comes to."""
+    groups = _column_groups(t.columns)
+    grouped = {i: g for g, idx in groups if g is not None for i in idx}
+    shown = [name.partition(" ")[2] if i in grouped else name for i, name in enumerate(t.columns)]
+    numeric = [bool(i) and _numeric_like(t, i) for i in range(len(t.columns))]
+    bold = _best_cells(t) if bold_best else set()
+    body: list[list[str]] = []
+    widths = []
+    heads = []
+    for j, name in enumerate(shown):
+        head, w = _latex_header(name, "r" if numeric[j] else "l")
+        heads.append(head)
+        widths.append(w)
+    head_pt = list(widths)
+    for i, row in enumerate(t.rows):
+        cells = []
+        for j, cell in enumerate(row):
+            text, w = _latex_cell(fmt(cell), "r" if numeric[j] else "l")
+            if (i, j) in bold:  # bold figures are about a tenth wider
+                text, w = f"\\textbf{{{text}}}", w * 1.12
+            cells.append(text)
+            widths[j] = max(widths[j], w)
+        body.append(cells)
+    wrap = _wrap_widths(widths, numeric, [_longest_word_pt(t, j, head_pt[j]) for j in range(len(widths))])
+    for cells in body:
+        for j in wrap:
+            cells[j] = _BREAK_AFTER.sub(r"\\allowbreak{}", cells[j])
+    align = [
+        f"p{{{wrap[j]:.0f}pt}}" if j in wrap else ("r" if numeric[j] else "l") for j in range(len(widths))
+    ]
+    content = sum(wrap.get(j, w) for j, w in enumerate(widths))
+    sep = LATEX_TABCOLSEP_PT
+    if content + 2 * sep * len(widths) > LATEX_TEXT_PT:  # closer columns before a wider page
+        sep = max(LATEX_MIN_TABCOLSEP_PT, (LATEX_TEXT_PT - content) / (2 * len(widths)))
+    total = content + 2 * sep * len(widths)
+    return _LatexLayout(groups, grouped, shown, heads, body, align, sep, total)
+
+
+def _transposed(t: Table) -> Table:
+    """``t`` with its rows as columns (a table describing a few runs, too wide for a page)."""
+    columns = [t.columns[0], *(fmt(r[0]) for r in t.rows)]
+    rows = [[name, *(r[j] if j < len(r) else None for r in t.rows)] for j, name in enumerate(t.columns) if j]
+    return Table(title=t.title, columns=columns, rows=rows, note=t.note, key=t.key)
+
+
 def render_latex(tables: Sequence[Table], *, bold_best: bool = False) -> str:
     """Paper-ready LaTeX that compiles with booktabs alone and fits the page without shrinking the type.
 
@@ -332,40 +399,21 @@ def render_latex(tables: Sequence[Table], *, bold_best: bool = False) -> str:
     """
     out: list[str] = ["% requires \\usepackage{booktabs}"]
     for n, t in enumerate(tables, start=1):
-        groups = _column_groups(t.columns)
-        grouped = {i: g for g, idx in groups if g is not None for i in idx}
-        shown = [name.partition(" ")[2] if i in grouped else name for i, name in enumerate(t.columns)]
-        numeric = [bool(i) and _numeric_like(t, i) for i in range(len(t.columns))]
-        bold = _best_cells(t) if bold_best else set()
-        body: list[list[str]] = []
-        widths = []
-        heads = []
-        for j, name in enumerate(shown):
-            head, w = _latex_header(name, "r" if numeric[j] else "l")
-            heads.append(head)
-            widths.append(w)
-        head_pt = list(widths)
-        for i, row in enumerate(t.rows):
-            cells = []
-            for j, cell in enumerate(row):
-                text, w = _latex_cell(fmt(cell), "r" if numeric[j] else "l")
-                if (i, j) in bold:  # bold figures are about a tenth wider
-                    text, w = f"\\textbf{{{text}}}", w * 1.12
-                cells.append(text)
-                widths[j] = max(widths[j], w)
-            body.append(cells)
-        wrap = _wrap_widths(widths, numeric, [_longest_word_pt(t, j, head_pt[j]) for j in range(len(widths))])
-        for cells in body:
-            for j in wrap:
-                cells[j] = _BREAK_AFTER.sub(r"\\allowbreak{}", cells[j])
-        align = [
-            f"p{{{wrap[j]:.0f}pt}}" if j in wrap else ("r" if numeric[j] else "l") for j in range(len(widths))
-        ]
-        content = sum(wrap.get(j, w) for j, w in enumerate(widths))
-        sep = LATEX_TABCOLSEP_PT
-        if content + 2 * sep * len(widths) > LATEX_TEXT_PT:  # closer columns before a wider page
-            sep = max(LATEX_MIN_TABCOLSEP_PT, (LATEX_TEXT_PT - content) / (2 * len(widths)))
-        total = content + 2 * sep * len(widths)
+        lay = _latex_layout(t, bold_best)
+        if lay.total > LATEX_TEXT_PT and len(t.rows) <= LATEX_TRANSPOSE_ROWS and not lay.grouped:
+            turned = _latex_layout(_transposed(t), False)
+            if turned.total < lay.total:
+                t, lay = _transposed(t), turned
+        groups, grouped, shown, heads, body, align, sep, total = (
+            lay.groups,
+            lay.grouped,
+            lay.shown,
+            lay.heads,
+            lay.body,
+            lay.align,
+            lay.sep,
+            lay.total,
+        )
         env = "table" if total <= LATEX_COLUMN_PT else "table*"
         caption, paper = latex_caption(t)
         caption = " ".join(x for x in (caption, _abbreviations(shown)) if x)

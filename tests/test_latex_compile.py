@@ -94,5 +94,7 @@ def test_the_latex_is_typeset_as_a_paper_sets_tables(tex: str) -> None:
     assert "n \\textless{} 10" in tex and "<" not in tex.replace("% ", "")  # never OT1's inverted "!"
     assert "\\cmidrule(lr)" in tex and "\\multicolumn" in tex  # RCA and Path grouped
     assert "Abbreviations: n: tasks; Acc: exact-answer accuracy" in tex
-    assert "OpenAI agent, GPT-\\allowbreak{}5.5 mini (medium) & run3" in tex  # --label
+    assert "OpenAI agent, GPT-\\allowbreak{}5.5 mini (medium) & 19" in tex  # --label, in Table 5
+    runs = tex[tex.index("\\label{tab:runs}") :]
+    assert "\nIncomplete & no & no & no & no \\\\" in runs[: runs.index("\\end{tabular}\n")]  # turned
     assert "claude-\\allowbreak{}code+\\allowbreak{}claude-" in tex  # a long label may break at its joins
