@@ -584,6 +584,7 @@ class RayExecutor(QueueExecutor):
             kwargs.update(include_dashboard=False, num_cpus=o.local_cpus)
         if address != "local" and not address.startswith("ray://"):
             _check_reachable(address, o.connect_timeout_s)
+            _check_token(address)
         # Ray warns that it set no SIGTERM handler (it runs in a thread: the runner keeps its own, which
         # saves the run) and that a local instance uses token auth; neither is the user's business.
         quiet = [logging.getLogger(n) for n in ("ray._private.worker", "ray._private.authentication")]
@@ -594,6 +595,8 @@ class RayExecutor(QueueExecutor):
             ray.init(**kwargs)
         except Exception as exc:
             where = "a local Ray instance" if address == "local" else f"the Ray cluster at {address}"
+            if type(exc).__name__ == "AuthenticationError":
+                raise ExecutorError(_token_refused(where)) from None
             raise ExecutorError(f"executor 'ray': cannot reach {where}: {_short(exc)}") from None
         finally:
             for q, level in zip(quiet, levels, strict=True):
@@ -774,6 +777,29 @@ def _check_reachable(address: str, timeout_s: float) -> None:
                     f"{exc.strerror or exc} (is the head running? ray start --head)"
                 ) from None
             time.sleep(0.5)
+
+
+def _token_refused(where: str) -> str:
+    return (
+        f"executor 'ray': {where} refused this driver: authentication token missing or wrong: set "
+        "RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH) to the cluster's token"
+    )
+
+
+def _check_token(address: str) -> None:
+    """A cluster with token authentication answers a driver without the right token at once; ``ray.init``
+    would retry for a minute, print the GCS's refusals and then say only that it cannot connect."""
+    try:
+        from ray._raylet import GcsClient  # type: ignore[attr-defined]  # Ray's own: sends its token
+        from ray.exceptions import AuthenticationError
+    except ImportError:  # an older Ray: no token authentication to check
+        return
+    try:
+        GcsClient(address=address, cluster_id=None)
+    except AuthenticationError:
+        raise ExecutorError(_token_refused(f"the Ray cluster at {address}")) from None
+    except Exception:  # anything else is ray.init's to report
+        return
 
 
 def _agent_blob(agent: Agent | None, name: str) -> bytes | None:
