@@ -48,6 +48,7 @@ from ctbench.evaluate.runfolder import (
     task_set_commit,
 )
 from ctbench.evaluate.score import Scorer, _text
+from ctbench.replay.observation import Outcome
 from ctbench.scoring.judge import TaskJudge
 from ctbench.store import TaskSet
 from ctbench.yamlio import read_input
@@ -88,7 +89,8 @@ LATENCY_KEYS = (
 )
 INPUT_KEYS = ("input_tokens", "prompt_tokens", "tokens_in")
 OUTPUT_KEYS = ("output_tokens", "completion_tokens", "tokens_out")
-OUTCOMES = ("recorded", "denied", "invalid", "unknown-device", "help")
+OUTCOMES = tuple(o.value for o in Outcome)
+"""Every outcome a replay call can have (``session`` included): one given in the file is kept."""
 ANSWER_SOURCES = ("submit", "answer_file", "stdout", "final_message")
 TIMEOUT_DEFAULT_S = 3600.0  # the paper's runner: --timeout 3600 (D.5)
 
