@@ -66,7 +66,14 @@ def test_round_trip_scores_like_the_oracle(starter_set: Path, tmp_path: Path) ->
     src.write_text(json.dumps({"model": "gpt-5.5", "harness": "codex", "results": paper_results(ts)}))
     summary = import_results(src, tmp_path / "runs" / "codex", ts)
     assert summary.tasks == 3 and summary.answered == 3 and summary.commands == 12
-    assert summary.outcomes == {"recorded": 12, "denied": 0, "invalid": 0, "unknown-device": 0, "help": 0, "session": 0}
+    assert summary.outcomes == {
+        "recorded": 12,
+        "denied": 0,
+        "invalid": 0,
+        "unknown-device": 0,
+        "help": 0,
+        "session": 0,
+    }
     run = tmp_path / "runs" / "codex"
     config = RunFolder(run).load_config()
     assert (config.agent, config.model, config.harness, config.name) == ("codex", "gpt-5.5", "codex", "codex")
@@ -111,7 +118,14 @@ def test_commands_are_canonicalised_like_replay(starter_set: Path, tmp_path: Pat
         )
     )
     summary = import_results(src, tmp_path / "run", ts)
-    assert summary.outcomes == {"recorded": 2, "denied": 1, "invalid": 1, "unknown-device": 1, "help": 1, "session": 0}
+    assert summary.outcomes == {
+        "recorded": 2,
+        "denied": 1,
+        "invalid": 1,
+        "unknown-device": 1,
+        "help": 1,
+        "session": 0,
+    }
     assert any("1 command entr(y/ies) name no device" in w for w in summary.warnings)
     traj = read_trajectory(tmp_path / "run" / "trajectories" / "RCA-001.jsonl")
     assert [(r.canonical, r.outcome.value) for r in traj] == [
