@@ -36,9 +36,15 @@ def test_sigkill_during_commit_then_next_command_finishes_the_step_once(
     answer = tmp_path / "answer.txt"
     answer.write_text(RCA_ANSWER)
     marker = tmp_path / "hook-started"
-    hook_file = world.work / ".git" / "hooks" / hook
+    # The stall is the user's own hook (their global core.hooksPath): ctbench never runs a repository's
+    # .git/hooks (ctbench/gitsafe.py), but a hooks folder the user configured is theirs to trust.
+    hooks = tmp_path / "my-hooks"
+    hooks.mkdir()
+    hook_file = hooks / hook
     hook_file.write_text(f"#!/bin/sh\ntouch '{marker}'\nsleep 60\n")
     hook_file.chmod(hook_file.stat().st_mode | stat.S_IXUSR)
+    user_config = tmp_path / "gitconfig"
+    user_config.write_text(f"[core]\n\thooksPath = {hooks}\n")
     before = git("rev-parse", "review/RCA-101", cwd=world.work)
 
     env = {
@@ -46,6 +52,7 @@ def test_sigkill_during_commit_then_next_command_finishes_the_step_once(
         "PYTHONPATH": str(REPO),
         "GIT_AUTHOR_NAME": "bob",
         "GIT_AUTHOR_EMAIL": "bob@example.net",
+        "GIT_CONFIG_GLOBAL": str(user_config),
     }
     proc = subprocess.Popen(
         [
@@ -112,12 +119,19 @@ def test_recover_command_reports_a_clean_state(world: World) -> None:
     assert "consistent" in ok("recover", tasks=world.tasks)
 
 
-def test_a_git_refusal_rolls_the_step_back(world: World, tmp_path: Path) -> None:
+def test_a_git_refusal_rolls_the_step_back(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     t = world.tasks
     ok("submit", "RCA-101", "--as", "alice", tasks=t)
-    hook_file = world.work / ".git" / "hooks" / "pre-commit"
+    hooks = tmp_path / "my-hooks"  # the user's own hooks (global core.hooksPath), which ctbench honours
+    hooks.mkdir()
+    hook_file = hooks / "pre-commit"
     hook_file.write_text("#!/bin/sh\necho 'policy: no commits today' >&2\nexit 1\n")
     hook_file.chmod(0o755)
+    user_config = tmp_path / "gitconfig"
+    user_config.write_text(f"[core]\n\thooksPath = {hooks}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user_config))
     answer = tmp_path / "answer.txt"
     answer.write_text(RCA_ANSWER)
     code, _, err = review("blind", "RCA-101", "--as", "bob", "--answer", str(answer), tasks=t)

@@ -324,7 +324,7 @@ BROKEN_SETS: dict[str, tuple[Callable[[Path], None], str]] = {
     "missing hidden.yaml": (lambda r: (r / "rca/RCA-001/hidden.yaml").unlink(), "rca/RCA-001/hidden.yaml"),
     "broken taxonomy YAML": (
         lambda r: (r / "taxonomy.yaml").write_text("labels: [1, 2\n"),
-        "taxonomy.yaml:2",
+        "taxonomy.yaml:1",  # where the unclosed "[" opens (issue 33), not the end of the file
     ),
     "taxonomy of the wrong shape": (
         lambda r: (r / "taxonomy.yaml").write_text("labels: 7\n"),
