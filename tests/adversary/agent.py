@@ -593,10 +593,24 @@ def main(argv: list[str] | None = None) -> int:
         "found_gold": answer is not None,
         "submit_status": code,
         "elapsed_s": round(time.monotonic() - T0, 2),
-        "channels": f.channels,
+        "channels": _report_channels(f.channels),
     }
     print("ADVERSARY-REPORT " + json.dumps(report), flush=True)
     return 0
+
+
+REPORT_LEAKS = 100
+"""Leaks per channel in the printed report: the runner keeps an agent's output line whole only up to
+4 MiB (issue 25), and an exhaustive hunt finds more than that; the first ones are what tests read."""
+
+
+def _report_channels(channels: dict) -> dict:
+    """The channels as the report line carries them: each leak list cut to its first REPORT_LEAKS."""
+    out = {}
+    for name, ch in channels.items():
+        leaks = [{"where": x["where"], "text": x["text"][:2000]} for x in ch["leaks"][:REPORT_LEAKS]]
+        out[name] = {**ch, "leaks": leaks, "leaks_total": len(ch["leaks"])}
+    return out
 
 
 if __name__ == "__main__":
