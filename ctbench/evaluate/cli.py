@@ -552,17 +552,9 @@ def _add_scoring(sub: Any) -> None:
     p.add_argument(
         "file", metavar="FILE", help="result JSON (a list of per-question results, or {results: [...]})"
     )
-    p.add_argument(
-        "--out", metavar="RUN_DIR", required=True, help="run folder to create (must not exist yet)"
-    )
-    p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
-    p.add_argument("--name", metavar="NAME", help="run name (default: the folder name)")
-    p.add_argument(
-        "--agent", metavar="NAME", help="agent or harness name (default: from the file, else imported)"
-    )
+    _import_options(p, "agent or harness name (default: from the file, else imported)")
     p.add_argument("--model", metavar="M", help="model name (default: from the file)")
     p.add_argument("--harness", metavar="H", help="harness name (default: from the file)")
-    p.add_argument("--json", action="store_true", help="print the import summary as JSON")
     p.add_argument(
         "--format",
         choices=["ctbench", "trackb"],
@@ -585,12 +577,17 @@ def _add_scoring(sub: Any) -> None:
     p.add_argument(
         "file", metavar="LOG", help="Inspect eval log (.eval or .json), as `inspect eval` wrote it"
     )
+    _import_options(p, "agent name (default: inspect:<task>)")
+
+
+def _import_options(p: argparse.ArgumentParser, agent_help: str) -> None:
+    """The options every importer takes: where the run folder goes, the task set, names, --json."""
     p.add_argument(
         "--out", metavar="RUN_DIR", required=True, help="run folder to create (must not exist yet)"
     )
     p.add_argument("--tasks", metavar="DIR", help="task set folder (default: $CTBENCH_TASKS, else ./tasks)")
     p.add_argument("--name", metavar="NAME", help="run name (default: the folder name)")
-    p.add_argument("--agent", metavar="NAME", help="agent name (default: inspect:<task>)")
+    p.add_argument("--agent", metavar="NAME", help=agent_help)
     p.add_argument("--json", action="store_true", help="print the import summary as JSON")
 
 
