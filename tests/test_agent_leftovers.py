@@ -44,8 +44,11 @@ NAIVE = REPO / "tests" / "adversary" / "naive_runner.py"
 GOLD_LINE = "CORE_SW_01;GigabitEthernet0/0/24;shutdown"
 GOLD_WHY = "The interface carries an explicit shutdown."
 SECRET = "sk-ctbench-test-4f1b9e0d7c2a"
-RSS_BOUND_MIB = 256
-"""The runner's peak resident memory, whatever the agent left (measured: 100-130 MiB; 70 for the oracle)."""
+RSS_BOUND_MIB = 512
+"""The runner's peak resident memory, whatever the agent left. Measured 100-130 MiB in a developer's
+venv, but 326-366 MiB in .ci/run's fresh venv with every extra installed and PYTHONDONTWRITEBYTECODE
+set (imports compiled from source, not read from .pyc): the baseline is the imports, not the agent's
+files. The unprotected reads pass 1 GiB, so the bound still tells the two apart."""
 AS_LIMIT = 3 << 30
 """Address-space limit of the protection-off runner, so its memory attacks end in MemoryError
 rather than in the machine's OOM killer."""

@@ -24,7 +24,9 @@ import pytest
 from tests.conftest import REPO
 
 ray = pytest.importorskip("ray")
-pytestmark = pytest.mark.xdist_group("ray-auth")
+# The same group as test_ray_executor.py: two Ray clusters started at once on one machine find each
+# other (a driver without an address joins the latest session), so they run one after the other.
+pytestmark = pytest.mark.xdist_group("ray-cluster")
 
 TOKEN = "c" * 32
 
