@@ -136,6 +136,7 @@ def cluster() -> Any:
                 initialize_head=True,
                 head_node_args={
                     "num_cpus": 1,
+                    "node_ip_address": "127.0.0.1",
                     "include_dashboard": False,
                     "dashboard_agent_listen_port": None,
                     "_system_config": {
@@ -145,10 +146,13 @@ def cluster() -> Any:
                     },
                 },
             )
-            c.add_node(num_cpus=2)
-            c.add_node(num_cpus=2)
+            # Ray names a node by the address of the interface its default route leaves by; these
+            # nodes listen on 127.0.0.1 only, whatever the machine's own address is.
+            c.add_node(num_cpus=2, node_ip_address="127.0.0.1")
+            c.add_node(num_cpus=2, node_ip_address="127.0.0.1")
             ray.init(
                 address=c.address,
+                _node_ip_address="127.0.0.1",
                 namespace=f"ctbench-test-{uuid.uuid4().hex[:8]}",
                 log_to_driver=False,
                 configure_logging=False,
