@@ -46,7 +46,7 @@ class ReleasedTask(Strict):
 
     id: str
     family: Family
-    content_hash: str = Field(description="The run gate's hash of all five parts (ctbench.evaluate.gate).")
+    content_hash: str = Field(description="The run gate's hash of all five parts (ctbench.approval.gate).")
     visible: dict[str, str] = Field(
         default_factory=dict,
         description="Hashes of the public parts (statement, recordings): checkable without the gold.",

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ctbench.evaluate.gate import validation_problems
+from ctbench.approval.gate import validation_problems
 from ctbench.store import TaskSet
 from tests.conftest import REPO
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ctbench.evaluate.gate import content_hash
+from ctbench.approval.gate import content_hash
 from ctbench.releases import load_manifest, manifest_hash, sha256_file
 from ctbench.store import TaskSet
 from ctbench.yamlio import load_fast
@@ -313,7 +313,7 @@ def test_the_bundled_set_with_the_override_all_355_recordings(tmp_path: Path) ->
         ).returncode
         == 0
     )
-    from ctbench.evaluate.gate import apply_gate
+    from ctbench.approval.gate import apply_gate
 
     ts = TaskSet.open(back)
     gate = apply_gate(ts, [(r, ts.load_task(r)) for r in ts.refs()])

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ctbench.approval.check import approval_state
-from ctbench.evaluate.gate import apply_gate
+from ctbench.approval.gate import apply_gate
 from ctbench.store import TaskSet
 from tests.review_support import git
 from tests.team_support import Keys, Team, copy_team, make_keys, make_team

@@ -18,7 +18,7 @@ GOLD/                                    --gold-out: for a private, gated reposi
 ```
 
 Only retained tasks go in: approved, unchanged since approval and valid, decided by the run gate's
-own code (:func:`ctbench.evaluate.gate.apply_gate`); every other task is listed with its reason.
+own code (:func:`ctbench.approval.gate.apply_gate`); every other task is listed with its reason.
 Recordings keep every byte: ``output`` holds the text when the bytes are UTF-8, else ``output_bytes``
 holds them; ``sha256`` is the hex digest of the bytes either way. The gold (answer, golden actions,
 metadata, rationale) and the review records (which quote the gold) never enter the public folder;
@@ -43,13 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from ctbench import __version__
+from ctbench.approval.gate import apply_gate, content_hash
 from ctbench.approval.hashes import content_hashes, disk_reader
 from ctbench.approval.records import ReviewRecord, load_records
 from ctbench.derived import derive
 from ctbench.errors import CtbError
-from ctbench.evaluate.gate import apply_gate, content_hash
-from ctbench.evaluate.runfolder import task_set_commit
 from ctbench.model import HiddenSpec, Network, Strict, TaskSpec
+from ctbench.provenance import task_set_commit
 from ctbench.releases import (
     RELEASE_FILE,
     RELEASE_FORMAT,

@@ -317,7 +317,7 @@ def _executor_options(given: list[str]) -> dict[str, object]:
 
 def _say_skipped(skipped: list[Any]) -> None:
     """The tasks the gate kept out, as one line on stderr (grouped by reason)."""
-    from ctbench.evaluate.gate import GateResult
+    from ctbench.approval.gate import GateResult
     from ctbench.safetext import visible
 
     lines = GateResult([], skipped, [], []).skipped_summary(limit=6)

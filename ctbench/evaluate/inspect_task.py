@@ -94,7 +94,7 @@ def _tool_defs(tools: ReplayTools) -> list[ToolDef]:
 def _samples(
     task_set: TaskSet, family: str | None, select: str | list[str] | None, allow_unreviewed: bool
 ) -> list[Sample]:
-    from ctbench.evaluate.gate import apply_gate
+    from ctbench.approval.gate import apply_gate
     from ctbench.evaluate.runner import Selection, select_tasks
     from ctbench.scoring.prompt import prompt_for
 

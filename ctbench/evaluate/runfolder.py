@@ -39,8 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from ctbench.errors import CtbError, validation_message
-from ctbench.gitsafe import harden
-from ctbench.releases import RELEASE_FILE, load_manifest, manifest_hash
+from ctbench.provenance import TaskSetRef as TaskSetRef  # run.yaml records one; re-exported
+from ctbench.provenance import task_set_commit as task_set_commit  # re-exported for the runner
 from ctbench.safetext import scrub_json
 from ctbench.yamlio import atomic_write_text, dump_document, load_fast, to_commented
 
@@ -77,16 +77,6 @@ def default_run_name(agent: str, model: str | None, when: datetime) -> str:
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class TaskSetRef(_Model):
-    """Which task set, at which commit. ``commit`` is ``none`` outside git; ``dirty`` covers the set only."""
-
-    path: str
-    commit: str = "none"
-    dirty: bool = False
-    release: str | None = Field(default=None, description="Version of the release the set was imported from.")
-    release_hash: str | None = Field(default=None, description="sha256 of that release's RELEASE.yaml.")
 
 
 class HostInfo(_Model):
@@ -269,42 +259,6 @@ class RunConfig(_Model):
         if self.tasks != other.tasks:
             out.append(f"task selection: {len(self.tasks)} -> {len(other.tasks)} tasks")
         return out
-
-
-def task_set_commit(root: Path) -> TaskSetRef:
-    """``git rev-parse HEAD`` of the repository holding the task set, whether the set is dirty, and the
-    release it was imported from (``RELEASE.yaml`` at its root: version and manifest hash).
-
-    Only changes under the task-set folder count as dirty: a run folder created inside the same
-    repository must not make the next resume look like it ran on different tasks.
-    """
-    ref = _git_ref(Path(root).resolve())
-    if (ref_root := Path(ref.path)).joinpath(RELEASE_FILE).is_file():
-        try:
-            ref.release = load_manifest(ref_root).version
-            ref.release_hash = manifest_hash(ref_root)
-        except (CtbError, OSError):  # the gate names a broken manifest; the run still says it had one
-            ref.release = "unreadable RELEASE.yaml"
-    return ref
-
-
-def _git_ref(root: Path) -> TaskSetRef:
-    try:
-        import git
-    except ImportError:  # GitPython is a dependency, but a broken install must not stop a run
-        return TaskSetRef(path=str(root))
-    try:
-        repo = harden(git.Repo(root, search_parent_directories=True))  # its .git/config runs nothing
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        return TaskSetRef(path=str(root))
-    try:
-        commit = repo.head.commit.hexsha
-    except ValueError:  # a repository without commits
-        return TaskSetRef(path=str(root), dirty=True)
-    workdir = Path(repo.working_tree_dir or root).resolve()
-    rel = os.path.relpath(root, workdir)
-    dirty = repo.is_dirty(untracked_files=True, path=None if rel == "." else rel)
-    return TaskSetRef(path=str(root), commit=commit, dirty=dirty)
 
 
 # --------------------------------------------------------------------------- results.jsonl

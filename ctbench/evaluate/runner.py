@@ -20,7 +20,7 @@ What it guarantees:
   same folder skips those and runs the rest, and refuses when the agent, its options, the model or
   the task-set commit changed unless forced. With ``retry_errors`` a resume also runs again the
   (task, trial)s whose last line is an infrastructure error; the last line of each is what counts.
-- **Only what was approved.** The gate (:mod:`ctbench.evaluate.gate`) lists what it kept out and why;
+- **Only what was approved.** The gate (:mod:`ctbench.approval.gate`) lists what it kept out and why;
   every result line carries the task's content hash.
 """
 
@@ -40,9 +40,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctbench.approval.gate import Skipped, apply_gate, content_hash
 from ctbench.errors import CtbError
 from ctbench.evaluate.agents import Agent, AgentOptions, make_agent
-from ctbench.evaluate.gate import Skipped, apply_gate, content_hash
 from ctbench.evaluate.progress import NullDisplay, ProgressDisplay, ProgressTracker
 from ctbench.evaluate.runfolder import (
     CtbenchInfo,

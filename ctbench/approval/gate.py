@@ -11,6 +11,9 @@ outcome, never retried and never blamed on the agent or the infrastructure.
 
 Every result line carries the task's :func:`content_hash`, so two runs that scored "the same task id"
 with different content can be told apart (``ctb-eval compare`` warns).
+
+It lives in the core, not in evaluate, because ``ctb-author release`` retains tasks with the same
+code: a release and a run can never disagree about which tasks count.
 """
 
 from __future__ import annotations
