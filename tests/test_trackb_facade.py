@@ -6,7 +6,9 @@ set imported from the small Track B tree of :mod:`tests.trackb_support`.
 
 from __future__ import annotations
 
+import http.client
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -189,3 +191,79 @@ def test_concurrency_limit_per_client_and_the_set_it_serves(imported: Path, task
     facade.close()
     proc = run_cli("replay", "serve", "--trackb", "--tasks", str(task_set), "--port", "0")
     assert proc.returncode == 1 and "not a Track B import" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _burst(url: str, n: int) -> tuple[list[tuple[int, dict[str, str], bytes]], float]:
+    """``n`` requests sent back to back on ``n`` open connections, each with its own token (so only the
+    rate per address can refuse them, not the requests in flight per token), then their answers, and
+    the seconds from the first send to the last answer (an upper bound on the time the server saw
+    them in)."""
+    port = int(url.rsplit(":", 1)[1])
+    body = json.dumps({"device_name": "Core-R1", "command": "display ip routing-table", "question_number": 1})
+    conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=60) for _ in range(n)]
+    for c in conns:
+        c.connect()
+    start = time.monotonic()
+    for i, c in enumerate(conns):
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer burst-{i}"}
+        c.request("POST", "/api/agent/execute", body=body, headers=headers)
+    out = []
+    for c in conns:
+        resp = c.getresponse()
+        out.append((resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()))
+        c.close()
+    return out, time.monotonic() - start
+
+
+@pytest.mark.parametrize("protection", ["on", "off"])
+def test_fifty_requests_a_second_per_address_then_429(
+    imported: Path, tmp_path: Path, protection: str
+) -> None:
+    flags = ("--trackb-strict", "--trackb-limits") if protection == "on" else ("--trackb-strict",)
+    server = Server(imported, tmp_path / "traj", *flags)
+    try:
+        answers, elapsed = _burst(server.url, 30)
+    finally:
+        server.stop()
+    ok = [a for a in answers if a[0] == 200]
+    refused = [a for a in answers if a[0] == 429]
+    assert len(ok) + len(refused) == 30
+    if protection == "off":  # the same burst without the limit: all served, so the test can fail
+        assert not refused
+        return
+    assert refused and 1 <= len(ok) <= 1 + 50 * elapsed  # nginx's bucket: one per 20 ms, no burst
+    for _status, headers, raw in refused:
+        assert headers["retry-after"] == "1" and headers["content-type"] == "application/json"
+        assert json.loads(raw) == {
+            "error": "Too Many Requests: more than 50 requests per second from 127.0.0.1"
+        }
+    # a refused request reaches no session: only the accepted ones are in the trajectory
+    rows = [ln for f in (tmp_path / "traj").rglob("*.jsonl") for ln in f.read_text().splitlines()]
+    assert len(rows) == len(ok)
+
+
+def test_rate_is_per_address_and_the_bucket_drains(imported: Path, tmp_path: Path) -> None:
+    server = Server(imported, tmp_path / "traj", "--trackb-strict", "--max-requests-per-second", "0.5")
+    ask = {"device_name": "Core-R1", "command": "display ip routing-table", "question_number": 1}
+    try:
+        assert server.post(ask, "alice")[0] == 200
+        first = time.monotonic()
+        code, body = server.post(ask, "bob")  # another token, the same address: the same bucket
+        assert (code, body) == (
+            429,
+            {"error": "Too Many Requests: more than 0.5 requests per second from 127.0.0.1"},
+        )
+        time.sleep(max(0.0, 2.05 - (time.monotonic() - first)))
+        assert server.post(ask, "bob")[0] == 200
+        code, body = server.post({"device_name": "Core-R1"}, "bob")  # refused before it is read
+        assert code == 429
+    finally:
+        err = server.stop()
+    assert "limits: 0.5 requests/s per address" in err
+
+
+def test_bad_rate_options_are_named(imported: Path) -> None:
+    for flags in (["--max-requests-per-second", "0"], ["--max-requests-per-second", "x"], ["--burst", "-1"]):
+        proc = run_cli("replay", "serve", "--trackb", "--tasks", str(imported), "--port", "0", *flags)
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr
+        assert flags[0] in proc.stderr, proc.stderr

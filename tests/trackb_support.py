@@ -202,6 +202,7 @@ class Server:
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read())
 
-    def stop(self) -> None:
+    def stop(self) -> str:
+        """Stop the server; what it wrote on stderr."""
         self.proc.terminate()
-        self.proc.communicate(timeout=30)
+        return self.proc.communicate(timeout=30)[1] or ""

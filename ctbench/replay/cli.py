@@ -136,6 +136,17 @@ def _host_port(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _positive_rate(text: str) -> float:
+    """An argparse type: a finite number of requests per second above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of requests per second above 0, got {text!r}")
+    return value
+
+
 # --------------------------------------------------------------------------- commands
 
 
@@ -239,23 +250,36 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def _serve_trackb(args: argparse.Namespace) -> int:
     from ctbench.replay.http_server import bind_socket, socket_url, uvicorn_server
-    from ctbench.replay.trackb.facade import Phase, TrackbFacade, build_app
+    from ctbench.replay.trackb.facade import PHASE_LIMITS, Limits, Phase, TrackbFacade, build_app
+    from ctbench.replay.trackb.ratelimit import RateLimiter
 
+    if args.burst < 0:
+        raise CtbError(f"--burst {args.burst}: expected 0 or more requests")
     engine = _engine(args)
+    phase = Phase.of(engine.task_set)
+    documented = PHASE_LIMITS.get(phase.number, Limits()) if args.trackb_limits else Limits()
+    rate = args.max_requests_per_second or documented.requests_per_second
     facade = TrackbFacade(
         engine,
-        Phase.of(engine.task_set),
+        phase,
         strict=args.trackb_strict,
-        max_concurrent_per_token=args.max_concurrent_per_token,
-        max_calls_per_question=args.max_calls_per_question,
+        max_concurrent_per_token=args.max_concurrent_per_token or documented.concurrent_per_token,
+        max_calls_per_question=args.max_calls_per_question or documented.calls_per_question,
         trajectories=args.trajectories,
+        rate_limit=RateLimiter(rate, burst=args.burst) if rate else None,
     )
     sock = bind_socket(args.host, args.port)
     print(socket_url(sock), flush=True)
     mode = "strict (Track B's whitelist)" if args.trackb_strict else "ctbench's CLI"
+    limits = [
+        f"{rate:g} requests/s per address" if rate else "",
+        f"{facade.max_concurrent_per_token} in flight per client" if facade.max_concurrent_per_token else "",
+        f"{facade.max_calls_per_question} calls per question" if facade.max_calls_per_question else "",
+    ]
     print(
         f"ctb-replay serve: Track B phase {facade.phase.number} API, {mode}, task set "
-        f"{engine.task_set.root} on {socket_url(sock)}/api/agent/execute (Ctrl-C stops)",
+        f"{engine.task_set.root} on {socket_url(sock)}/api/agent/execute, limits: "
+        f"{', '.join(x for x in limits if x) or 'none'} (Ctrl-C stops)",
         file=sys.stderr,
         flush=True,
     )
@@ -491,6 +515,28 @@ def build() -> tuple[argparse.ArgumentParser, object]:
         type=int,
         metavar="N",
         help="Track B: answer 429 past N calls per client and question (Phase 2: 500)",
+    )
+    p.add_argument(
+        "--max-requests-per-second",
+        type=_positive_rate,
+        metavar="RATE",
+        help="Track B: answer 429 to a request that comes sooner than 1/RATE s after the last one "
+        "accepted from its address, as Track B's nginx does (Phase 1: 50)",
+    )
+    p.add_argument(
+        "--burst",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Track B: with --max-requests-per-second, let N requests come early (nginx's burst; "
+        "default 0, nginx's default)",
+    )
+    p.add_argument(
+        "--trackb-limits",
+        action="store_true",
+        help="Track B: the limits of the set's phase as documented (Phase 1: 50 requests/s per "
+        "address, 2 in flight per token; Phase 2: 1 in flight per token, 500 calls per question); "
+        "the options above override them",
     )
 
     from ctbench.replay.ssh_cli import SSH_HELP, add_ssh_arguments

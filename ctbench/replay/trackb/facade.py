@@ -5,7 +5,8 @@ B's own status codes and bodies (docs/trackb.md), checked in the reference serve
 field 400; a device outside the phase's vendor map 404; a command the question refuses 403; with
 ``strict``, a line outside Track B's whitelist 422 with the server's generated error; then the output
 (200, ``result`` = ``<dev> cmd`` echo and the recording), or the miss (404 "No permission", or 422
-"Wrong parameter" for the four parameterised commands). ``GET /health`` says it is up.
+"Wrong parameter" for the four parameterised commands). ``GET /health`` says it is up. Before all of
+that, past a request rate per address (Track B's nginx: 50 per second), a 429 (:mod:`.ratelimit`).
 
 Every call goes through a replay session of the engine - one per client and question, opened on the
 client's first call - and is logged in its trajectory as the agent saw it. Without ``strict`` the
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,7 @@ from ctbench.replay.http_body import SafeJSONResponse as JSONResponse
 from ctbench.replay.observation import Observation, Outcome
 from ctbench.replay.session import Session, SessionLimit
 from ctbench.replay.trackb.layout import SIDECAR, TrackbTask, prompt, read_sidecar, safe_name
+from ctbench.replay.trackb.ratelimit import DOCUMENTED_RATE, RateLimiter
 from ctbench.replay.trackb.whitelist import refusal, whitelist, wrong_parameter
 from ctbench.store import TaskSet
 from ctbench.yamlio import load_fast
@@ -41,6 +44,23 @@ from ctbench.yamlio import load_fast
 MISSING = "Missing required parameter 'device_name', 'command', or 'question_number'"
 NO_PERMISSION = "Error: No permission to perform the operation"
 MAX_BODY = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits a phase's online server applies (docs/trackb.md, "Limits by phase")."""
+
+    requests_per_second: float | None = None
+    concurrent_per_token: int | None = None
+    calls_per_question: int | None = None
+
+
+PHASE_LIMITS: dict[int, Limits] = {
+    1: Limits(requests_per_second=DOCUMENTED_RATE, concurrent_per_token=2),
+    2: Limits(concurrent_per_token=1, calls_per_question=500),
+}
+"""Phase 1: 50 requests/s per address, 2 problems at once; Phase 2: 1 request in flight per token
+and 500 calls per question. Phase 3 runs on the organisers' machines; no limit is documented."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +105,8 @@ class TrackbFacade:
     max_concurrent_per_token: int | None = None
     max_calls_per_question: int | None = None
     trajectories: Path | None = None
+    rate_limit: RateLimiter | None = None
+    """Requests per second per address; past it, 429 before the request is read (nginx's place)."""
     _clients: dict[str, _Client] = field(default_factory=dict)
     _sides: dict[str, TrackbTask | None] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -232,6 +254,18 @@ def build_app(facade: TrackbFacade) -> Starlette:
         return JSONResponse({"status": "ok"})
 
     async def execute(request: Request) -> Response:
+        if facade.rate_limit is not None:
+            address = request.client.host if request.client else "local"
+            if not facade.rate_limit.allow(address):
+                wait = facade.rate_limit.retry_after(address)
+                return JSONResponse(
+                    {
+                        "error": f"Too Many Requests: more than {facade.rate_limit.rate:g} requests "
+                        f"per second from {address}"
+                    },
+                    status_code=429,
+                    headers={"Retry-After": str(max(1, math.ceil(wait)))},
+                )
         body = await request.body()
         data: Any = None
         if len(body) <= MAX_BODY:
