@@ -114,8 +114,12 @@ def public_key(path: Path) -> str:
 # --------------------------------------------------------------------------- sealing
 
 
-def seal(plaintext: bytes, keys: Iterable[str]) -> bytes:
-    """``plaintext`` encrypted to every public key (age format, one stanza per distinct key)."""
+def seal(plaintext: bytes, keys: Iterable[str], *, armoured: bool = False) -> bytes:
+    """``plaintext`` encrypted to every public key (age format, one stanza per distinct key).
+
+    ``armoured``: the ASCII armour of the age format (PEM-like), for ciphertext kept inside a text
+    file such as a review record.
+    """
     pyrage = _pyrage()
     recipients = []
     for key in dict.fromkeys(k.strip() for k in keys if k and k.strip()):
@@ -128,7 +132,7 @@ def seal(plaintext: bytes, keys: Iterable[str]) -> bytes:
             "nobody to seal the gold to: list age public keys (age: age1...) for the task's authors "
             "and the maintainers in the reviewers file"
         )
-    return bytes(pyrage.encrypt(plaintext, recipients))
+    return bytes(pyrage.encrypt(plaintext, recipients, armoured))
 
 
 def unseal(data: bytes, identity: Path | None, where: str) -> bytes:

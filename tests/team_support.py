@@ -140,12 +140,13 @@ class Team:
             assert code != 0, f"ctb-review {' '.join(args)} by {pid} should have been refused\n{text}"
         return text
 
-    def author(self, pid: str, *args: str, expect: int = 0) -> str:
-        """``ctb-author`` run by ``pid`` in their clone, as a real subprocess."""
+    def author(self, pid: str, *args: str, expect: int = 0, identity: bool = False) -> str:
+        """``ctb-author`` run by ``pid`` in their clone, as a real subprocess (``identity``: with their age key)."""
         from tests.conftest import run_cli
 
         self.clone(pid)
-        proc = run_cli("authoring", "--tasks", str(self.tasks(pid)), *args, cwd=self.clone_dir(pid))
+        env = {"CTBENCH_AGE_IDENTITY": str(self.keys[pid].age_identity)} if identity else None
+        proc = run_cli("authoring", "--tasks", str(self.tasks(pid)), *args, cwd=self.clone_dir(pid), env=env)
         text = proc.stdout + proc.stderr
         assert "Traceback" not in text, text
         assert (proc.returncode == 0) == (expect == 0), f"ctb-author {' '.join(args)} by {pid}: {text}"
@@ -165,11 +166,12 @@ class Team:
         )
 
 
-def make_team(root: Path, keys: dict[str, Keys], *, ssh: bool = True) -> Team:
+def make_team(root: Path, keys: dict[str, Keys], *, ssh: bool = True, sealed: bool = False) -> Team:
     """The team's bare remote with the review fixture's three drafts on main, committed by maint.
 
     RCA-102 records its author the old way, ``Alice Liddell <alice@example.net>``: it must be read and
-    mapped to alice like RCA-101's ``alice``.
+    mapped to alice like RCA-101's ``alice``. ``sealed``: the set's gold is sealed (``ctb-review seal
+    --all``, by maint) before its first commit, so no plain gold ever enters the repository.
     """
     root.mkdir(parents=True, exist_ok=True)
     team = Team(root, keys)
@@ -183,6 +185,14 @@ def make_team(root: Path, keys: dict[str, Keys], *, ssh: bool = True) -> Team:
     (seed / "tasks" / "reviewers.yaml").write_text(reviewers_yaml(keys, ssh=ssh))
     legacy = seed / "tasks" / "rca" / "RCA-102" / "task.yaml"
     legacy.write_text(legacy.read_text().replace("  - alice\n", "  - Alice Liddell <alice@example.net>\n", 1))
+    if sealed:
+        from ctbench.review.cli import main as review_main
+
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = review_main(["--tasks", str(seed / "tasks"), "seal", "--all", "--no-commit"])
+        assert code == 0, out.getvalue()
+        assert not list((seed / "tasks").rglob("hidden.yaml"))
     git("add", "-A", cwd=seed)
     git("commit", "-q", "-m", "the team's task set", cwd=seed)
     git("remote", "add", "origin", str(team.remote), cwd=seed)

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from ctbench.approval.hashes import ContentHashes, sha256_text
+from ctbench.approval.hashes import ContentHashes, sha256_bytes, sha256_text
 from ctbench.approval.states import CRITERIA, Action, Criterion, Role, Verdict
 from ctbench.errors import CtbError, validation_message
 from ctbench.model import Family, Strict
@@ -100,6 +100,65 @@ class CriterionReview(Strict):
         return None
 
 
+SEALED_FIELDS = (
+    "gold_lines",
+    "blind_lines",
+    "invalid_lines",
+    "golden_covered",
+    "golden_missed",
+    "extra_commands",
+    "metadata",
+)
+"""The parts of a comparison that show the gold: sealed on a sealed set, never committed in plain text.
+
+The blind lines are among them: next to ``exact: yes`` a correct blind answer *is* the gold."""
+
+
+class SealedGold(Strict):
+    """Something that shows the gold, sealed with age to the task's authors and maintainers.
+
+    On a set whose gold is sealed, the round record is read by everyone who clones the review
+    branch: a later reviewer, the public once the set is published. The reveal's gold lines, golden
+    actions (run or missed), the commands that were not golden, the authored metadata and the blind
+    answer itself are therefore committed only as this ciphertext; the counts stay in plain text for
+    the statistics and the pull-request description. ``sha256`` is taken over the sealed plaintext,
+    which carries a random nonce, so nobody can confirm a guessed gold line against it.
+    """
+
+    recipients: list[str] = Field(description="Person ids that can decrypt (authors, maintainers, ...).")
+    age: str = Field(description="ASCII-armoured age ciphertext of the sealed fields (JSON).")
+    sha256: str = Field(description="sha256 of the plaintext (with its nonce): what a decryption must give.")
+    counts: dict[str, int] = Field(default_factory=dict, description="Sizes of the sealed fields.")
+
+
+def seal_fields(fields: dict[str, Any], keys: dict[str, str], counts: dict[str, int]) -> SealedGold:
+    """``fields`` (JSON values) sealed to ``keys`` (person id -> age1...), with a random nonce."""
+    import json
+    import secrets
+
+    from ctbench.sealing import seal
+
+    text = json.dumps({"nonce": secrets.token_hex(16), **fields}, sort_keys=True).encode("utf-8")
+    ids = sorted(keys)
+    armoured = bytes(seal(text, [keys[i] for i in ids], armoured=True)).decode("ascii")
+    return SealedGold(recipients=ids, age=armoured, sha256=sha256_bytes(text), counts=counts)
+
+
+def open_fields(sealed: SealedGold, identity: Path | None, where: str) -> dict[str, Any]:
+    """The fields :func:`seal_fields` sealed; :class:`~ctbench.sealing.SealError` if ``identity`` cannot."""
+    import json
+
+    from ctbench.sealing import SealError, unseal
+
+    text = unseal(sealed.age.encode("ascii"), identity, where)
+    if sha256_bytes(text) != sealed.sha256:
+        raise SealError(f"{where}: the sealed text does not match its recorded sha256")
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise SealError(f"{where}: the sealed text is not a JSON object")
+    return data
+
+
 class BlindSolve(Strict):
     """What the reviewer produced before seeing anything hidden."""
 
@@ -116,8 +175,22 @@ class BlindSolve(Strict):
         default_factory=ContentHashes, description="Hashes of the statement and recordings that were solved."
     )
 
+    sealed_answer: SealedGold | None = Field(
+        default=None,
+        description="On a sealed set: the answer sealed to the reviewer, the authors and the maintainers "
+        "(``answer`` is then empty and ``answer_sha256`` is the sealed plaintext's).",
+    )
+
     def answer_intact(self) -> bool:
+        if self.sealed_answer is not None:
+            return not self.answer and self.sealed_answer.sha256 == self.answer_sha256
         return sha256_text(self.answer) == self.answer_sha256
+
+    def plain_answer(self, identity: Path | None, where: str) -> str:
+        """The answer text (decrypted with ``identity`` when sealed)."""
+        if self.sealed_answer is None:
+            return self.answer
+        return str(open_fields(self.sealed_answer, identity, where).get("answer", ""))
 
 
 class MetadataRow(Strict):
@@ -151,8 +224,28 @@ def cell_value(value: object, *, text: bool = False) -> str | int | float | None
     return str(value)
 
 
+def comparison_counts(c: Comparison) -> dict[str, int]:
+    """The plain-text counts of a comparison's gold-derived fields (what a sealed record keeps)."""
+    both = sum(1 for g in c.gold_lines if g in c.blind_lines)
+    return {
+        "gold_lines": len(c.gold_lines),
+        "blind_lines": len(c.blind_lines),
+        "both": both,
+        "golden_covered": len(c.golden_covered),
+        "golden_missed": len(c.golden_missed),
+        "extra_commands": len(c.extra_commands),
+        "metadata": len(c.metadata),
+        "metadata_disagree": sum(1 for m in c.metadata if m.agrees is False),
+    }
+
+
 class Comparison(Strict):
-    """The reveal: the blind answer scored against the gold with the evaluator's own metrics."""
+    """The reveal: the blind answer scored against the gold with the evaluator's own metrics.
+
+    On a sealed set the committed form has the gold-derived fields empty and ``sealed`` set
+    (:meth:`sealed_to`); :meth:`counts` reads either form, :meth:`opened` decrypts with a recipient's
+    age identity.
+    """
 
     revealed_at: datetime
     revealed_by: str
@@ -167,6 +260,33 @@ class Comparison(Strict):
     extra_commands: list[list[str]] = Field(default_factory=list)
     metadata: list[MetadataRow] = Field(default_factory=list)
     hashes: ContentHashes = Field(default_factory=ContentHashes)
+    sealed: SealedGold | None = Field(
+        default=None, description="The gold-derived fields, sealed (the plain ones are then empty)."
+    )
+
+    def counts(self) -> dict[str, int]:
+        """Sizes of the gold-derived fields, from the sealed counts or the plain fields alike."""
+        if self.sealed is not None:
+            return dict(self.sealed.counts)
+        return comparison_counts(self)
+
+    def sealed_to(self, keys: dict[str, str]) -> Comparison:
+        """This comparison as committed on a sealed set: its gold-showing fields sealed to ``keys``."""
+        dumped = self.model_dump(mode="json")
+        sealed = seal_fields({n: dumped[n] for n in SEALED_FIELDS}, keys, comparison_counts(self))
+        return self.model_copy(update={**{n: [] for n in SEALED_FIELDS}, "sealed": sealed})
+
+    def opened(self, identity: Path | None, where: str) -> Comparison:
+        """The plain comparison (decrypted with ``identity`` when sealed); :class:`SealError` if it cannot be."""
+        if self.sealed is None:
+            return self
+        data = open_fields(self.sealed, identity, where)
+        plain = {
+            **self.model_dump(mode="json"),
+            **{n: data.get(n, []) for n in SEALED_FIELDS},
+            "sealed": None,
+        }
+        return Comparison.model_validate(plain)
 
     def score_parts(self, *, evidence_always: bool = True) -> list[str]:
         """The metric half of the score summary line (``Loc IoU 0.50``, ..., ``evidence 1/2``).

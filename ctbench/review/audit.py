@@ -254,7 +254,12 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
             item.fail(f"{where}: the blind commit {b.sha[:10]} does not hold the round file")
             continue
         then = parse_record(committed.decode("utf-8"), f"{record_rel(k)}@{b.sha[:10]}").blind
-        if then is None or then.answer != blind.answer or then.answer_sha256 != blind.answer_sha256:
+        if (
+            then is None
+            or then.answer != blind.answer
+            or then.answer_sha256 != blind.answer_sha256
+            or then.sealed_answer != blind.sealed_answer
+        ):
             item.fail(f"{where}: the blind answer differs from the one committed in {b.sha[:10]}")
             continue
         trailer = b.get("answer-sha256")

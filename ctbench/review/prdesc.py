@@ -201,12 +201,12 @@ def _blind_section(state: TaskState, *, sealed: bool = False) -> list[str]:
             + f"; parse: {cmp_.parse_status}.",
             "",
         ]
-        if sealed:
-            rows = cmp_.answer_rows(invalid=False)
+        if sealed or cmp_.sealed is not None:
+            n = cmp_.counts()  # the record's plain counts: the lines themselves are sealed, or not shown
             lines += [
-                f"The gold is sealed: {len(cmp_.gold_lines)} gold line(s), {len(cmp_.blind_lines)} blind "
-                f"line(s), {sum(1 for mark, _g, _m in rows if mark == '=')} in both; golden actions run "
-                f"{len(cmp_.golden_covered)}, missed {len(cmp_.golden_missed)} (lines and commands not "
+                f"The gold is sealed: {n.get('gold_lines', 0)} gold line(s), {n.get('blind_lines', 0)} blind "
+                f"line(s), {n.get('both', 0)} in both; golden actions run "
+                f"{n.get('golden_covered', 0)}, missed {n.get('golden_missed', 0)} (lines and commands not "
                 "shown).",
                 "",
             ]
@@ -356,6 +356,7 @@ def _validation(ts: TaskSet, repo: ReviewRepo, state: TaskState, rev: str) -> li
         shadow = TaskSet(root=root, identity=ts.identity)
         folder = root / state.family.value / state.id
         report = Validator(shadow).run([TaskRef(state.id, state.family, folder)])
+        sealed = (folder / SEALED_HIDDEN_FILE).is_file()
     errors = [f for f in report.errors if f.task in (state.id, None)]
     warnings = [f for f in report.warnings if f.task in (state.id, None)]
     verdict = "✅ passes" if not errors else "❌ fails"
@@ -365,7 +366,16 @@ def _validation(ts: TaskSet, repo: ReviewRepo, state: TaskState, rev: str) -> li
     )
     out.append("")
     for f in [*errors, *warnings][:12]:
-        out.append(f"- `{_md(f.render())}`")
+        if sealed:  # a finding may quote the gold it checked (an answer line, a golden command)
+            where = f"{f.file}:{f.line}" if f.line else f.file
+            out.append(f"- `{_md(where)}: {f.severity.value}[{f.code}]`")
+        else:
+            out.append(f"- `{_md(f.render())}`")
+    if sealed and (errors or warnings):
+        out += [
+            "",
+            "(messages not shown: the gold is sealed; `ctb-author validate` shows them to its recipients)",
+        ]
     return out + ([""] if errors or warnings else [])
 
 

@@ -40,6 +40,7 @@ from ctbench.approval.records import (
     record_rel,
     render_record,
     round_summary,
+    seal_fields,
     trajectory_name,
     utcnow,
 )
@@ -59,6 +60,7 @@ from ctbench.errors import CtbError
 from ctbench.model import Family, HiddenSpec, Status, TaskSpec
 from ctbench.review.assign import Proposal
 from ctbench.review.gitflow import BRANCH_PREFIX, Notify, ReviewRepo, branch_name, format_message
+from ctbench.sealing import identity_path
 from ctbench.store import REVIEWS_DIR, TASK_FILE, TaskNotFound, TaskRef, TaskSet
 from ctbench.yamlio import dump_document, load_document
 
@@ -152,10 +154,15 @@ def saw_a_reveal(records: list[ReviewRecord], person: str) -> str | None:
     """
     for r in records:
         if r.comparison is not None and r.reviewer not in (None, person):
+            shows = (
+                "its scores against the gold, sealed or not"
+                if r.comparison.sealed is not None
+                else "its gold lines and golden actions, in plain text"
+            )
             return (
-                f"round {r.round}'s reveal to {r.reviewer} is in the review records of {r.task} (its gold "
-                f"lines and golden actions, in plain text): {person} could read it, so their answer "
-                f"would not be blind; {r.reviewer} reviews the next rounds, or a maintainer discards the task"
+                f"round {r.round}'s reveal to {r.reviewer} is in the review records of {r.task} ({shows}): "
+                f"{person} could read it, so their answer would not be blind; {r.reviewer} reviews the "
+                "next rounds, or a maintainer discards the task"
             )
     return None
 
@@ -481,13 +488,25 @@ class ReviewDesk:
             commands = sum(1 for line in (trajectory or b"").splitlines() if line.strip())
         record.reviewer = start.reviewer
         record.started = record.started or start.started
+        sealed_answer = None
+        if self._seals_records(ref):  # a correct blind answer is the gold: sealed like it
+            keys = self._comparison_keys(task)
+            own = self.repo.people.age_key(start.reviewer)
+            if not own:
+                raise CtbError(
+                    f"{start.task_id}'s gold is sealed, and so is the blind answer: add `age: age1...` "
+                    f"to {start.reviewer}'s entry under `people:` in {self.repo.people.source} first"
+                )
+            lines = len([x for x in answer.splitlines() if x.strip()])
+            sealed_answer = seal_fields({"answer": answer}, {**keys, start.reviewer: own}, {"lines": lines})
         record.blind = BlindSolve(
             reviewer=start.reviewer,
             started=start.started,
             submitted=now,
             time_spent_s=round(spent, 1),
-            answer=answer,
-            answer_sha256=sha256_text(answer),
+            answer="" if sealed_answer else answer,
+            answer_sha256=sealed_answer.sha256 if sealed_answer else sha256_text(answer),
+            sealed_answer=sealed_answer,
             trajectory=traj_name,
             trajectory_sha256=sha256_bytes(trajectory) if trajectory is not None else None,
             commands=commands,
@@ -560,7 +579,9 @@ class ReviewDesk:
             if self.push_enabled and self.repo.has_remote():
                 self._push(task_id, result)  # the remote holds the blind answer before the gold is shown
             hidden = self.ts.load_hidden(ref)
-            if record.comparison is None:
+            sealed = self._seals_records(ref)
+            shown = record.comparison
+            if record.comparison is None or record.comparison.sealed is not None:
                 now = self.clock()
                 traj = None
                 if blind.trajectory:
@@ -570,11 +591,11 @@ class ReviewDesk:
                     self.ts,
                     task,
                     hidden,
-                    blind.answer,
+                    blind.plain_answer(identity_path(self.ts.identity), f"{task_id}'s blind answer"),
                     read_trajectory(traj),
                     time_spent_s=blind.time_spent_s,
                 )
-                record.comparison = Comparison(
+                shown = Comparison(
                     revealed_at=now,
                     revealed_by=actor,
                     parse_status=side.parsed.status,
@@ -589,6 +610,18 @@ class ReviewDesk:
                     metadata=side.metadata,
                     hashes=self.hashes(ref),
                 )
+                if record.comparison is not None:  # sealed in the record: the reviewer sees it recomputed
+                    shown = shown.model_copy(
+                        update={
+                            "revealed_at": record.comparison.revealed_at,
+                            "hashes": record.comparison.hashes,
+                        }
+                    )
+            if record.comparison is None:
+                assert shown is not None
+                # on a sealed set the gold-derived half is committed sealed to the authors and the
+                # maintainers: the reviewer's view is on screen only (issue 26, sealed stays sealed)
+                record.comparison = shown.sealed_to(self._comparison_keys(task)) if sealed else shown
                 record.reviewer = actor
                 record.started = record.started or now
                 if blind_round != record.round:
@@ -613,15 +646,30 @@ class ReviewDesk:
                     status=status,
                     extra=[
                         (Trailer.BLIND_ROUND, blind_round),
-                        (Trailer.EXACT, "yes" if side.exact else "no"),
+                        (Trailer.EXACT, "yes" if shown.exact else "no"),
                     ],
                 )
                 if sha:
                     result.commits.append(sha)
                 result.status = Status.IN_REVIEW
                 self._push(task_id, result)
-            assert record.comparison is not None
-            return Revealed(task, hidden, record, record.comparison, blind), result
+            assert shown is not None
+            return Revealed(task, hidden, record, shown, blind), result
+
+    def _seals_records(self, ref: TaskRef) -> bool:
+        """Whether what the round record holds of the gold (the reveal, the blind answer) is sealed.
+
+        It is whenever the task's gold is: a record in plain text would hand the gold to every clone.
+        """
+        return self.ts.is_sealed(ref)
+
+    def _comparison_keys(self, task: TaskSpec) -> dict[str, str]:
+        """Who a sealed comparison is sealed to: the task's authors and the maintainers (id -> age key)."""
+        from ctbench.people import PEOPLE_FILE
+        from ctbench.sealing import initial_recipients
+
+        listed = initial_recipients(self.ts.root / PEOPLE_FILE, list(task.authors))
+        return {r.name: r.key for r in listed.recipients}
 
     def rule(
         self,
