@@ -240,3 +240,36 @@ def test_a_sealed_tasks_commit_messages_never_hold_its_gold(
         return
     assert gold.encode() not in objects, "the gold answer line is readable in bob's clone"
     assert "RCA-160: set the root causes (sealed)" in git("log", "--format=%s", "main", cwd=bob)
+
+
+@pytest.mark.parametrize("protection", ["on", "protection-off"])
+@pytest.mark.parametrize("task_id", ["RCA-101", "RCA-102"])  # author recorded by id / as "Name <email>"
+def test_self_review_is_refused_at_submit(
+    team: Team, task_id: str, protection: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """alice submits her own task asking for herself (by id, by git name) as its reviewer: refused, nothing written."""
+    from ctbench.review.workflow import ReviewDesk
+
+    if protection == "protection-off":  # any requested name is taken as it is
+        monkeypatch.setattr(ReviewDesk, "_requested_reviewer", lambda _self, _id, _task, name: name)
+    alice = team.clone("alice")
+    before = git("ls-remote", str(team.remote), cwd=alice)
+    for name in ("alice", "Alice Liddell"):
+        args = ("submit", task_id, "--reviewer", name)
+        if protection == "protection-off":
+            team.review("alice", *args)
+            rec = load_document(team.tasks("alice") / "rca" / task_id / "reviews" / "round-01.yaml")
+            assert rec["reviewer"] == name  # the author is her own reviewer
+            return
+        err = team.review("alice", *args, expect=1)
+        assert f"alice is an author of {task_id} and cannot review it" in err
+    assert git("ls-remote", str(team.remote), cwd=alice) == before  # no branch, no commit pushed
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=alice) == "main"
+    assert not git("branch", "--list", f"review/{task_id}", cwd=alice)
+    err = team.review("alice", "submit", task_id, "--reviewer", "zed", expect=1)
+    assert "zed is not a reviewer" in err
+    team.review("alice", "submit", task_id, "--reviewer", "Bob Dylan")
+    rec = load_document(team.tasks("alice") / "rca" / task_id / "reviews" / "round-01.yaml")
+    assert rec["reviewer"] == "bob" and trailers(alice)["Ctbench-Reviewer"] == "bob"
+    team.blind("bob", task_id)
+    assert trailers(team.clone_dir("bob"))["Ctbench-Action"] == "blind"

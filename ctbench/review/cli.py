@@ -160,7 +160,9 @@ def _criteria_flags(args: argparse.Namespace) -> dict[Any, tuple[Any, str]]:
 
 def cmd_submit(args: argparse.Namespace) -> int:
     desk = _desk(args)
-    return _report(desk.submit(args.id, _actor(args, desk), args.why or ""), args.json)
+    return _report(
+        desk.submit(args.id, _actor(args, desk), args.why or "", reviewer=args.reviewer), args.json
+    )
 
 
 def cmd_checkout(args: argparse.Namespace) -> int:
@@ -631,6 +633,11 @@ def build() -> tuple[argparse.ArgumentParser, object]:
     )
     p.add_argument("id", metavar="ID")
     p.add_argument("--why", metavar="TEXT", help="a note kept in the record's provenance")
+    p.add_argument(
+        "--reviewer",
+        metavar="NAME",
+        help="request this reviewer for the round (a reviewer in reviewers.yaml, never an author of the task)",
+    )
     _who_arg(p)
     _push_arg(p)
 

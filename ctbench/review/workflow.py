@@ -289,13 +289,31 @@ class ReviewDesk:
 
     # -------------------------------------------------------------- submit
 
-    def submit(self, task_id: str, actor: str, why: str = "") -> StepResult:
+    def _requested_reviewer(self, task_id: str, task: TaskSpec, name: str) -> str:
+        """The person id of a reviewer requested at submit; never one of the task's authors."""
+        people = self.repo.people
+        pid = people.author_id(name.strip())
+        if pid in task.authors:
+            raise CtbError(
+                f"{pid} is an author of {task_id} and cannot review it: request another reviewer "
+                f"(ctb-review submit {task_id} --reviewer NAME) or let a maintainer assign one"
+            )
+        if people.reviewers and pid not in people.reviewers:
+            raise CtbError(
+                f"{name} is not a reviewer in {people.source} (reviewers: {', '.join(people.reviewers)})"
+            )
+        return pid
+
+    def submit(self, task_id: str, actor: str, why: str = "", *, reviewer: str | None = None) -> StepResult:
+        """Open a review round on ``review/<ID>``; ``reviewer`` requests one (never an author of the task)."""
         with self.repo.locked(f"submit {task_id}"):
             try:  # validate where the user is, before any branch is created or switched to
                 here = self.ts.ref(task_id)
             except TaskNotFound:
                 here = None
             if here is not None:
+                if reviewer:  # self-review is refused before anything is written
+                    self._requested_reviewer(task_id, self._load(here), reviewer)
                 self._check_valid(here)
             before = self.repo.current_branch()
             existed = self.repo.rev(f"refs/heads/{branch_name(task_id)}") is not None
@@ -303,10 +321,11 @@ class ReviewDesk:
             self._catch_up_with_main(task_id)
             try:  # the branch's version of the task (it may differ from the one validated above)
                 self._check_valid(ref)
+                task = self._load(ref)
+                requested = self._requested_reviewer(task_id, task, reviewer) if reviewer else None
             except CtbError:
                 self._go_back(before, task_id, delete=not existed)
                 raise
-            task = self._load(ref)
             if task.status == Status.NEEDS_REVISION:
                 raise IllegalTransition(
                     f"{task_id} needs revision: answer the reviewer with "
@@ -349,8 +368,15 @@ class ReviewDesk:
                         "has changed "
                         "(statement, recordings, gold, golden actions, metadata): nothing to review"
                     )
+            if requested:
+                record.reviewer = requested
             record.note(
-                actor, _role(actor, task, None), Action.SUBMIT, why or "submitted for review", when=now
+                actor,
+                _role(actor, task, None),
+                Action.SUBMIT,
+                (why or "submitted for review")
+                + (f"; review requested from {requested}" if requested else ""),
+                when=now,
             )
             reopened = [c.label for c in CRITERIA if record.criteria[c].reopened_by]
             body = (
