@@ -44,9 +44,11 @@ from ctbench.evaluate.agents.agent_files import read_log
 from ctbench.evaluate.agents.process import ATTEMPT_PREFIX, owner_alive, owner_tag, release
 from ctbench.evaluate.runfolder import utc_now
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, OutcomeKind, Usage, WorkUnit
+from ctbench.replay.observation import Outcome
 
 if TYPE_CHECKING:
     from ctbench.evaluate.sandbox import Launcher
+    from ctbench.evaluate.ssh_access import SshFrontEnd
     from ctbench.replay.engine import ReplayEngine
     from ctbench.replay.http_server import ServerHandle
     from ctbench.replay.session import Session
@@ -79,6 +81,9 @@ class AttemptEnv(Protocol):
     @property
     def launcher(self) -> Launcher | None: ...
 
+    @property
+    def ssh(self) -> SshFrontEnd | None: ...
+
     def open_session(self, unit: WorkUnit) -> Session: ...
 
 
@@ -105,6 +110,7 @@ class LocalEnv:
         self._agent = agent
         self._server: ServerHandle | None = None
         self._launcher: Launcher | None = None
+        self._ssh: SshFrontEnd | None = None
         self._state: Path | None = None
         self._warm = list(warm_tasks)
 
@@ -122,9 +128,19 @@ class LocalEnv:
         """How external agents are started (:mod:`ctbench.evaluate.sandbox`); None for in-process ones."""
         return self._launcher
 
+    @property
+    def ssh(self) -> SshFrontEnd | None:
+        """The run's SSH front end (``--ssh``); None when agents get no SSH access."""
+        return self._ssh
+
     async def start(self) -> None:
         if self._agent is None:
             self._agent = make_agent(self.settings.agent, agent_options(self.settings), self.settings.args)
+        if self.settings.ssh and not self.agent.needs_http:
+            raise CtbError(
+                f"--ssh: agent {self.settings.agent} runs inside the runner and logs into no device; "
+                "SSH access is for agents that run as their own process (command, codex, ...)"
+            )
         await asyncio.to_thread(self._warm_up)
         if self.agent.needs_http:
             await asyncio.to_thread(self._start_external)
@@ -138,16 +154,21 @@ class LocalEnv:
         """
         from ctbench.evaluate.agents.process import socket_state_dir
         from ctbench.evaluate.sandbox import make_launcher, secret_paths_for
+        from ctbench.evaluate.ssh_access import SshFrontEnd
         from ctbench.replay.http_server import serve_in_thread
 
         self._state = socket_state_dir("ctbench-run-")
         sock = self._state / "replay.sock"
         try:
             self._server = serve_in_thread(self.engine, "127.0.0.1", 0, runner=True, unix_socket=sock)
+            if self.settings.ssh:
+                self._ssh = SshFrontEnd(self._server.registry.by_token)
+                self._ssh.start()
             self._launcher = make_launcher(
                 self.settings.sandbox,
                 replay_url=self._server.url,
                 replay_socket=sock,
+                ssh_url=self._ssh.url if self._ssh is not None else None,
                 secret_paths=secret_paths_for(self.task_set.root),
                 model_endpoints=[self.settings.base_url] if self.settings.base_url else [],
             )
@@ -159,6 +180,9 @@ class LocalEnv:
         if self._launcher is not None:
             self._launcher.close()
             self._launcher = None
+        if self._ssh is not None:
+            self._ssh.stop()
+            self._ssh = None
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -250,6 +274,7 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
     replay_url = mcp_url = None
     mcp_command = None
     token = None
+    ssh = None
     if agent.needs_http:
         if server is None:
             raise InfrastructureError("the replay HTTP server is not running")
@@ -260,6 +285,8 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         pieces.granted = True
         replay_url = server.url
         mcp_command = mcp_proxy_command(server.url, pieces.session.id)
+        if env.ssh is not None:
+            ssh = env.ssh.access(token)
     return AgentContext(
         task_id=unit.task_id,
         family=unit.family,
@@ -279,6 +306,7 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         mcp_url=mcp_url,
         mcp_command=mcp_command,
         launcher=env.launcher if agent.needs_http else None,
+        ssh=ssh,
     )
 
 
@@ -351,7 +379,8 @@ async def run_attempt(
         session = pieces.session
         trajectory = session.trajectory if session is not None else []
         answer = session.answer if session is not None else None
-        calls = session.calls if session is not None else 0
+        # what the agent asked; a client's paging and width commands (outcome session) are not its work
+        calls = sum(1 for r in trajectory if r.outcome is not Outcome.SESSION)
         log_bytes = await asyncio.shield(asyncio.to_thread(_teardown, env, pieces))
     if kind == "ok" and answer is not None:
         # One rule for every adapter: a submission through the replay tools is the answer, over

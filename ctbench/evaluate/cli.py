@@ -169,6 +169,13 @@ def _add_run(sub: Any) -> None:
         help="network of a sandboxed agent: "
         "host (shared) or loopback (only the replay and the model endpoint)",
     )
+    p.add_argument(
+        "--ssh",
+        action="store_true",
+        default=None,
+        help="also give external agents SSH logins on their task's devices "
+        "(user: the device name; host, port and password in $CTBENCH_SSH_*; needs the ssh extra)",
+    )
     p.add_argument("--concurrency", type=int, metavar="N", help="tasks run at once (default 4)")
     p.add_argument(
         "--timeout",
@@ -269,6 +276,7 @@ def _run_settings(args: argparse.Namespace) -> Any:
         "executor": args.executor,
         "sandbox": args.sandbox,
         "sandbox_network": args.sandbox_network,
+        "ssh": args.ssh,
     }
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):

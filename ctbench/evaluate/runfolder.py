@@ -188,6 +188,9 @@ class RunOptions(_Model):
         "absent in runs made before the sandbox existed.",
     )
     sandbox_network: str = "host"
+    ssh: bool = Field(
+        default=False, description="External agents also had SSH logins on their devices (--ssh)."
+    )
 
 
 class SkippedTask(_Model):
@@ -305,7 +308,10 @@ class ResultLine(BaseModel):
     latency_s: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
-    commands: int = Field(default=0, description="Replay calls made (lines in the trajectory).")
+    commands: int = Field(
+        default=0,
+        description="Replay calls made (lines in the trajectory but an SSH client's session setup).",
+    )
     error: str | None = None
     attempts: int = 1
     retries: list[RetryRecord] = Field(default_factory=list)

@@ -318,6 +318,8 @@ class RunSettings:
     sandbox: str = "auto"
     """auto | bwrap | none (:mod:`ctbench.evaluate.sandbox`); auto resolves to bwrap or refuses to run."""
     sandbox_network: str = "host"
+    ssh: bool = False
+    """External agents also get SSH logins on their attempt's devices (:mod:`ctbench.evaluate.ssh_access`)."""
 
     @property
     def all_statuses(self) -> bool:
@@ -343,6 +345,7 @@ class RunSettings:
             timeout_s=self.timeout_s,
             args=args,
             sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network),
+            ssh=self.ssh,
         )
 
     def run_options(self, args: dict[str, Any], sandbox: str) -> RunOptions:
@@ -361,6 +364,7 @@ class RunSettings:
             allow_invalid=self.allow_invalid,
             sandbox=sandbox,
             sandbox_network=self.sandbox_network,
+            ssh=self.ssh,
         )
 
 
@@ -895,6 +899,7 @@ def run_settings_from_config(config: RunConfig, **overrides: Any) -> RunSettings
         executor=config.executor,
         sandbox=sandbox,
         sandbox_network=o.sandbox_network,
+        ssh=o.ssh,
     )
     for key, value in overrides.items():
         if value is not None:

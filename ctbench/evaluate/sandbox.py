@@ -473,6 +473,7 @@ def make_launcher(
     replay_socket: Path | None = None,
     secret_paths: Sequence[Path] = (),
     model_endpoints: Sequence[str] = (),
+    ssh_url: str | None = None,
 ) -> Launcher:
     """The run's launcher for external agents (call once per run, ``close()`` it at the end).
 
@@ -480,7 +481,9 @@ def make_launcher(
     under ``loopback`` the sandbox carries the URL's port to the socket, so the same URL works
     inside. ``model_endpoints`` (URLs or HOST:PORT, e.g. the run's ``--base-url``): what else a
     ``loopback`` sandbox reaches. ``secret_paths``: what no agent may see (pass :func:`secret_paths_for` of the task set
-    and the run folder); nothing inside or around them is mounted. Raises :class:`SandboxError`
+    and the run folder); nothing inside or around them is mounted. ``ssh_url`` (``ssh://127.0.0.1:PORT``,
+    the run's SSH front end under ``--ssh``): reached inside a ``loopback`` sandbox at the same
+    address, through a relay like a model endpoint's. Raises :class:`SandboxError`
     when the sandbox asked for (or ``auto``'s) cannot run.
     """
     if settings.mode == "none":
@@ -498,6 +501,11 @@ def make_launcher(
                 raise SandboxError("--sandbox-network loopback needs the replay server's Unix socket")
             _, port = _endpoint(replay_url)
             sandbox.forwards.append(_Forward(port, Path(replay_socket)))
+        if ssh_url is not None:
+            host, port = _endpoint(ssh_url.replace("ssh://", "tcp://", 1))
+            relay = _UnixRelay(state / "ssh.sock", host, port)
+            sandbox.relays.append(relay)
+            sandbox.forwards.append(_Forward(port, relay.path))
         for i, text in enumerate(dict.fromkeys(model_endpoints)):
             host, port = _endpoint(text)
             if any(f.port == port for f in sandbox.forwards):

@@ -55,6 +55,9 @@ class AgentSettings(_Data):
         "Options model (from --agent-arg KEY=VALUE), as JSON values.",
     )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    ssh: bool = Field(
+        default=False, description="External agents also get SSH logins on their devices (--ssh)."
+    )
 
 
 class WorkUnit(_Data):

@@ -204,7 +204,15 @@ class _DeviceChannel(asyncssh.SSHServerSession[bytes]):
         if self.terminal is None or self.chan is None or self.command is not None:
             return
         self._arm()
-        out = self.terminal.feed(data)
+        try:
+            out = self.terminal.feed(data)
+        except CtbError as exc:
+            # The session ended under the login (its attempt finished, its call limit reached):
+            # say so and close the connection, as a device drops a session it has cleared.
+            self._stop_timer()
+            self.chan.write(crlf(f"\n% {exc}\n".encode()) if self.pty else f"% {exc}\n".encode())
+            self.chan.exit(1)
+            return
         if out:
             self.chan.write(out)
         if self.terminal.closed:

@@ -25,6 +25,7 @@ from ctbench.errors import CtbError
 from ctbench.evaluate.work import Transport
 
 if TYPE_CHECKING:
+    from ctbench.evaluate.ssh_access import SshAccess
     from ctbench.model import HiddenSpec, TaskSpec
     from ctbench.replay.session import Session
 
@@ -160,6 +161,8 @@ class AgentContext:
     """argv of the stdio MCP proxy for this session (``ctb-replay mcp --connect URL --session ID``)."""
     launcher: Any = None
     """The sandbox's process launcher (:mod:`ctbench.evaluate.sandbox`); None when unsandboxed."""
+    ssh: SshAccess | None = None
+    """SSH logins on this attempt's devices (``ctb-eval run --ssh``, :mod:`ctbench.evaluate.ssh_access`)."""
 
     @property
     def session_id(self) -> str:

@@ -6,7 +6,9 @@ adapter does the same for any program:
 - stdin: the prompt (also in ``$CTBENCH_PROMPT_FILE``);
 - environment: ``CTBENCH_REPLAY_URL`` and ``CTBENCH_REPLAY_SESSION`` (the HTTP replay API and this
   task's session, what ``ctb-replay exec DEVICE COMMAND`` reads), ``CTBENCH_TASK_ID``,
-  ``CTBENCH_ANSWER_FILE``, ``CTBENCH_USAGE_FILE``, ``CTBENCH_WORKSPACE``, ``CTBENCH_MODEL``;
+  ``CTBENCH_ANSWER_FILE``, ``CTBENCH_USAGE_FILE``, ``CTBENCH_WORKSPACE``, ``CTBENCH_MODEL``; with
+  ``ctb-eval run --ssh`` also ``CTBENCH_SSH_HOST``, ``CTBENCH_SSH_PORT``, ``CTBENCH_SSH_PASSWORD`` and
+  ``CTBENCH_SSH_KNOWN_HOSTS`` (log in with a device name as the user: :mod:`ctbench.evaluate.ssh_access`);
 - working directory: a fresh, empty workspace per attempt (nothing carries over between tasks;
   the prompt, answer and usage files live beside it, not in it);
 - answer: a submission through the replay API, else the answer file, else everything on stdout;
@@ -202,6 +204,9 @@ class CommandAgent(Agent):
             env["CTBENCH_REPLAY_TOKEN"] = token
         if ctx.options.model:
             env["CTBENCH_MODEL"] = ctx.options.model
+        if ctx.ssh is not None:
+            known_hosts = await asyncio.to_thread(ctx.ssh.write_known_hosts, files.prompt.parent)
+            env.update(ctx.ssh.env(known_hosts))
         argv = self.argv(values)
         ctx.log.line(f"$ {shlex.join(argv)}")
         launch = Launch(argv=argv, workspace=files.workspace, env=env, read_write=(files.prompt.parent,))
