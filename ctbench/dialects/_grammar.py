@@ -212,7 +212,7 @@ class ParamEdge:
 class Node:
     """A point in a command: what may follow, and whether the command may end here."""
 
-    __slots__ = ("kw", "params", "literals", "terminal", "keys", "has_edges", "value_params")
+    __slots__ = ("kw", "params", "literals", "terminal", "keys", "has_edges", "value_params", "minor")
 
     def __init__(self) -> None:
         self.kw: dict[str, KwEdge] = {}
@@ -222,6 +222,8 @@ class Node:
         self.keys: tuple[str, ...] = ()
         self.has_edges = False
         self.value_params = False
+        self.minor: frozenset[str] = frozenset()
+        """Keywords here that give way to another keyword a typed prefix also begins."""
 
 
 _Edge = TypeVar("_Edge", KwEdge, ParamEdge)
@@ -347,8 +349,13 @@ class Graph:
         if isinstance(template, str):
             self.templates.append(template)
 
-    def freeze(self) -> Graph:
-        """Precompute the sorted keyword lists used for unique-prefix lookup."""
+    def freeze(self, minor: frozenset[str] = frozenset()) -> Graph:
+        """Precompute the sorted keyword lists used for unique-prefix lookup.
+
+        ``minor`` keywords (the profile's ``minor_keywords``) are taken when typed in full, or from a
+        prefix no other keyword at that point begins; a prefix they share with another keyword means
+        the other one, so a spelling added for one benchmark leaves the vendor's abbreviations alone.
+        """
         stack = [self.root]
         seen: set[int] = set()
         while stack:
@@ -357,6 +364,7 @@ class Graph:
                 continue
             seen.add(id(node))
             node.keys = tuple(sorted(node.kw))
+            node.minor = frozenset(k for k in node.kw if k in minor)
             node.has_edges = bool(node.kw or node.params or node.literals)
             node.value_params = any(e.type.value_like for e in node.params.values())
             for edges in (node.kw, node.params, node.literals):

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ._grammar import KwEdge, Node
-from ._params import RANK_KEYWORD, RANK_NAME, ParamContext
+from ._params import RANK_KEYWORD, RANK_NAME, RANK_WORD, ParamContext
 from ._types import CliError
 
 TOKEN_RE = re.compile(r"\||[^ \t|]+")
@@ -62,6 +62,12 @@ def _put(
     old = bucket.get(id(node))
     if old is None or rank < old[2]:
         bucket[id(node)] = (node, words, rank, recorded)
+
+
+def _major(keys: dict[str, list[Node]]) -> list[str]:
+    """Of several keywords a prefix begins, those that are not minor where they stand (all if none)."""
+    major = [k for k, nodes in keys.items() if not all(k in n.minor for n in nodes)]
+    return major if len(keys) > 1 and major else list(keys)
 
 
 def _prefixed(node: Node, low: str) -> list[str]:
@@ -172,7 +178,10 @@ class Parser:
                         nxt[id(target)] = (target, new_words, new_rank, recorded)
             if filter_hits:
                 return buckets, (i, min(filter_hits, key=lambda c: c[2]))
-            # Values: recorded literals, then every parameter type that reads the token here.
+            # Values: recorded literals, then every parameter type that reads the token here; a free
+            # word is not read where a keyword of the same point reads the token (``in`` after
+            # ``display ip vpn-instance`` is ``instance-name``, not an instance called "in").
+            keyed = set() if self.line_match else {id(cfg[0]) for cfg, _e, _r in moves}
             for node, words, rank, recorded in tuple(bucket.values()):
                 if node.literals:
                     edge = node.literals.get(low) or node.literals.get(ctx.interfaces.normalize(tok).lower())
@@ -181,6 +190,8 @@ class Parser:
                             _put(nxt, target, (*words, edge.text), (*rank, RANK_KEYWORD), recorded)
                 for pedge in node.params.values():
                     ptype = pedge.type
+                    if ptype.rank == RANK_WORD and id(node) in keyed:
+                        continue
                     for consumed, value in ptype.match(texts, i, ctx):
                         dst = buckets[i + consumed]
                         new_words = (*words, value)
@@ -208,8 +219,9 @@ class Parser:
                     found.setdefault(key, []).append((cfg, kw[key], RANK_PARTIAL))
         if self.line_match:
             return exact + [move for moves in found.values() for move in moves]
-        if len(found) == 1:
-            return next(iter(found.values()))
+        keys = _major({k: [m[0][0] for m in moves] for k, moves in found.items()})
+        if len(keys) == 1:
+            return found[keys[0]]
         return []
 
     def _diagnose(self, line: str, toks: list[tuple[str, int]], buckets: list[dict[int, Cfg]]) -> CliError:
@@ -229,7 +241,11 @@ class Parser:
         if not any(node.has_edges or node is self.pipe_root for node in nodes):
             return CliError("too_many", pos, tok, index=last, context=context)
         low = tok if self.case_sensitive else tok.lower()
-        candidates = sorted({key for node in nodes for key in _prefixed(node, low)})
+        where: dict[str, list[Node]] = {}
+        for node in nodes:
+            for key in _prefixed(node, low):
+                where.setdefault(key, []).append(node)
+        candidates = sorted(_major(where))
         if len(candidates) > 1 and not self.line_match:
             return CliError("ambiguous", pos, tok, index=last, candidates=tuple(candidates), context=context)
         value_slot = any(node.value_params for node in nodes)

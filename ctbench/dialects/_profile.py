@@ -90,6 +90,7 @@ _PROFILE_KEYS = {
     "matching",
     "case_sensitive",
     "pipe",
+    "minor_keywords",
 }
 _EXTRA_KEYS = {"os", "commands", "pipe_commands", "notes"}
 _FILTER_KINDS = {"include", "exclude", "begin", "count", "section", "last", "trim", "passthrough"}
@@ -138,6 +139,8 @@ class Profile:
     whole line is matched and only a tie between complete commands is ambiguous (FRR's vtysh)."""
     case_sensitive: bool = False
     """Keywords match only as written in the tree (FRR); the others take any case."""
+    minor_keywords: frozenset[str] = frozenset()
+    """Keywords that give way to another keyword a typed prefix also begins (``Graph.freeze``)."""
     pipe: str = "chain"
     """``chain``: ``| filter`` stages parsed with the command (most vendors); ``first``: the line is cut
     at its first ``| ``, the word after it must be a filter's exact name and the rest of the line is
@@ -256,6 +259,7 @@ def load_profile(os_name: str, extra_trees: tuple[Path, ...] = ()) -> Profile:
         matching=_choice(data.get("matching", "token"), _MATCHING, f"{path}: matching"),
         case_sensitive=bool(data.get("case_sensitive", False)),
         pipe=_choice(data.get("pipe", "chain"), _PIPES, f"{path}: pipe"),
+        minor_keywords=frozenset(c.lower() for c, _ in _str_list(data, "minor_keywords", path)),
     )
     for extra in extra_trees:
         more = _read(Path(extra))

@@ -59,7 +59,7 @@ class Dialect:
         graph = Graph()
         for template, source in profile.commands:
             graph.add(template, source)
-        self._graph = graph.freeze()
+        self._graph = graph.freeze(profile.minor_keywords)
         pipes = Graph()
         for template, source in profile.pipe_commands:
             pipes.add(template, source)
