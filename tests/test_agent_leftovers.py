@@ -120,6 +120,10 @@ def _run(root: Path, args: list[str], *, naive: bool, deadline_s: float = 120) -
         "RCA-001",
         "--progress",
         "none",
+        # the reading is under test here, not the attempt's caps (tests/test_attempt_limits.py):
+        # with the file-size cap on, the agent could not even write the GiB it attacks with
+        "--limit",
+        "file-size=off",
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "CTB_TEST_API_KEY": SECRET, "TMPDIR": str(root)}
     proc = subprocess.Popen(

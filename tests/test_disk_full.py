@@ -1,11 +1,17 @@
-"""A full temp disk is the machine's trouble, not the honest agents' (issue 25, item 4).
+"""A disk-filling agent beside honest ones (issue 25, item 4).
 
 The runner's temp folder (the attempts' folders, logs and the replay socket) is a 24 MiB tmpfs the
-test mounts (we are root; skipped where mounting is not allowed). One agent fills it and holds it
-full for a few seconds; the honest ones beside it, started at the same time, then fail to write
-their answers. Through the real ``ctb-eval run`` (default sandbox) they are retried as
-infrastructure errors and finish. With the full-disk check taken out (in-process, the same CLI) the
-same honest agents end as ``error (agent)``: the assertions can fail.
+test mounts (we are root; skipped where mounting is not allowed). One agent fills what it can and
+holds it full for a few seconds; the honest ones beside it, started at the same time, answer a
+second later. Through the real ``ctb-eval run`` (default sandbox):
+
+- with the folder cap (the default; ``--limit disk=16M`` here) each attempt's folder is a tmpfs of
+  its own: the filler fills only that and ends as ``error (agent)`` ("ran out of room"), the honest
+  ones answer at once;
+- with the folder cap off (``--limit disk=off``, as where the runner may not mount) the filler fills
+  the shared temp disk: the honest ones fail to write, and are retried as infrastructure errors;
+- with both protections off (the full-disk check taken out, in-process, the same CLI) the same
+  honest agents end as ``error (agent)``: the assertions can fail.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,8 +30,9 @@ import pytest
 
 from ctbench.evaluate import attempt
 from ctbench.evaluate.cli import main
+from ctbench.evaluate.limits import can_mount_tmpfs
 from ctbench.evaluate.sandbox import find_bwrap
-from tests.conftest import REPO
+from tests.conftest import BUNDLED, REPO
 
 pytestmark = [
     pytest.mark.xdist_group("disk-full"),
@@ -51,6 +59,13 @@ with open(os.environ["CTBENCH_ANSWER_FILE"], "w") as fh:
 
 
 @pytest.fixture
+def task_set(task_set: Path) -> Path:
+    """The three starter tasks and PATH-002: one filler beside three honest attempts."""
+    shutil.copytree(BUNDLED / "path" / "PATH-002", task_set / "path" / "PATH-002")
+    return task_set
+
+
+@pytest.fixture
 def small_tmp(tmp_path: Path) -> Iterator[Path]:
     mnt = Path(tempfile.mkdtemp(prefix="ctb-full-", dir="/tmp"))
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)], capture_output=True)
@@ -64,7 +79,7 @@ def small_tmp(tmp_path: Path) -> Iterator[Path]:
         mnt.rmdir()
 
 
-def _args(task_set: Path, out: Path, script: Path) -> list[str]:
+def _args(task_set: Path, out: Path, script: Path, disk: str = "off") -> list[str]:
     cmd = shlex.join([sys.executable, str(script)])
     return [
         "run",
@@ -79,17 +94,41 @@ def _args(task_set: Path, out: Path, script: Path) -> list[str]:
         "--out",
         str(out),
         "--concurrency",
-        "3",
+        "4",
         "--retries",
         "3",
         "--progress",
         "none",
         "--no-score",
+        "--limit",
+        f"disk={disk}",
     ]
 
 
 def _lines(out: Path) -> dict[str, dict]:
     return {(d := json.loads(x))["task_id"]: d for x in (out / "results.jsonl").read_text().splitlines()}
+
+
+@pytest.mark.skipif(not can_mount_tmpfs(), reason="the runner may not mount a tmpfs here")
+def test_the_filler_fills_only_its_own_folder_and_is_blamed(
+    task_set: Path, tmp_path: Path, small_tmp: Path
+) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctbench.evaluate.cli", *_args(task_set, tmp_path / "run", script, "16M")],
+        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(small_tmp)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    lines = _lines(tmp_path / "run")
+    filler = lines["RCA-001"]
+    assert (filler["status"], filler["error_kind"]) == ("error", "agent"), (filler, proc.stderr)
+    assert "ran out of room" in filler["error"] and "16 MiB disk cap" in filler["error"], filler["error"]
+    assert not filler.get("retries")
+    honest = [lines["RCA-002"], lines["PATH-001"], lines["PATH-002"]]
+    assert all(ln["status"] in ("answered", "unparsable") and not ln.get("retries") for ln in honest), honest
 
 
 def test_honest_attempts_beside_a_disk_filler_are_retried_not_blamed(
@@ -105,7 +144,7 @@ def test_honest_attempts_beside_a_disk_filler_are_retried_not_blamed(
         timeout=180,
     )
     lines = _lines(tmp_path / "run")
-    honest = [lines["RCA-002"], lines["PATH-001"]]
+    honest = [lines["RCA-002"], lines["PATH-001"], lines["PATH-002"]]
     assert all(ln["error_kind"] != "agent" for ln in honest), [(ln["status"], ln["error"]) for ln in honest]
     assert all(ln["status"] in ("answered", "unparsable") for ln in honest), proc.stderr
     retried = [r for ln in honest for r in ln.get("retries") or []]
@@ -122,4 +161,4 @@ def test_protection_off_the_honest_attempts_are_blamed(
     monkeypatch.setattr(attempt, "disk_full", lambda folder: None)
     main(_args(task_set, tmp_path / "run", script))
     lines = _lines(tmp_path / "run")
-    assert any(lines[t]["error_kind"] == "agent" for t in ("RCA-002", "PATH-001")), lines
+    assert any(lines[t]["error_kind"] == "agent" for t in ("RCA-002", "PATH-001", "PATH-002")), lines

@@ -42,6 +42,13 @@ from ctbench.evaluate.agents import (
 )
 from ctbench.evaluate.agents.agent_files import read_log
 from ctbench.evaluate.agents.process import ATTEMPT_PREFIX, owner_alive, owner_tag, release
+from ctbench.evaluate.limits import (
+    folder_full,
+    mount_tmpfs,
+    remove_stale_cgroups,
+    stale_cgroup_roots,
+    unmount,
+)
 from ctbench.evaluate.runfolder import utc_now
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, OutcomeKind, Usage, WorkUnit
 from ctbench.replay.observation import Outcome
@@ -279,6 +286,7 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         if server is None:
             raise InfrastructureError("the replay HTTP server is not running")
         pieces.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{unit.task_id}-{owner_tag()}"))
+        _size_folder(pieces.workdir, env.launcher, pieces.log)
         # the session is served to the one client holding its token, at its own MCP endpoint
         grant = server.grant(pieces.session)
         token, mcp_url = grant.token, grant.mcp_url
@@ -308,6 +316,21 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         launcher=env.launcher if agent.needs_http else None,
         ssh=ssh,
     )
+
+
+def _size_folder(folder: Path, launcher: Launcher | None, log: AgentLog) -> None:
+    """Make the attempt's folder a tmpfs of the run's disk cap where the runner may mount one, so an
+    agent that fills it fills only its own (:mod:`ctbench.evaluate.limits`)."""
+    host = getattr(launcher, "limits", None)
+    if host is None or host.limits.disk is None or not host.can_mount:
+        return
+    try:
+        mount_tmpfs(folder, host.limits.disk)
+    except OSError as exc:  # the probe said it could: the machine's trouble
+        raise InfrastructureError(
+            f"runner: cannot mount the attempt's tmpfs: {exc.strerror or exc}"
+        ) from None
+    log.line(f"[ctbench] caps: {host.describe()}")
 
 
 def _teardown(env: AttemptEnv, pieces: _Pieces) -> bytes:
@@ -417,6 +440,8 @@ async def _solve(
     try:
         async with deadline:
             returned = await agent.solve(ctx)
+        if (full := folder_full(pieces.workdir)) is not None:  # it filled its own capped folder
+            return "agent", f"the agent ran out of room: {full}", ctx.result
         return "ok", None, returned if returned is not None else ctx.result
     except TimeoutError:
         if deadline.expired():
@@ -425,6 +450,8 @@ async def _solve(
     except InfrastructureError as exc:
         return "infrastructure", str(exc), ctx.result
     except AgentError as exc:
+        if (full := folder_full(pieces.workdir)) is not None:  # its own capped folder: its doing
+            return "agent", f"{exc} (the agent ran out of room: {full})", ctx.result
         if (full := disk_full(pieces.workdir)) is not None:  # the machine's trouble, not this agent's
             return "infrastructure", f"{full} ({exc})", ctx.result
         return "agent", str(exc), ctx.result
@@ -458,7 +485,7 @@ def disk_full(folder: Path | None) -> str | None:
     if folder is None:
         return None
     try:
-        st = os.statvfs(folder)
+        st = os.statvfs(folder.parent)  # the temp disk, not the folder's own tmpfs (limits.folder_full)
     except OSError:
         return None
     free = st.f_bavail * st.f_frsize
@@ -498,8 +525,11 @@ def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
             continue
         if owner is None and path.name.startswith(LOG_PREFIX) and _open_elsewhere(resolved):
             continue
+        unmount(path)  # a sized attempt folder (limits.mount_tmpfs)
         shutil.rmtree(path, ignore_errors=True)
         removed += 1
+    for root in stale_cgroup_roots():  # the pids cgroups of attempts whose runner died
+        remove_stale_cgroups(root, lambda name: owner_alive(name) is False)
     return removed
 
 

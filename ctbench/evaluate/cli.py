@@ -176,6 +176,15 @@ def _add_run(sub: Any) -> None:
         help="also give external agents SSH logins on their task's devices "
         "(user: the device name; host, port and password in $CTBENCH_SSH_*; needs the ssh extra)",
     )
+    p.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a cap on each attempt (repeatable): procs=N (processes and threads, default 1024), "
+        "file-size=SIZE (largest file it writes, default 256M), disk=SIZE (room in its folder, "
+        "a tmpfs where the runner may mount, default 512M); VALUE off turns a cap off",
+    )
     p.add_argument("--concurrency", type=int, metavar="N", help="tasks run at once (default 4)")
     p.add_argument(
         "--timeout",
@@ -295,6 +304,13 @@ def _run_settings(args: argparse.Namespace) -> Any:
         settings.out = Path(args.out) if args.out else None
     settings.force = args.force
     settings.retry_errors = args.retry_errors
+    if args.limit:
+        from ctbench.evaluate.limits import LimitError, apply_limit_args
+
+        try:
+            settings.limits = apply_limit_args(settings.limits, args.limit)
+        except LimitError as exc:
+            raise CtbError(str(exc), exit_code=2) from None
     ray_options = {
         k: v
         for k, v in (("address", args.ray_address), ("cpus_per_attempt", args.ray_cpus_per_attempt))

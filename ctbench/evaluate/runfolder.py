@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from ctbench.errors import CtbError, validation_message
+from ctbench.evaluate.limits import AttemptLimits
 from ctbench.provenance import TaskSetRef as TaskSetRef  # run.yaml records one; re-exported
 from ctbench.provenance import task_set_commit as task_set_commit  # re-exported for the runner
 from ctbench.safetext import scrub_json
@@ -191,6 +192,11 @@ class RunOptions(_Model):
     ssh: bool = Field(
         default=False, description="External agents also had SSH logins on their devices (--ssh)."
     )
+    limits: AttemptLimits | None = Field(
+        default=None,
+        description="Caps on each attempt's processes, file size and folder (--limit); "
+        "absent in runs made before the caps existed.",
+    )
 
 
 class SkippedTask(_Model):
@@ -251,6 +257,8 @@ class RunConfig(_Model):
                 out.append(f"{name}: {a!r} -> {b!r}")
         old_opts, new_opts = self.options.model_dump(), other.options.model_dump()
         for key in old_opts:
+            if key == "limits" and old_opts[key] is None:  # a run from before the caps: resumed with them
+                continue
             if old_opts[key] != new_opts.get(key):
                 out.append(f"option {key}: {old_opts[key]!r} -> {new_opts.get(key)!r}")
         if self.task_set.commit != other.task_set.commit:

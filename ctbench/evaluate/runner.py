@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from ctbench.approval.gate import Skipped, apply_gate, content_hash
 from ctbench.errors import CtbError
 from ctbench.evaluate.agents import Agent, AgentOptions, make_agent
+from ctbench.evaluate.limits import AttemptLimits
 from ctbench.evaluate.progress import NullDisplay, ProgressDisplay, ProgressTracker
 from ctbench.evaluate.runfolder import (
     CtbenchInfo,
@@ -320,6 +321,8 @@ class RunSettings:
     sandbox_network: str = "host"
     ssh: bool = False
     """External agents also get SSH logins on their attempt's devices (:mod:`ctbench.evaluate.ssh_access`)."""
+    limits: AttemptLimits = field(default_factory=AttemptLimits)
+    """Caps on each attempt (``--limit``; :mod:`ctbench.evaluate.limits`)."""
 
     @property
     def all_statuses(self) -> bool:
@@ -344,7 +347,7 @@ class RunSettings:
             max_rounds=self.max_rounds,
             timeout_s=self.timeout_s,
             args=args,
-            sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network),
+            sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network, limits=self.limits),
             ssh=self.ssh,
         )
 
@@ -365,6 +368,7 @@ class RunSettings:
             sandbox=sandbox,
             sandbox_network=self.sandbox_network,
             ssh=self.ssh,
+            limits=self.limits,
         )
 
 
@@ -900,6 +904,7 @@ def run_settings_from_config(config: RunConfig, **overrides: Any) -> RunSettings
         sandbox=sandbox,
         sandbox_network=o.sandbox_network,
         ssh=o.ssh,
+        limits=o.limits or AttemptLimits(),
     )
     for key, value in overrides.items():
         if value is not None:

@@ -62,6 +62,7 @@ from ctbench.evaluate.agents.process import (
     socket_state_dir,
     unsandboxed,
 )
+from ctbench.evaluate.limits import HostLimits, host_limits
 from ctbench.evaluate.work import SandboxSettings
 
 SandboxMode = Literal["auto", "bwrap", "none"]
@@ -185,6 +186,8 @@ class NoSandbox:
 
     name: str = "none"
     sandboxed: bool = False
+    limits: HostLimits | None = None
+    """Per-attempt caps and how this host enforces them (:mod:`ctbench.evaluate.limits`)."""
 
     def prepare(self, launch: Launch) -> Prepared:
         return unsandboxed(launch)
@@ -279,6 +282,8 @@ class BwrapSandbox:
     """Run-wide paths no agent may see (the task set, its git folder, the run folder)."""
     name: str = "bwrap"
     sandboxed: bool = True
+    limits: HostLimits | None = None
+    """Per-attempt caps and how this host enforces them (:mod:`ctbench.evaluate.limits`)."""
 
     def _system_args(self) -> list[str]:
         args: list[str] = []
@@ -486,14 +491,15 @@ def make_launcher(
     address, through a relay like a model endpoint's. Raises :class:`SandboxError`
     when the sandbox asked for (or ``auto``'s) cannot run.
     """
+    caps = host_limits(settings.limits)
     if settings.mode == "none":
-        return NoSandbox()
+        return NoSandbox(limits=caps)
     bwrap = require_bwrap(settings.mode, settings.network)
     secrets = list(secret_paths)
     if settings.network == "host":
-        return BwrapSandbox(bwrap, network="host", secret_paths=secrets)
+        return BwrapSandbox(bwrap, network="host", secret_paths=secrets, limits=caps)
     state = socket_state_dir("ctbench-net-")
-    sandbox = BwrapSandbox(bwrap, network="loopback", state_dir=state, secret_paths=secrets)
+    sandbox = BwrapSandbox(bwrap, network="loopback", state_dir=state, secret_paths=secrets, limits=caps)
     try:
         hosts = ["127.0.0.1 localhost sandbox", "::1 localhost"]
         if replay_url is not None:

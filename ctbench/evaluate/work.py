@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
+from ctbench.evaluate.limits import AttemptLimits
 from ctbench.model import HiddenSpec
 from ctbench.replay.trajectory import TrajectoryRecord
 
@@ -38,6 +39,8 @@ class SandboxSettings(_Data):
 
     mode: Literal["auto", "bwrap", "none"] = "auto"
     network: Literal["host", "loopback"] = "host"
+    limits: AttemptLimits = Field(default_factory=AttemptLimits)
+    """Caps on each attempt's processes, file size and folder size (:mod:`ctbench.evaluate.limits`)."""
 
 
 class AgentSettings(_Data):

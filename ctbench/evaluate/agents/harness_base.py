@@ -48,7 +48,7 @@ from ctbench.evaluate.agents.base import (
     InfrastructureError,
 )
 from ctbench.evaluate.agents.command import become_subreaper, end_process_group
-from ctbench.evaluate.agents.process import record_group, start_time
+from ctbench.evaluate.agents.process import ProcessStartError, SpawnCaps, record_group, start_time
 from ctbench.evaluate.harnesses import Installed, find, spec
 from ctbench.safetext import visible
 
@@ -491,6 +491,24 @@ class HarnessAgent(Agent):
 
     async def _run(self, ctx: AgentContext, launch: Launch) -> Run:
         argv, env, cwd = self._prepare(ctx, launch)
+        try:  # the attempt's caps (issue 25): processes, file size (its folder is sized by the runner)
+            limits = SpawnCaps.open(ctx.launcher, ctx.workdir.name, pdeathsig=False)
+        except ProcessStartError as exc:
+            raise InfrastructureError(str(exc)) from None
+        try:
+            return await self._run_capped(ctx, launch, argv, env, cwd, limits)
+        finally:
+            limits.close(ctx.log)
+
+    async def _run_capped(
+        self,
+        ctx: AgentContext,
+        launch: Launch,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        limits: SpawnCaps,
+    ) -> Run:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -500,6 +518,7 @@ class HarnessAgent(Agent):
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
+                preexec_fn=limits.hook,
             )
         except OSError as exc:
             raise InfrastructureError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None

@@ -35,13 +35,19 @@ import os
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ctbench.evaluate import limits as caps
+
+if TYPE_CHECKING:
+    from ctbench.evaluate.limits import AttemptCgroup, HostLimits
 
 TERM_GRACE_S = 2.0
 """Seconds between SIGTERM and SIGKILL to the process group."""
@@ -159,6 +165,55 @@ def _pdeathsig_hook() -> Callable[[], None] | None:
             os._exit(137)
 
     return hook
+
+
+@dataclass
+class SpawnCaps:
+    """One process tree's caps: its pids cgroup (if the host has one) and the hook that applies them.
+
+    ``hook`` runs in the child between ``fork`` and ``exec`` (with the parent-death signal when
+    asked); ``close`` reports how often the process cap refused a fork and removes the cgroup.
+    """
+
+    hook: Callable[[], None] | None = None
+    cgroup: AttemptCgroup | None = None
+
+    @classmethod
+    def open(cls, launcher: Any, label: str, *, pdeathsig: bool) -> SpawnCaps:
+        host: HostLimits | None = getattr(launcher, "limits", None)
+        cgroup = None
+        limit_hook = None
+        if host is not None:
+            if host.pids_root is not None and host.limits.procs is not None:
+                safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:40]
+                try:
+                    cgroup = caps.AttemptCgroup.create(
+                        host.pids_root, f"{owner_tag()}{safe}", host.limits.procs
+                    )
+                except OSError as exc:
+                    raise ProcessStartError(
+                        f"cannot make the attempt's pids cgroup: {exc.strerror or exc}", infrastructure=True
+                    ) from None
+            limit_hook = caps.child_hook(host.limits, cgroup)
+        death = _pdeathsig_hook() if pdeathsig else None
+        if death is None or limit_hook is None:
+            return cls(death or limit_hook, cgroup)
+        first, then = limit_hook, death
+
+        def both() -> None:
+            first()
+            then()
+
+        return cls(both, cgroup)
+
+    def close(self, log: LogSink | None = None) -> None:
+        if self.cgroup is None:
+            return
+        refused = self.cgroup.refused()
+        if refused and log is not None:
+            log.line(f"[ctbench] process cap ({self.cgroup.limit}) reached: {refused} fork(s) refused")
+        self.cgroup.remove()
+        self.cgroup = None
 
 
 def _group_alive(pgid: int) -> bool:
@@ -331,7 +386,8 @@ def owner_record(folder: Path) -> Path:
 
 
 def release(folder: Path) -> None:
-    """Remove a runner's temp folder and its ownership record (the attempt is over)."""
+    """Remove a runner's temp folder (its tmpfs first, if it has one) and its ownership record."""
+    caps.unmount(folder)
     shutil.rmtree(folder, ignore_errors=True)
     with contextlib.suppress(OSError):
         owner_record(folder).unlink()
@@ -471,6 +527,22 @@ async def run_agent_process(
     prepared = launcher.prepare(launch) if launcher is not None else unsandboxed(launch)
     for note in prepared.notes:
         log.line(f"[ctbench] {note}")
+    limits = SpawnCaps.open(launcher, (attempt_dir or launch.workspace).name, pdeathsig=prepared.pdeathsig)
+    try:
+        return await _run_prepared(prepared, limits, log, stdin, stdout, attempt_dir, grace_s)
+    finally:
+        limits.close(log)
+
+
+async def _run_prepared(
+    prepared: Prepared,
+    limits: SpawnCaps,
+    log: LogSink,
+    stdin: Path | None,
+    stdout: Path | None,
+    attempt_dir: Path | None,
+    grace_s: float,
+) -> int:
     stdin_fh = open(stdin, "rb") if stdin is not None else open(os.devnull, "rb")  # noqa: SIM115
     stdout_fh = open(stdout, "wb") if stdout is not None else None  # noqa: SIM115
     try:
@@ -482,7 +554,7 @@ async def run_agent_process(
             cwd=prepared.cwd,
             env=prepared.env,
             start_new_session=True,
-            preexec_fn=_pdeathsig_hook() if prepared.pdeathsig else None,
+            preexec_fn=limits.hook,
         )
     except FileNotFoundError:
         raise ProcessStartError(f"{prepared.argv[0]}: command not found", infrastructure=False) from None
@@ -492,6 +564,8 @@ async def run_agent_process(
         raise ProcessStartError(
             f"cannot start {prepared.argv[0]}: {exc.strerror or exc}", infrastructure=True
         ) from None
+    except subprocess.SubprocessError as exc:  # the caps could not be applied: nothing ran uncapped
+        raise ProcessStartError(f"cannot apply the attempt's caps: {exc}", infrastructure=True) from None
     finally:
         stdin_fh.close()
         if stdout_fh is not None:
@@ -517,6 +591,7 @@ __all__ = [
     "LogSink",
     "Prepared",
     "ProcessStartError",
+    "SpawnCaps",
     "TERM_GRACE_S",
     "become_subreaper",
     "claim",
