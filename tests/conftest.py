@@ -20,7 +20,7 @@ os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
 BUNDLED = REPO / "tasks"
 VENDOR_CLI = Path(os.environ.get("CTBENCH_VENDOR_CLI") or REPO / "tests" / "fixtures" / "vendor-cli")
-"""Real device outputs (339 public parser-test captures, Apache-2.0), kept in the repository so a clone
+"""Real device outputs (356 public parser-test captures, Apache-2.0), kept in the repository so a clone
 alone runs the suite; ``README.md`` and ``MANIFEST.tsv`` there say where each came from. Set
 ``CTBENCH_VENDOR_CLI`` to run the tests against another copy (a newer capture set, say)."""
 

@@ -13,7 +13,10 @@ REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "lab-Passw0rd"
 
 NETMIKO_TYPES = {
+    "arista_eos": "arista_eos",
     "cisco_ios": "cisco_ios",
+    "cisco_iosxr": "cisco_xr",
+    "huawei_vrp8": "huawei_vrpv8",
     "cisco_nxos": "cisco_nxos",
     "huawei_vrp": "huawei",
     "hp_comware": "hp_comware",
@@ -22,7 +25,10 @@ NETMIKO_TYPES = {
 """ctbench's CLI family -> netmiko's device_type."""
 
 SCRAPLI_TYPES = {
+    "arista_eos": "arista_eos",
     "cisco_ios": "cisco_iosxe",
+    "cisco_iosxr": "cisco_iosxr",
+    "huawei_vrp8": "huawei_vrp",
     "cisco_nxos": "cisco_nxos",
     "huawei_vrp": "huawei_vrp",
     "hp_comware": "hp_comware",

@@ -209,7 +209,7 @@ def test_help_at_each_position(os_name: str, line: str, expected: str) -> None:
 def test_help_after_a_keyword_lists_the_next_words_with_descriptions(os_name: str) -> None:
     """``display ?`` / ``show ?`` lists every second word of the tree, each with a description."""
     d = get_dialect(os_name)
-    first = "display" if os_name in ("huawei_vrp", "hp_comware") else "show"
+    first = "display" if os_name.startswith(("huawei_vrp", "hp_comware")) else "show"
     text = d.help(f"{first} ?", d.prompt(HOST))
     lines = [ln for ln in text.splitlines() if ln.startswith("  ")]
     assert len(lines) > 30
@@ -297,7 +297,7 @@ def test_completion(os_name: str, text: str, expected: list[str] | None) -> None
 def test_ambiguous_completion_matches_the_ambiguity_error(os_name: str) -> None:
     """What a second Tab lists is exactly what the device calls ambiguous."""
     d = get_dialect(os_name)
-    first = "display" if os_name in ("huawei_vrp", "hp_comware") else "show"
+    first = "display" if os_name.startswith(("huawei_vrp", "hp_comware")) else "show"
     for prefix in ("i", "s", "c"):
         cands = d.complete(f"{first} {prefix}")
         res = d.resolve(f"{first} {prefix}")

@@ -44,11 +44,14 @@ def raw(platform: str, command: str, n: int = 1) -> bytes:
 
 def test_families_and_identity() -> None:
     assert OS_FAMILIES == (
+        "arista_eos",
         "cisco_ios",
+        "cisco_iosxr",
         "cisco_nxos",
         "frr",
         "hp_comware",
         "huawei_vrp",
+        "huawei_vrp8",
         "juniper_junos",
         "linux",
     )  # the data files
@@ -65,7 +68,8 @@ def test_families_and_identity() -> None:
 
 def test_unknown_family_is_a_clear_error() -> None:
     with pytest.raises(
-        ValueError, match="known: cisco_ios, cisco_nxos, frr, hp_comware, huawei_vrp, juniper_junos, linux"
+        ValueError,
+        match="known: arista_eos, cisco_ios, cisco_iosxr, cisco_nxos, frr, hp_comware, huawei_vrp, huawei_vrp8, juniper_junos, linux",
     ):
         get_dialect("cisco_asa")
 
@@ -280,7 +284,7 @@ def test_error_text_and_caret(os_name: str, host: str, line: str, expected: str)
 @pytest.mark.parametrize("os_name", [o for o in OS_FAMILIES if o not in ("frr", "linux")])  # own tests
 def test_ambiguous_and_incomplete_have_their_own_messages(os_name: str) -> None:
     d = get_dialect(os_name)
-    first = {"huawei_vrp": "display", "hp_comware": "display"}.get(os_name, "show")
+    first = "display" if os_name.startswith(("huawei_vrp", "hp_comware")) else "show"
     prompt = d.prompt("R")
 
     def message(line: str, kind: str) -> str:

@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 ENV.pop("CTBENCH_DEBUG", None)
 
-# One help request per vendor and position, on the vendor lab of the 339 captures.
+# One help request per vendor and position, on the vendor lab of the captures.
 REQUESTS = [
     ("VRP_01", "?"),
     ("VRP_01", "display ?"),
@@ -141,13 +141,14 @@ def test_http_run_answers_help_like_the_shell(
     vendor_root: Path, expected: dict[tuple[str, str], str]
 ) -> None:
     proc, url = start_serve("--tasks", str(vendor_root))
+    http = httpx.Client(timeout=60)  # a session compiles every vendor's grammar: slow on a busy machine
     try:
-        sid = httpx.post(f"{url}/sessions", json={"task_id": ALL_TASK}).json()["session_id"]
+        sid = http.post(f"{url}/sessions", json={"task_id": ALL_TASK}).json()["session_id"]
         for device, line in REQUESTS:
-            obs = httpx.post(f"{url}/sessions/{sid}/run", json={"device": device, "command": line}).json()
+            obs = http.post(f"{url}/sessions/{sid}/run", json={"device": device, "command": line}).json()
             assert obs["outcome"] == "help" and obs["canonical"] is None
             assert obs["text"] == expected[(device, line)]
-        records = httpx.get(f"{url}/sessions/{sid}/trajectory").json()["records"]
+        records = http.get(f"{url}/sessions/{sid}/trajectory").json()["records"]
         assert [r["outcome"] for r in records] == ["help"] * len(REQUESTS)
         # ctb-replay exec (agents with only a shell): the same text, and help is not a failure.
         shown = exec_cli(url, sid, "exec", "NXOS_01", "show clock ?")
@@ -158,6 +159,7 @@ def test_http_run_answers_help_like_the_shell(
         )
         assert wrong.stdout.splitlines()[1] == " " * len("<VRP_01>dis ") + "^"  # under "foo" of the echo
     finally:
+        http.close()
         proc.terminate()
         proc.wait(10)
 

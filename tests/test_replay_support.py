@@ -1,8 +1,8 @@
 """Real task sets for the replay tests, built from the vendor captures in shared/data/vendor-cli.
 
 ``build_vendor_task_set`` makes a task set whose one task (``VENDOR-ALL``) records every one of the
-339 captured outputs, spread over devices of the five operating systems (``VRP_01``, ``CMW_01``,
-``IOS_01``, ``NXOS_01``, ``JUN_01`` ...), with a host without a CLI, a device the task keeps out of
+captured outputs, spread over devices of every operating system in MANIFEST (``VRP_01``, ``CMW_01``,
+``IOS_01``, ``NXOS_01``, ``JUN_01``, ``EOS_01``, ``XR_01``, ``VRPV_01`` ...), with a host without a CLI, a device the task keeps out of
 reach, and a hidden.yaml full of gold strings no transport may ever return. ``HOSTILE-001`` has a
 recording index that points at hidden.yaml in every way a careless or malicious author could.
 
@@ -29,6 +29,9 @@ from tests.conftest import VENDOR_CLI
 REPO = Path(__file__).resolve().parents[1]
 PREFIX = {
     "huawei_vrp": "VRP",
+    "huawei_vrp8": "VRPV",
+    "arista_eos": "EOS",
+    "cisco_iosxr": "XR",
     "hp_comware": "CMW",
     "cisco_ios": "IOS",
     "cisco_nxos": "NXOS",
@@ -36,6 +39,9 @@ PREFIX = {
 }
 VENDOR = {
     "huawei_vrp": "Huawei",
+    "huawei_vrp8": "Huawei",
+    "arista_eos": "Arista",
+    "cisco_iosxr": "Cisco",
     "hp_comware": "H3C",
     "cisco_ios": "Cisco",
     "cisco_nxos": "Cisco",
@@ -48,6 +54,8 @@ GOLD_RATIONALE = "GOLD-RATIONALE-9b2c never shown to agents"
 GOLD_STRINGS = (GOLD_OBJECT, GOLD_LABEL, GOLD_RATIONALE, "GOLD-WHY-77aa")
 ALL_TASK = "VENDOR-ALL"
 HOSTILE_TASK = "HOSTILE-001"
+CAPTURES = 356
+"""Rows of MANIFEST.tsv: 339 of the five first vendors, 17 of Arista EOS, IOS XR and VRP8."""
 
 
 @dataclass(frozen=True)
@@ -238,8 +246,8 @@ def vendor_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_manifest_has_all_captures() -> None:
     caps = captures()
-    assert len(caps) == 339
-    assert len({(c.device, c.command) for c in caps}) == 339
+    assert len(caps) == CAPTURES
+    assert len({(c.device, c.command) for c in caps}) == CAPTURES
 
 
 def test_every_capture_replays_byte_exact(vendor_tasks: Path) -> None:
@@ -251,7 +259,7 @@ def test_every_capture_replays_byte_exact(vendor_tasks: Path) -> None:
         if obs.outcome is not Outcome.RECORDED or obs.data != c.source.read_bytes():
             wrong.append(f"{c.device} {c.command!r}: {obs.outcome} {obs.text[:120]!r}")
     assert not wrong, f"{len(wrong)} captures do not replay byte-exact:\n" + "\n".join(wrong[:20])
-    assert session.calls == 339
+    assert session.calls == CAPTURES
 
 
 def test_hostile_index_entries_are_refused(vendor_tasks: Path) -> None:

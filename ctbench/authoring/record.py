@@ -37,9 +37,12 @@ if TYPE_CHECKING:
 PASSWORD_ENV = "CTBENCH_DEVICE_PASSWORD"
 
 NETMIKO_TYPES = {
+    "arista_eos": "arista_eos",
     "cisco_ios": "cisco_ios",
+    "cisco_iosxr": "cisco_xr",
     "cisco_nxos": "cisco_nxos",
     "huawei_vrp": "huawei",
+    "huawei_vrp8": "huawei_vrpv8",
     "hp_comware": "hp_comware",
     "juniper_junos": "juniper_junos",
 }

@@ -70,6 +70,7 @@ BUNDLED_OS: tuple[str, ...] = tuple(_families_in((DATA_DIR,)))
 
 _PROFILE_KEYS = {
     "os",
+    "based_on",
     "display_name",
     "prompt",
     "max_line",
@@ -204,8 +205,14 @@ def extra_tree_targets(path: Path, data: Mapping[str, Any]) -> tuple[str, ...]:
     return names
 
 
-def load_profile(os_name: str, extra_trees: tuple[Path, ...] = ()) -> Profile:
-    """Read the data file of ``os_name`` (:func:`family_files`) and merge the extra tree files into it."""
+def _family_data(os_name: str, seen: tuple[str, ...] = ()) -> tuple[Path, Mapping[str, Any]]:
+    """The data file of ``os_name`` with the file it is ``based_on`` under it, key by key.
+
+    A release line of a vendor (VRP8 beside VRP5) shares the command tree and help texts of its
+    base and says only what differs, usually the error texts. A top-level key of the file replaces
+    the base's key whole, so what a file says is never half-merged with what it did not say; only
+    ``commands`` and ``pipe_commands`` add to the base's, as a task set's extra tree files do.
+    """
     path = family_files().get(os_name, DATA_DIR / f"{os_name}.yaml")
     data = _read(path)
     unknown = set(data) - _PROFILE_KEYS
@@ -213,6 +220,23 @@ def load_profile(os_name: str, extra_trees: tuple[Path, ...] = ()) -> Profile:
         raise ValueError(f"{path}: unknown keys {sorted(unknown)}")
     if data.get("os") != os_name:
         raise ValueError(f"{path}: 'os' must be {os_name!r}")
+    base = data.get("based_on")
+    if base is None:
+        return path, data
+    if not isinstance(base, str) or base not in family_files():
+        raise ValueError(f"{path}: based_on must name another CLI family ({', '.join(known_os())})")
+    if base in (*seen, os_name):
+        raise ValueError(f"{path}: based_on {base!r} leads back to {os_name!r}")
+    _, under = _family_data(base, (*seen, os_name))
+    merged = {**under, **{k: v for k, v in data.items() if k != "based_on"}}
+    for key in ("commands", "pipe_commands"):  # added to the base's, as an extra tree file's are
+        merged[key] = [*(under.get(key) or []), *(data.get(key) or [])]
+    return path, merged
+
+
+def load_profile(os_name: str, extra_trees: tuple[Path, ...] = ()) -> Profile:
+    """Read the data file of ``os_name`` (:func:`family_files`) and merge the extra tree files into it."""
+    path, data = _family_data(os_name)
     messages = {str(k): _message(v, f"{path}: messages.{k}") for k, v in (data.get("messages") or {}).items()}
     for required in ("unrecognised", "incomplete", "ambiguous"):
         if required not in messages:

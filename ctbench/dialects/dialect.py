@@ -310,6 +310,7 @@ class Dialect:
             .replace("{input}", _printable(line.strip()[:1024]))
             .replace("{line}", _printable(line.rstrip("\r\n")[:1024]))
             .replace("{keyword}", keyword)
+            .replace("{index}", str(err.index))
             .replace("{completions}", completions)
         )
         if not msg.caret:

@@ -55,7 +55,15 @@ _CISCO_TERMINAL = _rule(r"terminal (?:length|width|session-timeout) \d+|terminal
 RULES: dict[str, tuple[SetupRule, ...]] = {
     "cisco_ios": (_CISCO_TERMINAL, _rule(r"enable(?: 15)?", _fixed(""))),
     "cisco_nxos": (_CISCO_TERMINAL,),
+    "cisco_iosxr": (_CISCO_TERMINAL,),
+    "arista_eos": (_CISCO_TERMINAL, _rule(r"enable", _fixed(""))),  # what it prints: unverified
     "huawei_vrp": (
+        _rule(
+            r"screen-length \d+ temporary",
+            _fixed("Info: The configuration takes effect on the current user terminal interface only."),
+        ),
+    ),
+    "huawei_vrp8": (
         _rule(
             r"screen-length \d+ temporary",
             _fixed("Info: The configuration takes effect on the current user terminal interface only."),
