@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ pytest.importorskip("netmiko", reason="the SSH client tests need: pip install -e
 pytest.importorskip("scrapli", reason="the SSH client tests need: pip install -e '.[ssh-clients]'")
 
 from ctbench.replay.engine import ReplayEngine  # noqa: E402 - after the extras are known to be here
+from ctbench.replay.login_banner import ios_motd, nxos_header
 from ctbench.replay.observation import Outcome
 from ctbench.replay.ssh_terminal import DeviceTerminal
 from ctbench.store import TaskSet
@@ -84,7 +86,7 @@ def terminal() -> Iterator[DeviceTerminal]:
 
 
 def test_terminal_buffers_input_until_enter_whatever_the_chunks(terminal: DeviceTerminal) -> None:
-    assert terminal.greeting() == b"\r\n<CORE_SW_01>"
+    assert terminal.greeting().endswith(b"\r\n<CORE_SW_01>")
     # scrapli writes the command, then its Enter; netmiko sends \n, a terminal \r, some clients \r\n
     assert terminal.feed(b"dis") == b"dis"
     assert terminal.feed(b" arp all") == b" arp all"
@@ -112,6 +114,46 @@ def test_terminal_edits_helps_and_completes_like_the_device(terminal: DeviceTerm
     terminal.feed(b"\x03")
     assert terminal.line == ""
     assert terminal.feed(b"quit\n") == b"quit\r\n" and terminal.closed
+
+
+def test_each_family_greets_with_its_login_banner() -> None:
+    """VRP's VTY lines with the login time, Comware's copyright box, NX-OS's header; IOS and Junos
+    print no banner of their own. None of it is a call."""
+    engine = ReplayEngine(TaskSet.open(TASKS))
+    at = datetime(2026, 12, 2, 8, 30, 5)
+    with engine.open_session("PATH-011") as session:
+        vrp = DeviceTerminal(session, "CORE_SW_01").greeting(now=at)
+        assert vrp == (
+            b"\r\nInfo: The max number of VTY users is 10, and the number\r\n"
+            b"      of current VTY users on line is 1.\r\n"
+            b"      The current login time is 2026-12-02 08:30:05.\r\n<CORE_SW_01>"
+        )
+        comware = DeviceTerminal(session, "ACC_SW_01").greeting()
+        assert comware.startswith(b"\r\n*****") and comware.endswith(b"*\r\n\r\n<ACC_SW_01>")
+        assert b"* Copyright (c) 2004-2017 New H3C Technologies Co., Ltd. All rights reserved.*" in comware
+        assert DeviceTerminal(session, "GW_01").greeting() == b"\r\nGW_01#"
+        assert DeviceTerminal(session, "PE_01").greeting() == f"\r\n{session.prompt('PE_01')}".encode()
+        assert session.trajectory == []
+    with engine.open_session("PATH-006") as session:
+        nxos = DeviceTerminal(session, "DC_SPINE_01").greeting()
+        assert nxos.startswith(b"\r\nCisco Nexus Operating System (NX-OS) Software\r\nTAC support:")
+        assert nxos.endswith(b"library.txt.\r\nDC_SPINE_01#")
+
+
+def test_nxos_header_and_ios_motd_come_from_the_device_s_own_recordings() -> None:
+    mine = (
+        "Cisco Nexus Operating System (NX-OS) Software\r\nTAC support: http://www.cisco.com/tac\r\n"
+        "Copyright (C) 2002-2021, Cisco and/or its affiliates.\r\n\r\nSoftware\r\n  BIOS: version 05.45\r\n"
+    )
+    assert nxos_header(mine) == (
+        "Cisco Nexus Operating System (NX-OS) Software\nTAC support: http://www.cisco.com/tac\n"
+        "Copyright (C) 2002-2021, Cisco and/or its affiliates.\n"
+    )
+    assert nxos_header("Cisco IOS Software, ...") == nxos_header(None)  # not an NX-OS output: the default
+    config = "hostname GW_01\n!\nbanner motd ^C\nAuthorized access only\nLab GW_01\n^C\n!\nline vty 0 4\n"
+    assert ios_motd(config) == "Authorized access only\nLab GW_01\n"
+    assert ios_motd("banner motd #Keep out#\n") == "Keep out\n"
+    assert ios_motd("hostname GW_01\n") == ios_motd(None) == ""
 
 
 def test_terminal_without_a_pty_gives_the_recorded_bytes_unchanged() -> None:
@@ -324,6 +366,31 @@ def test_openssh_in_a_pty_with_help_tab_and_abbreviations(keyed: tuple[SshServer
         out = read_until(master, b"GW_01#")
         assert b"% Invalid input detected at '^' marker." in out
         os.write(master, b"exit\r")
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+@pytest.mark.xdist_group("ssh")
+def test_openssh_in_a_pty_sees_the_login_banner_then_the_prompt(keyed: tuple[SshServer, Path, Path]) -> None:
+    server, good, _ = keyed
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [*ssh_argv(server, good, "CORE_SW_01", "-tt")],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        close_fds=True,
+    )
+    os.close(slave)
+    try:
+        out = read_until(master, b"<CORE_SW_01>")
+        assert b"Info: The max number of VTY users is 10, and the number\r\n" in out
+        assert b"of current VTY users on line is 1.\r\n      The current login time is 20" in out
+        os.write(master, b"quit\r")
         assert proc.wait(15) == 0
     finally:
         if proc.poll() is None:

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from ctbench.replay.login_banner import login_banner
 from ctbench.replay.session import Session
 
 LEAVE = frozenset({"quit", "exit", "logout"})
@@ -56,9 +58,12 @@ class DeviceTerminal:
     def prompt(self) -> str:
         return self.session.prompt(self.device)
 
-    def greeting(self) -> bytes:
-        """What the device prints when the shell starts: a blank line and its prompt."""
-        return self._out("\n" + self.prompt) if self.pty else b""
+    def greeting(self, now: datetime | None = None) -> bytes:
+        """What the device prints when the shell starts: its login banner (:mod:`.login_banner`),
+        then its prompt; nothing without a pty, where a script reads only the answers."""
+        if not self.pty:
+            return b""
+        return self._out("\n" + login_banner(self.session, self.device, now=now) + self.prompt)
 
     def _out(self, text: str | bytes) -> bytes:
         data = text.encode("utf-8", "replace") if isinstance(text, str) else text
