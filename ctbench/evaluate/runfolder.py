@@ -21,6 +21,7 @@ trajectory is set aside by the replay session rather than mixed into the new att
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -531,11 +532,15 @@ class RunFolder:
             path.rename(free_backup_name(path))
         body = "".join(r.model_dump_json() + "\n" for r in records)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
-            fh.write(body)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+                fh.write(body)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except OSError:  # a full disk: no half-written file left behind
+            tmp.unlink(missing_ok=True)
+            raise
         return path
 
     def append_log(self, task_id: str, trial: int, data: bytes) -> Path:
@@ -557,10 +562,16 @@ class RunFolder:
                 self._results_fd = os.open(self.results_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 if created:
                     _fsync_dir(self.path)
-            written = os.write(self._results_fd, data)
-            while written < len(data):  # only on exotic file systems; keeps the line whole
-                written += os.write(self._results_fd, data[written:])
-            os.fsync(self._results_fd)
+            before = os.fstat(self._results_fd).st_size
+            try:
+                written = os.write(self._results_fd, data)
+                while written < len(data):  # only on exotic file systems; keeps the line whole
+                    written += os.write(self._results_fd, data[written:])
+                os.fsync(self._results_fd)
+            except OSError:  # a full disk: cut the torn line off, so the file stays whole lines
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._results_fd, before)
+                raise
 
 
 def result_json(line: ResultLine) -> str:

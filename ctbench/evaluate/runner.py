@@ -27,6 +27,7 @@ What it guarantees:
 from __future__ import annotations
 
 import asyncio
+import errno
 import fnmatch
 import re
 import shlex
@@ -75,6 +76,22 @@ DEFAULT_CONCURRENCY = 4
 DEFAULT_TIMEOUT_S = 3600.0
 DEFAULT_RETRIES = 2
 RETRY_BACKOFF_S = 1.0
+
+
+class RunFolderFull(CtbError):
+    """The run folder's disk is full (``ENOSPC``, ``EDQUOT``): the runner's trouble, never the
+    agent's. The attempt is run again (``--retries``); past them the run stops, resumable."""
+
+
+def _write_error(exc: OSError, what: str) -> CtbError:
+    """The error for a failed write to the run folder: a full disk is :class:`RunFolderFull`."""
+    text = f"{what}: {exc.strerror or exc}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return RunFolderFull(
+            f"runner: {text} (the run folder's disk is full; free some space, then "
+            "ctb-eval run --resume continues)"
+        )
+    return CtbError(text)
 
 
 class RunInterrupted(CtbError):
@@ -780,14 +797,30 @@ class Runner:
                     self.tracker.task_retry(
                         unit_label(u.task_id, u.trial), f"attempt {u.attempt}: {outcome.error}"
                     )
-                    await asyncio.to_thread(self._save_attempt_files, outcome)
+                    try:
+                        await asyncio.to_thread(self._save_attempt_files, outcome)
+                    except RunFolderFull:  # its log is lost; the retry is not
+                        pass
                     t = asyncio.create_task(resubmit(u.retry(), RETRY_BACKOFF_S * u.attempt))
                     backoffs.add(t)
                     t.add_done_callback(backoffs.discard)
                     continue
-                line = await asyncio.to_thread(
-                    self._record, outcome, parser, retries.get(u.key, []), started.get(u.key)
-                )
+                try:
+                    line = await asyncio.to_thread(
+                        self._record, outcome, parser, retries.get(u.key, []), started.get(u.key)
+                    )
+                except RunFolderFull as exc:
+                    # the runner's own disk, never the agent's doing: the attempt is run again
+                    if u.attempt > self.settings.retries:
+                        raise
+                    retries.setdefault(u.key, []).append(
+                        RetryRecord(attempt=u.attempt, error=str(exc), at=utc_now())
+                    )
+                    self.tracker.task_retry(unit_label(u.task_id, u.trial), f"attempt {u.attempt}: {exc}")
+                    t = asyncio.create_task(resubmit(u.retry(), RETRY_BACKOFF_S * u.attempt))
+                    backoffs.add(t)
+                    t.add_done_callback(backoffs.discard)
+                    continue
                 pending.discard(u.key)
                 self.finished.add(u.key)
                 self.tracker.task_finished(line)
@@ -804,8 +837,8 @@ class Runner:
             traj = self.folder.save_trajectory(u.task_id, u.trial, outcome.trajectory)
             log = self.folder.append_log(u.task_id, u.trial, outcome.log)
         except OSError as exc:
-            raise CtbError(
-                f"{self.folder.path}: cannot save the trajectory or log of {u.task_id}: {exc.strerror or exc}"
+            raise _write_error(
+                exc, f"{self.folder.path}: cannot save the trajectory or log of {u.task_id}"
             ) from None
         return traj, log
 
@@ -823,9 +856,8 @@ class Runner:
         try:
             self.folder.append_result(line)
         except OSError as exc:
-            raise CtbError(
-                f"{self.folder.results_file}: cannot append the result of {outcome.unit.task_id}: "
-                f"{exc.strerror or exc}"
+            raise _write_error(
+                exc, f"{self.folder.results_file}: cannot append the result of {outcome.unit.task_id}"
             ) from None
         return line
 
@@ -915,6 +947,7 @@ def run_settings_from_config(config: RunConfig, **overrides: Any) -> RunSettings
 __all__ = [
     "AnswerParser",
     "PlannedTask",
+    "RunFolderFull",
     "RunInterrupted",
     "RunReport",
     "RunSettings",
