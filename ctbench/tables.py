@@ -32,9 +32,16 @@ class Table:
     key: str = ""
     best: dict[str, str] = field(default_factory=dict)
     """Columns where one value is best, "max" or "min": LaTeX output can set the best one in bold."""
+    digits: dict[str, int] = field(default_factory=dict)
+    """Decimals shown for the floats of a column (default 2): a cost per task needs more."""
 
     def add(self, *cells: Cell) -> None:
         self.rows.append(list(cells))
+
+    def text(self, j: int, cell: Cell) -> str:
+        """Cell ``cell`` of column ``j`` as every rendering shows it."""
+        name = self.columns[j] if j < len(self.columns) else ""
+        return fmt(cell, self.digits.get(name, 2))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,7 +97,7 @@ def render_text(tables: Sequence[Table], *, width: int | None = None) -> str:
         for i, col in enumerate(t.columns):
             rt.add_column(col, justify="right" if i and _numeric(t, i) else "left")
         for row in t.rows:
-            rt.add_row(*(fmt(c) for c in row))
+            rt.add_row(*(t.text(j, c) for j, c in enumerate(row)))
         console.print(rt)
         console.print()
     return buf.getvalue()
@@ -109,7 +116,7 @@ def render_markdown(tables: Sequence[Table]) -> str:
             "|" + "|".join("---:" if i and _numeric(t, i) else "---" for i in range(len(t.columns))) + "|"
         )
         for row in t.rows:
-            out.append("| " + " | ".join(_md_escape(fmt(c)) for c in row) + " |")
+            out.append("| " + " | ".join(_md_escape(t.text(j, c)) for j, c in enumerate(row)) + " |")
         if t.note:
             out.append(f"\n{t.note}")
         out.append("")
@@ -211,7 +218,8 @@ ABBREVIATIONS = {
 # Approximate advance widths at \footnotesize (8pt Computer Modern), in points: enough to choose a layout
 # (the compile test with pdflatex is what shows the choice fits).
 _NARROW = set("iljtfr.,:;'!|()[]/-")
-_WIDE = set("mwMWQOGDHNU@%&")
+_WIDE = set("MWQOGDHNU@%&+=<>")
+_WIDEST = set("mw")
 
 
 def _text_pt(text: str) -> float:
@@ -220,6 +228,8 @@ def _text_pt(text: str) -> float:
     for ch in text:
         if ch in _NARROW:
             width += 2.6
+        elif ch in _WIDEST:  # 7.1pt in cmr8: "command+" is 42pt, not 38
+            width += 7.2
         elif ch in _WIDE or ch.isupper():
             width += 6.0
         elif ch == " ":
@@ -299,7 +309,7 @@ def _pieces(text: str) -> list[str]:
 def _longest_word_pt(t: Table, j: int, header_pt: float) -> float:
     """The widest unbreakable piece of column ``j``, header words included: a wrapped column is never
     narrower than that."""
-    pieces = [p for row in t.rows if j < len(row) for p in _pieces(fmt(row[j]))]
+    pieces = [p for row in t.rows if j < len(row) for p in _pieces(t.text(j, row[j]))]
     return max([_text_pt(p) for p in pieces] + [header_pt])
 
 
@@ -358,7 +368,7 @@ def _latex_layout(t: Table, bold_best: bool) -> _LatexLayout:
     for i, row in enumerate(t.rows):
         cells = []
         for j, cell in enumerate(row):
-            text, w = _latex_cell(fmt(cell), "r" if numeric[j] else "l")
+            text, w = _latex_cell(t.text(j, cell), "r" if numeric[j] else "l")
             if (i, j) in bold:  # bold figures are about a tenth wider
                 text, w = f"\\textbf{{{text}}}", w * 1.12
             cells.append(text)
@@ -382,7 +392,11 @@ def _latex_layout(t: Table, bold_best: bool) -> _LatexLayout:
 def _transposed(t: Table) -> Table:
     """``t`` with its rows as columns (a table describing a few runs, too wide for a page)."""
     columns = [t.columns[0], *(fmt(r[0]) for r in t.rows)]
-    rows = [[name, *(r[j] if j < len(r) else None for r in t.rows)] for j, name in enumerate(t.columns) if j]
+    rows: list[list[Cell]] = [
+        [name, *((t.text(j, r[j]) if name in t.digits else r[j]) if j < len(r) else None for r in t.rows)]
+        for j, name in enumerate(t.columns)
+        if j
+    ]
     return Table(title=t.title, columns=columns, rows=rows, note=t.note, key=t.key)
 
 

@@ -503,6 +503,7 @@ def _add_scoring(sub: Any) -> None:
         default="any",
         help="ttac: a Phase 1 path gold's lines are alternatives (any one is right) or all required",
     )
+    _prices_option(p)
 
     p = add_command(
         sub, "compare", "paired comparison of runs on the same tasks", cmd_compare, description=COMPARE_HELP
@@ -538,6 +539,7 @@ def _add_scoring(sub: Any) -> None:
     )
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
     p.add_argument("--json", action="store_true", help="print the comparisons as JSON")
+    _prices_option(p)
 
     p = add_command(
         sub,
@@ -565,6 +567,7 @@ def _add_scoring(sub: Any) -> None:
         action="store_true",
         help="latex: set the best value of each column in bold (highest score, lowest cost)",
     )
+    _prices_option(p)
 
     p = add_command(
         sub,
@@ -602,6 +605,23 @@ def _add_scoring(sub: Any) -> None:
         "file", metavar="LOG", help="Inspect eval log (.eval or .json), as `inspect eval` wrote it"
     )
     _import_options(p, "agent name (default: inspect:<task>)")
+
+
+PRICES_HELP = (
+    "price file (YAML or JSON: currency, date, and per model id input, cached_input and output prices "
+    "per million tokens) for runs whose harness reported tokens but no cost; see docs/run-folder.md"
+)
+
+
+def _prices_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prices", metavar="FILE", help=PRICES_HELP)
+
+
+def _prices(value: str | None) -> Any:
+    """``--prices FILE`` loaded; a broken file is a clear error naming its line."""
+    from ctbench.evaluate.prices import prices_option
+
+    return prices_option(value)
 
 
 def _import_options(p: argparse.ArgumentParser, agent_help: str) -> None:
@@ -658,7 +678,13 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     _check_resamples(args.resamples)
     task_set = _task_set_for(args.tasks, [args.run_dir])
-    scores = score_run(Path(args.run_dir), task_set, progress=_scoring_progress(), n_resamples=args.resamples)
+    scores = score_run(
+        Path(args.run_dir),
+        task_set,
+        progress=_scoring_progress(),
+        n_resamples=args.resamples,
+        prices=_prices(args.prices),
+    )
     if "ttac" in (args.metrics or []):
         from ctbench.evaluate.ttac import add_ttac_block
 
@@ -680,7 +706,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ctbench.evaluate.compare import compare_folders, comparison_table
+    from ctbench.evaluate.compare import compare_folders, comparison_table, cost_table
     from ctbench.tables import render_text
 
     if len(args.run_dirs) < 2:
@@ -698,11 +724,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         n_resamples=args.resamples,
         allow_incomplete=args.allow_incomplete,
         labels=parse_labels(args.label),
+        prices=_prices(args.prices),
     )
     if args.json:
         emit_json(cmp.to_json())
     else:
-        sys.stdout.write(render_text([comparison_table(cmp)]))
+        spent = cost_table(cmp)
+        sys.stdout.write(render_text([comparison_table(cmp), *([spent] if spent else [])]))
     for warning in cmp.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
@@ -719,7 +747,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ctbench.evaluate.score import parse_labels
 
     report = build_report(
-        args.run_dirs, task_set, n_resamples=args.resamples, progress=show, label_of=parse_labels(args.label)
+        args.run_dirs,
+        task_set,
+        n_resamples=args.resamples,
+        progress=show,
+        label_of=parse_labels(args.label),
+        prices=_prices(args.prices),
     )
     if args.out and args.format == "text":  # a file: tables at their full width, whatever the terminal
         from ctbench.evaluate.report import report_tables
@@ -932,7 +965,7 @@ def _compare_scoped(args: argparse.Namespace, task_set: Any) -> int:
             exit_code=2,
         )
     names = names + [f"scope {i + 1}" for i in range(len(names), len(pairs))]
-    scorer = Scorer(task_set)
+    scorer = Scorer(task_set, prices=_prices(args.prices))
     runs = [scorer.score_folder(d) for d in args.run_dirs]
     sc = compare_scoped(
         runs,
@@ -1015,6 +1048,7 @@ def _add_export(sub: Any) -> None:
         "--resamples", type=int, metavar="N", help="bootstrap resamples for the SEs (default 10000)"
     )
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
+    _prices_option(p)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -1039,6 +1073,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             url=args.url,
             examples=args.examples,
             options=options,
+            prices=_prices(args.prices),
         )
     )
     if args.json:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctbench.errors import CtbError
+from ctbench.evaluate.prices import Prices, cost_section
 from ctbench.evaluate.score import RunInfo, ScoredRun, Scorer, apply_labels
 from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
 from ctbench.store import TaskSet
@@ -59,6 +60,7 @@ class Comparison:
             "n_tasks": self.n_tasks,
             "warnings": list(self.warnings),
             "comparisons": [r.to_json() for r in self.results],
+            "cost": {n: cost_section(r) for n, r in zip(self.names, self.runs, strict=True)},
         }
 
 
@@ -271,9 +273,10 @@ def compare_folders(
     scorer: Scorer | None = None,
     allow_incomplete: bool = False,
     labels: Mapping[str, str] | None = None,
+    prices: Prices | None = None,
 ) -> Comparison:
     """Score the run folders against the task set and compare them (``ctb-eval compare``)."""
-    scorer = scorer or Scorer(task_set)
+    scorer = scorer or Scorer(task_set, prices=prices)
     runs = [scorer.score_folder(d) for d in run_dirs]
     if labels:
         apply_labels(runs, labels)
@@ -379,6 +382,38 @@ def comparison_table(cmp: Comparison, *, split: bool = False) -> Table:
         f"evidence coverage: paired bootstrap over tasks ({n_res:,} resamples), percentile 95% interval "
         "and two-sided sign probability. p Holm: Holm-adjusted within each family and metric across the "
         f"{len(cmp.names) - 1} comparison(s); intervals are not adjusted."
+    )
+    return table
+
+
+def cost_table(cmp: Comparison) -> Table | None:
+    """What each compared run spent on the compared tasks (None when no run has a cost figure):
+    per family the tasks with a cost, the mean per task and the total, in the cost's currency."""
+    sections = [cost_section(r) for r in cmp.runs]
+    if not any(sections):
+        return None
+    currencies = sorted({s["currency"] for s in sections if s})
+    unit = currencies[0] if len(currencies) == 1 else "mixed"
+    table = Table(
+        title="Cost on the compared tasks",
+        columns=["Run", "Family", "n with cost", f"Cost/task ({unit})", f"Cost ({unit})", "Source"],
+        key="compare_cost",
+    )
+    for label, section in zip(cmp.labels, sections, strict=True):
+        for fam in ("rca", "path"):
+            if not cmp.n_tasks.get(fam):
+                continue
+            spent = section["by_family"][fam] if section else {}
+            src = section["by_family"][fam]["sources"] if section else {}
+            source = ", ".join(f"{n} {k}" for k, n in src.items() if n) or "none"
+            table.add(
+                label, FAMILY_TITLES[fam], spent.get("n", 0), spent.get("mean"), spent.get("total"), source
+            )
+    table.digits = {table.columns[3]: 4, table.columns[4]: 4}
+    table.best = {table.columns[3]: "min", table.columns[4]: "min"}
+    table.note = (
+        "Source counts attempts: reported by the harness, priced from tokens with --prices, or unknown. "
+        "Timeouts count with what they spent."
     )
     return table
 

@@ -42,6 +42,7 @@ from typing import Any
 from ctbench import __version__
 from ctbench.errors import CtbError
 from ctbench.evaluate.details import DetailLoader, ModelTurn, Step, TaskDetail
+from ctbench.evaluate.prices import Prices
 from ctbench.evaluate.runfolder import RunFolder, trial_suffix
 from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_run_info, read_trial_results
 from ctbench.store import TaskSet
@@ -325,6 +326,11 @@ def efficiency_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
                 ("tokens", "total_tokens"),
             )
         }
+        if cost := scores.get("cost"):
+            spent = cost["by_family"][fam]
+            out[fam]["cost"] = {k: spent[k] for k in ("mean", "median", "n", "total", "sources")} | {
+                "currency": cost["currency"]
+            }
     return out
 
 
@@ -360,12 +366,13 @@ def export_leaderboard(
     label: str | None = None,
     url: str | None = None,
     examples: bool = False,
+    prices: Prices | None = None,
 ) -> ExportSummary:
     """``OUT/leaderboard.json``, ``OUT/agent-details.json`` (the leaderboard site's two inputs, see
     :mod:`.leaderboard`) and ``OUT/efficiency.json`` for the runs (each scored afresh)."""
     from ctbench.evaluate import leaderboard as site
 
-    scorer = scorer or Scorer(task_set)
+    scorer = scorer or Scorer(task_set, prices=prices)
     summary = ExportSummary("leaderboard", out)
     documents = []
     for d in run_dirs:

@@ -28,6 +28,7 @@ from ctbench.errors import CtbError
 
 if TYPE_CHECKING:
     from ctbench.evaluate.export import ExportSummary
+    from ctbench.evaluate.prices import Prices
     from ctbench.store import TaskSet
 
 GROUP = "ctbench.exporters"
@@ -53,6 +54,8 @@ class ExportRequest:
     examples: bool = False
     options: Mapping[str, str] = field(default_factory=dict)
     """``--export-arg KEY=VALUE``: options an exporter defines for itself."""
+    prices: Prices | None = None
+    """``--prices FILE``: turns tokens into cost where a harness reported none."""
 
 
 Exporter = Callable[[ExportRequest], "ExportSummary"]
@@ -150,4 +153,5 @@ def leaderboard(request: ExportRequest) -> ExportSummary:
         label=request.label,
         url=request.url,
         examples=request.examples,
+        prices=request.prices,
     )

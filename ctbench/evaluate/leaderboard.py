@@ -141,7 +141,41 @@ def agent_efficiency(scores: Mapping[str, Any], tasks: Mapping[str, int]) -> dic
             )
             for key, src, _, label, _ in EFFICIENCY
         }
+        if scores.get("cost"):
+            out[fam]["cost"] = cost_metric(scores["cost"], fam, tasks[fam], has=has)
     return out
+
+
+def cost_metric(cost: Mapping[str, Any], fam: str, total: int, *, has: bool) -> dict[str, Any]:
+    """The cost per task of a family in the site's figure shape, with its source in the definition."""
+    spent = cost["by_family"][fam] if has else {}
+    prices = cost.get("prices")
+    basis = (
+        f"; tokens priced with {prices['file']} ({prices['currency']}, prices of {prices['date']}) where "
+        "the harness reported no cost"
+        if prices
+        else ""
+    )
+    observed = int(spent.get("n") or 0)
+    mean = spent.get("mean")
+    metric: dict[str, Any] = {
+        "unit": cost["currency"],
+        "label": "Cost",
+        "definition": "Cost per task as the harness reported it" + basis + ", averaged over the tasks "
+        "with a cost; timed-out attempts count with what they spent.",
+        "aggregation": "mean",
+        "aggregationLabel": "Mean over tasks that recorded it",
+        "observed": min(observed, total),
+        "total": total,
+        "sources": dict(spent.get("sources") or {}),
+    }
+    if observed and isinstance(mean, int | float) and math.isfinite(mean) and mean >= 0:
+        value = round(float(mean), 4)
+        metric.update(status="available", value=value, displayValue=f"{value:.4f} {cost['currency']}")
+    else:
+        reason = f"no {fam} task has a cost" if has else f"the run has no {fam} tasks"
+        metric.update(status="unavailable", value=None, displayValue="n/a", reason=reason)
+    return metric
 
 
 def recorded_example(

@@ -24,6 +24,7 @@ from typing import Any
 from ctbench.errors import CtbError
 from ctbench.evaluate.compare import Comparison, compare, comparison_table, unique_names
 from ctbench.evaluate.paper_tables import paper_tables
+from ctbench.evaluate.prices import Prices
 from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, apply_labels, build_scores
 from ctbench.evaluate.scorecard import FAMILY_TITLES, HEADLINE, percent, pm, unfinished_text
 from ctbench.scoring.stats import BASE_SEED, N_RESAMPLES
@@ -86,6 +87,7 @@ def build_report(
     workers: int | None = None,
     progress: Callable[[str], None] | None = None,
     label_of: Mapping[str, str] | None = None,
+    prices: Prices | None = None,
 ) -> Report:
     """Score every run folder against the task set and compare the first with the others.
 
@@ -94,7 +96,7 @@ def build_report(
     """
     if not run_dirs:
         raise CtbError("give at least one run folder")
-    scorer = scorer or Scorer(task_set)
+    scorer = scorer or Scorer(task_set, prices=prices)
     scored: list[ScoredRun] = []
     for d in run_dirs:
         if progress:
@@ -335,6 +337,10 @@ def table_pass_k(report: Report, split: bool) -> Table:
 
 
 def table6(report: Report, split: bool) -> Table:
+    costs = [r.scores.get("cost") for r in report.runs]
+    currencies = sorted({c["currency"] for c in costs if c})
+    unit = currencies[0] if len(currencies) == 1 else "mixed"
+    cost_cols = [f"Cost/task ({unit})", f"Cost ({unit})"] if currencies else []
     t = Table(
         title="Efficiency and cost (as in the paper's Table 6)",
         key="table6",
@@ -347,9 +353,10 @@ def table6(report: Report, split: bool) -> Table:
             "Input tokens",
             "Output tokens",
             "Total tokens",
+            *cost_cols,
         ],
     )
-    for r in report.runs:
+    for r, cost in zip(report.runs, costs, strict=True):
         for fam in ("rca", "path"):
             if not r.scores["summary"][fam]["n_tasks"]:
                 continue
@@ -361,14 +368,64 @@ def table6(report: Report, split: bool) -> Table:
                     cells.append(int(round(mean)))
                 else:
                     cells.append(mean)
+            if cost_cols:
+                spent = cost["by_family"][fam] if cost else {}
+                cells += [spent.get("mean"), spent.get("total")]
             t.rows.append(cells)
-    t.best = {
-        col: "min" for col in ("Rounds", "Latency (s)", "Input tokens", "Output tokens", "Total tokens")
-    }
-    t.note = (
-        "Means per task over the tasks where the harness recorded the figure; medians are in scores.json."
-    )
+    t.best = {col: "min" for col in t.columns[3:]}
+    t.digits = {col: 4 for col in cost_cols}
+    parts = [
+        "Means per task over the tasks where the harness recorded the figure; medians are in scores.json.",
+        rounds_note(report),
+        cost_note(report, costs) if cost_cols else "",
+    ]
+    t.note = " ".join(p for p in parts if p)
     return t
+
+
+ROUNDS_MEANING = {
+    "model requests": "model requests",
+    "tool turns": "tool-using turns (the harness reports no request count)",
+    "agent steps": "agent steps",
+}
+
+
+def rounds_note(report: Report) -> str:
+    """What "Rounds" counts, once, and per run where the harnesses differ (Codex counts tool turns)."""
+    kinds = {r.label: sorted(r.run.rounds_kinds) for r in report.runs}
+    found = sorted({k for ks in kinds.values() for k in ks})
+    if not found:
+        return ""
+    if len(found) == 1:
+        return f"Rounds are {ROUNDS_MEANING.get(found[0], found[0])} in every run."
+    parts = [
+        f"{', '.join(labels)}: {ROUNDS_MEANING.get(kind, kind)}"
+        for kind in found
+        if (labels := [lab for lab, ks in kinds.items() if kind in ks])
+    ]
+    return "Rounds count different things by harness, so compare them with care: " + "; ".join(parts) + "."
+
+
+def cost_note(report: Report, costs: Sequence[Mapping[str, Any] | None]) -> str:
+    """Where the cost figures come from: the harness's report, or tokens times a dated price file."""
+    reported = sum(c["sources"]["reported"] for c in costs if c)
+    priced = sum(c["sources"]["priced"] for c in costs if c)
+    unknown = sum(c["sources"]["unknown"] for c in costs if c)
+    files = sorted(
+        {f"{p['file']} ({p['currency']}, prices of {p['date']})" for c in costs if c and (p := c["prices"])}
+    )
+    text = (
+        f"Cost/task is the mean over tasks with a cost, Cost the total over every attempt kept, timeouts "
+        f"included; {reported} attempt(s) as the harness reported it"
+    )
+    if priced or files:
+        text += f", {priced} priced from tokens with {', '.join(files) or 'a price file'}"
+    if unknown:
+        text += f", {unknown} without a cost (no price for the model, or no token counts)"
+    no_cost = [r.label for r, c in zip(report.runs, costs, strict=True) if not c]
+    if no_cost:
+        text += f"; no cost for {', '.join(no_cost)}"
+    return text + "."
 
 
 def table13(report: Report, split: bool) -> Table:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ctbench.evaluate.report_tasks import CSS as TASKS_CSS
 from ctbench.evaluate.report_tasks import tasks_section
 from ctbench.evaluate.scorecard import FAMILY_TITLES
-from ctbench.tables import Table, fmt
+from ctbench.tables import Table
 
 if TYPE_CHECKING:
     from ctbench.evaluate.report import Report
@@ -345,7 +345,7 @@ def table_html(t: Table) -> str:
             )
             if isinstance(cell, str) and cell.startswith("n < "):
                 cls = ' class="small"'
-            cells.append(f"<td{cls}>{escape(fmt(cell))}</td>")
+            cells.append(f"<td{cls}>{escape(t.text(i, cell))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     note = f'<p class="note">{escape(t.note)}</p>' if t.note else ""
     return (

@@ -41,6 +41,14 @@ from typing import Any
 
 from ctbench import __version__
 from ctbench.errors import CtbError
+from ctbench.evaluate.prices import (
+    REPORTED_CURRENCY,
+    UNKNOWN,
+    AttemptCost,
+    Prices,
+    attempt_cost,
+    cost_section,
+)
 from ctbench.evaluate.runfolder import (
     RESULTS_FILE,
     RUN_FILE,
@@ -294,10 +302,12 @@ class Scorer:
     The judges are cached, so scoring several runs (``compare``, ``report``) loads each task, network
     and dialect once."""
 
-    def __init__(self, task_set: TaskSet, judges: Judges | None = None) -> None:
+    def __init__(self, task_set: TaskSet, judges: Judges | None = None, prices: Prices | None = None) -> None:
         self.task_set = task_set
         self.judges = judges or Judges(task_set)
         self.config = self.judges.config
+        self.prices = prices
+        """The price file (``--prices``) that turns tokens into cost where a harness reported none."""
         self._task_set_ref: TaskSetRef | None = None
 
     @property
@@ -432,6 +442,12 @@ class Scorer:
             if trial == 1 and line.content_hash
         }
         versions = frozenset(line.harness_version for _, line in by_key.values() if line.harness_version)
+        costs = {
+            key: attempt_cost(line, info.model, self.prices)
+            for key, (_, line) in by_key.items()
+            if key[1] <= trials
+        }
+        warnings.extend(cost_warnings(costs, by_key, info.model, self.prices))
         unfinished: dict[str, list[str]] = {kind: [] for kind in UNFINISHED}
         for tid, trial in keys:
             label = tid if trials == 1 else f"{tid}#{trial}"
@@ -452,7 +468,39 @@ class Scorer:
             content_hashes=hashes,
             harness_versions=versions or frozenset([info.harness_version] if info.harness_version else []),
             task_set=scored,
+            costs=costs,
+            prices=self.prices,
+            rounds_kinds=frozenset(line.rounds_kind for _, line in by_key.values() if line.rounds_kind),
         )
+
+
+def cost_warnings(
+    costs: Mapping[tuple[str, int], AttemptCost],
+    by_key: Mapping[tuple[str, int], tuple[int, ResultLine]],
+    model: str | None,
+    prices: Prices | None,
+) -> list[str]:
+    """What a reader of the cost column must know: attempts a price file could not price, and
+    reported costs set aside because the price file is in another currency."""
+    if prices is None:
+        return []
+    out: list[str] = []
+    unpriced = sorted({k[0] for k, c in costs.items() if c.source == "unknown"})
+    if unpriced:
+        known = ", ".join(sorted(prices.table.models)[:8])
+        out.append(
+            f"{len(unpriced)} task(s) have no cost: no reported cost and no price for model {model!r} in "
+            f"{prices.name} (its models: {known}), or no token counts ({', '.join(unpriced[:5])}"
+            f"{' ...' if len(unpriced) > 5 else ''})"
+        )
+    if prices.table.currency != REPORTED_CURRENCY:
+        set_aside = sum(1 for k in costs if by_key[k][1].cost_usd is not None)
+        if set_aside:
+            out.append(
+                f"{set_aside} reported cost(s) in {REPORTED_CURRENCY} set aside: {prices.name} prices in "
+                f"{prices.table.currency}, so every task is priced from its tokens"
+            )
+    return out
 
 
 def _relative(path: Path, folder: RunFolder) -> str:
@@ -507,6 +555,11 @@ class ScoredRun:
     """Versions the result lines report for the harness (a CLI upgraded mid-run shows two)."""
     task_set: TaskSetRef | None = None
     """The task set it was scored against (commit and dirtiness), recorded in scores.json."""
+    costs: dict[tuple[str, int], AttemptCost] = field(default_factory=dict)
+    """(task id, trial) -> what its result line cost and where the figure came from (:mod:`.prices`)."""
+    prices: Prices | None = None
+    rounds_kinds: frozenset[str] = frozenset()
+    """What the result lines' ``rounds`` count (model requests, tool turns), as the harness said."""
     scores: list[TaskScores] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -534,6 +587,7 @@ class ScoredRun:
             trial_scores=[s for s in self.trial_scores if (s.family, s.task_id) in keys],
             missing=[t for t in self.missing if t in ids],
             unfinished={k: [x for x in v if x.split("#")[0] in ids] for k, v in self.unfinished.items()},
+            costs={k: v for k, v in self.costs.items() if k[0] in ids},
         )
 
 
@@ -653,6 +707,12 @@ def build_scores(
         "breakdowns": breakdowns,
         "tasks": [task_json(s) for s in run.trial_scores],
     }
+    cost = cost_section(run)
+    if cost is not None:  # runs without any cost figure keep the document they always had
+        document["cost"] = cost
+        for entry, s in zip(document["tasks"], run.trial_scores, strict=True):
+            spent = run.costs.get((s.task_id, s.trial), UNKNOWN)
+            entry["cost"], entry["cost_source"] = spent.value, spent.source
     if run.info.trials > 1:
         from ctbench.scoring.trials import pass_at_k_section
 
@@ -687,12 +747,13 @@ def score_run(
     progress: Callable[[int, int], None] | None = None,
     n_resamples: int | None = None,
     scorer: Scorer | None = None,
+    prices: Prices | None = None,
 ) -> dict[str, Any]:
     """Score a run folder and (by default) write ``RUN/scores.json`` atomically; returns its content.
 
     This is what ``ctb-eval score`` and the end of ``ctb-eval run`` call.
     """
-    scorer = scorer or Scorer(task_set)
+    scorer = scorer or Scorer(task_set, prices=prices)
     run = scorer.score_folder(run_dir, progress=progress)
     document = build_scores(run, min_stratum=scorer.min_stratum, n_resamples=n_resamples)
     text = dumps(document)

@@ -13,7 +13,9 @@ adapter does the same for any program:
   the prompt, answer and usage files live beside it, not in it);
 - answer: a submission through the replay API, else the answer file, else everything on stdout;
 - usage (optional): the program may write ``{"rounds": N, "input_tokens": N, "output_tokens": N}``
-  to ``$CTBENCH_USAGE_FILE``.
+  (and ``cached_tokens``, the cache reads among the input tokens, and ``cost_usd``, what the attempt
+  cost when the program knows) to ``$CTBENCH_USAGE_FILE``. It is read whatever way the attempt ends:
+  a program that times out or fails keeps what it spent, if it wrote it down as it went.
 
 ``--agent-cmd`` is split like a shell command line (no shell runs it) and may use the placeholders
 ``{model}``, ``{task_id}``, ``{prompt_file}``, ``{answer_file}`` and ``{workspace}``.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import shlex
 import shutil
@@ -96,10 +99,13 @@ def _read_usage(folder: AttemptFolder, rel: str, result: AgentResult) -> None:
     except ValueError as exc:
         result.notes.append(f"usage file ignored: {exc}")
         return
-    for key in ("rounds", "input_tokens", "output_tokens"):
+    for key in ("rounds", "input_tokens", "output_tokens", "cached_tokens"):
         value = data.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             setattr(result, key, value)
+    cost = data.get("cost_usd")
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0:
+        result.cost_usd = float(cost)
 
 
 @dataclass(frozen=True)
@@ -236,6 +242,8 @@ class CommandAgent(Agent):
         with AttemptFolder(ctx.workdir) as folder:
             self._copy_stdout(ctx, folder, files.rel(files.stdout))
             ctx.log.line(f"[ctbench] exit status {returncode}")
+            result = ctx.result
+            _read_usage(folder, files.rel(files.usage), result)  # a failed attempt keeps what it spent
             if returncode != 0:
                 why = (
                     f"killed by signal {-returncode}"
@@ -243,8 +251,6 @@ class CommandAgent(Agent):
                     else f"exited with status {returncode}"
                 )
                 raise AgentError(f"{program} {why}" + (f" (last log line: {last})" if last else ""))
-            result = ctx.result
-            _read_usage(folder, files.rel(files.usage), result)
             # A submission through the replay API, if any, wins: the runner takes it from the session.
             if (text := _text(folder.read_limited(files.rel(files.answer), ANSWER_CAP))) is not None:
                 result.answer_text, result.answer_source = text, "answer_file"
@@ -271,9 +277,11 @@ class CommandAgent(Agent):
 
     @classmethod
     def _copy_stdout_quietly(cls, ctx: AgentContext, files: _AttemptFiles) -> None:
-        """On a timeout or interrupt: what the agent printed, if it can be read; a refusal is noted."""
+        """On a timeout or interrupt: what the agent printed and the usage it wrote so far, if they can
+        be read (a timed-out attempt is counted with what it spent); a refusal is noted."""
         try:
             with AttemptFolder(ctx.workdir) as folder:
                 cls._copy_stdout(ctx, folder, files.rel(files.stdout))
+                _read_usage(folder, files.rel(files.usage), ctx.result)
         except (RefusedFile, OSError) as exc:
             ctx.log.line(f"[ctbench] stdout not copied: {exc}")
