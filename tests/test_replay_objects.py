@@ -91,3 +91,97 @@ def test_without_a_declared_inventory_nothing_is_called_missing(tmp_path: Path) 
     engine = ReplayEngine(TaskSet.open(tasks))
     with engine.open_session("PATH-011") as session:
         assert session.run("CORE_SW_01", "dis int GE0/0/99").outcome is Outcome.DENIED
+
+
+# --------------------------------------------------------------------------- VLANs, VPN instances, peers
+
+FIXTURES = REPO / "tests" / "fixtures" / "vendor-cli"
+LISTED = [
+    # (device, command, real capture it answers with)
+    ("CORE_SW_01", "display vlan", "huawei_vrp/display_vlan/1.raw"),
+    ("CORE_SW_01", "display ip vpn-instance", "huawei_vrp/display_ip_vpn-instance/1.raw"),
+    ("ACC_SW_01", "display vlan all", "hp_comware/display_vlan_all/1.raw"),
+    ("GW_01", "show vlan", "cisco_ios/show_vlan/1.raw"),
+    ("GW_01", "show vrf", "cisco_ios/show_vrf/1.raw"),
+]
+
+
+@pytest.fixture(scope="module")
+def listed(tmp_path_factory: pytest.TempPathFactory) -> ReplayEngine:
+    """PATH-011 with its devices' full VLAN and VPN listings recorded (real captures)."""
+    tasks = tmp_path_factory.mktemp("objects") / "tasks"
+    shutil.copytree(REPO / "tasks", tasks)
+    folder = tasks / "path" / "PATH-011"
+    yaml = YAML()
+    doc = yaml.load((folder / "task.yaml").read_text())
+    for device, command, capture in LISTED:
+        rel = f"recordings/{device}/{command.replace(' ', '_')}.txt"
+        shutil.copy(FIXTURES / capture, folder / rel)
+        doc["recordings"].append({"device": device, "command": command, "file": rel})
+    with (folder / "task.yaml").open("w") as fh:
+        yaml.dump(doc, fh)
+    return ReplayEngine(TaskSet.open(tasks))
+
+
+WRONG_OBJECTS = [
+    # (device, line, token under the caret (None: the device's own words), last line of the answer)
+    ("CORE_SW_01", "dis vlan 999", "999", "Error: Wrong parameter found at '^' position."),
+    (
+        "CORE_SW_01",
+        "display ip routing-table vpn-instance blue",
+        "blue",
+        "Error: Wrong parameter found at '^' position.",
+    ),
+    ("ACC_SW_01", "display vlan 999", "999", " % Wrong parameter found at '^' position."),
+    ("GW_01", "show vlan id 77", None, "VLAN id 77 not found in current VLAN database"),
+    ("GW_01", "sh ip ro vrf nope", None, "% IP routing table vrf nope does not exist"),
+]
+
+
+@pytest.mark.parametrize(
+    ("device", "line", "token", "message"), WRONG_OBJECTS, ids=[w[1] for w in WRONG_OBJECTS]
+)
+def test_a_vlan_or_vpn_instance_the_device_lacks_gets_the_vendors_answer(
+    listed: ReplayEngine, device: str, line: str, token: str | None, message: str
+) -> None:
+    with listed.open_session("PATH-011") as session:
+        obs = session.run(device, line)
+    assert obs.outcome is Outcome.INVALID, obs.text
+    lines = obs.text.splitlines()
+    assert lines[-1] == message
+    if token is not None:
+        assert lines[0] == " " * (len(session.prompt(device)) + line.index(token)) + "^"
+    else:
+        assert len(lines) == 1
+
+
+def test_objects_the_listings_show_stay_refused_as_unrecorded(listed: ReplayEngine) -> None:
+    with listed.open_session("PATH-011") as session:
+        for device, line in (
+            ("CORE_SW_01", "display vlan 1"),
+            ("CORE_SW_01", "display ip routing-table vpn-instance red"),
+            ("ACC_SW_01", "display vlan 1"),
+            ("GW_01", "show vlan id 50"),
+            ("GW_01", "show ip route vrf gy3"),
+            ("GW_01", "show ip route vrf *"),  # every table: names no instance
+            ("FW_01", "display vlan 999"),  # no listing recorded: the replay cannot tell
+        ):
+            assert session.run(device, line).outcome is Outcome.DENIED, (device, line)
+        # the listings themselves replay as recorded
+        assert session.run("GW_01", "show vlan").outcome is Outcome.RECORDED
+
+
+def test_a_bgp_peer_the_device_lacks_gets_the_vendors_answer(engine: ReplayEngine) -> None:
+    # RCA-004's BJ_CE (IOS) has `show ip bgp summary`, RCA-017's GZ_CE (VRP) `display bgp peer`
+    with engine.open_session("RCA-004") as session:
+        obs = session.run("BJ_CE", "sh ip bgp nei 9.9.9.9")
+        assert (obs.outcome, obs.text) == (Outcome.INVALID, "% No such neighbor or address family\n")
+        assert session.run("BJ_CE", "show ip bgp neighbors 10.0.254.1").outcome is Outcome.DENIED
+        # a VPN peer is not in the global summary: not judged from it
+        assert session.run("BJ_CE", "show ip bgp vpnv4 all neighbors 9.9.9.9").outcome is not Outcome.INVALID
+    with engine.open_session("RCA-017") as session:
+        obs = session.run("GZ_CE", "dis bgp peer 9.9.9.9 verbose")
+        assert (obs.outcome, obs.text) == (Outcome.INVALID, "Info: The peer does not exist.\n")
+        assert session.run("GZ_CE", "display bgp peer 10.3.254.1").outcome is Outcome.DENIED
+    with engine.open_session("PATH-011") as session:  # GW_01 has no BGP listing recorded
+        assert session.run("GW_01", "show ip bgp neighbors 9.9.9.9").outcome is Outcome.DENIED

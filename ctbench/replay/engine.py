@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ctbench.errors import CtbError, TaskDefinitionError
 from ctbench.model import Device, Recording, TaskSpec
 from ctbench.replay.loaded import DeviceReplay, LoadedTask, printable
-from ctbench.replay.objects import Inventory
+from ctbench.replay.objects import Inventory, ObjectCatalog
 from ctbench.replay.observation import DeviceInfo
 from ctbench.replay.session import Session
 from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path
@@ -177,7 +177,18 @@ class ReplayEngine:
         for replay in devices.values():
             if replay.inventory is not None:
                 replay.inventory.texts = self._inventory_texts(loaded_task, replay)
+            replay.objects = ObjectCatalog(replay.info.os, self._listing(loaded_task, replay))
         return loaded_task
+
+    def _listing(self, task: LoadedTask, replay: DeviceReplay) -> Callable[[str], str | None]:
+        """A device's recorded output of one command as text (what its object catalog reads)."""
+
+        def listing(command: str) -> str | None:
+            rec = replay.index.get(command)
+            data = self.recording_bytes(task, rec) if rec is not None else None
+            return None if data is None else data.decode("utf-8", "replace")
+
+        return listing
 
     def _inventory_texts(self, task: LoadedTask, replay: DeviceReplay) -> Callable[[], list[bytes]]:
         """What a device's inventory learns its interfaces from: recorded commands and outputs."""

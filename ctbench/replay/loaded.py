@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ctbench.errors import CtbError
 from ctbench.model import Recording
-from ctbench.replay.objects import Inventory
+from ctbench.replay.objects import Inventory, ObjectCatalog
 from ctbench.replay.observation import DeviceInfo, Outcome
 from ctbench.replay.session_setup import setup_answer, stray_setup_position
 from ctbench.store import TaskRef
@@ -73,6 +73,8 @@ class DeviceReplay:
     index: dict[str, Recording]
     inventory: Inventory | None = None
     """The device's interfaces, when the task set says which it has (see :mod:`.objects`)."""
+    objects: ObjectCatalog | None = None
+    """Its VLANs, VPN instances and BGP peers, as far as its recorded listings say (:mod:`.objects`)."""
     _cache: OrderedDict[str, Answer] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -126,6 +128,16 @@ class DeviceReplay:
             pos, token = missing
             error = CliError("wrong_parameter", pos, token, index=len(line[:pos].split()), slot="interface")
             return Answer(Outcome.INVALID, None, self.dialect.render_error(error, line, self.prompt))
+        wrong = self.objects.missing(canonical, line) if self.objects is not None else None
+        if wrong is not None:  # a VLAN, VPN instance or peer it does not have: what the device says
+            pos, token, kind = wrong
+            said = self.objects.answer(kind, token) if self.objects is not None else None
+            if said is None:
+                from ctbench.dialects import CliError
+
+                error = CliError("wrong_parameter", pos, token, index=len(line[:pos].split()), slot=kind)
+                said = self.dialect.render_error(error, line, self.prompt)
+            return Answer(Outcome.INVALID, None, said)
         return Answer(Outcome.DENIED, canonical, self.dialect.denied_text(canonical))
 
 
