@@ -271,6 +271,11 @@ class RcaTriple(Strict):
 class PathHop(Strict):
     node: Name
     egress: str | None = Field(default=None, description="Egress interface; omitted on the terminal hop.")
+    ingress: str | None = Field(
+        default=None,
+        description="Ingress interface, for a path named port by port on both sides (TTAC Track B's L2 "
+        "paths, node(out)->node(in)); omitted on the first hop. Path metrics score nodes and egresses.",
+    )
 
 
 class GoldPath(Strict):
@@ -278,6 +283,15 @@ class GoldPath(Strict):
 
     @model_validator(mode="after")
     def _terminal(self) -> GoldPath:
+        if any(hop.ingress for hop in self.hops):
+            if self.hops[0].ingress:
+                raise ValueError(f"the first hop {self.hops[0].node} takes no ingress interface")
+            for i, hop in enumerate(self.hops[1:], start=1):
+                if not hop.ingress or (i < len(self.hops) - 1 and not hop.egress):
+                    raise ValueError(
+                        f"hop {i + 1} ({hop.node}): a path with ingress interfaces names both ports of "
+                        "every hop but the ends (the first has an egress only, the last an ingress only)"
+                    )
         if not any(hop.egress for hop in self.hops):
             return self  # a node-only path: benchmarks that score nodes only (TTAC Track B Phase 1)
         for i, hop in enumerate(self.hops[:-1]):

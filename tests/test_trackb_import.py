@@ -277,3 +277,83 @@ def test_export_of_a_native_set_leaves_out_what_track_b_cannot_serve(task_set: P
             assert not path.exists() and any(note.startswith(rec.device) for note in done["left_out"])
     assert served >= 2
     assert (layout / "gt.csv").read_bytes().startswith("\ufeffID,Track B".encode())
+
+
+L2_PROMPT = (
+    "Core-R1 reaches PSS at layer 2. Provide the layer 2 forwarding path with the ports: node(out port)->"
+    "node(in port)->node(out port)->..., full interface names, in one line."
+)
+L2_GOLD = (
+    "Core-R1(GigabitEthernet1/0/1)->Core-R2(GigabitEthernet1/0/1)->Core-R2(GigabitEthernet1/0/2)"
+    "->PSS(GigabitEthernet0/2)"
+)
+
+
+def test_l2_path_gold_keeps_in_and_out_ports(tmp_path: Path) -> None:
+    tree = write_tree(tmp_path / "trackb")
+    items = json.loads((tree.phase_dir / "test.json").read_text())
+    sid = "55555555-5555-4555-8555-555555555555"
+    # question 6 enters Core-R2 by the port cabled to PSS: validation must say so
+    bad_sid, bad = (
+        "66666666-6666-4666-8666-666666666666",
+        L2_GOLD.replace("R2(GigabitEthernet1/0/1)", "R2(GE1/0/2)"),
+    )
+    items += [
+        {"scenario_id": sid, "task": {"question": L2_PROMPT, "id": 5}},
+        {"scenario_id": bad_sid, "task": {"question": L2_PROMPT, "id": 6}},
+    ]
+    (tree.phase_dir / "test.json").write_text(json.dumps(items), encoding="utf-8")
+    tree.gt.write_bytes(tree.gt.read_bytes() + f"{sid},{L2_GOLD}\r\n{bad_sid},{bad}\r\n".encode())
+    out = tmp_path / "p2"
+    proc = run_cli(
+        "authoring", "import-trackb", str(tree.phase_dir), "--outputs", str(tree.outputs), "--vendors",
+        str(tree.vendors), "--phase", "2", "--gt", str(tree.gt), "--tasks", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    ts = TaskSet.open(out)
+    assert read_sidecar(ts.ref("TTACB-P2-005").path).kind == "l2-path"  # type: ignore[union-attr]
+    hidden = ts.load_hidden("TTACB-P2-005")
+    assert hidden.reference_answer == L2_GOLD
+    hops = [(h.node, h.ingress, h.egress) for h in (hidden.answer.paths or [])[0].hops]
+    assert hops == [
+        ("Core-R1", None, "GigabitEthernet1/0/1"),
+        ("Core-R2", "GigabitEthernet1/0/1", "GigabitEthernet1/0/2"),
+        ("PSS", "GigabitEthernet0/2", None),
+    ]
+    report = Validator(ts).run()
+    assert not [f.render() for f in report.errors if "TTACB-P2-005" in f.render()]
+    assert [f.message for f in report.errors if "TTACB-P2-006" in f.render()] == [
+        "path 1: Core-R2 GE1/0/2 is cabled to PSS, not to the hop before, Core-R1"
+    ]
+    # Track B's rules compare the whole line: the right path through the wrong ingress port is wrong
+    result = tmp_path / "result.csv"
+    wrong = L2_GOLD.replace("PSS(GigabitEthernet0/2)", "PSS(GigabitEthernet0/3)")
+    for answer, verdict in ((L2_GOLD, True), (wrong, False)):
+        result.write_bytes(f"\ufeffid,prediction\r\n5,{answer}\r\n".encode())
+        run = tmp_path / f"run-{verdict}"
+        proc = run_cli("evaluate", "import-results", str(result), "--format", "trackb", "--tasks", str(out),
+                       "--out", str(run))  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        proc = run_cli("evaluate", "score", str(run), "--tasks", str(out), "--metrics", "ttac", "--json")
+        rows = {t["task_id"]: t for t in json.loads(proc.stdout)["ttac"]["tasks"]}
+        assert rows["TTACB-P2-005"]["verdict"] is verdict
+
+
+def test_l2_gold_refuses_what_it_cannot_read() -> None:
+    from ctbench.authoring.trackb_import import gold_answer
+
+    nodes = ["A", "B", "C"]
+    with pytest.raises(ValueError, match="one port"):
+        gold_answer("l2-path", "A(GE1)->B(GE2)->C(GE3)", nodes)  # B: in or out?
+    with pytest.raises(ValueError, match="no device"):
+        gold_answer("l2-path", "A(GE1)->X(GE2)", nodes)
+    with pytest.raises(ValueError, match="ingress"):
+        from ctbench.model import GoldPath, PathHop
+
+        GoldPath(
+            hops=[
+                PathHop(node="A", egress="GE1"),
+                PathHop(node="B", egress="GE2"),
+                PathHop(node="C", ingress="GE3"),
+            ]
+        )

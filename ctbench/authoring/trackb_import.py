@@ -209,30 +209,48 @@ def gold_answer(kind: Kind, text: str, nodes: Iterable[str]) -> GoldAnswer:
             node, obj, label = (p.strip() for p in ln.split(";", 2))
             triples.append(RcaTriple(node=node, object=obj, label=label))
         return GoldAnswer(rca=triples)
-    split = node_splitter(nodes)
+    names = set(nodes)
+    split = node_splitter(names)
     paths: list[GoldPath] = []
     for ln in lines:
+        tokens = [t.strip() for t in ln.split("->")]
+        ports = [_PAREN_HOP.match(t) for t in tokens]
+        if all(ports):
+            paths.append(GoldPath(hops=l2_hops([(m.group(1), m.group(2)) for m in ports if m], names)))
+            continue
         hops: list[PathHop] = []
-        for token in (t.strip() for t in ln.split("->")):
-            m = _PAREN_HOP.match(token)
-            if m:  # L2: node(port); the port a node is left by is its egress
-                node, port = m.group(1), m.group(2)
-                if hops and hops[-1].node == node:
-                    hops[-1] = PathHop(node=node, egress=port)
-                elif hops and hops[-1].egress is None:
-                    hops[-1] = PathHop(node=hops[-1].node, egress=port)
-                    hops.append(PathHop(node=node))
-                else:
-                    hops.append(PathHop(node=node, egress=port))
-                continue
+        for token in tokens:
             found = split(token)
             if found is None:
                 raise ValueError(f"path hop {token!r} names no device of the phase")
             hops.append(PathHop(node=found[0], egress=found[1]))
-        if hops and hops[-1].egress is not None and _PAREN_HOP.match(ln.split("->")[-1].strip()):
-            hops[-1] = PathHop(node=hops[-1].node)
         paths.append(GoldPath(hops=hops))
     return GoldAnswer(paths=paths)
+
+
+def l2_hops(ports: list[tuple[str, str]], names: set[str]) -> list[PathHop]:
+    """An L2 path ``A(out)->B(in)->B(out)->C(in)`` as hops with both ports: a node is entered by the
+    first port written for it and left by the last (the first node is only left, the last only
+    entered)."""
+    groups: list[tuple[str, list[str]]] = []
+    for node, port in ports:
+        if node not in names:
+            raise ValueError(f"path hop {node}({port}) names no device of the phase")
+        if groups and groups[-1][0] == node:
+            groups[-1][1].append(port)
+        else:
+            groups.append((node, [port]))
+    if len(groups) < 2:
+        raise ValueError("an L2 path crosses at least two devices")
+    hops = [PathHop(node=groups[0][0], egress=groups[0][1][-1])]
+    for node, seen in groups[1:-1]:
+        if len(seen) < 2:
+            raise ValueError(
+                f"{node} is crossed with one port ({seen[0]}); an L2 path names its in and out ports"
+            )
+        hops.append(PathHop(node=node, ingress=seen[0], egress=seen[-1]))
+    hops.append(PathHop(node=groups[-1][0], ingress=groups[-1][1][0]))
+    return hops
 
 
 # --------------------------------------------------------------------------- LLDP links

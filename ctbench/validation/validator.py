@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from ctbench.derived import derive, mismatches
 from ctbench.errors import CtbError
-from ctbench.model import Family, HiddenSpec, Network, TaskSpec
+from ctbench.model import Device, Family, HiddenSpec, Network, PathHop, TaskSpec
 from ctbench.store import (
     CONFIG_FILE,
     HIDDEN_FILE,
@@ -856,6 +856,8 @@ class Validator:
                         expected="a device of the network",
                     )
                     continue
+                if hop.ingress is not None and h > 0:
+                    self._check_ingress(ctx, net, peer, dev, path.hops[h - 1].node, hop, p, loc)
                 if hop.egress is None or h + 1 >= len(path.hops):
                     continue
                 egress = self.vendors.iface(dev, hop.egress)
@@ -895,6 +897,38 @@ class Validator:
                             loc=[*loc, "egress"],
                             expected=f"a link between {hop.node} and {nxt} under links",
                         )
+
+    def _check_ingress(
+        self,
+        ctx: _Ctx,
+        net: Network,
+        peer: dict[tuple[str, str], str],
+        dev: Device,
+        before: str,
+        hop: PathHop,
+        p: int,
+        loc: list[str | int],
+    ) -> None:
+        """An ingress port (Track B's L2 paths) is the hop's own, and cabled to the hop before it."""
+        assert hop.ingress is not None
+        ingress = self.vendors.iface(dev, hop.ingress)
+        ifaces = self._interfaces(net, hop.node)
+        if ifaces and ingress not in ifaces:
+            ctx.error(
+                "answer-interface",
+                f"path {p + 1}: {hop.node} has no interface {hop.ingress!r}",
+                loc=[*loc, "ingress"],
+                expected="one of " + ", ".join(sorted(ifaces)[:8]),
+            )
+            return
+        linked = peer.get((hop.node, ingress))
+        if linked is not None and linked != before:
+            ctx.error(
+                "path-link",
+                f"path {p + 1}: {hop.node} {hop.ingress} is cabled to {linked}, not to the hop before, {before}",
+                loc=[*loc, "ingress"],
+                expected=f"the interface of {hop.node} that links to {before}",
+            )
 
     def _check_leaks(self, ctx: _Ctx, task: TaskSpec, hidden: HiddenSpec) -> None:
         statement = task.statement.lower()
