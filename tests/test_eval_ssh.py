@@ -116,7 +116,7 @@ def plan(task_set: Path) -> dict[str, Any]:
     return out
 
 
-def run(task_set: Path, tmp_path: Path, mode: str, **extra: Any) -> Path:
+def run(task_set: Path, tmp_path: Path, mode: str, name: str, **extra: Any) -> Path:
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(plan(task_set)), encoding="utf-8")
     settings = RunSettings(
@@ -124,13 +124,11 @@ def run(task_set: Path, tmp_path: Path, mode: str, **extra: Any) -> Path:
         agent_cmd=agent_script(tmp_path, "ssh_agent.py", AGENT) + f" {mode} {plan_file}",
         tasks=task_set,
         select=",".join(TASKS),
-        out=tmp_path / f"run-{mode}",
+        out=tmp_path / f"run-{name}",
         allow_unreviewed=True,
         concurrency=2,
         timeout_s=240,
         retries=0,
-        sandbox="bwrap",
-        sandbox_network="loopback",
         **extra,
     )
     report = Runner(settings).run()
@@ -152,8 +150,15 @@ def trajectory(folder: Path, line: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
 def test_an_ssh_agent_scores_like_the_same_agent_over_mcp(task_set: Path, tmp_path: Path) -> None:
-    ssh_run = run(task_set, tmp_path, "ssh", ssh=True)
-    mcp_run = run(task_set, tmp_path, "mcp")
+    mcp_run = run(task_set, tmp_path, "mcp", "mcp", sandbox="bwrap", sandbox_network="loopback")
+    # the default sandbox (whatever its network is), then the loopback-only network
+    for name, network in (("default", {}), ("loopback", {"sandbox_network": "loopback"})):
+        ssh_run = run(task_set, tmp_path, "ssh", f"ssh-{name}", ssh=True, **network)
+        assert "sandbox: bwrap" in (ssh_run / "run.yaml").read_text(encoding="utf-8")
+        same_score(task_set, ssh_run, mcp_run)
+
+
+def same_score(task_set: Path, ssh_run: Path, mcp_run: Path) -> None:
     ssh_lines, mcp_lines = lines(ssh_run), lines(mcp_run)
     gold = plan(task_set)
     for tid in TASKS:
@@ -173,7 +178,7 @@ def test_an_ssh_agent_scores_like_the_same_agent_over_mcp(task_set: Path, tmp_pa
         assert mcp_calls == want
         assert s["commands"] == m["commands"] == len(want)
     config = (ssh_run / "run.yaml").read_text(encoding="utf-8")
-    assert "ssh: true" in config and "sandbox: bwrap" in config
+    assert "ssh: true" in config
     scored = {
         name: score_run(folder, TaskSet.open(task_set), write=False, n_resamples=200)
         for name, folder in (("ssh", ssh_run), ("mcp", mcp_run))

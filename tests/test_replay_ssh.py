@@ -140,6 +140,28 @@ def test_each_family_greets_with_its_login_banner() -> None:
         assert nxos.endswith(b"library.txt.\r\nDC_SPINE_01#")
 
 
+def test_a_vrp8_device_greets_with_vrp8_s_one_line_form(tmp_path: Path) -> None:
+    import shutil
+
+    from ruamel.yaml import YAML
+
+    tasks = tmp_path / "tasks"
+    shutil.copytree(TASKS, tasks)
+    path, yaml = tasks / "networks" / "campus-lab.yaml", YAML()
+    doc = yaml.load(path.read_text())
+    next(d for d in doc["devices"] if d["name"] == "CORE_SW_01")["os"] = "huawei_vrp8"
+    with path.open("w") as fh:
+        yaml.dump(doc, fh)
+    engine = ReplayEngine(TaskSet.open(tasks))
+    with engine.open_session("PATH-011") as session:
+        greeting = DeviceTerminal(session, "CORE_SW_01").greeting(now=datetime(2026, 12, 2, 9, 0, 0))
+    assert greeting == (
+        b"\r\nInfo: The max number of VTY users is 5, the number of current VTY users online is 1, "
+        b"and total number of terminal users online is 1.\r\n"
+        b"      The current login time is 2026-12-02 09:00:00.\r\n<CORE_SW_01>"
+    )
+
+
 def test_nxos_header_and_ios_motd_come_from_the_device_s_own_recordings() -> None:
     mine = (
         "Cisco Nexus Operating System (NX-OS) Software\r\nTAC support: http://www.cisco.com/tac\r\n"

@@ -9,6 +9,8 @@ expect. IOS prints only a banner the device is configured with, so an IOS device
 
 Sources: VRP5's lines appear in many public login transcripts (``Info: The max number of VTY users
 is 10, and the number`` / ``of current VTY users on line is 1.`` / ``The current login time is
+...``; VRP8's one-line form, seen in V800R011 transcripts, ``Info: The max number of VTY users
+is 5, the number of current VTY users online is 1, and total number of terminal users online is
 ...``); the Comware box likewise (``New H3C Technologies Co., Ltd.``, 2004-2017 release line); the
 NX-OS header is that of a real ``show version`` capture, ``tests/fixtures/vendor-cli/cisco_nxos/
 show_version/1.raw`` (ntc-templates, Apache-2.0), unless the device has its own ``show version``
@@ -27,6 +29,12 @@ if TYPE_CHECKING:
 VRP_LOGIN = (
     "Info: The max number of VTY users is 10, and the number\n"
     "      of current VTY users on line is {online}.\n"
+    "      The current login time is {now}.\n"
+)
+
+VRP8_LOGIN = (
+    "Info: The max number of VTY users is 5, the number of current VTY users online is {online}, "
+    "and total number of terminal users online is {online}.\n"
     "      The current login time is {now}.\n"
 )
 
@@ -106,9 +114,9 @@ def login_banner(session: Session, device: str, *, online: int = 1, now: datetim
     if found is None:
         return ""
     family = found.info.os
-    if family == "huawei_vrp":
+    if family in ("huawei_vrp", "huawei_vrp8"):
         when = (now or datetime.now()).strftime("%Y-%m-%d %H:%M:%S")
-        return VRP_LOGIN.format(online=online, now=when)
+        return (VRP_LOGIN if family == "huawei_vrp" else VRP8_LOGIN).format(online=online, now=when)
     if family == "hp_comware":
         return COMWARE_BOX
     if family == "cisco_nxos":
@@ -118,4 +126,4 @@ def login_banner(session: Session, device: str, *, online: int = 1, now: datetim
     return ""
 
 
-__all__ = ["COMWARE_BOX", "NXOS_HEADER", "VRP_LOGIN", "ios_motd", "login_banner", "nxos_header"]
+__all__ = ["COMWARE_BOX", "NXOS_HEADER", "VRP8_LOGIN", "VRP_LOGIN", "ios_motd", "login_banner", "nxos_header"]
