@@ -28,7 +28,7 @@ pytest.importorskip("pyrage")
 from ctbench.approval.records import load_records  # noqa: E402
 from ctbench.review.workflow import ReviewDesk  # noqa: E402
 from ctbench.sealing import SealError  # noqa: E402
-from tests.review_support import RCA_ANSWER, git  # noqa: E402
+from tests.review_support import RCA_ANSWER, git, trailers  # noqa: E402
 from tests.team_support import Keys, Team, all_objects, copy_team, make_keys, make_team  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("review-team")
@@ -187,3 +187,38 @@ def test_no_clone_holds_plain_gold_at_any_step(
     assert blind is not None and blind.answer == "" and blind.answer_intact()
     assert blind.plain_answer(team.keys["alice"].age_identity, "round-01") == RCA_ANSWER
     assert blind.plain_answer(team.keys["bob"].age_identity, "round-01") == RCA_ANSWER
+
+
+@pytest.mark.parametrize("protection", ["on", "protection-off"])
+@pytest.mark.parametrize("how", ["unsigned", "other-person"])
+def test_a_forged_unseal_step_fails_the_audit(
+    team: Team, how: str, protection: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """alice's unseal for bob re-committed unsigned, or re-signed by maint in her name: the audit
+    verifies seal and unseal steps like every other step, and names the commit."""
+    from ctbench.approval import signatures
+
+    if protection == "protection-off":  # only the commits that wrote reviews/ are verified (as before)
+        monkeypatch.setattr(signatures, "_SEAL_ACTIONS", set())
+    team.review("alice", "submit", "RCA-101")
+    team.review("maint", "assign", "RCA-101", "--reviewer", "bob", "--apply")
+    team.blind("bob")
+    team.review("alice", "unseal", "RCA-101", "--for", "bob")
+    alice = team.clone_dir("alice")
+    assert trailers(alice)["Ctbench-Action"] == "unseal"
+    if how == "unsigned":
+        git("commit", "-q", "--amend", "--no-edit", "--no-gpg-sign", cwd=alice)
+    else:
+        key = str(team.keys["maint"].ssh_private)
+        git("-c", f"user.signingkey={key}", "commit", "-q", "--amend", "--no-edit", "-S", cwd=alice)
+    git("push", "-q", "--force", "origin", "review/RCA-101", cwd=alice)
+    bad = git("rev-parse", "HEAD", cwd=alice)
+    text = team.review("maint", "audit", "RCA-101", expect=0 if protection == "protection-off" else 1)
+    if protection == "protection-off":
+        assert bad[:10] not in text
+        return
+    expected = {
+        "unsigned": "unsigned; alice's steps are signed with their key",
+        "other-person": "signed by maint's key, but the step names alice",
+    }[how]
+    assert f"commit {bad[:10]} (review(RCA-101): unseal the gold for bob): {expected}" in text

@@ -5,8 +5,10 @@ RCA-101 from their own clones; every commit is signed by git itself (gpg.format=
 adversary forges the record four ways, as one would with plain git: a hand-edited record
 (disagree -> agree, outcome and status approved), a step re-committed unsigned, a step re-signed
 with a key nobody lists (mallory's), and a step re-signed by alice in bob's name. Each fails the
-audit and the run gate, naming the commit; with the protection off (the checker's reviewers.yaml
-without the ``ssh:`` lines, as a set without signing keys) the same forgery passes both.
+audit and the run gate, naming the commit; with the protection off (main's reviewers.yaml committed
+without the ``ssh:`` lines, as a set without signing keys) the same forgery passes both. The keys
+are read from main's committed reviewers.yaml: a key an adversary lists in a working tree or on a
+review branch verifies nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pytest
 from ctbench.approval.check import approval_state
 from ctbench.approval.gate import apply_gate
 from ctbench.store import TaskSet
-from tests.review_support import git
+from tests.review_support import git, trailers
 from tests.team_support import Keys, Team, copy_team, make_keys, make_team
 
 pytestmark = pytest.mark.xdist_group("review-team")
@@ -134,8 +136,9 @@ def test_a_forged_step_fails_the_audit_and_the_gate(team: Team, how: str, protec
     bad = _forge(team, how)
     maint = team.clone("maint")
     reviewers = team.tasks("maint") / "reviewers.yaml"
-    if protection == "protection-off":  # the checker's file lists no signing keys: steps unsigned, unverified
+    if protection == "protection-off":  # main's file lists no signing keys: steps unsigned, unverified
         reviewers.write_text(re.sub(r"\n    ssh: [^\n]*", "", reviewers.read_text()))
+        git("commit", "-qam", "reviewers: no signing keys", cwd=maint)
     text = team.review("maint", "audit", "RCA-101", expect=0 if protection == "protection-off" else 1)
     git("fetch", "-q", "origin", cwd=maint)
     git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=maint)
@@ -173,4 +176,88 @@ def test_a_step_needs_the_key_listed_for_its_actor(team: Team) -> None:
     allowed = signers_file(team)
     assert (
         git("-c", f"gpg.ssh.allowedSignersFile={allowed}", "log", "-1", "--format=%G?%GS", cwd=bob) == "Gbob"
+    )
+
+
+@pytest.mark.parametrize("protection", ["on", "protection-off"])
+def test_a_key_listed_outside_main_verifies_nothing(
+    team_keys: dict[str, Keys], tmp_path: Path, protection: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """alice, from a clone with bob's git identity and mallory's signing key, lists that key as bob's in
+    reviewers.yaml on the review branch and takes bob's whole review herself: ctb-review signs every
+    step "by bob". The audit, the gate (in maint's clone and in hers) and the merge read the keys from
+    main's committed reviewers.yaml, and refuse every one of those steps."""
+    from ctbench.approval import signatures
+    from ctbench.people import load_people
+
+    if protection == "protection-off":  # the keys as the working tree lists them (as before)
+        monkeypatch.setattr(
+            signatures,
+            "trusted_people",
+            lambda root, rel, _main, _remote: load_people(root / rel / "reviewers.yaml"),
+        )
+    team = make_team(tmp_path / "t", team_keys)
+    team.review("alice", "submit", "RCA-101")
+    mallory = team.keys["mallory"]
+    forge = team.clone("forge", name="Bob Dylan", mail="bob@example.net", signing=False)
+    git("config", "gpg.format", "ssh", cwd=forge)
+    git("config", "user.signingkey", str(mallory.ssh_private), cwd=forge)
+    git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=forge)
+    reviewers = team.tasks("forge") / "reviewers.yaml"
+    reviewers.write_text(reviewers.read_text().replace(team.keys["bob"].ssh_public, mallory.ssh_public))
+    git("commit", "-qam", "reviewers: bob's new laptop key", cwd=forge)
+    git("push", "-q", "origin", "review/RCA-101", cwd=forge)
+    team.blind("forge")
+    team.review("forge", "reveal", "RCA-101", "--all-agree")
+    blind = git("log", "-1", "--format=%H", "--grep=^Ctbench-Action: blind$", cwd=forge)
+    assert trailers(forge, blind)["Ctbench-Actor"] == "bob"
+
+    maint = team.clone("maint")
+    git("fetch", "-q", "origin", cwd=maint)
+    git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=maint)
+    assert mallory.ssh_public in (team.tasks("maint") / "reviewers.yaml").read_text()
+    text = team.review("maint", "audit", "RCA-101", expect=0 if protection == "protection-off" else 1)
+    admitted, skipped = gate(team.tasks("maint"))
+    theirs = gate(team.tasks("forge"))[0]  # in the forger's own clone too
+    if protection == "protection-off":
+        assert "ok [blind by honour; signatures verified]" in text
+        assert admitted == ["RCA-101"] and theirs == ["RCA-101"]  # the forgery goes through
+        return
+    assert f"commit {blind[:10]}" in text and "signed with a key reviewers.yaml lists for nobody" in text
+    assert admitted == [] and theirs == [], skipped
+    assert "lists for nobody" in skipped["RCA-101"]
+    git("checkout", "-q", "main", cwd=maint)
+    err = team.review("maint", "merge", "RCA-101", expect=1)
+    assert "fails the audit" in err
+
+
+@pytest.mark.parametrize("protection", ["on", "protection-off"])
+def test_a_review_branch_never_changes_whose_keys_count(
+    team: Team, protection: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A genuine review whose branch also lists mallory's key for bob is not merged: the keys on main
+    would then verify forgeries of every later review."""
+    from ctbench.review import workflow
+
+    if protection == "protection-off":
+        monkeypatch.setattr(workflow, "TRUST_FILES", ())
+    alice = team.clone("alice")
+    git("fetch", "-q", "origin", cwd=alice)
+    git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=alice)
+    reviewers = team.tasks("alice") / "reviewers.yaml"
+    reviewers.write_text(
+        reviewers.read_text().replace(team.keys["bob"].ssh_public, team.keys["mallory"].ssh_public)
+    )
+    git("commit", "-qam", "reviewers: tidy", cwd=alice)
+    git("push", "-q", "origin", "review/RCA-101", cwd=alice)
+    team.review("bob", "reveal", "RCA-101", "--all-agree")
+    if protection == "protection-off":
+        team.review("maint", "merge", "RCA-101")
+        main = git("show", "main:tasks/reviewers.yaml", cwd=team.clone_dir("maint"))
+        assert team.keys["mallory"].ssh_public in main  # mallory's key now signs as bob
+        return
+    err = team.review("maint", "merge", "RCA-101", expect=1)
+    assert "review/RCA-101 changes tasks/reviewers.yaml" in err
+    assert git("rev-parse", "main", cwd=team.clone_dir("maint")) == git(
+        "rev-parse", "origin/main", cwd=team.clone_dir("maint")
     )

@@ -77,9 +77,9 @@ def approval_state(ts: TaskSet, ref: TaskRef | str) -> ApprovalState:
             + " changed since the review approved it",
         )
     from ctbench.approval.signatures import verify_worktree_task
-    from ctbench.people import people_of
 
-    steps = verify_worktree_task(ts.root, ref.path, ref.id, people_of(ts.root))
+    review = ts.config.review
+    steps = verify_worktree_task(ts.root, ref.path, ref.id, review.main_branch, review.remote)
     if not steps.ok:
         return ApprovalState(False, f"review steps not verified: {steps.problems[0]}")
     return ApprovalState(True, None)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctbench.commits import TRAILER_PREFIX, ReviewAction
-from ctbench.people import People
+from ctbench.people import PEOPLE_FILE, People, load_people
 
 _FORMAT = "%H%x1f%G?%x1f%GS%x1f%GK%x1f%an%x1f%ae%x1f%s%x1f%(trailers:only=true,unfold=true)%x1e"
 _REVIEW_ACTIONS = {a.value for a in ReviewAction}
@@ -51,6 +51,9 @@ _ACTOR_BY_ACTION = {
     "unseal": "unsealed-by",
 }
 """Older steps (before ``Ctbench-Actor``): the trailer that names who took them."""
+_SEAL_ACTIONS = {"seal", "unseal"}
+SEALED_GOLD = "hidden.yaml.age"
+SEAL_RECIPIENTS = "hidden.recipients.yaml"
 _SIG_WORDS = {
     "N": "unsigned",
     "B": "its signature is bad (the commit was changed after it was signed)",
@@ -102,12 +105,42 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def verify_steps(root: Path, rev: str | None, task_rel: str, task_id: str, people: People) -> StepsVerdict:
-    """Check every commit that touched ``task_rel/reviews`` up to ``rev`` (None: HEAD and the working tree)."""
-    if not people.signing:
-        return StepsVerdict(signed=False)
-    verdict = StepsVerdict(signed=True)
-    reviews = f"{task_rel}/reviews"
+def trusted_people(root: Path, set_rel: str, main_branch: str, remote: str | None) -> People:
+    """The people as the main branch's committed history lists them, never as a working tree does.
+
+    The keys that decide whether a step verifies cannot come from a file the person being checked
+    can edit: a ``reviewers.yaml`` changed in a working tree, or committed on a review branch (which
+    is the author's to edit), could list the forger's own key under somebody else's id. The file is
+    read from ``<remote>/<main>`` when it is ahead of the local ``<main>`` (or there is no local one),
+    else from the local ``<main>``; a repository with neither has nothing committed to trust, and
+    its working tree's file is read.
+    """
+    rel = f"{set_rel}/{PEOPLE_FILE}" if set_rel not in ("", ".") else PEOPLE_FILE
+
+    def rev(ref: str) -> str | None:
+        proc = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.strip() or None
+
+    local = rev(f"refs/heads/{main_branch}")
+    far = rev(f"refs/remotes/{remote}/{main_branch}") if remote else None
+    tip = local
+    if far and (not local or _git(root, "merge-base", "--is-ancestor", local, far).returncode == 0):
+        tip = far
+    if tip is None:
+        return load_people(root / rel)
+    where = f"{rel} on {main_branch} ({tip[:10]})"
+    shown = _git(root, "cat-file", "blob", f"{tip}:{rel}")
+    if shown.returncode != 0:
+        return People(source=where)
+    return load_people(Path(where), shown.stdout)
+
+
+def _verify_log(
+    root: Path, people: People, rev: str, paths: list[str]
+) -> tuple[list[tuple[str, str, str, str, str, str, str, dict[str, str]]], str | None]:
+    """(sha, %G?, signer, key, author name, author email, subject, trailers) of each commit touching ``paths``."""
     with tempfile.TemporaryDirectory(prefix="ctb-signers-") as tmp:
         signers = Path(tmp) / "allowed_signers"
         signers.write_text(people.allowed_signers(), encoding="utf-8")
@@ -119,23 +152,50 @@ def verify_steps(root: Path, rev: str | None, task_rel: str, task_id: str, peopl
             "gpg.ssh.program=ssh-keygen",
             "log",
             f"--format={_FORMAT}",
-            rev or "HEAD",
+            rev,
             "--",
-            reviews,
+            *paths,
         )
     if proc.returncode != 0:
-        verdict.problems.append(
-            f"cannot read the history of {reviews}: {proc.stderr.strip() or proc.returncode}"
-        )
-        return verdict
+        return [], f"cannot read the history of {', '.join(paths)}: {proc.stderr.strip() or proc.returncode}"
+    out = []
     for chunk in proc.stdout.split("\x1e"):
         parts = chunk.strip("\n").split("\x1f")
         if len(parts) < 8:
             continue
         sha, status, signer, key, name, email, subject, trailer_text = parts[:8]
+        out.append((sha, status, signer, key, name, email, subject, _trailers(trailer_text)))
+    return out, None
+
+
+def verify_steps(root: Path, rev: str | None, task_rel: str, task_id: str, people: People) -> StepsVerdict:
+    """Check every commit that touched ``task_rel/reviews`` up to ``rev`` (None: HEAD and the working tree),
+    and every seal or unseal step that touched the task's sealed gold.
+
+    ``people`` must be the trusted list (:func:`trusted_people`), not a working tree's.
+    """
+    if not people.signing:
+        return StepsVerdict(signed=False)
+    verdict = StepsVerdict(signed=True)
+    reviews = f"{task_rel}/reviews"
+    steps, error = _verify_log(root, people, rev or "HEAD", [reviews])
+    if error:
+        verdict.problems.append(error)
+        return verdict
+    sealing, error = _verify_log(
+        root, people, rev or "HEAD", [f"{task_rel}/{SEALED_GOLD}", f"{task_rel}/{SEAL_RECIPIENTS}"]
+    )
+    if error:
+        verdict.problems.append(error)
+        return verdict
+    seen = {s[0] for s in steps}
+    steps += [s for s in sealing if s[0] not in seen and s[7].get("action") in _SEAL_ACTIONS]
+    for sha, status, signer, key, name, email, subject, trailers in steps:
         verdict.steps += 1
         where = f"commit {sha[:10]} ({subject[:60]})"
-        why = _step_problem(status, signer, key, name, email, _trailers(trailer_text), task_id, people)
+        if trailers.get("action") == "seal" and "task" not in trailers:  # one seal commit for many tasks
+            trailers = {**trailers, "task": task_id}
+        why = _step_problem(status, signer, key, name, email, trailers, task_id, people)
         if why:
             verdict.problems.append(f"{where}: {why}")
     if rev is None:
@@ -178,16 +238,22 @@ def _step_problem(
     return None
 
 
-def verify_worktree_task(ts_root: Path, task_path: Path, task_id: str, people: People) -> StepsVerdict:
-    """:func:`verify_steps` for a task folder in a working tree (the run gate, ``ctb-author``)."""
-    if not people.signing:
-        return StepsVerdict(signed=False)
+def verify_worktree_task(
+    ts_root: Path, task_path: Path, task_id: str, main_branch: str = "main", remote: str | None = "origin"
+) -> StepsVerdict:
+    """:func:`verify_steps` for a task folder in a working tree (the run gate, ``ctb-author``), against
+    the people of the main branch's committed ``reviewers.yaml`` (:func:`trusted_people`)."""
     top = _git(task_path, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
+        people = load_people(ts_root / PEOPLE_FILE)
+        if not people.signing:
+            return StepsVerdict(signed=False)
         return StepsVerdict(
             signed=True,
             problems=[f"{ts_root} is not in a git repository: its signed review steps cannot be verified"],
         )
     root = Path(top.stdout.strip())
     rel = task_path.resolve().relative_to(root.resolve()).as_posix()
+    set_rel = ts_root.resolve().relative_to(root.resolve()).as_posix()
+    people = trusted_people(root, set_rel, main_branch, remote)
     return verify_steps(root, None, rel, task_id, people)

@@ -22,6 +22,7 @@ from ctbench.approval.records import parse_record, record_rel
 from ctbench.approval.states import CRITERIA, Action, Verdict
 from ctbench.errors import CtbError
 from ctbench.model import Status
+from ctbench.people import People
 from ctbench.review.gitflow import LogEntry, ReviewRepo
 from ctbench.review.view import TaskState
 from ctbench.sealing import RECIPIENTS_FILE, identity_path, parse_recipients, stanza_count, unseal
@@ -82,14 +83,12 @@ def _first(entries: list[LogEntry], **want: object) -> list[LogEntry]:
     return out
 
 
-def _reviewer_keys(ts: TaskSet) -> dict[str, str]:
-    from ctbench.sealing import people_keys
+def main_people(repo: ReviewRepo) -> People:
+    """The people whose keys the audit trusts: ``reviewers.yaml`` as committed on the main branch."""
+    from ctbench.approval.signatures import trusted_people
 
-    try:
-        keys, _ = people_keys(ts.root / "reviewers.yaml")
-    except CtbError:
-        return {}
-    return keys
+    remote = repo.remote_name if repo.has_remote() else None
+    return trusted_people(repo.workdir, repo.prefix, repo.main_branch, remote)
 
 
 def audit_seal(
@@ -110,7 +109,10 @@ def audit_seal(
         return
     if not commits:
         return
-    keys = _reviewer_keys(ts)
+    try:  # the age keys as main lists them: a branch's reviewers.yaml is its author's to edit
+        keys = main_people(repo).age_keys()
+    except CtbError:
+        keys = {}
     by_key: dict[str, set[str]] = {}
     for name, key in keys.items():
         by_key.setdefault(key, set()).add(name)
@@ -143,6 +145,13 @@ def audit_seal(
             )
             bad += 1
         for r in listed.recipients:
+            if keys and r.key not in by_key:
+                item.fail(
+                    f"{sha[:10]}: {r.name} ({r.role}) can decrypt the sealed gold with a key reviewers.yaml "
+                    "lists for nobody"
+                )
+                bad += 1
+                continue
             who = set(by_key.get(r.key, set()))
             if r.role == "reviewer":
                 who.add(r.name)
@@ -166,7 +175,7 @@ def audit_steps(repo: ReviewRepo, state: TaskState, item: AuditItem) -> None:
     """Every commit that wrote the task's review record is a step signed by the person it names."""
     from ctbench.approval.signatures import verify_steps
 
-    verdict = verify_steps(repo.workdir, state.rev, state.rel, state.id, repo.people)
+    verdict = verify_steps(repo.workdir, state.rev, state.rel, state.id, main_people(repo))
     item.signed = verdict.signed
     for problem in verdict.problems:
         item.fail(problem)

@@ -65,6 +65,8 @@ from ctbench.store import REVIEWS_DIR, TASK_FILE, TaskNotFound, TaskRef, TaskSet
 from ctbench.yamlio import dump_document, load_document
 
 Clock = Callable[[], datetime]
+TRUST_FILES = ("reviewers.yaml", "ctbench.yaml")
+"""Files of a task set the audit trusts as committed on main; a review branch never changes them."""
 
 
 @dataclass
@@ -1026,6 +1028,7 @@ class ReviewDesk:
             item = audit_task(self.ts, repo, state)
             if not item.ok:
                 raise CtbError(f"{task_id} fails the audit, not merged: " + "; ".join(item.problems))
+            self._check_trust_files(branch, tip)
             main = repo.main_branch
             dirty = repo.dirty_paths()
             if repo.current_branch() != main:
@@ -1085,6 +1088,25 @@ class ReviewDesk:
                 result.messages.append(f"pushed {main} to {repo.remote_name}")
             self.ts = self.ts.fresh()
             return result
+
+    def _check_trust_files(self, branch: str, tip: str) -> None:
+        """A review branch may not change the files the audit trusts on main (whose keys count, which
+        branch is main): merged, they would make every later forgery verify."""
+        repo = self.repo
+        main = repo.main_branch
+        local, remote = repo.rev(f"refs/heads/{main}"), repo.rev(repo.remote_ref(main))
+        base_of = remote if remote and (not local or repo.is_ancestor(local, remote)) else local
+        if not base_of or not TRUST_FILES:
+            return
+        prefix = f"{repo.prefix}/" if repo.prefix not in ("", ".") else ""
+        watched = [prefix + name for name in TRUST_FILES]
+        base = repo.git("merge-base", base_of, tip).strip()
+        changed = [p for p in repo.git("diff", "--name-only", base, tip, "--", *watched).split() if p]
+        if changed:
+            raise CtbError(
+                f"{branch} changes {', '.join(changed)}: a review merges its task only; who is who, "
+                f"their keys and the main branch change on {main} itself, by a maintainer"
+            )
 
     def _check_merger(self, actor: str, task_id: str, authors: list[str]) -> None:
         """Roles come from the reviewers file on the main branch (the remote's when it is newer)."""
