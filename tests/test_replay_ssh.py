@@ -178,6 +178,60 @@ def test_nxos_header_and_ios_motd_come_from_the_device_s_own_recordings() -> Non
     assert ios_motd("hostname GW_01\n") == ios_motd(None) == ""
 
 
+VIEWS = [
+    # (device, enter, view prompt, inside: (line, outcome logged, answer's tail), leave, back)
+    (
+        "CORE_SW_01",
+        b"sys\r",
+        "[CORE_SW_01]",
+        [(b"dis arp all\r", "recorded", b"Interface:2\r\n[CORE_SW_01]")],
+        b"quit\r",
+        b"<CORE_SW_01>",
+    ),
+    ("ACC_SW_01", b"system-view\r", "[ACC_SW_01]", [], b"\x1a", b"<ACC_SW_01>"),
+    (
+        "GW_01",
+        b"conf t\r",
+        "GW_01(config)#",
+        [
+            (b"show ip route\r", "invalid", b"% Invalid input detected at '^' marker.\r\nGW_01(config)#"),
+            (b"do show ip route\r", "recorded", b"via 10.0.56.2\r\nGW_01(config)#"),
+            (b"interface Gi1\r", "denied", b"Command authorization failed.\r\nGW_01(config)#"),
+        ],
+        b"end\r",
+        b"GW_01#",
+    ),
+    (
+        "PE_01",
+        b"configure\r",
+        "\n[edit]\nadmin@PE_01# ",
+        [(b"run show arp no-resolve\r", "recorded", b"Total entries: 2\r\n\r\n[edit]\r\nadmin@PE_01# ")],
+        b"exit\r",
+        b"Exiting configuration mode\r\n\r\nadmin@PE_01> ",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("device", "enter", "prompt", "inside", "leave", "back"), VIEWS, ids=[v[0] for v in VIEWS]
+)
+def test_configuration_views_are_entered_used_and_left_as_on_the_device(
+    device: str, enter: bytes, prompt: str, inside: list[tuple[bytes, str, bytes]], leave: bytes, back: bytes
+) -> None:
+    engine = ReplayEngine(TaskSet.open(TASKS))
+    with engine.open_session("PATH-011") as session:
+        term = DeviceTerminal(session, device)
+        assert term.feed(enter).endswith(prompt.replace("\n", "\r\n").encode())
+        for line, outcome, tail in inside:
+            assert term.feed(line).endswith(tail), line
+            assert session.trajectory[-1].outcome.value == outcome, line
+        assert term.feed(leave).endswith(back)
+        assert not term.closed and term.prompt == session.prompt(device)
+        calls = session.trajectory
+    assert calls[0].outcome is Outcome.SESSION and calls[-1].outcome is Outcome.SESSION
+    assert [c.outcome.value for c in calls[1:-1]] == [o for _, o, _ in inside]
+
+
 def test_terminal_without_a_pty_gives_the_recorded_bytes_unchanged() -> None:
     engine = ReplayEngine(TaskSet.open(TASKS))
     want = recordings("PATH-011", "CORE_SW_01")["display arp all"]
@@ -419,6 +473,24 @@ def test_openssh_in_a_pty_sees_the_login_banner_then_the_prompt(keyed: tuple[Ssh
             proc.kill()
             proc.wait()
         os.close(master)
+
+
+@pytest.mark.xdist_group("ssh")
+@pytest.mark.parametrize(("task", "device", "family"), CASES[:4], ids=[c[2] for c in CASES[:4]])
+def test_netmiko_enters_and_leaves_configuration_mode(
+    servers: dict[str, SshServer], task: str, device: str, family: str
+) -> None:
+    conn = connect(servers[task], device, family)
+    try:
+        assert not conn.check_config_mode()
+        conn.config_mode()
+        assert conn.check_config_mode()
+        conn.exit_config_mode()
+        assert not conn.check_config_mode()
+        command, want = next(iter(recordings(task, device).items()))
+        assert lines_of(conn.send_command(command)) == lines_of(want)
+    finally:
+        conn.disconnect()
 
 
 # --------------------------------------------------------------------------- refusals and keys

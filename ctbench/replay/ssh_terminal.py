@@ -24,10 +24,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ctbench.replay.login_banner import login_banner
+from ctbench.replay.observation import Outcome
 from ctbench.replay.session import Session
+from ctbench.replay.ssh_modes import CTRL_Z, VIEWS, View
 
 LEAVE = frozenset({"quit", "exit", "logout"})
 """Words that end the login on every vendor's user view (VRP ``quit``, IOS ``exit``/``logout``)."""
+
+EXEC_WORDS = frozenset({"show", "ping", "traceroute", "clear", "debug", "terminal", "dir", "more"})
+"""IOS EXEC commands: typed in configuration mode without ``do`` they are invalid input."""
 
 MAX_LINE = 8192
 """Characters kept in the input line; a client that never sends Enter cannot grow memory."""
@@ -53,10 +58,13 @@ class DeviceTerminal:
     _after_cr: bool = False
     _escape: str = ""
     _tabs: int = 0
+    view: View | None = None
+    """The configuration view the login is in (:mod:`.ssh_modes`), None in the login view."""
 
     @property
     def prompt(self) -> str:
-        return self.session.prompt(self.device)
+        login = self.session.prompt(self.device)
+        return self.view.prompt(login) if self.view is not None else login
 
     def greeting(self, now: datetime | None = None) -> bytes:
         """What the device prints when the shell starts: its login banner (:mod:`.login_banner`),
@@ -120,6 +128,9 @@ class DeviceTerminal:
         if ch == "\x1b":
             self._escape = ch
             return b""
+        if ch == CTRL_Z and self.view is not None and self.pty:  # back to the login view
+            self.line = ""
+            return self._out("\n") + self._leave("^Z")
         if ch < " " or ch == "\x7f":
             return b""
         return self._type(ch)
@@ -138,10 +149,49 @@ class DeviceTerminal:
         text = line.strip()
         if not text:
             return echo + (self._out(self.prompt) if self.pty else b"")
+        words = text.split()
+        if self.view is not None:
+            if self.view.leaves(words):
+                return echo + self._leave(text)
+            command = self.view.passthrough(line)
+            return echo + (self.run(command) if command is not None else self._refuse(line))
         if text.lower() in LEAVE:
             self.closed = True
             return echo
+        view = VIEWS.get(self._family)
+        if view is not None and self.pty and view.enters(words):
+            self.session.record(self.device, text, None, Outcome.SESSION, view.entered.encode())
+            self.view = view
+            return echo + self._out(view.entered + self.prompt)
         return echo + self.run(line)
+
+    @property
+    def _family(self) -> str:
+        found = self.session.task.device(self.device)
+        return found.info.os if found is not None else ""
+
+    def _leave(self, typed: str) -> bytes:
+        assert self.view is not None
+        left = self.view.left
+        self.session.record(self.device, typed, None, Outcome.SESSION, left.encode())
+        self.view = None
+        return self._out(left + self.prompt)
+
+    def _refuse(self, line: str) -> bytes:
+        """A line inside a configuration view that runs nothing the replay can answer: IOS's invalid
+        input for an EXEC command typed without ``do``, else the device's refusal (nothing changes)."""
+        found = self.session.task.device(self.device)
+        assert found is not None and self.view is not None
+        text = line.strip()
+        first = text.split()[0].lower()
+        if self.view.family == "cisco_ios" and first in EXEC_WORDS:
+            pos = len(line) - len(line.lstrip())
+            said = " " * (len(self.prompt) + pos) + "^\n% Invalid input detected at '^' marker.\n"
+            outcome = Outcome.INVALID
+        else:
+            said, outcome = found.dialect.denied_text(text), Outcome.DENIED
+        self.session.record(self.device, text, None, outcome, said.encode())
+        return self._out(said + self.prompt)
 
     def run(self, line: str) -> bytes:
         """Answer one command line: the device's output followed by its prompt (with a pty)."""
