@@ -222,3 +222,36 @@ def test_a_forged_unseal_step_fails_the_audit(
         "other-person": "signed by maint's key, but the step names alice",
     }[how]
     assert f"commit {bad[:10]} (review(RCA-101): unseal the gold for bob): {expected}" in text
+
+
+@pytest.mark.parametrize("protection", ["on", "protection-off"])
+def test_the_pull_request_quotes_no_validation_message_of_a_sealed_task(
+    team: Team, protection: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A validation error about the sealed gold names the golden command it checked; the pull-request
+    description lists it by file and code only."""
+    from ctbench.model import GoldenAction
+    from ctbench.review import prdesc
+    from ctbench.store import TaskSet
+
+    if protection == "protection-off":  # every finding rendered in full, as for a plain task
+        monkeypatch.setattr(prdesc, "finding_line", lambda f, sealed: f"- `{f.render()}`")
+    team.review("alice", "submit", "RCA-101")
+    ts = TaskSet.open(team.tasks("alice"), identity=team.keys["alice"].age_identity)
+    ref = ts.ref("RCA-101")
+    hidden = ts.load_hidden(ref)
+    hidden.golden_actions.append(
+        GoldenAction(device="CORE_SW_01", command="display vlan", why="VLAN 24 is up.")
+    )
+    ts.save_hidden_model(ref.path, hidden)
+    git("commit", "-qam", "RCA-101: more evidence (sealed)", cwd=team.clone_dir("alice"))
+    pr = team.root / "pr.md"
+    team.review("alice", "pr", "RCA-101", "--out", str(pr), "--no-push")
+    text = pr.read_text()
+    assert "❌ fails" in text and "error[golden-recording]" in text, text
+    quoted = _golden_pattern("CORE_SW_01", "display vlan").search(text.encode())
+    if protection == "protection-off":
+        assert quoted, text
+        return
+    assert not quoted and "display vlan" not in text and leaks(text.encode()) == []
+    assert "messages not shown: the gold is sealed" in text

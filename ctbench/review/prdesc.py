@@ -20,6 +20,7 @@ from ctbench.review.audit import audit_task, git_reader
 from ctbench.review.gitflow import LogEntry, ReviewRepo, branch_name
 from ctbench.review.view import TaskState
 from ctbench.store import HIDDEN_FILE, SEALED_HIDDEN_FILE, TASK_FILE, TaskSet
+from ctbench.validation.validator import Finding
 from ctbench.yamlio import load_fast
 
 _MARK = {Verdict.AGREE: "✅ agree", Verdict.DISAGREE: "❌ disagree", Verdict.OPEN: "⏳ open"}
@@ -329,6 +330,15 @@ def _recording_changes(
     ]
 
 
+def finding_line(f: Finding, *, sealed: bool) -> str:
+    """One validation finding as a list item; on a sealed task without its message, which may quote
+    the gold it checked ("no recording for CORE_SW_01 'display ...'" names a golden command)."""
+    if sealed:
+        where = f"{f.file}:{f.line}" if f.line else f.file
+        return f"- `{_md(where)}: {f.severity.value}[{f.code}]`"
+    return f"- `{_md(f.render())}`"
+
+
 def _validation(ts: TaskSet, repo: ReviewRepo, state: TaskState, rev: str) -> list[str]:
     """``ctb-author validate`` on the branch's version of the task (checked out in a scratch folder)."""
     import subprocess
@@ -366,11 +376,7 @@ def _validation(ts: TaskSet, repo: ReviewRepo, state: TaskState, rev: str) -> li
     )
     out.append("")
     for f in [*errors, *warnings][:12]:
-        if sealed:  # a finding may quote the gold it checked (an answer line, a golden command)
-            where = f"{f.file}:{f.line}" if f.line else f.file
-            out.append(f"- `{_md(where)}: {f.severity.value}[{f.code}]`")
-        else:
-            out.append(f"- `{_md(f.render())}`")
+        out.append(finding_line(f, sealed=sealed))
     if sealed and (errors or warnings):
         out += [
             "",
