@@ -24,7 +24,7 @@ from ctbench.approval.hashes import PART_TITLES, PartReader, content_hashes, dis
 from ctbench.approval.records import ReviewRecord, load_records
 from ctbench.approval.states import CRITERIA, Criterion, Verdict
 from ctbench.errors import CtbError
-from ctbench.model import Status
+from ctbench.model import Status, TaskSpec
 from ctbench.store import TaskRef, TaskSet
 
 SEED_REASON = (
@@ -40,11 +40,14 @@ class ApprovalState(NamedTuple):
     reason: str | None
 
 
-def approval_state(ts: TaskSet, ref: TaskRef | str) -> ApprovalState:
-    """Whether ``ref`` is approved and unchanged since its approval; never raises for a bad task."""
+def approval_state(ts: TaskSet, ref: TaskRef | str, task: TaskSpec | None = None) -> ApprovalState:
+    """Whether ``ref`` is approved and unchanged since its approval; never raises for a bad task.
+
+    ``task``: its ``task.yaml`` as the caller already loaded it (the run gate has every candidate's),
+    so it is not parsed twice."""
     try:
         ref = ts.ref(ref) if isinstance(ref, str) else ref
-        task = ts.load_task(ref)
+        task = task if task is not None else ts.load_task(ref)
         records = load_records(ref.path)
     except CtbError as exc:
         return ApprovalState(False, f"unreadable: {exc}")

@@ -75,17 +75,40 @@ def review_problem(task_dir: Path, spec: TaskSpec) -> str | None:
 
 
 def validation_problems(
-    task_set: TaskSet, refs: Sequence[TaskRef], specs: Mapping[str, TaskSpec] | None = None
+    task_set: TaskSet,
+    refs: Sequence[TaskRef],
+    specs: Mapping[str, TaskSpec] | None = None,
+    *,
+    reuse: bool = True,
 ) -> dict[str, str]:
     """First validation error of each task that has one (id -> "file:line: message").
 
     An error in a network file (a link to an unknown device, a file that does not load) belongs to
     no task of its own: with ``specs`` (id -> task) it is each task's on that network - the whole
-    task is what the replay serves.
+    task is what the replay serves. ``reuse``: outcomes of tasks whose files (and the set's shared
+    files, and the code) have not changed since they were last validated are taken from the
+    user's cache (:mod:`ctbench.validation.cache`); only the others are validated.
     """
+    if not reuse:
+        return _validate(task_set, refs, specs)
+    from ctbench.validation.cache import ValidationCache
+
+    store = ValidationCache.open(task_set, "with networks" if specs else "tasks alone")
+    known, todo = store.lookup(refs)
+    found = _validate(task_set, todo, specs) if todo else {}
+    store.store(dict(found), todo)
+    out = {tid: problem for tid, problem in known.items() if problem is not None}
+    out.update(found)
+    return out
+
+
+def _validate(
+    task_set: TaskSet, refs: Sequence[TaskRef], specs: Mapping[str, TaskSpec] | None
+) -> dict[str, str]:
     from ctbench.validation import Validator
 
-    report = Validator(task_set).run(refs)
+    # errors only: the warnings that compare tasks with each other (copied gold) never keep one out
+    report = Validator(task_set).run(refs, cross_task=False)
     out: dict[str, str] = {}
     in_files: dict[str, str] = {}
     for finding in report.errors:
@@ -93,7 +116,10 @@ def validation_problems(
             out.setdefault(finding.task, finding.render())
         else:
             in_files.setdefault(finding.file, finding.render())
+    checked = {ref.id for ref in refs}
     for task_id, spec in (specs or {}).items():
+        if task_id not in checked:
+            continue
         path = task_set.network_file(spec.network) if task_id not in out else None
         if path is not None and (problem := in_files.get(set_relative(task_set.root, path))):
             out[task_id] = f"its network {spec.network} {problem}"
@@ -165,14 +191,14 @@ def apply_gate(
     skipped: list[Skipped] = []
     unreviewed: list[str] = []
     invalid_run: list[str] = []
-    for ref, _spec in pairs:
+    for ref, spec in pairs:
         problem = invalid.get(ref.id)
         if problem is not None:
             if not allow_invalid:
                 skipped.append(Skipped(ref.id, f"fails validation: {problem}"))
                 continue
             invalid_run.append(ref.id)
-        review = approval_state(task_set, ref).reason  # the one answer to "approved?" (sealed gold too)
+        review = approval_state(task_set, ref, spec).reason  # the one answer to "approved?" (sealed gold too)
         if review is not None and ref.id in released:
             review = _release_problem(task_set, ref, released[ref.id])
         if review is not None:

@@ -13,6 +13,12 @@
 3. The ``ctb-replay mcp --connect`` proxy (what every agent CLI starts) against the direct
    ``ctb-replay mcp TASK``, real MCP client on stdio, in the same run (tests/bench/bench_sandbox.py's
    measurement, there also from inside the sandbox). Target: at least half the direct rate.
+4. The run gate (``apply_gate``: validation and approval) over the 1,000 generated tasks: as it was
+   (every task validated, the copied-gold comparison included), the first time with the validation
+   cache (every task validated, outcomes stored), and again (outcomes reused by content hash).
+   Target: under 2 s reused (11 s before the cache, issue 25).
+
+``--part overhead,speedup,mcp,gate`` runs only those parts (default: all).
 """
 
 from __future__ import annotations
@@ -115,17 +121,65 @@ def _bare_attempts(tasks: Path, n: int) -> float:
         shutil.rmtree(settings.out, ignore_errors=True)  # type: ignore[arg-type]
 
 
+def bench_gate(tasks: Path, cache: Path) -> None:
+    """Part 4: the gate as it was, with a cold cache and with a warm one, in one run."""
+    import os
+
+    from ctbench.approval import gate as gate_mod
+    from ctbench.evaluate.runner import Selection, select_tasks
+    from ctbench.store import TaskSet
+    from ctbench.validation.validator import Validator
+
+    os.environ["CTBENCH_CACHE_DIR"] = str(cache)
+    shutil.rmtree(cache, ignore_errors=True)
+    ts = TaskSet.open(tasks)
+    pairs = [(c.ref, c.spec) for c in select_tasks(ts, Selection.parse(None), [])]
+
+    def timed(label: str) -> float:
+        fresh = TaskSet.open(tasks)
+        t0 = time.perf_counter()
+        result = gate_mod.apply_gate(fresh, pairs, allow_unreviewed=True)
+        took = time.perf_counter() - t0
+        print(
+            f"   {label:<34}{took:6.2f} s  ({len(result.admitted)} admitted, {len(result.skipped)} skipped)"
+        )
+        return took
+
+    def old_validation(task_set, refs, specs=None, *, reuse=True):  # type: ignore[no-untyped-def]
+        report = Validator(task_set).run(refs)  # the copied-gold warnings too, every task every time
+        return {f.task: f.render() for f in report.errors if f.task}
+
+    print(f"\n4. the run gate over {len(pairs)} tasks (--allow-unreviewed: validation and approval state)")
+    real = gate_mod.validation_problems
+    gate_mod.validation_problems = old_validation
+    try:
+        timed("baseline: no cache, as it was")
+    finally:
+        gate_mod.validation_problems = real
+    timed("cache cold (validate, store)")
+    warm = timed("cache warm (reuse by content hash)")
+    print(f"   target < 2 s reused: {'met' if warm < 2 else 'MISSED'}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", type=int, default=1000, help="generated tasks for the overhead run")
     ap.add_argument("--sleep-tasks", type=int, default=64, help="tasks for the concurrency-32 run")
     ap.add_argument("--mcp-calls", type=int, default=500, help="run_command calls per MCP transport")
+    ap.add_argument(
+        "--part", default="overhead,speedup,mcp,gate", help="which parts to run (comma-separated)"
+    )
     args = ap.parse_args()
+    parts = set(args.part.split(","))
     work = Path(tempfile.mkdtemp(prefix="ctbench-bench-runner-"))
     try:
         tasks = work / "tasks"
         clone_tasks(tasks, max(args.tasks, args.sleep_tasks))
         print(f"task set: {tasks} ({args.tasks} generated RCA tasks + the 3 bundled)")
+        if "gate" in parts:
+            bench_gate(tasks, work / "cache")
+        if parts <= {"gate"}:
+            return 0
 
         prep, run_s, n = _run(
             tasks,
