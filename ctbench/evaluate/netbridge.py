@@ -3,21 +3,26 @@
 Run as ``python -I -S netbridge.py PORT=SOCKET... -- AGENT ARGV...``: it listens on
 ``127.0.0.1:PORT`` for each pair, starts the agent, carries every connection to its socket (the
 runner's replay server, or the runner's relay to a model endpoint), and exits with the agent's exit
-status. Standard library only and started without ``site``, so it costs a few milliseconds and
-imports nothing from the task set's machine; it is the sandbox's PID 1 child, so when it ends the
-whole sandbox ends.
+status. It is the sandbox's PID 1 child, so when it ends the whole sandbox ends.
+
+Every attempt pays for it at start-up (issue 25 keeps the sandbox under 50 ms per attempt), so it is
+started without ``site`` and imports only built-in and C modules (``_socket``, ``_thread``,
+``_signal``, ``posix``): the ``socket``, ``threading``, ``subprocess`` and ``signal`` wrappers would
+pull in ``enum``, ``selectors`` and friends and cost more than the interpreter itself, and even
+``os`` costs as much as the rest together. Standard library only, so it imports nothing from the
+machine's task set or virtual environment.
 """
 
-from __future__ import annotations
-
-import signal
-import socket
-import subprocess
+import _signal  # type: ignore[import-not-found]  # no stub; the `signal` wrapper costs 20 ms
+import _socket
+import _thread
+import posix
 import sys
-import threading
+
+_AF_INET, _AF_UNIX, _STREAM = _socket.AF_INET, _socket.AF_UNIX, _socket.SOCK_STREAM
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
+def _pump(src: _socket.socket, dst: _socket.socket) -> None:
     try:
         while True:
             data = src.recv(65536)
@@ -28,56 +33,94 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
         pass
     finally:
         try:
-            dst.shutdown(socket.SHUT_WR)
+            dst.shutdown(_socket.SHUT_WR)
         except OSError:
             pass
 
 
-def _serve(conn: socket.socket, path: str) -> None:
-    up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _both(conn: _socket.socket, up: _socket.socket) -> None:
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def back() -> None:
+        try:
+            _pump(up, conn)
+        finally:
+            done.release()
+
+    _thread.start_new_thread(back, ())
+    _pump(conn, up)
+    done.acquire()
+    conn.close()
+    up.close()
+
+
+def _serve(fd: int, path: str) -> None:
+    conn = _socket.socket(_AF_INET, _STREAM, 0, fd)
+    up = _socket.socket(_AF_UNIX, _STREAM)
     try:
         up.connect(path)
     except OSError:
         conn.close()
         up.close()
         return
-    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    t = threading.Thread(target=_pump, args=(up, conn), daemon=True)
-    t.start()
-    _pump(conn, up)
-    t.join()
-    conn.close()
-    up.close()
+    conn.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+    _both(conn, up)
 
 
-def _listen(port: int, path: str) -> None:
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+def _accept(srv: _socket.socket, path: str) -> None:
+    while True:
+        try:
+            fd, _ = srv._accept()  # type: ignore[attr-defined]  # the raw descriptor
+        except OSError:
+            continue
+        _thread.start_new_thread(_serve, (fd, path))
+
+
+def _listen(port: int) -> _socket.socket:
+    srv = _socket.socket(_AF_INET, _STREAM)
+    srv.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     srv.bind(("127.0.0.1", port))
     srv.listen(512)
-
-    def accept() -> None:
-        while True:
-            conn, _ = srv.accept()
-            threading.Thread(target=_serve, args=(conn, path), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
+    return srv
 
 
 def main(argv: list[str]) -> int:
-    if "--" not in argv:
-        print("netbridge: usage: netbridge.py PORT=SOCKET... -- ARGV...", file=sys.stderr)
+    if "--" not in argv or argv.index("--") == len(argv) - 1:
+        sys.stderr.write("netbridge: usage: netbridge.py PORT=SOCKET... -- ARGV...\n")
         return 2
     cut = argv.index("--")
+    listeners: list[tuple[_socket.socket, str]] = []
     for pair in argv[:cut]:
         port, _, path = pair.partition("=")
-        _listen(int(port), path)
-    child = subprocess.Popen(argv[cut + 1 :])
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda s, f: child.send_signal(s))
-    return child.wait()
+        try:
+            listeners.append((_listen(int(port)), path))
+        except OSError as exc:
+            sys.stderr.write(f"netbridge: cannot listen on 127.0.0.1:{port} in the sandbox: {exc}\n")
+            return 125
+    # listening before the agent starts: its first connection never races the bridge
+    for srv, path in listeners:
+        _thread.start_new_thread(_accept, (srv, path))
+    child_argv = argv[cut + 1 :]
+    try:
+        pid = posix.posix_spawnp(child_argv[0], child_argv, posix.environ)
+    except OSError as exc:
+        sys.stderr.write(f"netbridge: cannot start {child_argv[0]}: {exc}\n")
+        return 127
+
+    def forward(sig: int, _frame: object) -> None:
+        try:
+            posix.kill(pid, sig)
+        except OSError:
+            pass
+
+    for sig in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP):
+        _signal.signal(sig, forward)
+    _, status = posix.waitpid(pid, 0)
+    return posix.waitstatus_to_exitcode(status)
 
 
 if __name__ == "__main__":
     code = main(sys.argv[1:])
-    sys.exit(code if code >= 0 else 128 - code)
+    sys.stderr.flush()
+    posix._exit(code if code >= 0 else 128 - code)
