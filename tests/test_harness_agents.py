@@ -102,7 +102,8 @@ def _settings(name: str, base_url: str, task_set: Path, out: Path, **kw: object)
         "retries": 0,
         "allow_unreviewed": True,
         "sandbox": os.environ.get("CTB_TEST_SANDBOX", "none"),
-        "sandbox_network": os.environ.get("CTB_TEST_SANDBOX_NETWORK", "host"),
+        # the run's default (loopback: each attempt in a network of its own) unless asked otherwise
+        "sandbox_network": os.environ.get("CTB_TEST_SANDBOX_NETWORK", RunSettings.sandbox_network),
     }
     values.update(kw)
     return RunSettings(**values)  # type: ignore[arg-type]
@@ -128,6 +129,9 @@ def test_each_cli_scores_100_and_records_what_the_model_reported(
     expected = "none" if sandbox == "none" else "bwrap"
     assert report.config.options.sandbox == expected
     assert f"sandbox: {expected}" in (report.folder / "run.yaml").read_text(encoding="utf-8")
+    if expected == "bwrap" and "CTB_TEST_SANDBOX_NETWORK" not in os.environ:
+        # the default network: the CLI reached its model only through the sandbox's forwarder
+        assert report.config.options.sandbox_network == "loopback"
     lines = {line["task_id"]: line for line in _lines(report.folder)}
     for tid in TASKS:
         line = lines[tid]

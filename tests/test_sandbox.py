@@ -374,6 +374,56 @@ print(json.dumps({{
     assert seen["other"] != "open" and seen["outside"] != "open"
 
 
+@needs_bwrap
+@pytest.mark.parametrize("capability", [True, False], ids=["as-shipped", "protection-off-no-capability"])
+def test_loopback_serves_an_https_model_endpoint_on_port_443(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capability: bool
+) -> None:
+    """The usual model endpoint (``https://HOST/v1``) is on a port below 1024: the sandbox's forwarder
+    gets the capability to listen there (in its own network only); without it the run refuses to
+    start, in one line, rather than every attempt failing to reach its model."""
+    from ctbench.evaluate.sandbox import BwrapSandbox
+
+    if not capability:
+        monkeypatch.setattr(BwrapSandbox, "_bind_service_args", lambda self: [])
+        with pytest.raises(SandboxError) as err:
+            make_launcher(
+                SandboxSettings(mode="bwrap", network="loopback"),
+                model_endpoints=["https://model.example.invalid/v1"],
+            )
+        assert "cannot listen on port 443 for the model endpoint" in str(err.value)
+        assert "--sandbox-network host" in str(err.value) and "\n" not in str(err.value)
+        return
+    launcher = make_launcher(
+        SandboxSettings(mode="bwrap", network="loopback"),
+        model_endpoints=["https://model.example.invalid/v1"],
+    )
+    script = tmp_path / "net.py"
+    script.write_text(
+        "import socket\n"
+        "try:\n"
+        "    socket.create_connection(('model.example.invalid', 443), timeout=5).close()\n"
+        "    print('open')\n"
+        "except OSError as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    try:
+        code = asyncio.run(
+            run_agent_process(
+                Launch(argv=[sys.executable, str(script)], workspace=ws),
+                log=Log(tmp_path / "log"),
+                launcher=launcher,
+                stdout=ws / "out.txt",
+            )
+        )
+    finally:
+        launcher.close()
+    assert code == 0, (tmp_path / "log").read_text()
+    assert (ws / "out.txt").read_text().strip() == "open"  # the name maps to 127.0.0.1, port 443 listens
+
+
 # --------------------------------------------------------------------------- dying with the runner
 
 

@@ -166,8 +166,9 @@ def _add_run(sub: Any) -> None:
     p.add_argument(
         "--sandbox-network",
         choices=("host", "loopback"),
-        help="network of a sandboxed agent: "
-        "host (shared) or loopback (only the replay and the model endpoint)",
+        help="network of a sandboxed agent: loopback (default: each attempt in its own network "
+        "namespace reaching only its replay and the --base-url model endpoint) or host (the machine's "
+        "network, shared with every other attempt)",
     )
     p.add_argument(
         "--ssh",

@@ -335,7 +335,8 @@ class RunSettings:
     executor_options: dict[str, Any] = field(default_factory=dict)
     sandbox: str = "auto"
     """auto | bwrap | none (:mod:`ctbench.evaluate.sandbox`); auto resolves to bwrap or refuses to run."""
-    sandbox_network: str = "host"
+    sandbox_network: str = "loopback"
+    """host | loopback: each sandboxed attempt alone in its own network (the default, issue 25)."""
     ssh: bool = False
     """External agents also get SSH logins on their attempt's devices (:mod:`ctbench.evaluate.ssh_access`)."""
     limits: AttemptLimits = field(default_factory=AttemptLimits)

@@ -26,16 +26,19 @@ benchmark that allows that measures nothing. So every external agent runs throug
 
 Network (``--sandbox-network``, bwrap only):
 
-``host``
-    The agent shares the runner's network: it reaches the replay on 127.0.0.1 and any model
-    endpoint - and anything else the machine can reach.
-``loopback``
-    A new network namespace with only a loopback interface. A small forwarder
+``loopback`` (default; issue 25: attempts are alone)
+    A new network namespace with only a loopback interface, one per attempt. A small forwarder
     (:mod:`ctbench.evaluate.netbridge`) inside listens on the same ``127.0.0.1:PORT`` as the
     runner's replay server and on each configured model endpoint's port, and carries those
     connections over Unix sockets mounted into the sandbox: the replay and the model answer at
     their usual URLs, and nothing else is reachable at all. A model endpoint given by host name
-    is mapped to 127.0.0.1 in the sandbox's ``/etc/hosts`` (TLS passes through untouched).
+    is mapped to 127.0.0.1 in the sandbox's ``/etc/hosts`` (TLS passes through untouched); for a
+    port below 1024 (``https://``: 443) the sandbox keeps ``CAP_NET_BIND_SERVICE``, which counts
+    only in its own network. Other attempts, the machine's services and a Ray node's GCS, raylet
+    and dashboard are not there to reach.
+``host``
+    The agent shares the runner's network: it reaches the replay on 127.0.0.1 and any model
+    endpoint - and anything else the machine can reach, other attempts included.
 """
 
 from __future__ import annotations
@@ -300,6 +303,13 @@ class BwrapSandbox:
                 args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         return args
 
+    def _bind_service_args(self) -> list[str]:
+        """A model endpoint on a port below 1024 (``https://...``: 443) needs the capability to
+        listen there; it is given back only then, and only counts in the sandbox's own network."""
+        if any(f.port < 1024 for f in self.forwards):
+            return ["--cap-add", "CAP_NET_BIND_SERVICE"]
+        return []
+
     def _path_env(self, visible: Sequence[Path]) -> str:
         """The runner's PATH, kept only where the sandbox can see the folder."""
         keep: list[str] = []
@@ -345,6 +355,7 @@ class BwrapSandbox:
         ]
         if self.network == "host":
             args.append("--share-net")
+        args += self._bind_service_args()
         args += self._system_args()
         size = str(TMPFS_BYTES)  # memory-backed: sized, so one agent cannot take the machine's RAM
         args += [
@@ -523,10 +534,40 @@ def make_launcher(
                 hosts.append(f"127.0.0.1 {host}")
         sandbox.hosts_file = state / "hosts"
         sandbox.hosts_file.write_text("\n".join(hosts) + "\n", encoding="utf-8")
+        if low := sorted({f.port for f in sandbox.forwards if f.port < 1024}):
+            _probe_low_ports(sandbox, state, low)
     except BaseException:
         sandbox.close()
         raise
     return sandbox
+
+
+def _probe_low_ports(sandbox: BwrapSandbox, state: Path, ports: Sequence[int]) -> None:
+    """Once per run: can the sandbox's forwarder listen on these ports below 1024 here? Where
+    bubblewrap cannot hand it the capability, say so before any attempt, not in every task's log."""
+    prepared = sandbox.prepare(Launch(argv=["/bin/true"], workspace=state))
+    try:
+        proc = subprocess.run(
+            prepared.argv,
+            env=prepared.env,
+            cwd=prepared.cwd,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        problem = str(exc)
+    else:
+        if proc.returncode == 0:
+            return
+        problem = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+    listed = ", ".join(str(p) for p in ports)
+    raise SandboxError(
+        f"--sandbox-network loopback: the sandbox cannot listen on port {listed} for the model "
+        f"endpoint here ({problem}); give --base-url with a port of 1024 or above, or pass "
+        "--sandbox-network host (the agent then shares the machine's network)"
+    )
 
 
 def describe(launcher: Launcher | None) -> str:

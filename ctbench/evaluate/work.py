@@ -38,7 +38,8 @@ class SandboxSettings(_Data):
     """How external agents are isolated (issue 14); ``none`` is recorded and printed as unsandboxed."""
 
     mode: Literal["auto", "bwrap", "none"] = "auto"
-    network: Literal["host", "loopback"] = "host"
+    network: Literal["host", "loopback"] = "loopback"
+    """``loopback`` (default, issue 25): each attempt alone in its own network namespace."""
     limits: AttemptLimits = Field(default_factory=AttemptLimits)
     """Caps on each attempt's processes, file size and folder size (:mod:`ctbench.evaluate.limits`)."""
 

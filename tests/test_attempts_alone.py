@@ -1,0 +1,182 @@
+"""Attempts are alone (issue 25, item 3): under the default sandbox each attempt has its own network.
+
+Every case runs the adversary of ``tests/adversary/neighbour.py`` through the real ``ctb-eval run``
+in a subprocess, with the default network policy (no ``--sandbox-network`` given), and again with
+the shared network of before (``--sandbox-network host``), where the same attack must work - so each
+assertion of the first kind is shown able to fail:
+
+- two trials of one task, and two tasks, run at the same time and try to pass each other a note over
+  TCP on 127.0.0.1 and over an abstract Unix socket;
+- an attempt on the Ray executor tries to reach the cluster's GCS and raylet (a cluster of this
+  module's own on 127.0.0.1) and lists every listening port it can see.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import socket
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctbench.evaluate.sandbox import find_bwrap
+from tests.conftest import REPO, copy_starters, run_cli
+
+pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
+
+NEIGHBOUR = REPO / "tests" / "adversary" / "neighbour.py"
+LISTEN_S = 8.0
+"""How long an attempt that holds a channel listens for a note (both start within this)."""
+
+POLICIES = [
+    pytest.param(None, id="default"),
+    pytest.param("host", id="protection-off-shared-network"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _run(tasks: Path, out: Path, agent: list[str], *args: str, network: str | None) -> list[dict[str, Any]]:
+    argv = [
+        "run",
+        "--allow-unreviewed",
+        "--agent",
+        "command",
+        "--agent-cmd",
+        shlex.join([sys.executable, str(NEIGHBOUR), *agent]),
+        "--tasks",
+        str(tasks),
+        "--out",
+        str(out),
+        "--progress",
+        "none",
+        "--no-score",
+        "--retries",
+        "0",
+        *args,
+    ]
+    if network is not None:
+        argv += ["--sandbox-network", network]
+    r = run_cli("evaluate", *argv, env={"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    run_yaml = (out / "run.yaml").read_text(encoding="utf-8")
+    assert "sandbox: bwrap" in run_yaml
+    assert f"sandbox_network: {network or 'loopback'}" in run_yaml
+    return lines
+
+
+def _found(line: dict[str, Any]) -> dict[str, Any]:
+    assert line["answer_text"], line
+    found: dict[str, Any] = json.loads(line["answer_text"])
+    return found
+
+
+PAIRS = {
+    "two-trials-of-one-task": ["--select", "RCA-001", "--trials", "2"],
+    "two-tasks": ["--select", "RCA-001 RCA-002"],
+}
+
+
+@pytest.mark.xdist_group("attempts-alone")
+@pytest.mark.parametrize("network", POLICIES)
+@pytest.mark.parametrize("pair", list(PAIRS))
+def test_two_attempts_cannot_pass_each_other_a_note(tmp_path: Path, pair: str, network: str | None) -> None:
+    tasks = copy_starters(tmp_path / "tasks")
+    port = _free_port()
+    agent = ["note", str(port), "{task_id}", str(LISTEN_S)]
+    lines = _run(tasks, tmp_path / "run", agent, *PAIRS[pair], "--concurrency", "2", network=network)
+    assert len(lines) == 2
+    a, b = (_found(line) for line in lines)
+    heard = a["heard"] + b["heard"]
+    if network is None:
+        # they did run at the same time: each bound both channels itself, and nobody heard a thing
+        assert max(a["start"], b["start"]) < min(a["end"], b["end"]), (a, b)
+        assert heard == [] and a["sent"] == [] and b["sent"] == [], (a, b)
+    else:  # one network for all: whoever came second found the first and passed its note on
+        assert sorted(a["sent"] + b["sent"]) == ["abstract", "tcp"], (a, b)
+        assert len(heard) == 2 and all(h.startswith("note from RCA-00") for h in heard), (a, b)
+
+
+# --------------------------------------------------------------------------- the Ray cluster
+
+
+@pytest.fixture(scope="module")
+def ray_head() -> Any:
+    """One Ray node of this module's own on 127.0.0.1 (a private temp root, OS-picked ports)."""
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray
+        from ray.cluster_utils import Cluster
+    except ImportError:
+        if os.environ.get("CTBENCH_REQUIRE_RAY"):
+            raise
+        pytest.skip("ray is not installed (pip install -e '.[test,ray]')")
+    tempfile.gettempdir()
+    root = Path(tempfile.mkdtemp(prefix="ctbray-", dir="/tmp"))  # short: Ray's socket paths
+    (root / "tmp").mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAY_TMPDIR", str(root))
+        mp.setenv("TMPDIR", str(root / "tmp"))
+        mp.delenv("RAY_ADDRESS", raising=False)
+        c = None
+        try:
+            c = Cluster(
+                initialize_head=True,
+                head_node_args={
+                    "num_cpus": 2,
+                    "node_ip_address": "127.0.0.1",
+                    "include_dashboard": False,
+                    "dashboard_agent_listen_port": None,
+                },
+            )
+            ray.init(
+                address=c.address,
+                _node_ip_address="127.0.0.1",
+                namespace=f"ctbench-alone-{uuid.uuid4().hex[:8]}",
+                log_to_driver=False,
+                configure_logging=False,
+            )
+            (node,) = ray.nodes()
+            raylet = [f"127.0.0.1:{node['NodeManagerPort']}", f"127.0.0.1:{node['ObjectManagerPort']}"]
+            ray.shutdown()
+            yield c.address, raylet
+        finally:
+            ray.shutdown()
+            if c is not None:
+                c.shutdown()
+            shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.xdist_group("ray-cluster")
+@pytest.mark.parametrize("network", POLICIES)
+def test_under_ray_an_attempt_cannot_reach_the_cluster(
+    ray_head: tuple[str, list[str]], tmp_path: Path, network: str | None
+) -> None:
+    gcs, raylet = ray_head
+    tasks = copy_starters(tmp_path / "tasks")
+    ray_args = ["--executor", "ray", "--ray-address", gcs, "--ray-cpus-per-attempt", "0.5"]
+    (line,) = _run(
+        tasks, tmp_path / "run", ["scan", gcs, *raylet], "--select", "RCA-001", *ray_args, network=network
+    )
+    assert line["worker"].startswith("ray:127.0.0.1/"), line
+    found = _found(line)
+    gcs_port = int(gcs.rsplit(":", 1)[1])
+    if network is None:
+        assert all(v not in ("open", "answers-http2") for v in found["reach"].values()), found
+        assert gcs_port not in found["listening"]
+        assert len(found["listening"]) <= 1, found  # the forwarder's replay port, nothing else
+    else:  # the shared network: the unauthenticated GCS answers the agent
+        assert found["reach"][gcs] == "answers-http2", found
+        assert gcs_port in found["listening"], found
