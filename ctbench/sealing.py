@@ -106,6 +106,31 @@ def load_identities(path: Path | None) -> list[Any]:
     return out
 
 
+def make_identity(path: Path) -> str:
+    """Write a new age identity to ``path`` (mode 0600, never over an existing file); its public key.
+
+    Written to a temporary file beside it and linked into place, so an interrupted run leaves no
+    half-written key and an existing identity is never replaced.
+    """
+    ident = _pyrage().x25519.Identity.generate()
+    public = str(ident.to_public())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"# created by ctb-review init-keys\n# public key: {public}\n{ident}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise SealError(f"{path} exists: an age identity is never overwritten") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return public
+
+
 def public_key(path: Path) -> str:
     """The public key (``age1...``) of the first identity in ``path``."""
     return str(load_identities(path)[0].to_public())

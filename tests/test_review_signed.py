@@ -261,3 +261,26 @@ def test_a_review_branch_never_changes_whose_keys_count(
     assert git("rev-parse", "main", cwd=team.clone_dir("maint")) == git(
         "rev-parse", "origin/main", cwd=team.clone_dir("maint")
     )
+
+
+def test_init_keys_makes_and_reads_an_age_identity(team: Team) -> None:
+    """Step 2 of docs/review.md in one command: the SSH signing key and the age identity for sealed gold."""
+    import stat
+
+    import pyrage
+
+    bob_ssh = str(team.keys["bob"].ssh_private)
+    fresh = team.root / "bob-config" / "age.txt"
+    err = team.review("bob", "init-keys", "--key", bob_ssh, "--age", str(fresh), expect=1)
+    assert "no age identity at" in err and "--generate" in err
+    out = team.review("bob", "init-keys", "--key", bob_ssh, "--age", str(fresh), "--generate")
+    public = re.search(r"\n    age: (age1\w+)", out)
+    assert public, out
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o600
+    ident = next(line for line in fresh.read_text().splitlines() if line.startswith("AGE-SECRET-KEY-1"))
+    assert str(pyrage.x25519.Identity.from_str(ident).to_public()) == public.group(1)
+    before = fresh.read_bytes()
+    out = team.review("bob", "init-keys", "--key", bob_ssh, "--age", str(fresh), "--generate")
+    assert fresh.read_bytes() == before and public.group(1) in out  # read, never made anew
+    out = team.review("bob", "init-keys", "--key", bob_ssh, "--age", str(team.keys["bob"].age_identity))
+    assert "lists your age recipient" in out

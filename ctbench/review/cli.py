@@ -539,6 +539,25 @@ def cmd_unseal(args: argparse.Namespace) -> int:
     return _report(desk.unseal(args.id, _actor(args, desk), args.reviewer), args.json)
 
 
+def _init_age(args: argparse.Namespace, listed: str | None) -> tuple[str | None, str | None]:
+    """``--age FILE``: the age identity for sealed gold (made with ``--generate``); (public key, state)."""
+    from ctbench.sealing import make_identity, public_key
+
+    if not args.age:
+        return None, None
+    path = Path(args.age).expanduser()
+    if path.exists():
+        public = public_key(path)
+    elif args.generate:
+        public = make_identity(path)
+        _notify(
+            f"made a new age identity {path} (mode 0600; keep it private, name it with $CTBENCH_AGE_IDENTITY)"
+        )
+    else:
+        raise CtbError(f"no age identity at {path}: add --generate to make one")
+    return public, "listed" if listed == public else ("another key listed" if listed else "not listed")
+
+
 def cmd_init_keys(args: argparse.Namespace) -> int:
     """Set this clone up to sign review steps with an SSH key, and say what reviewers.yaml must list."""
     import subprocess
@@ -576,9 +595,26 @@ def cmd_init_keys(args: argparse.Namespace) -> int:
         _notify(f"note: {exc}")
     listed = repo.people.ssh_key(who) if who else None
     state = "listed" if listed == public else ("another key listed" if listed else "not listed")
+    age_public, age_state = _init_age(args, repo.people.age_key(who) if who else None)
     if args.json:
-        emit_json({"key": str(key.resolve()), "ssh": public, "person": who, "reviewers_file": state})
+        emit_json(
+            {
+                "key": str(key.resolve()),
+                "ssh": public,
+                "person": who,
+                "reviewers_file": state,
+                "age": age_public,
+                "age_in_reviewers_file": age_state,
+            }
+        )
         return 0
+    if age_public:
+        if age_state == "listed":
+            print(f"{repo.people.source} lists your age recipient: sealed gold can be sealed to you")
+        else:
+            print(
+                f"add to your entry under people: (and have it merged to the main branch)\n    age: {age_public}"
+            )
     print(f"this clone signs review steps with {key.resolve()} (gpg.format=ssh, user.signingkey)")
     if state == "listed":
         print(f"{repo.people.source} lists this key for {who}: your steps will verify")
@@ -796,11 +832,18 @@ def build() -> tuple[argparse.ArgumentParser, object]:
         "Every review step (submit, assign, blind, reveal, verdicts, respond, discard, unseal, merge)\n"
         "is a commit signed with its actor's SSH key when reviewers.yaml lists signing keys; the audit\n"
         "and the run gate verify each against the key listed for the person the step names. This sets\n"
-        "this clone up (git's own SSH signing) and prints the `ssh:` line for your entry under people:.",
+        "this clone up (git's own SSH signing) and prints the `ssh:` line for your entry under people:.\n"
+        "With --age FILE it reads (or, with --generate, makes) your age identity for sealed gold and\n"
+        "prints the `age:` line too.",
     )
     p.add_argument("--key", metavar="FILE", help="your SSH private key (default: ~/.ssh/id_ed25519)")
     p.add_argument(
-        "--generate", action="store_true", help="make the key with ssh-keygen if it does not exist"
+        "--generate", action="store_true", help="make missing keys (ssh-keygen; an age identity with --age)"
+    )
+    p.add_argument(
+        "--age",
+        metavar="FILE",
+        help="your age identity for sealed gold (e.g. ~/.config/ctbench/age.txt): print its `age:` line",
     )
 
     p = cmd(
