@@ -172,7 +172,10 @@ def test_no_clone_holds_plain_gold_at_any_step(
     text = team.review("maint", "status", "--json")
     status = json.loads(text[text.index("{") : text.rindex("}") + 1])
     assert status["total"]["blind_by_seal"] == 1
-    assert team.review("maint", "status")  # the tables, statistics included
+    assert "blind accuracy" in team.review("maint", "status").lower()  # the tables, statistics included
+    # the review yields from the sealed records (exit 1: alice's RCA-102 edits left it invalid)
+    stats = team.author("maint", "stats", identity=True, expect=1)
+    assert re.search(r"rca\s*│\s*1\s*│\s*1\s*│\s*0", stats), stats
     records = load_records(team.tasks("maint") / "rca" / "RCA-101")
     cmp_ = records[-1].comparison
     assert cmp_ is not None and cmp_.sealed is not None and cmp_.gold_lines == []
