@@ -26,6 +26,8 @@ def derive(
         d.root_cause_count = hidden.metadata.root_cause_count or d.entries
         d.observability = hidden.metadata.observability.value if hidden.metadata.observability else None
         d.chain_length = hidden.metadata.chain_length
+    elif fam == Family.TOPOLOGY:
+        d.entries = len(hidden.answer.links or [])
     else:
         paths = hidden.answer.paths or []
         d.path_count = len(paths)

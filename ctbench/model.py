@@ -61,8 +61,11 @@ def _link_schema(schema: JsonDict) -> None:
 
 
 class Family(StrEnum):
+    """Task families: the paper's two, and TTAC Track B's topology restoration (scoring/families.py)."""
+
     RCA = "rca"
     PATH = "path"
+    TOPOLOGY = "topology"
 
 
 class Status(StrEnum):
@@ -310,6 +313,11 @@ class GoldPath(Strict):
 class GoldAnswer(Strict):
     rca: list[RcaTriple] | None = None
     paths: list[GoldPath] | None = None
+    links: list[Link] | None = Field(
+        default=None,
+        description="Topology restoration: the physical links to restore, written like a network's "
+        "links ([A:GE1/0/1, B:Gi0/1]); a cable has no direction.",
+    )
 
 
 class GoldenAction(Strict):
@@ -386,6 +394,10 @@ class HiddenSpec(Strict):
         """
         if family == Family.RCA:
             return [t.entry().line() for t in self.answer.rca or []]
+        if family == Family.TOPOLOGY:
+            return [
+                f"{x.a.node}({x.a.interface})->{x.b.node}({x.b.interface})" for x in self.answer.links or []
+            ]
         return [path_line(p) for p in self.gold_paths()]
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from ctbench.approval.hashes import content_hashes, disk_reader, task_content_hash
 from ctbench.errors import CtbError
 from ctbench.releases import RELEASE_FILE, SHARD, ReleaseManifest, load_manifest, pyarrow_module, sha256_file
-from ctbench.store import HIDDEN_FILE, TASK_FILE, check_recording_rel
+from ctbench.store import FAMILIES, HIDDEN_FILE, TASK_FILE, check_recording_rel
 from ctbench.yamlio import atomic_write_bytes, atomic_write_text
 
 
@@ -141,7 +141,7 @@ def import_release(
 
 def _write_task(stage: Path, row: dict[str, Any], gold: Path | None, sealed: dict[str, bytes] | None) -> None:
     task_id, family = str(row["id"]), str(row["family"])
-    if family not in ("rca", "path"):
+    if family not in {f.value for f in FAMILIES}:
         raise CtbError(f"task {task_id}: unknown family {family!r}")
     folder = stage / family / _safe_name(task_id, "task id")
     atomic_write_text(folder / TASK_FILE, row["task_yaml"])

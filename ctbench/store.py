@@ -52,7 +52,7 @@ CONFIG_FILE = "ctbench.yaml"
 TAXONOMY_FILE = "taxonomy.yaml"
 RECORDINGS_DIR = "recordings"
 REVIEWS_DIR = "reviews"
-FAMILIES = (Family.RCA, Family.PATH)
+FAMILIES = tuple(Family)
 
 SCHEMA_FILES = {
     TASK_FILE: "task.schema.json",

@@ -130,7 +130,7 @@ def test_compare_command(big_set: Path, tmp_path: Path) -> None:
     assert (
         acc["p_value"] == pytest.approx(2 / 2**7)
         and data["a"] == "A"
-        and data["n_tasks"] == {"rca": 12, "path": 1}
+        and data["n_tasks"] == {"rca": 12, "path": 1, "topology": 0}
     )
     proc = run_cli("evaluate", "compare", str(a), "--tasks", str(big_set))
     assert proc.returncode == 2 and "at least two run folders" in proc.stderr

@@ -302,7 +302,7 @@ def test_subprocess_executor_runs_a_whole_run_and_resumes_after_sigkill(
     ids = [x["task_id"] for x in lines]
     assert (
         sorted(ids) == sorted(r.id for r in TaskSet.open(full_task_set).refs())
-        and len(ids) == len(set(ids)) == 30
+        and len(ids) == len(set(ids)) == 34
     )
     assert all(
         x["status"] == "unparsable" and x["worker"] == "child" and x["error_kind"] is None for x in lines

@@ -86,6 +86,20 @@ def _path_variants(gold_lines: list[str]) -> dict[str, str]:
     }
 
 
+def _topology_variants(gold_lines: list[str]) -> dict[str, str]:
+    """The gold links; the first through a wrong far port; written backwards with all but the last;
+    every link plus one to a node the network does not have."""
+    first = gold_lines[0]
+    near, _, _ = first.rpartition("(")
+    flipped = ["->".join(reversed(line.split("->"))) for line in gold_lines[:-1]] or gold_lines[:1]
+    return {
+        "gold": "\n".join(gold_lines),
+        "near1": "\n".join([f"{near}(eth9)", *gold_lines[1:]]),
+        "near2": "\n".join(flipped),
+        "near3": "\n".join([*gold_lines, "GHOST_01(eth0)->" + first.split("->")[0]]),
+    }
+
+
 def _figures(scores: dict[str, Any]) -> dict[str, Any]:
     """A task's figures without usage (and scores.json's own additions)."""
     drop = {"usage", "meta", "failure_name", "trial"}
@@ -101,10 +115,13 @@ def test_reveal_oracle_run_and_score_judge_alike(full_task_set: Path, tmp_path: 
     for ref in refs:
         hidden = ts.load_hidden(ref)
         golden = [(a.device, a.command) for a in hidden.golden_actions]
+        lines = hidden.gold_answer_lines(ref.family)
         answers = (
             _rca_variants(ts, judges, ref.id)
             if ref.family.value == "rca"
-            else _path_variants(hidden.gold_answer_lines(ref.family))
+            else _topology_variants(lines)
+            if ref.family.value == "topology"
+            else _path_variants(lines)
         )
         for v in VARIANTS:
             # the gold answer with all the evidence; the near misses with every other golden action

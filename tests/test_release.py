@@ -300,11 +300,11 @@ def test_the_bundled_set_with_the_override_all_355_recordings(tmp_path: Path) ->
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     m = load_manifest(out)
-    assert len(m.tasks) == 30 and m.counts["recordings"] == 355 and len(m.review["unreviewed"]) == 30
+    assert len(m.tasks) == 34 and m.counts["recordings"] == 359 and len(m.review["unreviewed"]) == 34
     assert "Not reviewed" in (out / "README.md").read_text(encoding="utf-8")
     ds = datasets.load_dataset(str(out), "tasks", split="test", cache_dir=str(tmp_path / "hf"))
-    assert ds.num_rows == 30
-    assert _check_rows(list(ds), TaskSet.open(REPO / "tasks")) == 355
+    assert ds.num_rows == 34
+    assert _check_rows(list(ds), TaskSet.open(REPO / "tasks")) == 359
     # an unreviewed release vouches for nothing: its tasks still need --allow-unreviewed to run
     back = tmp_path / "back"
     assert (
@@ -317,7 +317,7 @@ def test_the_bundled_set_with_the_override_all_355_recordings(tmp_path: Path) ->
 
     ts = TaskSet.open(back)
     gate = apply_gate(ts, [(r, ts.load_task(r)) for r in ts.refs()])
-    assert gate.admitted == [] and len(gate.skipped) == 30
+    assert gate.admitted == [] and len(gate.skipped) == 34
 
 
 def test_bytes_that_are_not_utf8_travel_in_output_bytes(task_set: Path, tmp_path: Path) -> None:

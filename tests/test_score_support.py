@@ -12,7 +12,6 @@ import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ctbench.answer import path_line
 from ctbench.store import TaskSet
 from tests.conftest import BUNDLED
 
@@ -56,7 +55,7 @@ def starter_copy(tmp_path: Path) -> Path:
     """
     dst = tmp_path / "tasks"
     shutil.copytree(BUNDLED, dst)
-    for family in ("rca", "path"):
+    for family in ("rca", "path", "topology"):
         for folder in (dst / family).iterdir():
             if f"{family}/{folder.name}" not in STARTER:
                 shutil.rmtree(folder)
@@ -66,10 +65,7 @@ def starter_copy(tmp_path: Path) -> Path:
 def gold_text(ts: TaskSet, task_id: str) -> str:
     """The gold answer written as an agent must write it, inside answer tags."""
     hidden = ts.load_hidden(task_id)
-    if ts.ref(task_id).family.value == "rca":
-        lines = [t.entry().line() for t in hidden.answer.rca or []]
-    else:
-        lines = [path_line(p) for p in hidden.gold_paths()]
+    lines = hidden.gold_answer_lines(ts.ref(task_id).family)
     return "Here is my diagnosis.\n<answer>\n" + "\n".join(lines) + "\n</answer>\n"
 
 

@@ -90,6 +90,7 @@ def _head(rows: list[TaskScores]) -> dict[str, Any]:
 def reference(scores: list[TaskScores]) -> dict[str, Any]:
     rca = [s for s in scores if s.family == "rca"]
     path = [s for s in scores if s.family == "path"]
+    topo = [s for s in scores if s.family == "topology"]
     wrong = [s for s in rca if not s.exact]
     inter, union = sum(s.edges_intersection for s in path), sum(s.edges_union for s in path)
     return {
@@ -122,7 +123,18 @@ def reference(scores: list[TaskScores]) -> dict[str, Any]:
             "evidence": _evidence(path),
             "evidence_on_correct": _on_correct(path),
         },
-        "efficiency": {"all": _efficiency(scores), "rca": _efficiency(rca), "path": _efficiency(path)},
+        "topology": {
+            **_head(topo),
+            "link_iou": _mean([s.link_iou or 0.0 for s in topo]),
+            "evidence": _evidence(topo),
+            "evidence_on_correct": _on_correct(topo),
+        },
+        "efficiency": {
+            "all": _efficiency(rca + path + topo),
+            "rca": _efficiency(rca),
+            "path": _efficiency(path),
+            "topology": _efficiency(topo),
+        },
     }
 
 
@@ -173,6 +185,12 @@ def random_scores(seed: int, n: int, *, taxonomy: bool = True, entries: bool = T
                     entries=em,
                     has_topology=rng.random() < 0.7,
                     failure=None if exact else rng.choice([None, *FAILURE_MODES]),
+                )
+            )
+        elif rng.random() < 0.25:
+            out.append(
+                TaskScores(
+                    f"t{i}", "topology", status, exact, rng.random(), ev, usage, meta, link_iou=rng.random()
                 )
             )
         else:

@@ -75,8 +75,8 @@ def check_task(
     # of that answer with the golden actions as evidence must be a perfect one.
     judge = (judges or Judges(ts)).judge_of(task, hidden)
     parsed = judge.parse("\n".join(res.answer_lines))
-    expected: set[object] = set(judge.gold)
-    got: set[object] = set(parsed.rca if parsed.rca is not None else parsed.paths or ())
+    expected = set(judge.gold_lines())
+    got = set(judge.answer_lines(parsed))
     if parsed.status != "answered":
         res.problems.append(
             f"the gold answer does not parse ({parsed.status}): {list(parsed.invalid_lines)[:3]}"
@@ -90,8 +90,7 @@ def check_task(
         )
     elif got != expected:
         res.problems.append(
-            f"the parser reads the gold answer as {sorted(map(str, got))[:3]}, "
-            f"not as the gold {sorted(map(str, expected))[:3]}"
+            f"the parser reads the gold answer as {sorted(got)[:3]}, not as the gold {sorted(expected)[:3]}"
         )
     else:
         res.scores = judge.score(parsed, judge.golden_actions).to_json()

@@ -62,7 +62,7 @@ from ctbench.releases import (
     sha256_file,
 )
 from ctbench.sealing import seal
-from ctbench.store import CONFIG_FILE, TAXONOMY_FILE, TaskRef, TaskSet
+from ctbench.store import CONFIG_FILE, FAMILIES, TAXONOMY_FILE, TaskRef, TaskSet
 from ctbench.yamlio import atomic_write_text, dump_document, to_commented
 
 PUBLIC_CONFIGS = ("tasks", "networks")
@@ -363,8 +363,10 @@ def _counts(ts: TaskSet, kept: list[Retained]) -> dict[str, Any]:
             fields["root_causes"] = str(d.root_cause_count)
             for cat in d.categories:
                 strata.setdefault(k.ref.family.value, {}).setdefault("category", Counter())[cat] += 1
-        else:
+        elif k.ref.family.value == "path":
             fields["paths"] = str(d.path_count)
+        else:
+            fields["entries"] = str(d.entries)
         fam = strata.setdefault(k.ref.family.value, {})
         for name, value in fields.items():
             if value:
@@ -372,7 +374,7 @@ def _counts(ts: TaskSet, kept: list[Retained]) -> dict[str, Any]:
     return {
         "tasks": len(kept),
         "recordings": sum(len(k.task.recordings) for k in kept),
-        "by_family": {f: by_family.get(f, 0) for f in ("rca", "path")},
+        "by_family": {f.value: by_family.get(f.value, 0) for f in FAMILIES},
         "by_stratum": {
             fam: {name: dict(sorted(c.items())) for name, c in sorted(fields.items())}
             for fam, fields in sorted(strata.items())
@@ -600,7 +602,9 @@ def dataset_card(manifest: ReleaseManifest, options: ReleaseOptions) -> str:
         f"released {manifest.date} with ctbench {manifest.ctbench_version}.",
         "",
         f"- {c['tasks']} tasks ({c['by_family']['rca']} root-cause analysis, {c['by_family']['path']} "
-        f"path restoration), {c['recordings']} recordings, byte-exact.",
+        f"path restoration"
+        + (f", {c['by_family']['topology']} topology restoration" if c["by_family"].get("topology") else "")
+        + f"), {c['recordings']} recordings, byte-exact.",
         f"- Review: {review['reviewed']} reviewed blind by {len(review['reviewers'])} reviewer(s); "
         f"{review['approved_first_round']} approved in the first round; reviewers' blind answers exact: "
         f"{review['blind_exact']}.",

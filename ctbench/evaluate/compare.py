@@ -368,7 +368,7 @@ def comparison_table(cmp: Comparison, *, split: bool = False) -> Table:
         columns=columns,
         key="table25",
     )
-    order = {"rca": 0, "path": 1}
+    order = {f: i for i, f in enumerate(FAMILY_TITLES)}
     rows = sorted(
         cmp.results, key=lambda r: (order[r.family], _metric_order(r.metric), cmp.names.index(r.run_b))
     )

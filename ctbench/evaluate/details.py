@@ -33,6 +33,8 @@ from ctbench.evaluate.runfolder import ResultLine, RunFolder
 from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, _trajectory_file
 from ctbench.scoring.judge import TaskJudge
 from ctbench.scoring.metrics import TaskScores, score_task
+from ctbench.scoring.parse import Link
+from ctbench.scoring.topology import link_line
 
 if TYPE_CHECKING:
     from ctbench.model import TaskSpec
@@ -266,12 +268,30 @@ def _path_checks(mine: Iterable[AnswerPath], other: Iterable[AnswerPath]) -> lis
     return out
 
 
+def _link_checks(mine: Iterable[Link], other: frozenset[Link]) -> list[EntryCheck]:
+    """Each link against the other side's: exact (both ends and ports), and whether its two nodes are
+    cabled there at all (the node-pair IoU's test)."""
+    pairs = {frozenset((a[0], b[0])) for a, b in other}
+    return [
+        EntryCheck(link_line(x), x in other, (("nodes", frozenset((x[0][0], x[1][0])) in pairs),))
+        for x in sorted(mine)
+    ]
+
+
 def answer_checks(ctx: TaskJudge, parsed: Any) -> tuple[list[EntryCheck], list[EntryCheck], list[str]]:
     """(predicted entries vs gold, gold entries vs prediction, invalid lines) of one parsed answer."""
     if ctx.family == "rca":
         gold = cast(frozenset[RcaEntry], ctx.gold)  # the family says which of the two gold is
         pred = frozenset(parsed.rca or ()) if parsed is not None else frozenset()
         return _rca_checks(pred, gold), _rca_checks(gold, pred), list(parsed.invalid_lines if parsed else ())
+    if ctx.family == "topology":
+        gold_links = cast(frozenset[Link], ctx.gold)
+        pred_links = frozenset(parsed.links or ()) if parsed is not None else frozenset()
+        return (
+            _link_checks(pred_links, gold_links),
+            _link_checks(gold_links, pred_links),
+            list(parsed.invalid_lines if parsed else ()),
+        )
     gold_paths = cast(tuple[AnswerPath, ...], ctx.gold)
     pred_paths = tuple(parsed.paths or ()) if parsed is not None else ()
     return (

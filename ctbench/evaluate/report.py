@@ -312,6 +312,38 @@ def table5(report: Report, split: bool) -> Table:
     return t
 
 
+EXTRA_FAMILY_COLUMNS: dict[str, tuple[str, str, str]] = {
+    "topology": ("Acc", "Node-pair IoU", "Link IoU"),
+}
+"""Headline column names of the families after the paper's two (the scorecard's HEADLINE keys)."""
+
+
+def table_families(report: Report, split: bool) -> list[Table]:
+    """Table 5's figures for each family beyond RCA and path that a run holds tasks of (topology
+    restoration: accuracy, node-pair IoU as Loc, link IoU), one table per family."""
+    c = _Cols(split)
+    out = []
+    for fam, names in EXTRA_FAMILY_COLUMNS.items():
+        cols = ["Run", "n", *(h for name in (*names, "Evid.") for h in c.head(name))]
+        t = Table(title=f"{FAMILY_TITLES[fam]} restoration: pass@1", columns=cols, key=f"table5_{fam}")
+        for r in report.runs:
+            summ = r.scores["summary"].get(fam)
+            if not summ or not summ["n_tasks"]:
+                continue
+            se = r.scores["se"].get(fam) or {}
+            row: list[Cell] = [r.label, summ["n_tasks"]]
+            for value, key in _headline(summ, fam):
+                row += c.cell(value, se.get(key))
+            t.rows.append(row)
+        t.best = {col: "max" for col in cols if col not in ("Run", "n") and not col.endswith(" SE")}
+        t.note = (
+            "Percent ± SE across tasks. Exact: the predicted links are the gold links; node-pair IoU ignores "
+            "ports (which nodes are cabled); link IoU counts a link only with both ports right."
+        )
+        out.append(t)
+    return out
+
+
 def table_pass_k(report: Report, split: bool) -> Table:
     """pass@k and pass^k of every run made with ``--trials`` (unbiased estimators, over tasks)."""
     from ctbench.scoring.trials import pass_k_rows
@@ -357,8 +389,8 @@ def table6(report: Report, split: bool) -> Table:
         ],
     )
     for r, cost in zip(report.runs, costs, strict=True):
-        for fam in ("rca", "path"):
-            if not r.scores["summary"][fam]["n_tasks"]:
+        for fam in FAMILY_TITLES:
+            if not (r.scores["summary"].get(fam) or {}).get("n_tasks"):
                 continue
             eff = r.scores["summary"]["efficiency"][fam]
             cells: list[Cell] = [r.label, FAMILY_TITLES[fam], r.scores["summary"][fam]["n_tasks"]]
@@ -664,6 +696,7 @@ def report_tables(report: Report, *, split: bool = False) -> list[Table]:
         table_incomplete(report),
         table_runs(report),
         table5(report, split),
+        *table_families(report, split),
         table_pass_k(report, split),
         table6(report, split),
         table13(report, split),

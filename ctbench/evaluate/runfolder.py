@@ -305,7 +305,7 @@ class ResultLine(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     task_id: str
-    family: Literal["rca", "path"]
+    family: Literal["rca", "path", "topology"]
     status: ResultStatus
     error_kind: ErrorKind | None = Field(
         default=None, description="Set when status is 'error': who failed, the agent or the harness."

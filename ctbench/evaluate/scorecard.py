@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from ctbench.tables import text_width
 
-FAMILY_TITLES = {"rca": "RCA", "path": "Path"}
+FAMILY_TITLES = {"rca": "RCA", "path": "Path", "topology": "Topology"}
 HEADLINE: dict[str, tuple[tuple[str, str, str], ...]] = {
     # (column, summary key, se key)
     "rca": (
@@ -26,6 +26,12 @@ HEADLINE: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("Acc", "accuracy", "accuracy"),
         ("Loc", "loc_iou", "loc_iou"),
         ("ID / Rest", "rest_iou", "rest_iou"),
+    ),
+    # topology restoration: Loc is the node-pair IoU (ports ignored), the third column the link IoU
+    "topology": (
+        ("Acc", "accuracy", "accuracy"),
+        ("Loc", "loc_iou", "loc_iou"),
+        ("ID / Rest", "link_iou", "link_iou"),
     ),
 }
 
@@ -80,9 +86,9 @@ def count(value: float) -> str:
 def headline_rows(scores: Mapping[str, Any]) -> list[list[str]]:
     """Table 5 cells for one run: family, n, Acc, Loc, ID/Rest, Evidence (each ± SE)."""
     rows: list[list[str]] = []
-    for fam in ("rca", "path"):
-        summ = scores["summary"][fam]
-        if not summ["n_tasks"]:
+    for fam in FAMILY_TITLES:
+        summ = scores["summary"].get(fam)
+        if not summ or not summ["n_tasks"]:
             continue
         se = scores["se"][fam]
         cells = [FAMILY_TITLES[fam], str(summ["n_tasks"])]
@@ -140,7 +146,8 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
         console.print(f"[bold red]{_escape(banner)}[/bold red]", soft_wrap=True)
     table.add_column("Family")
     table.add_column("n", justify="right")
-    for col in ("Acc", "Loc", "ID / Rest", "Evidence"):
+    topology = bool((scores["summary"].get("topology") or {}).get("n_tasks"))
+    for col in ("Acc", "Loc", "ID / Rest / Link" if topology else "ID / Rest", "Evidence"):
         table.add_column(col, justify="right")
     for row in headline_rows(scores):
         table.add_row(*row)
@@ -149,9 +156,9 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
         console.print("no task was scored: the run selected no task and finished none", soft_wrap=True)
 
     lines: list[str] = []
-    for fam in ("rca", "path"):
-        summ = scores["summary"][fam]
-        if not summ["n_tasks"]:
+    for fam in FAMILY_TITLES:
+        summ = scores["summary"].get(fam)
+        if not summ or not summ["n_tasks"]:
             continue
         title = FAMILY_TITLES[fam]
         status = dict(summ["status"])
@@ -184,6 +191,11 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
             if fails["n_wrong"]:
                 counts = ", ".join(f"{m} {fails[m]}" for m in ("F1", "F2", "F3", "F4", "F5") if fails[m])
                 lines.append(f"  failure modes of {fails['n_wrong']} wrong answer(s): {counts}")
+        elif fam == "topology":
+            lines.append(
+                f"  link IoU {pct(summ['link_iou'])} (both ends and ports); Loc is the IoU over "
+                "node pairs, ports ignored"
+            )
         else:
             lines.append(
                 f"  sequence IoU {pct(summ['sequence_iou'])}; micro edge IoU {pct(summ['micro_edge_iou'])}"

@@ -68,7 +68,7 @@ class WorkUnit(_Data):
     """One attempt of one trial of one task, with everything needed to run it anywhere."""
 
     task_id: str
-    family: Literal["rca", "path"]
+    family: Literal["rca", "path", "topology"]
     trial: int = Field(default=1, ge=1)
     attempt: int = Field(default=1, ge=1)
     content_hash: str = Field(description="sha256 of the task's agent-visible and hidden content.")

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
-from ctbench.answer import Path, RcaEntry, path_line
 from ctbench.approval.records import MetadataRow
 from ctbench.derived import DECLARED_FIELDS, derive
 from ctbench.model import Family, HiddenSpec, Network, TaskSpec
@@ -128,12 +127,7 @@ def compare(
     executed = judge.executed(calls)
     parsed = judge.parse(answer)
     scores = judge.score(parsed, executed, Usage(rounds=len(trajectory), latency_s=time_spent_s))
-    if judge.family == "rca":
-        gold_lines = sorted(e.line() for e in cast(frozenset[RcaEntry], judge.gold))
-        blind_lines = sorted(e.line() for e in parsed.rca or ())
-    else:
-        gold_lines = [path_line(p) for p in cast(tuple[Path, ...], judge.gold)]
-        blind_lines = [path_line(p) for p in parsed.paths or ()]
+    gold_lines, blind_lines = judge.gold_lines(), judge.answer_lines(parsed)
     golden = judge.golden_actions
     ran = set(executed)
     covered = sorted([list(k) for k in golden if k in ran])

@@ -35,6 +35,7 @@ from ctbench.derived import derive
 from ctbench.dialects import Dialect, Resolution
 from ctbench.errors import CtbError
 from ctbench.model import Device, Family, HiddenSpec, Network, TaskSpec
+from ctbench.scoring.families import TaskFamily, families
 from ctbench.scoring.metrics import (
     Action,
     LabelWeights,
@@ -47,7 +48,8 @@ from ctbench.scoring.metrics import (
     score_task,
 )
 from ctbench.scoring.metrics import Family as FamilyName
-from ctbench.scoring.parse import ParsedAnswer, parse_answer
+from ctbench.scoring.parse import Link, ParsedAnswer
+from ctbench.scoring.topology import network_links
 from ctbench.store import TaskRef, TaskSet
 from ctbench.vendor import Vendors
 
@@ -88,6 +90,8 @@ class AnswerReader:
     devices: Mapping[str, Device]
     vendors: Vendors
     resolve_label: Callable[[str], str | None]
+    kind: TaskFamily
+    """The task family (:mod:`.families`) whose parser reads the answer."""
 
     def normalize(self, node: str, name: str) -> str:
         """The full interface name ``name`` stands for on ``node`` (the node's dialect)."""
@@ -95,13 +99,13 @@ class AnswerReader:
 
     def parse(self, text: str | None) -> ParsedAnswer:
         """The answer as the benchmark reads it (docs/statistics.md, "Answers")."""
-        return parse_answer(
+        parsed: ParsedAnswer = self.kind.parse(
             text,
-            self.family,
             node_names=self.node_names,
             resolve_label=self.resolve_label,
             normalize=self.normalize,
         )
+        return parsed
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,7 @@ class TaskJudge:
     task_id: str
     family: FamilyName
     reader: AnswerReader
-    gold: frozenset[RcaEntry] | tuple[AnswerPath, ...]
+    gold: frozenset[RcaEntry] | tuple[AnswerPath, ...] | frozenset[Link]
     golden_actions: frozenset[Action]
     recorded: Mapping[str, frozenset[str]]
     recorded_forms: Mapping[str, frozenset[str]]
@@ -144,7 +148,17 @@ class TaskJudge:
         """The gold as a parsed answer (what a perfect agent's answer parses to)."""
         if self.family == "rca":
             return ParsedAnswer(status="answered", rca=frozenset(self.gold))  # type: ignore[arg-type]
+        if self.family == "topology":
+            return ParsedAnswer(status="answered", links=frozenset(self.gold))  # type: ignore[arg-type]
         return ParsedAnswer(status="answered", paths=tuple(self.gold))  # type: ignore[arg-type]
+
+    def answer_lines(self, parsed: ParsedAnswer | None) -> list[str]:
+        """A parsed answer's entries as answer lines, in the family's order (none for no answer)."""
+        return [] if parsed is None else list(self.reader.kind.lines(parsed))
+
+    def gold_lines(self) -> list[str]:
+        """The gold as answer lines (after the same normalisers as an answer)."""
+        return self.answer_lines(self.gold_parse())
 
     # ------------------------------------------------------------------ evidence
 
@@ -251,6 +265,7 @@ class Judges:
         self._judges: dict[str, TaskJudge] = {}
         self._topologies: dict[str, Topology] = {}
         self._specs: dict[str, tuple[TaskRef, TaskSpec]] = {}
+        self.families = families()
 
     def _network(self, spec: TaskSpec) -> Network | None:
         try:
@@ -262,12 +277,16 @@ class Judges:
         """The answer reader of a task from its agent-visible side (no gold needed)."""
         network = network or self._network(spec)
         devices = network.device_map() if network else {}
+        kind = self.families.get(spec.family.value)
+        if kind is None:
+            raise CtbError(f"{spec.id}: no task family {spec.family.value!r} is installed")
         return AnswerReader(
-            family="rca" if spec.family == Family.RCA else "path",
+            family=spec.family.value,
             node_names=tuple(devices) or tuple(spec.accessible or ()),
             devices=devices,
             vendors=self.vendors,
             resolve_label=self.task_set.taxonomy.resolve,
+            kind=kind,
         )
 
     def topology(self, network: Network) -> Topology:
@@ -312,9 +331,11 @@ class Judges:
             recorded.setdefault(rec.device, set()).add(rec.command)
         frozen = {k: frozenset(v) for k, v in recorded.items()}
         tax = ts.taxonomy
-        gold: frozenset[RcaEntry] | tuple[AnswerPath, ...]
+        gold: frozenset[RcaEntry] | tuple[AnswerPath, ...] | frozenset[Link]
         rca = spec.family == Family.RCA
-        if rca:
+        if spec.family == Family.TOPOLOGY:
+            gold = network_links(hidden.answer.links or [], reader.normalize)
+        elif rca:
             gold = frozenset(
                 RcaEntry(t.node, reader.normalize(t.node, t.object), tax.resolve(t.label) or t.label)
                 for t in hidden.answer.rca or []
@@ -338,7 +359,7 @@ class Judges:
             "chain_length": d.chain_length if rca else None,
             "protocol_complexity": d.protocol_complexity,
             "golden_tier": d.golden_tier or None,
-            "path_count": None if rca else d.path_count,
+            "path_count": d.path_count if spec.family == Family.PATH else None,
             "golden_length": d.golden_length,
             "h_l": d.h_l,
         }

@@ -28,10 +28,11 @@ from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 from ctbench.answer import Hop, Path, RcaEntry, path_edges
 from ctbench.scoring.failures import classify_rca_failure
-from ctbench.scoring.parse import ParsedAnswer
+from ctbench.scoring.parse import Link, ParsedAnswer
+from ctbench.scoring.topology import link, score_links
 
-Family = Literal["rca", "path"]
-FAMILIES: tuple[Family, ...] = ("rca", "path")
+Family = Literal["rca", "path", "topology"]
+FAMILIES: tuple[Family, ...] = ("rca", "path", "topology")
 Action = tuple[str, str]
 """A golden or executed evidence action: ``(device, canonical command)``."""
 TaskStatus = Literal["answered", "unparsable", "empty", "missing"]
@@ -437,7 +438,7 @@ class TaskRecord:
 
     task_id: str
     family: Family
-    gold: frozenset[RcaEntry] | tuple[Path, ...]
+    gold: frozenset[RcaEntry] | tuple[Path, ...] | frozenset[Link]
     prediction: ParsedAnswer | None = None
     golden_actions: frozenset[Action] = frozenset()
     executed_actions: tuple[Action, ...] = ()
@@ -455,6 +456,8 @@ class TaskRecord:
                 raise ValueError(f"{self.task_id}: RCA gold must be (node, object, label) entries") from exc
             if not all(isinstance(x, str) for e in gold for x in e):
                 raise ValueError(f"{self.task_id}: RCA gold must be (node, object, label) strings")
+        elif self.family == "topology":
+            gold = frozenset(link(*x) for x in self.gold)
         else:
             gold = tuple(tuple(Hop(*h) for h in p) for p in self.gold)
         if self.prediction is not None and self.prediction.family != self.family:
@@ -495,6 +498,8 @@ class TaskScores:
     triplet: float | None = None
     rest: float | None = None
     sequence: float | None = None
+    link_iou: float | None = None
+    """Topology restoration: IoU over links, ports included (``loc`` is the same over node pairs)."""
     edges_intersection: float = 0
     edges_union: float = 0
     entries: EntryMatchScores | None = None
@@ -541,6 +546,15 @@ class TaskScores:
                     "loc_exact": _div(e.loc_exact, n),
                     "loc_hierarchical": _div(e.loc_hierarchical, n),
                 }
+        elif self.family == "topology":
+            out = {
+                "task_id": self.task_id,
+                "family": self.family,
+                "status": self.status,
+                "exact": self.exact,
+                "loc": self.loc,
+                "link_iou": self.link_iou,
+            }
         else:
             out = {
                 "task_id": self.task_id,
@@ -601,6 +615,9 @@ def score_task(record: TaskRecord, config: ScoringConfig = ScoringConfig()) -> T
             has_topology=record.topology is not None,
             failure=classify_rca_failure(gold_rca, pred),
         )
+    if record.family == "topology":
+        t = score_links(cast(frozenset[Link], record.gold), pred)
+        return TaskScores(**common, exact=t.exact, loc=t.node_pair_iou, link_iou=t.link_iou)
     gold_paths = cast(tuple[Path, ...], record.gold)
     p = score_paths(gold_paths, None if pred is None else pred.paths)
     return TaskScores(

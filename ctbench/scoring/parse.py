@@ -58,12 +58,18 @@ _ARROW = re.compile(r"\s*(?:->|→)\s*")
 
 _T = TypeVar("_T")
 
+Port = tuple[str, str]
+"""(node, port) as the network names them."""
+Link = tuple[Port, Port]
+"""A cable: its two ends, sorted, so that a link has one spelling whatever the direction written."""
+
 
 @dataclass(frozen=True, slots=True)
 class ParsedAnswer:
     """A parsed final answer.
 
-    Exactly one of ``rca`` / ``paths`` is not ``None``: it says which family the text was parsed as.
+    Exactly one of ``rca`` / ``paths`` / ``links`` is not ``None``: it says which family the text was
+    parsed as.
     When ``status`` is not ``"answered"`` that field is empty (``frozenset()`` / ``()``): the paper
     scores an unanswered or unparsable prediction as the empty set (appendix B.1), and keeping the
     family's empty value lets the metrics do exactly that without a special case.
@@ -75,6 +81,8 @@ class ParsedAnswer:
     status: AnswerStatus
     rca: frozenset[RcaEntry] | None = None
     paths: tuple[Path, ...] | None = None
+    links: frozenset[Link] | None = None
+    """Topology restoration (:mod:`.topology`): the physical links named, each end (node, port)."""
     invalid_lines: tuple[str, ...] = ()
     unresolved_lines: tuple[tuple[str, str], ...] = ()
     declared: bool = False
@@ -95,16 +103,18 @@ class ParsedAnswer:
     def __post_init__(self) -> None:
         if self.status not in ANSWER_STATUSES:
             raise ValueError(f"unknown answer status {self.status!r}")
-        if (self.rca is None) == (self.paths is None):
-            raise ValueError("a ParsedAnswer holds exactly one of rca / paths")
-        if self.status != "answered" and (self.rca or self.paths):
+        if [self.rca, self.paths, self.links].count(None) != 2:
+            raise ValueError("a ParsedAnswer holds exactly one of rca / paths / links")
+        if self.status != "answered" and (self.rca or self.paths or self.links):
             raise ValueError(f"a {self.status} answer holds no entries")
-        if self.status == "answered" and not (self.rca or self.paths):
+        if self.status == "answered" and not (self.rca or self.paths or self.links):
             raise ValueError("an answered ParsedAnswer holds at least one entry")
 
     @property
-    def family(self) -> Literal["rca", "path"]:
-        return "rca" if self.rca is not None else "path"
+    def family(self) -> Literal["rca", "path", "topology"]:
+        if self.rca is not None:
+            return "rca"
+        return "path" if self.paths is not None else "topology"
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON value, deterministic (RCA entries sorted) so result files diff cleanly."""
@@ -116,6 +126,11 @@ class ParsedAnswer:
             "paths": None
             if self.paths is None
             else [[{"node": h.node, "egress": h.egress} for h in p] for p in self.paths],
+            **(
+                {}
+                if self.links is None
+                else {"links": [[[a, ap], [b, bp]] for (a, ap), (b, bp) in sorted(self.links)]}
+            ),
             "invalid_lines": list(self.invalid_lines),
             "unresolved_lines": [
                 {"line": line, "problem": problem} for line, problem in self.unresolved_lines
@@ -128,6 +143,7 @@ class ParsedAnswer:
         """Inverse of :meth:`to_json`."""
         rca = data.get("rca")
         paths = data.get("paths")
+        links = data.get("links")
         return cls(
             status=data["status"],
             rca=None
@@ -139,6 +155,9 @@ class ParsedAnswer:
                 tuple(Hop(str(h["node"]), None if h.get("egress") is None else str(h["egress"])) for h in p)
                 for p in paths
             ),
+            links=None
+            if links is None
+            else frozenset(((str(a), str(ap)), (str(b), str(bp))) for (a, ap), (b, bp) in links),
             invalid_lines=tuple(str(x) for x in data.get("invalid_lines", ())),
             unresolved_lines=tuple(
                 (str(u["line"]), str(u["problem"])) for u in data.get("unresolved_lines", ())

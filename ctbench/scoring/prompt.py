@@ -77,6 +77,26 @@ Node names are the names used in the network (devices and hosts listed above). P
 and nothing else, between <answer> and </answer>."""
 
 
+_TOPOLOGY_FORMAT = """\
+## Answer format
+
+Give every physical link (cable) the question asks for: one line per link, its two ends written
+node(port) and joined by "->":
+
+    NODE-A(port)->NODE-B(port)
+
+Node names are the names used in the network (devices and other nodes listed above); ports are the
+interface names each node uses, written in full where the node has a CLI. A link has no direction:
+A(p)->B(q) and B(q)->A(p) are the same link. Put the answer lines, and nothing else, between
+<answer> and </answer>."""
+
+_KIND = {
+    Family.RCA: "root-cause analysis",
+    Family.PATH: "path restoration",
+    Family.TOPOLOGY: "topology restoration",
+}
+
+
 @dataclass(frozen=True)
 class PromptDevice:
     """A network node as the prompt introduces it."""
@@ -124,7 +144,7 @@ def build_prompt(spec: TaskSpec, network: Network | None, labels: Sequence[str])
     """Render the prompt for one task from its visible part, its network and the label vocabulary."""
     accessible, others = _devices(spec, network)
     family = Family(spec.family)
-    kind = "root-cause analysis" if family is Family.RCA else "path restoration"
+    kind = _KIND.get(family, family.value)
     parts = [
         _INTRO.format(task_id=spec.id),
         f"## Question {spec.id} ({kind})\n\n{spec.statement.strip()}",
@@ -139,6 +159,8 @@ def build_prompt(spec: TaskSpec, network: Network | None, labels: Sequence[str])
     if family is Family.RCA:
         vocabulary = "\n".join(f"- {label}" for label in sorted(set(labels), key=str.casefold))
         parts.append(_RCA_FORMAT.format(labels=vocabulary or "- (the task set defines no labels)"))
+    elif family is Family.TOPOLOGY:
+        parts.append(_TOPOLOGY_FORMAT)
     else:
         parts.append(_PATH_FORMAT)
     return "\n\n".join(parts) + "\n"

@@ -456,6 +456,7 @@ _MACRO: dict[Family, tuple[tuple[str, str], ...]] = {
     # (metric name in the output, TaskScores attribute)
     "rca": (("accuracy", "exact"), ("loc_iou", "loc"), ("id_iou", "ident"), ("triplet_iou", "triplet")),
     "path": (("accuracy", "exact"), ("loc_iou", "loc"), ("rest_iou", "rest"), ("sequence_iou", "sequence")),
+    "topology": (("accuracy", "exact"), ("loc_iou", "loc"), ("link_iou", "link_iou")),
 }
 
 
@@ -480,6 +481,7 @@ def _coverage_parts(rows: Sequence[TaskScores]) -> tuple[FloatArray, FloatArray]
 _POOLED: dict[Family, tuple[str, ...]] = {
     "rca": ("evidence_coverage", "evidence_f1"),
     "path": ("evidence_coverage", "evidence_f1", "micro_edge_iou"),
+    "topology": ("evidence_coverage", "evidence_f1"),
 }
 
 
@@ -988,6 +990,7 @@ def breakdown(
             "n_tasks": summary["n_tasks"],
             "n_rca": summary["rca"]["n_tasks"],
             "n_path": summary["path"]["n_tasks"],
+            "n_topology": summary["topology"]["n_tasks"],
             "warning": any(0 < c < min_tasks for c in counts),
             "metrics": summary,
         }

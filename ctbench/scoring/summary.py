@@ -24,7 +24,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ctbench.scoring.failures import FAILURE_MODES
-from ctbench.scoring.metrics import TASK_STATUSES, ScoringConfig, TaskRecord, TaskScores, _div, score_task
+from ctbench.scoring.metrics import (
+    FAMILIES,
+    TASK_STATUSES,
+    ScoringConfig,
+    TaskRecord,
+    TaskScores,
+    _div,
+    score_task,
+)
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
@@ -39,13 +47,14 @@ _NAN = math.nan
 
 # Column order of ScoreTable.matrix; one row per task.
 _COLUMNS: tuple[str, ...] = (
-    "rca",
+    "family",
     "exact",
     "loc",
     "ident",
     "triplet",
     "rest",
     "sequence",
+    "link_iou",
     "edges_intersection",
     "edges_union",
     "covered",
@@ -63,6 +72,7 @@ _COLUMNS: tuple[str, ...] = (
     "output_tokens",
 )
 _COL = {name: j for j, name in enumerate(_COLUMNS)}
+_FAMILY_CODE: dict[str, float] = {f: float(i) for i, f in enumerate(FAMILIES)}
 
 
 def _row(s: TaskScores) -> tuple[float, ...]:
@@ -91,13 +101,14 @@ def _row(s: TaskScores) -> tuple[float, ...]:
     else:
         counts = tuple(s.trial_counts.get(c, 0) for c in _COUNTED)
     return (
-        s.family == "rca",
+        _FAMILY_CODE[s.family],
         s.exact,
         s.loc,
         s.ident or 0.0,
         s.triplet or 0.0,
         s.rest or 0.0,
         s.sequence or 0.0,
+        s.link_iou or 0.0,
         s.edges_intersection,
         s.edges_union,
         ev.covered,
@@ -197,23 +208,25 @@ class ScoreTable:
     def family_index(self, family: str, index: IndexArray | None = None) -> IndexArray:
         """The rows of ``family`` among ``index`` (all rows when ``None``)."""
         base = np.arange(len(self.rows), dtype=np.intp) if index is None else np.asarray(index, dtype=np.intp)
-        is_rca = self.matrix[base, _COL["rca"]] == 1.0
-        return base[is_rca] if family == "rca" else base[~is_rca]
+        return base[self.matrix[base, _COL["family"]] == _FAMILY_CODE[family]]
 
     def summarize(self, index: IndexArray | None = None) -> dict[str, Any]:
         """Every aggregate of the tasks at ``index`` (distinct row numbers; all rows when ``None``); see
         :func:`summarize`."""
         rca, path = self.family_index("rca", index), self.family_index("path", index)
-        n = rca.size + path.size
-        both = np.concatenate([rca, path])
+        topo = self.family_index("topology", index)
+        n = rca.size + path.size + topo.size
+        every = np.concatenate([rca, path, topo])
         return {
             "n_tasks": n,
             "rca": self._rca(self.matrix[rca]),
             "path": self._path(self.matrix[path]),
+            "topology": self._topology(self.matrix[topo]),
             "efficiency": {
-                "all": _efficiency(self.matrix[both]),
+                "all": _efficiency(self.matrix[every]),
                 "rca": _efficiency(self.matrix[rca]),
                 "path": _efficiency(self.matrix[path]),
+                "topology": _efficiency(self.matrix[topo]),
             },
         }
 
@@ -245,6 +258,16 @@ class ScoreTable:
             "sequence_iou": _mean(m[:, _COL["sequence"]]),
             "micro_edge_iou": _div(inter, union),
             "edges": {"intersection": inter, "union": union},
+            "evidence": _evidence(m),
+            "evidence_on_correct": _evidence_on_correct(m),
+        }
+
+    @staticmethod
+    def _topology(m: FloatArray) -> dict[str, Any]:
+        """Topology restoration: accuracy, node-pair IoU as ``loc_iou`` and link IoU (ports too)."""
+        return {
+            **_headline(m),
+            "link_iou": _mean(m[:, _COL["link_iou"]]),
             "evidence": _evidence(m),
             "evidence_on_correct": _evidence_on_correct(m),
         }

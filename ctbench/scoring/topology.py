@@ -26,12 +26,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctbench.scoring.metrics import iou
+from ctbench.scoring.parse import Link, ParsedAnswer, Port
 
-Port = tuple[str, str]
-"""(node, port) as the network names them."""
-Link = tuple[Port, Port]
-"""A cable: its two ends, sorted, so that a link has one spelling whatever the direction written."""
+__all__ = ["Link", "LinkScores", "Port", "gold_problems", "link", "link_line", "parse_links", "score_links"]
 
 _LINE = re.compile(
     r"^\s*(?P<a>[^()\s]+)\s*\(\s*(?P<ap>[^()]+?)\s*\)\s*(?:<->|->|→|—|--)\s*(?P<b>[^()\s]+)\s*\(\s*(?P<bp>[^()]+?)\s*\)\s*$"
@@ -55,34 +52,6 @@ def link_line(value: Link) -> str:
     return f"{a}({ap})->{b}({bp})"
 
 
-@dataclass(frozen=True)
-class ParsedLinks:
-    """A parsed topology answer: its links, and what could not be read."""
-
-    status: str
-    """``answered``, ``empty`` or ``unparsable``, as for the other families."""
-    links: frozenset[Link] = frozenset()
-    invalid_lines: tuple[str, ...] = ()
-    unresolved_lines: tuple[tuple[str, str], ...] = ()
-    declared: bool = False
-
-    @property
-    def schema_violations(self) -> tuple[str, ...]:
-        """Lines outside the answer schema: unknown nodes, and wrong-shape lines of a declared answer."""
-        return tuple(line for line, _ in self.unresolved_lines) + (
-            self.invalid_lines if self.declared else ()
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "links": [link_line(x) for x in sorted(self.links)],
-            "invalid_lines": list(self.invalid_lines),
-            "unresolved_lines": [{"line": ln, "problem": p} for ln, p in self.unresolved_lines],
-            "declared": self.declared,
-        }
-
-
 def _region(text: str) -> tuple[list[str], bool, bool]:
     """(candidate lines, every line is an answer line, declared)."""
     tags = list(_TAG.finditer(text))
@@ -102,10 +71,10 @@ def parse_links(
     *,
     node_names: Collection[str],
     normalize_port: Callable[[str, str], str] = lambda node, port: port,
-) -> ParsedLinks:
-    """Parse a topology answer (see the module docstring)."""
+) -> ParsedAnswer:
+    """Parse a topology answer (see the module docstring) into a :class:`ParsedAnswer` with ``links``."""
     if text is None or not text.strip():
-        return ParsedLinks("empty")
+        return ParsedAnswer("empty", links=frozenset())
     lines, _, declared = _region(text)
     exact = {n: n for n in node_names}
     folded = {n.casefold(): n for n in node_names}
@@ -135,10 +104,19 @@ def parse_links(
         if problems:
             unresolved.append((line, "; ".join(problems)))
     if not links:
-        return ParsedLinks(
-            "unparsable" if invalid else "empty", invalid_lines=tuple(invalid), declared=declared
+        return ParsedAnswer(
+            "unparsable" if invalid else "empty",
+            links=frozenset(),
+            invalid_lines=tuple(invalid),
+            declared=declared,
         )
-    return ParsedLinks("answered", frozenset(links), tuple(invalid), tuple(unresolved), declared)
+    return ParsedAnswer(
+        "answered",
+        links=frozenset(links),
+        invalid_lines=tuple(invalid),
+        unresolved_lines=tuple(unresolved),
+        declared=declared,
+    )
 
 
 @dataclass(frozen=True)
@@ -153,6 +131,12 @@ class LinkScores:
         return {"exact": self.exact, "link_iou": self.link_iou, "node_pair_iou": self.node_pair_iou}
 
 
+def _iou(predicted: frozenset[Any], gold: frozenset[Any]) -> float:
+    """|P ∩ G| / |P ∪ G|, 1 when both are empty (as :func:`ctbench.scoring.metrics.iou`)."""
+    union = predicted | gold
+    return 1.0 if not union else len(predicted & gold) / len(union)
+
+
 def _pairs(links: Iterable[Link]) -> frozenset[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
     for (a, _), (b, _) in links:
@@ -160,17 +144,17 @@ def _pairs(links: Iterable[Link]) -> frozenset[tuple[str, str]]:
     return frozenset(out)
 
 
-def score_links(gold: Iterable[Link], predicted: ParsedLinks | None) -> LinkScores:
+def score_links(gold: Iterable[Link], predicted: ParsedAnswer | None) -> LinkScores:
     """Score one topology answer; ``None`` or an unanswered one is the empty prediction (0, wrong)."""
     g = frozenset(link(*x) for x in gold)
     p = (
-        frozenset(predicted.links)
+        frozenset(predicted.links or ())
         if predicted is not None and predicted.status == "answered"
         else frozenset()
     )
     if not p:
         return LinkScores(exact=False, link_iou=0.0, node_pair_iou=0.0)
-    return LinkScores(exact=p == g, link_iou=iou(p, g), node_pair_iou=iou(_pairs(p), _pairs(g)))
+    return LinkScores(exact=p == g, link_iou=_iou(p, g), node_pair_iou=_iou(_pairs(p), _pairs(g)))
 
 
 def network_links(links: Iterable[Any], normalize_port: Callable[[str, str], str]) -> frozenset[Link]:

@@ -94,6 +94,7 @@ def _mean_row(trials: Sequence[TaskScores]) -> TaskScores:
         triplet=opt("triplet"),
         rest=opt("rest"),
         sequence=opt("sequence"),
+        link_iou=opt("link_iou"),
         edges_intersection=_mean([s.edges_intersection for s in trials]),
         edges_union=_mean([s.edges_union for s in trials]),
         entries=entries,

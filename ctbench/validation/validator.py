@@ -39,6 +39,7 @@ from ctbench.store import (
     set_relative,
 )
 from ctbench.taxonomy import TaskSetConfig, Taxonomy
+from ctbench.validation.links import link_problems
 from ctbench.yamlio import YamlFileError, is_leftover_temp, line_of, load_document, load_fast, read_text
 
 
@@ -594,6 +595,14 @@ class Validator:
                     loc=["metadata"],
                     expected="metadata.chain_length",
                 )
+        elif ref.family == Family.TOPOLOGY:
+            if not hidden.answer.links or hidden.answer.rca or hidden.answer.paths:
+                ctx.error(
+                    "answer",
+                    "a topology task states its gold as links only",
+                    loc=["answer"],
+                    expected="answer.links: [[A:port, B:port], ...]",
+                )
         else:
             if not hidden.answer.paths:
                 ctx.error(
@@ -696,6 +705,15 @@ class Validator:
                 )
         if ref.family == Family.RCA:
             self._check_rca(hctx, ref, task, hidden, net)
+        elif ref.family == Family.TOPOLOGY:
+            devices_of = net.device_map()
+            for loc, message, expected in link_problems(
+                hidden,
+                net,
+                lambda node: self._interfaces(net, node),
+                lambda node, port: self.vendors.iface(devices_of.get(node), port),
+            ):
+                hctx.error("answer-link", message, loc=loc, expected=expected)
         else:
             self._check_paths(hctx, hidden, net)
         self._check_leaks(tctx, task, hidden)
