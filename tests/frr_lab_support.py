@@ -4,6 +4,7 @@ always taken down, and the teardown checks that no namespace of it is left."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAB_NAME = "pytest-tri"
+LAB_NAME = f"pt{os.getpid()}"
+"""Named by the test process: two test runs on one machine (two checkouts' CI) each get their own lab."""
 
 
 def require_lab_machine() -> None:

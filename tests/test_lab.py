@@ -68,6 +68,8 @@ FAULTS = [
     ["ospf-timers", "device=R1", "interface=eth1", "hello=3"],
     ["prefix-deny", "device=R3", "local_as=65003", "neighbor=10.0.23.1", "prefix=192.168.1.0/24"],
     ["static-wrong", "device=H1", "via=192.168.1.99"],
+    ["bgp-neighbor", "device=R3", "local_as=65003", "neighbor=10.0.23.1", "wrong=10.0.23.5"],
+    ["acl-drop", "device=H3", "source=192.168.1.0/24"],
 ]
 
 
@@ -198,6 +200,7 @@ def test_bundled_lab_tasks_validate_replay_and_score_as_the_oracle() -> None:
         "static route missing",
         "route policy denies the route",
         "static route next hop incorrect",
+        "ACL denies the traffic",
     }
     assert any(len(ts.load_hidden(r).answer.rca or []) > 1 for r in refs)  # a multi-root-cause task
     assert len([r for r in refs if r.family.value == "path"]) >= 4
@@ -207,6 +210,9 @@ def test_bundled_lab_tasks_validate_replay_and_score_as_the_oracle() -> None:
         assert session.run("R1", "show ip ospf neighbor | include ExStart").data.count(b"\n") == 1
         assert session.run("H1", "ip r").outcome == Outcome.RECORDED
         assert session.run("R1", "show ip rou").text == "% Ambiguous command: show ip rou\n"
+    with ReplayEngine(ts).open_session("RCA-LAB-013") as session:
+        rules = session.run("H3", "nft list ruleset")  # the host's packet filter, as nft printed it
+        assert rules.outcome == Outcome.RECORDED and b"ip saddr 192.168.1.0/24 drop" in rules.data
 
 
 # ---------------------------------------------------------------------------- the command line
@@ -223,7 +229,8 @@ def test_lab_faults_lists_the_catalogue_as_json() -> None:
     assert out.returncode == 0, out.stderr
     names = [row["name"] for row in json.loads(out.stdout)]
     assert names == [
-        "shutdown", "mtu", "ospf-area", "bgp-as", "static-missing", "ospf-timers", "prefix-deny", "static-wrong",
+        "shutdown", "mtu", "ospf-area", "bgp-as", "static-missing", "ospf-timers", "prefix-deny", "bgp-neighbor",
+        "acl-drop", "static-wrong",
     ]  # fmt: skip
 
 

@@ -24,3 +24,5 @@ cap PATH-LAB-004 --path H3:10.0.12.1
 cap RCA-LAB-009 --fault ospf-timers device=R1 interface=eth1 hello=3
 cap RCA-LAB-010 --fault prefix-deny device=R3 local_as=65003 neighbor=10.0.23.1 prefix=192.168.1.0/24
 cap RCA-LAB-011 --fault static-wrong device=H1 via=192.168.1.99
+cap RCA-LAB-012 --fault bgp-neighbor device=R3 local_as=65003 neighbor=10.0.23.1 wrong=10.0.23.5
+cap RCA-LAB-013 --fault acl-drop device=H3 source=192.168.1.0/24

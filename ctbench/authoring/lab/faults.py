@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -248,6 +249,62 @@ def _static_wrong(lab: Lab, args: Mapping[str, str]) -> Effect:
     )
 
 
+def _bgp_neighbor(lab: Lab, args: Mapping[str, str]) -> Effect:
+    """The neighbour statement names an address the peer does not have (a typo in the last octet)."""
+    device, local, neighbor, wrong = _router(lab, args), args["local_as"], args["neighbor"], args["wrong"]
+    ipaddress.IPv4Address(neighbor)
+    ipaddress.IPv4Address(wrong)
+    before = lab.vtysh(device, ["-c", "show running-config"]).stdout.decode(errors="replace")
+    found = re.search(rf"^ neighbor {re.escape(neighbor)} remote-as (\S+)$", before, re.M)
+    if found is None:
+        raise CtbError(f"fault bgp-neighbor: {device} has no BGP neighbour {neighbor}")
+    remote = found.group(1)
+    _configure(
+        lab,
+        device,
+        [f"router bgp {local}", f"no neighbor {neighbor}", f"neighbor {wrong} remote-as {remote}"],
+    )
+    return Effect(
+        rca=(f"{device};{wrong};BGP peer configuration error",),
+        golden=(
+            (device, "show ip bgp summary", f"the only neighbour, {wrong}, never gets Established"),
+            (device, "show running-config", f"neighbor {wrong} is not the peer's address {neighbor}"),
+        ),
+        protocol_mechanisms=("BGP session",),
+        settle=5.0,
+        undo=(
+            (
+                device,
+                "vtysh",
+                (f"router bgp {local}", f"no neighbor {wrong}", f"neighbor {neighbor} remote-as {remote}"),
+            ),
+        ),
+    )
+
+
+def _acl_drop(lab: Lab, args: Mapping[str, str]) -> Effect:
+    """A host's own packet filter (nftables, as a Linux administrator writes it) drops a source network."""
+    device, source = args["device"], args["source"]
+    if device not in lab.spec.hosts:
+        raise CtbError(f"fault acl-drop: {device!r} is not a host of lab {lab.spec.name}")
+    ipaddress.IPv4Network(source)
+    if shutil.which("nft") is None:
+        raise CtbError("fault acl-drop needs nft on this machine (apt-get install nftables)")
+    lab.shell(device, ["nft", "add table inet filter"])
+    lab.shell(
+        device, ["nft", "add chain inet filter input { type filter hook input priority 0; policy accept; }"]
+    )
+    lab.shell(device, ["nft", f"add rule inet filter input ip saddr {source} drop"])
+    return Effect(
+        rca=(f"{device};input;ACL denies the traffic",),
+        golden=((device, "nft list ruleset", f"the input chain drops every packet from {source}"),),
+        protocol_mechanisms=("packet filter",),
+        settle=0.5,
+        chain_length=1,
+        undo=((device, "shell", ("nft", "delete table inet filter")),),
+    )
+
+
 CATALOGUE: dict[str, Fault] = {
     f.name: f
     for f in (
@@ -281,6 +338,18 @@ CATALOGUE: dict[str, Fault] = {
             _prefix_deny,
         ),
         Fault(
+            "bgp-neighbor",
+            "point a BGP neighbour statement at an address the peer does not have",
+            ("device", "local_as", "neighbor", "wrong"),
+            _bgp_neighbor,
+        ),
+        Fault(
+            "acl-drop",
+            "drop a source network in a host's packet filter (nftables)",
+            ("device", "source"),
+            _acl_drop,
+        ),
+        Fault(
             "static-wrong",
             "point a host's default route at a wrong next hop",
             ("device", "via"),
@@ -309,7 +378,8 @@ def parse_fault(words: list[str]) -> tuple[Fault, dict[str, str]]:
     required = {"shutdown": ("device", "interface"), "mtu": ("device", "interface"), "ospf-area": ("device", "network"),
                 "bgp-as": ("device", "local_as", "neighbor"), "static-missing": ("device",),
                 "ospf-timers": ("device", "interface"), "prefix-deny": ("device", "local_as", "neighbor", "prefix"),
-                "static-wrong": ("device", "via")}[fault.name]  # fmt: skip
+                "static-wrong": ("device", "via"), "bgp-neighbor": ("device", "local_as", "neighbor", "wrong"),
+                "acl-drop": ("device", "source")}[fault.name]  # fmt: skip
     missing = [k for k in required if k not in args]
     if missing:
         raise CtbError(f"fault {fault.name}: missing {', '.join(k + '=...' for k in missing)}", exit_code=2)

@@ -33,7 +33,7 @@ from .spec import LabSpec
 FRR_DIR = Path("/usr/lib/frr")
 STATE_ENV = "CTBENCH_LAB_STATE"
 DEFAULT_STATE = Path("/run/ctbench-labs")
-HOST_PROGRAMS = ("ip", "ping", "traceroute")
+HOST_PROGRAMS = ("ip", "ping", "traceroute", "nft")
 """What a command on a lab host may run (the ``linux`` dialect's commands)."""
 COMMAND_TIMEOUT = 60.0
 
