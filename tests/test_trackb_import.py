@@ -13,7 +13,7 @@ from ctbench.replay.trackb.layout import read_ground_truth, read_sidecar, safe_n
 from ctbench.store import TaskSet
 from ctbench.validation import Validator
 from tests.conftest import run_cli
-from tests.trackb_support import FAULT_PROMPT, GOLD, QUESTIONS, write_tree
+from tests.trackb_support import FAULT_PROMPT, GOLD, QUESTIONS, VENDORS, write_tree
 
 
 @pytest.fixture
@@ -357,3 +357,20 @@ def test_l2_gold_refuses_what_it_cannot_read() -> None:
                 PathHop(node="C", ingress="GE3"),
             ]
         )
+
+
+def test_topology_gold_reads_as_cables() -> None:
+    from ctbench.authoring.trackb_import import topology_links
+
+    links = topology_links(GOLD[4].replace("\n", "\r\n") + "\nCore-R1(GE1/0/1)->Core-R2(GE1/0/1)\n", VENDORS)
+    assert [(str(x.a), str(x.b)) for x in links] == [
+        ("Core-R2:GE1/0/1", "Core-R1:GE1/0/1"),
+        ("Core-R2:GE1/0/2", "PSS:Gi0/2"),
+    ]  # Track B's spelling kept; the cable written from its other end is the same link
+    for bad, why in (
+        ("Core-R2(GE1/0/1)->Core-R1(GE1/0/1)->PSS(Gi0/2)", "one link"),
+        ("X(GE1)->PSS(Gi0/2)", "no device"),
+        ("", "no link"),
+    ):
+        with pytest.raises(ValueError, match=why):
+            topology_links(bad, VENDORS)

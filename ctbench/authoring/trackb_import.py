@@ -228,6 +228,30 @@ def gold_answer(kind: Kind, text: str, nodes: Iterable[str]) -> GoldAnswer:
     return GoldAnswer(paths=paths)
 
 
+def topology_links(text: str, nodes: Iterable[str]) -> list[Link]:
+    """A topology-restoration gold, ``Node(port)->Node(port)`` per line, as the cables it names.
+
+    Ports keep Track B's spelling (the judge and validation read them through the device's dialect);
+    a cable written twice, once from each end, is one link.
+    """
+    names = set(nodes)
+    links: dict[frozenset[tuple[str, str]], Link] = {}
+    for ln in (x.strip() for x in text.splitlines()):
+        if not ln:
+            continue
+        ends = [_PAREN_HOP.match(t.strip()) for t in ln.split("->")]
+        if len(ends) != 2 or not all(ends):
+            raise ValueError(f"{ln!r} is not one link Node(port)->Node(port)")
+        (a, ap), (b, bp) = ((m.group(1), m.group(2).strip()) for m in ends if m)
+        for node, port in ((a, ap), (b, bp)):
+            if node not in names:
+                raise ValueError(f"link end {node}({port}) names no device of the phase")
+        links.setdefault(frozenset(((a, ap), (b, bp))), Link.model_validate([f"{a}:{ap}", f"{b}:{bp}"]))
+    if not links:
+        raise ValueError("no link in the ground truth")
+    return list(links.values())
+
+
 def l2_hops(ports: list[tuple[str, str]], names: set[str]) -> list[PathHop]:
     """An L2 path ``A(out)->B(in)->B(out)->C(in)`` as hops with both ports: a node is entered by the
     first port written for it and left by the last (the first node is only left, the last only
