@@ -229,3 +229,49 @@ def test_the_quit_dialog_under_fast_key_presses(tasks: Path) -> None:
 
     asyncio.run(scenario())
     assert (tasks / ".drafts" / "PATH-001.json").is_file()  # "keep" was the answer, not "discard"
+
+
+def test_a_part_both_sides_changed_is_a_choice_and_the_other_side_is_kept(tasks: Path) -> None:
+    """The statement changed in the app and on disk: both shown, Space keeps the disk's; the title, changed
+    only on disk, is merged in without asking."""
+    from ruamel.yaml import YAML
+
+    from ctbench.authoring.app.dialogs.merge import MergeDialog
+
+    path = tasks / "rca" / "RCA-001" / "task.yaml"
+    disk_statement = "Rewritten by a colleague: the server 10.20.30.40 is unreachable from HQ.\n"
+
+    def colleague_edits() -> None:
+        yaml = YAML()
+        doc = yaml.load(path.read_text(encoding="utf-8"))
+        doc["statement"] = disk_statement
+        doc["title"] = "HQ users lose the DC server"
+        with path.open("w", encoding="utf-8") as fh:
+            yaml.dump(doc, fh)
+
+    async def scenario() -> None:
+        app = author_app(tasks, mode="edit", task_id="RCA-001")
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await validated(pilot)
+            await type_text(pilot, "Seen since 09:40. ")
+            colleague_edits()
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: isinstance(app.screen, MergeDialog), "the merge dialog")
+            merge = app.screen
+            assert isinstance(merge, MergeDialog)
+            assert [c.what for c in merge.plan.conflicts] == ["statement"]
+            assert any("title" in line for line in merge.plan.kept), merge.plan.kept
+            shown = words(app)
+            # side by side: the two columns' lines interleave in reading order
+            assert "Yours: On disk: Seen since 09:40." in shown, shown
+            assert "Rewritten by a colleague" in shown, shown
+            assert merge.choices == {merge.plan.conflicts[0].key: "mine"}
+            await pilot.press("space")  # keep the colleague's statement
+            assert merge.choices == {merge.plan.conflicts[0].key: "disk"}
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: app.screen is editor and not editor.dirty, "the merged save")
+
+    asyncio.run(scenario())
+    task = TaskSet.open(tasks).load_task("RCA-001")
+    assert task.statement == disk_statement
+    assert task.title == "HQ users lose the DC server"
