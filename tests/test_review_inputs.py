@@ -95,7 +95,12 @@ def test_trajectory_must_be_a_trajectory(world: World, tmp_path: Path) -> None:
     assert_refused_quietly(world, "--answer", answer, "--trajectory", str(hidden(world)), why="hidden part")
     yaml_copy = own_file(tmp_path, "t.jsonl", "id: RCA-101\nsecret: SECRET-VALUE\n")
     err = assert_refused_quietly(
-        world, "--answer", answer, "--trajectory", yaml_copy, why="line 1: not a replay trajectory line"
+        world,
+        "--answer",
+        answer,
+        "--trajectory",
+        yaml_copy,
+        why="line 1: not a replay trajectory line (Expecting value at column 1)",
     )
     assert "SECRET-VALUE" not in err
     wrong = own_file(tmp_path, "w.jsonl", json.dumps({"seq": 1, "device": "SECRET-DEV"}) + "\n")

@@ -118,8 +118,10 @@ def check_trajectory(data: bytes, name: str) -> bytes:
             item = json.loads(raw)
         except ValueError as exc:
             msg = getattr(exc, "msg", "not JSON")
+            col = getattr(exc, "colno", None)
+            where = f" at column {col}" if col else ""
             raise RefusedInput(
-                f"{shown} line {n}: not a replay trajectory line ({msg}); expected one JSON "
+                f"{shown} line {n}: not a replay trajectory line ({msg}{where}); expected one JSON "
                 "object per call (seq, t, device, command, canonical, outcome)"
             ) from None
         if not isinstance(item, dict):
