@@ -1,7 +1,8 @@
 """``ctb-eval run --ssh``: an agent logs into its attempt's devices with netmiko and OpenSSH, sandboxed.
 
-The agent is a real program run by the ``command`` adapter inside bubblewrap with the ``loopback``
-network (only the replay, the SSH front end and the model endpoint reachable). It runs a task's
+The agent is a real program run by the ``command`` adapter inside bubblewrap, with the default
+``loopback`` network (only the replay, the SSH front end and the model endpoint reachable) and with
+the ``host`` network. It runs a task's
 golden commands over SSH - the first with the OpenSSH client checking the host key from
 ``$CTBENCH_SSH_KNOWN_HOSTS``, the rest through netmiko's ``ConnectHandler`` - and answers. The same
 program then runs the same commands over MCP (the stdio proxy every harness uses). Both runs must
@@ -151,8 +152,8 @@ def trajectory(folder: Path, line: dict[str, Any]) -> list[dict[str, Any]]:
 @pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
 def test_an_ssh_agent_scores_like_the_same_agent_over_mcp(task_set: Path, tmp_path: Path) -> None:
     mcp_run = run(task_set, tmp_path, "mcp", "mcp", sandbox="bwrap", sandbox_network="loopback")
-    # the default sandbox (whatever its network is), then the loopback-only network
-    for name, network in (("default", {}), ("loopback", {"sandbox_network": "loopback"})):
+    # the default sandbox (whatever its network is), then the host network shared with the runner
+    for name, network in (("default", {}), ("host", {"sandbox_network": "host"})):
         ssh_run = run(task_set, tmp_path, "ssh", f"ssh-{name}", ssh=True, **network)
         assert "sandbox: bwrap" in (ssh_run / "run.yaml").read_text(encoding="utf-8")
         same_score(task_set, ssh_run, mcp_run)
