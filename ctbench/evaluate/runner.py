@@ -298,8 +298,11 @@ class AnswerParser:
         self.task_set = task_set
         self.judges = Judges(task_set)
 
-    def parse(self, spec: TaskSpec, text: str | None) -> ParsedAnswer:
-        return self.judges.reader(spec).parse(text)
+    def parse(self, spec: TaskSpec, text: str | None) -> tuple[ParsedAnswer, dict[str, Any]]:
+        """The parse and the record of it a result line stores (parsed once: the scorer takes it)."""
+        reader = self.judges.reader(spec)
+        parsed = reader.parse(text)
+        return parsed, reader.record(parsed, text)
 
 
 # --------------------------------------------------------------------------- settings and report
@@ -903,9 +906,8 @@ class Runner:
         elif outcome.kind in ("agent", "infrastructure", "task"):
             line.status, line.error_kind, line.error = "error", outcome.kind, outcome.error
         else:
-            parsed = parser.parse(task.spec, outcome.answer_text)
+            parsed, line.answer = parser.parse(task.spec, outcome.answer_text)
             line.answer_text, line.answer_source = outcome.answer_text, outcome.answer_source
-            line.answer = parsed.to_json()
             line.status = "answered" if parsed.status == "answered" else "unparsable"
             if parsed.status == "empty":
                 line.error = "no answer"

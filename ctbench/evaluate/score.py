@@ -5,10 +5,14 @@ and the one judge of :mod:`ctbench.scoring` (:class:`~ctbench.scoring.judge.Task
 runner, the review reveal and the oracle check call too). It decides what the scorer *believes*
 about a run, so the rules are spelled out here:
 
-- **The answer is re-parsed** by the task's judge from each result's ``answer_text`` (the network's
-  node names, the taxonomy's aliases, the vendor dialects' interface names); the ``answer`` a runner stored is
-  only used when no text was kept. Scores therefore follow the current parser and task set, whatever
-  tool wrote the run. Every stated cause counts: an RCA line of the schema's shape that names a node,
+- **The answer is parsed once.** The runner parses it with the task's judge (the network's node
+  names, the taxonomy's aliases, the vendor dialects' interface names) and stores the parse in the
+  result line with a fingerprint of everything that parse depended on (parser version, ctbench
+  version, taxonomy, dialect extensions, family, the network's nodes, the answer text). The scorer
+  takes a stored parse whose fingerprint is the judge's own and parses ``answer_text`` again only
+  when it differs (the task set or the parser changed, or another tool wrote the run without one), so
+  scores still follow the current parser and task set. A stored parse is trusted like the rest of
+  the run folder (its usage figures, its statuses): the runner is its only writer. Every stated cause counts: an RCA line of the schema's shape that names a node,
   label or object the task does not know is a predicted entry that matches no gold entry (accuracy 0,
   lower IoUs, F1/F2 by the set rule of :mod:`ctbench.scoring.failures`), never dropped; the parse record's
   ``unresolved_lines`` lists those lines with the reason.
@@ -513,10 +517,15 @@ def _relative(path: Path, folder: RunFolder) -> str:
 
 
 def result_prediction(judge: TaskJudge, result: ResultLine) -> ParsedAnswer | None:
-    """The prediction of a result line, parsed by the task's judge: ``None`` for a timeout or an
-    error (no answer); a runner's stored parse only when it kept no answer text."""
+    """The prediction of a result line: ``None`` for a timeout or an error (no answer); the parse the
+    runner stored when it is the judge's own (same parser fingerprint: parsed once, never again);
+    else the text parsed by the task's judge; a stored parse without a fingerprint only when no text
+    was kept."""
     if result.status not in ("answered", "unparsable"):
         return None
+    stored = judge.reader.stored(result.answer, result.answer_text)
+    if stored is not None:
+        return stored
     if result.answer_text is not None or result.answer is None:
         return judge.parse(result.answer_text)
     return _stored_answer(result.answer, judge.family)

@@ -25,6 +25,7 @@ author who wrote ``GE0/0/24`` in hidden.yaml is matched by an agent who wrote th
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +49,7 @@ from ctbench.scoring.metrics import (
     score_task,
 )
 from ctbench.scoring.metrics import Family as FamilyName
-from ctbench.scoring.parse import Link, ParsedAnswer
+from ctbench.scoring.parse import PARSE_VERSION, Link, ParsedAnswer
 from ctbench.scoring.topology import network_links
 from ctbench.store import TaskRef, TaskSet
 from ctbench.vendor import Vendors
@@ -92,10 +93,40 @@ class AnswerReader:
     resolve_label: Callable[[str], str | None]
     kind: TaskFamily
     """The task family (:mod:`.families`) whose parser reads the answer."""
+    basis: str = ""
+    """Digest of what every task of the set parses with (:func:`parse_basis`)."""
 
     def normalize(self, node: str, name: str) -> str:
         """The full interface name ``name`` stands for on ``node`` (the node's dialect)."""
         return self.vendors.iface(self.devices.get(node), name)
+
+    def fingerprint(self, text: str | None) -> str:
+        """What a parse of ``text`` depends on, hashed: the parser's version, the task set's taxonomy
+        and dialect extensions (``basis``), the family, the network's nodes and their CLI families,
+        and the text itself. A stored parse with the same fingerprint is the parse this reader would
+        make, so the scorer takes it instead of parsing again (docs/run-folder.md, ``answer``)."""
+        h = hashlib.sha256()
+        h.update(f"{PARSE_VERSION}|{self.basis}|{self.family}\n".encode())
+        for name in self.node_names:
+            dev = self.devices.get(name)
+            h.update(f"{name}|{dev.os if dev else ''}\n".encode())
+        h.update(b"\0" if text is None else b"\1" + text.encode("utf-8", "surrogatepass"))
+        return "sha256:" + h.hexdigest()
+
+    def record(self, parsed: ParsedAnswer, text: str | None) -> dict[str, Any]:
+        """The parse as a result line stores it: :meth:`ParsedAnswer.to_json` and its fingerprint."""
+        return {**parsed.to_json(), "parser": self.fingerprint(text)}
+
+    def stored(self, data: Mapping[str, Any] | None, text: str | None) -> ParsedAnswer | None:
+        """A stored parse of ``text`` when it is this reader's own (same fingerprint, same family), else
+        ``None`` (the caller parses)."""
+        if not data or data.get("parser") != self.fingerprint(text):
+            return None
+        try:
+            parsed = ParsedAnswer.from_json(data)
+        except (KeyError, TypeError, ValueError):
+            return None
+        return parsed if parsed.family == self.family else None
 
     def parse(self, text: str | None) -> ParsedAnswer:
         """The answer as the benchmark reads it (docs/statistics.md, "Answers")."""
@@ -232,6 +263,19 @@ class TaskJudge:
         return self.score(self.parse(text), self.executed(calls), usage)
 
 
+def parse_basis(task_set: TaskSet) -> str:
+    """Digest of the task-set-wide inputs of every parse: ctbench's version (its dialects and parser),
+    the taxonomy (labels and aliases) and the set's dialect extensions."""
+    import ctbench
+
+    h = hashlib.sha256(f"{ctbench.__version__}\n".encode())
+    h.update(task_set.taxonomy.model_dump_json().encode())
+    for path in task_set.dialect_extensions():
+        h.update(f"\n{path.name}\n".encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def _dialect(vendors: Vendors, devices: Mapping[str, Device], device: str) -> Dialect | None:
     dev = devices.get(device)
     dialect: Dialect | None = vendors.dialect(dev.os if dev else None)
@@ -266,6 +310,7 @@ class Judges:
         self._topologies: dict[str, Topology] = {}
         self._specs: dict[str, tuple[TaskRef, TaskSpec]] = {}
         self.families = families()
+        self.basis = parse_basis(task_set)
 
     def _network(self, spec: TaskSpec) -> Network | None:
         try:
@@ -287,6 +332,7 @@ class Judges:
             vendors=self.vendors,
             resolve_label=self.task_set.taxonomy.resolve,
             kind=kind,
+            basis=self.basis,
         )
 
     def topology(self, network: Network) -> Topology:

@@ -45,6 +45,10 @@ from typing import Any, Literal, TypeVar
 
 from ctbench.answer import Hop, Path, RcaEntry
 
+PARSE_VERSION = "1"
+"""Bumped whenever the parsing rules change, so that a parse a result line stored under older rules is
+not taken for one under the new (:meth:`ctbench.scoring.judge.AnswerReader.fingerprint`)."""
+
 AnswerStatus = Literal["answered", "unparsable", "empty"]
 ANSWER_STATUSES: tuple[str, ...] = ("answered", "unparsable", "empty")
 
