@@ -361,6 +361,7 @@ def _usage(result: AgentResult) -> Usage:
         cached_tokens=result.cached_tokens,
         output_tokens=result.output_tokens,
         cost_usd=result.cost_usd,
+        model_reported=result.model_reported,
     )
 
 

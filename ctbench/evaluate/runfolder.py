@@ -144,6 +144,10 @@ class RunTotals(_Model):
     wall_s: float = Field(
         default=0.0, description="Time the runner ran, summed over the run and its resumes."
     )
+    models_reported: list[str] = Field(
+        default_factory=list,
+        description="Model ids the endpoint's responses named where they were not the requested model.",
+    )
 
     @classmethod
     def of(cls, lines: Iterable[ResultLine], wall_s: float) -> RunTotals:
@@ -160,6 +164,9 @@ class RunTotals(_Model):
         out.cached_tokens, out.cost_usd = total("cached_tokens"), total("cost_usd")
         agent_time = total("latency_s")
         out.agent_time_s = None if agent_time is None else round(agent_time, 3)
+        out.models_reported = sorted(
+            {m.strip() for x in latest.values() if x.model_reported for m in x.model_reported.split(",")}
+        )
         return out
 
 
@@ -338,6 +345,9 @@ class ResultLine(BaseModel):
     )
     harness_version: str | None = None
     worker: str | None = None
+    model_reported: str | None = Field(
+        default=None, description="The model id(s) the endpoint reported, when not the requested one."
+    )
 
     @property
     def is_infrastructure_error(self) -> bool:

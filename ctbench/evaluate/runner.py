@@ -900,6 +900,7 @@ class Runner:
             rounds_kind=usage.rounds_kind,
             harness_version=outcome.harness_version,
             worker=outcome.worker,
+            model_reported=usage.model_reported,
         )
         if outcome.kind == "timeout":
             line.status, line.error = "timeout", outcome.error

@@ -94,6 +94,9 @@ class Usage(_Data):
     cached_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
+    model_reported: str | None = Field(
+        default=None, description="The model id the endpoint's responses named, when it differs from --model."
+    )
 
 
 class AttemptOutcome(BaseModel):

@@ -112,11 +112,19 @@ class ScriptedModelServer:
         max_seconds: float = 600.0,
         delay_s: float = 0.0,
         port: int = 0,
+        stall_at: int | None = None,
+        reported_model: str | None = None,
     ) -> None:
         self.scripts = {s.task_id: s for s in scripts}
         self.max_requests = max_requests
         self.max_seconds = max_seconds
         self.delay_s = delay_s
+        self.stall_at = stall_at
+        self.reported_model = reported_model
+        """The model id every reply names (default: the requested one), as endpoints that resolve an
+        alias to a dated snapshot do."""
+        """Steps from this one on get no reply until the server's time bound (an agent cut off by its
+        timeout after the steps before it were answered)."""
         self.requests: list[RequestRecord] = []
         self._lock = threading.Lock()
         self._started = time.monotonic()
@@ -568,10 +576,12 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             record, step, names = server.plan(api, path, body)
             if server.delay_s:
                 server.wait(server.delay_s)
+            if server.stall_at is not None and record.step is not None and record.step >= server.stall_at:
+                server.wait(server.max_seconds)
             if step is None:  # a side request (title, summary, ...) or no ctb tools: a plain short answer
                 step = Step(None, text="OK.")
             assert record.usage is not None
-            model = str(body.get("model") or "scripted")
+            model = server.reported_model or str(body.get("model") or "scripted")
             stream = bool(body.get("stream")) or api == "responses"
             try:
                 if api == "responses":

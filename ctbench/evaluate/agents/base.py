@@ -15,6 +15,7 @@ processes end the whole process group on cancellation.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal
@@ -115,6 +116,15 @@ class AgentResult:
     """What ``rounds`` counts: model requests where the harness reports them, else tool-using turns."""
     harness_version: str | None = None
     """The version the harness reported for this attempt (a CLI's ``--version``), when it differs by host."""
+    model_reported: str | None = None
+    """The model id the endpoint's responses named, when it is not the one asked for (an alias resolved
+    to a dated snapshot, a router's choice); several ids are joined with ``, ``."""
+
+    def saw_models(self, requested: str | None, seen: Iterable[str | None]) -> None:
+        """Record the ids the endpoint reported, unless they are just the requested one."""
+        ids = sorted({m for m in seen if m and m != "<synthetic>"})
+        if ids and ids != [requested]:
+            self.model_reported = ", ".join(ids)
 
 
 class NoOptions(BaseModel):

@@ -92,11 +92,37 @@ class ClaudeCodeAgent(HarnessAgent):
             "--max-turns",
             str(max_turns),
             "--no-session-persistence",
+            "--include-partial-messages",  # message_delta: each request's output tokens as it ends
         ]
         if o.reasoning_effort:
             argv += ["--effort", o.reasoning_effort]
         argv.append(ctx.prompt)
         return Launch(argv, env, workspace, home)
+
+    def keep_line(self, raw: bytes) -> bool:
+        return b'"stream_event"' not in raw[:200] or any(k in raw[:400] for k in KEPT_STREAM_EVENTS)
+
+    def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+        """The ``result`` line comes last, so a cut-short attempt sums its requests' own usage."""
+        events = parse_events(lines)
+        requests = _requests_usage(events)
+        if not requests:
+            return
+        result = ctx.result
+        result.saw_models(ctx.options.model, _models(events))
+        cached = sum(int(u.get("cache_read_input_tokens") or 0) for u in requests.values())
+        result.input_tokens = cached + sum(
+            int(u.get("input_tokens") or 0) + int(u.get("cache_creation_input_tokens") or 0)
+            for u in requests.values()
+        )
+        result.output_tokens = sum(int(u.get("output_tokens") or 0) for u in requests.values())
+        result.rounds = len(requests)
+        self.record(
+            result, cached_tokens=cached, rounds_kind=self.rounds_kind, harness_version=self.harness_version
+        )
+        result.notes.append(
+            f"usage summed over the {len(requests)} model request(s) before the attempt ended"
+        )
 
     def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
         events = parse_events(run.lines)
@@ -111,6 +137,7 @@ class ClaudeCodeAgent(HarnessAgent):
             and e["message"].get("model") != "<synthetic>"
         }
         self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
+        result.saw_models(ctx.options.model, _models(events))
         if init is not None:
             servers = {
                 s.get("name"): s.get("status") for s in init.get("mcp_servers") or [] if isinstance(s, dict)
@@ -161,6 +188,55 @@ class ClaudeCodeAgent(HarnessAgent):
         if isinstance(text, str) and text.strip():
             result.answer_text, result.answer_source = text, "final_message"
         return result
+
+
+KEPT_STREAM_EVENTS = (b'"message_start"', b'"message_delta"')
+"""Of the ``stream_event`` lines (``--include-partial-messages``), those that carry a request's usage;
+the token deltas are dropped before they reach the log."""
+
+
+def _requests_usage(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Usage per model request (message id): input from the request's start (``message_start``, or
+    the ``assistant`` lines, which repeat it), output from its ``message_delta`` (the count when it
+    ended; the ``assistant`` lines only know the count at its start). Requests stream one at a time,
+    so a delta belongs to the last request started."""
+    out: dict[str, dict[str, Any]] = {}
+    current: str | None = None
+    for e in events:
+        if e.get("type") == "stream_event" and isinstance(e.get("event"), dict):
+            event = e["event"]
+            message = event.get("message")
+            if event.get("type") == "message_start" and isinstance(message, dict) and message.get("id"):
+                current = str(message["id"])
+                out.setdefault(current, dict(message.get("usage") or {}))
+            elif (
+                event.get("type") == "message_delta"
+                and current in out
+                and isinstance(event.get("usage"), dict)
+            ):
+                if "output_tokens" in event["usage"]:
+                    out[current]["output_tokens"] = event["usage"]["output_tokens"]
+                    out[current]["_ended"] = True
+            continue
+        message = e.get("message") if e.get("type") == "assistant" else None
+        if not isinstance(message, dict) or message.get("model") == "<synthetic>" or not message.get("id"):
+            continue
+        usage = message.get("usage")
+        if isinstance(usage, dict) and not out.get(str(message["id"]), {}).get("_ended"):
+            out[str(message["id"])] = {**out.get(str(message["id"]), {}), **usage}
+    return out
+
+
+def _models(events: list[dict[str, Any]]) -> list[str | None]:
+    """The model id of every model response in the stream (the endpoint's own naming)."""
+    out: list[str | None] = []
+    for e in events:
+        message = e.get("message") if e.get("type") == "assistant" else None
+        if e.get("type") == "stream_event" and isinstance(e.get("event"), dict):
+            message = e["event"].get("message")
+        if isinstance(message, dict) and isinstance(message.get("model"), str):
+            out.append(message["model"])
+    return out
 
 
 def _last_words(run: Run) -> str:

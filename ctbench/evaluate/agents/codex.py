@@ -163,6 +163,23 @@ class CodexAgent(HarnessAgent):
         ]
         return Launch(argv, env, workspace, home, {"last": last})
 
+    def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+        """Codex reports usage when a turn completes (``codex exec`` runs one turn): an attempt cut
+        short inside it left no figure, and the line says so rather than counting zero."""
+        usage = [e.get("usage") or {} for e in parse_events(lines) if e.get("type") == "turn.completed"]
+        result = ctx.result
+        if not usage:
+            result.notes.append("tokens unknown: Codex reports usage only when its turn completes")
+            return
+        result.input_tokens = sum(int(u.get("input_tokens") or 0) for u in usage)
+        result.output_tokens = sum(int(u.get("output_tokens") or 0) for u in usage)
+        self.record(
+            result,
+            cached_tokens=sum(int(u.get("cached_input_tokens") or 0) for u in usage),
+            rounds_kind=self.rounds_kind,
+            harness_version=self.harness_version,
+        )
+
     def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
         events = parse_events(run.lines)
         result = ctx.result

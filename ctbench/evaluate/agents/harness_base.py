@@ -412,6 +412,30 @@ class HarnessAgent(Agent):
     def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
         """Usage, rounds and answer from the finished run; raise for the failure classes (in a thread)."""
 
+    def keep_line(self, raw: bytes) -> bool:
+        """Whether a line of the CLI's standard output goes into the task log and :attr:`Run.lines`
+        (a CLI streaming token deltas keeps only the lines that carry usage)."""
+        return True
+
+    def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:  # noqa: B027
+        """An attempt that did not finish (timeout, interrupt, a failure before :meth:`collect` read it):
+        put the usage the CLI had reached in ``ctx.result``, so it is counted with what it spent.
+        ``lines`` is its standard output so far. Runs in a thread; never raises."""
+
+    def _salvage(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+        if ctx.result.input_tokens is not None or ctx.result.output_tokens is not None:
+            return  # collect read it already
+        try:
+            self.usage_so_far(ctx, launch, lines)
+        except Exception as exc:  # a partial record is a bonus; it must never hide the real outcome
+            ctx.log.line(f"[ctbench] usage of the unfinished attempt not read: {type(exc).__name__}: {exc}")
+            return
+        if ctx.result.input_tokens is not None:
+            ctx.log.line(
+                f"[ctbench] usage so far: {ctx.result.input_tokens} input, {ctx.result.output_tokens} output "
+                f"token(s) in {ctx.result.rounds} {self.rounds_kind or 'round(s)'}"
+            )
+
     @staticmethod
     def record(result: AgentResult, **values: Any) -> None:
         """Set the usage fields that were reported (None: leave as it is)."""
@@ -425,11 +449,13 @@ class HarnessAgent(Agent):
             await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
         launch = await asyncio.to_thread(self.launch, ctx, home, workspace, self.mcp_command(ctx))
         ctx.log.line(f"[ctbench] {self.harness}: $ {shlex.join(launch.argv[:-1] + ['PROMPT'])}")
+        lines: list[str] = []
         try:
-            run = await self._run(ctx, launch)
+            run = await self._run(ctx, launch, lines)
             ctx.log.line(f"[ctbench] exit status {run.returncode}")
             result = await asyncio.to_thread(self.collect, ctx, launch, run)
         except BaseException:
+            await asyncio.to_thread(self._salvage, ctx, launch, lines)
             await asyncio.to_thread(self._proxy_log, ctx, quiet=True)
             raise
         await asyncio.to_thread(self._proxy_log, ctx, quiet=False)
@@ -489,14 +515,16 @@ class HarnessAgent(Agent):
             ctx.log.line(f"[ctbench] {note}")
         return list(prepared.argv), dict(prepared.env), Path(prepared.cwd)
 
-    async def _run(self, ctx: AgentContext, launch: Launch) -> Run:
+    async def _run(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> Run:
+        """Run the CLI to its end; ``lines`` collects its standard output as it comes (an attempt cut
+        short keeps what was printed)."""
         argv, env, cwd = self._prepare(ctx, launch)
         try:  # the attempt's caps (issue 25): processes, file size (its folder is sized by the runner)
             limits = SpawnCaps.open(ctx.launcher, ctx.workdir.name, pdeathsig=False)
         except ProcessStartError as exc:
             raise InfrastructureError(str(exc)) from None
         try:
-            return await self._run_capped(ctx, launch, argv, env, cwd, limits)
+            return await self._run_capped(ctx, launch, argv, env, cwd, limits, lines)
         finally:
             limits.close(ctx.log)
 
@@ -508,6 +536,7 @@ class HarnessAgent(Agent):
         env: dict[str, str],
         cwd: Path,
         limits: SpawnCaps,
+        lines: list[str],
     ) -> Run:
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -525,7 +554,6 @@ class HarnessAgent(Agent):
         leader_start = start_time(proc.pid)
         await asyncio.to_thread(record_group, ctx.workdir, proc.pid)  # for the next run's sweep
         ctx.log.line(f"[ctbench] pid {proc.pid}")
-        lines: list[str] = []
         seen: dict[int, int | None] = {}  # descendants met while the CLI ran: orphans among them end with it
         errors: list[str] = []
         assert proc.stdout is not None and proc.stderr is not None
@@ -550,7 +578,7 @@ class HarnessAgent(Agent):
         try:
             async for raw in pipe_lines(proc.stdout):
                 remember(seen, process_tree(proc.pid)[1:])
-                if stdout_kept.take(len(raw), ctx.log, "standard output"):
+                if self.keep_line(raw) and stdout_kept.take(len(raw), ctx.log, "standard output"):
                     ctx.log.write(raw if raw.endswith(b"\n") else raw + b"\n")
                     lines.append(raw.decode("utf-8", errors="replace"))
             returncode = await proc.wait()

@@ -150,21 +150,7 @@ class HermesAgent(HarnessAgent):
         text = "".join(run.lines).strip()
         if row is None:
             raise self.crashed(self.harness, run, worked=False, detail=_last_line(text))
-        calls = int(row.get("api_call_count") or 0)
-        cached = int(row.get("cache_read_tokens") or 0)
-        result.input_tokens = (
-            int(row.get("input_tokens") or 0) + cached + int(row.get("cache_write_tokens") or 0)
-        )
-        result.output_tokens = int(row.get("output_tokens") or 0)
-        result.rounds = calls
-        self.record(result, cached_tokens=cached)
-        cost = (
-            row.get("actual_cost_usd")
-            if row.get("actual_cost_usd") is not None
-            else row.get("estimated_cost_usd")
-        )
-        if cost is not None and row.get("cost_status") not in (None, "unknown", "unavailable"):
-            self.record(result, cost_usd=float(cost))
+        calls = self._usage(result, row)
         failed = _mcp_failure(root, launch.files["log"])
         if failed is not None:
             # Hermes keeps its MCP servers' stderr in its own log, which goes with the attempt's home:
@@ -184,6 +170,35 @@ class HermesAgent(HarnessAgent):
         if answer and answer.strip():
             result.answer_text, result.answer_source = answer, "final_message"
         return result
+
+    def _usage(self, result: AgentResult, row: dict[str, Any]) -> int:
+        """Tokens, requests and cost from the session row into ``result``; the number of requests."""
+        calls = int(row.get("api_call_count") or 0)
+        cached = int(row.get("cache_read_tokens") or 0)
+        result.input_tokens = (
+            int(row.get("input_tokens") or 0) + cached + int(row.get("cache_write_tokens") or 0)
+        )
+        result.output_tokens = int(row.get("output_tokens") or 0)
+        result.rounds = calls
+        self.record(result, cached_tokens=cached)
+        cost = (
+            row.get("actual_cost_usd")
+            if row.get("actual_cost_usd") is not None
+            else row.get("estimated_cost_usd")
+        )
+        if cost is not None and row.get("cost_status") not in (None, "unknown", "unavailable"):
+            self.record(result, cost_usd=float(cost))
+        return calls
+
+    def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+        """Hermes updates its session row after every model request: read it as it was left."""
+        with _SessionDb(ctx.workdir, launch.files["db"]) as db:
+            row = db.session_row()
+        if row is None or not int(row.get("api_call_count") or 0):
+            return
+        self.record(ctx.result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
+        self._usage(ctx.result, row)
+        ctx.result.notes.append("usage as Hermes' state.db held it when the attempt ended")
 
 
 class _SessionDb:

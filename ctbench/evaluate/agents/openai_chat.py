@@ -141,6 +141,7 @@ class OpenAIAgent(Agent):
         final_text: str | None = None
         submitted = False
         tools = ReplayTools(ctx.session)
+        seen_models: list[str | None] = []
         for round_no in range(1, max_rounds + 1):
             try:
                 response = await client.chat.completions.create(
@@ -155,6 +156,8 @@ class OpenAIAgent(Agent):
             except openai.OpenAIError as exc:
                 raise AgentError(f"model endpoint: {type(exc).__name__}: {exc}") from None
             result.rounds = round_no
+            seen_models.append(getattr(response, "model", None))
+            result.saw_models(ctx.options.model, seen_models)
             usage = getattr(response, "usage", None)
             if usage is not None:
                 result.input_tokens = (result.input_tokens or 0) + int(usage.prompt_tokens or 0)
