@@ -400,11 +400,11 @@ def cost_table(cmp: Comparison) -> Table | None:
         key="compare_cost",
     )
     for label, section in zip(cmp.labels, sections, strict=True):
-        for fam in ("rca", "path"):
+        for fam in FAMILY_TITLES:
             if not cmp.n_tasks.get(fam):
                 continue
-            spent = section["by_family"][fam] if section else {}
-            src = section["by_family"][fam]["sources"] if section else {}
+            spent = section["by_family"].get(fam, {}) if section else {}
+            src = spent.get("sources") or {}
             source = ", ".join(f"{n} {k}" for k, n in src.items() if n) or "none"
             table.add(
                 label, FAMILY_TITLES[fam], spent.get("n", 0), spent.get("mean"), spent.get("total"), source

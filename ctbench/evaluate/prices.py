@@ -240,8 +240,10 @@ def cost_section(run: CostedRun) -> dict[str, Any] | None:
     costs = {(tid, trial): run.costs.get((tid, trial), UNKNOWN) for tid, trial, _ in keys}
     if run.prices is None and all(c.value is None for c in costs.values()):
         return None
+    from ctbench.scoring.metrics import FAMILIES
+
     by_family: dict[str, Any] = {}
-    for fam in ("all", "rca", "path"):
+    for fam in ("all", *FAMILIES):
         per_task: dict[str, list[float]] = {}
         tasks: set[str] = set()
         sources = {name: 0 for name in ("reported", "priced", "unknown")}

@@ -401,7 +401,7 @@ def table6(report: Report, split: bool) -> Table:
                 else:
                     cells.append(mean)
             if cost_cols:
-                spent = cost["by_family"][fam] if cost else {}
+                spent = cost["by_family"].get(fam, {}) if cost else {}
                 cells += [spent.get("mean"), spent.get("total")]
             t.rows.append(cells)
     t.best = {col: "min" for col in t.columns[3:]}
