@@ -20,10 +20,13 @@ if TYPE_CHECKING:
 SSH_HELP = """\
 An SSH server in front of one task's devices, for SecureCRT, PuTTY, OpenSSH, netmiko, scrapli and
 the agents built on them. The user name is the device: 'ssh -p PORT CORE_SW_01@127.0.0.1' logs into
-CORE_SW_01 and shows its own prompt; type its commands as on the real device (abbreviations, '|'
-filters, '?' at once without Enter, Tab completion, 'quit'/'exit' to leave). Session-setup lines
-(terminal length 0, screen-length 0 temporary, set cli screen-width 511, ...) are answered as the
-device answers them and logged with outcome 'session', never as troubleshooting actions.
+CORE_SW_01 and shows its login banner and prompt; type its commands as on the real device
+(abbreviations, '|' filters, '?' at once without Enter, Tab completion, 'quit'/'exit' to leave).
+'system-view' (VRP, Comware), 'configure terminal' (IOS, with 'do CMD') and 'configure' (Junos,
+with 'run CMD') enter the configuration view and its prompt; nothing there changes the device.
+Session-setup lines (terminal length 0, screen-length 0 temporary, set cli screen-width 511, ...)
+are answered as the device answers them and logged with outcome 'session', never as
+troubleshooting actions.
 
 The first line on stdout is ssh://HOST:PORT, printed once the server accepts connections (--port 0
 picks a free port). Every login shares one replay session: --trajectory gets one JSON line per
