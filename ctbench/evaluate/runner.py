@@ -768,13 +768,21 @@ class Runner:
         return report
 
     async def _drive(self, executor: Executor, units: list[WorkUnit], parser: AnswerParser) -> None:
-        """Submit, retry infrastructure errors with back-off, and record each final outcome as it comes."""
+        """Submit, retry infrastructure errors with back-off, and record each final outcome as it comes.
+
+        Outcomes are recorded concurrently (each in a thread: its trajectory and log fsynced, then its
+        result line appended), so 32 attempts that end together wait for one another's disk writes no
+        longer than the disk makes them; a task counts as finished once its line is written.
+        """
         from ctbench.evaluate.executors import UnitStarted
 
         pending = {u.key for u in units}
         retries: dict[tuple[str, int], list[RetryRecord]] = {}
         started: dict[tuple[str, int], datetime] = {}
         backoffs: set[asyncio.Task[None]] = set()
+        recording: set[asyncio.Task[None]] = set()
+        in_flight: set[tuple[str, int]] = set()
+        inbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         for unit in units:
             await executor.submit(unit)
 
@@ -782,17 +790,66 @@ class Runner:
             await asyncio.sleep(delay)
             await executor.submit(unit)
 
+        def retry_later(u: WorkUnit) -> None:
+            t = asyncio.create_task(resubmit(u.retry(), RETRY_BACKOFF_S * u.attempt))
+            backoffs.add(t)
+            t.add_done_callback(backoffs.discard)
+
+        async def pump() -> None:
+            try:
+                async for event in executor.events():
+                    inbox.put_nowait(("event", event))
+            except BaseException as exc:  # the executor failed: the driver raises it
+                inbox.put_nowait(("failed", exc))
+                raise
+
+        async def record(outcome: AttemptOutcome) -> None:
+            u = outcome.unit
+            try:
+                line = await asyncio.to_thread(
+                    self._record, outcome, parser, retries.get(u.key, []), started.get(u.key)
+                )
+            except Exception as exc:
+                inbox.put_nowait(("not recorded", (outcome, exc)))
+            else:
+                inbox.put_nowait(("recorded", (outcome, line)))
+
+        pumping = asyncio.create_task(pump())
         try:
-            async for event in executor.events():
+            while pending:
+                what, item = await inbox.get()
+                if what == "failed":
+                    raise item
+                if what == "not recorded":
+                    outcome, exc = item
+                    u = outcome.unit
+                    in_flight.discard(u.key)
+                    # the runner's own disk, never the agent's doing: the attempt is run again
+                    if not isinstance(exc, RunFolderFull) or u.attempt > self.settings.retries:
+                        raise exc
+                    retries.setdefault(u.key, []).append(
+                        RetryRecord(attempt=u.attempt, error=str(exc), at=utc_now())
+                    )
+                    self.tracker.task_retry(unit_label(u.task_id, u.trial), f"attempt {u.attempt}: {exc}")
+                    retry_later(u)
+                    continue
+                if what == "recorded":
+                    outcome, line = item
+                    in_flight.discard(outcome.unit.key)
+                    pending.discard(outcome.unit.key)
+                    self.finished.add(outcome.unit.key)
+                    self.tracker.task_finished(line)
+                    continue
+                event = item
                 if isinstance(event, UnitStarted):
                     u = event.unit
                     started.setdefault(u.key, utc_now())
                     if u.attempt == 1:
                         self.tracker.task_started(unit_label(u.task_id, u.trial))
                     continue
-                outcome: AttemptOutcome = event
+                outcome = event
                 u = outcome.unit
-                if u.key not in pending:
+                if u.key not in pending or u.key in in_flight:
                     continue  # a late duplicate from an executor that re-ran a lost unit: first one counts
                 if outcome.retryable and u.attempt <= self.settings.retries:
                     retries.setdefault(u.key, []).append(
@@ -805,34 +862,18 @@ class Runner:
                         await asyncio.to_thread(self._save_attempt_files, outcome)
                     except RunFolderFull:  # its log is lost; the retry is not
                         pass
-                    t = asyncio.create_task(resubmit(u.retry(), RETRY_BACKOFF_S * u.attempt))
-                    backoffs.add(t)
-                    t.add_done_callback(backoffs.discard)
+                    retry_later(u)
                     continue
-                try:
-                    line = await asyncio.to_thread(
-                        self._record, outcome, parser, retries.get(u.key, []), started.get(u.key)
-                    )
-                except RunFolderFull as exc:
-                    # the runner's own disk, never the agent's doing: the attempt is run again
-                    if u.attempt > self.settings.retries:
-                        raise
-                    retries.setdefault(u.key, []).append(
-                        RetryRecord(attempt=u.attempt, error=str(exc), at=utc_now())
-                    )
-                    self.tracker.task_retry(unit_label(u.task_id, u.trial), f"attempt {u.attempt}: {exc}")
-                    t = asyncio.create_task(resubmit(u.retry(), RETRY_BACKOFF_S * u.attempt))
-                    backoffs.add(t)
-                    t.add_done_callback(backoffs.discard)
-                    continue
-                pending.discard(u.key)
-                self.finished.add(u.key)
-                self.tracker.task_finished(line)
-                if not pending:
-                    break
+                in_flight.add(u.key)
+                t = asyncio.create_task(record(outcome))
+                recording.add(t)
+                t.add_done_callback(recording.discard)
         finally:
+            pumping.cancel()
             for t in backoffs:
                 t.cancel()
+            if recording:  # lines being written are written: an outcome is never half-recorded
+                await asyncio.shield(asyncio.gather(*recording, return_exceptions=True))
 
     def _save_attempt_files(self, outcome: AttemptOutcome) -> tuple[Path, Path]:
         assert self.folder is not None

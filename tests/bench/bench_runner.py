@@ -178,59 +178,77 @@ def main() -> int:
         print(f"task set: {tasks} ({args.tasks} generated RCA tasks + the 3 bundled)")
         if "gate" in parts:
             bench_gate(tasks, work / "cache")
-        if parts <= {"gate"}:
-            return 0
+        if "overhead" in parts:
+            _overhead(tasks, work, args.tasks)
+        if "speedup" in parts:
+            _speedup(tasks, work, args.sleep_tasks)
+        if "mcp" in parts:
+            # the figure issue 12 asks for beside these: the agent side of every external agent's calls
+            from tests.bench.bench_sandbox import bench_mcp
+            from tests.test_replay_support import build_vendor_task_set
 
-        prep, run_s, n = _run(
-            tasks,
-            work / "overhead",
-            agent=InstantAgent(AgentOptions()),
-            name="instant",
-            concurrency=1,
-            select=f"GEN-{'?' * 4}" if args.tasks >= 1000 else "GEN-*",
-        )
-        print("\n1. runner overhead, instant agent, concurrency 1")
-        print(f"   tasks run                 {n}")
-        print(f"   selection + folder setup  {prep:.2f} s ({prep / n * 1000:.2f} ms/task)")
-        print(f"   execution                 {run_s:.2f} s")
-        per_task = run_s / n * 1000
-        print(
-            f"   overhead per task         {per_task:.2f} ms   (target < 20 ms: {'met' if per_task < 20 else 'MISSED'})"
-        )
-        bare = _bare_attempts(tasks, n)
-        print(
-            f"   baseline: bare run_attempt {bare:.2f} ms/task (no executor, no run folder); executor + "
-            f"writer add {per_task - bare:.2f} ms/task"
-        )
-
-        k = args.sleep_tasks
-        first = "GEN-0001,GEN-000[2-8]"
-        for label, agent, name, cmd in (
-            ("in-process agent", SleepAgent(AgentOptions()), "sleep", None),
-            ("command agent 'sleep 1'", None, "command", "sleep 1"),
-        ):
-            _, t1, n1 = _run(
-                tasks, work / f"c1-{name}", agent=agent, name=name, concurrency=1, select=first, agent_cmd=cmd
+            print(
+                f"\n3. the --connect MCP proxy beside the direct `ctb-replay mcp`, {args.mcp_calls} calls each"
             )
-            sel = ",".join(f"GEN-{i:04d}" for i in range(1, k + 1))
-            _, t32, n32 = _run(
-                tasks, work / f"c32-{name}", agent=agent, name=name, concurrency=32, select=sel, agent_cmd=cmd
-            )
-            per1, per32 = t1 / n1, t32 / n32
-            print(f"\n2. speed-up, {label}, 1 s per task")
-            print(f"   concurrency 1             {n1} tasks in {t1:.2f} s = {per1:.3f} s/task")
-            print(f"   concurrency 32            {n32} tasks in {t32:.2f} s = {per32:.3f} s/task")
-            print(f"   speed-up                  {per1 / per32:.1f}x   (ideal 32x)")
-
-        # the figure issue 12 asks for beside these: the agent side of every external agent's calls
-        from tests.bench.bench_sandbox import bench_mcp
-        from tests.test_replay_support import build_vendor_task_set
-
-        print(f"\n3. the --connect MCP proxy beside the direct `ctb-replay mcp`, {args.mcp_calls} calls each")
-        bench_mcp(args.mcp_calls, build_vendor_task_set(work / "vendor-tasks"), work)
+            bench_mcp(args.mcp_calls, build_vendor_task_set(work / "vendor-tasks"), work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _overhead(tasks: Path, work: Path, n_tasks: int) -> None:
+    prep, run_s, n = _run(
+        tasks,
+        work / "overhead",
+        agent=InstantAgent(AgentOptions()),
+        name="instant",
+        concurrency=1,
+        select=f"GEN-{'?' * 4}" if n_tasks >= 1000 else "GEN-*",
+    )
+    print("\n1. runner overhead, instant agent, concurrency 1")
+    print(f"   tasks run                 {n}")
+    print(f"   selection + folder setup  {prep:.2f} s ({prep / n * 1000:.2f} ms/task)")
+    print(f"   execution                 {run_s:.2f} s")
+    per_task = run_s / n * 1000
+    print(
+        f"   overhead per task         {per_task:.2f} ms   (target < 20 ms: {'met' if per_task < 20 else 'MISSED'})"
+    )
+    bare = _bare_attempts(tasks, n)
+    print(
+        f"   baseline: bare run_attempt {bare:.2f} ms/task (no executor, no run folder); executor + "
+        f"writer add {per_task - bare:.2f} ms/task"
+    )
+    ratio = per_task / bare
+    print(
+        f"   runner / bare attempt     {ratio:.2f}x   (target <= 2x: {'met' if ratio <= 2 else 'MISSED'}; "
+        "issue 25 measured 8.97 ms vs 2.0 ms = 4.5x before)"
+    )
+
+
+def _speedup(tasks: Path, work: Path, k: int) -> None:
+    first = "GEN-0001,GEN-000[2-8]"
+    for label, agent, name, cmd in (
+        ("in-process agent", SleepAgent(AgentOptions()), "sleep", None),
+        ("command agent 'sleep 1'", None, "command", "sleep 1"),
+    ):
+        _, t1, n1 = _run(
+            tasks, work / f"c1-{name}", agent=agent, name=name, concurrency=1, select=first, agent_cmd=cmd
+        )
+        sel = ",".join(f"GEN-{i:04d}" for i in range(1, k + 1))
+        _, t32, n32 = _run(
+            tasks, work / f"c32-{name}", agent=agent, name=name, concurrency=32, select=sel, agent_cmd=cmd
+        )
+        per1, per32 = t1 / n1, t32 / n32
+        print(f"\n2. speed-up, {label}, 1 s per task")
+        print(f"   concurrency 1             {n1} tasks in {t1:.2f} s = {per1:.3f} s/task")
+        print(f"   concurrency 32            {n32} tasks in {t32:.2f} s = {per32:.3f} s/task")
+        speed = per1 / per32
+        print(f"   speed-up                  {speed:.1f}x   (ideal 32x)")
+        if name == "command":
+            print(
+                f"   target >= 28x: {'met' if speed >= 28 else 'MISSED'} (issue 25 measured 23.7x before, "
+                "on an idle machine)"
+            )
 
 
 if __name__ == "__main__":
