@@ -169,6 +169,9 @@ def test_no_clone_holds_plain_gold_at_any_step(
     # everything that reads comparisons works with the sealed form
     out = team.review("maint", "audit", "RCA-101")
     assert "RCA-101 (approved): ok [blind by seal; signatures verified]" in out
+    assert "round 1: the sealed blind answer and comparison open with your key and match their sha256" in out
+    out = team.review("bob", "audit", "RCA-101")  # his own answer's recipient, not the comparison's
+    assert "round 1: the sealed blind answer opens with your key and matches its sha256" in out
     text = team.review("maint", "status", "--json")
     status = json.loads(text[text.index("{") : text.rindex("}") + 1])
     assert status["total"]["blind_by_seal"] == 1

@@ -15,17 +15,25 @@ A squashed or rebased history that lost the blind commit fails the audit, as it 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ctbench.approval.hashes import PART_TITLES, PartReader, content_hashes, disk_reader, stale_criteria
-from ctbench.approval.records import parse_record, record_rel
+from ctbench.approval.records import BlindSolve, ReviewRecord, parse_record, record_rel
 from ctbench.approval.states import CRITERIA, Action, Verdict
 from ctbench.errors import CtbError
 from ctbench.model import Status
 from ctbench.people import People
 from ctbench.review.gitflow import LogEntry, ReviewRepo
 from ctbench.review.view import TaskState
-from ctbench.sealing import RECIPIENTS_FILE, identity_path, parse_recipients, stanza_count, unseal
+from ctbench.sealing import (
+    RECIPIENTS_FILE,
+    SealError,
+    identity_path,
+    parse_recipients,
+    stanza_count,
+    unseal,
+)
 from ctbench.store import HIDDEN_FILE, SEALED_HIDDEN_FILE, TaskSet
 
 
@@ -203,6 +211,39 @@ BLINDNESS_PROOF = {
 }
 
 
+def audit_sealed_parts(
+    ts: TaskSet, record: ReviewRecord, blind: BlindSolve, where: str, item: AuditItem
+) -> None:
+    """With a recipient's key at hand, the sealed blind answer and comparison open and match their hashes.
+
+    Without one (the usual case for a reviewer) there is nothing to check here: the counts in plain
+    text are what the statistics read, and the signatures already say who wrote the ciphertext.
+    """
+    identity = identity_path(ts.identity)
+    if identity is None:
+        return
+    checks: list[tuple[str, Callable[[], object]]] = []
+    if blind.sealed_answer is not None:
+        checks.append(("blind answer", lambda: blind.plain_answer(identity, where)))
+    cmp_ = record.comparison
+    if cmp_ is not None and cmp_.sealed is not None:
+        checks.append(("comparison", lambda: cmp_.opened(identity, where)))
+    opened = []
+    for what, opener in checks:
+        try:
+            opener()
+        except SealError as exc:
+            if "does not match" in str(exc):
+                item.fail(f"{where}: the sealed {what} does not match its recorded sha256")
+            continue
+        opened.append(what)
+    if opened:
+        verbs = (
+            "open with your key and match their" if len(opened) > 1 else "opens with your key and matches its"
+        )
+        item.proofs.append(f"{where}: the sealed {' and '.join(opened)} {verbs} sha256")
+
+
 def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
     item = AuditItem(state.id, state.status)
     rev = state.rev or "HEAD"
@@ -284,6 +325,7 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
             f"{where}: blind answer by {reviewer} committed {b.sha[:10]} ({b.when}) before the "
             f"reveal {r.sha[:10]} ({r.when}); sha256 {blind.answer_sha256[7:19]}... matches"
         )
+        audit_sealed_parts(ts, record, blind, where, item)
     if state.status == Status.APPROVED:
         last = state.records[-1]
         if not revealed:
