@@ -245,7 +245,7 @@ def test_author_a_complete_rca_task_by_keys(tasks: Path) -> None:
             assert new_id in app.screen.query_one(TaskTable).shown
 
     asyncio.run(scenario())
-    folder = tasks / "rca" / TaskSet.open(tasks).refs()[-1].id
+    folder = tasks / "rca" / [r.id for r in TaskSet.open(tasks).refs() if r.family.value == "rca"][-1]
     assert trailers(tasks)[TRAILER_ACTION] == "create"
     report = validate_cli(tasks / "rca" / trailers(tasks)[TRAILER_TASK])
     assert report["errors"] == 0 and folder.exists()

@@ -367,11 +367,20 @@ def cmd_add_golden(args: argparse.Namespace) -> int:
 
 def cmd_set_answer(args: argparse.Namespace) -> int:
     from ctbench.authoring.editing import path_text, rca_text
+    from ctbench.authoring.links_editing import link_text
     from ctbench.model import Family
 
     ts, session, author = _edit_session(args)
-    session.require_family(Family.RCA if args.rca else Family.PATH)
-    if args.rca:
+    session.require_family(Family.RCA if args.rca else Family.TOPOLOGY if args.link else Family.PATH)
+    if args.link:
+        links = [session.parse_gold_link(line) for line in args.link]
+        if args.append:
+            for x in links:
+                session.add_gold_link(x)
+        else:
+            session.set_gold_links(links)
+        shown = "; ".join(link_text(x) for x in session.draft.hidden.answer.links or [])
+    elif args.rca:
         triples = [session.parse_rca(line) for line in args.rca]
         if args.append:
             for t in triples:
@@ -416,7 +425,11 @@ def _add_editing_commands(sub: object) -> None:
         "  ctb-author new\n"
         "  ctb-author new --family rca --id RCA-007 --network campus-lab --statement-file stmt.txt",
     )
-    p.add_argument("--family", choices=["rca", "path"], help="root-cause analysis or path restoration")
+    p.add_argument(
+        "--family",
+        choices=["rca", "path", "topology"],
+        help="root-cause analysis, path restoration or topology restoration",
+    )
     p.add_argument("--id", metavar="ID", help="task id, e.g. RCA-007 (becomes the folder name)")
     p.add_argument("--network", metavar="NAME", help="shared network the task runs on (networks/NAME.yaml)")
     p.add_argument("--statement-file", metavar="FILE", help="statement text from FILE ('-' for stdin)")
@@ -481,10 +494,17 @@ def _add_editing_commands(sub: object) -> None:
         description="Set the gold answer (replaces it; --append adds to it).\n\nexamples:\n"
         "  ctb-author set-answer RCA-007 --rca 'CORE_SW_01;GigabitEthernet0/0/24;shutdown'\n"
         "  ctb-author set-answer PATH-007 --path 'PC_01_eth0 -> ACC_SW_01_GigabitEthernet1/0/48 -> "
-        "CORE_SW_01'",
+        "CORE_SW_01'\n"
+        "  ctb-author set-answer TOPO-001 --link 'vmx1(ge-0/0/1)->vmx2(ge-0/0/1)' --link ...",
     )
     p.add_argument("id", metavar="ID", help="task id")
     group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument(
+        "--link",
+        action="append",
+        metavar="'A(PORT)->B(PORT)'",
+        help="one physical link of a topology task (repeat for several), written as the agent writes it",
+    )
     group.add_argument(
         "--rca",
         action="append",

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ctbench.authoring.links_editing import LinkEditing
 from ctbench.authoring.saving import save_draft
 from ctbench.authoring.working_copy import (
     STATEMENT_TEMPLATES,
@@ -59,7 +60,7 @@ from ctbench.store import TaskSet, recording_filename, safe_recording_path
 # --------------------------------------------------------------------------- the session
 
 
-class EditSession:
+class EditSession(LinkEditing):
     """A task set plus one task's working copy, with every edit an author can make.
 
     Methods raise :class:`EditError` with a message for a person when an edit does not make sense
@@ -133,7 +134,9 @@ class EditSession:
         hidden = HiddenSpec(
             id=task_id,
             answer=GoldAnswer(
-                rca=[] if family == Family.RCA else None, paths=[] if family == Family.PATH else None
+                rca=[] if family == Family.RCA else None,
+                paths=[] if family == Family.PATH else None,
+                links=[] if family == Family.TOPOLOGY else None,
             ),
             canary=canary,
         )

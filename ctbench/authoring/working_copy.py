@@ -42,6 +42,12 @@ STATEMENT_TEMPLATES: dict[Family, str] = {
         "Answer with one line per path, hops joined by ->, each non-terminal hop written\n"
         "node_egress-interface and the final hop the node name only.\n"
     ),
+    Family.TOPOLOGY: (
+        "Restore the physical links (cables) of DEVICE: every cable between it and another node.\n"
+        "You may run display/show commands on the network devices.\n"
+        "\n"
+        "Answer with one line per physical link, written NODE-A(port)->NODE-B(port).\n"
+    ),
 }
 """A new task starts from its family's answer-format sentence, which every statement must carry."""
 
@@ -191,7 +197,7 @@ def default_author(root: Path | None = None, claimed: str | None = None) -> str:
 
 def next_free_id(ts: TaskSet, family: Family) -> str:
     """The next ``RCA-NNN`` / ``PATH-NNN`` not used in the task set (suggested by the new-task dialog)."""
-    prefix = "RCA" if family == Family.RCA else "PATH"
+    prefix = {Family.RCA: "RCA", Family.PATH: "PATH", Family.TOPOLOGY: "TOPO"}[family]
     used = {r.id for r in ts.refs()}
     highest = 0
     for tid in used:

@@ -230,7 +230,7 @@ class AuthorApp(ReportsWorkerErrors, App[int]):
     @background(group="new")
     async def new_task(self) -> None:
         d = self.new_defaults
-        family = Family(d.family) if d.family in ("rca", "path") else Family.RCA
+        family = Family(d.family) if d.family in {f.value for f in Family} else Family.RCA
 
         def check(req: NewTaskRequest) -> str | None:
             try:

@@ -68,7 +68,11 @@ class NewTaskDialog(Dialog[NewTaskRequest | None]):
             yield Label("New task", classes="dialog-title")
             yield Label("Family", classes="form-label")
             yield Select[str](
-                [("RCA: root-cause analysis", "rca"), ("Path restoration", "path")],
+                [
+                    ("RCA: root-cause analysis", "rca"),
+                    ("Path restoration", "path"),
+                    ("Topology restoration", "topology"),
+                ],
                 value=self.family.value,
                 allow_blank=False,
                 id="new-family",

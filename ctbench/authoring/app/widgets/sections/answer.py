@@ -1,9 +1,11 @@
-"""Gold answer: RCA triples built with pickers, or paths built hop by hop along the network's links.
+"""Gold answer: RCA triples built with pickers, paths built hop by hop along the network's links, or
+the cables of a topology-restoration task, each end picked as node(port).
 
 An RCA triple is node (from the network), object (that node's interfaces and addresses, or typed),
 label (searched in the taxonomy by label, alias, group or description; aliases are stored as their
 canonical label). A path is built in the path builder, which offers at each node only the egress
-interfaces and neighbours the links allow.
+interfaces and neighbours the links allow. A topology link is two ends, each a node and one of its
+ports (or a port typed in), added in either direction (it is a cable).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.widgets.validation_panel import Target
 from ctbench.authoring.app.workers import background
 from ctbench.authoring.editing import path_text, rca_text
+from ctbench.authoring.links_editing import link_text
 from ctbench.model import Family
 
 
@@ -27,6 +30,9 @@ class AnswerSection(Section):
     SECTION_ID = "answer"
     TITLE = "Gold answer"
     HELP = "What a correct agent answers. RCA: node;object;label per root cause. Paths: hop by hop."
+    HELP_TOPOLOGY = (
+        "What a correct agent answers: one cable per line, NODE-A(port)->NODE-B(port), either way."
+    )
 
     BINDINGS = [
         Binding(
@@ -41,7 +47,8 @@ class AnswerSection(Section):
 
     def compose(self) -> ComposeResult:
         yield Label(self.TITLE, classes="section-title")
-        yield Label(self.HELP, classes="section-help")
+        help_text = self.HELP_TOPOLOGY if self.session.family == Family.TOPOLOGY else self.HELP
+        yield Label(help_text, classes="section-help")
         yield DataTable(id="answer-table", cursor_type="row", zebra_stripes=True)
         yield Label("As the agent must write it", classes="label")
         yield Static("", id="answer-lines")
@@ -50,6 +57,8 @@ class AnswerSection(Section):
         table = self.query_one("#answer-table", DataTable)
         if self.session.family == Family.RCA:
             table.add_columns("#", "Node", "Object", "Root-cause label", "Category")
+        elif self.session.family == Family.TOPOLOGY:
+            table.add_columns("#", "End A", "End B")
         else:
             table.add_columns("#", "Hops", "Path")
         self.refresh_view()
@@ -66,6 +75,10 @@ class AnswerSection(Section):
                 cat = tax.category_of(t.label) or "?"
                 table.add_row(str(i + 1), t.node, t.object, t.label, f"{cat} {tax.category_name(cat)}")
                 lines.append(rca_text(t))
+        elif self.session.family == Family.TOPOLOGY:
+            for i, x in enumerate(answer.links or []):
+                table.add_row(str(i + 1), f"{x.a.node}({x.a.interface})", f"{x.b.node}({x.b.interface})")
+                lines.append(link_text(x))
         else:
             for i, p in enumerate(answer.paths or []):
                 table.add_row(str(i + 1), str(len(p.hops)), path_text(p))
@@ -84,15 +97,23 @@ class AnswerSection(Section):
 
     def _index(self) -> int | None:
         table = self.query_one("#answer-table", DataTable)
-        answer = self.session.draft.hidden.answer
-        n = len((answer.rca if self.session.family == Family.RCA else answer.paths) or [])
+        n = len(self._entries())
         return table.cursor_row if n and table.cursor_row is not None and table.cursor_row < n else None
 
     # ------------------------------------------------------------------ actions
 
+    def _entries(self) -> list[object]:
+        answer = self.session.draft.hidden.answer
+        family = self.session.family
+        if family == Family.RCA:
+            return list(answer.rca or [])
+        return list((answer.links if family == Family.TOPOLOGY else answer.paths) or [])
+
     def action_add(self) -> None:
         if self.session.family == Family.RCA:
             self.add_rca()
+        elif self.session.family == Family.TOPOLOGY:
+            self.add_gold_link()
         else:
             self.add_path()
 
@@ -133,6 +154,34 @@ class AnswerSection(Section):
         self.edit(lambda s: s.add_rca(s.make_triple(node, obj, label)), "root cause")
 
     @background()
+    async def add_gold_link(self) -> None:
+        session = self.session
+        n = len(session.draft.hidden.answer.links or []) + 1
+        nodes = [
+            Choice(d.name, d.name, f"{d.vendor} {d.type} {d.role}".strip()) for d in session.network.devices
+        ]
+        ends: list[tuple[str, str]] = []
+        for step, side in ((1, "A"), (3, "B")):
+            node = await self.app.push_screen_wait(
+                PickDialog(f"Link {n} {step}/4 — node at end {side}", nodes)
+            )
+            if node is None:
+                return
+            ports = [Choice(p, p) for p in session.gold_link_ports(node)]
+            port = await self.app.push_screen_wait(
+                PickDialog(
+                    f"Link {n} {step + 1}/4 — port of {node}",
+                    ports,
+                    allow_custom=True,
+                    help="One of the node's interfaces, or type the port as the device names it",
+                )
+            )
+            if not port:
+                return
+            ends.append((node, port))
+        self.edit(lambda s: s.add_gold_link(s.make_gold_link(ends[0], ends[1])), "link")
+
+    @background()
     async def add_path(self) -> None:
         session = self.session
         devices = [(d.name, f"{d.vendor} {d.type} {d.role}".strip()) for d in session.network.devices]
@@ -152,11 +201,15 @@ class AnswerSection(Section):
         answer = self.session.draft.hidden.answer
         if self.session.family == Family.RCA:
             what = rca_text((answer.rca or [])[idx])
+        elif self.session.family == Family.TOPOLOGY:
+            what = link_text((answer.links or [])[idx])
         else:
             what = path_text((answer.paths or [])[idx])
         if not await self.app.push_screen_wait(ConfirmDialog(f"Remove {what} from the gold answer?")):
             return
         if self.session.family == Family.RCA:
             self.edit(lambda s: s.remove_rca(idx), "root cause removed")
+        elif self.session.family == Family.TOPOLOGY:
+            self.edit(lambda s: s.remove_gold_link(idx), "link removed")
         else:
             self.edit(lambda s: s.remove_path(idx), "path removed")
