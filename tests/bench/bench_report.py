@@ -363,6 +363,30 @@ def with_stored_parses(dirs: Sequence[FsPath], ts: TaskSet) -> list[FsPath]:
     return out
 
 
+def parse_cpu(dirs: Sequence[FsPath], ts: TaskSet, repeat: int = 5) -> tuple[float, float]:
+    """CPU microseconds per result line: parsing its answer text with the judge vs taking the stored
+    parse (fingerprint computed and compared, then ``ParsedAnswer.from_json``). CPU time, so the
+    figures hold on a loaded machine too."""
+    import json
+
+    from ctbench.scoring.judge import Judges
+
+    judges = Judges(ts)
+    items = []
+    for d in dirs:
+        for raw in (d / "results.jsonl").read_text().splitlines():
+            line = json.loads(raw)
+            items.append((judges.judge(line["task_id"]).reader, line["answer_text"], line["answer"]))
+    out = []
+    for fn in (lambda r, t, a: r.parse(t), lambda r, t, a: r.stored(a, t)):
+        c0 = time.process_time()
+        for _ in range(repeat):
+            for reader, text, answer in items:
+                fn(reader, text, answer)
+        out.append(1e6 * (time.process_time() - c0) / (repeat * len(items)))
+    return out[0], out[1]
+
+
 # --------------------------------------------------------------------------- workload 2: in memory
 
 
@@ -719,6 +743,11 @@ def workload_1(tmp: FsPath, n_resamples: int, budget: float) -> None:
         f"    of which reading and scoring the folders: {t_adapter:.2f} s "
         f"({1e3 * t_adapter / (4 * 234):.2f} ms per task and run, task loading included); parsing every "
         f"answer again instead (before): {t_reparse:.2f} s; same scores both ways: {same}"
+    )
+    cpu_parse, cpu_stored = parse_cpu(dirs, TaskSet.open(root))
+    print(
+        f"    the answer itself, CPU per result line: parsed again (before) {cpu_parse:.1f} us, the stored "
+        f"parse taken (after) {cpu_stored:.1f} us, fingerprint check included"
     )
     runs = {r.info.name: r.scores for r in scored}
     t_vec, _ = timed(lambda: vector_all(runs, n_resamples))
