@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from ctbench.authoring.working_copy import EditError
 from ctbench.model import Endpoint, Family, Link, Network
 
 if TYPE_CHECKING:
@@ -61,8 +62,6 @@ class LinkEditing:
         return ports
 
     def make_gold_link(self, a: tuple[str, str], b: tuple[str, str]) -> Link:
-        from ctbench.authoring.editing import EditError
-
         for node, _ in (a, b):
             self.device(node)
         if a == b:
@@ -74,16 +73,12 @@ class LinkEditing:
 
     def parse_gold_link(self, line: str) -> Link:
         """``A(GE1/0/1)->B(Gi0/1)``, as the agent writes it; node names as the network spells them."""
-        from ctbench.authoring.editing import EditError
-
         m = _LINE.match(line)
         if m is None:
             raise EditError(f"{line!r}: expected NODE-A(port)->NODE-B(port)")
         return self.make_gold_link((m["a"], m["ap"]), (m["b"], m["bp"]))
 
     def add_gold_link(self, link: Link) -> None:
-        from ctbench.authoring.editing import EditError
-
         self.require_family(Family.TOPOLOGY)
         current = list(self.draft.hidden.answer.links or [])
         if any(_key(x) == _key(link) for x in current):
@@ -92,8 +87,6 @@ class LinkEditing:
         self._note("added link " + link_text(link))
 
     def remove_gold_link(self, index: int) -> Link:
-        from ctbench.authoring.editing import EditError
-
         current = list(self.draft.hidden.answer.links or [])
         if not 0 <= index < len(current):
             raise EditError(f"there is no link {index + 1}")
