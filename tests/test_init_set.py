@@ -162,3 +162,15 @@ def test_set_metadata_on_a_sealed_set(tmp_path: Path, monkeypatch: pytest.Monkey
     assert stanza_count((folder / "hidden.yaml.age").read_bytes()) == 2  # the same recipients
     hidden = TaskSet.open(at, identity=s.keys["maint"]).load_hidden("RCA-102")
     assert hidden.metadata.chain_length == 3 and hidden.rationale == "The shutdown shows in the brief."
+
+
+def test_a_set_inside_a_repository_on_master_is_reviewed_against_master(tmp_path: Path) -> None:
+    """``git init`` may still call the first branch master: the set's review then starts from master,
+    where ``ctb-review submit`` would otherwise stop with "no branch 'main' to start from"."""
+    from ctbench.store import TaskSet
+
+    git.Repo.init(tmp_path / "repo", initial_branch="master")
+    ctb("init", str(tmp_path / "repo" / "bench"), cwd=tmp_path)
+    assert TaskSet.open(tmp_path / "repo" / "bench").config.review.main_branch == "master"
+    ctb("init", str(tmp_path / "fresh"), cwd=tmp_path)  # its own repository: branch main
+    assert TaskSet.open(tmp_path / "fresh").config.review.main_branch == "main"

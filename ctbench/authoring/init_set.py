@@ -104,13 +104,14 @@ def fresh_canary() -> str:
     return f"CTBENCH CANARY {uuid.uuid4()} (do not train on this data)"
 
 
-def config_text(name: str, canary: str) -> str:
+def config_text(name: str, canary: str, main_branch: str = "main") -> str:
     """``ctbench.yaml`` with every default spelled out, so an author sees what can be tuned."""
     import io
 
-    data = TaskSetConfig(name=name, canary=canary).model_dump(
-        mode="json", by_alias=True, exclude={"schema_"}, exclude_none=True
-    )
+    from ctbench.taxonomy import ReviewConfig
+
+    config = TaskSetConfig(name=name, canary=canary, review=ReviewConfig(main_branch=main_branch))
+    data = config.model_dump(mode="json", by_alias=True, exclude={"schema_"}, exclude_none=True)
     yaml = YAML(typ="rt")
     yaml.default_flow_style = None
     yaml.width = 110
@@ -133,8 +134,11 @@ def init_task_set(
     folder = folder.expanduser()
     if folder.exists() and not folder.is_dir():
         raise CtbError(f"{folder}: exists and is not a folder")
+    main_branch = _enclosing_branch(folder) if git else None
     files = {
-        "ctbench.yaml": config_text(name or folder.resolve().name, canary := fresh_canary()),
+        "ctbench.yaml": config_text(
+            name or folder.resolve().name, canary := fresh_canary(), main_branch or "main"
+        ),
         "taxonomy.yaml": taxonomy_text(),
         "networks/example-lab.yaml": EXAMPLE_NETWORK,
         ".gitattributes": GITATTRIBUTES,
@@ -156,6 +160,24 @@ def init_task_set(
     if git:
         result.commit, result.note = _git_init(folder, commit=commit)
     return result
+
+
+def _enclosing_branch(folder: Path) -> str | None:
+    """The branch checked out in the repository ``folder`` sits in, if any: the review's main branch.
+
+    A set made inside an existing repository (``git init`` may still name its first branch
+    ``master``) is reviewed against that repository's branch, not a ``main`` it does not have.
+    """
+    import git as gitpython
+
+    start = folder
+    while not start.exists():
+        start = start.parent
+    try:
+        repo = gitpython.Repo(start, search_parent_directories=True)
+        return None if repo.head.is_detached else repo.active_branch.name
+    except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError, TypeError):
+        return None
 
 
 def _git_init(folder: Path, *, commit: bool) -> tuple[str | None, str]:
