@@ -74,7 +74,10 @@ def _accept(srv: _socket.socket, path: str) -> None:
             fd, _ = srv._accept()  # type: ignore[attr-defined]  # the raw descriptor
         except OSError:
             continue
-        _thread.start_new_thread(_serve, (fd, path))
+        try:
+            _thread.start_new_thread(_serve, (fd, path))
+        except RuntimeError:  # no thread to be had (the attempt at its process cap): drop this one
+            posix.close(fd)
 
 
 def _listen(port: int) -> _socket.socket:
