@@ -7,20 +7,16 @@ assertion of the first kind is shown able to fail:
 
 - two trials of one task, and two tasks, run at the same time and try to pass each other a note over
   TCP on 127.0.0.1 and over an abstract Unix socket;
-- an attempt on the Ray executor tries to reach the cluster's GCS and raylet (a cluster of this
-  module's own on 127.0.0.1) and lists every listening port it can see.
+- (in ``tests/test_ray_adversary.py``) an attempt on the Ray executor tries to reach the cluster's
+  GCS and raylet and lists every listening port it can see.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import shutil
 import socket
 import sys
-import tempfile
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -107,76 +103,3 @@ def test_two_attempts_cannot_pass_each_other_a_note(tmp_path: Path, pair: str, n
     else:  # one network for all: whoever came second found the first and passed its note on
         assert sorted(a["sent"] + b["sent"]) == ["abstract", "tcp"], (a, b)
         assert len(heard) == 2 and all(h.startswith("note from RCA-00") for h in heard), (a, b)
-
-
-# --------------------------------------------------------------------------- the Ray cluster
-
-
-@pytest.fixture(scope="module")
-def ray_head() -> Any:
-    """One Ray node of this module's own on 127.0.0.1 (a private temp root, OS-picked ports)."""
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    try:
-        import ray
-        from ray.cluster_utils import Cluster
-    except ImportError:
-        if os.environ.get("CTBENCH_REQUIRE_RAY"):
-            raise
-        pytest.skip("ray is not installed (pip install -e '.[test,ray]')")
-    tempfile.gettempdir()
-    root = Path(tempfile.mkdtemp(prefix="ctbray-", dir="/tmp"))  # short: Ray's socket paths
-    (root / "tmp").mkdir()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RAY_TMPDIR", str(root))
-        mp.setenv("TMPDIR", str(root / "tmp"))
-        mp.delenv("RAY_ADDRESS", raising=False)
-        c = None
-        try:
-            c = Cluster(
-                initialize_head=True,
-                head_node_args={
-                    "num_cpus": 2,
-                    "node_ip_address": "127.0.0.1",
-                    "include_dashboard": False,
-                    "dashboard_agent_listen_port": None,
-                },
-            )
-            ray.init(
-                address=c.address,
-                _node_ip_address="127.0.0.1",
-                namespace=f"ctbench-alone-{uuid.uuid4().hex[:8]}",
-                log_to_driver=False,
-                configure_logging=False,
-            )
-            (node,) = ray.nodes()
-            raylet = [f"127.0.0.1:{node['NodeManagerPort']}", f"127.0.0.1:{node['ObjectManagerPort']}"]
-            ray.shutdown()
-            yield c.address, raylet
-        finally:
-            ray.shutdown()
-            if c is not None:
-                c.shutdown()
-            shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.mark.xdist_group("ray-cluster")
-@pytest.mark.parametrize("network", POLICIES)
-def test_under_ray_an_attempt_cannot_reach_the_cluster(
-    ray_head: tuple[str, list[str]], tmp_path: Path, network: str | None
-) -> None:
-    gcs, raylet = ray_head
-    tasks = copy_starters(tmp_path / "tasks")
-    ray_args = ["--executor", "ray", "--ray-address", gcs, "--ray-cpus-per-attempt", "0.5"]
-    (line,) = _run(
-        tasks, tmp_path / "run", ["scan", gcs, *raylet], "--select", "RCA-001", *ray_args, network=network
-    )
-    assert line["worker"].startswith("ray:127.0.0.1/"), line
-    found = _found(line)
-    gcs_port = int(gcs.rsplit(":", 1)[1])
-    if network is None:
-        assert all(v not in ("open", "answers-http2") for v in found["reach"].values()), found
-        assert gcs_port not in found["listening"]
-        assert len(found["listening"]) <= 1, found  # the forwarder's replay port, nothing else
-    else:  # the shared network: the unauthenticated GCS answers the agent
-        assert found["reach"][gcs] == "answers-http2", found
-        assert gcs_port in found["listening"], found

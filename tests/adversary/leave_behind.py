@@ -3,7 +3,9 @@
 Usage: ``leave_behind.py ATTACK [TARGET]``; the attacks (issue 25):
 
 - ``link-answer TARGET`` / ``link-stdout TARGET`` / ``link-usage TARGET``: its answer, stdout or usage
-  file replaced by a symbolic link to TARGET, one of :data:`TARGETS`. They go through
+  file replaced by a symbolic link to TARGET, one of :data:`TARGETS` (or ``hex:`` and a path in hex:
+  the task set's absolute path, known to the attacker, for a runner whose working directory is not
+  beside it - a Ray worker). They go through
   ``/proc/self``, which resolves in the runner, whose working directory holds the task set and the
   run folders: the sandboxed agent needs to know nothing of the runner's paths (and names none on
   its command line, where the sandbox would refuse a path inside the task set);
@@ -28,6 +30,8 @@ TARGETS = {
 
 
 def replace(path: str, target: str) -> None:
+    if target.startswith("hex:"):  # an absolute path the sandbox would refuse to see on the command line
+        target = bytes.fromhex(target[4:]).decode()
     target = TARGETS.get(target, target).format(task=os.environ["CTBENCH_TASK_ID"])
     if os.path.lexists(path):
         os.unlink(path)

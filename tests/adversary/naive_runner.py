@@ -61,12 +61,18 @@ def naive_copy(fd: int, size: int, out: agent_files.Writer, cap: int, name: str)
     return agent_files.Capped(b"", size, False)
 
 
-def main() -> int:
+def take_out_protection() -> None:
+    """Put back the naive reading in this process; also a Ray ``worker_process_setup_hook``
+    (``tests.adversary.naive_runner.take_out_protection``), for the attempts a Ray worker runs."""
     command.AttemptFolder = NaiveFolder  # type: ignore[misc]
     harness_base.AttemptFolder = NaiveFolder  # type: ignore[misc]
     command.copy_capped = naive_copy
     command.log_tail = lambda path, cap=0: _whole(path)
     attempt.read_log = lambda path, cap=0: _whole(path)
+
+
+def main() -> int:
+    take_out_protection()
     from ctbench.evaluate.cli import main as cli_main
 
     return cli_main(sys.argv[1:])
