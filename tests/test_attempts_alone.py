@@ -103,3 +103,34 @@ def test_two_attempts_cannot_pass_each_other_a_note(tmp_path: Path, pair: str, n
     else:  # one network for all: whoever came second found the first and passed its note on
         assert sorted(a["sent"] + b["sent"]) == ["abstract", "tcp"], (a, b)
         assert len(heard) == 2 and all(h.startswith("note from RCA-00") for h in heard), (a, b)
+
+
+@pytest.mark.xdist_group("attempts-alone")
+@pytest.mark.parametrize("agent", ["oracle", "command-unsandboxed"])
+def test_a_run_without_a_sandbox_records_the_shared_network(tmp_path: Path, agent: str) -> None:
+    """In-process agents and ``--sandbox none`` share the runner's network whatever the default says:
+    run.yaml must not claim a network of their own."""
+    tasks = copy_starters(tmp_path / "tasks")
+    out = tmp_path / "run"
+    if agent == "oracle":
+        args = ["--agent", "oracle"]
+    else:
+        args = ["--agent", "command", "--agent-cmd", f"{sys.executable} -c pass", "--sandbox", "none"]
+    r = run_cli(
+        "evaluate",
+        "run",
+        "--allow-unreviewed",
+        "--select",
+        "RCA-001",
+        "--tasks",
+        str(tasks),
+        "--out",
+        str(out),
+        "--progress",
+        "none",
+        "--no-score",
+        *args,
+    )
+    assert r.returncode == 0, r.stderr
+    run_yaml = (out / "run.yaml").read_text(encoding="utf-8")
+    assert "sandbox_network: host" in run_yaml and "loopback" not in run_yaml

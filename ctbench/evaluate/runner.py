@@ -387,7 +387,8 @@ class RunSettings:
             allow_unreviewed=self.allow_unreviewed,
             allow_invalid=self.allow_invalid,
             sandbox=sandbox,
-            sandbox_network=self.sandbox_network,
+            # what the agent really shared: only a bubblewrap sandbox has a network of its own
+            sandbox_network=self.sandbox_network if sandbox == "bwrap" else "host",
             ssh=self.ssh,
             limits=self.limits,
         )
