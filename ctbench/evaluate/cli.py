@@ -268,6 +268,7 @@ def _run_settings(args: argparse.Namespace) -> Any:
     from ctbench.evaluate.runner import RunSettings, run_settings_from_config
 
     agent_args = parse_agent_args(args.agent_arg) if args.agent_arg else None
+    stored: dict[str, Any] = {}  # the executor options run.yaml kept (a resume), secrets redacted
     given = {
         "agent": args.agent,
         "model": args.model,
@@ -294,8 +295,11 @@ def _run_settings(args: argparse.Namespace) -> Any:
         folder = RunFolder(args.resume)
         if not folder.exists():
             raise CtbError(f"{args.resume}: not a run folder (no run.yaml)", exit_code=2)
-        settings = run_settings_from_config(folder.load_config(), **given)
+        config = folder.load_config()
+        settings = run_settings_from_config(config, **given)
         settings.out = Path(args.resume)
+        if settings.executor == config.executor:  # the same executor: as the run was started
+            stored = dict(config.executor_options)
     else:
         if not args.agent:
             raise CtbError(
@@ -319,10 +323,11 @@ def _run_settings(args: argparse.Namespace) -> Any:
     }
     if ray_options and settings.executor != "ray":
         raise CtbError("--ray-address and --ray-cpus-per-attempt need --executor ray", exit_code=2)
-    settings.executor_options.update(ray_options)
     if args.executor_option and settings.executor == "local":
         raise CtbError("--executor-option: the local executor has no options", exit_code=2)
-    settings.executor_options.update(_executor_options(args.executor_option))
+    from ctbench.evaluate.executor_record import restore
+
+    settings.executor_options = restore(stored, {**ray_options, **_executor_options(args.executor_option)})
     return settings
 
 

@@ -245,6 +245,11 @@ class RunConfig(_Model):
     host: HostInfo
     resumes: list[ResumeRecord] = Field(default_factory=list)
     executor: str = Field(default="local", description="Where attempts ran; not compared on resume.")
+    executor_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The executor's options (Ray address, CPUs per attempt, runtime_env...) with every "
+        "secret redacted; a resume runs with them again. Not compared on resume.",
+    )
     skipped: list[SkippedTask] = Field(default_factory=list, description="Tasks the gate kept out.")
     unreviewed: list[str] = Field(
         default_factory=list,

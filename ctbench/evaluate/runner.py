@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from ctbench.approval.gate import Skipped, apply_gate, content_hash
 from ctbench.errors import CtbError
 from ctbench.evaluate.agents import Agent, AgentOptions, make_agent
+from ctbench.evaluate.executor_record import redact
 from ctbench.evaluate.limits import AttemptLimits
 from ctbench.evaluate.progress import NullDisplay, ProgressDisplay, ProgressTracker
 from ctbench.evaluate.runfolder import (
@@ -549,6 +550,7 @@ class Runner:
             started=now,
             host=HostInfo.current(),
             executor=s.executor,
+            executor_options=redact(s.executor_options),
             skipped=[SkippedTask(task_id=k.task_id, reason=k.reason) for k in gate.skipped],
             unreviewed=gate.unreviewed_admitted,
             ctbench=CtbenchInfo.current(),

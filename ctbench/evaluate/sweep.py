@@ -124,7 +124,8 @@ class Cell(BaseModel):
 
     def resume_argv(self, out: Path) -> list[str]:
         """``ctb-eval run --resume`` arguments that finish this cell: infrastructure errors are run
-        again, and the executor's options (not part of run.yaml's settings) are given again."""
+        again, and the executor's options are given again (run.yaml keeps them, secrets redacted; the
+        sweep file's, perhaps edited since, win)."""
         argv = ["run", "--resume", str(out), "--retry-errors", "--progress", "plain", "--no-score"]
         for key in ("executor", "ray_address", "ray_cpus_per_attempt", "concurrency"):
             if self.settings.get(key) is not None:
