@@ -127,3 +127,16 @@ def test_the_oracle_run_scores_100_and_every_report_shows_the_family(tmp_path: P
         )  # fmt: skip
         assert rep.returncode == 0, rep.stderr
         assert needle in out.read_text(encoding="utf-8"), fmt
+    site = tmp_path / "site"
+    res = run_cli(
+        "evaluate", "export", str(runs / "topo"), "--tasks", str(BUNDLED), "--format", "leaderboard",
+        "--out", str(site),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    board = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
+    assert board["tasks"] == {"rca": 0, "path": 0, "topology": 4}
+    row = board["results"][0]
+    assert row["rca"]["accuracy"]["mean"] is None and row["topology"]["reasoning"] == {
+        "mean": 100.0,
+        "sd": 0.0,
+    }

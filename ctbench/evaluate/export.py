@@ -289,8 +289,16 @@ LEADERBOARD_METRICS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("reasoning", "rest_iou", "rest_iou"),
         ("evidence", "evidence", "evidence_coverage"),
     ),
+    "topology": (
+        ("accuracy", "accuracy", "accuracy"),
+        ("localization", "loc_iou", "loc_iou"),
+        ("reasoning", "link_iou", "link_iou"),
+        ("evidence", "evidence", "evidence_coverage"),
+    ),
 }
-"""Table 5's four figures per family under the leaderboard's names (``reasoning`` = RCA-ID / Path-Rest)."""
+"""Table 5's four figures per family under the leaderboard's names (``reasoning`` = RCA-ID / Path-Rest /
+topology link IoU; ``localization`` of a topology task is its node-pair IoU). A family's block appears
+only in rows of runs that hold tasks of it."""
 
 
 def leaderboard_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
@@ -300,8 +308,8 @@ def leaderboard_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
         "model": run.get("model") or "unknown",
     }
     for fam, metrics in LEADERBOARD_METRICS.items():
-        summ, se = scores["summary"][fam], scores["se"][fam]
-        if summ["n_tasks"]:
+        summ, se = scores["summary"].get(fam) or {}, scores["se"].get(fam) or {}
+        if summ.get("n_tasks"):
             entry[fam] = {name: _figure(summ, se, key, se_key) for name, key, se_key in metrics}
     return entry
 
@@ -312,8 +320,8 @@ def efficiency_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
         "harness": run.get("harness") or run.get("agent") or run["name"],
         "model": run.get("model") or "unknown",
     }
-    for fam in ("rca", "path"):
-        if not scores["summary"][fam]["n_tasks"]:
+    for fam in LEADERBOARD_METRICS:
+        if not (scores["summary"].get(fam) or {}).get("n_tasks"):
             continue
         eff = scores["summary"]["efficiency"][fam]
         out[fam] = {
@@ -336,7 +344,11 @@ def efficiency_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
 
 def leaderboard_documents(all_scores: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(published-results JSON, efficiency JSON) of the scored runs, in the order given."""
-    n = {fam: max((s["summary"][fam]["n_tasks"] for s in all_scores), default=0) for fam in ("rca", "path")}
+    n = {
+        fam: max(((s["summary"].get(fam) or {}).get("n_tasks", 0) for s in all_scores), default=0)
+        for fam in LEADERBOARD_METRICS
+    }
+    n = {fam: k for fam, k in n.items() if k or fam in ("rca", "path")}  # the paper's two always
     commits = sorted({c for s in all_scores if (c := s["run"].get("task_set_commit")) and c != "none"})
     source = f"ctbench {__version__}" + (
         f", task set {', '.join(c[:12] for c in commits)}" if commits else ""

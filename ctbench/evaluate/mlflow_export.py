@@ -47,7 +47,7 @@ def _flatten(prefix: str, value: Any) -> Iterator[tuple[str, float]]:
 def score_metrics(scores: Mapping[str, Any]) -> dict[str, float]:
     """``scores.json`` as MLflow metrics: every finite number of each family's summary and SEs."""
     out: dict[str, float] = {"n_tasks": float(scores.get("n_tasks", 0))}
-    for fam in ("rca", "path"):
+    for fam in ("rca", "path", "topology"):
         summ = scores["summary"].get(fam) or {}
         if not summ.get("n_tasks"):
             continue
