@@ -40,18 +40,18 @@ def imported(tmp_path: Path) -> tuple[Path, dict[str, object], Path]:
     return out, json.loads(proc.stdout), tree.outputs
 
 
-def test_import_writes_one_task_per_question_and_skips_topology(imported) -> None:
+def test_import_writes_one_task_per_question(imported) -> None:
     out, report, _ = imported
-    assert report["tasks"] == ["TTACB-P1-001", "TTACB-P1-002", "TTACB-P1-003"]
-    assert [s["question"] for s in report["skipped"]] == [4]
-    assert "topology" in report["skipped"][0]["reason"]
+    assert report["tasks"] == ["TTACB-P1-001", "TTACB-P1-002", "TTACB-P1-003", "TTACB-P1-004"]
+    assert report["skipped"] == []
     assert report["ignored_devices"] == ["Ghost-9"]
     ts = TaskSet.open(out)
-    assert [r.id for r in ts.refs()] == [
-        "TTACB-P1-003",
-        "TTACB-P1-001",
-        "TTACB-P1-002",
-    ]  # path/ sorts after rca/
+    assert sorted((r.family.value, r.id) for r in ts.refs()) == [
+        ("path", "TTACB-P1-003"),
+        ("rca", "TTACB-P1-001"),
+        ("rca", "TTACB-P1-002"),
+        ("topology", "TTACB-P1-004"),
+    ]
     spec = ts.load_task("TTACB-P1-001")
     # the prompt as Track B agents saw it, nothing added (YAML block text ends with a newline)
     assert spec.statement.rstrip("\n") == QUESTIONS[1][1]
@@ -130,6 +130,28 @@ def test_network_gold_and_taxonomy(imported) -> None:
     ]
     side = read_sidecar(ts.ref("TTACB-P1-003").path)
     assert side is not None and side.paths_any
+
+
+def test_a_topology_question_is_a_topology_task_on_a_network_without_its_cabling(imported) -> None:
+    out, _, _ = imported
+    ts = TaskSet.open(out)
+    spec, hidden = ts.load_task("TTACB-P1-004"), ts.load_hidden("TTACB-P1-004")
+    assert spec.statement.rstrip("\n") == QUESTIONS[4][1]
+    assert hidden.reference_answer.rstrip("\n") == GOLD[4]
+    assert [(str(x.a), str(x.b)) for x in hidden.answer.links or []] == [
+        ("Core-R2:GE1/0/1", "Core-R1:GE1/0/1"),
+        ("Core-R2:GE1/0/2", "PSS:Gi0/2"),
+    ]
+    # the phase's network holds the cables (from LLDP); the question's copy leaves out those it asks for
+    phase, own = ts.network("trackb-p1"), ts.network(spec.network)
+    assert spec.network == "trackb-p1-q004"
+    pairs = {frozenset((x.a.node, x.b.node)) for x in phase.links}
+    assert {frozenset(("Core-R1", "Core-R2")), frozenset(("Core-R2", "PSS"))} <= pairs
+    assert {frozenset((x.a.node, x.b.node)) for x in own.links} == pairs - {
+        frozenset(("Core-R1", "Core-R2")),
+        frozenset(("Core-R2", "PSS")),
+    }
+    assert "GigabitEthernet1/0/1" in (own.device("Core-R2").interfaces or [])  # type: ignore[union-attr]
 
 
 def test_imported_set_validates(imported) -> None:
@@ -233,6 +255,7 @@ def test_export_in_track_b_layout_imports_back_the_same(imported, tmp_path: Path
         "1": "TTACB-P1-001",
         "2": "TTACB-P1-002",
         "3": "TTACB-P1-003",
+        "4": "TTACB-P1-004",
     }
     again = tmp_path / "again"
     proc = run_cli(

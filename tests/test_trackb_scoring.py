@@ -220,5 +220,36 @@ def test_ctbench_agents_run_on_an_imported_phase(setup, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     proc = run_cli("evaluate", "score", str(run), "--tasks", str(tasks), "--metrics", "ttac")
     assert (
-        "TTAC Track B rules: accuracy 1.000 (3/3)" in proc.stdout
+        "TTAC Track B rules: accuracy 1.000 (4/4)" in proc.stdout
     )  # <answer> tags taken off, as Track B does
+
+
+def test_a_topology_question_is_restored_over_the_api_and_scored_both_ways(setup, tmp_path: Path) -> None:
+    """Question 4 asks for Core-R2's cabling: a client reads Core-R2's LLDP through Track B's API and
+    writes one link per line; Track B's rules (lines as a set, blanks deleted) and the topology
+    family's metrics (cables, ports through the dialect) agree on the right answer and the wrong one."""
+    _, tasks, server = setup
+    code, body = server.post(
+        {"device_name": "Core-R2", "command": "display lldp neighbor brief", "question_number": 4}
+    )
+    assert code == 200
+    rows = [ln.split() for ln in str(body["result"]).splitlines()[2:] if ln.strip()]
+    links = [f"Core-R2({local}) -> {peer}({remote})" for local, peer, remote, _ in rows]
+    assert len(links) == 2
+    verdicts = {}
+    for name, answer in (("right", "\n".join(reversed(links))), ("short", links[0])):
+        ev = tmp_path / name
+        ev.mkdir()
+        with open(ev / "result.csv", "w", newline="", encoding="utf-8-sig") as f:
+            csv.writer(f).writerows([["id", "prediction"], [4, answer]])
+        run = tmp_path / f"run-{name}"
+        proc = run_cli("evaluate", "import-results", str(ev / "result.csv"), "--format", "trackb", "--tasks",
+                       str(tasks), "--out", str(run))  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        proc = run_cli("evaluate", "score", str(run), "--tasks", str(tasks), "--metrics", "ttac", "--json")
+        assert proc.returncode == 0, proc.stderr
+        scores = json.loads(proc.stdout)
+        (ttac,) = [t for t in scores["ttac"]["tasks"] if t["task_id"] == "TTACB-P1-004"]
+        (own,) = [t for t in scores["tasks"] if t["task_id"] == "TTACB-P1-004"]
+        verdicts[name] = (ttac["verdict"], own["exact"], own["link_iou"])
+    assert verdicts == {"right": (True, 1.0, 1.0), "short": (False, 0.0, 0.5)}

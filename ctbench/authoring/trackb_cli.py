@@ -19,9 +19,9 @@ becomes the task TTACB-P{phase}-{id:03d}: the prompt as Track B agents saw it, t
 reference server serves for that question (its own folder, else others/), byte for byte, with each
 file name read back into a command through the vendor's grammar (names no command gives are kept as
 literal commands and listed), the refused (no_permission) commands left out so the replay denies them
-and kept in trackb.yaml for the Track B facade, and the gold from --gt (fault -> rca, paths -> path).
-Without --gt the tasks run and export predictions but are not scored. Topology-restoration questions
-are skipped (listed) until ctbench has a topology task family.
+and kept in trackb.yaml for the Track B facade, and the gold from --gt (fault -> rca, paths -> path,
+topology restoration -> topology, on a copy of the network less the cabling it asks for).
+Without --gt the tasks run and export predictions but are not scored.
 
 examples:
   ctb-author import-trackb Phase_1/ --outputs devices_outputs --vendors vendors.yaml --phase 1 \\

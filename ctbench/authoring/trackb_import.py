@@ -6,7 +6,9 @@ A Track B phase is a ``test.json`` of questions, the device outputs of every que
 task: its prompt as Track B agents saw it, the recordings the reference server would serve for it
 (its own folder, else ``others/``, byte for byte), a network of the phase's devices with the links
 their LLDP outputs show, the refused commands (kept in ``trackb.yaml``, not recorded, so the replay
-denies them and the Track B facade answers 403), and the gold of the ground truth.
+denies them and the Track B facade answers 403), and the gold of the ground truth. Faults become
+``rca`` tasks, paths (Phase 1 node-only, Phase 2, L2 with both ports) ``path`` tasks, and topology
+restoration ``topology`` tasks on a copy of the network without the cables they ask for.
 
 A file name is turned back into the command it stores through the vendor's dialect: the name is
 split at its ``_`` in every way the grammar accepts, and a command is taken only when
@@ -61,11 +63,6 @@ from ctbench.yamlio import atomic_write_bytes, atomic_write_text, dump_document,
 
 MAX_CANDIDATES = 512
 """Splits of one file name tried against the grammar; names with many ``_`` try the likely ones first."""
-
-TOPOLOGY_SKIP = (
-    "topology restoration: the topology family scores such answers (ctbench.scoring.topology), but "
-    "a task folder cannot hold a topology task yet (the task model knows rca and path only)"
-)
 
 
 # --------------------------------------------------------------------------- commands from file names
@@ -499,23 +496,62 @@ def _network(ctx: _Ctx) -> Network:
     )
 
 
+def _without_cabling(ctx: _Ctx, network: Network, gold: GoldAnswer, q: int) -> Network:
+    """The network a topology question is asked on: the phase's, less the cables the question asks
+    for (every link at a port of the gold, and, without a gold, every link of the phase), so that the
+    network file does not hold the answer. Saved as ``trackb-pN-qNNN``."""
+
+    def port(node: str, name: str) -> tuple[str, str]:
+        vendor = ctx.vendors.get(node)
+        return node, get_dialect(VENDOR_OS[vendor]).normalize_interface(name) if vendor else name
+
+    asked = {port(e.node, e.interface) for x in gold.links or [] for e in (x.a, x.b)}
+    kept = [
+        x
+        for x in network.links
+        if gold.links and not {port(x.a.node, x.a.interface), port(x.b.node, x.b.interface)} & asked
+    ]
+    # the ports stay known (listed on their devices) when their cables go
+    ports: dict[str, set[str]] = {}
+    for x in network.links:
+        for e in (x.a, x.b):
+            ports.setdefault(e.node, set()).add(e.interface)
+    devices = [
+        d.model_copy(update={"interfaces": sorted(set(d.interfaces) | ports.get(d.name, set()))})
+        for d in network.devices
+    ]
+    own = network.model_copy(
+        update={
+            "name": f"{network.name}-q{q:03d}",
+            "description": f"{network.description}; less the cabling question {q} asks to restore",
+            "devices": devices,
+            "links": kept,
+        }
+    )
+    from ctbench.store import TaskSet
+
+    TaskSet(root=ctx.out).save_network(own)
+    return own
+
+
 def _write_task(ctx: _Ctx, item: TestItem, network: Network, progress: Callable[[str], None]) -> None:
     q = item.task.id
     tid = task_id(ctx.phase, q)
     gold_text = ctx.gt.get(item.scenario_id) if ctx.gt is not None else None
     kind = question_kind(item.task.question, gold_text, ctx.vendors)
-    if kind == "topology":
-        ctx.report.skipped.append((q, TOPOLOGY_SKIP))
-        progress(f"question {q}: skipped ({TOPOLOGY_SKIP})")
-        return
     gold = GoldAnswer()
     if gold_text:
         try:
-            gold = gold_answer(kind, gold_text, ctx.vendors)
+            if kind == "topology":
+                gold = GoldAnswer(links=topology_links(gold_text, ctx.vendors))
+            else:
+                gold = gold_answer(kind, gold_text, ctx.vendors)
         except ValueError as exc:
             ctx.report.skipped.append((q, f"ground truth does not read as a {kind} answer: {exc}"))
             return
-    family = Family.RCA if kind == "fault" else Family.PATH
+    family = {"fault": Family.RCA, "topology": Family.TOPOLOGY}.get(kind, Family.PATH)
+    if family == Family.TOPOLOGY:
+        network = _without_cabling(ctx, network, gold, q)
     folder = ctx.out / family.value / tid
     source = _question_folder(ctx.outputs, q)
     refused = [p for p in ctx.limits.get(q, []) if p.device in ctx.vendors]
