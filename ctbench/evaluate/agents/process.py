@@ -280,8 +280,53 @@ def _reap_group(pgid: int) -> None:
             return
 
 
+class Waitable(Protocol):
+    """A started child: ``asyncio.subprocess.Process`` or :class:`Child`."""
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+
+class Child:
+    """A child started with ``subprocess.Popen`` (in a thread), awaited without a thread: the event
+    loop watches a pidfd of it (Linux 5.3+; else a thread waits)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()
+
+    async def wait(self) -> int:
+        if (code := self._popen.poll()) is not None:
+            return code
+        try:
+            fd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            return await asyncio.to_thread(self._popen.wait)
+        loop = asyncio.get_running_loop()
+        exited: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            if not exited.done():
+                exited.set_result(None)
+
+        loop.add_reader(fd, readable)
+        try:
+            if self._popen.poll() is None:
+                await exited
+        finally:
+            loop.remove_reader(fd)
+            os.close(fd)
+        return self._popen.wait()
+
+
 async def end_process_group(
-    proc: asyncio.subprocess.Process, pgid: int, grace_s: float = TERM_GRACE_S, *, leader_start: int | None
+    proc: Waitable, pgid: int, grace_s: float = TERM_GRACE_S, *, leader_start: int | None
 ) -> None:
     """SIGTERM the group, SIGKILL it after ``grace_s``, and wait until no member is left.
 
@@ -524,7 +569,9 @@ async def run_agent_process(
     :func:`new_attempt_dir`) gets the group recorded for the next run's clean-up. Raises
     :class:`ProcessStartError` when the program cannot be started.
     """
-    prepared = launcher.prepare(launch) if launcher is not None else unsandboxed(launch)
+    # in a thread: a sandbox's mounts are worked out with a few hundred stat calls, which 32
+    # attempts starting together must not make in the event loop one after another
+    prepared = await asyncio.to_thread(launcher.prepare if launcher is not None else unsandboxed, launch)
     for note in prepared.notes:
         log.line(f"[ctbench] {note}")
     limits = SpawnCaps.open(launcher, (attempt_dir or launch.workspace).name, pdeathsig=prepared.pdeathsig)
@@ -543,19 +590,31 @@ async def _run_prepared(
     attempt_dir: Path | None,
     grace_s: float,
 ) -> int:
-    stdin_fh = open(stdin, "rb") if stdin is not None else open(os.devnull, "rb")  # noqa: SIM115
-    stdout_fh = open(stdout, "wb") if stdout is not None else None  # noqa: SIM115
+    def spawn() -> subprocess.Popen[bytes]:
+        stdin_fh = open(stdin, "rb") if stdin is not None else open(os.devnull, "rb")  # noqa: SIM115
+        stdout_fh = open(stdout, "wb") if stdout is not None else None  # noqa: SIM115
+        try:
+            return subprocess.Popen(
+                prepared.argv,
+                stdin=stdin_fh,
+                stdout=stdout_fh if stdout_fh is not None else log.fileno(),
+                stderr=log.fileno(),
+                cwd=prepared.cwd,
+                env=prepared.env,
+                start_new_session=True,
+                preexec_fn=limits.hook,
+            )
+        finally:
+            stdin_fh.close()
+            if stdout_fh is not None:
+                stdout_fh.close()
+
+    # fork and exec in a thread: the parent waits there until the child has run its set-up and
+    # exec'd, which on a busy machine takes tens of ms - 32 attempts starting together must not
+    # queue behind each other in the event loop
+    started = asyncio.ensure_future(asyncio.to_thread(spawn))
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *prepared.argv,
-            stdin=stdin_fh,
-            stdout=stdout_fh if stdout_fh is not None else log.fileno(),
-            stderr=log.fileno(),
-            cwd=prepared.cwd,
-            env=prepared.env,
-            start_new_session=True,
-            preexec_fn=limits.hook,
-        )
+        popen = await asyncio.shield(started)
     except FileNotFoundError:
         raise ProcessStartError(f"{prepared.argv[0]}: command not found", infrastructure=False) from None
     except PermissionError:
@@ -566,10 +625,14 @@ async def _run_prepared(
         ) from None
     except subprocess.SubprocessError as exc:  # the caps could not be applied: nothing ran uncapped
         raise ProcessStartError(f"cannot apply the attempt's caps: {exc}", infrastructure=True) from None
-    finally:
-        stdin_fh.close()
-        if stdout_fh is not None:
-            stdout_fh.close()
+    except asyncio.CancelledError:  # cancelled while starting: what started is ended before leaving
+        with contextlib.suppress(Exception):
+            late = Child(await started)
+            await asyncio.shield(
+                end_process_group(late, late.pid, grace_s, leader_start=start_time(late.pid))
+            )
+        raise
+    proc = Child(popen)
     pgid = proc.pid  # start_new_session: the child leads its own group
     leader_start = start_time(pgid)
     if attempt_dir is not None:
@@ -591,6 +654,7 @@ __all__ = [
     "LogSink",
     "Prepared",
     "ProcessStartError",
+    "Child",
     "SpawnCaps",
     "TERM_GRACE_S",
     "become_subreaper",
