@@ -78,7 +78,9 @@ with open(os.environ["CTBENCH_ANSWER_FILE"], "w") as fh:
 """
 
 
-def _run(task_set: Path, tmp_path: Path, script: str, *limits: str) -> dict[str, dict]:
+def _run(
+    task_set: Path, tmp_path: Path, script: str, *limits: str, env: dict[str, str] | None = None
+) -> dict[str, dict]:
     agent = tmp_path / "agent.py"
     agent.write_text(script)
     out = tmp_path / "run"
@@ -103,6 +105,7 @@ def _run(task_set: Path, tmp_path: Path, script: str, *limits: str) -> dict[str,
         "0",
         *[a for lim in limits for a in ("--limit", lim)],
         timeout=240,
+        env=env,
     )
     assert (out / "results.jsonl").is_file(), done.stderr
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
@@ -142,7 +145,29 @@ def test_a_huge_file_agent_is_capped(task_set: Path, tmp_path: Path, protection:
 
 
 @pytest.mark.skipif(not can_mount_tmpfs(), reason="the runner may not mount a tmpfs here")
-def test_the_caps_are_said_in_the_log(task_set: Path, tmp_path: Path) -> None:
-    line = _run(task_set, tmp_path, FORKER, "procs=40", "disk=32M")["RCA-001"]
+def test_the_caps_are_said_in_the_log_and_the_tmpfs_goes(task_set: Path, tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    line = _run(task_set, tmp_path, FORKER, "procs=40", "disk=32M", env={"TMPDIR": str(tmp)})["RCA-001"]
     assert "[ctbench] caps: procs 40" in line["log_text"], line["log_text"][:2000]
     assert "disk 32 MiB" in line["log_text"]
+    mounts = Path("/proc/self/mountinfo").read_text()
+    assert str(tmp) not in mounts  # the attempt's tmpfs was unmounted with its folder
+    assert not list(tmp.glob("ctbench-ws-*"))
+
+
+@pytest.mark.skipif(find_pids_root() is None, reason="no pids cgroup this runner may create")
+def test_the_sweep_removes_the_cgroups_of_dead_runners_only() -> None:
+    from ctbench.evaluate.agents.process import owner_alive, owner_tag
+    from ctbench.evaluate.limits import AttemptCgroup, remove_stale_cgroups
+
+    root = find_pids_root()
+    assert root is not None
+    dead = AttemptCgroup.create(root, "o999999999.1-RCA-001", 8)  # a pid no runner has
+    live = AttemptCgroup.create(root, f"{owner_tag()}RCA-001", 8)
+    try:
+        remove_stale_cgroups(root, lambda name: owner_alive(name) is False)
+        assert not dead.path.exists() and live.path.is_dir()
+    finally:
+        live.remove()
+        dead.remove()
