@@ -1,5 +1,6 @@
 """The model id the endpoint reported, beside the one asked for: in each result line and run.yaml, and
-used to price the run (an alias resolved to a dated snapshot is priced as that snapshot).
+used to price the run (an alias resolved to a dated snapshot is priced as that snapshot); and what an
+attempt the endpoint failed had spent, kept when it is retried.
 
 The endpoint is the scripted model server on 127.0.0.1, naming ``scripted-model-2026-11-30`` in
 every reply to a request for ``scripted-model``; the agents are the built-in OpenAI agent and the real
@@ -64,3 +65,30 @@ def test_a_model_reported_as_requested_is_not_repeated(task_set: Path, tmp_path:
     (line,) = _lines(folder)
     assert line["model_reported"] is None
     assert load_fast(folder / "run.yaml")["totals"]["models_reported"] == []
+
+
+def test_a_retried_attempt_keeps_what_it_spent(task_set: Path, tmp_path: Path) -> None:
+    """The endpoint fails (HTTP 500, past the client's own retries) at the third request: the attempt is
+    an infrastructure error, retried; its tokens stay in the line's retry record, in run.yaml's totals
+    and in the cost of the task."""
+    scripts = scripts_for(task_set, ["RCA-001"])
+    with ScriptedModelServer(scripts, max_seconds=240, fail_at=2, fail_times=3) as model:
+        settings = _settings("openai", model.url, task_set, tmp_path / "run", select="RCA-001", retries=1)
+        report = Runner(settings).run()
+        first = model.requests[: model.requests.index(model.failed[0])]
+    assert report.complete, report.summary_line()
+    (line,) = _lines(report.folder)
+    (retry,) = line["retries"]
+    assert line["status"] == "answered" and line["attempts"] == 2, line
+    assert retry["input_tokens"] == sum(r.usage.input for r in first if r.usage) > 0
+    assert retry["output_tokens"] == sum(r.usage.output for r in first if r.usage)
+    totals = load_fast(report.folder / "run.yaml")["totals"]
+    assert totals["input_tokens"] == line["input_tokens"] + retry["input_tokens"]
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("currency: USD\ndate: 2026-11-30\nmodels:\n  scripted-model: {input: 1, output: 2}\n")
+    scorer = Scorer(TaskSet.open(task_set), prices=load_prices(prices))
+    scores = build_scores(scorer.score_folder(report.folder), min_stratum=10, n_resamples=100)
+    spent = (line["input_tokens"] + retry["input_tokens"]) * 1 + (
+        line["output_tokens"] + retry["output_tokens"]
+    ) * 2
+    assert scores["cost"]["by_family"]["rca"]["total"] == pytest.approx(spent / 1e6)

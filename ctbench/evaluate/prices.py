@@ -202,7 +202,19 @@ UNKNOWN = AttemptCost(None, "unknown")
 
 
 def attempt_cost(line: Any, run_model: str | None, prices: Prices | None) -> AttemptCost:
-    """A result line's cost: the harness's own figure, else its tokens times the price file's entry
+    """A result line's cost, its retried attempts' included (an infrastructure error that had spent
+    tokens before it failed): each one's own figure, else its tokens priced; the source is the
+    line's."""
+    own = _one_cost(line, run_model, prices)
+    extra = [_one_cost(r, run_model, prices).value for r in getattr(line, "retries", None) or []]
+    spent = [v for v in extra if v is not None]
+    if not spent or own.value is None:
+        return own
+    return AttemptCost(own.value + math.fsum(spent), own.source, own.model)
+
+
+def _one_cost(line: Any, run_model: str | None, prices: Prices | None) -> AttemptCost:
+    """One attempt's cost: the harness's own figure, else its tokens times the price file's entry
     for the model the endpoint reported (``model_reported``) or the run's model, else unknown."""
     reported = getattr(line, "cost_usd", None)
     usable = prices is None or prices.table.currency == REPORTED_CURRENCY

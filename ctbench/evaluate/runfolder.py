@@ -157,7 +157,15 @@ class RunTotals(_Model):
             out.attempts[line.status] = out.attempts.get(line.status, 0) + 1
 
         def total(name: str) -> Any:
+            """The latest lines' figure plus what their retried attempts spent (they cost too)."""
             values = [getattr(x, name) for x in latest.values() if getattr(x, name) is not None]
+            if name != "latency_s":
+                values += [
+                    getattr(r, name)
+                    for x in latest.values()
+                    for r in x.retries
+                    if getattr(r, name) is not None
+                ]
             return sum(values) if values else None
 
         out.input_tokens, out.output_tokens = total("input_tokens"), total("output_tokens")
@@ -294,6 +302,10 @@ class RetryRecord(_Model):
     attempt: int
     error: str
     at: datetime
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = Field(default=None, description="What the failed attempt spent, where reported.")
 
 
 class ResultLine(BaseModel):

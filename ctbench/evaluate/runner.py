@@ -855,8 +855,17 @@ class Runner:
                 if u.key not in pending or u.key in in_flight:
                     continue  # a late duplicate from an executor that re-ran a lost unit: first one counts
                 if outcome.retryable and u.attempt <= self.settings.retries:
+                    spent = outcome.usage
                     retries.setdefault(u.key, []).append(
-                        RetryRecord(attempt=u.attempt, error=outcome.error or "", at=utc_now())
+                        RetryRecord(
+                            attempt=u.attempt,
+                            error=outcome.error or "",
+                            at=utc_now(),
+                            input_tokens=spent.input_tokens,
+                            output_tokens=spent.output_tokens,
+                            cached_tokens=spent.cached_tokens,
+                            cost_usd=spent.cost_usd,
+                        )
                     )
                     self.tracker.task_retry(
                         unit_label(u.task_id, u.trial), f"attempt {u.attempt}: {outcome.error}"

@@ -114,6 +114,8 @@ class ScriptedModelServer:
         port: int = 0,
         stall_at: int | None = None,
         reported_model: str | None = None,
+        fail_at: int | None = None,
+        fail_times: int = 0,
     ) -> None:
         self.scripts = {s.task_id: s for s in scripts}
         self.max_requests = max_requests
@@ -121,6 +123,9 @@ class ScriptedModelServer:
         self.delay_s = delay_s
         self.stall_at = stall_at
         self.reported_model = reported_model
+        self.fail_at, self.fail_times = fail_at, fail_times
+        """The first ``fail_times`` requests at step ``fail_at`` get HTTP 500 (a flaky endpoint)."""
+        self.failed: list[RequestRecord] = []
         """The model id every reply names (default: the requested one), as endpoints that resolve an
         alias to a dated snapshot do."""
         """Steps from this one on get no reply until the server's time bound (an agent cut off by its
@@ -578,6 +583,16 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 server.wait(server.delay_s)
             if server.stall_at is not None and record.step is not None and record.step >= server.stall_at:
                 server.wait(server.max_seconds)
+            if record.step is not None and record.step == server.fail_at:
+                with server._lock:
+                    fail = len(server.failed) < server.fail_times
+                    if fail:
+                        server.failed.append(record)
+                if fail:
+                    self._json(
+                        500, {"error": {"message": "scripted model server: flaky", "type": "server_error"}}
+                    )
+                    return
             if step is None:  # a side request (title, summary, ...) or no ctb tools: a plain short answer
                 step = Step(None, text="OK.")
             assert record.usage is not None
