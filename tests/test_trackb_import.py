@@ -358,8 +358,12 @@ def test_l2_path_gold_keeps_in_and_out_ports(tmp_path: Path) -> None:
                        "--out", str(run))  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         proc = run_cli("evaluate", "score", str(run), "--tasks", str(out), "--metrics", "ttac", "--json")
-        rows = {t["task_id"]: t for t in json.loads(proc.stdout)["ttac"]["tasks"]}
+        scores = json.loads(proc.stdout)
+        rows = {t["task_id"]: t for t in scores["ttac"]["tasks"]}
         assert rows["TTACB-P2-005"]["verdict"] is verdict
+        # ctbench's path metrics read the L2 line too, and score nodes and egresses: both are exact
+        (own,) = [t for t in scores["tasks"] if t["task_id"] == "TTACB-P2-005"]
+        assert own["exact"] == 1.0
 
 
 def test_l2_gold_refuses_what_it_cannot_read() -> None:

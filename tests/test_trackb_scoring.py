@@ -253,3 +253,19 @@ def test_a_topology_question_is_restored_over_the_api_and_scored_both_ways(setup
         (own,) = [t for t in scores["tasks"] if t["task_id"] == "TTACB-P1-004"]
         verdicts[name] = (ttac["verdict"], own["exact"], own["link_iou"])
     assert verdicts == {"right": (True, 1.0, 1.0), "short": (False, 0.0, 0.5)}
+
+
+def test_the_path_parser_reads_an_l2_line() -> None:
+    from ctbench.scoring.parse import parse_paths
+
+    nodes = ["A", "B", "C"]
+    r = parse_paths(
+        "A(GE1) -> B(GE2)->B(GE3) -> C(GE4)", node_names=nodes, normalize_interface=lambda n, i: i
+    )
+    assert [tuple(h) for h in r.paths[0]] == [("A", "GE1"), ("B", "GE3"), ("C", None)]  # type: ignore[index]
+    r = parse_paths("<answer>A(GE1)->X(GE2)</answer>", node_names=nodes, normalize_interface=lambda n, i: i)
+    assert r.status == "answered" and r.unresolved_lines[0][1] == "unknown node 'X'"
+    assert (
+        parse_paths("A(GE1)->X(GE2)", node_names=nodes, normalize_interface=lambda n, i: i).status
+        == "unparsable"
+    )

@@ -337,12 +337,56 @@ def parse_rca(
 # --------------------------------------------------------------------------- paths
 
 
+_PORT_HOP = re.compile(r"^([^()\s]+)\s*\(\s*([^()]+?)\s*\)$")
+"""An L2 path hop, ``Node(port)`` (TTAC Track B's ``node(out)->node(in)->...``)."""
+
+
+def _parse_l2_line(
+    ports: list[tuple[str, str]], declared: bool, nodes: _NodeIndex, normalize: Callable[[str, str], str]
+) -> _Parsed[Path] | None:
+    """An L2 path as hops: a node's consecutive ports are where it is entered and left; the last port
+    written for it is its egress (what the path metrics score), the last node has none."""
+    groups: list[tuple[str, list[str]]] = []
+    problems: list[str] = []
+    for name, port in ports:
+        node = nodes.lookup(name)
+        if node is None:
+            problems.append(f"unknown node {name!r}")
+            node = name
+        if groups and groups[-1][0] == node:
+            groups[-1][1].append(port)
+        else:
+            groups.append((node, [port]))
+    if len(groups) < 2:
+        return None
+    hops: list[Hop] = []
+    for node, seen in groups[:-1]:
+        egress = seen[-1]
+        try:
+            egress = normalize(node, egress)
+        except ValueError as exc:
+            problems.append(f"hop {node}({egress}): {exc}" if str(exc) else f"unknown interface {egress!r}")
+        hops.append(Hop(node, egress))
+    hops.append(Hop(groups[-1][0], None))
+    if (
+        problems
+        and not declared
+        and (nodes.lookup(ports[0][0]) is None or nodes.lookup(ports[-1][0]) is None)
+    ):
+        return None
+    return tuple(hops), "; ".join(problems) or None
+
+
 def _parse_path_line(
     line: str, declared: bool, nodes: _NodeIndex, normalize_interface: Callable[[str, str], str]
 ) -> _Parsed[Path] | None:
     tokens = [t.strip().strip("`'\"").strip() for t in _ARROW.split(line)]
     if len(tokens) < 2 or any(not t for t in tokens):
         return None
+    l2 = [_PORT_HOP.match(t) for t in tokens]
+    if all(l2):
+        ports = [(m.group(1), m.group(2)) for m in l2 if m]
+        return _parse_l2_line(ports, declared, nodes, normalize_interface)
     hops: list[Hop] = []
     problems: list[str] = []
     for tok in tokens[:-1]:
@@ -378,7 +422,8 @@ def parse_paths(
     Node names may contain ``_``, so each non-terminal token is split against the known node names:
     a token equal to a node name is that node with no egress; otherwise the longest known name that
     is a prefix followed by ``_`` is the node and the rest is its egress interface, normalised by
-    ``normalize_interface(node, iface)``. The last token must be a node name only. ``->`` and ``→``
+    ``normalize_interface(node, iface)``. The last token must be a node name only. A line of
+    ``Node(port)`` hops is an L2 path (TTAC Track B): a node's last port written is its egress. ``->`` and ``→``
     are arrows. An empty token or a one-token line makes the line invalid; a hop or node the network
     does not know, or an interface the normaliser refuses, keeps the line as a stated path (its raw
     token as the hop, so it matches no gold edge) listed in ``unresolved_lines`` - outside a declared
