@@ -79,6 +79,20 @@ def _found(line: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def check_notes(lines: list[dict[str, Any]], network: str | None) -> None:
+    """Two attempts' reports of the note game: none heard under the default, both passed under host."""
+    assert len(lines) == 2
+    a, b = (_found(line) for line in lines)
+    heard = a["heard"] + b["heard"]
+    if network is None:
+        # they did run at the same time: each bound both channels itself, and nobody heard a thing
+        assert max(a["start"], b["start"]) < min(a["end"], b["end"]), (a, b)
+        assert heard == [] and a["sent"] == [] and b["sent"] == [], (a, b)
+    else:  # one network for all: whoever came second found the first and passed its note on
+        assert sorted(a["sent"] + b["sent"]) == ["abstract", "tcp"], (a, b)
+        assert len(heard) == 2 and all(h.startswith("note from RCA-00") for h in heard), (a, b)
+
+
 PAIRS = {
     "two-trials-of-one-task": ["--select", "RCA-001", "--trials", "2"],
     "two-tasks": ["--select", "RCA-001 RCA-002"],
@@ -93,16 +107,7 @@ def test_two_attempts_cannot_pass_each_other_a_note(tmp_path: Path, pair: str, n
     port = _free_port()
     agent = ["note", str(port), "{task_id}", str(LISTEN_S)]
     lines = _run(tasks, tmp_path / "run", agent, *PAIRS[pair], "--concurrency", "2", network=network)
-    assert len(lines) == 2
-    a, b = (_found(line) for line in lines)
-    heard = a["heard"] + b["heard"]
-    if network is None:
-        # they did run at the same time: each bound both channels itself, and nobody heard a thing
-        assert max(a["start"], b["start"]) < min(a["end"], b["end"]), (a, b)
-        assert heard == [] and a["sent"] == [] and b["sent"] == [], (a, b)
-    else:  # one network for all: whoever came second found the first and passed its note on
-        assert sorted(a["sent"] + b["sent"]) == ["abstract", "tcp"], (a, b)
-        assert len(heard) == 2 and all(h.startswith("note from RCA-00") for h in heard), (a, b)
+    check_notes(lines, network)
 
 
 @pytest.mark.xdist_group("attempts-alone")

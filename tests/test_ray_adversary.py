@@ -3,8 +3,9 @@
 Each runs through the real ``ctb-eval run --executor ray --ray-address ...`` with the default sandbox,
 and again with its protection taken out, where the attack must work:
 
-- an attempt tries to reach the cluster's GCS and raylet and lists every listening port it can see
-  (``tests/adversary/neighbour.py``); protection off: ``--sandbox-network host``;
+- an attempt tries to reach the cluster's GCS and raylet and lists every listening port it can see,
+  and two trials or two tasks on one host try to pass each other a note (``tests/adversary/
+  neighbour.py``); protection off: ``--sandbox-network host``;
 - an agent replaces its answer or stdout file with a link to a review record, an oracle run's log,
   ``hidden.yaml`` or ``/proc/self/environ`` (``tests/adversary/leave_behind.py``), which the Ray
   worker running the attempt reads after it; protection off: the workers' reading put back as it was
@@ -33,7 +34,7 @@ from ctbench.evaluate.sandbox import find_bwrap
 from tests.conftest import REPO, copy_starters
 from tests.test_agent_leftovers import AGENT, GOLD_LINE, GOLD_WHY, LINKS, SECRET, arena
 from tests.test_agent_leftovers import _run as run_in_arena
-from tests.test_attempts_alone import POLICIES, _found
+from tests.test_attempts_alone import LISTEN_S, PAIRS, POLICIES, _found, _free_port, check_notes
 from tests.test_attempts_alone import _run as run_neighbour
 
 pytestmark = [
@@ -95,17 +96,9 @@ def ray_head() -> Any:
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _ray_args(address: str) -> list[str]:
-    return [
-        "--executor",
-        "ray",
-        "--ray-address",
-        address,
-        "--ray-cpus-per-attempt",
-        "0.5",
-        "--concurrency",
-        "1",
-    ]
+def _ray_args(address: str, concurrency: int = 1) -> list[str]:
+    flags = ["--executor", "ray", "--ray-address", address, "--ray-cpus-per-attempt", "0.5"]
+    return [*flags, "--concurrency", str(concurrency)]
 
 
 # --------------------------------------------------------------------------- the network
@@ -136,6 +129,20 @@ def test_under_ray_an_attempt_cannot_reach_the_cluster(
     else:  # the shared network: the unauthenticated GCS answers the agent
         assert found["reach"][gcs] == "answers-http2", found
         assert gcs_port in found["listening"], found
+
+
+@pytest.mark.parametrize("network", POLICIES)
+@pytest.mark.parametrize("pair", list(PAIRS))
+def test_under_ray_two_attempts_cannot_pass_each_other_a_note(
+    ray_head: tuple[str, list[str]], tmp_path: Path, pair: str, network: str | None
+) -> None:
+    """Two trials, or two tasks, at once on one Ray host (the node's one attempt host runs both)."""
+    gcs, _ = ray_head
+    tasks = copy_starters(tmp_path / "tasks")
+    agent = ["note", str(_free_port()), "{task_id}", str(LISTEN_S)]
+    lines = run_neighbour(tasks, tmp_path / "run", agent, *PAIRS[pair], *_ray_args(gcs, 2), network=network)
+    assert all(line["worker"].startswith("ray:127.0.0.1/") for line in lines), lines
+    check_notes(lines, network)
 
 
 # --------------------------------------------------------------------------- links left behind
