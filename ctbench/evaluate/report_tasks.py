@@ -164,7 +164,7 @@ def detail_html(d: TaskDetail) -> str:
 
 def _row(label: str, d: TaskDetail) -> str:
     s = d.scores
-    third = s.ident if d.family == "rca" else s.rest
+    third = s.third
     loc, loc_v = _pct(s.loc)
     th, th_v = _pct(third)
     u = s.usage

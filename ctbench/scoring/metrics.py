@@ -33,6 +33,13 @@ from ctbench.scoring.topology import link, score_links
 
 Family = Literal["rca", "path", "topology"]
 FAMILIES: tuple[Family, ...] = ("rca", "path", "topology")
+THIRD_FIGURE: dict[str, tuple[str, str]] = {
+    "rca": ("ident", "ID"),
+    "path": ("rest", "Rest"),
+    "topology": ("link_iou", "Link"),
+}
+"""Each family's third headline figure after accuracy and Loc: (TaskScores field and per-task JSON key,
+short name)."""
 Action = tuple[str, str]
 """A golden or executed evidence action: ``(device, canonical command)``."""
 TaskStatus = Literal["answered", "unparsable", "empty", "missing"]
@@ -512,6 +519,12 @@ class TaskScores:
     trial_counts: Mapping[str, int] | None = None
     """For a task's mean over trials: how many of its trials had each status, each failure mode and
     were wrong (``"wrong"``); ``None`` for one attempt (its own status and failure say it)."""
+
+    @property
+    def third(self) -> float | None:
+        """The third headline figure of the task's family (Table 5's ID / Rest; topology's link IoU)."""
+        value: float | None = getattr(self, THIRD_FIGURE[self.family][0])
+        return value
 
     def counts(self) -> Mapping[str, int]:
         """Statuses, failure modes and wrong answers of the trials this row stands for."""

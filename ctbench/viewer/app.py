@@ -32,6 +32,7 @@ from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, Tab
 
 from ctbench.evaluate.details import DetailLoader, TaskDetail
 from ctbench.evaluate.score import Scorer
+from ctbench.scoring.metrics import THIRD_FIGURE
 from ctbench.store import TaskSet
 from ctbench.viewer.data import COLUMNS, RunData, TaskRow, load_runs, task_detail
 
@@ -383,11 +384,11 @@ class TaskScreen(Screen[None]):
             return
         d = self.detail = message.detail
         s = d.scores
-        third = s.ident if d.family == "rca" else s.rest
+        third = s.third
         self.query_one("#title", Static).update(
             f"[b]{_escape(d.task_id)}[/b] in {_escape(self.run.label)} ({_escape(self.run.info.name)})  ·  "
             f"{d.outcome}, {'correct' if s.exact else 'wrong'}  ·  Loc {100 * s.loc:.0f}  "
-            f"{'ID' if d.family == 'rca' else 'Rest'} {100 * (third or 0):.0f}  ·  evidence "
+            f"{THIRD_FIGURE[d.family][1]} {100 * (third or 0):.0f}  ·  evidence "
             f"{s.evidence.covered}/{s.evidence.golden}  ·  {len(d.steps)} step(s)"
             + _provenance(d, self.run.trials)
             + ("  ·  [yellow]" + _escape("; ".join(d.warnings)) + "[/yellow]" if d.warnings else "")

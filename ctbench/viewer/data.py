@@ -19,6 +19,7 @@ from ctbench.errors import CtbError
 from ctbench.evaluate.details import DetailLoader, TaskDetail
 from ctbench.evaluate.runfolder import ResultLine
 from ctbench.evaluate.score import SCORES_FILE, RunInfo, Scorer, read_trial_results, size_warnings, task_json
+from ctbench.scoring.metrics import THIRD_FIGURE
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "Task"),
@@ -148,7 +149,7 @@ def row_of(entry: dict[str, Any], result: ResultLine | None, *, several: bool = 
         outcome=_outcome(entry["status"], result),
         correct=bool(entry["exact"]),
         loc=entry["loc"],
-        third=entry.get("ident") if entry["family"] == "rca" else entry.get("rest"),
+        third=entry.get(THIRD_FIGURE.get(entry["family"], ("rest",))[0]),
         covered=ev["covered"],
         golden=ev["golden"],
         failure=entry.get("failure"),
