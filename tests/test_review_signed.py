@@ -284,3 +284,42 @@ def test_init_keys_makes_and_reads_an_age_identity(team: Team) -> None:
     assert fresh.read_bytes() == before and public.group(1) in out  # read, never made anew
     out = team.review("bob", "init-keys", "--key", bob_ssh, "--age", str(team.keys["bob"].age_identity))
     assert "lists your age recipient" in out
+
+
+@pytest.mark.parametrize("protection", ["on", "protection-off"])
+def test_a_review_branch_that_names_itself_main_is_not_trusted(
+    team_keys: dict[str, Keys], tmp_path: Path, protection: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forger of the test above also sets ``review.main_branch`` to the review branch in its
+    ctbench.yaml. A maintainer who checks that branch out to look at it and runs the audit there must
+    still read the keys from the remote's main, whose committed ctbench.yaml names main."""
+    from ctbench.approval import signatures
+
+    if protection == "protection-off":  # the main branch as the checked-out ctbench.yaml names it
+        monkeypatch.setattr(signatures, "anchored_main", lambda _root, _rel, main, _remote: main)
+    team = make_team(tmp_path / "t", team_keys)
+    team.review("alice", "submit", "RCA-101")
+    mallory = team.keys["mallory"]
+    forge = team.clone("forge", name="Bob Dylan", mail="bob@example.net", signing=False)
+    git("config", "gpg.format", "ssh", cwd=forge)
+    git("config", "user.signingkey", str(mallory.ssh_private), cwd=forge)
+    git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=forge)
+    reviewers = team.tasks("forge") / "reviewers.yaml"
+    reviewers.write_text(reviewers.read_text().replace(team.keys["bob"].ssh_public, mallory.ssh_public))
+    config = team.tasks("forge") / "ctbench.yaml"
+    text = config.read_text()
+    assert "main_branch: main" in text
+    config.write_text(text.replace("main_branch: main", "main_branch: review/RCA-101"))
+    git("commit", "-qam", "reviewers: bob's new laptop key", cwd=forge)
+    git("push", "-q", "origin", "review/RCA-101", cwd=forge)
+    team.blind("forge")
+    team.review("forge", "reveal", "RCA-101", "--all-agree")
+
+    maint = team.clone("maint")
+    git("fetch", "-q", "origin", cwd=maint)
+    git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=maint)
+    out = team.review("maint", "audit", "RCA-101", expect=0 if protection == "protection-off" else 1)
+    if protection == "protection-off":
+        assert "signatures verified" in out  # the forged key counts
+        return
+    assert "signed with a key reviewers.yaml lists for nobody" in out

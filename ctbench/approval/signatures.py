@@ -105,6 +105,36 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def anchored_main(root: Path, set_rel: str, main_branch: str, remote: str | None) -> str:
+    """The main branch as the remote's default branch names it, not as the checked-out ``ctbench.yaml`` does.
+
+    Which branch counts as main is itself set in ``ctbench.yaml`` (``review.main_branch``), a file any
+    branch can change: a review branch whose file names itself as main would make a clone checked out
+    on it trust that branch's ``reviewers.yaml``. So when the remote has a default branch
+    (``<remote>/HEAD``, set by every clone), the name is read from the ``ctbench.yaml`` committed there;
+    only a repository without one falls back to the name it was given.
+    """
+    if not remote:
+        return main_branch
+    head = _git(root, "symbolic-ref", "--quiet", f"refs/remotes/{remote}/HEAD")
+    if head.returncode != 0 or not head.stdout.strip():
+        return main_branch
+    cfg_rel = f"{set_rel}/ctbench.yaml" if set_rel not in ("", ".") else "ctbench.yaml"
+    shown = _git(root, "cat-file", "blob", f"{head.stdout.strip()}:{cfg_rel}")
+    if shown.returncode != 0:
+        return main_branch
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = YAML(typ="safe", pure=True).load(shown.stdout)
+    except YAMLError:
+        return main_branch
+    review = data.get("review") if isinstance(data, dict) else None
+    named = review.get("main_branch") if isinstance(review, dict) else None
+    return named if isinstance(named, str) and named else "main"
+
+
 def trusted_people(root: Path, set_rel: str, main_branch: str, remote: str | None) -> People:
     """The people as the main branch's committed history lists them, never as a working tree does.
 
@@ -113,9 +143,10 @@ def trusted_people(root: Path, set_rel: str, main_branch: str, remote: str | Non
     is the author's to edit), could list the forger's own key under somebody else's id. The file is
     read from ``<remote>/<main>`` when it is ahead of the local ``<main>`` (or there is no local one),
     else from the local ``<main>``; a repository with neither has nothing committed to trust, and
-    its working tree's file is read.
+    its working tree's file is read. Which branch is main comes from :func:`anchored_main`.
     """
     rel = f"{set_rel}/{PEOPLE_FILE}" if set_rel not in ("", ".") else PEOPLE_FILE
+    main_branch = anchored_main(root, set_rel, main_branch, remote)
 
     def rev(ref: str) -> str | None:
         proc = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
