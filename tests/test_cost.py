@@ -276,3 +276,34 @@ def test_the_latex_with_costs_compiles_without_an_overfull_box(
     log = (tmp_path / "paper.log").read_text(encoding="latin-1")
     assert proc.returncode == 0, log[-3000:]
     assert not [line for line in log.splitlines() if line.startswith("Overfull \\hbox")]
+
+
+def test_atif_trajectories_carry_the_attempts_cost(runs: dict[str, Path], tmp_path: Path) -> None:
+    """total_cost_usd of each exported trajectory: the reported cost, else the priced one (in USD)."""
+    from tests.atif_check import check_atif
+
+    for run, prices, expected in (
+        ("b", [], {t: line["cost_usd"] for t, line in _lines(runs["b"]).items()}),
+        (
+            "a",
+            ["--prices", str(runs["prices"])],
+            {t: _priced(x, 2.0, 0.5, 8.0) for t, x in _lines(runs["a"]).items()},
+        ),
+        ("a", [], dict.fromkeys(TASKS)),
+    ):
+        out = tmp_path / f"atif-{run}-{len(prices)}"
+        _ok(
+            "export",
+            str(runs[run]),
+            "--tasks",
+            str(runs["tasks"]),
+            "--format",
+            "atif",
+            "--out",
+            str(out),
+            *prices,
+        )
+        for task_id, cost in expected.items():
+            doc = json.loads((out / task_id / "trajectory.json").read_text(encoding="utf-8"))
+            assert not check_atif(doc), check_atif(doc)
+            assert doc["final_metrics"]["total_cost_usd"] == (None if cost is None else pytest.approx(cost))

@@ -42,7 +42,7 @@ from typing import Any
 from ctbench import __version__
 from ctbench.errors import CtbError
 from ctbench.evaluate.details import DetailLoader, ModelTurn, Step, TaskDetail
-from ctbench.evaluate.prices import Prices
+from ctbench.evaluate.prices import REPORTED_CURRENCY, Prices, attempt_cost, currency_of
 from ctbench.evaluate.runfolder import RunFolder, trial_suffix
 from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_run_info, read_trial_results
 from ctbench.store import TaskSet
@@ -96,9 +96,15 @@ def _start(detail: TaskDetail, fallback: datetime) -> datetime:
 
 
 def atif_trajectory(
-    detail: TaskDetail, info: RunInfo, *, started: datetime, tools: list[dict[str, Any]]
+    detail: TaskDetail,
+    info: RunInfo,
+    *,
+    started: datetime,
+    tools: list[dict[str, Any]],
+    cost_usd: float | None = None,
 ) -> dict[str, Any]:
-    """One task of one run as an ATIF v1.7 trajectory (see the module docstring for the mapping)."""
+    """One task of one run as an ATIF v1.7 trajectory (see the module docstring for the mapping);
+    ``cost_usd`` is the attempt's cost where known (reported, or priced in US dollars)."""
     t0 = _start(detail, started)
     steps: list[dict[str, Any]] = [
         {"step_id": 1, "timestamp": _iso(t0), "source": "user", "message": detail.prompt or ""}
@@ -191,7 +197,7 @@ def atif_trajectory(
             "total_prompt_tokens": r.input_tokens if r is not None else None,
             "total_completion_tokens": r.output_tokens if r is not None else None,
             "total_cached_tokens": sum(cached) if cached else None,
-            "total_cost_usd": None,
+            "total_cost_usd": cost_usd,
             "total_steps": len(steps),
         },
     }
@@ -226,6 +232,7 @@ def export_atif(
     *,
     scorer: Scorer | None = None,
     n_resamples: int | None = None,
+    prices: Prices | None = None,
 ) -> ExportSummary:
     """``OUT/<ID>/trajectory.json`` for every finished task of one run (``n_resamples`` is unused: a
     trajectory holds no statistics; it is accepted so every exporter takes the same arguments)."""
@@ -248,7 +255,10 @@ def export_atif(
         detail = loader.load(run_dir, task_id, results[(task_id, trial)][1])
         name = f"{task_id}{trial_suffix(trial)}"
         summary.warnings.extend(f"{name}: {w}" for w in detail.warnings)
-        doc = atif_trajectory(detail, info, started=config_started, tools=tools)
+        line = results[(task_id, trial)][1]
+        spent = attempt_cost(line, info.model, prices)
+        usd = spent.value if currency_of(prices) == REPORTED_CURRENCY else None
+        doc = atif_trajectory(detail, info, started=config_started, tools=tools, cost_usd=usd)
         target = out / name / "trajectory.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

@@ -138,7 +138,13 @@ def atif(request: ExportRequest) -> ExportSummary:
     from ctbench.evaluate.export import export_atif
 
     refuse_options(request)
-    return export_atif(request.run_dirs, request.out, request.task_set, n_resamples=request.n_resamples)
+    return export_atif(
+        request.run_dirs,
+        request.out,
+        request.task_set,
+        n_resamples=request.n_resamples,
+        prices=request.prices,
+    )
 
 
 def leaderboard(request: ExportRequest) -> ExportSummary:
