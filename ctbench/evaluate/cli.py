@@ -996,15 +996,17 @@ Write run folders in the formats other tools read.
 
   atif         one ATIF v1.7 OUT/<ID>/trajectory.json per task of one run: the prompt, every replay call
                with the output the device printed (replayed from the task set), the final answer, and
-               the run's token totals. Trajectory viewers and SFT/RL pipelines read it. A run of
-               several trials (--trials K) writes trial K>1 to OUT/<ID>.trial<K>/trajectory.json.
+               the attempt's tokens and cost (reported, or priced with --prices). Trajectory viewers
+               and SFT/RL pipelines read it. A run of several trials (--trials K) writes trial K>1 to
+               OUT/<ID>.trial<K>/trajectory.json.
   leaderboard  OUT/leaderboard.json, the CTBench leaderboard's published-results JSON (schema version 1)
                for one or more runs: per family accuracy, localization, reasoning (RCA-ID / Path-Rest)
                and evidence, each {mean, sd} in percent (sd = the standard error across tasks, as in
                Table 5), both families in every row, with --label and --url; OUT/agent-details.json,
                the leaderboard site's efficiency per agent and family (value, observed/total, unit,
                definition) and, with --examples, one recorded trajectory per agent and family; and
-               OUT/efficiency.json with means, medians and the counting rule.
+               OUT/efficiency.json with means, medians and the counting rule. With --prices, costs
+               are priced from tokens where a harness reported none.
   mlflow       one MLflow run per ctbench run (metrics from the scores, the run folder as artifacts)
                into a local file store: --export-arg experiment=NAME (needs the mlflow extra).
 
