@@ -179,6 +179,21 @@ def test_a_step_needs_the_key_listed_for_its_actor(team: Team) -> None:
     )
 
 
+def _forger_on_the_review_branch(tmp_path: Path, team_keys: dict[str, Keys]) -> tuple[Team, Path]:
+    """RCA-101 submitted by alice; a clone with bob's git identity and mallory's signing key, on the
+    review branch, whose reviewers.yaml (not committed yet) lists mallory's key as bob's."""
+    team = make_team(tmp_path / "t", team_keys)
+    team.review("alice", "submit", "RCA-101")
+    mallory = team.keys["mallory"]
+    forge = team.clone("forge", name="Bob Dylan", mail="bob@example.net", signing=False)
+    git("config", "gpg.format", "ssh", cwd=forge)
+    git("config", "user.signingkey", str(mallory.ssh_private), cwd=forge)
+    git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=forge)
+    reviewers = team.tasks("forge") / "reviewers.yaml"
+    reviewers.write_text(reviewers.read_text().replace(team.keys["bob"].ssh_public, mallory.ssh_public))
+    return team, forge
+
+
 @pytest.mark.parametrize("protection", ["on", "protection-off"])
 def test_a_key_listed_outside_main_verifies_nothing(
     team_keys: dict[str, Keys], tmp_path: Path, protection: str, monkeypatch: pytest.MonkeyPatch
@@ -196,15 +211,8 @@ def test_a_key_listed_outside_main_verifies_nothing(
             "trusted_people",
             lambda root, rel, _main, _remote: load_people(root / rel / "reviewers.yaml"),
         )
-    team = make_team(tmp_path / "t", team_keys)
-    team.review("alice", "submit", "RCA-101")
+    team, forge = _forger_on_the_review_branch(tmp_path, team_keys)
     mallory = team.keys["mallory"]
-    forge = team.clone("forge", name="Bob Dylan", mail="bob@example.net", signing=False)
-    git("config", "gpg.format", "ssh", cwd=forge)
-    git("config", "user.signingkey", str(mallory.ssh_private), cwd=forge)
-    git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=forge)
-    reviewers = team.tasks("forge") / "reviewers.yaml"
-    reviewers.write_text(reviewers.read_text().replace(team.keys["bob"].ssh_public, mallory.ssh_public))
     git("commit", "-qam", "reviewers: bob's new laptop key", cwd=forge)
     git("push", "-q", "origin", "review/RCA-101", cwd=forge)
     team.blind("forge")
@@ -297,15 +305,7 @@ def test_a_review_branch_that_names_itself_main_is_not_trusted(
 
     if protection == "protection-off":  # the main branch as the checked-out ctbench.yaml names it
         monkeypatch.setattr(signatures, "anchored_main", lambda _root, _rel, main, _remote: main)
-    team = make_team(tmp_path / "t", team_keys)
-    team.review("alice", "submit", "RCA-101")
-    mallory = team.keys["mallory"]
-    forge = team.clone("forge", name="Bob Dylan", mail="bob@example.net", signing=False)
-    git("config", "gpg.format", "ssh", cwd=forge)
-    git("config", "user.signingkey", str(mallory.ssh_private), cwd=forge)
-    git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=forge)
-    reviewers = team.tasks("forge") / "reviewers.yaml"
-    reviewers.write_text(reviewers.read_text().replace(team.keys["bob"].ssh_public, mallory.ssh_public))
+    team, forge = _forger_on_the_review_branch(tmp_path, team_keys)
     config = team.tasks("forge") / "ctbench.yaml"
     text = config.read_text()
     assert "main_branch: main" in text
