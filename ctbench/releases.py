@@ -11,7 +11,10 @@ content hash and every data file's hash is inside it, so one hash pins the whole
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +22,7 @@ from pydantic import Field, ValidationError
 
 from ctbench.errors import CtbError, validation_message
 from ctbench.model import Family, Strict
-from ctbench.yamlio import load_fast
+from ctbench.yamlio import atomic_write_text, dump_document, load_fast, to_commented
 
 RELEASE_FILE = "RELEASE.yaml"
 RELEASE_FORMAT = 1
@@ -114,3 +117,47 @@ def find_manifest(task_set_root: Path) -> ReleaseManifest | None:
     if not (task_set_root / RELEASE_FILE).is_file():
         return None
     return load_manifest(task_set_root)
+
+
+# --------------------------------------------------------------------------- dataset files
+# A release (ctb-author release) and a results dataset of runs on it (ctb-eval export --format release)
+# are written the same way, so both load with ``datasets`` alike.
+
+
+def json_safe(value: Any) -> Any:
+    """Rows as JSON: bytes become base64 text (JSON has no bytes); everything else unchanged."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def write_parquet(path: Path, rows: list[dict[str, Any]], schema: Any) -> None:
+    """One parquet file of ``rows`` with an explicit schema (a column of nulls keeps its type),
+    written beside its place and renamed into it, so a reader never sees half a file."""
+    pa = pyarrow_module()
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pylist(rows, schema=schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    """The same rows as JSON lines (keys sorted, bytes as base64), written atomically."""
+    text = "".join(json.dumps(json_safe(r), ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, text)
+
+
+def yaml_header(data: dict[str, Any]) -> str:
+    """A dataset card's YAML header (the Hub reads configs, licence and gating from it)."""
+    return "---\n" + dump_document(to_commented(data)) + "---\n"

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from ctbench.releases import load_manifest, manifest_hash, sha256_file
 from ctbench.store import TaskSet
 from ctbench.yamlio import load_fast
 from tests.conftest import run_cli
+from tests.release_support import author_cli, check_rows, gold_strings, readable_text
 from tests.review_support import RCA_ANSWER, RCA_COMMANDS, REPO, World, make_world, ok
 
 datasets = pytest.importorskip("datasets")
@@ -33,19 +32,6 @@ PATH_ANSWER = (
     "PC_01_eth0 -> ACC_SW_01_GigabitEthernet1/0/48 -> CORE_SW_01_GigabitEthernet0/0/24 -> "
     "FW_01_GigabitEthernet1/0/2 -> GW_01_GigabitEthernet2 -> PE_01_ge-0/0/2 -> SRV_01\n"
 )
-
-
-def author_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("CTBENCH_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "ctbench.authoring.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 class Released:
@@ -79,36 +65,6 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Released:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return Released(world, out, gold, json.loads(proc.stdout))
-
-
-def gold_strings(ts: TaskSet, ids: list[str]) -> list[str]:
-    """What must never be public: answer lines, golden-action explanations, rationales."""
-    out: list[str] = []
-    for task_id in ids:
-        hidden = ts.load_hidden(task_id)
-        for t in hidden.answer.rca or []:
-            out.append(f"{t.node};{t.object};{t.label}")
-        for p in hidden.answer.paths or []:
-            hops = [h.node + (f"_{h.egress}" if h.egress else "") for h in p.hops]
-            out += ["->".join(hops), " -> ".join(hops)]
-        out += [a.why for a in hidden.golden_actions if a.why]
-        out.append(hidden.rationale)
-    return [s for s in out if s]
-
-
-def readable_text(folder: Path) -> str:
-    """Every file under ``folder`` as text a person or a crawler could read (parquet decoded)."""
-    import pyarrow.parquet as pq
-
-    parts = []
-    for p in sorted(folder.rglob("*")):
-        if not p.is_file():
-            continue
-        if p.suffix == ".parquet":
-            parts.append(json.dumps(pq.read_table(p).to_pylist(), default=repr))
-        else:
-            parts.append(p.read_bytes().decode("utf-8", "replace"))
-    return "\n".join(parts)
 
 
 # --------------------------------------------------------------------------- what goes in
@@ -163,28 +119,6 @@ def test_no_gold_anywhere_under_the_public_folder(released: Released) -> None:
 # --------------------------------------------------------------------------- datasets loads it
 
 
-def _check_rows(rows: list[dict[str, Any]], ts: TaskSet, *, b64: bool = False) -> int:
-    import base64
-
-    canary = ts.config.canary
-    n = 0
-    for row in rows:
-        assert row["canary"] == canary
-        spec = ts.load_task(row["id"])
-        files = {(r.device, r.command): r for r in spec.recordings}
-        assert len(row["recordings"]) == len(files)
-        for rec in row["recordings"]:
-            raw = rec["output_bytes"]
-            data = rec["output"].encode("utf-8") if rec["output"] is not None else raw
-            if b64 and rec["output"] is None:
-                data = base64.b64decode(raw)
-            source = ts.read_recording(row["id"], files[(rec["device"], rec["command"])])
-            assert data == source
-            assert hashlib.sha256(data).hexdigest() == rec["sha256"]
-            n += 1
-    return n
-
-
 def test_datasets_loads_it_three_ways_byte_exact(released: Released, tmp_path: Path) -> None:
     ts = TaskSet.open(released.world.tasks)
     cache = str(tmp_path / "hf")
@@ -200,7 +134,7 @@ def test_datasets_loads_it_three_ways_byte_exact(released: Released, tmp_path: P
     n_rec = load_manifest(out).counts["recordings"]
     for ds, b64 in ((by_json, True), (by_parquet, False), (by_folder, False)):
         assert ds.num_rows == 2
-        assert _check_rows(list(ds), ts, b64=b64) == n_rec
+        assert check_rows(list(ds), ts, b64=b64) == n_rec
     assert by_folder.features["recordings"].feature["output_bytes"].dtype == "binary"
     assert [r["name"] for r in networks] == ["campus-lab"]
     assert {d["name"] for d in networks[0]["devices"]} >= {"CORE_SW_01", "FW_01"}
@@ -225,8 +159,6 @@ def test_import_release_gives_the_published_content_hashes(released: Released, t
 
     # a recording changed after the release is refused, and nothing is written
     tampered = tmp_path / "tampered"
-    import shutil
-
     shutil.copytree(released.out, tampered)
     (tampered / "json" / "tasks.jsonl").write_text("{}\n")
     proc = author_cli("import-release", str(tampered), "--out", str(tmp_path / "t2"), cwd=tmp_path)
@@ -304,7 +236,7 @@ def test_the_bundled_set_with_the_override_all_355_recordings(tmp_path: Path) ->
     assert "Not reviewed" in (out / "README.md").read_text(encoding="utf-8")
     ds = datasets.load_dataset(str(out), "tasks", split="test", cache_dir=str(tmp_path / "hf"))
     assert ds.num_rows == 34
-    assert _check_rows(list(ds), TaskSet.open(REPO / "tasks")) == 359
+    assert check_rows(list(ds), TaskSet.open(REPO / "tasks")) == 359
     # an unreviewed release vouches for nothing: its tasks still need --allow-unreviewed to run
     back = tmp_path / "back"
     assert (
@@ -341,7 +273,7 @@ def test_bytes_that_are_not_utf8_travel_in_output_bytes(task_set: Path, tmp_path
         row = next(r for r in ds if r["id"] == "RCA-001")
         got = next(r for r in row["recordings"] if r["command"] == rec.command)
         assert got["output"] is None and got["sha256"] == hashlib.sha256(raw).hexdigest()
-        assert _check_rows(list(ds), ts, b64=b64) == sum(len(r["recordings"]) for r in ds)
+        assert check_rows(list(ds), ts, b64=b64) == sum(len(r["recordings"]) for r in ds)
     back = tmp_path / "back"
     assert (
         author_cli(
@@ -388,3 +320,55 @@ def test_the_gold_sealed_in_the_public_folder_opens_only_with_the_key(
         proc.returncode != 0 and "not one of its recipients" in proc.stderr and "Traceback" not in proc.stderr
     )
     assert not (tmp_path / "no").exists()
+
+
+def test_release_export_refuses_runs_it_cannot_vouch_for(released: Released, tmp_path: Path) -> None:
+    """``--format release`` publishes only runs of one release, scored with it, on its exact tasks."""
+    cache = {"CTBENCH_RELEASE_DIR": str(tmp_path / "cache")}
+
+    def run(name: str, tasks: Path, *extra: str) -> Path:
+        proc = run_cli("evaluate", "run", "--agent", "oracle", "--tasks", str(tasks), *extra, "--out",
+                       str(tmp_path / name), cwd=tmp_path, timeout=300, env=cache)  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return tmp_path / name
+
+    def export(*runs: Path, tasks: Path, gold: Path | None = None) -> tuple[int, str, Path]:
+        out = tmp_path / f"export-{len(list(tmp_path.glob('export-*')))}"
+        args = ["--tasks", str(tasks), *(("--gold", str(gold)) if gold else ())]
+        proc = run_cli("evaluate", "export", *map(str, runs), "--format", "release", "--out", str(out), *args,
+                       "--resamples", "200", cwd=tmp_path, timeout=300, env=cache)  # fmt: skip
+        assert "Traceback" not in proc.stderr
+        return proc.returncode, proc.stderr, out
+
+    on_release = run("on-release", released.out, "--gold", str(released.gold))
+    plain = run("plain", released.world.tasks)
+    code, err, out = export(plain, tasks=released.world.tasks)
+    assert code == 2 and "plain: this run was not made on a release" in err and not out.exists()
+    code, err, out = export(on_release, tasks=released.world.tasks)  # scored with the source, not the release
+    assert code == 2 and "is not a release (no RELEASE.yaml)" in err and "--tasks RELEASE --gold GOLD" in err
+    assert not out.exists()
+
+    # a result line that claims other content than the released task's (a forged or stale hash)
+    forged = tmp_path / "forged"
+    shutil.copytree(on_release, forged)
+    lines = (forged / "results.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["content_hash"] = "sha256:" + "0" * 64
+    (forged / "results.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    code, err, out = export(forged, tasks=released.out, gold=released.gold)
+    assert code == 2 and f"{first['task_id']} (trial 1) ran on content sha256:000000000000" in err, err
+
+    # a run of another release (the same tasks, another version) does not mix with this one
+    other_out, other_gold = tmp_path / "rel-1.0.1", tmp_path / "gold-1.0.1"
+    assert author_cli("release", "1.0.1", "--tasks", str(released.world.tasks), "--out", str(other_out),
+                      "--gold-out", str(other_gold), "--license", "cc-by-4.0", cwd=tmp_path).returncode == 0  # fmt: skip
+    other = run("other", other_out, "--gold", str(other_gold))
+    code, err, out = export(on_release, other, tasks=released.out, gold=released.gold)
+    assert code == 2 and "the runs were made on different releases" in err and "(1.0.1)" in err
+
+    # and the run as it was made exports: the same checks pass on honest input
+    code, err, out = export(on_release, tasks=released.out, gold=released.gold)
+    assert code == 0, err
+    rows = [json.loads(line) for line in (out / "json" / "results.jsonl").read_text().splitlines()]
+    published = {t.id: t.content_hash for t in load_manifest(released.out).tasks}
+    assert {r["id"]: r["content_hash"] for r in rows} == published

@@ -28,9 +28,7 @@ a hash of the gold alone (a short answer's hash can be brute-forced).
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -60,6 +58,9 @@ from ctbench.releases import (
     ReleaseManifest,
     pyarrow_module,
     sha256_file,
+    write_jsonl,
+    write_parquet,
+    yaml_header,
 )
 from ctbench.sealing import seal
 from ctbench.store import CONFIG_FILE, FAMILIES, TAXONOMY_FILE, TaskRef, TaskSet
@@ -190,31 +191,6 @@ def _schemas(pa: Any) -> dict[str, Any]:
             [("id", s), ("family", s), ("hidden_yaml", s), ("parts", pa.map_(s, s)), ("canary", s)]
         ),
     }
-
-
-def _json_safe(value: Any) -> Any:
-    """Rows as JSON: bytes become base64 text (JSON has no bytes); everything else unchanged."""
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
-
-
-def write_parquet(path: Path, rows: list[dict[str, Any]], schema: Any) -> None:
-    pa = _pa()
-    import pyarrow.parquet as pq
-
-    table = pa.Table.from_pylist(rows, schema=schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    text = "".join(json.dumps(_json_safe(r), ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
-    atomic_write_text(path, text)
 
 
 # --------------------------------------------------------------------------- review statistics
@@ -562,10 +538,6 @@ def render_manifest(manifest: ReleaseManifest) -> str:
 # --------------------------------------------------------------------------- dataset cards
 
 
-def _yaml_header(data: dict[str, Any]) -> str:
-    return "---\n" + dump_document(to_commented(data)) + "---\n"
-
-
 def dataset_card(manifest: ReleaseManifest, options: ReleaseOptions) -> str:
     """README.md of the public release: the Hub reads its YAML header (configs, gating, licence)."""
     configs = [
@@ -639,7 +611,7 @@ def dataset_card(manifest: ReleaseManifest, options: ReleaseOptions) -> str:
         "`ctb-eval run --tasks tasks --agent ...`. `RELEASE.yaml` lists every task's content hash.",
         "",
     ]
-    return _yaml_header(header) + "\n" + "\n".join(lines)
+    return yaml_header(header) + "\n" + "\n".join(lines)
 
 
 def gold_card(manifest: ReleaseManifest, options: ReleaseOptions) -> str:
@@ -660,4 +632,4 @@ def gold_card(manifest: ReleaseManifest, options: ReleaseOptions) -> str:
         "The hidden part of every released task (answer, golden actions, metadata, rationale). Keep this "
         "folder in a private repository; never push it beside the public release.\n"
     )
-    return _yaml_header(header) + "\n" + body
+    return yaml_header(header) + "\n" + body

@@ -484,7 +484,10 @@ examples:
 
 
 def _add_scoring(sub: Any) -> None:
-    tasks_help = "task set folder (default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)"
+    tasks_help = (
+        "task set folder, or a release folder with --gold "
+        "(default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)"
+    )
     resamples_help = "bootstrap resamples (default 10000, the paper's; fewer for a quick look)"
     p = add_command(
         sub,
@@ -495,6 +498,7 @@ def _add_scoring(sub: Any) -> None:
     )
     p.add_argument("run_dir", metavar="RUN", help="run folder (holds run.yaml and results.jsonl)")
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
+    p.add_argument("--gold", metavar="GOLD_DIR", help=GOLD_HELP)
     p.add_argument("--resamples", type=int, metavar="N", help=resamples_help)
     p.add_argument("--json", action="store_true", help="print scores.json on stdout instead of the scorecard")
     p.add_argument(
@@ -516,6 +520,7 @@ def _add_scoring(sub: Any) -> None:
     )
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folders; the first is A")
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
+    p.add_argument("--gold", metavar="GOLD_DIR", help=GOLD_HELP)
     p.add_argument("--common-tasks", action="store_true", help="compare on the tasks every run has")
     p.add_argument(
         "--allow-incomplete",
@@ -556,6 +561,7 @@ def _add_scoring(sub: Any) -> None:
     )
     p.add_argument("run_dirs", nargs="+", metavar="RUN", help="run folders; the first is A in comparisons")
     p.add_argument("--tasks", metavar="DIR", help=tasks_help)
+    p.add_argument("--gold", metavar="GOLD_DIR", help=GOLD_HELP)
     p.add_argument(
         "--format", choices=tuple(REPORT_FORMATS), default="text", help=formats_help(REPORT_FORMATS.values())
     )
@@ -641,12 +647,17 @@ def _import_options(p: argparse.ArgumentParser, agent_help: str) -> None:
     p.add_argument("--json", action="store_true", help="print the import summary as JSON")
 
 
-def _task_set_for(tasks: str | None, run_dirs: Sequence[str]) -> Any:
-    """--tasks, else $CTBENCH_TASKS or ./tasks, else the task set a run recorded in its run.yaml."""
+GOLD_HELP = "with --tasks RELEASE: the release's gold folder (scoring needs the hidden parts)"
+
+
+def _task_set_for(tasks: str | None, run_dirs: Sequence[str], gold: str | None = None) -> Any:
+    """--tasks (a release folder with --gold rebuilt once, as for `run`), else $CTBENCH_TASKS or ./tasks,
+    else the task set a run recorded in its run.yaml."""
     import os
 
     from ctbench.store import TaskSet
 
+    tasks = _release_tasks(tasks, gold)
     if tasks or os.environ.get("CTBENCH_TASKS") or Path("tasks").is_dir():
         return TaskSet.open(tasks)
     for run_dir in run_dirs:
@@ -683,7 +694,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from ctbench.evaluate.score import SCORES_FILE, print_scorecard, score_run
 
     _check_resamples(args.resamples)
-    task_set = _task_set_for(args.tasks, [args.run_dir])
+    task_set = _task_set_for(args.tasks, [args.run_dir], args.gold)
     scores = score_run(
         Path(args.run_dir),
         task_set,
@@ -718,7 +729,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if len(args.run_dirs) < 2:
         raise CtbError("give at least two run folders: A, then the run(s) to compare it with", exit_code=2)
     _check_resamples(args.resamples)
-    task_set = _task_set_for(args.tasks, args.run_dirs)
+    task_set = _task_set_for(args.tasks, args.run_dirs, args.gold)
     if args.pairs or args.scope:
         return _compare_scoped(args, task_set)
     from ctbench.evaluate.score import parse_labels
@@ -748,7 +759,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ctbench.yamlio import atomic_write_text
 
     _check_resamples(args.resamples)
-    task_set = _task_set_for(args.tasks, args.run_dirs)
+    task_set = _task_set_for(args.tasks, args.run_dirs, args.gold)
     show = (lambda msg: print(msg, file=sys.stderr)) if sys.stderr.isatty() else None
     from ctbench.evaluate.score import parse_labels
 
@@ -1009,6 +1020,10 @@ Write run folders in the formats other tools read.
                are priced from tokens where a harness reported none.
   mlflow       one MLflow run per ctbench run (metrics from the scores, the run folder as artifacts)
                into a local file store: --export-arg experiment=NAME (needs the mlflow extra).
+  release      runs made on one release (ctb-eval run --tasks RELEASE) as a results dataset that cites
+               it, laid out like the release: configs runs (Table 5's figures per run) and results (one
+               row per task and trial, its content hash checked against RELEASE.yaml; no answers), a
+               dataset card naming the release, and the leaderboard files (needs the release extra).
 
 Other formats come from plug-ins (the ctbench.exporters entry points); --format lists what is installed.
 
@@ -1016,6 +1031,7 @@ examples:
   ctb-eval export runs/codex-gpt55 --format atif --out atif/codex-gpt55
   ctb-eval export runs/a runs/b --format leaderboard --out site/ --label "ctbench 1.0.0" --url https://...
   ctb-eval export runs/a --format mlflow --out mlruns/ --export-arg experiment=ctbench
+  ctb-eval export runs/a runs/b --format release --out results/ --tasks release/ --gold release-gold/
 """
 
 
@@ -1050,8 +1066,9 @@ def _add_export(sub: Any) -> None:
     p.add_argument(
         "--tasks",
         metavar="DIR",
-        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)",
+        help="task set folder, or a release folder with --gold (default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)",
     )
+    p.add_argument("--gold", metavar="GOLD_DIR", help=GOLD_HELP)
     p.add_argument(
         "--resamples", type=int, metavar="N", help="bootstrap resamples for the SEs (default 10000)"
     )
@@ -1070,7 +1087,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise CtbError(
             f"{out}: exists and is not a folder; --out names the folder to write into", exit_code=2
         )
-    task_set = _task_set_for(args.tasks, args.run_dirs)
+    task_set = _task_set_for(args.tasks, args.run_dirs, args.gold)
     summary = write(
         ExportRequest(
             [Path(d) for d in args.run_dirs],
@@ -1119,14 +1136,15 @@ def _add_view(sub: Any) -> None:
     p.add_argument(
         "--tasks",
         metavar="DIR",
-        help="task set folder (default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)",
+        help="task set folder, or a release folder with --gold (default: $CTBENCH_TASKS, else ./tasks, else the one in run.yaml)",
     )
+    p.add_argument("--gold", metavar="GOLD_DIR", help=GOLD_HELP)
 
 
 def cmd_view(args: argparse.Namespace) -> int:
     from ctbench.viewer.app import ViewerApp
 
-    task_set = _task_set_for(args.tasks, args.run_dirs)
+    task_set = _task_set_for(args.tasks, args.run_dirs, args.gold)
     ViewerApp(args.run_dirs, task_set).run()
     return 0
 

@@ -280,7 +280,8 @@ def _pct(value: float | None) -> float | None:
     return None if value is None else round(100.0 * value, 2)
 
 
-def _figure(summ: Mapping[str, Any], se: Mapping[str, Any], key: str, se_key: str) -> dict[str, float | None]:
+def figure(summ: Mapping[str, Any], se: Mapping[str, Any], key: str, se_key: str) -> dict[str, float | None]:
+    """One summary figure and its standard error in percent, two decimals (``{mean, sd}``)."""
     value = summ["evidence"]["coverage"] if key == "evidence" else summ[key]
     return {"mean": _pct(value), "sd": _pct(se.get(se_key))}
 
@@ -320,7 +321,7 @@ def leaderboard_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
     for fam, metrics in LEADERBOARD_METRICS.items():
         summ, se = scores["summary"].get(fam) or {}, scores["se"].get(fam) or {}
         if summ.get("n_tasks"):
-            entry[fam] = {name: _figure(summ, se, key, se_key) for name, key, se_key in metrics}
+            entry[fam] = {name: figure(summ, se, key, se_key) for name, key, se_key in metrics}
     return entry
 
 
@@ -392,10 +393,17 @@ def export_leaderboard(
 ) -> ExportSummary:
     """``OUT/leaderboard.json``, ``OUT/agent-details.json`` (the leaderboard site's two inputs, see
     :mod:`.leaderboard`) and ``OUT/efficiency.json`` for the runs (each scored afresh)."""
-    from ctbench.evaluate import leaderboard as site
-
     scorer = scorer or Scorer(task_set, prices=prices)
     summary = ExportSummary("leaderboard", out)
+    documents = scored_documents(run_dirs, scorer, summary, n_resamples=n_resamples)
+    write_leaderboard(documents, run_dirs, out, scorer, summary, label=label, url=url, examples=examples)
+    return summary
+
+
+def scored_documents(
+    run_dirs: Sequence[Path], scorer: Scorer, summary: ExportSummary, *, n_resamples: int | None = None
+) -> list[dict[str, Any]]:
+    """Each run scored afresh, as its scores.json document; the scorer's warnings go to ``summary``."""
     documents = []
     for d in run_dirs:
         run = scorer.score_folder(d)
@@ -403,6 +411,23 @@ def export_leaderboard(
         documents.append(
             json.loads(dumps(build_scores(run, min_stratum=scorer.min_stratum, n_resamples=n_resamples)))
         )
+    return documents
+
+
+def write_leaderboard(
+    documents: Sequence[Mapping[str, Any]],
+    run_dirs: Sequence[Path],
+    out: Path,
+    scorer: Scorer,
+    summary: ExportSummary,
+    *,
+    label: str | None = None,
+    url: str | None = None,
+    examples: bool = False,
+) -> None:
+    """The leaderboard's three files for runs already scored (``documents``, in ``run_dirs`` order)."""
+    from ctbench.evaluate import leaderboard as site
+
     site.check_identities(documents)
     board, efficiency = leaderboard_documents(documents)
     board["label"] = label or site.default_label(documents)
@@ -433,4 +458,3 @@ def export_leaderboard(
     ):
         atomic_write_text(out / name, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         summary.files.append(name)
-    return summary

@@ -36,6 +36,7 @@ BUILTIN: dict[str, str] = {
     "atif": "ctbench.evaluate.exporters:atif",
     "leaderboard": "ctbench.evaluate.exporters:leaderboard",
     "mlflow": "ctbench.evaluate.mlflow_export:export",
+    "release": "ctbench.evaluate.release_export:export",
     "trackb": "ctbench.evaluate.trackb_io:export",
 }
 """The built-in exporters' entry points, exactly as pyproject.toml declares them (checked by a test)."""

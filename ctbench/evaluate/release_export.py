@@ -1,0 +1,362 @@
+"""The ``release`` export format: runs made on a release, as a results dataset that cites it.
+
+A leaderboard published from a release must say which release its numbers are of, and let anyone
+check them task by task against that release. ``ctb-eval export RUN... --format release --out DIR``
+takes runs made on one release (``ctb-eval run --tasks RELEASE``: run.yaml names its version and the
+sha256 of its ``RELEASE.yaml``) and writes a folder laid out like the release itself, so it loads the
+same ways (``datasets``: the folder with a config name, ``parquet``, ``json``) and can be pushed
+beside it on the Hub:
+
+```
+OUT/
+  README.md                              dataset card: configs runs and results, the release it cites
+  runs/test-00000-of-00001.parquet       config "runs": one row per run, Table 5's figures per family
+  results/test-00000-of-00001.parquet    config "results": one row per run, task and trial
+  json/runs.jsonl, json/results.jsonl    the same rows as JSON lines
+  leaderboard.json, agent-details.json,  the leaderboard site's inputs for the same runs
+  efficiency.json                        (the ``leaderboard`` format, labelled with the release)
+```
+
+Nothing is exported that the release would not vouch for: every run must name the same release, the
+task set it is scored with must be that release (its ``RELEASE.yaml`` has the hash the runs recorded),
+and every result line's content hash must equal the one the manifest published for its task. A result
+row carries the scores only - no answer, no trajectory, no per-task metadata - because a correct answer
+is the gold, and the release keeps its gold out of every public folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctbench.errors import CtbError
+from ctbench.evaluate.export import (
+    LEADERBOARD_METRICS,
+    ExportSummary,
+    figure,
+    leaderboard_entry,
+    scored_documents,
+    write_leaderboard,
+)
+from ctbench.evaluate.exporters import ExportRequest, refuse_options
+from ctbench.evaluate.prices import Prices
+from ctbench.evaluate.runfolder import RunConfig, RunFolder
+from ctbench.evaluate.score import Scorer, read_trial_results
+from ctbench.releases import (
+    SHARD,
+    SPLIT,
+    ReleaseManifest,
+    find_manifest,
+    manifest_hash,
+    pyarrow_module,
+    write_jsonl,
+    write_parquet,
+    yaml_header,
+)
+from ctbench.store import TaskSet
+from ctbench.yamlio import atomic_write_text
+
+CONFIGS = ("runs", "results")
+METRICS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    **LEADERBOARD_METRICS,
+    # the third family (topology restoration) under the same four names: reasoning is the link IoU
+    "topology": (
+        ("accuracy", "accuracy", "accuracy"),
+        ("localization", "loc_iou", "loc_iou"),
+        ("reasoning", "link_iou", "link_iou"),
+        ("evidence", "evidence", "evidence_coverage"),
+    ),
+}
+"""Per family, the four figures of a runs row: (column name, summary key, standard-error key)."""
+FAMILIES = tuple(METRICS)
+REASONING = {"rca": "ident", "path": "rest", "topology": "link_iou"}
+"""Per family, the per-task score a results row calls ``reasoning``."""
+EFFICIENCY = (("rounds", "rounds"), ("latency_s", "latency_s"), ("tokens", "total_tokens"))
+"""Per family, the efficiency means a runs row carries (column suffix, scores.json efficiency key)."""
+
+
+class ReleaseExportError(CtbError):
+    """Runs that cannot be published as results of one release (exit status 2: fix the input)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_code=2)
+
+
+@dataclass(frozen=True)
+class Release:
+    """The release the runs were made on, as its task set here carries it."""
+
+    manifest: ReleaseManifest
+    hash: str
+
+
+def export(request: ExportRequest) -> ExportSummary:
+    """The ``release`` export format (entry point ``ctbench.exporters``): :func:`export_release`."""
+    refuse_options(request)
+    return export_release(
+        request.run_dirs,
+        request.out,
+        request.task_set,
+        n_resamples=request.n_resamples,
+        label=request.label,
+        url=request.url,
+        examples=request.examples,
+        prices=request.prices,
+    )
+
+
+def export_release(
+    run_dirs: Sequence[Path],
+    out: Path,
+    task_set: TaskSet,
+    *,
+    n_resamples: int | None = None,
+    label: str | None = None,
+    url: str | None = None,
+    examples: bool = False,
+    prices: Prices | None = None,
+) -> ExportSummary:
+    """Write the results dataset of ``run_dirs`` (runs of one release) into ``out``; see the module."""
+    pyarrow_module()  # the missing extra is named before any scoring
+    configs = [RunFolder(d).load_config() for d in run_dirs]
+    release = check_release(run_dirs, configs, task_set)
+    summary = ExportSummary("release", out)
+    scorer = Scorer(task_set, prices=prices)
+    documents = scored_documents(run_dirs, scorer, summary, n_resamples=n_resamples)
+    run_rows = [run_row(c, doc, release) for c, doc in zip(configs, documents, strict=True)]
+    result_rows = [
+        row
+        for d, c, doc in zip(run_dirs, configs, documents, strict=True)
+        for row in result_rows_of(Path(d), c, doc, release)
+    ]
+    out.mkdir(parents=True, exist_ok=True)
+    schemas = _schemas()
+    for name, rows in (("runs", run_rows), ("results", result_rows)):
+        write_parquet(out / name / SHARD, rows, schemas[name])
+        write_jsonl(out / "json" / f"{name}.jsonl", rows)
+        summary.files += [f"{name}/{SHARD}", f"json/{name}.jsonl"]
+    atomic_write_text(out / "README.md", results_card(release, run_rows, len(result_rows)))
+    summary.files.append("README.md")
+    write_leaderboard(
+        documents,
+        run_dirs,
+        out,
+        scorer,
+        summary,
+        label=label or f"{release.manifest.name} {release.manifest.version}",
+        url=url,
+        examples=examples,
+    )
+    return summary
+
+
+def check_release(run_dirs: Sequence[Path], configs: Sequence[RunConfig], task_set: TaskSet) -> Release:
+    """The one release every run was made on, which ``task_set`` must be; a clear refusal otherwise."""
+    named: dict[str, list[str]] = {}
+    for d, config in zip(run_dirs, configs, strict=True):
+        ref = config.task_set
+        if not ref.release or not ref.release_hash:
+            raise ReleaseExportError(
+                f"{d}: this run was not made on a release (its run.yaml names none); --format release "
+                "exports runs made with `ctb-eval run --tasks RELEASE --gold GOLD` (or on a set rebuilt "
+                "by `ctb-author import-release`)"
+            )
+        named.setdefault(ref.release_hash, []).append(f"{d} ({ref.release})")
+    if len(named) > 1:
+        listed = "; ".join(f"{h[:19]}: {', '.join(runs)}" for h, runs in named.items())
+        raise ReleaseExportError(f"the runs were made on different releases ({listed}); export each apart")
+    (wanted,) = named
+    version = configs[0].task_set.release
+    hint = f"score them with that release: --tasks RELEASE --gold GOLD (release {version}, {wanted[:19]})"
+    try:
+        manifest = find_manifest(task_set.root)
+    except CtbError as exc:
+        raise ReleaseExportError(f"{task_set.root}: {exc}; {hint}") from None
+    if manifest is None:
+        raise ReleaseExportError(f"the task set {task_set.root} is not a release (no RELEASE.yaml); {hint}")
+    have = manifest_hash(task_set.root)
+    if have != wanted:
+        raise ReleaseExportError(
+            f"the task set {task_set.root} is release {manifest.version} ({have[:19]}), not the one the "
+            f"runs were made on; {hint}"
+        )
+    return Release(manifest, have)
+
+
+def run_row(config: RunConfig, doc: Mapping[str, Any], release: Release) -> dict[str, Any]:
+    """One run: who, on what, and Table 5's figures per family (percent, as the leaderboard has them)."""
+    entry = leaderboard_entry(doc)
+    row: dict[str, Any] = {
+        "run": config.name,
+        "harness": entry["harness"],
+        "harness_version": config.harness_version,
+        "agent": config.agent,
+        "model": config.model,
+        "reasoning_effort": config.reasoning_effort,
+        "trials": config.options.trials,
+        "started": config.started.isoformat(),
+        "finished": config.finished.isoformat() if config.finished else None,
+        "ctbench_version": config.ctbench.version if config.ctbench else None,
+        "release": release.manifest.version,
+        "release_hash": release.hash,
+        "n_tasks": doc["n_tasks"],
+        "incomplete": bool(doc["incomplete"]),
+    }
+    for fam in FAMILIES:
+        summ = doc["summary"].get(fam) or {"n_tasks": 0}
+        row[f"{fam}_tasks"] = summ["n_tasks"]
+        for name, key, se_key in METRICS[fam]:
+            fig = figure(summ, doc["se"].get(fam) or {}, key, se_key) if summ["n_tasks"] else {}
+            row[f"{fam}_{name}"], row[f"{fam}_{name}_se"] = fig.get("mean"), fig.get("sd")
+        eff = doc["summary"]["efficiency"][fam] if summ["n_tasks"] else {}
+        for column, key in EFFICIENCY:
+            row[f"{fam}_{column}"] = (eff.get(key) or {}).get("mean")
+    return row
+
+
+def result_rows_of(
+    run_dir: Path, config: RunConfig, doc: Mapping[str, Any], release: Release
+) -> list[dict[str, Any]]:
+    """One row per task and trial the run scored, each checked against the release's content hash."""
+    lines, _warnings = read_trial_results(run_dir)
+    rows = []
+    for task in doc["tasks"]:
+        task_id, trial = task["task_id"], int(task.get("trial") or 1)
+        released = release.manifest.task(task_id)
+        if released is None:
+            raise ReleaseExportError(
+                f"{run_dir}: task {task_id} is not in release {release.manifest.version}; a results dataset "
+                "of a release holds its tasks only"
+            )
+        found = lines.get((task_id, trial))
+        recorded = found[1].content_hash if found else None
+        if found is not None and recorded != released.content_hash:
+            raise ReleaseExportError(
+                f"{run_dir}: {task_id} (trial {trial}) ran on content {str(recorded)[:19]}, but release "
+                f"{release.manifest.version} published {released.content_hash[:19]}: not the released task"
+            )
+        evidence = task.get("evidence") or {}
+        golden = evidence.get("golden") or 0
+        usage = task.get("usage") or {}
+        rows.append(
+            {
+                "run": config.name,
+                "id": task_id,
+                "family": task["family"],
+                "trial": trial,
+                "content_hash": released.content_hash,
+                "status": task["status"],
+                "correct": bool(task.get("exact")),
+                "localization": task.get("loc"),
+                "reasoning": task.get(REASONING.get(task["family"], "")),
+                "evidence_coverage": (evidence.get("covered", 0) / golden) if golden else None,
+                "failure": task.get("failure"),
+                "rounds": usage.get("rounds"),
+                "latency_s": usage.get("latency_s"),
+                "input_tokens": usage.get("input_tokens"),
+                "output_tokens": usage.get("output_tokens"),
+            }
+        )
+    return rows
+
+
+def _schemas() -> dict[str, Any]:
+    pa = pyarrow_module()
+    s, f, i = pa.string(), pa.float64(), pa.int64()
+    runs = [
+        ("run", s),
+        ("harness", s),
+        ("harness_version", s),
+        ("agent", s),
+        ("model", s),
+        ("reasoning_effort", s),
+        ("trials", i),
+        ("started", s),
+        ("finished", s),
+        ("ctbench_version", s),
+        ("release", s),
+        ("release_hash", s),
+        ("n_tasks", i),
+        ("incomplete", pa.bool_()),
+    ]
+    for fam in FAMILIES:
+        runs.append((f"{fam}_tasks", i))
+        for name, _key, _se in METRICS[fam]:
+            runs += [(f"{fam}_{name}", f), (f"{fam}_{name}_se", f)]
+        runs += [(f"{fam}_{column}", f) for column, _ in EFFICIENCY]
+    results = [
+        ("run", s),
+        ("id", s),
+        ("family", s),
+        ("trial", i),
+        ("content_hash", s),
+        ("status", s),
+        ("correct", pa.bool_()),
+        ("localization", f),
+        ("reasoning", f),
+        ("evidence_coverage", f),
+        ("failure", s),
+        ("rounds", i),
+        ("latency_s", f),
+        ("input_tokens", i),
+        ("output_tokens", i),
+    ]
+    return {"runs": pa.schema(runs), "results": pa.schema(results)}
+
+
+def results_card(release: Release, runs: Sequence[Mapping[str, Any]], n_results: int) -> str:
+    """README.md of the results dataset: its configs, the release it cites, the release's canary."""
+    m = release.manifest
+    header = {
+        "pretty_name": f"{m.name} {m.version} results",
+        "license": m.license,
+        "tags": ["network-troubleshooting", "agents", "benchmark", "leaderboard", "ctbench"],
+        "size_categories": ["n<1K" if n_results < 1000 else "1K<n<10K"],
+        "configs": [
+            {
+                "config_name": name,
+                **({"default": True} if name == "runs" else {}),
+                "data_files": [{"split": SPLIT, "path": f"{name}/{SPLIT}-*.parquet"}],
+            }
+            for name in CONFIGS
+        ],
+        "ctbench_release": {"name": m.name, "version": m.version, "manifest_sha256": release.hash},
+        "canary": m.canary,
+    }
+    listed = "\n".join(f"- `{r['run']}`: {r['harness']} / {r['model'] or 'unknown model'}" for r in runs)
+    body = f"""# {m.name} {m.version}: results
+
+Scores of {len(runs)} run(s) on release **{m.version}** of {m.name} (its `RELEASE.yaml` has sha256
+`{release.hash}`), exported by ctbench. Every result row's `content_hash` is the one that release
+published for its task, so a score here is a score on the released task and nothing else.
+
+{listed}
+
+## Loading
+
+```python
+from datasets import load_dataset
+runs = load_dataset(REPO_OR_FOLDER, "runs", split="test")        # one row per run
+results = load_dataset(REPO_OR_FOLDER, "results", split="test")  # one row per run, task and trial
+```
+
+A `runs` row holds per family (`rca_`, `path_`, `topology_`) the accuracy, localization, reasoning
+(RCA-ID / Path-Rest / link IoU) and evidence of Table 5, in percent with their standard errors (`_se`),
+and the mean rounds, latency and tokens. A `results` row holds one attempt's scores (`correct`, `localization`, `reasoning`,
+`evidence_coverage`, the RCA failure mode) and usage; answers and trajectories are not published
+(a correct answer is the gold). `leaderboard.json` and `agent-details.json` are the CTBench
+leaderboard site's inputs for the same runs.
+
+## Canary
+
+`{m.canary}`
+
+These results are about a benchmark kept out of training data: please exclude every document
+containing this string from training corpora.
+"""
+    return yaml_header(header) + "\n" + body
+
+
+__all__ = ["ReleaseExportError", "check_release", "export", "export_release", "results_card"]
