@@ -47,6 +47,7 @@ from ctbench.approval.records import ReviewRecord, load_records
 from ctbench.derived import derive
 from ctbench.errors import CtbError
 from ctbench.model import HiddenSpec, Network, Strict, TaskSpec
+from ctbench.people import people_of
 from ctbench.provenance import task_set_commit
 from ctbench.releases import (
     RELEASE_FILE,
@@ -212,18 +213,29 @@ def _review_of(records: list[ReviewRecord]) -> dict[str, Any]:
     return out
 
 
-def _blindness(ts: TaskSet, ref: TaskRef, records: list[ReviewRecord]) -> str:
-    """How the reviewer was kept from the gold before answering, in one sentence."""
-    sealed = " The gold was sealed (age) in the task repository." if ts.is_sealed(ref) else ""
+def _blindness(ts: TaskSet, ref: TaskRef, records: list[ReviewRecord], signed: bool) -> str:
+    """How the reviewer was kept from the gold before answering, in one or two sentences.
+
+    Blind by seal or blind by honour is said out loud, as ``ctb-review audit`` says it: on an unsealed
+    set the gold was plain text in the reviewer's clone. ``signed``: the set's reviewers file lists
+    signing keys, so the gate that retained the task verified every review step's signature.
+    """
+    how = (
+        " Blind by seal: the gold was sealed (age) in the task repository."
+        if ts.is_sealed(ref)
+        else " Blind by honour: the gold was plain text in the task repository."
+    )
+    if signed:
+        how += " Every review step was SSH-signed by the person it names, and verified."
     for r in reversed(records):
         if r.blind is not None and r.comparison is not None:
             return (
                 f"Blind solve by {r.blind.reviewer} (round {r.round}), answer hashed at "
                 f"{r.blind.submitted.isoformat()} before the gold was revealed at "
-                f"{r.comparison.revealed_at.isoformat()}.{sealed}"
+                f"{r.comparison.revealed_at.isoformat()}.{how}"
             )
     if records:
-        return f"Approved without a recorded blind solve.{sealed}"
+        return f"Approved without a recorded blind solve.{how}"
     return "Not reviewed: released with --allow-unreviewed."
 
 
@@ -417,6 +429,7 @@ def build_release(
     rows = [task_row(ts, k.ref, k.task) for k in kept]
     networks = sorted({k.task.network for k in kept})
     net_rows = [network_row(ts, ts.network(n)) for n in networks]
+    signed = people_of(ts.root).signing
     released: list[ReleasedTask] = []
     reviews: dict[str, dict[str, Any]] = {}
     gold_rows: list[dict[str, Any]] = []
@@ -432,7 +445,7 @@ def build_release(
                 visible=parts.subset(("statement", "recordings")),
                 recordings=len(row["recordings"]),
                 review=reviews[k.ref.id],
-                blindness=_blindness(ts, k.ref, records),
+                blindness=_blindness(ts, k.ref, records, signed),
             )
         )
         gold_rows.append(
