@@ -75,7 +75,7 @@ def test_only_retained_tasks_are_released_and_the_rest_listed(released: Released
     assert released.summary["excluded"] == [{"id": "RCA-102", "reason": "not approved (status draft)"}]
     m = load_manifest(released.out)
     assert m.version == "1.0.0" and m.license == "cc-by-4.0" and m.canary.startswith("CTBENCH CANARY")
-    assert m.counts["by_family"] == {"rca": 1, "path": 1}
+    assert m.counts["by_family"] == {"rca": 1, "path": 1, "topology": 0}
     assert m.counts["by_stratum"]["rca"]["observability"] == {"O1": 1}
     assert m.review["reviewed"] == 2 and m.review["reviewers"] == ["bob", "dave"]
     assert m.review["blind_exact"] == "2/2" and m.review["approved_first_round"] == 2
