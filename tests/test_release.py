@@ -372,3 +372,42 @@ def test_release_export_refuses_runs_it_cannot_vouch_for(released: Released, tmp
     rows = [json.loads(line) for line in (out / "json" / "results.jsonl").read_text().splitlines()]
     published = {t.id: t.content_hash for t in load_manifest(released.out).tasks}
     assert {r["id"]: r["content_hash"] for r in rows} == published
+
+
+def test_a_sealed_set_is_released_blind_by_seal_with_the_identity(tmp_path: Path) -> None:
+    """A set sealed before its first commit (tests/test_review_sealed.py's world): RCA-101 reviewed blind
+    by seal, released with the maintainer's identity; its blindness says so, and no plain gold is public."""
+    pytest.importorskip("pyrage")
+    from tests.test_review_sealed import GOLD_MARKERS, Sealed
+
+    (tmp_path / "s").mkdir()
+    s = Sealed(tmp_path / "s")
+    alice, bob = s.clone("alice"), s.clone("bob")
+    at, bt, mt = alice / "tasks", bob / "tasks", s.work / "tasks"
+    s.run("alice", "submit", "RCA-101", tasks=at)
+    s.run("bob", "checkout", "RCA-101", tasks=bt, key=False)
+    s.run("bob", "blind", "RCA-101", "--answer", str(s.root / "a.txt"), tasks=bt, key=False)
+    s.run("alice", "unseal", "RCA-101", "--for", "bob", tasks=at)
+    s.run("bob", "reveal", "RCA-101", "--all-agree", tasks=bt)
+    s.run("maint", "merge", "RCA-101", tasks=mt)
+
+    out, gold = tmp_path / "rel", tmp_path / "gold"
+    args = ("release", "1.0.0", "--tasks", str(mt), "--out", str(out), "--gold-out", str(gold),
+            "--license", "cc-by-4.0", "--json")  # fmt: skip
+    # without an identity the sealed gold cannot be read: nothing is retained, and it says why
+    proc = author_cli(*args, cwd=tmp_path)
+    assert proc.returncode != 0 and "RCA-101" in proc.stderr and "Traceback" not in proc.stderr
+    assert not out.exists() and not gold.exists()
+    proc = author_cli(*args[:2], "--identity", str(s.keys["maint"]), *args[2:], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["tasks"] == ["RCA-101"]
+    (task,) = load_manifest(out).tasks
+    assert (
+        "Blind by seal: the gold was sealed (age)" in task.blindness
+        and "before the gold was revealed" in task.blindness
+    )
+    public = readable_text(out).encode("utf-8")
+    assert [m for m in GOLD_MARKERS if m in public] == []
+    assert all(m in (gold / "rca" / "RCA-101" / "hidden.yaml").read_bytes() for m in GOLD_MARKERS)
+    ts = TaskSet.open(mt, identity=s.keys["maint"])
+    assert task.content_hash == content_hash(ts.ref("RCA-101").path, ts)
