@@ -235,3 +235,20 @@ def test_the_mlflow_exporter_writes_runs_mlflow_reads(
         and "already exported" in again.stderr
     )
     assert len(client.search_runs([got.info.experiment_id])) == 1
+
+
+def test_a_run_with_topology_tasks_has_details_for_that_track(tmp_path: Path) -> None:
+    """The leaderboard counts topology tasks when a run has them; the agent details must then give that
+    track's efficiency too, or the site's check of agent-details.json fails on the missing track."""
+    from tests.conftest import BUNDLED
+    from tests.leaderboard_site_rules import check_agent_details
+
+    out = tmp_path / "oracle"
+    res = run_cli("evaluate", "run", "--agent", "oracle", "--allow-unreviewed", "--tasks", str(BUNDLED),
+                  "--select", "TOPO-*,RCA-001,PATH-001", "--out", str(out), "--progress", "none")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    board, details, _ = _export(BUNDLED, [str(out)], tmp_path / "site", "--label", "x", "--url", "https://x")
+    assert board["tasks"] == {"rca": 1, "path": 1, "topology": 4}
+    check_agent_details(details, board)
+    topology = details["agents"][0]["efficiency"]["topology"]
+    assert topology["rounds"]["observed"] == 4 and topology["rounds"]["total"] == 4

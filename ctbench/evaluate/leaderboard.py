@@ -124,9 +124,10 @@ def efficiency_metric(
 
 
 def agent_efficiency(scores: Mapping[str, Any], tasks: Mapping[str, int]) -> dict[str, Any]:
+    """Efficiency figures for every family the leaderboard counts tasks of (topology too, when present)."""
     out: dict[str, Any] = {}
-    for fam in FAMILIES:
-        has = bool(scores["summary"][fam]["n_tasks"])
+    for fam in tasks:
+        has = bool((scores["summary"].get(fam) or {}).get("n_tasks"))
         eff = scores["summary"]["efficiency"][fam] if has else {}
         out[fam] = {
             key: efficiency_metric(
