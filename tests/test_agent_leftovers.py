@@ -309,7 +309,6 @@ def test_read_log_keeps_head_and_tail_of_a_huge_log(tmp_path: Path) -> None:
     assert b"left out here (3.0 GiB in all" in data
 
 
-@pytest.mark.xdist_group("ray-cluster")  # its local Ray instance and the Ray tests' cluster found each other
 def test_under_ray_a_link_left_by_the_agent_is_refused(arena: Path) -> None:
     """The Ray executor runs the same adapters on its workers (a local Ray instance for the run).
 

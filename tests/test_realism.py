@@ -73,7 +73,7 @@ def test_a_hand_typed_recording_is_caught_with_its_line(index: TemplateIndex) ->
 
 def _task_set(tmp_path: Path) -> TaskSet:
     root = tmp_path / "tasks"
-    shutil.copytree(REPO / "tasks", root, ignore=shutil.ignore_patterns("rca", "path"))
+    shutil.copytree(REPO / "tasks", root, ignore=shutil.ignore_patterns("rca", "path", "topology"))
     ts = TaskSet.open(root)
     folder = root / "rca" / "RCA-950"
     recs = []
