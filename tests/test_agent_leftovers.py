@@ -307,35 +307,3 @@ def test_read_log_keeps_head_and_tail_of_a_huge_log(tmp_path: Path) -> None:
     assert data.startswith(b"HEAD\n") and data.endswith(b"TAIL\n")
     assert len(data) < (1 << 20) + 300
     assert b"left out here (3.0 GiB in all" in data
-
-
-def test_under_ray_a_link_left_by_the_agent_is_refused(arena: Path) -> None:
-    """The Ray executor runs the same adapters on its workers (a local Ray instance for the run).
-
-    Only the protected case: the protection-off runner patches the driver, and the attempt runs in
-    a Ray worker; the local cases above show the same reading able to fail."""
-    pytest.importorskip("ray")
-    case = "link-answer-environ-ray"
-    shutil.rmtree(arena / "runs" / case, ignore_errors=True)
-    cmd = shlex.join([sys.executable, str(AGENT), "link-answer", "environ"])
-    ran = _run(
-        arena,
-        [
-            "--executor",
-            "ray",
-            "--concurrency",
-            "1",
-            "--agent",
-            "command",
-            "--agent-cmd",
-            cmd,
-            "--out",
-            f"runs/{case}",
-        ],
-        naive=False,
-        deadline_s=240,
-    )
-    assert ran.returncode == 0, ran.stderr
-    (line,) = ran.lines()
-    assert (line["error_kind"], line["error"]) == ("agent", "io/answer.txt is a symbolic link: refused")
-    assert SECRET not in ran.text()
