@@ -18,6 +18,10 @@ REPO = Path(__file__).resolve().parents[1]
 # without it. The tests' processes are a pipe's: no terminal size.
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
+# Ray reads this once, when it is first imported, and any test module may import it first (through
+# ctbench's Ray executor). Unset, Ray turns a cluster address of 127.0.0.1 into this machine's own
+# address (192.0.2.2 here), where the test clusters, which listen on loopback only, do not answer.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 BUNDLED = REPO / "tasks"
 VENDOR_CLI = Path(os.environ.get("CTBENCH_VENDOR_CLI") or REPO / "tests" / "fixtures" / "vendor-cli")
 """Real device outputs (356 public parser-test captures, Apache-2.0), kept in the repository so a clone

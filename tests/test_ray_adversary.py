@@ -50,7 +50,6 @@ NAIVE_HOOK = {"worker_process_setup_hook": "tests.adversary.naive_runner.take_ou
 @pytest.fixture(scope="module")
 def ray_head() -> Any:
     """One Ray node of this module's own on 127.0.0.1 (a private temp root, OS-picked ports)."""
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
         from ray.cluster_utils import Cluster
