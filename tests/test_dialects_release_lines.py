@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ctbench.dialects import get_dialect
+from ctbench.dialects._profile import DATA_DIR
 from ctbench.replay.engine import ReplayEngine
 from ctbench.replay.observation import Outcome
 from ctbench.store import TaskSet
@@ -162,3 +163,15 @@ def test_replay_answers_abbreviated_commands_byte_exact(vendor_root: Path) -> No
         assert obs.outcome is Outcome.RECORDED and obs.data == cap.source.read_bytes()
     wrong = session.run(by[("arista_eos", "show ip route")].device, "show ip rout x")
     assert wrong.outcome is Outcome.INVALID and wrong.text == "% Invalid input (at token 3: 'x')\n"
+
+
+def test_vrp8_describes_its_own_commands_in_its_own_file() -> None:
+    """A release line's help is merged into its base's, table by table: VRP8's file describes the
+    commands it adds, VRP5's knows nothing of them, and VRP8 still has every description of VRP5's."""
+    vrp5, vrp8 = get_dialect("huawei_vrp"), get_dialect("huawei_vrp8")
+    eight = vrp8.help("display ?", "<R1>")
+    assert "Dynamic fabric service group" in eight
+    assert "Multichassis link aggregation group" in vrp8.help("display dfs-group 1 ?", "<R1>")
+    for row in vrp5.help("display ?", "<R1>").splitlines():
+        assert row in eight.splitlines()  # the base's descriptions survive the merge
+    assert "Dynamic fabric" not in (DATA_DIR / "huawei_vrp.yaml").read_text(encoding="utf-8")

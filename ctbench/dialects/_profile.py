@@ -211,7 +211,9 @@ def _family_data(os_name: str, seen: tuple[str, ...] = ()) -> tuple[Path, Mappin
     A release line of a vendor (VRP8 beside VRP5) shares the command tree and help texts of its
     base and says only what differs, usually the error texts. A top-level key of the file replaces
     the base's key whole, so what a file says is never half-merged with what it did not say; only
-    ``commands`` and ``pipe_commands`` add to the base's, as a task set's extra tree files do.
+    ``commands`` and ``pipe_commands`` add to the base's, as a task set's extra tree files do, and
+    ``help`` is merged table by table, so the help of a command the release line adds lives in its
+    own file beside the command.
     """
     path = family_files().get(os_name, DATA_DIR / f"{os_name}.yaml")
     data = _read(path)
@@ -231,7 +233,16 @@ def _family_data(os_name: str, seen: tuple[str, ...] = ()) -> tuple[Path, Mappin
     merged = {**under, **{k: v for k, v in data.items() if k != "based_on"}}
     for key in ("commands", "pipe_commands"):  # added to the base's, as an extra tree file's are
         merged[key] = [*(under.get(key) or []), *(data.get(key) or [])]
+    if "help" in data and "help" in under:
+        merged["help"] = _merge_tables(under["help"], data["help"])
     return path, merged
+
+
+def _merge_tables(under: Any, over: Any) -> Any:
+    """``over`` laid on ``under``: tables merge key by key, anything else in ``over`` wins."""
+    if not isinstance(under, Mapping) or not isinstance(over, Mapping):
+        return over
+    return {**under, **{k: _merge_tables(under.get(k), v) if k in under else v for k, v in over.items()}}
 
 
 def load_profile(os_name: str, extra_trees: tuple[Path, ...] = ()) -> Profile:
