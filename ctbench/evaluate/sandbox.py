@@ -34,7 +34,8 @@ Network (``--sandbox-network``, bwrap only):
     their usual URLs, and nothing else is reachable at all. A model endpoint given by host name
     is mapped to 127.0.0.1 in the sandbox's ``/etc/hosts`` (TLS passes through untouched); for a
     port below 1024 (``https://``: 443) the sandbox keeps ``CAP_NET_BIND_SERVICE``, which counts
-    only in its own network. Other attempts, the machine's services and a Ray node's GCS, raylet
+    only in its own network (a runner that is not root runs the agent as uid 0 of the sandbox's
+    user namespace then, see :meth:`BwrapSandbox._identity_args`). Other attempts, the machine's services and a Ray node's GCS, raylet
     and dashboard are not there to reach.
 ``host``
     The agent shares the runner's network: it reaches the replay on 127.0.0.1 and any model
@@ -307,8 +308,22 @@ class BwrapSandbox:
         """A model endpoint on a port below 1024 (``https://...``: 443) needs the capability to
         listen there; it is given back only then, and only counts in the sandbox's own network."""
         if any(f.port < 1024 for f in self.forwards):
-            return ["--cap-add", "CAP_NET_BIND_SERVICE"]
+            return [*self._identity_args(), "--cap-add", "CAP_NET_BIND_SERVICE"]
         return []
+
+    def _identity_args(self) -> list[str]:
+        """For a runner that is not root: the agent runs as uid and gid 0 of the sandbox's own user
+        namespace (still the runner's user outside, and without capabilities but the one above).
+
+        Run by another user, bubblewrap maps that user to 0 to mount ``/dev``, then enters a second,
+        nested user namespace to give the agent its own uid back; a capability held there does not
+        count in the network namespace, which belongs to the first. Asking for uid and gid 0 keeps
+        one user namespace - the one that owns the network - so the forwarder may listen on port 443.
+        A root runner's agent is uid 0 in the sandbox already.
+        """
+        if os.geteuid() == 0:
+            return []
+        return ["--uid", "0", "--gid", "0"]
 
     def _path_env(self, visible: Sequence[Path]) -> str:
         """The runner's PATH, kept only where the sandbox can see the folder."""
