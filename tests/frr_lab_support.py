@@ -1,5 +1,6 @@
-"""One live FRR lab per test session (tasks/labs/triangle.yaml under its own name), for the tests that
-type into real routers. Skips, naming what is missing, where there is no root or no FRR; the lab is
+"""The live FRR labs of a test session (tasks/labs/triangle.yaml, and the five-router
+tasks/labs/edge.yaml), each under its own name and brought up once, for the tests that type into real
+routers. Skips, naming what is missing, where there is no root or no FRR; the lab is
 always taken down, and the teardown checks that no namespace of it is left."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB_NAME = f"pt{os.getpid()}"
+EDGE_NAME = f"pe{os.getpid()}"
 """Named by the test process: two test runs on one machine (two checkouts' CI) each get their own lab."""
 
 
@@ -36,3 +38,17 @@ def frr_lab() -> Iterator[object]:
         yield lab
     left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
     assert f"ctb-{LAB_NAME}-" not in left
+
+
+@pytest.fixture(scope="session")
+def frr_edge_lab() -> Iterator[object]:
+    """The five-router lab (four FRR routers and FW1, a Linux firewall): the larger, mixed lab."""
+    require_lab_machine()
+    from ctbench.authoring.lab.runtime import Lab
+    from ctbench.authoring.lab.spec import load_lab
+
+    spec = load_lab(ROOT / "tasks/labs/edge.yaml").model_copy(update={"name": EDGE_NAME})
+    with Lab(spec) as lab:
+        yield lab
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    assert f"ctb-{EDGE_NAME}-" not in left

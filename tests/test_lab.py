@@ -203,6 +203,19 @@ def test_bundled_lab_tasks_validate_replay_and_score_as_the_oracle() -> None:
         "ACL denies the traffic",
     }
     assert any(len(ts.load_hidden(r).answer.rca or []) > 1 for r in refs)  # a multi-root-cause task
+    # a heterogeneous task: its evidence spans FRR routers and a Linux firewall (h_L >= 3 -> high)
+    from ctbench.derived import derive
+
+    mixed = []
+    for ref in refs:
+        task, hidden = ts.load_task(ref.id), ts.load_hidden(ref)
+        derived = derive(task, hidden, ts.network(task.network), ts.taxonomy, ts.config)
+        if ref.family.value == "rca" and derived.heterogeneity == "high":
+            mixed.append(ref.id)
+    assert mixed == ["RCA-LAB-014"]
+    network = ts.network("lab-edge")
+    routers = [d for d in network.devices if d.type in ("router", "firewall")]
+    assert len(routers) == 5 and {d.os for d in routers} == {"frr", "linux"}
     assert len([r for r in refs if r.family.value == "path"]) >= 4
     with ReplayEngine(ts).open_session("RCA-LAB-002") as session:
         neighbours = session.run("R1", "sh ip ospf nei")

@@ -26,3 +26,7 @@ cap RCA-LAB-010 --fault prefix-deny device=R3 local_as=65003 neighbor=10.0.23.1 
 cap RCA-LAB-011 --fault static-wrong device=H1 via=192.168.1.99
 cap RCA-LAB-012 --fault bgp-neighbor device=R3 local_as=65003 neighbor=10.0.23.1 wrong=10.0.23.5
 cap RCA-LAB-013 --fault acl-drop device=H3 source=192.168.1.0/24
+# The five-router lab (tasks/labs/edge.yaml): FRR routers beside a Linux firewall in the path.
+edge() { id=$1; shift; ctb-author $set_ lab capture tasks/labs/edge.yaml --commands tasks/labs/plan-edge.yaml --no-commit --task "$id" "$@"; }
+edge RCA-LAB-014 --fault acl-drop device=FW1 source=10.0.0.0/16 chain=forward port=179
+edge PATH-LAB-005 --path H1:192.168.4.10

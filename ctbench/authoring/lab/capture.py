@@ -96,13 +96,17 @@ def network_of(spec: LabSpec) -> Network:
     for name in spec.devices():
         ends = spec.interfaces(name)
         router = name in spec.routers
+        host = spec.hosts.get(name)
+        kind = "router" if router else "server"
+        if host is not None and host.forward:
+            kind = "firewall" if host.nft else "router"  # a Linux box in the forwarding path
         devices.append(
             Device(
                 name=name,
                 vendor="FRRouting" if router else "Linux",
                 os=os_of(spec, name),
-                type="router" if router else "server",
-                role="router" if router else "host",
+                type=kind,
+                role="host" if kind == "server" else kind,
                 site=spec.name,
                 interfaces=[e.interface for e in ends] + (["lo"] if router else []),
                 addresses=[e.address for e in ends if e.address],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -282,26 +283,70 @@ def _bgp_neighbor(lab: Lab, args: Mapping[str, str]) -> Effect:
     )
 
 
+def _nft_exists(lab: Lab, device: str, what: str) -> bool:
+    proc = subprocess.run(
+        ["ip", "netns", "exec", lab.ns(device), "nft", "list", *what.split()],
+        capture_output=True,
+        check=False,
+    )
+    return proc.returncode == 0
+
+
 def _acl_drop(lab: Lab, args: Mapping[str, str]) -> Effect:
-    """A host's own packet filter (nftables, as a Linux administrator writes it) drops a source network."""
+    """A Linux device's own packet filter (nftables, as an administrator writes it) drops a source network.
+
+    ``chain=input`` (the default) drops what is sent to the device itself; ``chain=forward`` what a
+    Linux router or firewall forwards (its ``forward: true`` in the lab file); ``port=N`` narrows the
+    rule to TCP to that port (``port=179`` cuts BGP sessions through a firewall, not ping). The rule
+    is inserted first in the chain, before any accept of the device's own ruleset; taking the fault
+    back removes exactly what the fault created (the rule, or the chain or table it had to add).
+    """
     device, source = args["device"], args["source"]
+    chain, port = args.get("chain", "input"), args.get("port")
     if device not in lab.spec.hosts:
-        raise CtbError(f"fault acl-drop: {device!r} is not a host of lab {lab.spec.name}")
+        raise CtbError(f"fault acl-drop: {device!r} is not a Linux device of lab {lab.spec.name}")
+    if chain not in ("input", "forward"):
+        raise CtbError(f"fault acl-drop: chain={chain!r}; expected input or forward", exit_code=2)
+    if chain == "forward" and not lab.spec.hosts[device].forward:
+        raise CtbError(f"fault acl-drop: {device} does not forward (forward: true in the lab file)")
+    if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
+        raise CtbError(f"fault acl-drop: port={port!r}; expected a TCP port number", exit_code=2)
     ipaddress.IPv4Network(source)
     if shutil.which("nft") is None:
         raise CtbError("fault acl-drop needs nft on this machine (apt-get install nftables)")
+    had_table = _nft_exists(lab, device, "table inet filter")
+    had_chain = had_table and _nft_exists(lab, device, f"chain inet filter {chain}")
     lab.shell(device, ["nft", "add table inet filter"])
     lab.shell(
-        device, ["nft", "add chain inet filter input { type filter hook input priority 0; policy accept; }"]
+        device,
+        ["nft", f"add chain inet filter {chain} {{ type filter hook {chain} priority 0; policy accept; }}"],
     )
-    lab.shell(device, ["nft", f"add rule inet filter input ip saddr {source} drop"])
+    match = f"ip saddr {source}" + (f" tcp dport {port}" if port else "")
+    echoed = subprocess.run(
+        ["ip", "netns", "exec", lab.ns(device), "nft", "--echo", "--handle", f"insert rule inet filter {chain} {match} drop"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # fmt: skip
+    handle = re.search(r"# handle (\d+)", echoed.stdout)
+    if echoed.returncode != 0 or handle is None:
+        raise CtbError(
+            f"fault acl-drop: {device} refused the rule: {(echoed.stdout + echoed.stderr).strip()}"
+        )
+    if not had_table:
+        undo: tuple[str, ...] = ("nft", "delete table inet filter")
+    elif not had_chain:
+        undo = ("nft", f"delete chain inet filter {chain}")
+    else:
+        undo = ("nft", f"delete rule inet filter {chain} handle {handle.group(1)}")
+    what = f"TCP to port {port} from {source}" if port else f"every packet from {source}"
     return Effect(
-        rca=(f"{device};input;ACL denies the traffic",),
-        golden=((device, "nft list ruleset", f"the input chain drops every packet from {source}"),),
-        protocol_mechanisms=("packet filter",),
-        settle=0.5,
-        chain_length=1,
-        undo=((device, "shell", ("nft", "delete table inet filter")),),
+        rca=(f"{device};{chain};ACL denies the traffic",),
+        golden=((device, "nft list ruleset", f"the {chain} chain drops {what}"),),
+        protocol_mechanisms=("packet filter",) + (("BGP session",) if port == "179" else ()),
+        settle=5.0 if port else 0.5,
+        chain_length=1 if chain == "input" else 3 if port else 2,  # rule, lost session, lost route
+        undo=((device, "shell", undo),),
     )
 
 
@@ -345,8 +390,8 @@ CATALOGUE: dict[str, Fault] = {
         ),
         Fault(
             "acl-drop",
-            "drop a source network in a host's packet filter (nftables)",
-            ("device", "source"),
+            "drop a source network in a Linux device's packet filter (nftables input or forward chain)",
+            ("device", "source", "chain", "port"),
             _acl_drop,
         ),
         Fault(

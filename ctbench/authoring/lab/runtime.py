@@ -219,8 +219,17 @@ class Lab:
                     _run(["ip", "-n", ns, "addr", "add", end.address, "dev", end.interface])
                 _run(["ip", "-n", ns, "link", "set", end.interface, "up"])
         for name, host in spec.hosts.items():
+            ns = self.ns(name)
+            if host.forward:
+                _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
             if host.gateway:
-                _run(["ip", "-n", self.ns(name), "route", "add", "default", "via", host.gateway])
+                _run(["ip", "-n", ns, "route", "add", "default", "via", host.gateway])
+            for route in host.routes:
+                _run(["ip", "-n", ns, "route", "add", route.to, "via", route.via])
+            for rule in host.nft:
+                if shutil.which("nft") is None:
+                    raise CtbError(f"lab: host {name} has nft rules; this machine lacks nft (nftables)")
+                _run(["ip", "netns", "exec", ns, "nft", rule])
         for name in spec.routers:
             self._start_router(name)
         self.progress(f"lab {spec.name}: {len(spec.routers)} routers, {len(spec.hosts)} hosts up")

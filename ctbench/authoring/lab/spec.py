@@ -36,10 +36,38 @@ class Router(_Strict):
         return tuple(d for d in DAEMONS if d in value)
 
 
+class Route(_Strict):
+    """A kernel static route on a Linux device: ``to`` a prefix ``via`` a next hop."""
+
+    to: str
+    via: str
+
+    @field_validator("to")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        ipaddress.IPv4Network(value)
+        return value
+
+    @field_validator("via")
+    @classmethod
+    def _hop(cls, value: str) -> str:
+        ipaddress.IPv4Address(value)
+        return value
+
+
 class Host(_Strict):
-    """A Linux host: addresses come from its links; ``gateway`` is its default route."""
+    """A Linux device: addresses come from its links; ``gateway`` is its default route.
+
+    With ``forward: true`` it is a Linux router or firewall (IP forwarding on, ``routes`` in its
+    kernel table, ``nft`` rules from ``nft``): a device of another vendor and dialect (iproute2,
+    nftables) in the forwarding path of the FRR routers, which is what a heterogeneous lab needs.
+    """
 
     gateway: str | None = None
+    forward: bool = False
+    routes: list[Route] = Field(default_factory=list)
+    nft: list[str] = Field(default_factory=list)
+    """``nft`` commands run at start-up, one per item (``add table inet filter``); the base ruleset."""
 
     @field_validator("gateway")
     @classmethod
