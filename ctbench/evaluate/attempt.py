@@ -148,6 +148,11 @@ class LocalEnv:
                 f"--ssh: agent {self.settings.agent} runs inside the runner and logs into no device; "
                 "SSH access is for agents that run as their own process (command, codex, ...)"
             )
+        if self.settings.ssh and not self.agent.takes_ssh:
+            raise CtbError(
+                f"--ssh: agent {self.settings.agent} has no shell tool to log into devices with; "
+                "run it without --ssh (it reaches the devices through the ctb tools)"
+            )
         await asyncio.to_thread(self._warm_up)
         if self.agent.needs_http:
             await asyncio.to_thread(self._start_external)

@@ -15,6 +15,14 @@ on 127.0.0.1, a fresh host key per run) beside its HTTP server, and each attempt
     (``ssh -o UserKnownHostsFile=$CTBENCH_SSH_KNOWN_HOSTS``; netmiko and scrapli accept any key
     by default).
 
+Agent CLIs (Codex, Claude Code, Hermes) get the same variables and, because a model types shell
+commands rather than writing a client, two files beside them in the attempt's folder:
+``CTBENCH_SSH_CONFIG``, an OpenSSH client configuration with one ``Host`` entry per device (address,
+port, user, the known_hosts file, password authentication only), and an askpass helper that reads the
+password from the environment (``SSH_ASKPASS``, ``SSH_ASKPASS_REQUIRE=force``), so
+``ssh -F PATH CORE_SW_01 'display version'`` works from the CLI's shell tool inside
+the sandbox. The token itself is never written to a file. The task prompt gets :data:`PROMPT_NOTE`.
+
 Every command an agent sends over SSH is a call of its attempt's session, in the same trajectory
 as its MCP or HTTP calls; paging and width commands are logged with outcome ``session``, which
 scoring ignores.
@@ -22,7 +30,9 @@ scoring ignores.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,8 +47,24 @@ HOST_ENV = "CTBENCH_SSH_HOST"
 PORT_ENV = "CTBENCH_SSH_PORT"
 PASSWORD_ENV = "CTBENCH_SSH_PASSWORD"
 KNOWN_HOSTS_ENV = "CTBENCH_SSH_KNOWN_HOSTS"
+CONFIG_ENV = "CTBENCH_SSH_CONFIG"
 KNOWN_HOSTS_FILE = "ssh_known_hosts"
 """Its name in the attempt's I/O folder (beside the prompt, outside the workspace)."""
+CONFIG_FILE = "ssh_config"
+ASKPASS_FILE = "ssh_askpass"
+_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+"""Device names an ``ssh_config`` ``Host`` line can hold as they are (no pattern characters)."""
+
+PROMPT_NOTE = """
+
+You can also log into each device over SSH from your shell; the user name is the device name:
+    ssh -F {config} DEVICE 'COMMAND'
+(host {host}, port {port}; the password is in $CTBENCH_SSH_PASSWORD and the configuration file gives
+it to ssh). A command sent over SSH is evidence like one sent with run_command; submit your answer
+as the task says."""
+"""Appended to an agent CLI's task prompt under ``--ssh`` (:meth:`SshAccess.prompt_note`). The
+configuration's path is written out: a CLI that checks shell commands before it runs them (Claude
+Code) refuses one whose arguments hold a variable."""
 
 EXTRA_HINT = "pip install 'ctbench[ssh]'"
 
@@ -72,6 +98,51 @@ class SshAccess:
         path = folder / KNOWN_HOSTS_FILE
         path.write_text(self.known_hosts_line, encoding="utf-8")
         return path
+
+    def ssh_config(self, devices: Sequence[str], known_hosts: Path) -> str:
+        """An OpenSSH client configuration: ``ssh -F FILE DEVICE`` logs into ``DEVICE`` checking
+        the host key, by password only (an agent's own keys or agent socket are never offered)."""
+        lines = [f"# ctb-eval run --ssh: this attempt's devices ({self.host} port {self.port})"]
+        for name in devices:
+            if _HOST_NAME.fullmatch(name):
+                lines += [f"Host {name}", f"  User {name}"]
+        lines += [
+            "Host *",
+            f"  HostName {self.host}",
+            f"  Port {self.port}",
+            f'  UserKnownHostsFile "{known_hosts}"',
+            "  GlobalKnownHostsFile /dev/null",
+            "  StrictHostKeyChecking yes",
+            "  PubkeyAuthentication no",
+            "  IdentityAgent none",
+            "  PreferredAuthentications password,keyboard-interactive",
+            "  NumberOfPasswordPrompts 1",
+            "  BatchMode no",
+            "  ControlMaster no",
+            "  LogLevel ERROR",
+            "",
+        ]
+        return "\n".join(lines)
+
+    def prompt_note(self, config: Path) -> str:
+        """:data:`PROMPT_NOTE` for this access, ``config`` being where :meth:`write_client` wrote."""
+        return PROMPT_NOTE.format(config=shlex.quote(str(config)), host=self.host, port=self.port)
+
+    def write_client(self, folder: Path, devices: Sequence[str]) -> dict[str, str]:
+        """The files an OpenSSH user needs (known_hosts, ``ssh_config``, askpass helper) in
+        ``folder``; returns the environment that names them, :meth:`env`'s included."""
+        known_hosts = self.write_known_hosts(folder)
+        config = folder / CONFIG_FILE
+        config.write_text(self.ssh_config(devices, known_hosts), encoding="utf-8")
+        askpass = folder / ASKPASS_FILE
+        # reads the password from the environment: the token is never in a file
+        askpass.write_text(f"#!/bin/sh\nprintf '%s\\n' \"${PASSWORD_ENV}\"\n", encoding="utf-8")
+        askpass.chmod(0o700)
+        return self.env(known_hosts) | {
+            CONFIG_ENV: str(config),
+            "SSH_ASKPASS": str(askpass),
+            "SSH_ASKPASS_REQUIRE": "force",
+        }
 
 
 class SshFrontEnd:
@@ -119,10 +190,12 @@ class SshFrontEnd:
 
 
 __all__ = [
+    "CONFIG_ENV",
     "HOST_ENV",
     "KNOWN_HOSTS_ENV",
     "PASSWORD_ENV",
     "PORT_ENV",
+    "PROMPT_NOTE",
     "SshAccess",
     "SshFrontEnd",
 ]

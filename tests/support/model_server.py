@@ -21,6 +21,7 @@ whichever comes first, and a deliberately slow reply (``delay_s``) never sleeps 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -204,16 +205,20 @@ class ScriptedModelServer:
         """Which step this request gets, and the CLI's own name for each ctb tool it offered."""
         tools = _tools_of(api, body)
         names = {bare: tool for tool in tools if (bare := _ctb_bare(tool["name"])) is not None}
+        for tool in tools:  # the CLI's own tools by their own names (a script may call its shell tool)
+            names.setdefault(tool["name"], tool)
         text = _conversation_text(api, body)
         task_id = next((tid for tid in self.scripts if tid in text), None)
         step_no: int | None = None
         step: Step | None = None
-        if names and task_id is not None:
+        if any(_ctb_bare(n) for n in names) and task_id is not None:
             step_no = _tool_results(api, body)
             steps = self.scripts[task_id].steps
             step = steps[min(step_no, len(steps) - 1)]
             if step.tool is not None and step.tool not in names:
                 step = Step(None, text=f"The {step.tool} tool is missing.")
+            elif step.tool is not None:
+                step = _fill(step, text)
         usage = usage_for(step_no if step_no is not None else 99) if api != "other" else None
         played = None if step is None else (step.tool or "text")
         record = RequestRecord(
@@ -231,6 +236,20 @@ class ScriptedModelServer:
         with self._lock:
             self.requests.append(record)
         return record, step, names
+
+
+SSH_CONFIG = "{ssh_config}"
+"""In a step's arguments: the ssh configuration file the prompt names (``ssh -F PATH DEVICE``), which
+differs per attempt, read from the conversation as a model reads its prompt."""
+
+
+def _fill(step: Step, conversation: str) -> Step:
+    if not any(SSH_CONFIG in v for v in step.arguments.values()):
+        return step
+    found = re.search(r"ssh -F (\S+) DEVICE", conversation)
+    if found is None:
+        return Step(None, text="The prompt names no ssh configuration.")
+    return Step(step.tool, {k: v.replace(SSH_CONFIG, found.group(1)) for k, v in step.arguments.items()})
 
 
 # --------------------------------------------------------------------------- request parsing
@@ -624,6 +643,7 @@ def scripts_for(task_set: Path, task_ids: list[str], **kwargs: Any) -> list[Task
 
 __all__ = [
     "CTB_TOOLS",
+    "SSH_CONFIG",
     "RequestRecord",
     "ScriptedModelServer",
     "Step",

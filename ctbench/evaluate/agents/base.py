@@ -200,6 +200,12 @@ class Agent(ABC):
         """The agent runs outside this process and reaches the replay over the runner's server."""
         return self.transport != "in-process"
 
+    @property
+    def takes_ssh(self) -> bool:
+        """Whether ``ctb-eval run --ssh`` can give this agent SSH logins on its devices: it runs as
+        its own process and has a way to use them (an agent CLI needs its shell tool for that)."""
+        return self.needs_http
+
     @classmethod
     def availability(cls) -> Availability:
         """Can this agent run here? Built-in in-process agents always can."""

@@ -3,8 +3,9 @@
 Each attempt gets a fresh ``CLAUDE_CONFIG_DIR`` (and ``HOME``) and an ``--mcp-config`` file naming the
 replay as server ``ctb``; the CLI runs with ``--bare --strict-mcp-config --tools ""`` (no built-in
 tool, no other MCP server, no hooks, plugins or memory files) and ``--allowedTools`` naming exactly
-the three ``ctb`` tools, so the model sees those and nothing else. The environment turns off the
-start-up calls to the vendor's hosts (``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC``, the auto-updater)
+the three ``ctb`` tools, so the model sees those and nothing else. Under ``ctb-eval run --ssh`` it
+also gets the Bash tool, allowed to run ``ssh`` only (:data:`SSH_RULE`), to log into the devices.
+The environment turns off the start-up calls to the vendor's hosts (``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC``, the auto-updater)
 and tool search (which would hide MCP tools behind a ``ToolSearch`` tool), and sets the SDK's
 retries to 0 so a dead endpoint fails fast and the runner retries the attempt.
 
@@ -24,6 +25,8 @@ from ctbench.evaluate.agents.codex import parse_events
 from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, without_v1
 
 CTB_TOOLS = ("mcp__ctb__list_devices", "mcp__ctb__run_command", "mcp__ctb__submit_answer")
+SSH_RULE = "Bash(ssh:*)"
+"""Under ``--ssh``: the permission rule that lets the Bash tool run ``ssh`` (a ``-p`` run denies the rest)."""
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 DEFAULT_MAX_TURNS = 200
 
@@ -36,6 +39,7 @@ class ClaudeCodeAgent(HarnessAgent):
     harness_key = "claude-code"
     key_env = "ANTHROPIC_API_KEY"
     rounds_kind = "model requests"
+    shell_tool = "Bash"
 
     def check(self) -> None:
         super().check()
@@ -86,9 +90,10 @@ class ClaudeCodeAgent(HarnessAgent):
             str(mcp_file),
             "--strict-mcp-config",
             "--tools",
-            "",
+            # --ssh: the Bash tool, allowed to run ssh and nothing else (other commands are denied)
+            "Bash" if ctx.ssh is not None else "",
             "--allowedTools",
-            ",".join(CTB_TOOLS),
+            ",".join(CTB_TOOLS + ((SSH_RULE,) if ctx.ssh is not None else ())),
             "--max-turns",
             str(max_turns),
             "--no-session-persistence",

@@ -50,6 +50,7 @@ from ctbench.evaluate.agents.base import (
 from ctbench.evaluate.agents.command import become_subreaper, end_process_group
 from ctbench.evaluate.agents.process import ProcessStartError, SpawnCaps, record_group, start_time
 from ctbench.evaluate.harnesses import Installed, find, spec
+from ctbench.evaluate.ssh_access import CONFIG_ENV
 from ctbench.safetext import visible
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
@@ -299,6 +300,9 @@ class HarnessAgent(Agent):
     rounds_kind: ClassVar[Literal["model requests", "tool turns"]] = "model requests"
     transport = "mcp-stdio"
     Options: ClassVar[type[BaseModel]] = HarnessOptions
+    shell_tool: ClassVar[str | None] = None
+    """The CLI's own shell tool, given to the model under ``ctb-eval run --ssh`` (and only then) so it
+    can run ``ssh``; None: the adapter cannot give one, and ``--ssh`` refuses the agent."""
 
     def __init__(self, options: AgentOptions, args: BaseModel | None = None) -> None:
         super().__init__(options, args)
@@ -367,6 +371,10 @@ class HarnessAgent(Agent):
 
     async def open(self) -> None:
         become_subreaper()
+
+    @property
+    def takes_ssh(self) -> bool:
+        return self.shell_tool is not None
 
     # ----------------------------------------------------------------- one attempt
 
@@ -447,7 +455,15 @@ class HarnessAgent(Agent):
         home, workspace = ctx.workdir / "home", ctx.workdir / "workspace"
         for folder in (home, workspace):
             await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        ssh_env: dict[str, str] = {}
+        if ctx.ssh is not None:  # --ssh: the OpenSSH files, their variables, and a word in the prompt
+            devices = [d.name for d in ctx.session.devices()]
+            ssh_env = await asyncio.to_thread(ctx.ssh.write_client, ctx.workdir, devices)
+            ctx.prompt += ctx.ssh.prompt_note(Path(ssh_env[CONFIG_ENV]))
         launch = await asyncio.to_thread(self.launch, ctx, home, workspace, self.mcp_command(ctx))
+        launch.env.update(ssh_env)
+        if ctx.ssh is not None:
+            ctx.log.line(f"[ctbench] --ssh: {self.shell_tool} may run ssh -F ${CONFIG_ENV} DEVICE COMMAND")
         ctx.log.line(f"[ctbench] {self.harness}: $ {shlex.join(launch.argv[:-1] + ['PROMPT'])}")
         lines: list[str] = []
         try:
