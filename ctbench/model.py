@@ -277,7 +277,8 @@ class PathHop(Strict):
     ingress: str | None = Field(
         default=None,
         description="Ingress interface, for a path named port by port on both sides (TTAC Track B's L2 "
-        "paths, node(out)->node(in)); omitted on the first hop. Path metrics score nodes and egresses.",
+        "paths, node(out)->node(in)); omitted on the first hop. When the gold names them, path metrics "
+        "score them too.",
     )
 
 
@@ -307,7 +308,7 @@ class GoldPath(Strict):
         return self
 
     def value(self) -> Path:
-        return tuple(Hop(h.node, h.egress) for h in self.hops)
+        return tuple(Hop(h.node, h.egress, h.ingress) for h in self.hops)
 
 
 class GoldAnswer(Strict):

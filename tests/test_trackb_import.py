@@ -13,7 +13,17 @@ from ctbench.replay.trackb.layout import read_ground_truth, read_sidecar, safe_n
 from ctbench.store import TaskSet
 from ctbench.validation import Validator
 from tests.conftest import run_cli
-from tests.trackb_support import FAULT_PROMPT, GOLD, QUESTIONS, VENDORS, write_tree
+from tests.trackb_support import (
+    FAULT_PROMPT,
+    GOLD,
+    L2_GOLD,
+    L2_PROMPT,
+    L2_SID,
+    QUESTIONS,
+    VENDORS,
+    add_questions,
+    write_tree,
+)
 
 
 @pytest.fixture
@@ -302,31 +312,13 @@ def test_export_of_a_native_set_leaves_out_what_track_b_cannot_serve(task_set: P
     assert (layout / "gt.csv").read_bytes().startswith("\ufeffID,Track B".encode())
 
 
-L2_PROMPT = (
-    "Core-R1 reaches PSS at layer 2. Provide the layer 2 forwarding path with the ports: node(out port)->"
-    "node(in port)->node(out port)->..., full interface names, in one line."
-)
-L2_GOLD = (
-    "Core-R1(GigabitEthernet1/0/1)->Core-R2(GigabitEthernet1/0/1)->Core-R2(GigabitEthernet1/0/2)"
-    "->PSS(GigabitEthernet0/2)"
-)
-
-
 def test_l2_path_gold_keeps_in_and_out_ports(tmp_path: Path) -> None:
     tree = write_tree(tmp_path / "trackb")
-    items = json.loads((tree.phase_dir / "test.json").read_text())
-    sid = "55555555-5555-4555-8555-555555555555"
     # question 6 enters Core-R2 by the port cabled to PSS: validation must say so
-    bad_sid, bad = (
-        "66666666-6666-4666-8666-666666666666",
-        L2_GOLD.replace("R2(GigabitEthernet1/0/1)", "R2(GE1/0/2)"),
+    bad = L2_GOLD.replace("R2(GigabitEthernet1/0/1)", "R2(GE1/0/2)")
+    add_questions(
+        tree, {5: (L2_SID, L2_PROMPT, L2_GOLD), 6: ("66666666-6666-4666-8666-666666666666", L2_PROMPT, bad)}
     )
-    items += [
-        {"scenario_id": sid, "task": {"question": L2_PROMPT, "id": 5}},
-        {"scenario_id": bad_sid, "task": {"question": L2_PROMPT, "id": 6}},
-    ]
-    (tree.phase_dir / "test.json").write_text(json.dumps(items), encoding="utf-8")
-    tree.gt.write_bytes(tree.gt.read_bytes() + f"{sid},{L2_GOLD}\r\n{bad_sid},{bad}\r\n".encode())
     out = tmp_path / "p2"
     proc = run_cli(
         "authoring", "import-trackb", str(tree.phase_dir), "--outputs", str(tree.outputs), "--vendors",
@@ -348,7 +340,8 @@ def test_l2_path_gold_keeps_in_and_out_ports(tmp_path: Path) -> None:
     assert [f.message for f in report.errors if "TTACB-P2-006" in f.render()] == [
         "path 1: Core-R2 GE1/0/2 is cabled to PSS, not to the hop before, Core-R1"
     ]
-    # Track B's rules compare the whole line: the right path through the wrong ingress port is wrong
+    # Track B's rules compare the whole line: the right path through the wrong ingress port is wrong,
+    # and ctbench's path metrics, which score the ingress ports the gold names, agree
     result = tmp_path / "result.csv"
     wrong = L2_GOLD.replace("PSS(GigabitEthernet0/2)", "PSS(GigabitEthernet0/3)")
     for answer, verdict in ((L2_GOLD, True), (wrong, False)):
@@ -361,9 +354,10 @@ def test_l2_path_gold_keeps_in_and_out_ports(tmp_path: Path) -> None:
         scores = json.loads(proc.stdout)
         rows = {t["task_id"]: t for t in scores["ttac"]["tasks"]}
         assert rows["TTACB-P2-005"]["verdict"] is verdict
-        # ctbench's path metrics read the L2 line too, and score nodes and egresses: both are exact
         (own,) = [t for t in scores["tasks"] if t["task_id"] == "TTACB-P2-005"]
-        assert own["exact"] == 1.0
+        assert own["exact"] == (1.0 if verdict else 0.0)
+        # of the edges, Core-R2 -> PSS enters PSS by the wrong port: 1 shared of 3
+        assert own["rest"] == pytest.approx(1.0 if verdict else 1 / 3)
 
 
 def test_l2_gold_refuses_what_it_cannot_read() -> None:

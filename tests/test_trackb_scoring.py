@@ -13,7 +13,7 @@ import pytest
 
 from ctbench.evaluate.ttac import answer_lines, time_credit, ttac_correct
 from tests.conftest import run_cli
-from tests.trackb_support import GOLD, Server, write_tree
+from tests.trackb_support import GOLD, L2_GOLD, L2_PROMPT, L2_SID, Server, add_questions, write_tree
 
 pytestmark = pytest.mark.xdist_group("trackb_scoring")
 
@@ -262,10 +262,103 @@ def test_the_path_parser_reads_an_l2_line() -> None:
     r = parse_paths(
         "A(GE1) -> B(GE2)->B(GE3) -> C(GE4)", node_names=nodes, normalize_interface=lambda n, i: i
     )
-    assert [tuple(h) for h in r.paths[0]] == [("A", "GE1"), ("B", "GE3"), ("C", None)]  # type: ignore[index]
+    assert [tuple(h) for h in r.paths[0]] == [("A", "GE1", None), ("B", "GE3", "GE2"), ("C", None, "GE4")]  # type: ignore[index]
     r = parse_paths("<answer>A(GE1)->X(GE2)</answer>", node_names=nodes, normalize_interface=lambda n, i: i)
     assert r.status == "answered" and r.unresolved_lines[0][1] == "unknown node 'X'"
     assert (
         parse_paths("A(GE1)->X(GE2)", node_names=nodes, normalize_interface=lambda n, i: i).status
         == "unparsable"
     )
+
+
+@pytest.fixture(scope="module")
+def l2_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Phase 2 import holding the L2 path question (5) beside the tree's own questions."""
+    root = tmp_path_factory.mktemp("trackb-l2")
+    tree = write_tree(root / "tree")
+    add_questions(tree, {5: (L2_SID, L2_PROMPT, L2_GOLD)})
+    tasks = root / "tasks"
+    proc = run_cli(
+        "authoring", "import-trackb", str(tree.phase_dir), "--outputs", str(tree.outputs),
+        "--vendors", str(tree.vendors), "--phase", "2", "--gt", str(tree.gt), "--tasks", str(tasks),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return tasks
+
+
+def _l2(*ports: str) -> str:
+    return "->".join(ports)
+
+
+R1_OUT, R2_IN, R2_OUT, PSS_IN = (
+    "Core-R1(GigabitEthernet1/0/1)",
+    "Core-R2(GigabitEthernet1/0/1)",
+    "Core-R2(GigabitEthernet1/0/2)",
+    "PSS(GigabitEthernet0/2)",
+)
+
+# answer -> (Track B's verdict, ctbench's exact, ctbench's Path-Rest): the gold is L2_GOLD, node(out)->node(in)
+L2_EXAMPLES = [
+    pytest.param(L2_GOLD, True, 1.0, 1.0, id="gold-verbatim"),
+    pytest.param(" -> ".join((R1_OUT, R2_IN, R2_OUT, PSS_IN)).replace("(", " ( ") + "\r\n", True, 1.0, 1.0,
+                 id="blanks-and-crlf"),
+    pytest.param(_l2(R1_OUT, R2_IN, R2_OUT, "PSS(GigabitEthernet0/3)"), False, 0.0, 1 / 3, id="wrong-ingress-last"),
+    pytest.param(_l2(R1_OUT, "Core-R2(GigabitEthernet1/0/3)", R2_OUT, PSS_IN), False, 0.0, 0.0,
+                 id="wrong-ingress-inner"),
+    pytest.param(_l2(R1_OUT, R2_OUT, PSS_IN), False, 0.0, 0.0, id="inner-ingress-left-out"),
+    pytest.param("Core-R1_GigabitEthernet1/0/1 -> Core-R2_GigabitEthernet1/0/2 -> PSS", False, 0.0, 0.0,
+                 id="egresses-only"),
+    pytest.param(_l2(R1_OUT, R2_IN, "Core-R2(GigabitEthernet1/0/3)", PSS_IN), False, 0.0, 0.0,
+                 id="wrong-egress"),
+    # ctbench reads ports through the device's dialect; Track B compares them as the device spells them
+    pytest.param(_l2("Core-R1(GE1/0/1)", "Core-R2(GE1/0/1)", "Core-R2(GE1/0/2)", "PSS(Gi0/2)"), False, 1.0, 1.0,
+                 id="abbreviated-ports"),
+    pytest.param(_l2(PSS_IN, R2_OUT, R2_IN, R1_OUT), False, 0.0, 0.0, id="reversed"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("answer", "verdict", "exact", "rest"), L2_EXAMPLES)
+def test_an_l2_path_is_scored_with_its_ingress_ports(
+    l2_set: Path, answer: str, verdict: bool, exact: float, rest: float
+) -> None:
+    """Track B's rules compare the whole ``node(port)`` line; ctbench's path metrics now score the
+    ingress ports the gold names beside the egresses, so the two agree wherever the ports are spelled
+    as the device spells them (they part only on abbreviations, which ctbench's dialects resolve)."""
+    from ctbench.evaluate.ttac import ttac_correct
+    from ctbench.scoring.judge import Judges
+    from ctbench.store import TaskSet
+
+    ts = TaskSet.open(l2_set)
+    assert ttac_correct(answer, ts.load_hidden("TTACB-P2-005").reference_answer or "") is verdict
+    scores = Judges(ts).judge("TTACB-P2-005").judge(answer)
+    assert (scores.exact, scores.rest) == (exact, pytest.approx(rest))
+
+
+def test_the_oracle_writes_an_l2_gold_port_by_port(l2_set: Path) -> None:
+    from ctbench.evaluate.ttac import ttac_correct
+    from ctbench.scoring.judge import Judges
+    from ctbench.store import TaskSet
+
+    ts = TaskSet.open(l2_set)
+    judge = Judges(ts).judge("TTACB-P2-005")
+    lines = judge.gold_lines()
+    assert lines == [" -> ".join((R1_OUT, R2_IN, R2_OUT, PSS_IN))]
+    assert judge.judge("\n".join(lines)).exact == 1.0
+    assert ttac_correct("\n".join(lines), ts.load_hidden("TTACB-P2-005").reference_answer or "")
+
+
+def test_ingress_counts_only_where_the_gold_names_it() -> None:
+    """A ctbench path gold (node_egress) answered port by port is read for its nodes and egresses."""
+    from ctbench.answer import Hop
+    from ctbench.scoring.metrics import score_paths
+    from ctbench.scoring.parse import parse_paths
+
+    gold = ((Hop("A", "GE1"), Hop("B", "GE3"), Hop("C")),)
+    parsed = parse_paths(
+        "A(GE1)->B(GE2)->B(GE3)->C(GE4)", node_names=["A", "B", "C"], normalize_interface=lambda n, i: i
+    )
+    assert parsed.paths == ((Hop("A", "GE1"), Hop("B", "GE3", "GE2"), Hop("C", None, "GE4")),)
+    assert score_paths(gold, parsed.paths).exact
+    l2_gold = ((Hop("A", "GE1"), Hop("B", "GE3", "GE2"), Hop("C", None, "GE4")),)
+    assert score_paths(l2_gold, parsed.paths).exact
+    assert not score_paths(l2_gold, gold).exact  # the same path without its ingress ports

@@ -66,6 +66,17 @@ GOLD = {
     4: "Core-R2(GE1/0/1)->Core-R1(GE1/0/1)\nCore-R2(GE1/0/2)->PSS(Gi0/2)",
 }
 
+L2_SID = "55555555-5555-4555-8555-555555555555"
+L2_PROMPT = (
+    "Core-R1 reaches PSS at layer 2. Provide the layer 2 forwarding path with the ports: node(out port)->"
+    "node(in port)->node(out port)->..., full interface names, in one line."
+)
+L2_GOLD = (
+    "Core-R1(GigabitEthernet1/0/1)->Core-R2(GigabitEthernet1/0/1)->Core-R2(GigabitEthernet1/0/2)"
+    "->PSS(GigabitEthernet0/2)"
+)
+"""A Phase 2 L2 path question (no Phase 2 gold is public: its shape is TRACKB.md's, node(out)->node(in))."""
+
 ROUTES = (
     "Route Flags: R - relay, D - download to fib\r\n"
     "------------------------------------------------------------------------------\r\n"
@@ -165,6 +176,16 @@ def write_tree(root: Path) -> TrackbTree:
     rows = ["ID,Track B"] + [f'{QUESTIONS[n][0]},"{GOLD[n].replace(chr(10), chr(92) + "n")}"' for n in GOLD]
     gt.write_bytes(("\ufeff" + "\r\n".join(rows) + "\r\n").encode("utf-8"))
     return TrackbTree(phase, out, vendors, gt, phase / "question_limits_config.json")
+
+
+def add_questions(tree: TrackbTree, questions: dict[int, tuple[str, str, str]]) -> None:
+    """Add questions ``{id: (scenario id, prompt, gold)}`` to ``tree``'s test.json and ground truth."""
+    path = tree.phase_dir / "test.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    items += [{"scenario_id": sid, "task": {"question": q, "id": n}} for n, (sid, q, _) in questions.items()]
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    rows = "".join(f"{sid},{gold.replace(chr(10), chr(92) + 'n')}\r\n" for sid, _, gold in questions.values())
+    tree.gt.write_bytes(tree.gt.read_bytes() + rows.encode("utf-8"))
 
 
 class Server:

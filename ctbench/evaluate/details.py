@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ctbench.answer import Path as AnswerPath
-from ctbench.answer import RcaEntry, path_edges, path_line
+from ctbench.answer import RcaEntry, align_ingress, path_edges, path_line
 from ctbench.evaluate.runfolder import ResultLine, RunFolder
 from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, _trajectory_file
 from ctbench.scoring.judge import TaskJudge
@@ -293,7 +293,7 @@ def answer_checks(ctx: TaskJudge, parsed: Any) -> tuple[list[EntryCheck], list[E
             list(parsed.invalid_lines if parsed else ()),
         )
     gold_paths = cast(tuple[AnswerPath, ...], ctx.gold)
-    pred_paths = tuple(parsed.paths or ()) if parsed is not None else ()
+    pred_paths = align_ingress(tuple(parsed.paths or ()), gold_paths) if parsed is not None else ()
     return (
         _path_checks(pred_paths, gold_paths),
         _path_checks(gold_paths, pred_paths),

@@ -389,7 +389,12 @@ class Judges:
         else:
             gold = tuple(
                 tuple(
-                    Hop(h.node, None if h.egress is None else reader.normalize(h.node, h.egress)) for h in p
+                    Hop(
+                        h.node,
+                        None if h.egress is None else reader.normalize(h.node, h.egress),
+                        None if h.ingress is None else reader.normalize(h.node, h.ingress),
+                    )
+                    for h in p
                 )
                 for p in hidden.gold_paths()
             )

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, TypeVar, cast
 
-from ctbench.answer import Hop, Path, RcaEntry, path_edges
+from ctbench.answer import Hop, Path, RcaEntry, align_ingress, path_edges
 from ctbench.scoring.failures import classify_rca_failure
 from ctbench.scoring.parse import Link, ParsedAnswer
 from ctbench.scoring.topology import link, score_links
@@ -138,9 +138,10 @@ def score_paths(gold: Sequence[Path], predicted: Sequence[Path] | None) -> PathT
 
     Exact: the set of predicted paths equals the set of gold paths (order between paths is free, the
     hops of a path are ordered). Path-Loc: IoU of role-labelled endpoints. Path-Rest: IoU of directed
-    edges. Path-sequence IoU: each whole ordered path is one set element.
+    edges. Path-sequence IoU: each whole ordered path is one set element. A hop's ingress port is
+    part of it when the gold names ingress ports (Track B's L2 paths), and ignored otherwise.
     """
-    pred_paths = frozenset(tuple(p) for p in (predicted or ()))
+    pred_paths = frozenset(align_ingress(tuple(tuple(p) for p in (predicted or ())), tuple(gold)))
     gold_paths = frozenset(tuple(p) for p in gold)
     pred_edges, gold_edges = path_edge_set(pred_paths), path_edge_set(gold_paths)
     return PathTaskScores(

@@ -129,7 +129,17 @@ class ParsedAnswer:
             else [{"node": e.node, "object": e.object, "label": e.label} for e in sorted(self.rca)],
             "paths": None
             if self.paths is None
-            else [[{"node": h.node, "egress": h.egress} for h in p] for p in self.paths],
+            else [
+                [
+                    {
+                        "node": h.node,
+                        "egress": h.egress,
+                        **({} if h.ingress is None else {"ingress": h.ingress}),
+                    }
+                    for h in p
+                ]
+                for p in self.paths
+            ],
             **(
                 {}
                 if self.links is None
@@ -156,7 +166,14 @@ class ParsedAnswer:
             paths=None
             if paths is None
             else tuple(
-                tuple(Hop(str(h["node"]), None if h.get("egress") is None else str(h["egress"])) for h in p)
+                tuple(
+                    Hop(
+                        str(h["node"]),
+                        None if h.get("egress") is None else str(h["egress"]),
+                        None if h.get("ingress") is None else str(h["ingress"]),
+                    )
+                    for h in p
+                )
                 for p in paths
             ),
             links=None
@@ -344,8 +361,9 @@ _PORT_HOP = re.compile(r"^([^()\s]+)\s*\(\s*([^()]+?)\s*\)$")
 def _parse_l2_line(
     ports: list[tuple[str, str]], declared: bool, nodes: _NodeIndex, normalize: Callable[[str, str], str]
 ) -> _Parsed[Path] | None:
-    """An L2 path as hops: a node's consecutive ports are where it is entered and left; the last port
-    written for it is its egress (what the path metrics score), the last node has none."""
+    """An L2 path as hops: a node's consecutive ports are where it is entered and left; the first port
+    written for it is its ingress (the first node has none), the last its egress (the last node has
+    none), as the importer reads Track B's gold."""
     groups: list[tuple[str, list[str]]] = []
     problems: list[str] = []
     for name, port in ports:
@@ -359,15 +377,19 @@ def _parse_l2_line(
             groups.append((node, [port]))
     if len(groups) < 2:
         return None
-    hops: list[Hop] = []
-    for node, seen in groups[:-1]:
-        egress = seen[-1]
+
+    def canonical(node: str, name: str) -> str:
         try:
-            egress = normalize(node, egress)
+            return normalize(node, name)
         except ValueError as exc:
-            problems.append(f"hop {node}({egress}): {exc}" if str(exc) else f"unknown interface {egress!r}")
-        hops.append(Hop(node, egress))
-    hops.append(Hop(groups[-1][0], None))
+            problems.append(f"hop {node}({name}): {exc}" if str(exc) else f"unknown interface {name!r}")
+            return name
+
+    hops: list[Hop] = []
+    for i, (node, seen) in enumerate(groups):
+        ingress = canonical(node, seen[0]) if i > 0 else None
+        egress = canonical(node, seen[-1]) if i < len(groups) - 1 else None
+        hops.append(Hop(node, egress, ingress))
     if (
         problems
         and not declared
