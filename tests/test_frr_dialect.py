@@ -1,9 +1,9 @@
 """The FRR dialect answers as FRR's vtysh does: errors, ``?``, abbreviations and its one pipe.
 
 ``tests/fixtures/frr/vtysh_answers.json`` holds what a live vtysh printed for 22 inputs typed on a
-terminal. The replay must print the same, everywhere; where root and FRR are available, the same
-inputs are typed again into a live router of a real lab (namespaces, daemons) and must still give the
-fixture's answers, so the fixture cannot drift from vtysh. The IOS dialect, given the same inputs,
+terminal. The replay must print the same, everywhere. Opt-in (``CTBENCH_LIVE_FRR_FIXTURE=1``, root and
+FRR), the same inputs are typed again into a live router of a real lab and diffed against the fixture
+(ctbench/authoring/lab/fixture_check.py), so the fixture cannot drift from vtysh unnoticed. The IOS dialect, given the same inputs,
 answers none of them as vtysh does: that was the issue's finding, kept here as a guard.
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,19 +23,17 @@ from ctbench.dialects.frr_syntax import placeholder, to_template
 pytest_plugins = ["tests.frr_lab_support"]  # the session-shared live lab (frr_lab)
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = json.loads((ROOT / "tests/fixtures/frr/vtysh_answers.json").read_text())
+FIXTURE_PATH = ROOT / "tests/fixtures/frr/vtysh_answers.json"
+FIXTURE = json.loads(FIXTURE_PATH.read_text())
 ANSWERS: list[tuple[str, str]] = [(row["input"], row["answer"]) for row in FIXTURE["answers"]]
 PROMPT: str = FIXTURE["prompt"]
 
 
 def replay_answer(dialect: Dialect, line: str, prompt: str = PROMPT) -> str:
     """What the replay prints for a typed line that is help or an error (commands print recordings)."""
-    if line.endswith("?"):
-        return dialect.help(line, prompt)
-    res = dialect.resolve(line)
-    if res.error is None:
-        return f"(runs {res.canonical})"
-    return dialect.render_error(res.error, line, prompt)
+    from ctbench.authoring.lab.fixture_check import replay_answer as answer
+
+    return answer(dialect, line, prompt)
 
 
 @pytest.fixture(scope="module")
@@ -96,28 +95,39 @@ def test_the_pipe_is_cut_at_the_first_bar_and_the_rest_is_one_regex(frr: Dialect
 # ---------------------------------------------------------------------------- against the live vtysh
 
 
-@pytest.fixture(scope="module")
-def live_router(frr_lab: object) -> Iterator[object]:
-    from ctbench.authoring.lab.vtysh import VtyshSession
-
-    assert hasattr(frr_lab, "vtysh_argv")
-    with VtyshSession(frr_lab.vtysh_argv("R1")) as session:  # type: ignore[attr-defined]
-        yield session
+LIVE_CHECK = pytest.mark.skipif(
+    not os.environ.get("CTBENCH_LIVE_FRR_FIXTURE"),
+    reason="opt-in: CTBENCH_LIVE_FRR_FIXTURE=1 re-records the vtysh fixture on a live router and diffs it "
+    "(`ctb-author lab vtysh-check tasks/labs/triangle.yaml` does the same by hand)",
+)
 
 
 @pytest.mark.xdist_group("frr_lab")
-@pytest.mark.skipif(
-    not os.environ.get("CTBENCH_LIVE_FRR_FIXTURE"),
-    reason="re-checks the recorded vtysh answers against a live vtysh: set CTBENCH_LIVE_FRR_FIXTURE=1 "
-    "(it differed on several lines in one loaded .ci/run and passed in the next; not yet understood)",
-)
-def test_live_vtysh_still_answers_as_the_fixture(live_router: object, frr: Dialect) -> None:
-    differ = []
-    for line, answer in ANSWERS:
-        live = live_router.ask(line)  # type: ignore[attr-defined]
-        if live != answer or replay_answer(frr, line) != live:
-            differ.append(line)
-    assert differ == []
+@LIVE_CHECK
+def test_live_vtysh_still_answers_as_the_fixture(frr_lab: object, frr: Dialect) -> None:
+    from ctbench.authoring.lab.fixture_check import ask_live, compare, load_fixture
+
+    fixture = load_fixture(FIXTURE_PATH)
+    prompt, live = ask_live(frr_lab, "R1", [row.input for row in fixture.answers])  # type: ignore[arg-type]
+    report = compare(fixture, prompt, live, frr, "R1")
+    assert report.ok, report.text()  # the report: each differing input, committed vs live as a diff
+
+
+@pytest.mark.xdist_group("frr_lab")
+@LIVE_CHECK
+def test_vtysh_check_command_rerecords_the_fixture_byte_for_byte(tmp_path: Path) -> None:
+    from tests.frr_lab_support import require_lab_machine
+
+    require_lab_machine()
+    out = tmp_path / "live.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctbench.authoring.cli", "lab", "vtysh-check", str(ROOT / "tasks/labs/triangle.yaml"),
+         "--fixture", str(FIXTURE_PATH), "--name", f"vc{os.getpid()}", "--write", str(out)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "all answered as committed" in proc.stdout
+    assert out.read_bytes() == FIXTURE_PATH.read_bytes()
 
 
 @pytest.mark.xdist_group("frr_lab")
@@ -140,3 +150,37 @@ def test_replay_engine_on_a_recorded_lab_task_answers_as_vtysh() -> None:
     with ReplayEngine(ts).open_session("RCA-LAB-001") as session:
         differ = [line for line, answer in ANSWERS if session.run("R1", line).text != answer]
     assert differ == []
+
+
+# ---------------------------------------------------------------------------- the re-check's report
+
+
+def test_recheck_report_names_each_differing_input_with_a_diff(frr: Dialect) -> None:
+    from ctbench.authoring.lab.fixture_check import compare, load_fixture
+
+    fixture = load_fixture(FIXTURE_PATH)
+    live = [row.answer for row in fixture.answers]
+    assert compare(fixture, PROMPT, live, frr, "R1").ok
+    n = [row.input for row in fixture.answers].index("show ip route ?")
+    live[n] = live[n].replace("  bgp             Border Gateway Protocol (BGP)\n", "")  # a help line gone
+    report = compare(fixture, PROMPT, live, frr, "R1")
+    assert not report.ok
+    assert [d.input for d in report.differences] == ["show ip route ?"]
+    assert report.differences[0].replay_matches_live is False
+    text = report.text()
+    assert "1 answered differently" in text and "--- input 'show ip route ?'" in text
+    assert "-  bgp             Border Gateway Protocol (BGP)" in text
+    assert report.as_json()["differences"][0]["input"] == "show ip route ?"  # type: ignore[index]
+
+
+def test_vtysh_check_refuses_a_bad_fixture_naming_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "fixture.json"
+    bad.write_text('{"source": "x", "answers": [{"input": "show ?"}]}')
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctbench.authoring.cli", "lab", "vtysh-check", str(ROOT / "tasks/labs/triangle.yaml"),
+         "--fixture", str(bad)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert str(bad) in proc.stderr and "prompt" in proc.stderr and "answers.0.answer" in proc.stderr
+    assert "Traceback" not in proc.stderr

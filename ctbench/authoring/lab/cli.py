@@ -5,6 +5,7 @@
     ctb-author lab record tasks/labs/triangle.yaml --task RCA-LAB-001 --commands plan.yaml
     ctb-author lab down tasks/labs/triangle.yaml
     ctb-author lab capture tasks/labs/triangle.yaml --fault shutdown device=R2 interface=eth2 --task RCA-LAB-001
+    ctb-author lab vtysh-check tasks/labs/triangle.yaml     # the vtysh fixture against a live router
 
 ``capture`` is all four in one process, with the teardown guaranteed (Ctrl-C and SIGTERM included);
 ``up`` leaves the lab running for ``fault``/``record``/``run`` until ``down``. A lab left by a killed
@@ -204,6 +205,34 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return _finish_task(args, lab, rec, effects, [f.name for f, _ in faults], default_author, path)
 
 
+def cmd_vtysh_check(args: argparse.Namespace) -> int:
+    from ctbench.dialects import get_dialect
+
+    from .fixture_check import ask_live, compare, load_fixture, rerecorded, write_fixture
+
+    fixture = load_fixture(args.fixture)  # a bad fixture fails before anything is brought up
+    spec = load_lab(args.lab)
+    if args.device not in spec.routers:
+        raise CtbError(f"--device {args.device!r}: not a router of {args.lab}", exit_code=2)
+    spec = spec.model_copy(update={"name": args.name or f"{spec.name[:17]}-vc"})
+    previous = signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        with Lab(spec, progress=_progress) as lab:
+            _progress(f"typing {len(fixture.answers)} inputs into {args.device}'s vtysh")
+            prompt, live = ask_live(lab, args.device, [row.input for row in fixture.answers])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    report = compare(fixture, prompt, live, get_dialect("frr"), args.device)
+    if args.write:
+        write_fixture(args.write, rerecorded(fixture, prompt, live))
+        _progress(f"live answers written to {args.write}")
+    if args.json:
+        emit_json(report.as_json())
+    else:
+        sys.stdout.write(report.text())
+    return 0 if report.ok else 1
+
+
 def cmd_faults(args: argparse.Namespace) -> int:
     rows = [{"name": f.name, "summary": f.summary, "params": list(f.params)} for f in CATALOGUE.values()]
     if args.json:
@@ -262,6 +291,25 @@ def add_lab_commands(sub: Any) -> None:
         "--fault", nargs="+", action="append", metavar="NAME KEY=VALUE", help="a fault to inject (repeatable)"
     )
     common(add_command(inner, "faults", "list the fault catalogue", cmd_faults), with_lab=False)
+    p = add_command(
+        inner,
+        "vtysh-check",
+        "re-record the vtysh fixture on a live router and diff it against the committed one (exit 1 if"
+        " they differ)",
+        cmd_vtysh_check,
+    )
+    common(p)
+    p.add_argument(
+        "--fixture",
+        type=Path,
+        default=Path("tests/fixtures/frr/vtysh_answers.json"),
+        help="the committed fixture (JSON: source, prompt, answers); default: %(default)s",
+    )
+    p.add_argument("--device", default="R1", help="the router to type into (default: %(default)s)")
+    p.add_argument("--write", type=Path, metavar="FILE", help="also write the re-recorded fixture to FILE")
+    p.add_argument(
+        "--name", help="name the lab copy brings up (default: the lab's name with -vc; namespaces ctb-NAME-*)"
+    )
 
 
 __all__ = ["CtbError", "add_lab_commands"]
