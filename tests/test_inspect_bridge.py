@@ -2,15 +2,18 @@
 then ``ctb-eval import-inspect``, scored like ``ctb-eval run --agent openai`` on the same answers.
 
 Both runs talk to one :class:`ScriptedModelServer` over chat completions, so the model gives the same
-tool calls and the same answers to both: the golden script on RCA-001 and PATH-001, and on RCA-002 a
-near miss (one golden command left out, a wrong label). Every per-task figure and every headline
-figure of the two run folders must then be equal; Inspect's epochs must arrive as trials.
+tool calls and the same answers to both: the golden script on RCA-001 and PATH-001, on RCA-002 a near
+miss (one golden command left out, a wrong label), and on the topology task TOPO-002 a near miss too
+(one cable right, one with the wrong far port, one left out). Every per-task figure and every headline
+figure of the two run folders must then be equal; Inspect's epochs must arrive as trials. The family
+task ``ctbench/topology`` takes the topology task alone and scores it the same.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,14 +23,20 @@ import pytest
 
 from ctbench.model import HiddenSpec
 from ctbench.yamlio import load_fast
-from tests.conftest import run_cli
+from tests.conftest import BUNDLED, run_cli
 from tests.support.model_server import ScriptedModelServer, Step, TaskScript, usage_for
 
 inspect_ai = pytest.importorskip("inspect_ai", reason="the Inspect bridge needs: pip install -e '.[inspect]'")
 
 pytestmark = pytest.mark.xdist_group("inspect")
 
-IDS = ("RCA-001", "RCA-002", "PATH-001")
+IDS = ("RCA-001", "RCA-002", "PATH-001", "TOPO-002")
+TOPOLOGY_NEAR_MISS = (
+    "nx-osv9000-1(Ethernet1/1)->nx-osv9000-3-long-name.com(Ethernet1/1)\n"
+    "nx-osv9000-1(Ethernet1/2)->nx-osv9000-4-extremely-long-name(Ethernet1/2)"
+)
+"""TOPO-002's gold has three cables: this gets one right, the second's far port wrong, the third missing.
+By hand: link IoU 1 / 4 (one shared link of four distinct); node-pair IoU 2 / 3; not exact."""
 
 
 def _near_miss(task_dir: Path) -> TaskScript:
@@ -41,15 +50,26 @@ def _near_miss(task_dir: Path) -> TaskScript:
     return TaskScript(golden.task_id, steps)
 
 
+def _topology_near_miss(task_dir: Path) -> TaskScript:
+    golden = TaskScript.golden(task_dir)
+    runs = [s for s in golden.steps if s.tool == "run_command"]
+    answer = f"<answer>\n{TOPOLOGY_NEAR_MISS}\n</answer>"
+    steps = (Step("list_devices"), *runs, Step("submit_answer", {"answer": answer}), Step(None, text="Done."))
+    return TaskScript(golden.task_id, steps)
+
+
 def _scripts(tasks: Path) -> list[TaskScript]:
     return [
         TaskScript.golden(tasks / "rca" / "RCA-001"),
         _near_miss(tasks / "rca" / "RCA-002"),
         TaskScript.golden(tasks / "path" / "PATH-001"),
+        _topology_near_miss(tasks / "topology" / "TOPO-002"),
     ]
 
 
-def _inspect_eval(server: ScriptedModelServer, tasks: Path, log_dir: Path, epochs: int) -> Path:
+def _inspect_eval(
+    server: ScriptedModelServer, tasks: Path, log_dir: Path, epochs: int, name: str = "ctbench/all"
+) -> Path:
     # No PYTHONPATH: with the repository on it, Inspect does not resolve `ctbench/all` through the
     # entry point (it finds the package folder first); the installed package is what users run.
     env = {
@@ -59,9 +79,10 @@ def _inspect_eval(server: ScriptedModelServer, tasks: Path, log_dir: Path, epoch
         "INSPECT_LOG_DIR": str(log_dir),
     }
     argv = [
-        str(Path(sys.executable).parent / "inspect"), "eval", "ctbench/all",
+        str(Path(sys.executable).parent / "inspect"), "eval", name,
         "--model", "openai-api/scripted/scripted-model",
-        "-T", f"tasks={tasks}", "-T", "allow_unreviewed=true", "-T", f"select={','.join(IDS)}",
+        "-T", f"tasks={tasks}", "-T", "allow_unreviewed=true",
+        *(["-T", f"select={','.join(IDS)}"] if name == "ctbench/all" else []),
         "--epochs", str(epochs), "--log-format", "json", "--display", "plain", "--max-connections", "2",
     ]  # fmt: skip
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=240, cwd=log_dir.parent)
@@ -90,10 +111,13 @@ def both_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     root = tmp_path_factory.mktemp("inspect")
     tasks = copy_starters(root / "tasks")
+    shutil.copytree(BUNDLED / "topology" / "TOPO-002", tasks / "topology" / "TOPO-002")
     log_dir = root / "logs"
     log_dir.mkdir()
-    with ScriptedModelServer(_scripts(tasks), max_requests=200, max_seconds=280) as server:
+    (root / "logs-topology").mkdir()
+    with ScriptedModelServer(_scripts(tasks), max_requests=300, max_seconds=400) as server:
         log = _inspect_eval(server, tasks, log_dir, epochs=2)
+        topology_log = _inspect_eval(server, tasks, root / "logs-topology", epochs=1, name="ctbench/topology")
         native = root / "native"
         proc = run_cli(
             "evaluate", "run", "--allow-unreviewed", "--agent", "openai", "--model", "scripted-model",
@@ -105,7 +129,19 @@ def both_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     imported = root / "imported"
     proc = run_cli("evaluate", "import-inspect", str(log), "--out", str(imported), "--tasks", str(tasks))
     assert proc.returncode == 0, proc.stderr
-    return {"tasks": tasks, "log": log, "native": native, "imported": imported, "import_out": proc.stdout}
+    topology_run = root / "imported-topology"
+    done = run_cli(
+        "evaluate", "import-inspect", str(topology_log), "--out", str(topology_run), "--tasks", str(tasks)
+    )
+    assert done.returncode == 0, done.stderr
+    return {
+        "tasks": tasks,
+        "log": log,
+        "native": native,
+        "imported": imported,
+        "import_out": proc.stdout,
+        "topology": topology_run,
+    }
 
 
 def test_inspect_run_scores_as_ctbench_run_scores_the_same_answers(both_runs: dict[str, Any]) -> None:
@@ -118,8 +154,13 @@ def test_inspect_run_scores_as_ctbench_run_scores_the_same_answers(both_runs: di
     near = rows_imported[("RCA-002", 1)]
     assert near["exact"] is False and 0 < near["loc"] <= 1
     assert rows_imported[("RCA-001", 1)]["exact"] is True and rows_imported[("PATH-001", 2)]["exact"] is True
-    for key in ("rca", "path"):
+    # the topology near miss, as worked out by hand (TOPOLOGY_NEAR_MISS)
+    topo = rows_imported[("TOPO-002", 2)]
+    assert topo["family"] == "topology" and topo["exact"] is False
+    assert topo["link_iou"] == pytest.approx(0.25) and topo["loc"] == pytest.approx(2 / 3)
+    for key in ("rca", "path", "topology"):
         assert imported["summary"][key] == native["summary"][key], key
+    assert imported["summary"]["topology"]["n_tasks"] == 1
     # the usage is what the scripted server reported for each of Inspect's requests (prompt tokens
     # counting the cached ones, as everywhere in ctbench). Inspect asks once more than the openai agent,
     # which stops at submit_answer, so the two runs' token figures differ by design.
@@ -132,7 +173,20 @@ def test_inspect_run_scores_as_ctbench_run_scores_the_same_answers(both_runs: di
         assert line["answer_source"] == "submit" and line["rounds_kind"] == "model requests"
     config = (both_runs["imported"] / "run.yaml").read_text(encoding="utf-8")
     assert "harness: inspect" in config and "trials: 2" in config
-    assert "imported 6 task(s)" in both_runs["import_out"]
+    assert "imported 8 task(s)" in both_runs["import_out"]
+
+
+def test_the_topology_family_task_takes_the_topology_tasks_and_scores_them_alike(
+    both_runs: dict[str, Any],
+) -> None:
+    """``inspect eval ctbench/topology``: only the set's topology task, scored as ``ctb-eval run`` does."""
+    tasks = both_runs["tasks"]
+    alone, native = _scores(both_runs["topology"], tasks), _scores(both_runs["native"], tasks)
+    rows = _per_task(alone)
+    assert set(rows) == {("TOPO-002", 1)}
+    assert rows[("TOPO-002", 1)] == _per_task(native)[("TOPO-002", 1)]
+    assert alone["summary"]["topology"]["link_iou"] == pytest.approx(0.25)
+    assert alone["summary"]["rca"]["n_tasks"] == 0 and alone["summary"]["path"]["n_tasks"] == 0
 
 
 def test_the_inspect_log_carries_the_replay_trajectory_and_never_the_gold_in_a_sample(
@@ -141,9 +195,9 @@ def test_the_inspect_log_carries_the_replay_trajectory_and_never_the_gold_in_a_s
     log = json.loads(both_runs["log"].read_text(encoding="utf-8"))
     tasks: Path = both_runs["tasks"]
     for sample in log["samples"]:
-        task_dir = tasks / ("rca" if sample["id"].startswith("RCA") else "path") / sample["id"]
+        family = sample["metadata"]["family"]
+        task_dir = tasks / family / sample["id"]
         hidden = HiddenSpec.model_validate(load_fast(task_dir / "hidden.yaml"))
-        family = "rca" if hidden.id.startswith("RCA") else "path"
         from ctbench.model import Family
 
         gold_lines = hidden.gold_answer_lines(Family(family))

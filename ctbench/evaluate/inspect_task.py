@@ -1,4 +1,5 @@
-"""ctbench tasks as Inspect AI tasks: ``inspect eval ctbench/rca`` (and ``ctbench/path``, ``ctbench/all``).
+"""ctbench tasks as Inspect AI tasks: ``inspect eval ctbench/rca`` (and ``ctbench/path``, ``ctbench/topology``,
+``ctbench/all``).
 
 Researchers who compare many models with one agent work inside Inspect; this module lets them run
 ctbench's task set there without giving up what makes the numbers ctbench's:
@@ -232,6 +233,17 @@ def path(
     return ctbench_task(tasks, "path", select, allow_unreviewed, message_limit)
 
 
+@task
+def topology(
+    tasks: str | None = None,
+    select: str | list[str] | None = None,
+    allow_unreviewed: bool = False,
+    message_limit: int = 100,
+) -> Task:
+    """The task set's topology-restoration tasks (TTAC Track B's third kind: one cable per answer line)."""
+    return ctbench_task(tasks, "topology", select, allow_unreviewed, message_limit)
+
+
 @task(name="all")
 def all_tasks(
     tasks: str | None = None,
@@ -239,7 +251,7 @@ def all_tasks(
     allow_unreviewed: bool = False,
     message_limit: int = 100,
 ) -> Task:
-    """Every task of the set, both families."""
+    """Every task of the set, of every family."""
     return ctbench_task(tasks, None, select, allow_unreviewed, message_limit)
 
 
@@ -250,4 +262,13 @@ def score_metadata(scores: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return meta if isinstance(meta, Mapping) else None
 
 
-__all__ = ["SCORER_NAME", "all_tasks", "ctbench_judge", "ctbench_task", "path", "rca", "score_metadata"]
+__all__ = [
+    "SCORER_NAME",
+    "all_tasks",
+    "ctbench_judge",
+    "ctbench_task",
+    "path",
+    "rca",
+    "score_metadata",
+    "topology",
+]

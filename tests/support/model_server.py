@@ -57,7 +57,7 @@ class TaskScript:
         from ctbench.yamlio import load_fast
 
         hidden = HiddenSpec.model_validate(load_fast(task_dir / "hidden.yaml"))
-        family = Family("rca" if hidden.id.upper().startswith("RCA") else "path")
+        family = Family(load_fast(task_dir / "task.yaml")["family"])
         steps = [Step("list_devices")]
         steps += [
             Step("run_command", {"device": a.device, "command": a.command}) for a in hidden.golden_actions
