@@ -3,13 +3,14 @@ its trajectory, and nothing is fetched from anywhere (Chromium from the distribu
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from ctbench.store import TaskSet
 from tests.browser_support import Browser, chromium_path
-from tests.conftest import run_cli
+from tests.conftest import BUNDLED, run_cli
 from tests.test_score_support import gold_text, golden_calls, oracle_run, starter_copy, write_run
 
 CHROMIUM = chromium_path()
@@ -118,3 +119,71 @@ def test_plus_minus_cells_do_not_wrap_and_small_strata_are_said_once(tmp_path: P
             "parseFloat(getComputedStyle(td).lineHeight) || 16])"
         )
         assert heights and all(h < 2 * line for h, line in heights)  # one line each
+
+
+def _topology_report(tmp_path: Path) -> Path:
+    """Two runs over the starter tasks and two topology tasks: one perfect, one that gets the topology
+    tasks half right (TOPO-001 exactly, TOPO-002 with nothing parseable)."""
+    tasks = starter_copy(tmp_path)
+    for task_id in ("TOPO-001", "TOPO-002"):
+        shutil.copytree(BUNDLED / "topology" / task_id, tasks / "topology" / task_id)
+    ts = TaskSet.open(tasks)
+    good = oracle_run(tmp_path / "runs" / "good", tasks, name="good", agent="oracle", model="gold")
+    ids = [r.id for r in ts.refs()]
+    answers = {t: gold_text(ts, t) for t in ids} | {"TOPO-002": "no idea"}
+    weak = write_run(
+        tmp_path / "runs" / "weak",
+        tasks,
+        name="weak",
+        agent="cheap",
+        model="small",
+        answers=answers,
+        calls={t: golden_calls(ts, t) for t in ids},
+    )
+    out = tmp_path / "report.html"
+    res = run_cli(
+        "evaluate", "report", str(good), str(weak), "--format", "html", "--out", str(out),
+        "--tasks", str(tasks), "--resamples", "200",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+def test_the_charts_draw_the_topology_family(tmp_path: Path) -> None:
+    """Heterogeneity bars and cost markers for topology restoration, drawn and inside their charts."""
+    report = _topology_report(tmp_path)
+    assert CHROMIUM is not None
+    with Browser(CHROMIUM, tmp_path / "profile") as b:
+        b.open(report.as_uri())
+        het = "svg[aria-label='Accuracy by heterogeneity (%)']"
+        groups = b.eval(f'[...document.querySelectorAll("{het} text")].map(t => t.textContent)')
+        assert {"RCA low", "Path high", "Topology low"} <= set(groups)
+        bars = b.eval(
+            f'[...document.querySelectorAll("{het} rect title")].map(t => t.textContent)'
+            ".filter(t => t.includes(':'))"
+        )
+        # one bar per run and group; the topology group: 100 for the perfect run, 50 for the half-right one
+        assert len(bars) == 2 * len([g for g in groups if g.endswith((" low", " high"))])
+        heights = b.eval(
+            f'(function () {{ var labels = [...document.querySelectorAll("{het} text")]'
+            ".filter(t => t.textContent.endsWith(' low') || t.textContent.endsWith(' high'))"
+            '.map(t => t.textContent); var rects = [...document.querySelectorAll("' + het + ' rect")]'
+            ".filter(r => r.querySelector('title')); var i = labels.indexOf('Topology low');"
+            " return [rects[2 * i].getBBox().height, rects[2 * i + 1].getBBox().height,"
+            " rects[2 * i].querySelector('title').textContent, rects[2 * i + 1].querySelector('title').textContent]; })()"
+        )
+        assert heights[2] == "oracle+gold: 100.00" and heights[3] == "cheap+small: 50.00"
+        assert heights[0] == pytest.approx(2 * heights[1], rel=0.02) and heights[1] > 0
+        scatter = "svg[aria-label='Cost vs accuracy']"
+        marks = b.eval(
+            f'[...document.querySelectorAll("{scatter} polygon")].map(p => {{ var r = p.getBoundingClientRect();'
+            f" var s = p.closest('svg').getBoundingClientRect(); return [p.textContent, r.width > 0 && r.left >= s.left"
+            " && r.right <= s.right && r.top >= s.top && r.bottom <= s.bottom]; })"
+        )
+        topology = sorted(text for text, _ in marks if "Topology" in text)
+        assert topology == ["cheap+small Topology: 50.00% at 1,200", "oracle+gold Topology: 100.00% at 1,200"]
+        assert all(inside for _, inside in marks)
+        legend = b.eval(f'[...document.querySelectorAll("{scatter} text")].map(t => t.textContent)')
+        assert {"RCA", "Path", "Topology"} <= set(legend)
+        caption = b.eval("[...document.querySelectorAll('figcaption')].map(f => f.textContent).join(' ')")
+        assert "triangles topology restoration" in caption

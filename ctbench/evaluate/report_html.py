@@ -6,8 +6,9 @@ alone would cost more than the whole 4-run report's budget. The file opens offli
 attached to a paper's supplement, and contains no URL at all (SVG inside HTML needs no namespace).
 
 Charts: per-category RCA accuracy (radar; bars when fewer than three categories), accuracy by
-heterogeneity level and by observability level (grouped bars), and cost vs accuracy (mean tokens per
-task, or latency when no tokens were recorded, against accuracy with ± SE error bars).
+heterogeneity level (every family: RCA, path and topology restoration) and by observability level
+(grouped bars), and cost vs accuracy (mean tokens per task, or latency when no tokens were recorded,
+against accuracy with ± SE error bars; one marker shape per family).
 """
 
 from __future__ import annotations
@@ -193,7 +194,8 @@ def scatter_svg(
 ) -> str:
     """Cost (x) against accuracy (y, 0-100) with vertical ± SE error bars.
 
-    ``points``: (run label, family, x, y, se). Colour by run, marker by family (circle RCA, square path).
+    ``points``: (run label, family, x, y, se). Colour by run, marker by family (circle RCA, square path,
+    triangle topology); only the families present are in the legend.
     """
     w, h = 560, 360
     left, right, top, bottom = 64, 140, 34, 52
@@ -224,19 +226,24 @@ def scatter_svg(
                     f'<line x1="{px - 4:.1f}" y1="{yy:.1f}" x2="{px + 4:.1f}" y2="{yy:.1f}" stroke="{color}"/>'
                 )
         tip = f"<title>{escape(f'{label} {FAMILY_TITLES[family]}: {yv:.2f}% at {xv:,.4g}')}</title>"
-        if family == "rca":
-            body.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="5" fill="{color}">{tip}</circle>')
-        else:
-            body.append(
-                f'<rect x="{px - 5:.1f}" y="{py - 5:.1f}" width="10" height="10" fill="{color}">{tip}</rect>'
-            )
+        body.append(_marker(family, px, py, color, tip))
     body += _legend(labels, left + pw + 14, top + 10)
     ly = top + 30 + 16 * len(labels)
-    body.append(f'<circle cx="{left + pw + 19:.1f}" cy="{ly - 4:.1f}" r="5" fill="#777"/>')
-    body.append(_t(left + pw + 30, ly, "RCA", anchor="start"))
-    body.append(f'<rect x="{left + pw + 14:.1f}" y="{ly + 7:.1f}" width="10" height="10" fill="#777"/>')
-    body.append(_t(left + pw + 30, ly + 16, "Path", anchor="start"))
+    for fam in [f for f in FAMILY_TITLES if any(p[1] == f for p in points)]:
+        body.append(_marker(fam, left + pw + 19, ly - 4, "#777", ""))
+        body.append(_t(left + pw + 30, ly, FAMILY_TITLES[fam], anchor="start"))
+        ly += 16
     return _svg(w, h, body, title)
+
+
+def _marker(family: str, x: float, y: float, color: str, tip: str) -> str:
+    """A family's point: circle RCA, square path, triangle topology (and any other family)."""
+    if family == "rca":
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{color}">{tip}</circle>'
+    if family == "path":
+        return f'<rect x="{x - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" fill="{color}">{tip}</rect>'
+    tri = f"{x:.1f},{y - 6:.1f} {x + 6:.1f},{y + 5:.1f} {x - 6:.1f},{y + 5:.1f}"
+    return f'<polygon points="{tri}" fill="{color}">{tip}</polygon>'
 
 
 # --------------------------------------------------------------------------- charts from a report
@@ -276,7 +283,7 @@ def charts(report: Report) -> list[tuple[str, str]]:
             out.append((bars_svg(cats, series, "RCA accuracy by category (%)"), caption))
     groups: list[str] = []
     het_series: list[list[float | None]] = [[] for _ in report.runs]
-    for fam in ("rca", "path"):
+    for fam in FAMILY_TITLES:
         for level in _values_of(report, "heterogeneity", fam):
             groups.append(f"{FAMILY_TITLES[fam]} {level}")
             for k, r in enumerate(report.runs):
@@ -306,8 +313,10 @@ def charts(report: Report) -> list[tuple[str, str]]:
     ):
         use = "latency_s"
     for r in report.runs:
-        for fam in ("rca", "path"):
-            summ = r.scores["summary"][fam]
+        for fam in FAMILY_TITLES:
+            summ = r.scores["summary"].get(fam)
+            if not summ:
+                continue
             x = r.scores["summary"]["efficiency"][fam][use]["mean"]
             if not summ["n_tasks"] or x is None or summ["accuracy"] is None:
                 continue
@@ -318,7 +327,8 @@ def charts(report: Report) -> list[tuple[str, str]]:
         out.append(
             (
                 scatter_svg(points, labels, "Cost vs accuracy", x_title),
-                f"Exact accuracy (± SE) against {x_title}; circles RCA, squares path restoration. "
+                f"Exact accuracy (± SE) against {x_title}; circles RCA, squares path restoration, triangles "
+                "topology restoration. "
                 "More spending does not have to buy more accuracy.",
             )
         )
