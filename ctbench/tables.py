@@ -190,6 +190,9 @@ LATEX_MIN_TABCOLSEP_PT = 1.5
 """How close columns may come when a table would otherwise be wider than a one-column page."""
 LATEX_HEADER_PT = 44.0
 """A header's lines are at most this wide (or its longest word): headers break rather than widen columns."""
+LATEX_TIGHT_HEADER_PT = 26.0
+"""The same bound for a table still wider than a one-column page: headers break at more of their words
+(``A only /`` over ``B only``) so that a column is as wide as its figures."""
 LATEX_TRANSPOSE_ROWS = 6
 """A table of at most this many rows that is too wide for a one-column page is set turned (rows as
 columns): a description of a few runs reads as well either way."""
@@ -273,10 +276,10 @@ def _latex_cell(text: str, align: str) -> tuple[str, float]:
     return latex_escape(text), _text_pt(text)
 
 
-def _latex_header(name: str, align: str) -> tuple[str, float]:
+def _latex_header(name: str, align: str, header_pt: float = LATEX_HEADER_PT) -> tuple[str, float]:
     """(LaTeX, width in pt) of a header, broken into lines at its words and after ``+ - /`` (a run label
     such as ``claude-code+claude-sonnet-5-5``), so a header is never what makes a column wide."""
-    limit = max([LATEX_HEADER_PT, *(_text_pt(p) for p in _pieces(name))])
+    limit = max([header_pt, *(_text_pt(p) for p in _pieces(name))])
     lines: list[str] = []
     for word in name.split():
         for k, piece in enumerate(_BREAK_AFTER.split(word)):
@@ -350,7 +353,7 @@ class _LatexLayout:
     total: float
 
 
-def _latex_layout(t: Table, bold_best: bool) -> _LatexLayout:
+def _latex_layout(t: Table, bold_best: bool, header_pt: float = LATEX_HEADER_PT) -> _LatexLayout:
     """How ``t`` is set: its cells, column kinds and gaps, and the width that comes to."""
     groups = _column_groups(t.columns)
     grouped = {i: g for g, idx in groups if g is not None for i in idx}
@@ -361,7 +364,7 @@ def _latex_layout(t: Table, bold_best: bool) -> _LatexLayout:
     widths = []
     heads = []
     for j, name in enumerate(shown):
-        head, w = _latex_header(name, "r" if numeric[j] else "l")
+        head, w = _latex_header(name, "r" if numeric[j] else "l", header_pt)
         heads.append(head)
         widths.append(w)
     head_pt = list(widths)
@@ -414,6 +417,10 @@ def render_latex(tables: Sequence[Table], *, bold_best: bool = False) -> str:
     out: list[str] = ["% requires \\usepackage{booktabs}"]
     for n, t in enumerate(tables, start=1):
         lay = _latex_layout(t, bold_best)
+        if lay.total > LATEX_TEXT_PT:
+            tight = _latex_layout(t, bold_best, LATEX_TIGHT_HEADER_PT)
+            if tight.total < lay.total:
+                lay = tight
         if lay.total > LATEX_TEXT_PT and len(t.rows) <= LATEX_TRANSPOSE_ROWS and not lay.grouped:
             turned = _latex_layout(_transposed(t), False)
             if turned.total < lay.total:

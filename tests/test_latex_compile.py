@@ -1,5 +1,8 @@
 """The LaTeX of a 4-run report compiles with pdflatex in one- and two-column article classes, with only
-booktabs, and with no overfull box: the test reads pdflatex's log, as an author checking a paper would."""
+booktabs, and with no overfull box: the test reads pdflatex's log, as an author checking a paper would.
+
+The runs cover every bundled family (RCA, path and topology restoration), and two of them are one model
+under two harnesses, so Table 23 (harness sensitivity) is there with its topology columns."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ CONFIGS = (
     ("codex", "gpt-5.5"),
     ("claude-code", "claude-sonnet-5-5"),
     ("hermes", "deepseek-v4-pro"),
-    ("openai", "gpt-5.5-mini"),
+    ("openai", "gpt-5.5"),
 )
 
 
@@ -35,7 +38,7 @@ def tex(tmp_path_factory: pytest.TempPathFactory) -> str:
     root = tmp_path_factory.mktemp("latex")
     tasks = Path(__file__).resolve().parents[1] / "tasks"
     ts = TaskSet.open(tasks)
-    ids = [r.id for r in ts.refs() if (tasks / "rca" / r.id).is_dir() or (tasks / "path" / r.id).is_dir()]
+    ids = [r.id for r in ts.refs() if any((tasks / f / r.id).is_dir() for f in ("rca", "path", "topology"))]
     rng = random.Random(7)
     runs = []
     for i, (agent, model) in enumerate(CONFIGS):
@@ -45,18 +48,20 @@ def tex(tmp_path_factory: pytest.TempPathFactory) -> str:
             for t in ids
         }
         calls = {t: golden_calls(ts, t)[: 1 + i] for t in ids}
-        runs.append(
-            write_run(
-                root / f"run{i}",
-                tasks,
-                name=f"run{i}",
-                agent=agent,
-                model=model,
-                answers=answers,
-                calls=calls,
-                usage=usage,
-            )
+        run = write_run(
+            root / f"run{i}",
+            tasks,
+            name=f"run{i}",
+            agent=agent,
+            model=model,
+            answers=answers,
+            calls=calls,
+            usage=usage,
         )
+        # each run under its own harness: codex and openai then hold one model under two (Table 23)
+        config = run / "run.yaml"
+        config.write_text(config.read_text().replace("harness: test-harness", f"harness: {agent}"))
+        runs.append(run)
     proc = run_cli(
         "evaluate", "report", *map(str, runs), "--tasks", str(tasks), "--format", "latex", "--bold-best",
         "--resamples", "200", "--label", "run3=OpenAI agent, GPT-5.5 mini (medium)", timeout=300,
@@ -98,3 +103,20 @@ def test_the_latex_is_typeset_as_a_paper_sets_tables(tex: str) -> None:
     runs = tex[tex.index("\\label{tab:runs}") :]
     assert "\nIncomplete & no & no & no & no \\\\" in runs[: runs.index("\\end{tabular}\n")]  # turned
     assert "claude-\\allowbreak{}code+\\allowbreak{}claude-" in tex  # a long label may break at its joins
+
+
+def test_every_family_has_its_paper_tables_in_the_latex(tex: str) -> None:
+    """Topology restoration has its Table 5 and Table 23 (harness sensitivity) and rows in Table 24."""
+
+    def table(label: str) -> str:
+        body = tex[tex.index(f"\\label{{tab:{label}}}") :]
+        return body[: body.index("\\bottomrule")]
+
+    assert "\\label{tab:table5-topology}" in tex
+    t23 = table("table23-topology")
+    assert "Link" in t23 and "Harness" in t23
+    rows = [line for line in t23.splitlines() if line.startswith("gpt-")]
+    assert sorted(line.split(" & ")[1] for line in rows) == ["codex", "openai"]  # one model, two harnesses
+    assert "Topology" not in table("table23")  # the paper's two families, as in the paper
+    t24 = table("table24")
+    assert t24.count("& Topology & 4 &") == 6  # every pair of the four runs, on the four topology tasks

@@ -32,6 +32,7 @@ METRIC_TITLES = {
     "loc_iou": "Loc",
     "id_iou": "ID",
     "rest_iou": "Rest",
+    "link_iou": "Link",
     "evidence_coverage": "Evid. cov.",
 }
 
@@ -419,5 +420,5 @@ def cost_table(cmp: Comparison) -> Table | None:
 
 
 def _metric_order(metric: str) -> int:
-    order = ["accuracy", "loc_iou", "id_iou", "rest_iou", "evidence_coverage"]
+    order = ["accuracy", "loc_iou", "id_iou", "rest_iou", "link_iou", "evidence_coverage"]
     return order.index(metric) if metric in order else len(order)

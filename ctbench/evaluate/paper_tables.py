@@ -11,9 +11,11 @@ folders and the task set, like every other report table:
   (``O2→O1``), and each run holding both is shown original against variant, with Table 21's counts
   for both and the paper's caveat: the evidence scores have different denominators.
 - **Table 23** - harness sensitivity: runs of the same model under different harnesses, with the
-  path micro IoU, evidence F1 (2C / (G + A)) and coverage (C / G).
+  path micro IoU, evidence F1 (2C / (G + A)) and coverage (C / G); when the runs hold topology tasks,
+  a table of the same shape for them follows (accuracy, node-pair IoU, link IoU, evidence): one table
+  with all three families would not fit a two-column page.
 - **Table 24** - pairwise exact-answer disagreement (both right, first only, second only, neither) for
-  every pair of runs, on the tasks both hold.
+  every pair of runs, on the tasks both hold, per family (RCA, path, topology restoration).
 - **Scoped comparisons (Tables 26-27)** - pairs the user names, grouped in comparison scopes; Holm's
   adjustment runs within each scope, task family and metric, as D.2 prescribes ("three comparisons for
   the main and fixed-model scopes and one for the same-harness scope").
@@ -156,6 +158,32 @@ def same_model_groups(runs: Sequence[tuple[str, ScoredRun]]) -> dict[str, list[t
     return {m: g for m, g in groups.items() if len({_harness(r) for _, r in g}) > 1}
 
 
+TOPOLOGY_COLUMNS = ["Model", "Harness", "Acc", "Loc", "Link", "Evid. F1", "Evid. cov."]
+"""Table 23's columns for topology restoration (a table of its own: the paper has two families)."""
+
+
+def table23_topology(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
+    """Harness sensitivity on the topology tasks: the same model under different harnesses."""
+    t = Table(
+        title="Harness sensitivity on topology restoration: the same model under different harnesses",
+        key="table23_topology",
+        columns=list(TOPOLOGY_COLUMNS),
+    )
+    for model, group in same_model_groups(runs).items():
+        for _label, run in group:
+            topo = summarize(run.scores)["topology"]
+            if topo["n_tasks"]:
+                ev = topo["evidence"]
+                cells = [topo["accuracy"], topo["loc_iou"], topo["link_iou"], ev["f1"], ev["coverage"]]
+                t.add(model, _harness(run), *(percent(x) for x in cells))
+    t.best = {col: "max" for col in TOPOLOGY_COLUMNS[2:]}
+    t.note = (
+        "Percent, over the runs' topology-restoration tasks. Acc: exact link set; Loc: IoU over node pairs "
+        "(ports ignored); Link: IoU over links, both ends and ports. Evid. F1 and Evid. cov. as in Table 23."
+    )
+    return t
+
+
 def table23(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
     cols = [
         "Model",
@@ -236,7 +264,7 @@ def table24(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
         columns=["Pair", "Family", "n", "Both", "First only", "Second only", "Neither"],
     )
     for (la, ra), (lb, rb) in combinations(runs, 2):
-        for fam in ("rca", "path"):
+        for fam in FAMILY_TITLES:
             n, both, first, second, neither = disagreement(ra, rb, fam)
             if n:
                 t.add(f"{la} vs {lb}", FAMILY_TITLES[fam], n, both, first, second, neither)
@@ -402,7 +430,7 @@ def scoped_table(sc: ScopedComparison, *, split: bool = False) -> Table:
             "A only / B only",
         ]
     t = Table(title="Paired comparisons within the named scopes", key="table26_27", columns=cols)
-    order = {"rca": 0, "path": 1}
+    order = {f: i for i, f in enumerate(FAMILY_TITLES)}
     for scope in sc.scopes:
         pair_order = {(sc.names[a], sc.names[b]): i for i, (a, b) in enumerate(scope.pairs)}
         rows = sorted(
@@ -432,7 +460,7 @@ def paper_tables(runs: Sequence[tuple[str, ScoredRun]]) -> list[Table]:
     """The tables of this module a report shows for its runs (empty ones left out)."""
     tables = [table21(runs), table20_ablation(runs)]
     if same_model_groups(runs):
-        tables.append(table23(runs))
+        tables += [table23(runs), table23_topology(runs)]
     if len(runs) > 1:
         tables.append(table24(runs))
     return [t for t in tables if t.rows]
