@@ -377,6 +377,12 @@ class HiddenSpec(Strict):
         "truth, one line per entry), what that benchmark's own scoring rules compare with.",
     )
     canary: str = Field(default="", description="The task set's contamination-guard string.")
+    hash_key: str = Field(
+        default="",
+        description="Sealed gold only: a random secret (hex) that keys the hashes of the hidden parts "
+        "(HMAC-SHA256), so a review record's hashes cannot be matched against guessed answers. "
+        "Written by ctbench when the gold is sealed; never edit it (a new key reopens the review).",
+    )
 
     def rca_entries(self) -> frozenset[RcaEntry]:
         return frozenset(t.entry() for t in self.answer.rca or [])

@@ -173,6 +173,39 @@ def unseal(data: bytes, identity: Path | None, where: str) -> bytes:
         ) from None
 
 
+# --------------------------------------------------------------------------- the hash key
+
+
+HASH_KEY_FIELD = "hash_key"
+
+
+def new_hash_key() -> str:
+    """A fresh secret for a task's hidden-part hashes: 32 random bytes, as hex."""
+    import secrets
+
+    return secrets.token_hex(32)
+
+
+def with_hash_key(plain: bytes, where: str) -> bytes:
+    """``hidden.yaml`` bytes with a ``hash_key`` added when they have none (comments and layout kept).
+
+    Sealed gold keys its part hashes (:mod:`ctbench.approval.hashes`) with this secret, which lives
+    only inside the ciphertext: without it a review record's hash of a short answer (a device, an
+    interface) could be matched by hashing guesses. An existing key is never replaced, so hashes
+    taken before stay comparable.
+    """
+    from ctbench.yamlio import load_document
+
+    try:
+        doc = load_document(Path(where), plain.decode("utf-8"))
+    except (UnicodeDecodeError, CtbError):
+        return plain  # not YAML: the validator reports it; nothing to key
+    if not isinstance(doc, dict) or doc.get(HASH_KEY_FIELD):
+        return plain
+    doc[HASH_KEY_FIELD] = new_hash_key()
+    return dump_document(doc).encode("utf-8")
+
+
 # --------------------------------------------------------------------------- the recipients list
 
 

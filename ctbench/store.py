@@ -403,7 +403,8 @@ class TaskSet:
                 return False
             raise CtbError(f"{set_relative(self.root, folder)}: no {HIDDEN_FILE} to seal")
         recipients = sealing.initial_recipients(self.root / "reviewers.yaml", authors)
-        atomic_write_bytes(folder / SEALED_HIDDEN_FILE, sealing.seal(plain.read_bytes(), recipients.keys()))
+        data = sealing.with_hash_key(plain.read_bytes(), set_relative(self.root, plain))
+        atomic_write_bytes(folder / SEALED_HIDDEN_FILE, sealing.seal(data, recipients.keys()))
         atomic_write_text(folder / sealing.RECIPIENTS_FILE, sealing.render_recipients(recipients))
         plain.unlink()
         return True
@@ -418,6 +419,7 @@ class TaskSet:
         if plain is None:
             raise CtbError(f"{set_relative(self.root, folder)}: no sealed gold")
         recipients = recipients.with_recipient(recipient)
+        plain = sealing.with_hash_key(plain, set_relative(self.root, folder / SEALED_HIDDEN_FILE))
         atomic_write_bytes(folder / SEALED_HIDDEN_FILE, sealing.seal(plain, recipients.keys()))
         atomic_write_text(rec_file, sealing.render_recipients(recipients))
 
@@ -453,6 +455,9 @@ class TaskSet:
         else:
             recipients = sealing.initial_recipients(self.root / "reviewers.yaml", authors or [])
             old = None
+        if not hidden.hash_key:  # sealed gold keys its hashes; an existing key is kept, never replaced
+            kept = _hash_key_of(old)
+            hidden = hidden.model_copy(update={"hash_key": kept or sealing.new_hash_key()})
         text = _merged_text(self, folder / HIDDEN_FILE, hidden, old.decode("utf-8") if old else None)
         if old is not None and old.decode("utf-8") == text:
             return False
@@ -512,6 +517,18 @@ class TaskSet:
         rel = recording_filename(device, command)
         atomic_write_bytes(folder / rel, data)
         return rel
+
+
+def _hash_key_of(hidden: bytes | None) -> str:
+    """The ``hash_key`` of a hidden part's plain bytes ("" when none or unreadable)."""
+    if not hidden:
+        return ""
+    try:
+        doc = load_fast(Path(HIDDEN_FILE), hidden.decode("utf-8"))
+    except (UnicodeDecodeError, CtbError):
+        return ""
+    key = doc.get("hash_key") if isinstance(doc, dict) else None
+    return key if isinstance(key, str) else ""
 
 
 def _merged_text(ts: TaskSet, path: Path, model: BaseModel, existing: str | None) -> str:

@@ -17,15 +17,26 @@ metadata                       metadata correctness
 Hashes are computed from bytes through a :class:`PartReader`, so the same code hashes the working
 tree and any commit in git (the audit and the pull-request diff read old versions). The visible
 parts are hashed without ever asking for ``hidden.yaml``: the blind solve records them too.
+
+Sealed gold carries a secret ``hash_key`` inside its ciphertext, and its three hidden parts (gold,
+golden actions, metadata) are then hashed as ``hmac-sha256:`` keyed with it. A plain ``sha256:`` of
+a short answer (one device, one interface, one label) is found by hashing every guess; a keyed one
+is not, without the key, and everyone who can read the gold can recompute it (a reviewer after
+the unseal, the authors, the maintainers, the run gate). A hidden part without a key keeps its
+plain ``sha256:``; a plain hash recorded before a key was added still matches the same content
+(:meth:`ContentHashes.same`), so adding a key reopens nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
+
+from pydantic import PrivateAttr
 
 from ctbench.approval.states import Criterion
 from ctbench.errors import CtbError
@@ -50,17 +61,37 @@ PART_TITLES = {
 }
 
 
+HIDDEN_PARTS: tuple[str, ...] = ("gold", "golden_actions", "metadata")
+KEYED = "hmac-sha256:"
+
+
 class ContentHashes(Strict):
-    """``sha256:<hex>`` per part; ``None`` where a part was not hashed (hidden parts at blind time)."""
+    """``sha256:<hex>`` per part (``hmac-sha256:<hex>`` for the hidden parts of sealed gold);
+    ``None`` where a part was not hashed (hidden parts at blind time)."""
 
     statement: str | None = None
     recordings: str | None = None
     gold: str | None = None
     golden_actions: str | None = None
     metadata: str | None = None
+    _plain: dict[str, str] = PrivateAttr(default_factory=dict)
+    """Keyed hidden parts' plain ``sha256:`` too, only in memory: what a record written before the
+    key matches. Never stored (it is exactly what the key protects)."""
 
     def get(self, part: str) -> str | None:
         return getattr(self, part)
+
+    def same(self, part: str, recorded: str | None) -> bool:
+        """Whether ``recorded`` (a hash from a record) is this part's hash, keyed or, before a key, plain.
+
+        An unknown on either side counts as the same: nothing can be said to have changed.
+        """
+        now = self.get(part)
+        if recorded is None or now is None:
+            return True
+        if recorded == now:
+            return True
+        return not recorded.startswith(KEYED) and self._plain.get(part) == recorded
 
     def subset(self, parts: Iterable[str]) -> dict[str, str]:
         return {p: v for p in parts if (v := self.get(p)) is not None}
@@ -93,10 +124,18 @@ def disk_reader(task_dir: Path, ts: TaskSet | None = None) -> PartReader:
     return read
 
 
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
 def digest(value: Any) -> str:
     """Hash of a JSON value in canonical form (sorted keys, no spacing), so key order never matters."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(_canonical(value)).hexdigest()
+
+
+def keyed_digest(value: Any, key: str) -> str:
+    """:func:`digest` keyed with a task's secret ``hash_key`` (HMAC-SHA256): unguessable without it."""
+    return KEYED + hmac.new(key.encode("utf-8"), _canonical(value), hashlib.sha256).hexdigest()
 
 
 def sha256_text(text: str) -> str:
@@ -152,10 +191,13 @@ def content_hashes(read: PartReader) -> ContentHashes:
         if isinstance(a, dict):
             actions.append([str(a.get("device")), str(a.get("command")), str(a.get("why", ""))])
     actions.sort()  # the paper fixes no order for independent checks: reordering is no change
-    out["gold"] = digest(hidden.get("answer"))
-    out["golden_actions"] = digest(actions)
-    out["metadata"] = digest(hidden.get("metadata"))
-    return ContentHashes(**out)
+    values = {"gold": hidden.get("answer"), "golden_actions": actions, "metadata": hidden.get("metadata")}
+    key = hidden.get("hash_key")
+    if isinstance(key, str) and key:
+        hashes = ContentHashes(**out, **{p: keyed_digest(v, key) for p, v in values.items()})
+        hashes._plain = {p: digest(v) for p, v in values.items()}
+        return hashes
+    return ContentHashes(**out, **{p: digest(v) for p, v in values.items()})
 
 
 def task_content_hash(task_dir: Path, ts: TaskSet | None = None) -> str:
@@ -171,12 +213,7 @@ def task_content_hash(task_dir: Path, ts: TaskSet | None = None) -> str:
 def changed_parts(before: ContentHashes | dict[str, str], after: ContentHashes) -> list[str]:
     """Parts whose hash differs; a part unknown on either side does not count as changed."""
     old = before.model_dump() if isinstance(before, ContentHashes) else dict(before)
-    out = []
-    for part in PARTS:
-        a, b = old.get(part), after.get(part)
-        if a is not None and b is not None and a != b:
-            out.append(part)
-    return out
+    return [part for part in PARTS if not after.same(part, old.get(part))]
 
 
 def reopened_by(parts: Iterable[str]) -> list[Criterion]:
@@ -192,7 +229,7 @@ def stale_criteria(
     out: dict[Criterion, list[str]] = {}
     for crit, deps in CRITERION_PARTS.items():
         seen = agreed_on(crit)
-        changed = [p for p in deps if p in seen and now.get(p) is not None and seen[p] != now.get(p)]
+        changed = [p for p in deps if p in seen and not now.same(p, seen[p])]
         if changed:
             out[crit] = changed
     return out

@@ -356,7 +356,7 @@ class ReviewDesk:
                     changed = [
                         p
                         for p in CRITERION_PARTS[crit]
-                        if p in prev.basis and prev.basis[p] != now_hashes.get(p)
+                        if p in prev.basis and not now_hashes.same(p, prev.basis[p])
                     ]
                     parts += [p for p in changed if p not in parts]
                     record.criteria[crit] = (
@@ -699,6 +699,40 @@ class ReviewDesk:
         listed = initial_recipients(self.ts.root / PEOPLE_FILE, list(task.authors))
         return {r.name: r.key for r in listed.recipients}
 
+    def _refuse_gold_quotes(
+        self, ref: TaskRef, task: TaskSpec, texts: Mapping[str, str], *, unreadable_ok: bool = False
+    ) -> None:
+        """Refuse free text that quotes the sealed gold, before anything is committed or pushed.
+
+        ``texts``: field (as the user typed it, e.g. ``--disagree answer_completeness``) -> text. On a
+        sealed set the text goes into the record, the commit body and the trailers in plain text.
+        ``unreadable_ok``: an actor who cannot open the gold (a maintainer discarding without their
+        key) is not held up by this check; everyone else needs the gold for the step anyway.
+        """
+        if not self._seals_records(ref) or not any(t.strip() for t in texts.values()):
+            return
+        from ctbench.review.goldquote import GoldQuotes
+        from ctbench.sealing import SealError
+
+        try:
+            nodes = [d.name for d in self.ts.network(task.network).devices]
+        except CtbError:
+            nodes = []
+        try:
+            hidden = self.ts.load_hidden(ref)
+        except SealError:
+            if unreadable_ok:
+                return
+            raise
+        quotes = GoldQuotes(task.family, hidden, self.ts.taxonomy, nodes)
+        for name, text in texts.items():
+            which = quotes.quoted(text)
+            if which is not None:
+                raise CtbError(
+                    f"{name}: the text quotes the sealed gold ({which} of {ref.id}) and was not "
+                    "committed; say what is wrong without writing the answer (its recipients can read it)"
+                )
+
     def rule(
         self,
         task_id: str,
@@ -719,6 +753,14 @@ class ReviewDesk:
             record = records[-1]
             if record.comparison is None:
                 raise CtbError(f"reveal {task_id} before ruling on it: ctb-review reveal {task_id}")
+            self._refuse_gold_quotes(
+                ref,
+                task,
+                {
+                    f"--{'disagree' if v == Verdict.DISAGREE else 'comment'} {c.value}": text
+                    for c, (v, text) in rulings.items()
+                },
+            )
             if record.reviewer != actor:
                 raise CtbError(
                     f"round {record.round} of {task_id} is reviewed by {record.reviewer}, not {actor}"
@@ -778,7 +820,7 @@ class ReviewDesk:
     ) -> None:
         for crit in CRITERIA:  # content changed during the round: an agreement on the old version is void
             cr = record.criteria[crit]
-            stale = [p for p, h in cr.basis.items() if now_hashes.get(p) not in (None, h)]
+            stale = [p for p, h in cr.basis.items() if not now_hashes.same(p, h)]
             if cr.verdict == Verdict.AGREE and stale:
                 record.criteria[crit] = CriterionReview(reopened_by=stale, thread=cr.thread)
                 result.messages.append(
@@ -861,11 +903,16 @@ class ReviewDesk:
                     f"{task_id} has had {limit} review round(s), the maximum (review.max_rounds in ctbench.yaml); "
                     f"without consensus it is discarded: ctb-review discard {task_id} --reason TEXT"
                 )
+            self._refuse_gold_quotes(
+                ref,
+                task,
+                {"--why": why, **{f"--{stance} {c.value}": text for c, (stance, text) in replies.items()}},
+            )
             now_hashes = self.hashes(ref)
             for crit, (stance, _text) in replies.items():
                 crit_basis = record.criteria[crit].basis
                 if stance == "concede" and not any(
-                    crit_basis.get(p) not in (None, now_hashes.get(p)) for p in CRITERION_PARTS[crit]
+                    not now_hashes.same(p, crit_basis.get(p)) for p in CRITERION_PARTS[crit]
                 ):
                     titles = " or ".join(PART_TITLES[p] for p in CRITERION_PARTS[crit])
                     raise CtbError(
@@ -880,7 +927,7 @@ class ReviewDesk:
             parts = [
                 p
                 for p in CRITERION_PARTS[Criterion.SOLVABILITY] + ("golden_actions", "metadata")
-                if basis.get(p) and basis.get(p) != now_hashes.get(p)
+                if basis.get(p) and not now_hashes.same(p, basis.get(p))
             ]
             parts = list(dict.fromkeys(parts))
             if changed_files:
@@ -930,7 +977,9 @@ class ReviewDesk:
             for crit in CRITERIA:
                 prev = record.criteria[crit]
                 changed = [
-                    p for p in CRITERION_PARTS[crit] if p in prev.basis and prev.basis[p] != now_hashes.get(p)
+                    p
+                    for p in CRITERION_PARTS[crit]
+                    if p in prev.basis and not now_hashes.same(p, prev.basis[p])
                 ]
                 if prev.verdict == Verdict.AGREE and not changed:
                     nxt.criteria[crit] = CriterionReview(
@@ -965,6 +1014,7 @@ class ReviewDesk:
         with self.repo.locked(f"discard {task_id}"):
             ref, task, records = self._enter(task_id)
             check_move(task_id, task.status, Status.DISCARDED)
+            self._refuse_gold_quotes(ref, task, {"--reason": reason}, unreadable_ok=True)
             now = self.clock()
             record = records[-1] if records else new_record(task_id, task.family, 1, task.authors, now)
             record.outcome = "discarded"
