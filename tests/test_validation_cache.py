@@ -129,7 +129,7 @@ def test_a_planted_cache_file_is_ignored_and_replaced(
     checked.clear()
     assert gate(task_set) == (ALL, {})
     assert sorted(checked) == ALL  # nothing taken from the planted file
-    assert file.is_file() and not file.is_symlink() and json.loads(file.read_text())["version"] == 1
+    assert file.is_file() and not file.is_symlink() and json.loads(file.read_text())["version"] == 2
 
 
 def test_protection_off_a_key_without_the_content_reuses_a_stale_outcome(
@@ -168,3 +168,4 @@ def test_a_task_broken_between_two_runs_is_kept_out_of_the_second(
     )
     assert ran == ["RCA-001", "RCA-002"]
     assert "PATH-001" in second.stderr and "fails validation" in second.stderr
+

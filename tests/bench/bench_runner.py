@@ -15,8 +15,9 @@
    measurement, there also from inside the sandbox). Target: at least half the direct rate.
 4. The run gate (``apply_gate``: validation and approval) over the 1,000 generated tasks: as it was
    (every task validated, the copied-gold comparison included), the first time with the validation
-   cache (every task validated, outcomes stored), and again (outcomes reused by content hash).
-   Target: under 2 s reused (11 s before the cache, issue 25).
+   cache (every task validated, outcomes stored), then reused by content hash, twice each with the
+   cache's folder walk as first landed and as now, interleaved. Target: under 2 s reused (11 s
+   before the cache, issue 25).
 
 ``--part overhead,speedup,mcp,gate`` runs only those parts (default: all).
 """
@@ -128,6 +129,7 @@ def bench_gate(tasks: Path, cache: Path) -> None:
     from ctbench.approval import gate as gate_mod
     from ctbench.evaluate.runner import Selection, select_tasks
     from ctbench.store import TaskSet
+    from ctbench.validation import cache as cache_mod
     from ctbench.validation.validator import Validator
 
     os.environ["CTBENCH_CACHE_DIR"] = str(cache)
@@ -149,6 +151,28 @@ def bench_gate(tasks: Path, cache: Path) -> None:
         report = Validator(task_set).run(refs)  # the copied-gold warnings too, every task every time
         return {f.task: f.render() for f in report.errors if f.task}
 
+    def walk_as_landed(h, folder, label):  # type: ignore[no-untyped-def]
+        """The cache's folder walk as first landed: ``os.walk``, ``relpath``, an ``lstat`` per file."""
+        import stat
+
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames.sort()
+            rel_dir = os.path.relpath(dirpath, folder)
+            for name in sorted(dirnames):
+                path = os.path.join(dirpath, name)
+                if os.path.islink(path):
+                    h.update(f"{label}|L|{rel_dir}/{name}|{os.readlink(path)}\n".encode())
+                else:
+                    h.update(f"{label}|D|{rel_dir}/{name}\n".encode())
+            for name in sorted(filenames):
+                path = os.path.join(dirpath, name)
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode):
+                    with open(path, "rb") as fh:
+                        h.update(f"{label}|F|{rel_dir}/{name}|{st.st_size}\n".encode())
+                        while chunk := fh.read(1 << 20):
+                            h.update(chunk)
+
     print(f"\n4. the run gate over {len(pairs)} tasks (--allow-unreviewed: validation and approval state)")
     real = gate_mod.validation_problems
     gate_mod.validation_problems = old_validation
@@ -157,8 +181,23 @@ def bench_gate(tasks: Path, cache: Path) -> None:
     finally:
         gate_mod.validation_problems = real
     timed("cache cold (validate, store)")
-    warm = timed("cache warm (reuse by content hash)")
-    print(f"   target < 2 s reused: {'met' if warm < 2 else 'MISSED'}")
+    walk = cache_mod._hash_tree
+    cache_mod._hash_tree = walk_as_landed  # its keys differ from the new walk's: stored once first
+    try:
+        timed("cache cold, walk as landed")
+    finally:
+        cache_mod._hash_tree = walk
+    for _ in range(2):  # interleaved, so the machine's load falls on both alike
+        cache_mod._hash_tree = walk_as_landed
+        try:
+            timed("warm, folder walk as landed")
+        finally:
+            cache_mod._hash_tree = walk
+        warm = timed("warm, scandir walk (now)")
+    print(
+        f"   target < 2 s reused: {'met' if warm < 2 else 'MISSED'}   (issue 25: 11 s before the cache; "
+        f"2.32 s as landed, at load 8-17)   load now {os.getloadavg()[0]:.1f}"
+    )
 
 
 def main() -> int:
