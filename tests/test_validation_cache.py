@@ -168,4 +168,3 @@ def test_a_task_broken_between_two_runs_is_kept_out_of_the_second(
     )
     assert ran == ["RCA-001", "RCA-002"]
     assert "PATH-001" in second.stderr and "fails validation" in second.stderr
-
