@@ -12,7 +12,7 @@ from typing import Any
 ROOT = {"schema_version", "session_id", "agent", "steps", "final_metrics"}
 AGENT = {"name", "version", "model_name", "tool_definitions"}
 STEP_REQUIRED = {"step_id", "timestamp", "source", "message"}
-STEP_OPTIONAL = {"tool_calls", "observation", "metrics"}
+STEP_OPTIONAL = {"tool_calls", "observation", "metrics", "reasoning_content"}
 TOOL_CALL = {"tool_call_id", "function_name", "arguments"}
 RESULT = {"source_call_id", "content"}
 FINAL = {

@@ -122,7 +122,7 @@ def test_the_checker_catches_broken_documents(tmp_path: Path) -> None:
         "metrics on a user step": lambda d: d["steps"][0].update(metrics={"prompt_tokens": 1}),
         "unknown source": lambda d: d["steps"][0].update(source="tool"),
         "extra root field": lambda d: d.update(extra={}),
-        "extra step field": lambda d: d["steps"][1].update(reasoning_content="x"),
+        "extra step field": lambda d: d["steps"][1].update(rationale="x"),
         "dangling observation": lambda d: d["steps"][1]["observation"]["results"][0].update(
             source_call_id="zz"
         ),

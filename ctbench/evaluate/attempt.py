@@ -427,6 +427,7 @@ async def run_attempt(
         commands=calls,
         trajectory=trajectory,
         log=log_bytes,
+        transcript=result.transcript,
         notes=list(result.notes),
     )
 

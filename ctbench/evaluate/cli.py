@@ -1007,8 +1007,10 @@ Write run folders in the formats other tools read.
 
   atif         one ATIF v1.7 OUT/<ID>/trajectory.json per task of one run: the prompt, every replay call
                with the output the device printed (replayed from the task set), the final answer, and
-               the attempt's tokens and cost (reported, or priced with --prices). Trajectory viewers
-               and SFT/RL pipelines read it. A run of several trials (--trials K) writes trial K>1 to
+               the attempt's tokens and cost (reported, or priced with --prices); for the harness
+               CLIs, the conversation they recorded (transcripts/<ID>.jsonl: each model response,
+               its calls and their real results, in order, with their times and usage). Trajectory
+               viewers and SFT/RL pipelines read it. A run of several trials (--trials K) writes trial K>1 to
                OUT/<ID>.trial<K>/trajectory.json.
   leaderboard  OUT/leaderboard.json, the CTBench leaderboard's published-results JSON (schema version 1)
                for one or more runs: per family accuracy, localization, reasoning (RCA-ID / Path-Rest)

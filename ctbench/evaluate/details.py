@@ -31,6 +31,7 @@ from ctbench.answer import Path as AnswerPath
 from ctbench.answer import RcaEntry, align_ingress, path_edges, path_line
 from ctbench.evaluate.runfolder import ResultLine, RunFolder
 from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, _trajectory_file
+from ctbench.evaluate.transcript import TranscriptEntry, read_transcript, transcript_path
 from ctbench.scoring.judge import TaskJudge
 from ctbench.scoring.metrics import TaskScores, score_task
 from ctbench.scoring.parse import Link
@@ -112,6 +113,8 @@ class TaskDetail:
     log_text: str | None
     turns: list[ModelTurn] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    transcript: list[TranscriptEntry] = field(default_factory=list)
+    """The conversation the harness recorded (``transcripts/<ID>.jsonl``), empty where none was kept."""
 
     @property
     def answer_text(self) -> str | None:
@@ -432,6 +435,10 @@ class DetailLoader:
         golden_checks = [GoldenCheck(d, c, (d, c) in executed) for d, c in sorted(ctx.golden_actions)]
         predicted, gold, invalid = answer_checks(ctx, record.prediction)
         log_text = read_log(folder, task_id, result)
+        transcript, more = read_transcript(
+            transcript_path(folder.path, task_id, result.trial if result else 1)
+        )
+        warnings += more
         return TaskDetail(
             task_id=task_id,
             family=ctx.family,
@@ -446,4 +453,5 @@ class DetailLoader:
             log_text=log_text,
             turns=model_turns(log_text),
             warnings=warnings,
+            transcript=transcript,
         )

@@ -11,6 +11,11 @@ schema are written:
 - root: ``schema_version`` ("ATIF-v1.7"), ``session_id`` (``<run name>/<task id>``, with
   ``/trial-<K>`` after it for every trial of a several-trial run), ``agent``
   {``name``, ``version``, ``model_name``, ``tool_definitions``}, ``steps``, ``final_metrics``;
+- where the run folder has the attempt's transcript (``transcripts/<ID>.jsonl``, kept for the
+  harness CLIs, :mod:`.transcript`), the steps are that conversation: the prompt, then one ``agent``
+  step per model response in the order the model server answered them (text, ``reasoning_content``,
+  tool calls, the results the model was given as ``observation``, the harness's own timestamp and the
+  response's usage as ``metrics``); nothing is invented. Without a transcript:
 - step 1 is the ``user`` step holding the exact prompt; then the agent's steps: one per model turn
   the harness logged (its text as ``message``, its usage as ``metrics``, and as ``tool_calls`` the
   ``run_command`` calls it made, taken in order from the trajectory), else one per replay call; every
@@ -45,6 +50,7 @@ from ctbench.evaluate.details import DetailLoader, ModelTurn, Step, TaskDetail
 from ctbench.evaluate.prices import REPORTED_CURRENCY, Prices, attempt_cost, currency_of
 from ctbench.evaluate.runfolder import RunFolder, trial_suffix
 from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_run_info, read_trial_results
+from ctbench.evaluate.transcript import bare_tool
 from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_text
 
@@ -105,6 +111,8 @@ def atif_trajectory(
 ) -> dict[str, Any]:
     """One task of one run as an ATIF v1.7 trajectory (see the module docstring for the mapping);
     ``cost_usd`` is the attempt's cost where known (reported, or priced in US dollars)."""
+    if detail.transcript:
+        return _from_transcript(detail, info, started=started, tools=tools, cost_usd=cost_usd)
     t0 = _start(detail, started)
     steps: list[dict[str, Any]] = [
         {"step_id": 1, "timestamp": _iso(t0), "source": "user", "message": detail.prompt or ""}
@@ -197,6 +205,93 @@ def atif_trajectory(
             "total_prompt_tokens": r.input_tokens if r is not None else None,
             "total_completion_tokens": r.output_tokens if r is not None else None,
             "total_cached_tokens": sum(cached) if cached else None,
+            "total_cost_usd": cost_usd,
+            "total_steps": len(steps),
+        },
+    }
+
+
+def _from_transcript(
+    detail: TaskDetail,
+    info: RunInfo,
+    *,
+    started: datetime,
+    tools: list[dict[str, Any]],
+    cost_usd: float | None,
+) -> dict[str, Any]:
+    """The trajectory from the conversation the harness recorded: one ``user`` step for the prompt,
+    one ``agent`` step per model response in the order the model server answered them, with its text,
+    reasoning, tool calls, the results the model was given for them (as ``observation``), the time the
+    harness recorded and the response's usage. Nothing is invented: a call without a recorded result
+    has no observation, and the final answer is whatever the transcript holds (a ``submit_answer``
+    call with the server's reply, a last message)."""
+    now = _start(detail, started)
+    steps: list[dict[str, Any]] = []
+    by_call: dict[str, dict[str, Any]] = {}
+    if not any(e.kind == "prompt" for e in detail.transcript):
+        steps.append({"step_id": 1, "timestamp": _iso(now), "source": "user", "message": detail.prompt or ""})
+    for entry in detail.transcript:
+        now = entry.t if entry.t is not None else now
+        if entry.kind == "prompt":
+            steps.append(
+                {
+                    "step_id": len(steps) + 1,
+                    "timestamp": _iso(now),
+                    "source": "user",
+                    "message": entry.text or "",
+                }
+            )
+        elif entry.kind == "model":
+            step: dict[str, Any] = {
+                "step_id": len(steps) + 1,
+                "timestamp": _iso(now),
+                "source": "agent",
+                "message": entry.text or "",
+            }
+            if entry.reasoning:
+                step["reasoning_content"] = entry.reasoning
+            if entry.tool_calls:
+                step["tool_calls"] = [
+                    {"tool_call_id": c.id, "function_name": bare_tool(c.name), "arguments": c.arguments}
+                    for c in entry.tool_calls
+                    if c.id not in by_call
+                ]
+                by_call.update({c.id: step for c in entry.tool_calls if c.id not in by_call})
+            if entry.usage is not None and (entry.usage.input is not None or entry.usage.output is not None):
+                step["metrics"] = {
+                    k: v
+                    for k, v in (
+                        ("prompt_tokens", entry.usage.input),
+                        ("completion_tokens", entry.usage.output),
+                        ("cached_tokens", entry.usage.cached),
+                    )
+                    if v is not None
+                }
+            steps.append(step)
+        elif entry.call_id in by_call:
+            owner = by_call[entry.call_id]
+            owner.setdefault("observation", {"results": []})["results"].append(
+                {"source_call_id": entry.call_id, "content": entry.content or ""}
+            )
+    r = detail.result
+    cached = [e.usage.cached for e in detail.transcript if e.usage is not None and e.usage.cached is not None]
+    total_cached = r.cached_tokens if r is not None and r.cached_tokens is not None else None
+    return {
+        "schema_version": ATIF_VERSION,
+        "session_id": f"{info.name}/{detail.task_id}" + _trial(detail, info),
+        "agent": {
+            "name": info.agent or info.harness or "unknown",
+            "version": info.harness_version or "unknown",
+            "model_name": info.model or "unknown",
+            "tool_definitions": tools,
+        },
+        "steps": steps,
+        "final_metrics": {
+            "total_prompt_tokens": r.input_tokens if r is not None else None,
+            "total_completion_tokens": r.output_tokens if r is not None else None,
+            "total_cached_tokens": total_cached
+            if total_cached is not None
+            else (sum(cached) if cached else None),
             "total_cost_usd": cost_usd,
             "total_steps": len(steps),
         },

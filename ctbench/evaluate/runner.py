@@ -63,6 +63,7 @@ from ctbench.evaluate.runfolder import (
     task_set_commit,
     utc_now,
 )
+from ctbench.evaluate.transcript import save_transcript
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, SandboxSettings, WorkUnit
 from ctbench.model import Family, HiddenSpec, TaskSpec
 from ctbench.scoring.judge import Judges
@@ -893,6 +894,7 @@ class Runner:
         try:
             traj = self.folder.save_trajectory(u.task_id, u.trial, outcome.trajectory)
             log = self.folder.append_log(u.task_id, u.trial, outcome.log)
+            save_transcript(self.folder.path, u.task_id, u.trial, outcome.transcript)
         except OSError as exc:
             raise _write_error(
                 exc, f"{self.folder.path}: cannot save the trajectory or log of {u.task_id}"

@@ -115,14 +115,15 @@ class AttemptOutcome(BaseModel):
     commands: int = 0
     trajectory: list[TrajectoryRecord] = Field(default_factory=list)
     log: bytes = b""
+    transcript: bytes = b""
     notes: list[str] = Field(default_factory=list)
     worker: str | None = Field(default=None, description="Where it ran, when not in the runner's process.")
 
-    @field_serializer("log", when_used="json")
+    @field_serializer("log", "transcript", when_used="json")
     def _log_b64(self, value: bytes) -> str:
         return base64.b64encode(value).decode("ascii")
 
-    @field_validator("log", mode="before")
+    @field_validator("log", "transcript", mode="before")
     @classmethod
     def _log_from_b64(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -119,6 +119,8 @@ class AgentResult:
     model_reported: str | None = None
     """The model id the endpoint's responses named, when it is not the one asked for (an alias resolved
     to a dated snapshot, a router's choice); several ids are joined with ``, ``."""
+    transcript: bytes = b""
+    """The conversation as JSON Lines (:mod:`ctbench.evaluate.transcript`), where the agent keeps one."""
 
     def saw_models(self, requested: str | None, seen: Iterable[str | None]) -> None:
         """Record the ids the endpoint reported, unless they are just the requested one."""

@@ -23,6 +23,8 @@ from ctbench.evaluate.agents.agent_files import AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.codex import parse_events
 from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, without_v1
+from ctbench.evaluate.agents.harness_transcripts import claude_transcript
+from ctbench.evaluate.transcript import TranscriptEntry
 
 CTB_TOOLS = ("mcp__ctb__list_devices", "mcp__ctb__run_command", "mcp__ctb__submit_answer")
 SSH_RULE = "Bash(ssh:*)"
@@ -106,6 +108,10 @@ class ClaudeCodeAgent(HarnessAgent):
 
     def keep_line(self, raw: bytes) -> bool:
         return b'"stream_event"' not in raw[:200] or any(k in raw[:400] for k in KEPT_STREAM_EVENTS)
+
+    def transcript(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> list[TranscriptEntry]:
+        events = parse_events(lines)
+        return claude_transcript(events, ctx.prompt, _requests_usage(events))
 
     def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
         """The ``result`` line comes last, so a cut-short attempt sums its requests' own usage."""

@@ -18,12 +18,14 @@ last agent message.
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ctbench.evaluate.agents.agent_files import ANSWER_CAP, AttemptFolder
+from ctbench.evaluate.agents.agent_files import ANSWER_CAP, MIB, AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, toml_str, with_v1
+from ctbench.evaluate.agents.harness_transcripts import codex_transcript, codex_usage
+from ctbench.evaluate.transcript import TranscriptEntry
 
 PROVIDER = "ctbench"
 DISABLED_FEATURES = (
@@ -63,12 +65,46 @@ DISABLED_FEATURES = (
     "token_budget",
 )
 """Codex 0.169 features that reach outside hosts or add tools other than the replay's."""
+ROLLOUT_CAP = 64 * MIB
+"""Most bytes of a rollout read (it holds every tool output the model was given)."""
 
 
 def parse_events(lines: list[str]) -> list[dict[str, Any]]:
     from ctbench.evaluate.jsonlines import json_objects
 
     return list(json_objects(lines))
+
+
+def _is_call(e: dict[str, Any]) -> bool:
+    item = e.get("item")
+    return (
+        e.get("type") == "item.completed" and isinstance(item, dict) and item.get("type") == "mcp_tool_call"
+    )
+
+
+def rollout_records(root: Path, codex_home: Path) -> list[dict[str, Any]]:
+    """The lines of the rollout(s) Codex wrote under ``codex_home/sessions`` (``codex exec`` writes
+    one per run), read through :class:`AttemptFolder`: no link followed, at most :data:`ROLLOUT_CAP`
+    bytes each. A line cut by a kill mid-write is skipped."""
+    from ctbench.evaluate.jsonlines import json_objects
+
+    base = PurePosixPath((codex_home / "sessions").relative_to(root).as_posix())
+    found: list[PurePosixPath] = []
+    with AttemptFolder(root) as folder:
+        for year in sorted(folder.listdir(base)):
+            for month in sorted(folder.listdir(base / year)):
+                for day in sorted(folder.listdir(base / year / month)):
+                    found += [
+                        base / year / month / day / name
+                        for name in sorted(folder.listdir(base / year / month / day))
+                        if name.startswith("rollout-") and name.endswith(".jsonl")
+                    ]
+        out: list[dict[str, Any]] = []
+        for rel in found:
+            got = folder.read(rel, ROLLOUT_CAP)
+            if got is not None:
+                out += json_objects(got.data.decode("utf-8", errors="replace").splitlines())
+    return out
 
 
 class CodexAgent(HarnessAgent):
@@ -152,7 +188,6 @@ class CodexAgent(HarnessAgent):
             "exec",
             "--json",
             "--skip-git-repo-check",
-            "--ephemeral",
             "--color",
             "never",
             "-C",
@@ -161,24 +196,37 @@ class CodexAgent(HarnessAgent):
             str(last),
             ctx.prompt,
         ]
-        return Launch(argv, env, workspace, home, {"last": last})
+        return Launch(argv, env, workspace, home, {"last": last, "codex_home": codex_home})
 
     def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
-        """Codex reports usage when a turn completes (``codex exec`` runs one turn): an attempt cut
-        short inside it left no figure, and the line says so rather than counting zero."""
+        """Codex reports usage on its standard output when a turn completes (``codex exec`` runs one
+        turn); an attempt cut short inside it is counted from the rollout, which records each model
+        response's usage as it comes (:func:`codex_usage`). Neither: the line says tokens are unknown."""
         usage = [e.get("usage") or {} for e in parse_events(lines) if e.get("type") == "turn.completed"]
         result = ctx.result
-        if not usage:
-            result.notes.append("tokens unknown: Codex reports usage only when its turn completes")
+        self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
+        if usage:
+            result.input_tokens = sum(int(u.get("input_tokens") or 0) for u in usage)
+            result.output_tokens = sum(int(u.get("output_tokens") or 0) for u in usage)
+            self.record(result, cached_tokens=sum(int(u.get("cached_input_tokens") or 0) for u in usage))
             return
-        result.input_tokens = sum(int(u.get("input_tokens") or 0) for u in usage)
-        result.output_tokens = sum(int(u.get("output_tokens") or 0) for u in usage)
-        self.record(
-            result,
-            cached_tokens=sum(int(u.get("cached_input_tokens") or 0) for u in usage),
-            rounds_kind=self.rounds_kind,
-            harness_version=self.harness_version,
+        spent = codex_usage(rollout_records(ctx.workdir, launch.files["codex_home"]))
+        if spent is None:
+            result.notes.append(
+                "tokens unknown: Codex reports usage only when its turn completes, and its rollout "
+                "recorded no model response"
+            )
+            return
+        counted, responses = spent
+        result.input_tokens, result.output_tokens = counted.input, counted.output
+        self.record(result, cached_tokens=counted.cached)
+        result.rounds = sum(1 for e in parse_events(lines) if _is_call(e))
+        result.notes.append(
+            f"usage of {responses} model response(s) read from Codex's rollout (the turn did not complete)"
         )
+
+    def transcript(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> list[TranscriptEntry]:
+        return codex_transcript(rollout_records(ctx.workdir, launch.files["codex_home"]), ctx.prompt)
 
     def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
         events = parse_events(run.lines)

@@ -51,6 +51,7 @@ from ctbench.evaluate.agents.command import become_subreaper, end_process_group
 from ctbench.evaluate.agents.process import ProcessStartError, SpawnCaps, record_group, start_time
 from ctbench.evaluate.harnesses import Installed, find, spec
 from ctbench.evaluate.ssh_access import CONFIG_ENV
+from ctbench.evaluate.transcript import TranscriptEntry, dumps
 from ctbench.safetext import visible
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
@@ -430,7 +431,25 @@ class HarnessAgent(Agent):
         put the usage the CLI had reached in ``ctx.result``, so it is counted with what it spent.
         ``lines`` is its standard output so far. Runs in a thread; never raises."""
 
+    def transcript(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> list[TranscriptEntry]:
+        """The conversation as the CLI recorded it (:mod:`ctbench.evaluate.transcript`), read from its
+        own files or ``lines`` (its standard output); whatever was written, however the attempt ended.
+        Runs in a thread."""
+        return []
+
+    def _keep_transcript(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+        """Put the transcript in ``ctx.result``; never raises (the record is a bonus, the outcome is not)."""
+        try:
+            entries = self.transcript(ctx, launch, lines)
+        except Exception as exc:
+            ctx.log.line(f"[ctbench] transcript not read: {type(exc).__name__}: {exc}")
+            return
+        ctx.result.transcript = dumps(entries)
+        if entries:
+            ctx.log.line(f"[ctbench] transcript: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}")
+
     def _salvage(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+        self._keep_transcript(ctx, launch, lines)
         if ctx.result.input_tokens is not None or ctx.result.output_tokens is not None:
             return  # collect read it already
         try:
@@ -470,6 +489,7 @@ class HarnessAgent(Agent):
             run = await self._run(ctx, launch, lines)
             ctx.log.line(f"[ctbench] exit status {run.returncode}")
             result = await asyncio.to_thread(self.collect, ctx, launch, run)
+            await asyncio.to_thread(self._keep_transcript, ctx, launch, run.lines)
         except BaseException:
             await asyncio.to_thread(self._salvage, ctx, launch, lines)
             await asyncio.to_thread(self._proxy_log, ctx, quiet=True)

@@ -26,6 +26,8 @@ from typing import Any
 from ctbench.evaluate.agents.agent_files import ANSWER_CAP, DB_CAP, LOG_CAP, AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, file_tail, with_v1
+from ctbench.evaluate.agents.harness_transcripts import hermes_transcript
+from ctbench.evaluate.transcript import TranscriptEntry
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 DEFAULT_MAX_TURNS = 200
@@ -190,6 +192,14 @@ class HermesAgent(HarnessAgent):
             self.record(result, cost_usd=float(cost))
         return calls
 
+    def transcript(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> list[TranscriptEntry]:
+        """The session's ``messages`` rows, as Hermes left them (it writes each as it happens)."""
+        with _SessionDb(ctx.workdir, launch.files["db"]) as db:
+            row = db.session_row()
+            if row is None:
+                return []
+            return hermes_transcript(db.messages(str(row["id"])), row.get("model") or ctx.options.model)
+
     def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
         """Hermes updates its session row after every model request: read it as it was left."""
         with _SessionDb(ctx.workdir, launch.files["db"]) as db:
@@ -243,6 +253,18 @@ class _SessionDb:
         except sqlite3.Error:
             return None
         return dict(row) if row is not None else None
+
+    def messages(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's message rows in the order Hermes wrote them."""
+        if self._conn is None:
+            return []
+        try:
+            rows = self._conn.execute(
+                "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+            ).fetchall()
+        except sqlite3.Error:
+            return []
+        return [dict(r) for r in rows]
 
     def final_message(self) -> str | None:
         if self._conn is None:

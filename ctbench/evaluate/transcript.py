@@ -1,0 +1,188 @@
+"""One transcript per attempt: the model's turns, its tool calls and their results, in order.
+
+A run folder's trajectory says which replay calls an agent made; its log is whatever the agent
+printed. Neither is the conversation: what the model wrote (text, reasoning, tool calls), what each
+tool call returned to it, when, and what each model request cost. A harness CLI keeps that in its own
+files - Codex in its rollout (``$CODEX_HOME/sessions/.../rollout-*.jsonl``), Claude Code in its
+``stream-json`` output, Hermes in its session database (``state.db``) - and the adapter turns it into
+this one format, written to ``transcripts/<ID>.jsonl`` (``<ID>.trial<K>.jsonl`` for trial K > 1).
+
+**The format** (JSON Lines, one :class:`TranscriptEntry` per line, in the order they happened):
+
+- ``kind``: ``prompt`` (what the agent was asked), ``model`` (one model response: ``text``,
+  ``reasoning``, ``tool_calls``, and where the harness reports it ``usage`` and ``model``), or
+  ``tool_result`` (what one call returned to the model: ``call_id``, ``name``, ``content``,
+  ``is_error``);
+- ``t``: when the harness recorded it (ISO 8601, UTC), as the harness's own file says;
+- ``source``: the harness file it was read from (``codex rollout``, ``claude-code stream``,
+  ``hermes state.db``).
+
+``content`` is the text the model was given, as the harness gave it (Codex prefixes a wall time,
+Hermes wraps it in an ``<untrusted_tool_result>`` block): faithful to the conversation, not to the
+device. Each text is cut at :data:`TEXT_CAP` characters with a marker; an attempt cut short keeps the
+entries written before it ended.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+TRANSCRIPTS_DIR = "transcripts"
+TEXT_CAP = 200_000
+"""Characters of one text kept (a tool result, a message); the rest is replaced by a marker."""
+MAX_ENTRIES = 20_000
+"""Entries of one transcript kept: a runaway agent cannot fill the run folder through it."""
+
+
+class TranscriptUsage(BaseModel):
+    """Tokens of one model request as the harness reported them; ``input`` includes ``cached``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: int | None = None
+    cached: int | None = None
+    output: int | None = None
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str = Field(description="As the model named it (e.g. mcp__ctb__run_command).")
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class TranscriptEntry(BaseModel):
+    """One line of ``transcripts/<ID>.jsonl`` (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["prompt", "model", "tool_result"]
+    t: datetime | None = None
+    source: str = ""
+    text: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: TranscriptUsage | None = None
+    model: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+    content: str | None = None
+    is_error: bool = False
+
+    @property
+    def bare_name(self) -> str | None:
+        """``run_command`` for ``mcp__ctb__run_command``, ``mcp_ctb_run_command`` or ``ctb.run_command``."""
+        return bare_tool(self.name) if self.name else None
+
+
+def bare_tool(name: str) -> str:
+    for sep in ("__", ".", "_ctb_"):
+        if sep in name:
+            name = name.rsplit(sep, 1)[1]
+    return name
+
+
+def cap(text: str | None) -> str | None:
+    if text is None or len(text) <= TEXT_CAP:
+        return text
+    return text[:TEXT_CAP] + f"\n[ctbench: {len(text) - TEXT_CAP} more character(s) not kept]"
+
+
+def when(value: Any) -> datetime | None:
+    """A timestamp from an ISO string or Unix seconds (the harnesses' two spellings), else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(float(value), tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str) and value:
+        try:
+            got = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return got if got.tzinfo else got.replace(tzinfo=UTC)
+    return None
+
+
+def dumps(entries: Iterable[TranscriptEntry]) -> bytes:
+    """The JSON Lines bytes of a transcript (at most :data:`MAX_ENTRIES` entries)."""
+    out: list[str] = []
+    for i, entry in enumerate(entries):
+        if i >= MAX_ENTRIES:
+            break
+        out.append(entry.model_dump_json(exclude_defaults=True))
+    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
+
+
+def transcript_path(run_dir: Path, task_id: str, trial: int = 1) -> Path:
+    suffix = "" if trial == 1 else f".trial{trial}"
+    return Path(run_dir) / TRANSCRIPTS_DIR / f"{task_id}{suffix}.jsonl"
+
+
+def save_transcript(run_dir: Path, task_id: str, trial: int, data: bytes) -> Path | None:
+    """Write an attempt's transcript whole (temp file, fsync, rename), or nothing when it has none.
+
+    A file already there is an earlier attempt's (retried): it is kept as ``<name>.prev<N>`` (the
+    trajectory's rule), so the file under the task's name is always the recorded attempt's own."""
+    import os
+
+    from ctbench.replay.trajectory import free_backup_name
+
+    path = transcript_path(run_dir, task_id, trial)
+    if path.is_file():
+        path.rename(free_backup_name(path))
+    if not data:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError:  # a full disk: no half-written file left behind
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_transcript(path: Path) -> tuple[list[TranscriptEntry], list[str]]:
+    """The entries of a transcript file and a warning per unreadable line (a missing file: none)."""
+    entries: list[TranscriptEntry] = []
+    warnings: list[str] = []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return entries, warnings
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(TranscriptEntry.model_validate(json.loads(line)))
+        except (ValueError, ValidationError) as exc:
+            first = str(exc).splitlines()[0][:200]
+            warnings.append(f"{path.name}:{n}: not a transcript entry ({first})")
+    return entries, warnings
+
+
+__all__ = [
+    "TRANSCRIPTS_DIR",
+    "ToolCall",
+    "TranscriptEntry",
+    "TranscriptUsage",
+    "bare_tool",
+    "dumps",
+    "read_transcript",
+    "save_transcript",
+    "transcript_path",
+    "when",
+]

@@ -1,0 +1,134 @@
+"""Each real agent CLI's conversation is kept in the run folder, and its ATIF export is that conversation.
+
+The CLIs (Codex, Claude Code, Hermes) run through the runner as ``ctb-eval run --agent NAME`` does,
+under the default sandbox (bubblewrap where it works), against the scripted model server, which
+records every request it answered and what it played. The transcript in ``transcripts/<ID>.jsonl``
+must hold, in the server's order, each model response the CLI received (its tool call with the
+arguments the server sent, or its final text), each tool result as the replay returned it, the
+harness's own timestamps and, where the harness reports it, each request's usage. The ATIF export
+must list the same steps in the same order, with the real results (the server's "Answer recorded:
+N line(s).", not an invented text) and the real times, and pass the ATIF checker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ctbench.evaluate.cli import main as ctb_eval
+from ctbench.evaluate.runner import Runner
+from ctbench.evaluate.transcript import TranscriptEntry, bare_tool, read_transcript, transcript_path
+from tests.atif_check import check_atif
+from tests.support.model_server import ScriptedModelServer, scripts_for
+from tests.test_harness_agents import HARNESSES, _keys, _lines, _settings, _why, harness  # noqa: F401 - _keys
+
+pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("harness-transcripts")]
+
+TASK = "RCA-001"
+PER_REQUEST_USAGE = {"codex", "claude-code"}
+"""Harnesses that record each model request's usage (Hermes keeps only the session's totals)."""
+
+
+@pytest.mark.parametrize("name", HARNESSES)
+def test_the_run_folder_keeps_the_conversation_and_atif_is_that_conversation(
+    name: str, task_set: Path, tmp_path: Path
+) -> None:
+    harness(name)
+    sandbox = os.environ.get("CTB_TEST_SANDBOX", "auto")
+    (script,) = scripts_for(task_set, [TASK])
+    with ScriptedModelServer([script], max_seconds=300) as model:
+        report = Runner(
+            _settings(name, model.url, task_set, tmp_path / "run", select=TASK, sandbox=sandbox)
+        ).run()
+        served = model.main_requests(TASK)
+    (line,) = _lines(report.folder)
+    assert (line["status"], line["answer_source"]) == ("answered", "submit"), _why(report.folder, line)
+
+    entries, warnings = read_transcript(transcript_path(report.folder, TASK))
+    assert entries and not warnings, warnings
+    assert entries[0].kind == "prompt" and TASK in (entries[0].text or "")
+    turns = [e for e in entries if e.kind == "model"]
+    # one model entry per request the server answered, in its order, holding what it played
+    assert len(turns) == len(served), ([t.tool_calls for t in turns], [r.played for r in served])
+    for turn, request in zip(turns, served, strict=True):
+        assert request.step is not None
+        step = script.steps[request.step]
+        if step.tool is None:
+            assert turn.text == step.text and not turn.tool_calls
+        else:
+            (call,) = turn.tool_calls
+            assert (bare_tool(call.name), call.arguments) == (step.tool, step.arguments)
+        if name in PER_REQUEST_USAGE:
+            assert request.usage is not None and turn.usage is not None
+            assert (turn.usage.input, turn.usage.cached, turn.usage.output) == (
+                request.usage.input,
+                request.usage.cached,
+                request.usage.output,
+            )
+    # every call has the result the replay gave it, right after it
+    results = {e.call_id: (i, e) for i, e in enumerate(entries) if e.kind == "tool_result"}
+    for i, entry in enumerate(entries):
+        for call in entry.tool_calls:
+            assert call.id in results, (call, results.keys())
+            j, got = results[call.id]
+            assert j > i and not got.is_error, got
+            content = got.content or ""
+            if bare_tool(call.name) == "list_devices":
+                assert "CORE_SW_01" in content
+            elif bare_tool(call.name) == "run_command":
+                assert call.arguments["command"].split()[0] not in ("", None)
+                assert "Unknown" not in content and len(content) > 20, content
+            else:
+                assert "Answer recorded: 3 line(s)." in content, content
+    # the harness's own clock: in order, within the attempt, not all one instant
+    stamps = [e.t for e in entries]
+    assert all(t is not None for t in stamps), [e.kind for e in entries if e.t is None]
+    assert stamps == sorted(stamps)  # type: ignore[type-var]
+    assert len({t for t in stamps}) > len(stamps) // 2
+    assert turns[-1].text == script.steps[-1].text
+
+    out = tmp_path / "atif"
+    assert (
+        ctb_eval(
+            ["export", str(report.folder), "--format", "atif", "--out", str(out), "--tasks", str(task_set)]
+        )
+        == 0
+    )
+    doc = json.loads((out / TASK / "trajectory.json").read_text(encoding="utf-8"))
+    assert check_atif(doc) == [], check_atif(doc)
+    _atif_is_the_transcript(doc, entries, name)
+
+
+def _atif_is_the_transcript(doc: dict, entries: list[TranscriptEntry], name: str) -> None:
+    steps = doc["steps"]
+    assert steps[0]["source"] == "user" and TASK in steps[0]["message"]
+    agent = steps[1:]
+    turns = [e for e in entries if e.kind == "model"]
+    assert len(agent) == len(turns)
+    for step, turn in zip(agent, turns, strict=True):
+        assert step["source"] == "agent"
+        assert step["message"] == (turn.text or "")
+        assert [c["tool_call_id"] for c in step.get("tool_calls", [])] == [c.id for c in turn.tool_calls]
+        assert step["timestamp"].startswith(turn.t.strftime("%Y-%m-%dT%H:%M:%S")) if turn.t else True
+        for call in step.get("tool_calls", []):
+            (result,) = [
+                r for r in step["observation"]["results"] if r["source_call_id"] == call["tool_call_id"]
+            ]
+            (recorded,) = [
+                e for e in entries if e.kind == "tool_result" and e.call_id == call["tool_call_id"]
+            ]
+            assert result["content"] == recorded.content
+        if name in PER_REQUEST_USAGE:
+            assert step["metrics"]["prompt_tokens"] == turn.usage.input  # type: ignore[union-attr]
+    submit = next(
+        i
+        for i, s in enumerate(agent)
+        if any(c["function_name"] == "submit_answer" for c in s.get("tool_calls", []))
+    )
+    assert "Answer recorded: 3 line(s)." in agent[submit]["observation"]["results"][0]["content"]
+    assert agent[-1]["message"] == "Done: answer submitted." and submit == len(agent) - 2
+    assert len({s["timestamp"] for s in agent[:4]}) > 1, [s["timestamp"] for s in agent]
+    assert doc["final_metrics"]["total_steps"] == len(steps)
