@@ -307,3 +307,65 @@ def test_atif_trajectories_carry_the_attempts_cost(runs: dict[str, Path], tmp_pa
             doc = json.loads((out / task_id / "trajectory.json").read_text(encoding="utf-8"))
             assert not check_atif(doc), check_atif(doc)
             assert doc["final_metrics"]["total_cost_usd"] == (None if cost is None else pytest.approx(cost))
+
+
+def test_run_scores_with_its_price_file_and_a_broken_one_stops_it_first(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """``ctb-eval run --prices``: the scorecard it writes at the end prices the tokens; a broken price
+    file is refused before the run starts (no attempt spent, no run folder)."""
+    agent = runs["root"] / "agent.py"
+    common = ["--agent", "command", "--tasks", str(runs["tasks"]), "--select", "RCA-001 PATH-001"]
+    common += ["--allow-unreviewed", "--progress", "none", "--agent-cmd", f"{sys.executable} {agent}"]
+    out = tmp_path / "priced"
+    got = json.loads(
+        _ok("run", *common, "--model", "m1", "--out", str(out), "--prices", str(runs["prices"]), "--json")
+    )
+    lines = _lines(out)
+    expected = sum(_priced(line, 2.0, 0.5, 8.0) for line in lines.values())
+    for scores in (got["scores"], json.loads((out / "scores.json").read_text(encoding="utf-8"))):
+        assert scores["cost"]["sources"] == {"reported": 0, "priced": 2, "unknown": 0}
+        assert scores["cost"]["by_family"]["all"]["total"] == pytest.approx(expected)
+    bad = tmp_path / "p.yaml"
+    bad.write_text("currency: USD\ndate: 2026-11-30\nmodels:\n  m1: {input: 1, ouput: 1}\n", encoding="utf-8")
+    proc = _ctb_eval("run", *common, "--model", "m1", "--out", str(tmp_path / "never"), "--prices", str(bad))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "p.yaml:4" in proc.stderr and "ouput" in proc.stderr, proc.stderr
+    assert not (tmp_path / "never").exists()
+
+
+def test_a_sweep_prices_its_report_from_its_file_or_the_command_line(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    agent = runs["root"] / "agent.py"
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(
+        f"""\
+name: priced
+tasks: {runs["tasks"]}
+select: RCA-001 PATH-001
+allow_unreviewed: true
+prices: {runs["prices"]}
+common: {{agent_cmd: "{sys.executable} {agent}", timeout: 30}}
+cells:
+  - agent: command
+    model: [m1, m2]
+report: [json]
+""",
+        encoding="utf-8",
+    )
+    _ok("sweep", str(sweep), "--out", str(tmp_path / "out"))
+    t6 = _table(json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8")), "table6")
+    assert t6["columns"][-2:] == ["Cost/task (USD)", "Cost (USD)"]
+    rows = {(r[0].split("+")[-1], r[1]): r for r in t6["rows"]}
+    m1 = _lines(tmp_path / "out" / "command-m1")
+    m2 = _lines(tmp_path / "out" / "command-m2")
+    assert rows[("m1", "RCA")][-1] == pytest.approx(_priced(m1["RCA-001"], 2.0, 0.5, 8.0))
+    assert rows[("m2", "Path")][-1] == pytest.approx(_priced(m2["PATH-001"], 1.0, 1.0, 4.0))
+    # --prices on the command line wins; a broken file stops the sweep before its first cell
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- m1\n", encoding="utf-8")
+    proc = _ctb_eval("sweep", str(sweep), "--out", str(tmp_path / "never"), "--prices", str(bad))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "bad.yaml:1: expected a mapping" in proc.stderr, proc.stderr
+    assert not (tmp_path / "never").exists()

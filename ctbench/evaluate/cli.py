@@ -224,6 +224,7 @@ def _add_run(sub: Any) -> None:
     )
     p.add_argument("--no-score", action="store_true", help="do not score the run at the end")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON on stdout")
+    _prices_option(p)
 
 
 def _add_prompt(sub: Any) -> None:
@@ -358,6 +359,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ctbench.evaluate.progress import choose_display
     from ctbench.evaluate.runner import Runner
 
+    prices = _prices(args.prices)  # a broken price file stops the run before any attempt is spent
     settings = _run_settings(args)
     display = choose_display(args.progress, sys.stderr)
     runner = Runner(settings, display)
@@ -365,7 +367,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.progress == "none" and runner.skipped:  # no display, but what was kept out is still said
         _say_skipped(runner.skipped)
     counts = report.counts()
-    scores = None if args.no_score else _score(report.folder, runner.task_set, quiet=args.json)
+    scores = None if args.no_score else _score(report.folder, runner.task_set, quiet=args.json, prices=prices)
     note = f"not scored (--no-score); score with: ctb-eval score {report.folder}" if args.no_score else None
     if args.json:
         emit_json(
@@ -382,11 +384,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if counts.get("infrastructure error") or counts.get("task error") else 0
 
 
-def _score(folder: Path, task_set: Any, *, quiet: bool) -> Any:
-    """Score the finished run (writes scores.json) and print the scorecard unless ``quiet``."""
+def _score(folder: Path, task_set: Any, *, quiet: bool, prices: Any = None) -> Any:
+    """Score the finished run (writes scores.json) and print the scorecard unless ``quiet``; costs
+    the harness did not report are priced with ``prices`` (``--prices FILE``)."""
     from ctbench.evaluate.score import print_scorecard, score_run
 
-    scores = score_run(folder, task_set)
+    scores = score_run(folder, task_set, prices=prices)
     if not quiet:
         print_scorecard(scores)
     return scores

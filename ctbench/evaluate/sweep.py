@@ -20,6 +20,7 @@ cells:
     model: [claude-sonnet-5-5, claude-opus-5]
     reasoning_effort: medium
 report: [text, html, latex]
+prices: prices.yaml           # optional: price the tokens of harnesses that report no cost
 ```
 
 Each cell is an ordinary ``ctb-eval run`` into ``OUT/<cell>``, built from the same argument parser, so
@@ -82,6 +83,8 @@ class SweepFile(BaseModel):
     common: dict[str, Any] = Field(default_factory=dict)
     cells: list[dict[str, Any]] = Field(min_length=1)
     report: list[str] = Field(default_factory=lambda: ["text"])
+    prices: str | None = None
+    """A price file for the report (``--prices FILE``), relative to the working directory like ``tasks``."""
 
     @field_validator("cells")
     @classmethod

@@ -24,6 +24,7 @@ nothing. The sweep file (YAML):
     - {agent: codex, model: gpt-5.5, base_url: https://api.openai.com/v1, reasoning_effort: [low, high]}
     - {agent: claude-code, model: claude-sonnet-5-5, reasoning_effort: [low, high]}
   report: [text, html, latex]        # written as OUT/report.txt, report.html, report.tex
+  prices: prices.yaml                # optional (or --prices FILE): prices tokens in the report
 
 Cell keys: agent, model, base_url, agent_cmd, timeout, retries, concurrency, max_rounds, sandbox,
 sandbox_network, executor, ray_address, ray_cpus_per_attempt, reasoning_effort, temperature,
@@ -47,6 +48,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     run_command: RunCommand = args.run_command
     cells = expand(sweep)
     outputs = list(report_outputs(sweep, out))  # checks the formats before anything runs
+    prices = args.prices or sweep.prices
+    if prices:  # and the price file: a broken one would only show once every cell had run
+        from ctbench.evaluate.prices import prices_option
+
+        prices_option(prices)
     if args.dry_run:
         rows = [
             {
@@ -68,6 +74,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     codes = run_sweep(sweep, out, run_command, source=path, say=say)
     folders = [str(out / c.name) for c, _ in codes]
     tasks = ["--tasks", sweep.tasks] if sweep.tasks else []
+    tasks += ["--prices", prices] if prices else []
     written = []
     for fmt, file in outputs:
         code = run_command(["report", *folders, *tasks, "--format", fmt, "--out", str(file)])
@@ -104,6 +111,11 @@ def add_sweep(sub: Any, run_command: RunCommand) -> None:
     p.add_argument("--out", metavar="DIR", help="the sweep folder (default: runs/<name>)")
     p.add_argument("--dry-run", action="store_true", help="list the cells and their commands; run nothing")
     p.add_argument("--json", action="store_true", help="print the sweep summary as JSON")
+    p.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="price file for the report (as `ctb-eval report --prices`); overrides the sweep file's `prices`",
+    )
     p.set_defaults(run_command=run_command)
 
 
