@@ -90,6 +90,8 @@ def test_the_run_folder_keeps_the_conversation_and_atif_is_that_conversation(
     assert len({t for t in stamps}) > len(stamps) // 2
     assert turns[-1].text == script.steps[-1].text
 
+    _shown_by_the_viewer_and_the_report(report.folder, task_set, entries)
+
     out = tmp_path / "atif"
     assert (
         ctb_eval(
@@ -132,3 +134,21 @@ def _atif_is_the_transcript(doc: dict, entries: list[TranscriptEntry], name: str
     assert agent[-1]["message"] == "Done: answer submitted." and submit == len(agent) - 2
     assert len({s["timestamp"] for s in agent[:4]}) > 1, [s["timestamp"] for s in agent]
     assert doc["final_metrics"]["total_steps"] == len(steps)
+
+
+def _shown_by_the_viewer_and_the_report(run: Path, task_set: Path, entries: list[TranscriptEntry]) -> None:
+    """The viewer's log pane and the HTML drill-down show the transcript, every call with its result."""
+    from ctbench.evaluate.details import DetailLoader
+    from ctbench.evaluate.report_tasks import detail_html
+    from ctbench.evaluate.score import Scorer, read_trial_results
+    from ctbench.store import TaskSet
+    from ctbench.viewer.app import log_text
+
+    (line,) = [line for _, line in read_trial_results(run)[0].values()]
+    detail = DetailLoader(Scorer(TaskSet.open(task_set))).load(run, TASK, line)
+    assert [e.model_dump() for e in detail.transcript] == [e.model_dump() for e in entries]
+    html, text = detail_html(detail), log_text(detail)
+    assert f"Transcript: {len(entries)} entries" in html and f"Transcript[/b] ({len(entries)} entries" in text
+    for entry in entries:
+        for call in entry.tool_calls:
+            assert html.count(f"[{call.id}]") == 2 and text.count(f"[{call.id}]") == 2  # the call, its result

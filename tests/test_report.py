@@ -12,6 +12,7 @@ from ctbench.errors import CtbError
 from ctbench.evaluate.report import build_report, report_tables
 from ctbench.evaluate.report_formats import render_report
 from ctbench.evaluate.report_html import bars_svg, radar_svg, scatter_svg
+from ctbench.evaluate.report_tasks import unpack_detail
 from ctbench.evaluate.score import score_run
 from ctbench.store import TaskSet
 from tests.conftest import run_cli
@@ -262,6 +263,9 @@ def test_html_drill_down_opens_each_trial_of_a_several_trial_run(starter_set: Pa
         re.findall(r'<tbody class="task" data-run="([^"]+)" data-task="RCA-001">(.*?)</tbody>', html, re.S)
     )
     assert sorted(bodies) == ["oracle (trial 1)", "oracle (trial 2)"]
+    # each detail is packed in its row (loaded when opened): unpacked, it is the task's own
+    assert all("Golden actions" not in body for body in bodies.values())
+    bodies = {k: unpack_detail(re.findall(r'data-z="([^"]+)"', v)[0]) for k, v in bodies.items()}
     assert "Golden actions</strong> 3/3 covered" in bodies["oracle (trial 1)"]
     assert (
         "Golden actions</strong> 2/3 covered" in bodies["oracle (trial 2)"]

@@ -84,8 +84,12 @@ def test_click_through_to_a_tasks_trajectory(tmp_path: Path) -> None:
         assert sorted(first) == ["cheap+small PATH-001", "cheap+small RCA-001"]
         row = 'tbody[data-run="cheap+small"][data-task="RCA-001"]'
         assert not b.eval(_visible(f"{row} tr.detail"))
+        # the detail is packed in the page until the row is opened (loaded on demand)
+        assert b.eval(f"document.querySelector('{row} tr.detail td').hasAttribute('data-z')")
+        assert b.eval(f"document.querySelector('{row} tr.detail td').childElementCount") == 0
         b.click(f"{row} tr.main")
         b.wait_for(_visible(f"{row} tr.detail"), "the task's detail")
+        assert not b.eval(f"document.querySelector('{row} tr.detail td').hasAttribute('data-z')")
         detail = b.eval(f"document.querySelector('{row} tr.detail').innerText")
         assert "✗ CORE_SW_01;GigabitEthernet0/0/24;physical link down" in detail
         assert (

@@ -5,16 +5,25 @@ output - collapsed - and the agent's log).
 Still one self-contained file: the table is plain HTML, sorting and filtering are a few lines of
 inline script, nothing is fetched. Each task of each run is its own ``<tbody class="task">`` holding
 the summary row and its (hidden) detail row, so sorting moves a task with its detail and filtering
-hides both. Outputs are clipped per step (:data:`OUTPUT_CLIP`) so a report of a thousand tasks stays
-a file one can mail.
+hides both. Outputs are clipped per step (:data:`OUTPUT_CLIP`).
+
+**Details load on demand** (issue 29, the paper's scale): a detail row carries its HTML gzipped and
+base64-encoded in ``data-z``, and the page's script unpacks it (the browser's own
+``DecompressionStream``) the first time the row is opened. A 4 x 234-task report was 2.5 MB of inline
+details that the browser parsed into a DOM before showing anything; packed, the page holds only the
+summary rows and stays a file one can mail at a few thousand tasks (``tests/bench/bench_report_html.py``).
+:func:`unpack_detail` reads a packed detail back (for tests and tools).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ctbench.evaluate.details import DetailLoader, TaskDetail
+from ctbench.evaluate.transcript import describe
 
 if TYPE_CHECKING:
     from ctbench.evaluate.report import Report
@@ -52,12 +61,23 @@ SCRIPT = """
     count.textContent = shown + ' of ' + table.tBodies.length + ' task(s)';
   }
   filter.addEventListener('input', refresh);
+  function unpack(cell) {
+    var packed = cell.getAttribute('data-z');
+    if (!packed) return Promise.resolve();
+    cell.removeAttribute('data-z');
+    var raw = atob(packed), bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text().then(function (html) { cell.innerHTML = html; });
+  }
   table.addEventListener('click', function (e) {
     var row = e.target.closest('tr.main');
     if (!row) return;
     var detail = row.parentNode.rows[1];
-    detail.hidden = !detail.hidden;
-    row.setAttribute('aria-expanded', detail.hidden ? 'false' : 'true');
+    unpack(detail.cells[0]).then(function () {
+      detail.hidden = !detail.hidden;
+      row.setAttribute('aria-expanded', detail.hidden ? 'false' : 'true');
+    });
   });
   Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
     th.addEventListener('click', function () {
@@ -151,6 +171,15 @@ def detail_html(d: TaskDetail) -> str:
         parts.append(
             f"<details><summary>Answer as written</summary><pre>{escape(d.answer_text)}</pre></details>"
         )
+    if d.transcript:
+        items = []
+        for entry in d.transcript:
+            head, body = describe(entry, OUTPUT_CLIP)
+            items.append(f"<li><code>{escape(head)}</code><pre>{escape(body)}</pre></li>")
+        parts.append(
+            f'<details class="transcript"><summary>Transcript: {len(d.transcript)} entries '
+            f"({escape(d.transcript[0].source)})</summary><ol>{''.join(items)}</ol></details>"
+        )
     if d.turns or d.log_text:
         turns = "".join(f"<li>{escape(t.role)}: {escape(t.text[:500])}</li>" for t in d.turns)
         log = f"<pre>{escape(_clip(d.log_text, LOG_CLIP))}</pre>" if d.log_text else ""
@@ -162,7 +191,18 @@ def detail_html(d: TaskDetail) -> str:
     return "".join(parts)
 
 
-def _row(label: str, d: TaskDetail) -> str:
+def pack_detail(html: str) -> str:
+    """A detail's HTML as the page carries it: gzip (no timestamp: the same report gives the same
+    bytes), then base64."""
+    return base64.b64encode(gzip.compress(html.encode("utf-8"), compresslevel=6, mtime=0)).decode("ascii")
+
+
+def unpack_detail(packed: str) -> str:
+    """The HTML of a detail packed by :func:`pack_detail`."""
+    return gzip.decompress(base64.b64decode(packed)).decode("utf-8")
+
+
+def _row(label: str, d: TaskDetail, *, packed: bool = True) -> str:
     s = d.scores
     third = s.third
     loc, loc_v = _pct(s.loc)
@@ -190,12 +230,18 @@ def _row(label: str, d: TaskDetail) -> str:
     return (
         f'<tbody class="task" data-run="{escape(label)}" data-task="{escape(d.task_id)}">'
         f'<tr class="main" aria-expanded="false">{"".join(cells)}</tr>'
-        f'<tr class="detail" hidden><td colspan="{len(HEAD)}">{detail_html(d)}</td></tr></tbody>'
+        + (
+            f'<tr class="detail" hidden><td colspan="{len(HEAD)}" data-z="{pack_detail(detail_html(d))}"></td></tr>'
+            if packed
+            else f'<tr class="detail" hidden><td colspan="{len(HEAD)}">{detail_html(d)}</td></tr>'
+        )
+        + "</tbody>"
     )
 
 
-def tasks_section(report: Report, loader: DetailLoader | None = None) -> str:
-    """The per-task section of the HTML report (empty when the report knows no task set)."""
+def tasks_section(report: Report, loader: DetailLoader | None = None, *, packed: bool = True) -> str:
+    """The per-task section of the HTML report (empty when the report knows no task set); ``packed``
+    False writes the details inline, as before (the benchmark's baseline)."""
     scorer: Any = getattr(report, "scorer", None)
     if loader is None and scorer is None:
         return ""
@@ -208,7 +254,9 @@ def tasks_section(report: Report, loader: DetailLoader | None = None) -> str:
             detail = loader.load(
                 run.run.path, s.task_id, results.get((s.task_id, s.trial)), with_prompt=False, scores=s
             )
-            bodies.append(_row(f"{run.label} (trial {s.trial})" if several else run.label, detail))
+            bodies.append(
+                _row(f"{run.label} (trial {s.trial})" if several else run.label, detail, packed=packed)
+            )
     head = "".join(f"<th>{escape(h)}</th>" for h in HEAD)
     return (
         '<h2 id="per-task">Tasks</h2><p class="note">Every task of every run. Click a heading to sort, a row to '
@@ -229,4 +277,4 @@ def _results(path: Any) -> dict[tuple[str, int], Any]:
     return {k: line for k, (_, line) in by_key.items()}
 
 
-__all__ = ["CSS", "HEAD", "detail_html", "tasks_section"]
+__all__ = ["CSS", "HEAD", "detail_html", "pack_detail", "tasks_section", "unpack_detail"]

@@ -111,6 +111,35 @@ def when(value: Any) -> datetime | None:
     return None
 
 
+def describe(entry: TranscriptEntry, clip: int = 2000) -> tuple[str, str]:
+    """One entry for people: a heading (time, kind, usage) and its text, each text cut at ``clip``
+    characters (the viewer and the HTML drill-down show it this way)."""
+    when_ = entry.t.strftime("%H:%M:%S.%f")[:-3] if entry.t is not None else "--:--:--"
+
+    def short(text: str) -> str:
+        return text if len(text) <= clip else text[:clip] + f" … ({len(text) - clip:,} more characters)"
+
+    if entry.kind == "prompt":
+        return f"{when_} prompt", short(entry.text or "")
+    if entry.kind == "tool_result":
+        error = " (error)" if entry.is_error else ""
+        return f"{when_} result of {bare_tool(entry.name or 'tool')} [{entry.call_id}]{error}", short(
+            entry.content or ""
+        )
+    u = entry.usage
+    usage = f", in {u.input} (cached {u.cached}) out {u.output} tokens" if u and u.input is not None else ""
+    body = []
+    if entry.reasoning:
+        body.append(f"(reasoning) {short(entry.reasoning)}")
+    if entry.text:
+        body.append(short(entry.text))
+    body += [
+        f"→ {bare_tool(c.name)}({json.dumps(c.arguments, ensure_ascii=False)}) [{c.id}]"
+        for c in entry.tool_calls
+    ]
+    return f"{when_} model{usage}", "\n".join(body)
+
+
 def dumps(entries: Iterable[TranscriptEntry]) -> bytes:
     """The JSON Lines bytes of a transcript (at most :data:`MAX_ENTRIES` entries)."""
     out: list[str] = []
@@ -180,6 +209,7 @@ __all__ = [
     "TranscriptEntry",
     "TranscriptUsage",
     "bare_tool",
+    "describe",
     "dumps",
     "read_transcript",
     "save_transcript",

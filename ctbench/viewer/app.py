@@ -32,6 +32,7 @@ from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, Tab
 
 from ctbench.evaluate.details import DetailLoader, TaskDetail
 from ctbench.evaluate.score import Scorer
+from ctbench.evaluate.transcript import describe
 from ctbench.scoring.metrics import THIRD_FIGURE
 from ctbench.store import TaskSet
 from ctbench.viewer.data import COLUMNS, RunData, TaskRow, load_runs, task_detail
@@ -96,7 +97,16 @@ def golden_text(detail: TaskDetail) -> str:
 
 def log_text(detail: TaskDetail) -> str:
     out = []
-    if detail.turns:
+    if detail.transcript:  # the conversation the harness recorded (transcripts/<ID>.jsonl)
+        out.append(
+            f"[b]Transcript[/b] ({len(detail.transcript)} entries, from {detail.transcript[0].source})"
+        )
+        for entry in detail.transcript:
+            head, body = describe(entry)
+            out.append(f"  [dim]{_escape(head)}[/dim]")
+            out += [f"    {_escape(line)}" for line in body.splitlines()]
+        out.append("")
+    elif detail.turns:
         out.append(f"[b]Model turns recorded by the harness[/b] ({len(detail.turns)})")
         for i, t in enumerate(detail.turns, start=1):
             usage = (
