@@ -515,7 +515,8 @@ def _add_editing_commands(sub: object) -> None:
         "--path",
         action="append",
         metavar="'A_IF -> B_IF -> C'",
-        help="one path (repeat for several): node_egress-interface hops, last hop a node name",
+        help="one path (repeat for several): node_egress-interface hops, last hop a node name; or port "
+        "by port, 'A(out) -> B(in) -> B(out) -> C(in)' (the ingress ports kept)",
     )
     p.add_argument("--append", action="store_true", help="add to the current answer instead of replacing it")
     _editing_options(p)

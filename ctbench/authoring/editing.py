@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ctbench.answer import path_line
 from ctbench.authoring.links_editing import LinkEditing
 from ctbench.authoring.saving import save_draft
 from ctbench.authoring.working_copy import (
@@ -598,19 +599,32 @@ class EditSession(LinkEditing):
                 out.append(HopChoice(lk.b.interface, lk.a.node, lk.a.interface))
         return out
 
-    def make_path(self, hops: Sequence[tuple[str, str | None]]) -> GoldPath:
-        for node, _ in hops:
+    def make_path(
+        self, hops: Sequence[tuple[str, str | None] | tuple[str, str | None, str | None]]
+    ) -> GoldPath:
+        """A path of ``(node, egress)`` hops, or ``(node, egress, ingress)`` for one named port by port
+        on both sides (Track B's L2 paths): every hop but the first then names its ingress."""
+        for node, *_ in hops:
             self.device(node)
         try:
-            return GoldPath(hops=[PathHop(node=n, egress=e) for n, e in hops])
+            return GoldPath(
+                hops=[PathHop(node=h[0], egress=h[1], ingress=h[2] if len(h) > 2 else None) for h in hops]
+            )
         except ValidationError as exc:
             raise EditError(format_validation(exc, "path")) from None
 
+    def paths_name_ingress(self) -> bool:
+        """Whether the gold's paths are written port by port (their hops name ingress ports)."""
+        return any(h.ingress for p in self.draft.hidden.answer.paths or [] for h in p.hops)
+
     def parse_path(self, line: str) -> GoldPath:
-        """``A_GE1/0/1 -> B_Gi0/1 -> C``, node names split against the network (they may contain ``_``)."""
+        """``A_GE1/0/1 -> B_Gi0/1 -> C``, node names split against the network (they may contain ``_``),
+        or port by port, ``A(GE1/0/1) -> B(GE1/0/2) -> B(GE1/0/3) -> C(Gi0/1)`` (ingress kept)."""
         tokens = [t.strip() for t in line.split("->")]
         if len(tokens) < 2 or not all(tokens):
             raise EditError(f"{line!r}: expected at least two hops joined by ->")
+        if all(t.endswith(")") and "(" in t for t in tokens):
+            return self._parse_port_path(line, tokens)
         names = sorted((d.name for d in self.network.devices), key=len, reverse=True)
         hops: list[tuple[str, str | None]] = []
         for i, tok in enumerate(tokens):
@@ -631,6 +645,43 @@ class EditSession(LinkEditing):
                 )
             hops.append((node, tok[len(node) + 1 :]))
         return self.make_path(hops)
+
+    def _parse_port_path(self, line: str, tokens: list[str]) -> GoldPath:
+        """``Node(port)`` tokens: a node's first port is where it is entered, its last where it is left."""
+        groups: list[tuple[str, list[str]]] = []
+        for tok in tokens:
+            node, _, port = tok[:-1].partition("(")
+            node, port = node.strip(), port.strip()
+            if not node or not port:
+                raise EditError(f"{line!r}: {tok!r} is not Node(port)")
+            if groups and groups[-1][0] == node:
+                groups[-1][1].append(port)
+            else:
+                groups.append((node, [port]))
+        last = len(groups) - 1
+        for i, (node, ports) in enumerate(groups[1:last], start=2):
+            if len(ports) < 2:
+                raise EditError(
+                    f"{line!r}: hop {i} ({node}) names one port; write the port it is entered by and the "
+                    f"one it leaves by: {node}(in) -> {node}(out)"
+                )
+        return self.make_path(
+            [
+                (node, ports[-1] if i < last else None, ports[0] if i > 0 else None)
+                for i, (node, ports) in enumerate(groups)
+            ]
+        )
+
+    def replace_path(self, index: int, path: GoldPath) -> None:
+        self.require_family(Family.PATH)
+        current = list(self.draft.hidden.answer.paths or [])
+        if not 0 <= index < len(current):
+            raise EditError(f"there is no path {index + 1}")
+        if any(p == path for i, p in enumerate(current) if i != index):
+            raise EditError("that path is already in the answer")
+        old, current[index] = current[index], path
+        self._set_answer(paths=current)
+        self._note(f"changed path {index + 1}: {path_text(old)} to {path_text(path)}")
 
     def add_path(self, path: GoldPath) -> None:
         self.require_family(Family.PATH)
@@ -741,7 +792,8 @@ class EditSession(LinkEditing):
 
 
 def path_text(path: GoldPath) -> str:
-    return " -> ".join(h.node if h.egress is None else f"{h.node}_{h.egress}" for h in path.hops)
+    """The path as an agent writes it: ``A_GE1 -> B_GE2 -> C``, or port by port when it names ingress."""
+    return path_line(path.value())
 
 
 def rca_text(t: RcaTriple) -> str:

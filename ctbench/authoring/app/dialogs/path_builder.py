@@ -4,6 +4,10 @@ The author first picks the source node, then, at every node, an egress interface
 cabled behind it (from the network's links), until choosing to end the path at the current node.
 Typing filters the choices; Backspace on an empty filter takes the last hop back. For networks whose
 links are incomplete, ``INTERFACE > NODE`` typed and entered adds a hop the links do not know.
+
+A path named port by port (TTAC Track B's L2 paths, ``node(out)->node(in)``) also keeps the port
+each hop is entered by: the far end of the chosen link (or ``INTERFACE > NODE(PORT)`` typed). The
+builder opens that way for a gold already written so, and ctrl+n switches it either way.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from textual.widgets.option_list import Option
 from ctbench.authoring.app.dialogs.base import Dialog
 from ctbench.authoring.working_copy import HopChoice
 
-Hops = list[tuple[str, str | None]]
+Hops = list[tuple[str, str | None, str | None]]
+"""``(node, egress, ingress)``; the egress is None on the last hop, the ingress on the first (and on
+every hop unless the path names ingress ports)."""
 
 
 @dataclass(frozen=True)
@@ -30,12 +36,14 @@ class _Step:
     kind: str  # "start", "hop", "end"
     node: str
     egress: str | None = None
+    ingress: str | None = None
     label: str = ""
     detail: str = ""
 
 
 class PathBuilderDialog(Dialog[Hops | None]):
-    """Returns the hops ``[(node, egress), ..., (last node, None)]`` or None when cancelled."""
+    """Returns the hops ``[(node, egress, ingress), ..., (last node, None, ingress)]`` or None when
+    cancelled; ``start`` pre-fills them (editing a path), ``ingress`` names ingress ports."""
 
     DEFAULT_CSS = """
     PathBuilderDialog OptionList { height: auto; max-height: 14; margin-top: 1; }
@@ -48,6 +56,15 @@ class PathBuilderDialog(Dialog[Hops | None]):
         Binding(
             "backspace", "undo", "Undo hop", id="path.undo", tooltip="Take the last hop back", priority=True
         ),
+        Binding(
+            "ctrl+n",
+            "ingress",
+            "Ingress ports",
+            id="path.ingress",
+            tooltip="Name the port each hop is entered by (node(out)->node(in)), or not",
+            show=False,
+            priority=True,
+        ),
     ]
 
     def __init__(
@@ -56,12 +73,15 @@ class PathBuilderDialog(Dialog[Hops | None]):
         next_hops: Callable[[str], list[HopChoice]],
         *,
         title: str = "New path",
+        ingress: bool = False,
+        start: Hops | None = None,
     ) -> None:
         super().__init__()
         self.devices = list(devices)
         self.next_hops = next_hops
         self.title_text = title
-        self.hops: Hops = []
+        self.ingress = ingress
+        self.hops: Hops = list(start or [])
         self.steps: list[_Step] = []
 
     def compose(self) -> ComposeResult:
@@ -93,6 +113,7 @@ class PathBuilderDialog(Dialog[Hops | None]):
                 "hop",
                 h.neighbour,
                 h.egress,
+                h.neighbour_interface,
                 label=f"{h.egress} → {h.neighbour}",
                 detail=f"arrives on {h.neighbour_interface}",
             )
@@ -112,20 +133,28 @@ class PathBuilderDialog(Dialog[Hops | None]):
             [Option(Text.assemble(s.label, ("  " + s.detail, "dim") if s.detail else "")) for s in self.steps]
         )
         ol.highlighted = 0 if self.steps else None
-        shown = " -> ".join(n if e is None else f"{n}_{e}" for n, e in self.hops) or "(pick the source node)"
+        if self.ingress:
+            ports = [f"{n}({p})" for n, e, i in self.hops for p in (i, e) if p is not None]
+            shown = " -> ".join(ports or [n for n, _, _ in self.hops]) or "(pick the source node)"
+            shown = "ports in and out · " + shown
+        else:
+            shown = (
+                " -> ".join(n if e is None else f"{n}_{e}" for n, e, _ in self.hops)
+                or "(pick the source node)"
+            )
         if self.hops:
             shown += "  …" if len(self.hops) < 2 else "  (or end here)"
         self.query_one("#path-so-far", Static).update(shown)
 
     def _take(self, step: _Step) -> None:
         if step.kind == "start":
-            self.hops = [(step.node, None)]
+            self.hops = [(step.node, None, None)]
         elif step.kind == "hop":
-            node, _ = self.hops[-1]
-            self.hops[-1] = (node, step.egress)
-            self.hops.append((step.node, None))
+            node, _, ingress = self.hops[-1]
+            self.hops[-1] = (node, step.egress, ingress)
+            self.hops.append((step.node, None, step.ingress))
         else:
-            self.dismiss(list(self.hops))
+            self.dismiss([(n, e, i if self.ingress else None) for n, e, i in self.hops])
             return
         field = self.query_one("#path-filter", Input)
         field.value = ""
@@ -147,8 +176,11 @@ class PathBuilderDialog(Dialog[Hops | None]):
         typed = event.value.strip()
         if self.hops and ">" in typed:
             iface, _, node = (p.strip() for p in typed.partition(">"))
+            node, _, port = node.partition("(")  # NODE(PORT): the port it is entered by
+            entered = port.rstrip(")").strip() or None
+            node = node.strip()
             if iface and node in {name for name, _ in self.devices}:
-                self._take(_Step("hop", node, iface))
+                self._take(_Step("hop", node, iface, entered))
                 return
         self.app.bell()
 
@@ -172,6 +204,10 @@ class PathBuilderDialog(Dialog[Hops | None]):
             return
         self.hops.pop()
         if self.hops:
-            node, _ = self.hops[-1]
-            self.hops[-1] = (node, None)
+            node, _, ingress = self.hops[-1]
+            self.hops[-1] = (node, None, ingress)
         self._refresh()
+
+    def action_ingress(self) -> None:
+        self.ingress = not self.ingress
+        self._refresh(self.query_one("#path-filter", Input).value)

@@ -39,6 +39,9 @@ class AnswerSection(Section):
             "a", "add", "Add", id="answer.add", tooltip="Add a root cause (RCA) or a path (path restoration)"
         ),
         Binding("x", "remove", "Remove", id="answer.remove", tooltip="Remove the highlighted entry"),
+        Binding(
+            "e", "edit_path", "Edit", id="answer.edit", tooltip="Rebuild the highlighted path", show=False
+        ),
     ]
 
     DEFAULT_CSS = """
@@ -187,11 +190,35 @@ class AnswerSection(Section):
         devices = [(d.name, f"{d.vendor} {d.type} {d.role}".strip()) for d in session.network.devices]
         n = len(session.draft.hidden.answer.paths or []) + 1
         hops = await self.app.push_screen_wait(
-            PathBuilderDialog(devices, session.next_hops, title=f"Path {n}")
+            PathBuilderDialog(
+                devices, session.next_hops, title=f"Path {n}", ingress=session.paths_name_ingress()
+            )
         )
         if not hops:
             return
         self.edit(lambda s: s.add_path(s.make_path(hops)), "path")
+
+    @background()
+    async def action_edit_path(self) -> None:
+        """The path builder on the highlighted path, its hops (and ingress ports) loaded to take back."""
+        idx = self._index()
+        if idx is None or self.session.family != Family.PATH:
+            return
+        session = self.session
+        path = (session.draft.hidden.answer.paths or [])[idx]
+        devices = [(d.name, f"{d.vendor} {d.type} {d.role}".strip()) for d in session.network.devices]
+        hops = await self.app.push_screen_wait(
+            PathBuilderDialog(
+                devices,
+                session.next_hops,
+                title=f"Path {idx + 1}",
+                ingress=any(h.ingress for h in path.hops),
+                start=[(h.node, h.egress, h.ingress) for h in path.hops],
+            )
+        )
+        if not hops:
+            return
+        self.edit(lambda s: s.replace_path(idx, s.make_path(hops)), "path changed")
 
     @background()
     async def action_remove(self) -> None:
