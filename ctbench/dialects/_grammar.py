@@ -10,7 +10,9 @@ A tree file lists commands the way vendor command references print them::
 ``<type:label>`` a parameter (see ``_params.PARAM_TYPES``; ``<host>`` is an address or a host name);
 ``[ a | b ]`` an optional choice; ``{ a | b }`` a required choice; ``...`` after an element repeats it
 (``[ ... ]...`` = zero or more times, in any order, as devices take options); ``'|'`` quotes a
-keyword made of special characters (the Junos ``| display set`` pipe is part of the command).
+keyword made of special characters (the Junos ``| display set`` pipe is part of the command);
+``=keyword`` a keyword that must be typed whole, never abbreviated (``nft list ruleset``: nftables'
+parser knows no prefixes, though ``ip`` on the same host does).
 
 All templates of a vendor are merged into one graph that is a trie wherever the templates allow it,
 so that parsing a line mostly follows a single path: a keyword edge out of a node is shared by
@@ -43,6 +45,8 @@ class Kw:
     """
 
     text: str
+    whole: bool = False
+    """Typed in full only (``=keyword``): no prefix of it is read as it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +178,8 @@ class _TemplateParser:
             return Kw(tok[1:-1].lower())
         if tok == "...":
             self._fail("'...' must follow an element")
+        if tok.startswith("=") and len(tok) > 1:
+            return Kw(tok[1:].lower(), whole=True)
         return Kw(tok.lower())
 
 
@@ -188,13 +194,15 @@ def parse_template(text: str) -> Elem:
 class KwEdge:
     """Keyword edge: canonical spelling, targets, the trie child (if any) and a filter marker."""
 
-    __slots__ = ("text", "targets", "plain", "filter")
+    __slots__ = ("text", "targets", "plain", "filter", "whole")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, whole: bool = False) -> None:
         self.text = text
         self.targets: list[Node] = []
         self.plain: Node | None = None
         self.filter: bool = False
+        self.whole = whole
+        """Matched only when typed in full (a template's ``=keyword``)."""
 
 
 class ParamEdge:
@@ -267,7 +275,7 @@ def _insert(entries: list[Node], elem: Elem, target: Node | None, merge: bool = 
     """
     if isinstance(elem, Kw):
         key = elem.text.lower()
-        return _dedupe([_add(n.kw, key, lambda: KwEdge(elem.text), target) for n in entries])
+        return _dedupe([_add(n.kw, key, lambda: KwEdge(elem.text, elem.whole), target) for n in entries])
     if isinstance(elem, Param):
         return _dedupe(
             [
@@ -363,7 +371,7 @@ class Graph:
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            node.keys = tuple(sorted(node.kw))
+            node.keys = tuple(sorted(k for k, edge in node.kw.items() if not edge.whole))  # prefix lookup
             node.minor = frozenset(k for k in node.kw if k in minor)
             node.has_edges = bool(node.kw or node.params or node.literals)
             node.value_params = any(e.type.value_like for e in node.params.values())

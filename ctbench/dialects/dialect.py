@@ -47,6 +47,21 @@ def _printable(text: str) -> str:
     return text if text.isprintable() else "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
+def _args_marked(line: str, err: CliError) -> tuple[str, str]:
+    """A program's arguments as it echoes them in an error (nft: the words after the program name and
+    its leading options, joined by single blanks) and the ``^^^`` line under the offending word (one
+    ``^`` past the end when a word is missing)."""
+    toks = [t for t, _pos in tokenize(line)]
+    start = 1
+    while start < len(toks) and toks[start].startswith("-"):
+        start += 1
+    args = toks[start:]
+    before = args[: max(err.index - start, 0)]
+    column = len(" ".join(before)) + (1 if before and err.index < len(toks) else 0)
+    width = len(err.token) if err.index < len(toks) else 1
+    return " ".join(args), " " * column + "^" * max(width, 1)
+
+
 class Dialect:
     """A vendor CLI: resolves command lines to canonical commands and prints the vendor's errors.
 
@@ -312,7 +327,12 @@ class Dialect:
             .replace("{keyword}", keyword)
             .replace("{index}", str(err.index))
             .replace("{completions}", completions)
+            .replace("{choices}", "".join(f" '{c}'" for c in err.candidates))
+            .replace("{optchar}", _printable(err.token[1:2]))
         )
+        if "{args}" in text or "{underline}" in text:
+            args, underline = _args_marked(line[: self._profile.max_line], err)
+            text = text.replace("{args}", _printable(args)).replace("{underline}", underline)
         if not msg.caret:
             return text + "\n"
         position = min(err.position, self._profile.max_line)
@@ -321,6 +341,20 @@ class Dialect:
     def _message(self, err: CliError, line: str) -> Message:
         messages = self._profile.messages
         keys: list[str] = [f"{err.kind}_{err.slot}"] if err.slot else []
+        program = tokenize(line[: self._profile.max_line])[0][0] if err.index > 0 else ""
+        if program and any(key.endswith(f"@{program}") for key in messages):
+            # A program of its own on a host (nft beside ip): its own wording, by where the error is.
+            if err.token.startswith("--"):
+                keys.insert(0, f"{err.kind}_longopt@{program}")
+            elif err.token.startswith("-") and len(err.token) > 1:
+                keys.insert(0, f"{err.kind}_shortopt@{program}")
+            elif err.kind == "incomplete" and all(t.startswith("-") for t in err.context[1:]):
+                keys.insert(0, f"{err.kind}_nocommand@{program}")
+            elif err.kind != "incomplete" and self._complete(err.context):
+                keys.insert(0, f"{err.kind}_end@{program}")
+            elif err.kind == "incomplete" and self._expects_value(err.context):
+                keys.insert(0, f"{err.kind}_value@{program}")
+            keys.insert(len(keys), f"{err.kind}@{program}")
         single = len(tokenize(line[: self._profile.max_line])) == 1
         if single and (err.kind != "incomplete" or len(err.context) == 1):
             keys.append(f"{err.kind}_single")
@@ -331,6 +365,15 @@ class Dialect:
             if key in messages:
                 return messages[key]
         raise AssertionError("profile without an 'unrecognised' message")  # load_profile checks it
+
+    def _complete(self, words: tuple[str, ...]) -> bool:
+        """Whether the canonical words understood before an error already make a whole command."""
+        return bool(words) and self.resolve(" ".join(words)).error is None
+
+    def _expects_value(self, words: tuple[str, ...]) -> bool:
+        """Whether a value (a name, a number) may come after the canonical words ``words``."""
+        buckets, _hit = self._parser.walk(list(words), self._roots)
+        return any(cfg[0].params for cfg in buckets[len(words)].values())
 
     def denied_text(self, canonical: str) -> str:
         """The vendor's permission-denied style answer for a valid command with no recording."""
