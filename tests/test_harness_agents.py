@@ -144,6 +144,8 @@ def test_each_cli_scores_100_and_records_what_the_model_reported(
         if "cached_tokens" in line:
             assert line["cached_tokens"] == reported.cached
         assert line["rounds"] and line["rounds"] >= 5
+        if name == "codex":  # model requests, counted from its rollout as the others count theirs
+            assert (line["rounds"], line["rounds_kind"]) == (len(model.main_requests(tid)), "model requests")
         log = (report.folder / line["log"]).read_text(encoding="utf-8")
         assert "[ctbench] exit status 0" in log
         proxy = [ln.split(" ", 3)[-1] for ln in log.splitlines() if ln.startswith("[ctb proxy] ")]

@@ -42,8 +42,7 @@ def test_a_timed_out_cli_keeps_the_usage_of_its_answered_requests(
     assert line["input_tokens"] == sum(r.usage.input for r in answered if r.usage), (line, answered)
     assert line["output_tokens"] == sum(r.usage.output for r in answered if r.usage)
     assert line["cached_tokens"] == sum(r.usage.cached for r in answered if r.usage)
-    kind = "tool turns" if name == "codex" else "model requests"  # Codex: each answered call's turn
-    assert line["rounds"] == len(answered) and line["rounds_kind"] == kind
+    assert line["rounds"] == len(answered) and line["rounds_kind"] == "model requests"
     assert "usage so far" in (report.folder / line["log"]).read_text(encoding="utf-8")
     if name == "codex":  # its standard output has no usage before the turn completes: the rollout has
         assert any("read from Codex's rollout" in n for n in line["notes"]), line["notes"]

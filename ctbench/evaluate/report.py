@@ -423,7 +423,8 @@ ROUNDS_MEANING = {
 
 
 def rounds_note(report: Report) -> str:
-    """What "Rounds" counts, once, and per run where the harnesses differ (Codex counts tool turns)."""
+    """What "Rounds" counts, once, and per run where the harnesses differ (a Codex run without a
+    rollout counts tool turns)."""
     kinds = {r.label: sorted(r.run.rounds_kinds) for r in report.runs}
     found = sorted({k for ks in kinds.values() for k in ks})
     if not found:

@@ -11,9 +11,11 @@ Each attempt gets a fresh ``CODEX_HOME`` with a ``config.toml`` that:
   the replay's (shell, unified exec, sub-agents, goals, image tools, patches), so the model sees
   only ``mcp__ctb``.
 
-Codex reports usage per turn (``turn.completed.usage``) but not the number of model requests, so
-rounds are tool-using turns (``mcp_tool_call`` items); the answer is a ``submit_answer`` call, else the
-last agent message.
+Codex reports usage per turn on its standard output (``turn.completed.usage``) but not the number of
+model requests; its rollout (``$CODEX_HOME/sessions/.../rollout-*.jsonl``) records one
+``token_usage_record`` per model response, so rounds are model requests, as for the other harnesses
+(tool-using turns, ``mcp_tool_call`` items, only when the rollout recorded none). The answer is a
+``submit_answer`` call, else the last agent message.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ class CodexAgent(HarnessAgent):
     )
     harness_key = "codex"
     key_env = "OPENAI_API_KEY"
-    rounds_kind = "tool turns"
+    rounds_kind = "model requests"
 
     def check(self) -> None:
         super().check()
@@ -220,7 +222,13 @@ class CodexAgent(HarnessAgent):
         counted, responses = spent
         result.input_tokens, result.output_tokens = counted.input, counted.output
         self.record(result, cached_tokens=counted.cached)
-        result.rounds = sum(1 for e in parse_events(lines) if _is_call(e))
+        if responses:
+            result.rounds = responses
+        else:
+            result.rounds, result.rounds_kind = (
+                sum(1 for e in parse_events(lines) if _is_call(e)),
+                "tool turns",
+            )
         result.notes.append(
             f"usage of {responses} model response(s) read from Codex's rollout (the turn did not complete)"
         )
@@ -255,11 +263,15 @@ class CodexAgent(HarnessAgent):
             result.input_tokens = sum(int(u.get("input_tokens") or 0) for u in usage)
             result.output_tokens = sum(int(u.get("output_tokens") or 0) for u in usage)
             self.record(result, cached_tokens=sum(int(u.get("cached_input_tokens") or 0) for u in usage))
-        result.rounds = len(calls)
         self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
-        result.notes.append(
-            f"{self.harness}; rounds = {self.rounds_kind} (Codex does not report model requests)"
-        )
+        spent = codex_usage(rollout_records(ctx.workdir, launch.files["codex_home"]))
+        if spent is not None and spent[1]:
+            result.rounds = spent[1]  # model requests, one usage record per response in the rollout
+        else:
+            result.rounds, result.rounds_kind = len(calls), "tool turns"
+            result.notes.append(
+                f"{self.harness}; rounds = tool turns (its rollout recorded no model response)"
+            )
         ctb_calls = [c for c in calls if c.get("server") == "ctb"]
         failed_mcp = [c for c in calls if c.get("server") == "ctb" and c.get("error")]
         worked = bool(usage) or bool(messages) or bool(calls)
