@@ -100,6 +100,11 @@ def test_a_disagreement_quoting_sealed_gold_is_refused_before_commit(
         monkeypatch.setattr(ReviewDesk, "_refuse_gold_quotes", lambda *_a, **_k: None)
     team = make_team(tmp_path / "t", make_keys(tmp_path / "keys", ("alice", "carol", "bob", "dave", "maint")),
                      sealed=True)  # fmt: skip
+    if protection == "on":  # the author's note at submit is committed too
+        out = team.review("alice", "submit", "RCA-101", "--why", "Root cause: core sw 01 GE0/0/24 admin down",
+                          expect=1)  # fmt: skip
+        assert "--why: the text quotes the sealed gold (root cause 1 of RCA-101)" in out
+        assert "review/RCA-101" not in git("branch", cwd=team.remote)
     team.review("alice", "submit", "RCA-101")
     team.review("maint", "assign", "RCA-101", "--reviewer", "bob", "--apply")
     team.blind("bob")

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from ctbench.approval.hashes import ContentHashes, sha256_bytes, sha256_text
+from ctbench.approval.hashes import HIDDEN_PARTS, KEYED, ContentHashes, sha256_bytes, sha256_text
 from ctbench.approval.states import CRITERIA, Action, Criterion, Role, Verdict
 from ctbench.errors import CtbError, validation_message
 from ctbench.model import Family, Strict
@@ -367,6 +367,38 @@ class ReviewRecord(Strict):
     def time_spent_s(self) -> float:
         blind = self.blind.time_spent_s if self.blind is not None else 0.0
         return blind + self.review_time_s
+
+    def gold_readable_by(self, person: str) -> str | None:
+        """What of this round's reveal to someone else ``person`` could read the gold from, or None.
+
+        A later reviewer clones the review branch, records included. A plain comparison shows the
+        gold lines; a plain blind answer is the gold when it was right; a plain trajectory shows where
+        its reviewer looked; plain (unkeyed) hashes of the hidden parts can be matched against guesses;
+        a seal with ``person`` among its recipients opens for them. A round whose reveal is sealed on
+        every count leaves them its scores and counts only, and their blind solve is still blind.
+        Comments need no check here: on a sealed set they are refused when they quote the gold
+        (:mod:`ctbench.review.goldquote`), which came with the keyed hashes.
+        """
+        if self.comparison is None or self.reviewer in (None, person):
+            return None
+        cmp_ = self.comparison
+        if cmp_.sealed is None:
+            return "its gold lines and golden actions, in plain text"
+        if person in cmp_.sealed.recipients:
+            return f"its comparison, sealed to {person} among others"
+        blind = self.blind
+        if blind is not None:
+            if blind.sealed_answer is None and blind.answer:
+                return "its blind answer, in plain text (right, it is the gold)"
+            if blind.sealed_answer is not None and person in blind.sealed_answer.recipients:
+                return f"its blind answer, sealed to {person} among others"
+            if blind.trajectory and not blind.trajectory.endswith(".age"):
+                return "its blind trajectory, in plain text (where its reviewer looked)"
+        hashes = [cmp_.hashes.get(p) for p in HIDDEN_PARTS]
+        hashes += [h for c in self.criteria.values() for k, h in c.basis.items() if k in HIDDEN_PARTS]
+        if any(h and not h.startswith(KEYED) for h in hashes):
+            return "plain sha256 hashes of its gold, which a guess can be checked against"
+        return None
 
     def note(
         self,

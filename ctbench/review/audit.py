@@ -91,6 +91,24 @@ def _first(entries: list[LogEntry], **want: object) -> list[LogEntry]:
     return out
 
 
+def _readable_at(repo: ReviewRepo, rev: str, rel: str, round_no: int | None, person: str) -> str | None:
+    """What round ``round_no``'s record, as committed at ``rev``, let ``person`` read of the gold.
+
+    Unreadable or missing records count as showing the gold: the audit proves blindness, never
+    assumes it.
+    """
+    if round_no is None:
+        return "the gold (its round is not named)"
+    data = repo.read_blob(rev, f"{rel}/{record_rel(round_no)}")
+    if data is None:
+        return "the gold (its record is missing there)"
+    try:
+        record = parse_record(data.decode("utf-8"), f"{record_rel(round_no)}@{rev[:10]}")
+    except (CtbError, UnicodeDecodeError):
+        return "the gold (its record is unreadable there)"
+    return record.gold_readable_by(person)
+
+
 def main_people(repo: ReviewRepo) -> People:
     """The people whose keys the audit trusts: ``reviewers.yaml`` as committed on the main branch."""
     from ctbench.approval.signatures import trusted_people
@@ -284,19 +302,20 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
             continue
         b, r = blinds[0], reveals[0]
         earlier = [
-            e
+            (e, shows)
             for e in history
             if e.action == Action.REVEAL.value
             and e.get("reviewer") not in (None, reviewer)
             and e.sha != b.sha
             and repo.is_ancestor(e.sha, b.sha)
+            and (shows := _readable_at(repo, b.sha, state.rel, e.round, reviewer)) is not None
         ]
-        if earlier:  # the review records in the clone already held the gold lines revealed to someone else
-            first = earlier[0]
+        if earlier:  # the review records in the clone already held the gold revealed to someone else
+            first, shows = earlier[0]
             item.fail(
                 f"{where}: {reviewer}'s blind answer ({b.sha[:10]}) came after the gold was revealed to "
                 f"{first.get('reviewer')} in round {first.round} ({first.sha[:10]}), whose record shows "
-                "the gold lines: not a blind solve"
+                f"{shows}: not a blind solve"
             )
             continue
         committed = repo.read_blob(b.sha, f"{state.rel}/{record_rel(k)}")

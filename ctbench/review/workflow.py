@@ -150,17 +150,15 @@ def _role(actor: str, task: TaskSpec, record: ReviewRecord | None) -> Role:
 def saw_a_reveal(records: list[ReviewRecord], person: str) -> str | None:
     """Why ``person`` cannot solve blind any more: an earlier round's reveal to someone else is in the records.
 
-    A revealed round's record holds the gold lines and the golden actions in plain text, in every
-    clone of the review branch: whoever reviews next could read them. The refusal comes before the
-    blind answer (the first step of a reviewer), not at the audit after the fact.
+    A revealed round's record is in every clone of the review branch: whoever reviews next could
+    read it. On an unsealed set it holds the gold lines and golden actions; on a sealed set, only
+    what :meth:`ReviewRecord.gold_readable_by` finds readable counts (a reveal sealed on every
+    count leaves scores and counts, and a new reviewer of round 2 is still blind). The refusal
+    comes before the blind answer (the first step of a reviewer), not at the audit after the fact.
     """
     for r in records:
-        if r.comparison is not None and r.reviewer not in (None, person):
-            shows = (
-                "its scores against the gold, sealed or not"
-                if r.comparison.sealed is not None
-                else "its gold lines and golden actions, in plain text"
-            )
+        shows = r.gold_readable_by(person)
+        if shows is not None:
             return (
                 f"round {r.round}'s reveal to {r.reviewer} is in the review records of {r.task} ({shows}): "
                 f"{person} could read it, so their answer would not be blind; {r.reviewer} reviews the "
@@ -317,6 +315,7 @@ class ReviewDesk:
                 if reviewer:  # self-review is refused before anything is written
                     self._requested_reviewer(task_id, self._load(here), reviewer)
                 self._check_valid(here)
+                self._refuse_gold_quotes(here, self._load(here), {"--why": why}, unreadable_ok=True)
             before = self.repo.current_branch()
             existed = self.repo.rev(f"refs/heads/{branch_name(task_id)}") is not None
             ref, task, records = self._enter(task_id, create=True, author_changes=True)
@@ -509,9 +508,6 @@ class ReviewDesk:
         spent = time_spent_s if time_spent_s is not None else max(0.0, (now - start.started).total_seconds())
         files: dict[str, bytes] = {}
         traj_name: str | None = None
-        if trajectory is not None:
-            traj_name = trajectory_name(record.round)
-            files[self._rel(ref, f"{REVIEWS_DIR}/{traj_name}")] = trajectory
         if commands is None:
             commands = sum(1 for line in (trajectory or b"").splitlines() if line.strip())
         record.reviewer = start.reviewer
@@ -527,6 +523,17 @@ class ReviewDesk:
                 )
             lines = len([x for x in answer.splitlines() if x.strip()])
             sealed_answer = seal_fields({"answer": answer}, {**keys, start.reviewer: own}, {"lines": lines})
+            if trajectory is not None:  # where the reviewer looked is a hint for a later reviewer
+                from ctbench.sealing import seal
+
+                traj_name = trajectory_name(record.round) + ".age"
+                recipients = [k for _, k in sorted({**keys, start.reviewer: own}.items())]
+                files[self._rel(ref, f"{REVIEWS_DIR}/{traj_name}")] = bytes(
+                    seal(trajectory, recipients, armoured=True)
+                )
+        if trajectory is not None and traj_name is None:
+            traj_name = trajectory_name(record.round)
+            files[self._rel(ref, f"{REVIEWS_DIR}/{traj_name}")] = trajectory
         record.blind = BlindSolve(
             reviewer=start.reviewer,
             started=start.started,
@@ -615,6 +622,10 @@ class ReviewDesk:
                 if blind.trajectory:
                     path = ref.path / REVIEWS_DIR / blind.trajectory
                     traj = path.read_bytes() if path.is_file() else None
+                    if traj is not None and blind.trajectory.endswith(".age"):
+                        from ctbench.sealing import unseal
+
+                        traj = unseal(traj, identity_path(self.ts.identity), f"{task_id}'s blind trajectory")
                 side = compare(
                     self.ts,
                     task,
