@@ -196,7 +196,8 @@ VIEWS = [
         [
             (b"show ip route\r", "invalid", b"% Invalid input detected at '^' marker.\r\nGW_01(config)#"),
             (b"do show ip route\r", "recorded", b"via 10.0.56.2\r\nGW_01(config)#"),
-            (b"interface Gi1\r", "denied", b"Command authorization failed.\r\nGW_01(config)#"),
+            (b"interface Gi1\r", "session", b"\r\nGW_01(config-if)#"),
+            (b"ip address 10.9.9.9 255.255.255.0\r", "denied", b"failed.\r\nGW_01(config-if)#"),
         ],
         b"end\r",
         b"GW_01#",

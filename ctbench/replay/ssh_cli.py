@@ -23,7 +23,10 @@ the agents built on them. The user name is the device: 'ssh -p PORT CORE_SW_01@1
 CORE_SW_01 and shows its login banner and prompt; type its commands as on the real device
 (abbreviations, '|' filters, '?' at once without Enter, Tab completion, 'quit'/'exit' to leave).
 'system-view' (VRP, Comware), 'configure terminal' (IOS, with 'do CMD') and 'configure' (Junos,
-with 'run CMD') enter the configuration view and its prompt; nothing there changes the device.
+with 'run CMD') enter the configuration view and its prompt; below it, 'interface NAME', 'vlan N',
+'ospf N', 'bgp AS' (VRP, Comware) and 'interface', 'router', 'vlan', 'line' (IOS) enter their views
+('quit'/'exit' up one, 'return'/'end'/Ctrl+Z back); nothing there changes the device. IOS 'enable'
+and 'disable' move between GW_01> and GW_01# (see --user-exec).
 Session-setup lines (terminal length 0, screen-length 0 temporary, set cli screen-width 511, ...)
 are answered as the device answers them and logged with outcome 'session', never as
 troubleshooting actions.
@@ -43,6 +46,7 @@ examples:
   ctb-replay ssh RCA-001 --port 2222 --trajectory /tmp/RCA-001.jsonl
   CTBENCH_SSH_PASSWORD=lab ctb-replay ssh RCA-001 --port 0
   ssh -p 2222 CORE_SW_01@127.0.0.1
+  ctb-replay ssh PATH-011 --user-exec     # IOS logins at GW_01>: 'enable' (login password) to GW_01#
 """
 
 
@@ -79,6 +83,13 @@ def add_ssh_arguments(p: argparse.ArgumentParser) -> None:
         "$XDG_STATE_HOME/ctbench/ssh)",
     )
     p.add_argument(
+        "--user-exec",
+        action="store_true",
+        help="Cisco IOS logins start in user EXEC (GW_01>), where privileged commands are invalid "
+        "input; 'enable' asks for the login password and goes to GW_01#, 'disable' back "
+        "(default: privileged EXEC, as the recordings' prompts)",
+    )
+    p.add_argument(
         "--idle-timeout",
         type=float,
         default=1800.0,
@@ -108,7 +119,9 @@ def run_ssh(args: argparse.Namespace, engine: ReplayEngine) -> int:
     key_path = args.host_key or ssh_server.host_key_path(engine.task_set.root)
     host_key = ssh_server.load_host_key(key_path)
     with engine.open_session(args.task_id, trajectory_path=args.trajectory) as session:
-        server = ssh_server.SshReplayServer(session, credentials, host_key, idle_timeout=args.idle_timeout)
+        server = ssh_server.SshReplayServer(
+            session, credentials, host_key, idle_timeout=args.idle_timeout, user_exec=args.user_exec
+        )
         names = ", ".join(d.name for d in session.devices()) or "(none)"
 
         def announce(url: str) -> None:

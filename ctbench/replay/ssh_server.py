@@ -128,6 +128,8 @@ class _DeviceLogin(asyncssh.SSHServer):
         self.server = server
         self.device: str | None = None
         self.conn: asyncssh.SSHServerConnection | None = None
+        self.password: str | None = None
+        """The password the user logged in with: IOS's ``enable`` asks for it again."""
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         self.conn = conn
@@ -148,19 +150,37 @@ class _DeviceLogin(asyncssh.SSHServer):
     def validate_password(self, username: str, password: str) -> bool:
         expected = self.server.credentials.password
         ok = expected is not None and secrets.compare_digest(password.encode(), expected.encode())
+        if ok and self.device is not None:
+            self.password = password
         return ok and self.device is not None
 
     def session_requested(self) -> asyncssh.SSHServerSession[bytes] | bool:
         if self.device is None:
             return False
-        return _DeviceChannel(self.server.session, self.device, self.server.idle_timeout)
+        return _DeviceChannel(
+            self.server.session,
+            self.device,
+            self.server.idle_timeout,
+            user_exec=self.server.user_exec,
+            enable_secret=self.password,
+        )
 
 
 class _DeviceChannel(asyncssh.SSHServerSession[bytes]):
     """A shell (or one exec request) on a device: bytes to and from a :class:`DeviceTerminal`."""
 
-    def __init__(self, session: Session, device: str, idle_timeout: float) -> None:
+    def __init__(
+        self,
+        session: Session,
+        device: str,
+        idle_timeout: float,
+        *,
+        user_exec: bool = False,
+        enable_secret: str | None = None,
+    ) -> None:
         self.session = session
+        self.user_exec = user_exec
+        self.enable_secret = enable_secret
         self.idle_timeout = idle_timeout
         self.device = device
         self.chan: asyncssh.SSHServerChannel[bytes] | None = None
@@ -196,7 +216,13 @@ class _DeviceChannel(asyncssh.SSHServerSession[bytes]):
             self.chan.write(crlf(bytes(out)) if self.pty else bytes(out))
             self.chan.exit(0)
             return
-        self.terminal = DeviceTerminal(self.session, self.device, pty=self.pty)
+        self.terminal = DeviceTerminal(
+            self.session,
+            self.device,
+            pty=self.pty,
+            user_exec=self.user_exec,
+            enable_secret=self.enable_secret,
+        )
         self.chan.write(self.terminal.greeting())
         self._arm()
 
@@ -256,6 +282,8 @@ class SshReplayServer:
     credentials: Credentials
     host_key: asyncssh.SSHKey
     idle_timeout: float = 1800.0
+    user_exec: bool = False
+    """IOS logins start in user EXEC (``>``); ``enable`` with the login password goes to ``#``."""
     _acceptor: asyncssh.SSHAcceptor | None = None
 
     async def start(self, host: str, port: int) -> str:
@@ -309,6 +337,7 @@ class _TokenLogin(asyncssh.SSHServer):
         self.idle_timeout = idle_timeout
         self.session: Session | None = None
         self.device: str | None = None
+        self.password: str | None = None
 
     def begin_auth(self, username: str) -> bool:
         return True
@@ -321,13 +350,14 @@ class _TokenLogin(asyncssh.SSHServer):
         found = session.task.device(username) if session is not None else None
         if session is None or found is None:
             return False
-        self.session, self.device = session, found.info.name
+        self.session, self.device, self.password = session, found.info.name, password
         return True
 
     def session_requested(self) -> asyncssh.SSHServerSession[bytes] | bool:
         if self.session is None or self.device is None:
             return False
-        return _DeviceChannel(self.session, self.device, self.idle_timeout)
+        # IOS ``enable`` asks for the token again, as a device asks for the login's password
+        return _DeviceChannel(self.session, self.device, self.idle_timeout, enable_secret=self.password)
 
 
 @dataclass

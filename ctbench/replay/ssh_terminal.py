@@ -20,19 +20,31 @@ echoed.
 from __future__ import annotations
 
 import codecs
+import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from ctbench.replay.login_banner import login_banner
 from ctbench.replay.observation import Outcome
 from ctbench.replay.session import Session
-from ctbench.replay.ssh_modes import CTRL_Z, VIEWS, View
+from ctbench.replay.ssh_modes import (
+    CTRL_Z,
+    VIEWS,
+    SubView,
+    View,
+    ios_level_word,
+    ios_privileged_only,
+    sub_view,
+)
 
 LEAVE = frozenset({"quit", "exit", "logout"})
 """Words that end the login on every vendor's user view (VRP ``quit``, IOS ``exit``/``logout``)."""
 
 EXEC_WORDS = frozenset({"show", "ping", "traceroute", "clear", "debug", "terminal", "dir", "more"})
 """IOS EXEC commands: typed in configuration mode without ``do`` they are invalid input."""
+
+ENABLE_TRIES = 3
+"""Wrong ``enable`` passwords IOS takes before ``% Bad secrets``."""
 
 MAX_LINE = 8192
 """Characters kept in the input line; a client that never sends Enter cannot grow memory."""
@@ -60,11 +72,28 @@ class DeviceTerminal:
     _tabs: int = 0
     view: View | None = None
     """The configuration view the login is in (:mod:`.ssh_modes`), None in the login view."""
+    sub: str | None = None
+    """The view below it (``GigabitEthernet0/0/1``, ``if``, ``ospf-1`` ...), None in the view itself."""
+    user_exec: bool = False
+    """IOS: the login starts in user EXEC (``>``) rather than privileged EXEC (``#``)."""
+    enable_secret: str | None = None
+    """IOS: the password ``enable`` asks for (the login's own); None: ``enable`` asks for none."""
+    privileged: bool = True
+    _asking: bool = False
+    _tries: int = 0
+
+    def __post_init__(self) -> None:
+        if self.user_exec and self._family == "cisco_ios":
+            self.privileged = False
 
     @property
     def prompt(self) -> str:
         login = self.session.prompt(self.device)
-        return self.view.prompt(login) if self.view is not None else login
+        if self.view is not None:
+            return self.view.prompt(login, self.sub)
+        if not self.privileged and login.endswith("#"):
+            return login[:-1] + ">"
+        return login
 
     def greeting(self, now: datetime | None = None) -> bytes:
         """What the device prints when the shell starts: its login banner (:mod:`.login_banner`),
@@ -97,6 +126,10 @@ class DeviceTerminal:
             elif len(self._escape) == 2 and ch not in "[O":
                 self._escape = ""
             return b""
+        if self._asking and ch not in "\r\n\x03":  # a password: kept, never echoed
+            if ch >= " " and len(self.line) < MAX_LINE:
+                self.line += ch
+            return b""
         after_cr, self._after_cr = self._after_cr, False
         tab = ch == "\t"
         tabs, self._tabs = self._tabs, (self._tabs + 1 if tab else 0)
@@ -122,8 +155,8 @@ class DeviceTerminal:
             kept = kept[: len(kept) - len(kept.split(" ")[-1])] if kept else ""
             n, self.line = len(self.line) - len(kept), kept
             return b"\x08 \x08" * n if self.pty else b""
-        if ch == "\x03":  # Ctrl-C: drop the line, new prompt
-            self.line = ""
+        if ch == "\x03":  # Ctrl-C: drop the line (or the password being typed), new prompt
+            self.line, self._asking = "", False
             return self._out("^C\n" + self.prompt) if self.pty else b""
         if ch == "\x1b":
             self._escape = ch
@@ -146,18 +179,32 @@ class DeviceTerminal:
     def _enter(self) -> bytes:
         line, self.line = self.line, ""
         echo = self._out("\n") if self.pty else b""
+        if self._asking:
+            return echo + self._secret(line)
         text = line.strip()
         if not text:
             return echo + (self._out(self.prompt) if self.pty else b"")
         words = text.split()
         if self.view is not None:
-            if self.view.leaves(words):
+            kind = self.view.leave_kind(words)
+            if kind == "one" and self.sub is not None:
+                return echo + self._up(text)
+            if kind is not None:
                 return echo + self._leave(text)
-            command = self.view.passthrough(line)
-            return echo + (self.run(command) if command is not None else self._refuse(line))
+            below = sub_view(self.view.family, line)
+            if below is not None:
+                return echo + self._enter_sub(below, line)
+            return echo + self._inside(line)
         if text.lower() in LEAVE:
             self.closed = True
             return echo
+        if self._family == "cisco_ios" and self.pty:
+            level = ios_level_word(text)
+            if level is not None:
+                return echo + self._level(level, text)
+            caret = ios_privileged_only(line) if not self.privileged else None
+            if caret is not None:  # hidden at this level: the device's invalid input
+                return echo + self._invalid(line, caret)
         view = VIEWS.get(self._family)
         if view is not None and self.pty and view.enters(words):
             self.session.record(self.device, text, None, Outcome.SESSION, view.entered.encode())
@@ -174,8 +221,75 @@ class DeviceTerminal:
         assert self.view is not None
         left = self.view.left
         self.session.record(self.device, typed, None, Outcome.SESSION, left.encode())
-        self.view = None
+        self.view, self.sub = None, None
         return self._out(left + self.prompt)
+
+    def _up(self, typed: str) -> bytes:
+        """From a view below the configuration view back up to it (VRP ``quit``, IOS ``exit``)."""
+        self.session.record(self.device, typed, None, Outcome.SESSION, b"")
+        self.sub = None
+        return self._out(self.prompt)
+
+    def _inside(self, line: str) -> bytes:
+        assert self.view is not None
+        command = self.view.passthrough(line)
+        return self.run(command) if command is not None else self._refuse(line)
+
+    def _enter_sub(self, below: SubView, line: str) -> bytes:
+        """Enter the view ``line`` asks for; an interface the device does not have gets its
+        parameter error (the device has no such view to enter), a line that names no interface
+        goes on as any line of the view does."""
+        found = self.session.task.device(self.device)
+        assert found is not None and self.view is not None
+        suffix = below.suffix
+        if below.kind == "interface":
+            name = found.dialect.interface_name(below.token)
+            if name is None:
+                return self._inside(line)
+            if found.inventory is not None and found.inventory.missing(f"x {below.token}") is not None:
+                from ctbench.dialects import CliError
+
+                typed = line[below.position :].split()[0]
+                error = CliError("wrong_parameter", below.position, typed, index=1, slot="interface")
+                said = found.dialect.render_error(error, line, self.prompt)
+                self.session.record(self.device, line.strip(), None, Outcome.INVALID, said.encode())
+                return self._out(said + self.prompt)
+            suffix = suffix or name
+        self.session.record(self.device, line.strip(), None, Outcome.SESSION, b"")
+        self.sub = suffix
+        return self._out(self.prompt)
+
+    # ------------------------------------------------------------------ IOS privilege levels
+
+    def _level(self, word: str, typed: str) -> bytes:
+        """``enable`` (asking the login's password when there is one) or ``disable``; logged as
+        session setup, never with the password."""
+        self.session.record(self.device, typed, None, Outcome.SESSION, b"")
+        if word == "disable":
+            self.privileged = False
+        elif not self.privileged and self.enable_secret is not None:
+            self._asking, self._tries = True, 0
+            return self._out("Password: ")
+        else:
+            self.privileged = True
+        return self._out(self.prompt)
+
+    def _secret(self, typed: str) -> bytes:
+        assert self.enable_secret is not None
+        if secrets.compare_digest(typed.encode(), self.enable_secret.encode()):
+            self._asking, self.privileged = False, True
+            return self._out(self.prompt)
+        self._tries += 1
+        if self._tries < ENABLE_TRIES:
+            return self._out("Password: ")
+        self._asking = False
+        return self._out("% Bad secrets\n\n" + self.prompt)
+
+    def _invalid(self, line: str, position: int) -> bytes:
+        """IOS's invalid input, caret under ``position`` of the echoed line (logged as invalid)."""
+        said = " " * (len(self.prompt) + position) + "^\n% Invalid input detected at '^' marker.\n"
+        self.session.record(self.device, line.strip(), None, Outcome.INVALID, said.encode())
+        return self._out(said + self.prompt)
 
     def _refuse(self, line: str) -> bytes:
         """A line inside a configuration view that runs nothing the replay can answer: IOS's invalid
@@ -185,12 +299,9 @@ class DeviceTerminal:
         text = line.strip()
         first = text.split()[0].lower()
         if self.view.family == "cisco_ios" and first in EXEC_WORDS:
-            pos = len(line) - len(line.lstrip())
-            said = " " * (len(self.prompt) + pos) + "^\n% Invalid input detected at '^' marker.\n"
-            outcome = Outcome.INVALID
-        else:
-            said, outcome = found.dialect.denied_text(text), Outcome.DENIED
-        self.session.record(self.device, text, None, outcome, said.encode())
+            return self._invalid(line, len(line) - len(line.lstrip()))
+        said = found.dialect.denied_text(text)
+        self.session.record(self.device, text, None, Outcome.DENIED, said.encode())
         return self._out(said + self.prompt)
 
     def run(self, line: str) -> bytes:
