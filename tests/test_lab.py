@@ -212,7 +212,7 @@ def test_bundled_lab_tasks_validate_replay_and_score_as_the_oracle() -> None:
         derived = derive(task, hidden, ts.network(task.network), ts.taxonomy, ts.config)
         if ref.family.value == "rca" and derived.heterogeneity == "high":
             mixed.append(ref.id)
-    assert mixed == ["RCA-LAB-014"]
+    assert mixed == ["RCA-LAB-014", "RCA-LAB-015"]
     network = ts.network("lab-edge")
     routers = [d for d in network.devices if d.type in ("router", "firewall")]
     assert len(routers) == 5 and {d.os for d in routers} == {"frr", "linux"}

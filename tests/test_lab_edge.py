@@ -8,6 +8,7 @@ shared by the session (tests/frr_lab_support.py) and these tests run in the ``fr
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -98,3 +99,21 @@ def test_a_firewall_rule_breaks_bgp_and_records_a_mixed_task(frr_edge_lab: objec
         assert b"ip saddr 10.0.0.0/16 tcp dport 179 drop" in rules.data
         assert session.run("R3", "sh ip bgp summ").data == rec.recordings[("R3", "show ip bgp summary")]
         assert session.run("FW1", "ip r").data == rec.recordings[("FW1", "ip route")]
+
+
+@pytest.mark.xdist_group("frr_lab")
+def test_a_missing_route_on_the_linux_router_cuts_the_return_path(frr_edge_lab: object) -> None:
+    from ctbench.authoring.lab.faults import inject, parse_fault, revert
+
+    lab: Any = frr_edge_lab
+    effect = inject(lab, *parse_fault(["static-missing", "device=FW1", "to=192.168.1.0/24"]))
+    try:
+        assert effect.rca == ("FW1;192.168.1.0/24;static route missing",)
+        assert b"192.168.1.0/24" not in lab.run("FW1", "ip route")
+        assert b" 0 received" in lab.run("H1", "ping -c 1 -w 2 192.168.4.10")  # requests go, replies die
+        summary = lab.run("R3", "show ip bgp summary")  # the session is up: one prefix received
+        assert re.search(rb"^10\.0\.40\.2 .* 1 +\d+ N/A$", summary, re.M), summary
+    finally:
+        revert(lab, effect)
+    assert b"192.168.1.0/24 via 10.0.30.1" in lab.run("FW1", "ip route")
+    assert b" 0% packet loss" in lab.run("H1", "ping -c 2 -w 3 192.168.4.10")

@@ -158,6 +158,22 @@ def _static_missing(lab: Lab, args: Mapping[str, str]) -> Effect:
     if device not in lab.spec.hosts:
         raise CtbError(f"fault static-missing: {device!r} is not a host of lab {lab.spec.name}")
     host = lab.spec.hosts[device]
+    if "to" in args:  # one route of a Linux router's table (lab file: routes), not its default
+        route = next((r for r in host.routes if r.to == args["to"]), None)
+        if route is None:
+            known = ", ".join(r.to for r in host.routes) or "none"
+            raise CtbError(
+                f"fault static-missing: {device} has no route to {args['to']} (its routes: {known})"
+            )
+        lab.shell(device, ["ip", "route", "del", route.to, "via", route.via])
+        return Effect(
+            rca=(f"{device};{route.to};static route missing",),
+            golden=((device, "ip route", f"no route to {route.to}: packets for it have nowhere to go"),),
+            protocol_mechanisms=("static routing",),
+            settle=0.5,
+            chain_length=2 if host.forward else 1,
+            undo=((device, "shell", ("ip", "route", "add", route.to, "via", route.via)),),
+        )
     if host.gateway is None:
         raise CtbError(f"fault static-missing: host {device} has no default route (gateway) to remove")
     lab.shell(device, ["ip", "route", "del", "default"])
@@ -369,7 +385,12 @@ CATALOGUE: dict[str, Fault] = {
             ("device", "local_as", "neighbor", "remote_as"),
             _bgp_as,
         ),
-        Fault("static-missing", "remove a host's default route", ("device",), _static_missing),
+        Fault(
+            "static-missing",
+            "remove a host's default route, or with to=PREFIX one route of a Linux router",
+            ("device", "to"),
+            _static_missing,
+        ),
         Fault(
             "ospf-timers",
             "change a router interface's OSPF hello interval",
