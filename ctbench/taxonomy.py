@@ -121,9 +121,18 @@ def level_for(levels: list[Level], value: int) -> str:
 class PerFamily(Strict):
     rca: list[Level]
     path: list[Level]
+    topology: list[Level] | None = Field(
+        default=None,
+        description="Topology restoration's own levels (TTAC Track B's third task kind); when a set's "
+        "ctbench.yaml has none, ctbench's defaults for the family apply, never the path family's.",
+    )
 
     def for_family(self, family: Family) -> list[Level]:
-        return self.rca if family == Family.RCA else self.path
+        if family == Family.RCA:
+            return self.rca
+        if family == Family.TOPOLOGY and self.topology is not None:
+            return self.topology
+        return self.path
 
 
 class LabelWeights(Strict):
@@ -164,16 +173,21 @@ class ReviewConfig(Strict):
 
 def _default_heterogeneity() -> PerFamily:
     # Table 4: RCA and path use different thresholds; PR-100 with h_L = 6 is still "low" for paths.
+    # Topology restoration is not in the paper: a task reads the neighbour tables of the devices it may
+    # query, so its h_L counts the vendors and device types of those, as an RCA task's does.
     return PerFamily(
         rca=[Level(name="low", max=2), Level(name="high")],
         path=[Level(name="low", max=6), Level(name="high")],
+        topology=[Level(name="low", max=2), Level(name="high")],
     )
 
 
 def _default_tiers() -> PerFamily:
+    # Topology: one neighbour table per queried device, so T* is about the number of devices.
     return PerFamily(
         rca=[Level(name="short", max=4), Level(name="moderate", max=10), Level(name="long")],
         path=[Level(name="short/moderate", max=33), Level(name="long")],
+        topology=[Level(name="short", max=2), Level(name="moderate", max=8), Level(name="long")],
     )
 
 
@@ -193,3 +207,12 @@ class TaskSetConfig(Strict):
         description="A task without golden actions is an error; false for sets imported from a benchmark "
         "that publishes none (TTAC Track B), where it is a warning and evidence metrics are not computed.",
     )
+
+    @model_validator(mode="after")
+    def _topology_defaults(self) -> TaskSetConfig:
+        """A ctbench.yaml written before the topology family gets that family's default levels."""
+        if self.heterogeneity.topology is None:
+            self.heterogeneity.topology = _default_heterogeneity().topology
+        if self.golden_tiers.topology is None:
+            self.golden_tiers.topology = _default_tiers().topology
+        return self

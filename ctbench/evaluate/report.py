@@ -174,7 +174,7 @@ def level_order(config: Any) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for name, per_family in (("heterogeneity", config.heterogeneity), ("golden_tier", config.golden_tiers)):
         names: list[str] = []
-        for levels in (per_family.rca, per_family.path):
+        for levels in (per_family.rca, per_family.path, per_family.topology or []):
             names += [lv.name for lv in levels if lv.name not in names]
         out[name] = names
     return out
