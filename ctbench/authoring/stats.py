@@ -1,5 +1,8 @@
 """The paper's dataset tables over a task set (Tables 3, 4, 7-9, 11, 12 and the review yields).
 
+Topology restoration (not in the paper) gets its own counts beside Tables 11-12: links per task, the
+devices whose neighbour tables solve it, and its golden-length tiers (its own, from ``ctbench.yaml``).
+
 Counting rules follow appendix A.1: a root-cause *entry* is one gold triple; a task-level *mention*
 counts each root-cause label at most once per task; category distributions are over entries.
 """
@@ -78,11 +81,15 @@ def dataset_stats(ts: TaskSet, *, review_counts: dict[str, dict[str, int]] | Non
     res = DatasetStats(skipped=skipped)
     rca = [x for x in loaded if x.task.family == Family.RCA]
     path = [x for x in loaded if x.task.family == Family.PATH]
+    topo = [x for x in loaded if x.task.family == Family.TOPOLOGY]
+    families = [(Family.RCA, rca), (Family.PATH, path), (Family.TOPOLOGY, topo)]
+    # the paper's two families always; topology when the set (or its review history) has any
+    shown = [(f, items) for f, items in families if items or f != Family.TOPOLOGY]
 
     t = Table(
         title="Tasks per family", columns=["family", "tasks", *[s.value for s in Status]], key="families"
     )
-    for fam, items in ((Family.RCA, rca), (Family.PATH, path)):
+    for fam, items in families:
         st = Counter(x.task.status.value for x in items)
         t.add(fam.value, len(items), *[st.get(s.value, 0) for s in Status])
     t.add("total", len(loaded), *[sum(1 for x in loaded if x.task.status == s) for s in Status])
@@ -217,12 +224,38 @@ def dataset_stats(ts: TaskSet, *, review_counts: dict[str, dict[str, int]] | Non
             )
         )
 
+    if topo:
+        res.tables.append(
+            _dist(
+                "Topology links per task (N_links)",
+                "topology_links",
+                topo,
+                lambda x: _bucket(x.derived.entries, 5, "L"),
+            )
+        )
+        res.tables.append(
+            _dist(
+                "Topology devices with golden actions",
+                "topology_devices",
+                topo,
+                lambda x: len({a.device for a in x.hidden.golden_actions}),
+            )
+        )
+        res.tables.append(
+            _dist(
+                "Topology golden solution length tier",
+                "topology_golden",
+                topo,
+                lambda x: x.derived.golden_tier,
+            )
+        )
+
     t = Table(
         title="Network heterogeneity h_L = max(N_v, N_d) (Table 4)",
         columns=["family", "level", "thresholds", "tasks", "%", "mean h_L"],
         key="heterogeneity",
     )
-    for fam, items in ((Family.RCA, rca), (Family.PATH, path)):
+    for fam, items in shown:
         levels = ts.config.heterogeneity.for_family(fam)
         lo = 0
         for lv in levels:
@@ -238,7 +271,8 @@ def dataset_stats(ts: TaskSet, *, review_counts: dict[str, dict[str, int]] | Non
         columns=["family", "candidates", "retained", "discarded", "in progress", "yield %"],
         key="yields",
     )
-    for fam, items in ((Family.RCA, rca), (Family.PATH, path)):
+    counted = (review_counts or {}).get(Family.TOPOLOGY.value, {}).get("candidates")
+    for fam, items in shown if topo or not counted else families:
         extra = (review_counts or {}).get(fam.value, {})
         cand = [x for x in items if x.task.status != Status.DRAFT]
         kept = sum(1 for x in cand if x.task.status == Status.APPROVED)

@@ -34,7 +34,7 @@ from typing import Any
 
 from ctbench.approval.states import CRITERIA, Action, Role, Verdict
 from ctbench.errors import CtbError
-from ctbench.model import Family, Status
+from ctbench.model import Status
 from ctbench.review.gitflow import ReviewRepo
 from ctbench.review.view import TaskState, collect
 from ctbench.store import FAMILIES, TaskSet
@@ -421,7 +421,7 @@ def submitted_in_history(repo: ReviewRepo) -> dict[str, str]:
     for e in repo.log("--all"):
         if e.action == Action.SUBMIT.value and e.task:
             fam = e.get("family")
-            if fam in (Family.RCA.value, Family.PATH.value):
+            if fam in {f.value for f in FAMILIES}:  # every family, topology restoration too
                 out.setdefault(e.task, fam)
     return out
 
