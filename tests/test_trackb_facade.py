@@ -271,3 +271,172 @@ def test_bad_rate_options_are_named(imported: Path) -> None:
         proc = run_cli("replay", "serve", "--trackb", "--tasks", str(imported), "--port", "0", *flags)
         assert proc.returncode != 0 and "Traceback" not in proc.stderr
         assert flags[0] in proc.stderr, proc.stderr
+
+
+def track_b_call(url: str, body: dict[str, object], token: str, seen: list[int], budget: float = 5.0) -> dict:
+    """A Track B client's tool call, as its agents make it, that handles a 429: it waits what
+    ``Retry-After`` says and tries again while that fits in its ``budget`` of seconds, else gives the
+    refusal's JSON to its model as it is (what Track B's own runner does with any answer)."""
+    req = urllib.request.Request(
+        url + "/api/agent/execute",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+    )
+    while True:
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                seen.append(resp.status)
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            seen.append(exc.code)
+            answer = json.loads(exc.read())
+            wait = float(exc.headers.get("Retry-After", "0"))
+            if exc.code != 429 or wait > budget:
+                return answer
+            budget -= wait
+            time.sleep(wait)
+
+
+ROUTES_ASK = {"device_name": "Core-R1", "command": "display ip routing-table", "question_number": 1}
+
+
+@pytest.mark.parametrize("protection", ["on", "off"])
+def test_a_request_in_flight_holds_its_token_over_http(
+    imported: Path, tmp_path: Path, protection: str
+) -> None:
+    """Client A sends its headers and half its body, so it is in flight; client B, same token, is
+    refused with 429 and ``Retry-After: 1``, waits, and is served once A has its answer."""
+    import socket
+    import threading
+
+    flags = ["--trackb-strict"] + (["--max-concurrent-per-token", "1"] if protection == "on" else [])
+    server = Server(imported, tmp_path / "traj", *flags)
+    port = int(server.url.rsplit(":", 1)[1])
+    body = json.dumps(ROUTES_ASK).encode()
+    seen: list[int] = []
+    answer: dict = {}
+    try:
+        assert server.post(ROUTES_ASK, "shared")[0] == 200  # the session is open: A is answered at once
+        a = socket.create_connection(("127.0.0.1", port), timeout=30)
+        a.sendall(
+            b"POST /api/agent/execute HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Authorization: Bearer shared\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+            + body[:10]
+        )  # fmt: skip
+        time.sleep(0.3)  # the server has A's headers: A is in flight until it is answered
+        b = threading.Thread(
+            target=lambda: answer.update(track_b_call(server.url, ROUTES_ASK, "shared", seen, budget=20))
+        )
+        b.start()
+        deadline = time.monotonic() + 20
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        a.sendall(body[10:])
+        raw = b""
+        while b"\r\n\r\n" not in raw or not raw.rstrip().endswith(b"}"):
+            chunk = a.recv(65536)
+            if not chunk:
+                break
+            raw += chunk
+        a.close()
+        b.join(30)
+    finally:
+        server.stop()
+    assert raw.startswith(b"HTTP/1.1 200"), raw[:200]
+    assert str(answer["result"]).startswith("<Core-R1> display ip routing-table\n")
+    if protection == "off":  # the same two calls without the limit: B is served while A is in flight
+        assert seen == [200]
+        return
+    # refused while A was in flight (again if A was not answered yet), then served after Retry-After
+    assert seen[0] == 429 and seen[-1] == 200 and set(seen[:-1]) == {429}
+    rows = [ln for f in (tmp_path / "traj").rglob("*.jsonl") for ln in f.read_text().splitlines()]
+    assert len(rows) == 3  # the warm-up, A and B: the refused requests reached no session
+
+
+def test_a_429_in_flight_says_so_and_when_to_retry(imported: Path, tmp_path: Path) -> None:
+    import socket
+
+    server = Server(imported, tmp_path / "traj", "--trackb-strict", "--max-concurrent-per-token", "1")
+    port = int(server.url.rsplit(":", 1)[1])
+    try:
+        a = socket.create_connection(("127.0.0.1", port), timeout=30)
+        a.sendall(
+            b"POST /api/agent/execute HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer shared\r\n"
+            b"Content-Length: 100\r\n\r\n{"
+        )  # fmt: skip
+        time.sleep(0.3)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", "/api/agent/execute", body=json.dumps(ROUTES_ASK),
+                     headers={"Content-Type": "application/json", "Authorization": "Bearer shared"})  # fmt: skip
+        resp = conn.getresponse()
+        assert (resp.status, resp.headers["Retry-After"], resp.headers["Content-Type"]) == (
+            429,
+            "1",
+            "application/json",
+        )
+        assert json.loads(resp.read()) == {"error": "Too many concurrent requests: at most 1 per token"}
+        conn.close()
+        assert server.post(ROUTES_ASK, "other")[0] == 200  # another token is not held up
+        a.close()  # A goes away mid-body: its place is given back
+        time.sleep(0.3)
+        assert server.post(ROUTES_ASK, "shared")[0] == 200
+    finally:
+        server.stop()
+
+
+def _seconds_to_utc_midnight() -> float:
+    return 86400.0 - time.time() % 86400.0
+
+
+@pytest.mark.parametrize("protection", ["on", "off"])
+def test_the_daily_quota_over_http(imported: Path, tmp_path: Path, protection: str) -> None:
+    flags = ["--trackb-strict"] + (["--max-calls-per-day", "3"] if protection == "on" else [])
+    server = Server(imported, tmp_path / "traj", *flags)
+    unrecorded = {**ROUTES_ASK, "command": "display vlan"}
+    try:
+        assert server.post(ROUTES_ASK, "alice")[0] == 200
+        assert server.post(unrecorded, "alice")[0] == 404  # an answered call counts, whatever its answer
+        assert server.post({"device_name": "Core-R1"}, "alice")[0] == 400  # a malformed one does not
+        assert server.post(ROUTES_ASK, "alice")[0] == 200
+        req = urllib.request.Request(
+            server.url + "/api/agent/execute", data=json.dumps(ROUTES_ASK).encode(),
+            headers={"Content-Type": "application/json", "Authorization": "Bearer alice"},
+        )  # fmt: skip
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                status, headers, raw = resp.status, resp.headers, resp.read()
+        except urllib.error.HTTPError as exc:
+            status, headers, raw = exc.code, exc.headers, exc.read()
+        expected_wait = _seconds_to_utc_midnight()
+        seen: list[int] = []
+        started = time.monotonic()
+        told = track_b_call(server.url, ROUTES_ASK, "alice", seen)  # a client that must not wait hours
+        gave_up_in = time.monotonic() - started
+        other = server.post(ROUTES_ASK, "bob")[0]
+    finally:
+        err = server.stop()
+    assert other == 200  # the quota is per participant
+    if protection == "off":
+        assert status == 200 and seen == [200]
+        return
+    assert status == 429 and headers["Content-Type"] == "application/json"
+    assert json.loads(raw) == {
+        "error": "Daily quota exceeded: at most 3 API calls per participant per day; "
+        "the count starts again at 00:00 UTC"
+    }
+    assert abs(int(headers["Retry-After"]) - expected_wait) <= 5
+    assert seen == [429] and told == json.loads(raw) and gave_up_in < 5  # it stopped, and said why
+    alice = [f for f in (tmp_path / "traj").iterdir() if any(f.rglob("*.jsonl"))]
+    rows = [ln for f in (tmp_path / "traj").rglob("*.jsonl") for ln in f.read_text().splitlines()]
+    assert len(alice) == 2 and len(rows) == 4  # alice's three calls and bob's one: refusals are not calls
+    assert "3 calls per client and day (UTC)" in err
+
+
+def test_phase_one_limits_include_the_daily_quota(imported: Path) -> None:
+    server = Server(imported, imported.parent / "traj-limits", "--trackb-strict", "--trackb-limits")
+    err = server.stop()
+    assert "50 requests/s per address, 2 in flight per client, 1000 calls per client and day (UTC)" in err
+    proc = run_cli(
+        "replay", "serve", "--trackb", "--tasks", str(imported), "--port", "0", "--max-calls-per-day", "0"
+    )
+    assert proc.returncode != 0 and "--max-calls-per-day" in proc.stderr and "Traceback" not in proc.stderr

@@ -79,3 +79,37 @@ def test_a_flood_of_addresses_does_not_grow_memory(monkeypatch: pytest.MonkeyPat
     assert not limit.allow("busy-7")  # the others are still counted
     clock.now += 5
     assert limit.allow("newer") and len(limit._buckets) == 1  # all drained: all forgotten
+
+
+def test_the_daily_quota_counts_per_key_and_starts_again_at_utc_midnight() -> None:
+    from ctbench.replay.trackb.quota import DAY, DailyQuota
+
+    clock = Clock()
+    clock.now = 20_000 * DAY + 86_000.0  # 23:53:20 UTC
+    quota = DailyQuota(2, clock=clock)
+    assert quota.take("alice") is None and quota.take("alice") is None
+    assert quota.take("alice") == pytest.approx(400.0)  # refused: 400 s to 00:00 UTC
+    assert quota.take("alice") == pytest.approx(400.0) and quota.used("alice") == 2  # refusals do not count
+    assert quota.take("bob") is None  # another participant has its own count
+    clock.now = 20_001 * DAY + 1.0  # 00:00:01 the next day
+    assert quota.used("alice") == 0
+    assert [quota.take("alice") for _ in range(3)] == [None, None, pytest.approx(DAY - 1.0)]
+
+
+def test_a_flood_of_clients_does_not_grow_the_quota_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctbench.replay.trackb import quota as quota_module
+    from ctbench.replay.trackb.quota import DAY, DailyQuota
+
+    monkeypatch.setattr(quota_module, "MAX_KEYS", 4)
+    clock = Clock()
+    quota = DailyQuota(5, clock=clock)
+    for i in range(4):
+        assert quota.take(f"old-{i}") is None
+    clock.now += DAY
+    assert quota.take("busy") is None and quota.take("busy") is None
+    for i in range(3):
+        assert quota.take(f"new-{i}") is None
+    assert sorted(quota._counts) == ["busy", "new-0", "new-1", "new-2"]  # yesterday's went first
+    assert quota.take("newer") is None and quota.used("busy") == 2  # then today's smallest count
+    with pytest.raises(ValueError, match="one call or more"):
+        DailyQuota(0)

@@ -147,6 +147,17 @@ def _positive_rate(text: str) -> float:
     return value
 
 
+def _positive_count(text: str) -> int:
+    """An argparse type: a whole number of calls, 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of calls, 1 or more, got {text!r}")
+    return value
+
+
 # --------------------------------------------------------------------------- commands
 
 
@@ -251,6 +262,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def _serve_trackb(args: argparse.Namespace) -> int:
     from ctbench.replay.http_server import bind_socket, socket_url, uvicorn_server
     from ctbench.replay.trackb.facade import PHASE_LIMITS, Limits, Phase, TrackbFacade, build_app
+    from ctbench.replay.trackb.quota import DailyQuota
     from ctbench.replay.trackb.ratelimit import RateLimiter
 
     if args.burst < 0:
@@ -259,6 +271,7 @@ def _serve_trackb(args: argparse.Namespace) -> int:
     phase = Phase.of(engine.task_set)
     documented = PHASE_LIMITS.get(phase.number, Limits()) if args.trackb_limits else Limits()
     rate = args.max_requests_per_second or documented.requests_per_second
+    daily = args.max_calls_per_day or documented.calls_per_day
     facade = TrackbFacade(
         engine,
         phase,
@@ -267,6 +280,7 @@ def _serve_trackb(args: argparse.Namespace) -> int:
         max_calls_per_question=args.max_calls_per_question or documented.calls_per_question,
         trajectories=args.trajectories,
         rate_limit=RateLimiter(rate, burst=args.burst) if rate else None,
+        daily=DailyQuota(daily) if daily else None,
     )
     sock = bind_socket(args.host, args.port)
     print(socket_url(sock), flush=True)
@@ -275,6 +289,7 @@ def _serve_trackb(args: argparse.Namespace) -> int:
         f"{rate:g} requests/s per address" if rate else "",
         f"{facade.max_concurrent_per_token} in flight per client" if facade.max_concurrent_per_token else "",
         f"{facade.max_calls_per_question} calls per question" if facade.max_calls_per_question else "",
+        f"{daily} calls per client and day (UTC)" if daily else "",
     ]
     print(
         f"ctb-replay serve: Track B phase {facade.phase.number} API, {mode}, task set "
@@ -517,6 +532,12 @@ def build() -> tuple[argparse.ArgumentParser, object]:
         help="Track B: answer 429 past N calls per client and question (Phase 2: 500)",
     )
     p.add_argument(
+        "--max-calls-per-day",
+        type=_positive_count,
+        metavar="N",
+        help="Track B: answer 429 past N calls per client and UTC day, until 00:00 UTC (Phase 1: 1000)",
+    )
+    p.add_argument(
         "--max-requests-per-second",
         type=_positive_rate,
         metavar="RATE",
@@ -535,7 +556,8 @@ def build() -> tuple[argparse.ArgumentParser, object]:
         "--trackb-limits",
         action="store_true",
         help="Track B: the limits of the set's phase as documented (Phase 1: 50 requests/s per "
-        "address, 2 in flight per token; Phase 2: 1 in flight per token, 500 calls per question); "
+        "address, 2 in flight per token, 1000 calls per token and day; Phase 2: 1 in flight per "
+        "token, 500 calls per question); "
         "the options above override them",
     )
 

@@ -6,7 +6,9 @@ field 400; a device outside the phase's vendor map 404; a command the question r
 ``strict``, a line outside Track B's whitelist 422 with the server's generated error; then the output
 (200, ``result`` = ``<dev> cmd`` echo and the recording), or the miss (404 "No permission", or 422
 "Wrong parameter" for the four parameterised commands). ``GET /health`` says it is up. Before all of
-that, past a request rate per address (Track B's nginx: 50 per second), a 429 (:mod:`.ratelimit`).
+that, past a request rate per address (Track B's nginx: 50 per second), a 429 (:mod:`.ratelimit`);
+then past the requests in flight per client (counted from the request's arrival, its body still to
+be read), a 429; and past the client's calls of the day (Phase 1: 1,000, :mod:`.quota`), a 429.
 
 Every call goes through a replay session of the engine - one per client and question, opened on the
 client's first call - and is logged in its trajectory as the agent saw it. Without ``strict`` the
@@ -36,6 +38,7 @@ from ctbench.replay.http_body import SafeJSONResponse as JSONResponse
 from ctbench.replay.observation import Observation, Outcome
 from ctbench.replay.session import Session, SessionLimit
 from ctbench.replay.trackb.layout import SIDECAR, TrackbTask, prompt, read_sidecar, safe_name
+from ctbench.replay.trackb.quota import DOCUMENTED_DAILY, DailyQuota, quota_message
 from ctbench.replay.trackb.ratelimit import DOCUMENTED_RATE, RateLimiter
 from ctbench.replay.trackb.whitelist import refusal, whitelist, wrong_parameter
 from ctbench.store import TaskSet
@@ -53,14 +56,16 @@ class Limits:
     requests_per_second: float | None = None
     concurrent_per_token: int | None = None
     calls_per_question: int | None = None
+    calls_per_day: int | None = None
 
 
 PHASE_LIMITS: dict[int, Limits] = {
-    1: Limits(requests_per_second=DOCUMENTED_RATE, concurrent_per_token=2),
+    1: Limits(requests_per_second=DOCUMENTED_RATE, concurrent_per_token=2, calls_per_day=DOCUMENTED_DAILY),
     2: Limits(concurrent_per_token=1, calls_per_question=500),
 }
-"""Phase 1: 50 requests/s per address, 2 problems at once; Phase 2: 1 request in flight per token
-and 500 calls per question. Phase 3 runs on the organisers' machines; no limit is documented."""
+"""Phase 1: 50 requests/s per address, 2 problems at once, 1,000 calls per participant and day;
+Phase 2: 1 request in flight per token and 500 calls per question. Phase 3 runs on the organisers'
+machines; no limit is documented."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,8 @@ class TrackbFacade:
     trajectories: Path | None = None
     rate_limit: RateLimiter | None = None
     """Requests per second per address; past it, 429 before the request is read (nginx's place)."""
+    daily: DailyQuota | None = None
+    """Calls per client and UTC day; past it, 429 until 00:00 UTC."""
     _clients: dict[str, _Client] = field(default_factory=dict)
     _sides: dict[str, TrackbTask | None] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -254,6 +261,7 @@ def build_app(facade: TrackbFacade) -> Starlette:
         return JSONResponse({"status": "ok"})
 
     async def execute(request: Request) -> Response:
+        # nginx's rate first; then, from its arrival, the request is one of its client's in flight
         if facade.rate_limit is not None:
             address = request.client.host if request.client else "local"
             if not facade.rate_limit.allow(address):
@@ -266,6 +274,21 @@ def build_app(facade: TrackbFacade) -> Starlette:
                     status_code=429,
                     headers={"Retry-After": str(max(1, math.ceil(wait)))},
                 )
+        client = client_of(request)
+        if not facade.enter(client):
+            return JSONResponse(
+                {
+                    "error": f"Too many concurrent requests: at most {facade.max_concurrent_per_token} per token"
+                },
+                status_code=429,
+                headers={"Retry-After": "1"},
+            )
+        try:
+            return await _served(request, client)
+        finally:
+            facade.leave(client)
+
+    async def _served(request: Request, client: str) -> Response:
         body = await request.body()
         data: Any = None
         if len(body) <= MAX_BODY:
@@ -284,22 +307,20 @@ def build_app(facade: TrackbFacade) -> Starlette:
             number = -1
         if not isinstance(device, str) or not isinstance(command, str) or number < 0:
             return JSONResponse({"error": MISSING}, status_code=400)
-        client = client_of(request)
-        if not facade.enter(client):
-            return JSONResponse(
-                {
-                    "error": f"Too many concurrent requests: at most {facade.max_concurrent_per_token} per token"
-                },
-                status_code=429,
-            )
+        if facade.daily is not None:
+            wait = facade.daily.take(client)
+            if wait is not None:
+                return JSONResponse(
+                    {"error": quota_message(facade.daily.limit)},
+                    status_code=429,
+                    headers={"Retry-After": str(max(1, math.ceil(wait)))},
+                )
         try:
             status, out = await run_in_threadpool(facade.execute, client, device, command.strip(), number)
         except SessionLimit as exc:
             status, out = 429, {"error": str(exc)}
         except CtbError as exc:
             status, out = 404, {"error": str(exc)}
-        finally:
-            facade.leave(client)
         return JSONResponse(out, status_code=status)
 
     async def not_found(request: Request, exc: Exception) -> Response:
