@@ -216,6 +216,12 @@ def test_bundled_lab_tasks_validate_replay_and_score_as_the_oracle() -> None:
     network = ts.network("lab-edge")
     routers = [d for d in network.devices if d.type in ("router", "firewall")]
     assert len(routers) == 5 and {d.os for d in routers} == {"frr", "linux"}
+    edge_paths = {}
+    for task_id in ("PATH-LAB-005", "PATH-LAB-006"):  # before and after R1's link to R2 is shut
+        paths = ts.load_hidden(ts.ref(task_id)).answer.paths or []
+        edge_paths[task_id] = [(h.node, h.egress) for h in paths[0].hops]
+    assert edge_paths["PATH-LAB-005"][1] == ("R1", "eth1") and edge_paths["PATH-LAB-006"][1] == ("R1", "eth3")
+    assert all(("FW1", "eth1") in hops for hops in edge_paths.values())
     assert len([r for r in refs if r.family.value == "path"]) >= 4
     with ReplayEngine(ts).open_session("RCA-LAB-002") as session:
         neighbours = session.run("R1", "sh ip ospf nei")

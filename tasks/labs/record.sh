@@ -31,3 +31,4 @@ edge() { id=$1; shift; ctb-author $set_ lab capture tasks/labs/edge.yaml --comma
 edge RCA-LAB-014 --fault acl-drop device=FW1 source=10.0.0.0/16 chain=forward port=179
 edge PATH-LAB-005 --path H1:192.168.4.10
 edge RCA-LAB-015 --fault static-missing device=FW1 to=192.168.1.0/24
+edge PATH-LAB-006 --fault shutdown device=R1 interface=eth1 --path H1:192.168.4.10
