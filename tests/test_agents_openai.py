@@ -26,6 +26,7 @@ from starlette.routing import Route
 
 from ctbench.evaluate.runfolder import RunFolder
 from ctbench.evaluate.runner import Runner, RunSettings
+from ctbench.evaluate.transcript import read_transcript, transcript_path
 from tests.conftest import run_cli
 from tests.test_runner import results
 
@@ -189,6 +190,21 @@ def test_openai_agent_end_to_end_through_the_cli(
     ]
     log = (out / line["log"]).read_text(encoding="utf-8")
     assert "[assistant, round 4]" in log and "The core switch port is shut down." in log
+    # The transcript is the conversation the endpoint saw: its last request's messages, then the reply.
+    said, warnings = read_transcript(transcript_path(out, "RCA-001"))
+    assert not warnings and [e.kind for e in said][0] == "prompt"
+    seen = scripted.requests[-1]["messages"]
+    assert [e.kind for e in said[1:-1]] == [
+        "model" if m["role"] == "assistant" else "tool_result" for m in seen[1:]
+    ]
+    for entry, message in zip(said[1:-1], seen[1:], strict=True):
+        if entry.kind == "tool_result":
+            assert (entry.call_id, entry.content) == (message["tool_call_id"], message["content"])
+        else:
+            assert [c.id for c in entry.tool_calls] == [c["id"] for c in message.get("tool_calls") or []]
+    assert said[-1].kind == "model" and said[-1].text == line["answer_text"]  # the final message
+    assert [e.usage.input for e in said if e.usage] == [100, 200, 300, 400]
+    assert all(a.t <= b.t for a, b in zip(said, said[1:], strict=False))  # type: ignore[operator]
     config = (out / "run.yaml").read_text(encoding="utf-8")
     assert "openai" in config and "scripted-final" in config and "sk-test" not in config
 

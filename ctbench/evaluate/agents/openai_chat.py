@@ -5,7 +5,9 @@ as the one user message, three tools (``list_devices``, ``run_command``, ``submi
 rounds of "ask the model, run the tool calls it made" until it submits an answer, replies without a
 tool call (that reply is its answer), or reaches ``--max-rounds``. A round is one model request;
 input and output tokens are summed from each response's ``usage`` (left unknown when the endpoint
-reports none). Every request and reply is written to the task's raw log.
+reports none). Every request and reply is written to the task's raw log, and the conversation (each
+response with its calls, usage and model id, each tool result as the model got it, with the time)
+to the attempt's transcript (:mod:`ctbench.evaluate.transcript`), however the attempt ends.
 
 The key comes from ``OPENAI_API_KEY`` or ``CTBENCH_API_KEY``; an endpoint given with ``--base-url``
 (a local server, say) may need none. Endpoint trouble that a retry can fix - connection failures,
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +32,7 @@ from ctbench.evaluate.agents.base import (
     AgentResult,
     InfrastructureError,
 )
+from ctbench.evaluate.transcript import ToolCall, TranscriptEntry, TranscriptUsage, dumps
 from ctbench.replay.tools import INPUT_SCHEMAS, TOOL_NAMES, ReplayTools
 
 DEFAULT_MAX_ROUNDS = 50
@@ -128,8 +132,6 @@ class OpenAIAgent(Agent):
     # ----------------------------------------------------------------- the loop
 
     async def solve(self, ctx: AgentContext) -> AgentResult:
-        import openai
-
         if self._client is None:
             await self.open()
         client = self._client
@@ -138,10 +140,37 @@ class OpenAIAgent(Agent):
         result = ctx.result
         result.rounds = 0
         ctx.log.line(f"[user]\n{ctx.prompt}")
-        final_text: str | None = None
-        submitted = False
         tools = ReplayTools(ctx.session)
         seen_models: list[str | None] = []
+        said: list[TranscriptEntry] = [
+            TranscriptEntry(kind="prompt", t=_now(), source=SOURCE, text=ctx.prompt)
+        ]
+        try:
+            final_text, _ = await self._loop(ctx, client, messages, tools, seen_models, said, max_rounds)
+        finally:  # the conversation so far, however the attempt ends (a timeout cancels the loop)
+            result.transcript = dumps(said)
+        # A submit_answer call, if any, is the answer: the runner takes it from the session.
+        if final_text is not None and final_text.strip():
+            result.answer_text, result.answer_source = final_text, "final_message"
+        return result
+
+    async def _loop(
+        self,
+        ctx: AgentContext,
+        client: Any,
+        messages: list[dict[str, Any]],
+        tools: ReplayTools,
+        seen_models: list[str | None],
+        said: list[TranscriptEntry],
+        max_rounds: int,
+    ) -> tuple[str | None, bool]:
+        """Ask the model, run its tool calls, until it answers or the rounds run out; ``said`` gets
+        every response and tool result as it happens."""
+        import openai
+
+        result = ctx.result
+        final_text: str | None = None
+        submitted = False
         for round_no in range(1, max_rounds + 1):
             try:
                 response = await client.chat.completions.create(
@@ -166,6 +195,7 @@ class OpenAIAgent(Agent):
                 raise AgentError("model endpoint returned no choices")
             message = response.choices[0].message
             calls = list(message.tool_calls or [])
+            said.append(_said(response, message, calls))
             ctx.log.line(f"[assistant, round {round_no}]\n{message.content or ''}")
             entry: dict[str, Any] = {"role": "assistant", "content": message.content}
             if calls:
@@ -178,15 +208,22 @@ class OpenAIAgent(Agent):
                 content, submitted_now = self._tool(ctx, tools, call)
                 submitted = submitted or submitted_now
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+                said.append(
+                    TranscriptEntry(
+                        kind="tool_result",
+                        t=_now(),
+                        source=SOURCE,
+                        call_id=call.id,
+                        name=getattr(getattr(call, "function", None), "name", None),
+                        content=content,
+                    )
+                )
             if submitted:
                 break
         else:
             ctx.log.line(f"[ctbench] round limit {max_rounds} reached without a final answer")
             result.notes.append(f"round limit {max_rounds} reached")
-        # A submit_answer call, if any, is the answer: the runner takes it from the session.
-        if final_text is not None and final_text.strip():
-            result.answer_text, result.answer_source = final_text, "final_message"
-        return result
+        return final_text, submitted
 
     def _tool(self, ctx: AgentContext, tools: ReplayTools, call: Any) -> tuple[str, bool]:
         """Run one tool call; returns the tool message content and whether it was a submission.
@@ -219,6 +256,49 @@ class OpenAIAgent(Agent):
         if res.data is not None and not res.is_error:
             return json.dumps(res.data, ensure_ascii=False), submitted
         return _clip(res.text), submitted
+
+
+SOURCE = "openai agent"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _said(response: Any, message: Any, calls: list[Any]) -> TranscriptEntry:
+    """One model response as a transcript entry: its text, calls, usage and model id."""
+    usage = getattr(response, "usage", None)
+    cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
+    return TranscriptEntry(
+        kind="model",
+        t=_now(),
+        source=SOURCE,
+        text=message.content or None,
+        tool_calls=[
+            ToolCall(
+                id=str(c.id),
+                name=str(getattr(getattr(c, "function", None), "name", "") or "tool"),
+                arguments=_arguments(getattr(getattr(c, "function", None), "arguments", None)),
+            )
+            for c in calls
+        ],
+        usage=None
+        if usage is None
+        else TranscriptUsage(
+            input=usage.prompt_tokens,
+            cached=cached if isinstance(cached, int) else None,
+            output=usage.completion_tokens,
+        ),
+        model=getattr(response, "model", None),
+    )
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    try:
+        got = json.loads(raw or "{}")
+    except (TypeError, ValueError):
+        return {"_raw": str(raw)}
+    return got if isinstance(got, dict) else {"_raw": str(raw)}
 
 
 def _call_json(call: Any) -> dict[str, Any]:
