@@ -117,6 +117,9 @@ def test_nothing_committed_lets_anyone_brute_force_sealed_gold(
     if protection == "protection-off":
         assert found == [GOLD], "the adversary should recover the gold from a plain sha256"
         assert gold_hash.startswith("sha256:")
+        out = team.review("maint", "audit", "RCA-101")  # the approval stands, and the audit says so
+        assert "RCA-101 (approved): ok [blind by seal; signatures verified]" in out
+        assert "note: round 1: the record's hashes of the sealed gold answer, golden actions, metadata" in out
         return
     assert found == [], f"the gold was recovered from committed hashes: {found}"
     assert gold_hash.startswith(KEYED)
@@ -125,6 +128,7 @@ def test_nothing_committed_lets_anyone_brute_force_sealed_gold(
     # the keyed hashes still do their job: the audit and the run gate see an unchanged, approved task
     out = team.review("maint", "audit", "RCA-101")
     assert "RCA-101 (approved): ok [blind by seal; signatures verified]" in out
+    assert "are plain sha256" not in out
     ts = TaskSet.open(team.tasks("maint"), identity=team.keys["maint"].age_identity)
     from ctbench.approval.check import approval_state
 

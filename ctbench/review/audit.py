@@ -18,7 +18,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ctbench.approval.hashes import PART_TITLES, PartReader, content_hashes, disk_reader, stale_criteria
+from ctbench.approval.hashes import (
+    HIDDEN_PARTS,
+    KEYED,
+    PART_TITLES,
+    PartReader,
+    content_hashes,
+    disk_reader,
+    stale_criteria,
+)
 from ctbench.approval.records import BlindSolve, ReviewRecord, parse_record, record_rel
 from ctbench.approval.states import CRITERIA, Action, Verdict
 from ctbench.errors import CtbError
@@ -48,6 +56,8 @@ class AuditItem:
     """Whether the set signs its review steps (every step then verified, or the task failed)."""
     blindness: str = ""
     """How its blind solves were kept blind: "seal" (sealed gold), "honour" (plain gold), "" (none yet)."""
+    notes: list[str] = field(default_factory=list)
+    """What the audit cannot fail but a reader should know (plain hashes of sealed gold)."""
 
     def fail(self, message: str) -> None:
         self.ok = False
@@ -62,6 +72,7 @@ class AuditItem:
             "problems": self.problems,
             "signed_steps": self.signed,
             "blindness": self.blindness or None,
+            "notes": self.notes,
         }
 
 
@@ -229,6 +240,29 @@ BLINDNESS_PROOF = {
 }
 
 
+def note_plain_hashes(record: ReviewRecord, where: str, item: AuditItem) -> None:
+    """A sealed round whose hidden-part hashes are plain sha256 (written before keyed hashes).
+
+    Not a failure: the approval stands on them as before. But a guessed answer can be checked
+    against them, so a reader should treat a short sealed answer of that round as exposed.
+    """
+    cmp_ = record.comparison
+    if cmp_ is None or cmp_.sealed is None:
+        return
+    hashes = [(p, cmp_.hashes.get(p)) for p in HIDDEN_PARTS]
+    hashes += [(p, h) for c in record.criteria.values() for p, h in c.basis.items() if p in HIDDEN_PARTS]
+    plain = [
+        PART_TITLES[p]
+        for p in HIDDEN_PARTS
+        if any(q == p and h and not h.startswith(KEYED) for q, h in hashes)
+    ]
+    if plain:
+        item.notes.append(
+            f"{where}: the record's hashes of the sealed {', '.join(plain)} are plain sha256 (written "
+            "before keyed hashes): a guessed answer can be checked against them"
+        )
+
+
 def audit_sealed_parts(
     ts: TaskSet, record: ReviewRecord, blind: BlindSolve, where: str, item: AuditItem
 ) -> None:
@@ -345,6 +379,7 @@ def audit_task(ts: TaskSet, repo: ReviewRepo, state: TaskState) -> AuditItem:
             f"reveal {r.sha[:10]} ({r.when}); sha256 {blind.answer_sha256[7:19]}... matches"
         )
         audit_sealed_parts(ts, record, blind, where, item)
+        note_plain_hashes(record, where, item)
     if state.status == Status.APPROVED:
         last = state.records[-1]
         if not revealed:

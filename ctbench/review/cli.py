@@ -482,6 +482,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
             print(f"  proof: {p}")
         for p in i.problems:
             print(f"  problem: {p}")
+        for p in i.notes:
+            print(f"  note: {p}")
     bad = sum(1 for i in items if not i.ok)
     summary = f"{len(items)} decided task(s) audited: " + (
         "every blind answer was committed before its reveal" if ok else f"{bad} failed"
