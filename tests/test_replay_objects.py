@@ -185,3 +185,86 @@ def test_a_bgp_peer_the_device_lacks_gets_the_vendors_answer(engine: ReplayEngin
         assert session.run("GZ_CE", "display bgp peer 10.3.254.1").outcome is Outcome.DENIED
     with engine.open_session("PATH-011") as session:  # GW_01 has no BGP listing recorded
         assert session.run("GW_01", "show ip bgp neighbors 9.9.9.9").outcome is Outcome.DENIED
+
+
+# --------------------------------------------------------------------------- NX-OS, Junos, Comware peers
+
+LISTED_MORE = [
+    # (task, device, command, real capture it answers with)
+    ("PATH-006", "DC_SPINE_01", "show vlan", "cisco_nxos/show_vlan/1.raw"),
+    ("PATH-006", "DC_SPINE_01", "show vrf", "cisco_nxos/show_vrf/1.raw"),
+    ("PATH-006", "DC_SPINE_01", "show ip bgp summary", "cisco_nxos/show_ip_bgp_summary/1.raw"),
+    ("PATH-011", "PE_01", "show bgp summary", "juniper_junos/show_bgp_summary/1.raw"),
+]
+
+
+@pytest.fixture(scope="module")
+def listed_more(tmp_path_factory: pytest.TempPathFactory) -> ReplayEngine:
+    """PATH-006's NX-OS spine and PATH-011's Junos PE with full listings recorded (real captures)."""
+    tasks = tmp_path_factory.mktemp("objects-more") / "tasks"
+    shutil.copytree(REPO / "tasks", tasks)
+    yaml = YAML()
+    for task in sorted({t for t, _, _, _ in LISTED_MORE}):
+        folder = tasks / "path" / task
+        doc = yaml.load((folder / "task.yaml").read_text())
+        for _, device, command, capture in [row for row in LISTED_MORE if row[0] == task]:
+            rel = f"recordings/{device}/{command.replace(' ', '_')}.txt"
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(FIXTURES / capture, folder / rel)
+            doc["recordings"].append({"device": device, "command": command, "file": rel})
+        with (folder / "task.yaml").open("w") as fh:
+            yaml.dump(doc, fh)
+    return ReplayEngine(TaskSet.open(tasks))
+
+
+NXOS = "% Invalid command at '^' marker."
+WRONG_MORE = [
+    # (task, device, line, token under the caret, last line of the answer)
+    ("PATH-006", "DC_SPINE_01", "show vlan id 999", "999", NXOS),
+    ("PATH-006", "DC_SPINE_01", "sh ip route vrf nope", "nope", NXOS),
+    ("PATH-006", "DC_SPINE_01", "show ip bgp neighbors 9.9.9.9", "9.9.9.9", NXOS),
+    ("PATH-011", "PE_01", "show bgp neighbor 9.9.9.9", "9.9.9.9", "syntax error."),
+]
+
+
+@pytest.mark.parametrize(
+    ("task", "device", "line", "token", "message"), WRONG_MORE, ids=[w[2] for w in WRONG_MORE]
+)
+def test_nxos_and_junos_objects_the_device_lacks_get_the_parameter_error(
+    listed_more: ReplayEngine, task: str, device: str, line: str, token: str, message: str
+) -> None:
+    with listed_more.open_session(task) as session:
+        obs = session.run(device, line)
+    assert obs.outcome is Outcome.INVALID, obs.text
+    assert obs.text.splitlines() == [" " * (len(session.prompt(device)) + line.index(token)) + "^", message]
+
+
+def test_nxos_and_junos_objects_the_listings_show_stay_refused(listed_more: ReplayEngine) -> None:
+    with listed_more.open_session("PATH-006") as session:
+        for line in (
+            "show vlan id 1",  # in the listing
+            "show ip route vrf VRF1",
+            "show ip route vrf all",  # every VRF: names none
+            "show ip bgp neighbors 10.0.0.1",
+        ):
+            got = session.run("DC_SPINE_01", line)
+            assert got.outcome is Outcome.DENIED, (line, got.text)
+        assert session.run("DC_SPINE_01", "show vrf").outcome is Outcome.RECORDED
+    with listed_more.open_session("PATH-011") as session:
+        assert session.run("PE_01", "show bgp neighbor 10.145.0.2").outcome is Outcome.DENIED
+    with ReplayEngine(TaskSet.open(REPO / "tasks")).open_session("PATH-006") as session:
+        # without the listings the replay cannot tell a missing object from an unrecorded one
+        assert session.run("DC_SPINE_01", "show vlan id 999").outcome is Outcome.DENIED
+
+
+def test_a_comware_bgp_peer_the_device_lacks_gets_wrong_parameter(engine: ReplayEngine) -> None:
+    # RCA-008's SH_CE (Comware) has `display bgp peer ipv4` recorded (bundled)
+    line = "display bgp peer ipv4 9.9.9.9 verbose"
+    with engine.open_session("RCA-008") as session:
+        obs = session.run("SH_CE", line)
+        prompt = session.prompt("SH_CE")
+        assert obs.outcome is Outcome.INVALID, obs.text
+        assert obs.text.splitlines() == [
+            " " * (len(prompt) + line.index("9.9.9.9")) + "^",
+            " % Wrong parameter found at '^' position.",
+        ]

@@ -76,20 +76,29 @@ class Inventory:
 _IPV4 = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
 _VPN_WORDS = frozenset({"vpnv4", "vpnv6", "vpn-instance", "vrf", "all-vpn-instance"})
 
+_CISCO = ("cisco_ios", "cisco_nxos")
+_AFI = frozenset({"ipv4", "ipv6", "unicast", "multicast"})
+"""Address-family words between ``peer`` and the address (Comware ``display bgp peer ipv4 X``)."""
+
 LISTINGS: dict[str, dict[str, tuple[str, ...]]] = {
     "vlan": {
         "huawei_vrp": ("display vlan", "display vlan brief"),
         "hp_comware": ("display vlan all", "display vlan brief"),
         "cisco_ios": ("show vlan", "show vlan brief"),
+        "cisco_nxos": ("show vlan", "show vlan brief"),
     },
     "vpn-instance": {
         "huawei_vrp": ("display ip vpn-instance",),
         "hp_comware": ("display ip vpn-instance",),
         "cisco_ios": ("show vrf", "show ip vrf", "show vrf brief"),
+        "cisco_nxos": ("show vrf",),
     },
     "bgp-peer": {
         "huawei_vrp": ("display bgp peer",),
+        "hp_comware": ("display bgp peer ipv4", "display bgp peer ipv4 unicast"),
         "cisco_ios": ("show ip bgp summary", "show bgp summary", "show bgp ipv4 unicast summary"),
+        "cisco_nxos": ("show ip bgp summary", "show bgp ipv4 unicast summary"),
+        "juniper_junos": ("show bgp summary",),
     },
 }
 """Per kind of object and CLI family: the commands whose output lists every such object of the
@@ -108,8 +117,10 @@ issue's measurements say). Seen in public transcripts and the tools that parse t
 id 99`` -> ``VLAN id 99 not found in current VLAN database``; IOS ``show ip route vrf X`` -> ``% IP
 routing table vrf X does not exist`` (a collector's list of Cisco's invalid-VRF answers); IOS and
 FRR ``show ip bgp neighbors X`` -> ``% No such neighbor or address family``; VRP ``display bgp peer
-X`` -> ``Info: The peer does not exist.`` (a log checker's test data). NX-OS and Junos: none sourced,
-so their devices keep the refusal."""
+X`` -> ``Info: The peer does not exist.`` (a log checker's test data). NX-OS, Junos and Comware's
+BGP peers get the parameter error with its caret, as the issue asks: the dialect data's
+``wrong_parameter_<kind>`` (shared NOTES 2.4 for NX-OS, 2.5 for Junos, 2.2 for Comware), since no
+capture of their own words for a missing object was found."""
 
 
 def _slot(kind: str, family: str, words: list[str]) -> int | None:
@@ -119,19 +130,23 @@ def _slot(kind: str, family: str, words: list[str]) -> int | None:
     if kind == "vlan":
         if family in ("huawei_vrp", "hp_comware") and words[:2] == ["display", "vlan"] and len(words) > 2:
             return 2 if words[2].isdigit() else None
-        if family == "cisco_ios" and words[:3] == ["show", "vlan", "id"] and len(words) > 3:
+        if family in _CISCO and words[:3] == ["show", "vlan", "id"] and len(words) > 3:
             return 3 if words[3].isdigit() else None
         return None
     if kind == "vpn-instance":
-        word = "vrf" if family == "cisco_ios" else "vpn-instance"
+        word = "vrf" if family in _CISCO else "vpn-instance"
         if words[0] not in ("display", "show") or word not in words[:-1]:
             return None
         i = words.index(word) + 1
         return None if words[i] in ("all", "*", "default") else i
     if kind == "bgp-peer" and "bgp" in words and not _VPN_WORDS & set(words):
-        word = "peer" if family == "huawei_vrp" else "neighbors"
+        word = {"huawei_vrp": "peer", "hp_comware": "peer", "juniper_junos": "neighbor"}.get(
+            family, "neighbors"
+        )
         if words[0] in ("display", "show") and word in words[:-1]:
             i = words.index(word) + 1
+            while i < len(words) - 1 and words[i] in _AFI:
+                i += 1
             return i if _IPV4.match(words[i]) else None
     return None
 
