@@ -28,6 +28,8 @@ def derive(
         d.chain_length = hidden.metadata.chain_length
     elif fam == Family.TOPOLOGY:
         d.entries = len(hidden.answer.links or [])
+    elif fam != Family.PATH:  # a plug-in family: its gold is a list of entries under its name
+        d.entries = len(hidden.answer.plugin(fam.value) or [])
     else:
         paths = hidden.answer.paths or []
         d.path_count = len(paths)

@@ -14,21 +14,25 @@ author in ``AuthoredMetadata.declared`` so validation can compare the two).
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterator
 from enum import StrEnum
-from typing import Annotated, Protocol, TypeVar
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     field_validator,
     model_serializer,
     model_validator,
 )
 from pydantic.json_schema import JsonDict, JsonSchemaValue
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from ctbench.answer import Hop, Path, RcaEntry, path_line
 from ctbench.dialects import os_families
@@ -60,12 +64,97 @@ def _link_schema(schema: JsonDict) -> None:
     )
 
 
-class Family(StrEnum):
-    """Task families: the paper's two, and TTAC Track B's topology restoration (scoring/families.py)."""
+BUILTIN_FAMILIES: tuple[str, ...] = ("rca", "path", "topology")
+"""The task families ctbench ships: the paper's two and TTAC Track B's topology restoration."""
+FAMILIES_GROUP = "ctbench.families"
+"""The entry-point group task-family plug-ins register in (``ctbench.scoring.families``)."""
+_FAMILY_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
-    RCA = "rca"
-    PATH = "path"
-    TOPOLOGY = "topology"
+
+def family_names() -> tuple[str, ...]:
+    """Every task family there is: the built-ins, then installed plug-ins' names in name order.
+
+    Only the entry points' names are read (nothing is imported), so the core learns which families
+    exist without depending on the scoring layer that implements them, as with the CLI families of
+    :func:`ctbench.dialects.os_families`. Read afresh on each call; the built-ins never need it.
+    """
+    from importlib.metadata import entry_points
+
+    found = {ep.name for ep in entry_points(group=FAMILIES_GROUP)} - set(BUILTIN_FAMILIES)
+    return (*BUILTIN_FAMILIES, *sorted(n for n in found if _FAMILY_NAME.match(n)))
+
+
+class _FamilyType(type):
+    """Iterating ``Family`` gives every family there is, as iterating an enum gives its members."""
+
+    def __iter__(cls) -> Iterator[Family]:
+        return iter([Family(n) for n in family_names()])
+
+
+class Family(str, metaclass=_FamilyType):
+    """A task family's name: the paper's two (``rca``, ``path``), TTAC Track B's ``topology``, or a
+    plug-in's (``ctbench.families`` entry points, ``scoring/families.py``).
+
+    Once an enum; now a ``str`` so that a plug-in family needs no edit here. The built-ins keep their
+    constants (``Family.RCA``) and their identity (``Family("rca") is Family.RCA``), and ``.value`` still
+    gives the name, so code written against the enum reads the same.
+    """
+
+    RCA: ClassVar[Family]
+    PATH: ClassVar[Family]
+    TOPOLOGY: ClassVar[Family]
+    _builtin: ClassVar[dict[str, Family]] = {}
+
+    def __new__(cls, value: object) -> Family:
+        name = str(value)
+        known = cls._builtin.get(name)
+        if known is not None:
+            return known
+        if name not in BUILTIN_FAMILIES and name not in family_names():
+            raise ValueError(
+                f"unknown task family {name!r}; expected one of {', '.join(family_names())} "
+                "(a plug-in family registers in the ctbench.families entry-point group)"
+            )
+        return super().__new__(cls, name)
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    @property
+    def name(self) -> str:
+        return str(self).upper()
+
+    def __repr__(self) -> str:
+        return f"Family({str(self)!r})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        def validate(value: str) -> Family:
+            try:
+                return cls(value)
+            except ValueError as exc:
+                raise PydanticCustomError("family", str(exc)) from None
+
+        return core_schema.no_info_after_validator_function(
+            validate, core_schema.str_schema(), serialization=core_schema.to_string_ser_schema()
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {
+            "type": "string",
+            "enum": list(family_names()),
+            "title": "Family",
+            "description": "The task family: the paper's two, TTAC Track B's topology restoration, or an "
+            "installed plug-in's (scoring/families.py).",
+        }
+
+
+for _name in BUILTIN_FAMILIES:
+    _family = str.__new__(Family, _name)
+    Family._builtin[_name] = _family
+    setattr(Family, _name.upper(), _family)
 
 
 class Status(StrEnum):
@@ -312,6 +401,12 @@ class GoldPath(Strict):
 
 
 class GoldAnswer(Strict):
+    """The gold of a task, under its family's key. The built-ins' shapes are declared here; a plug-in
+    family's gold sits under the family's own name (``answer: {toy: [...]}``) as plain YAML that the
+    family reads (:meth:`plugin`), so a new family needs no field here. Any other key is an error."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
     rca: list[RcaTriple] | None = None
     paths: list[GoldPath] | None = None
     links: list[Link] | None = Field(
@@ -319,6 +414,23 @@ class GoldAnswer(Strict):
         description="Topology restoration: the physical links to restore, written like a network's "
         "links ([A:GE1/0/1, B:Gi0/1]); a cable has no direction.",
     )
+
+    @model_validator(mode="after")
+    def _plugin_keys(self) -> GoldAnswer:
+        extra = set(self.model_extra or ())
+        if extra:
+            known = set(family_names())
+            unknown = sorted(k for k in extra if k not in known or k in BUILTIN_FAMILIES)
+            if unknown:
+                raise ValueError(
+                    f"unknown answer key(s) {', '.join(unknown)}; expected rca, paths, links or the name "
+                    "of an installed task family"
+                )
+        return self
+
+    def plugin(self, family: str) -> Any:
+        """The gold a plug-in family wrote under its name, as plain YAML values (``None`` when absent)."""
+        return (self.model_extra or {}).get(family)
 
 
 class GoldenAction(Strict):
@@ -405,7 +517,10 @@ class HiddenSpec(Strict):
             return [
                 f"{x.a.node}({x.a.interface})->{x.b.node}({x.b.interface})" for x in self.answer.links or []
             ]
-        return [path_line(p) for p in self.gold_paths()]
+        if family == Family.PATH:
+            return [path_line(p) for p in self.gold_paths()]
+        # a plug-in family: its entries as written (its own lines come from its TaskFamily.lines)
+        return [json.dumps(x, sort_keys=True) for x in self.answer.plugin(str(family)) or []]
 
 
 # --------------------------------------------------------------------------- derived

@@ -52,7 +52,8 @@ CONFIG_FILE = "ctbench.yaml"
 TAXONOMY_FILE = "taxonomy.yaml"
 RECORDINGS_DIR = "recordings"
 REVIEWS_DIR = "reviews"
-FAMILIES = tuple(Family)
+FAMILIES: tuple[Family, ...] = (Family.RCA, Family.PATH, Family.TOPOLOGY)
+"""The built-in families; a set's folders also hold installed plug-in families' (:attr:`TaskSet.families`)."""
 
 SCHEMA_FILES = {
     TASK_FILE: "task.schema.json",
@@ -247,6 +248,12 @@ class TaskSet:
     # -------------------------------------------------------------- set-level files
 
     @cached_property
+    def families(self) -> tuple[Family, ...]:
+        """The families whose folders this set may hold: the built-ins and installed plug-ins (read once
+        per set: listing entry points is too slow to repeat for every task looked up)."""
+        return tuple(Family)
+
+    @cached_property
     def config(self) -> TaskSetConfig:
         p = self.root / CONFIG_FILE
         if not p.exists():
@@ -300,7 +307,7 @@ class TaskSet:
     def refs(self) -> list[TaskRef]:
         """Every task folder, sorted by family then id. Reads no file."""
         out: list[TaskRef] = []
-        for fam in FAMILIES:
+        for fam in self.families:
             folder = self.root / fam.value
             if not folder.is_dir():
                 continue
@@ -336,7 +343,7 @@ class TaskSet:
     def ref(self, task_id: str) -> TaskRef:
         found = [
             TaskRef(task_id, fam, self.root / fam.value / task_id)
-            for fam in FAMILIES
+            for fam in self.families
             if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", task_id)
             and (self.root / fam.value / task_id).is_dir()
         ]

@@ -33,8 +33,8 @@ from ctbench.evaluate.runfolder import ResultLine, RunFolder
 from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, _trajectory_file
 from ctbench.evaluate.transcript import TranscriptEntry, read_transcript, transcript_path
 from ctbench.scoring.judge import TaskJudge
-from ctbench.scoring.metrics import TaskScores, score_task
-from ctbench.scoring.parse import Link
+from ctbench.scoring.metrics import FAMILIES, TaskScores, score_task
+from ctbench.scoring.parse import Link, ParsedAnswer
 from ctbench.scoring.topology import link_line
 
 if TYPE_CHECKING:
@@ -281,8 +281,28 @@ def _link_checks(mine: Iterable[Link], other: frozenset[Link]) -> list[EntryChec
     ]
 
 
+def _entry_checks(ctx: TaskJudge, mine: frozenset[Any], other: frozenset[Any]) -> list[EntryCheck]:
+    """A plug-in family's entries against the other side's, each written as its family writes it."""
+    return [
+        EntryCheck(
+            " ".join(ctx.answer_lines(ParsedAnswer("answered", entries=frozenset([e]), kind=ctx.family))),
+            e in other,
+            (),
+        )
+        for e in sorted(mine, key=repr)
+    ]
+
+
 def answer_checks(ctx: TaskJudge, parsed: Any) -> tuple[list[EntryCheck], list[EntryCheck], list[str]]:
     """(predicted entries vs gold, gold entries vs prediction, invalid lines) of one parsed answer."""
+    if ctx.family not in FAMILIES:  # a plug-in family: each entry as its answer line, found or not
+        gold_set = frozenset(ctx.gold)
+        pred_set = frozenset(parsed.entries or ()) if parsed is not None else frozenset()
+        return (
+            _entry_checks(ctx, pred_set, gold_set),
+            _entry_checks(ctx, gold_set, pred_set),
+            list(parsed.invalid_lines if parsed else ()),
+        )
     if ctx.family == "rca":
         gold = cast(frozenset[RcaEntry], ctx.gold)  # the family says which of the two gold is
         pred = frozenset(parsed.rca or ()) if parsed is not None else frozenset()

@@ -26,7 +26,7 @@ from ctbench.evaluate.compare import Comparison, compare, comparison_table, uniq
 from ctbench.evaluate.paper_tables import paper_tables
 from ctbench.evaluate.prices import Prices
 from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, apply_labels, build_scores
-from ctbench.evaluate.scorecard import FAMILY_TITLES, HEADLINE, percent, pm, unfinished_text
+from ctbench.evaluate.scorecard import FAMILY_TITLES, families_of, headline, percent, pm, unfinished_text
 from ctbench.scoring.stats import BASE_SEED, N_RESAMPLES
 from ctbench.store import TaskSet
 from ctbench.tables import Cell, Table
@@ -202,7 +202,7 @@ class _Cols:
 
 def _headline(summ: Mapping[str, Any], fam: str) -> list[tuple[float | None, str]]:
     """Table 5's four figures of a family with their SE keys: the scorecard's headline, then evidence."""
-    return [(summ[key], se_key) for _, key, se_key in HEADLINE[fam]] + [
+    return [(summ[key], se_key) for _, key, se_key in headline(fam, summ)] + [
         (summ["evidence"]["coverage"], "evidence_coverage")
     ]
 
@@ -323,9 +323,16 @@ def table_families(report: Report, split: bool) -> list[Table]:
     restoration: accuracy, node-pair IoU as Loc, link IoU), one table per family."""
     c = _Cols(split)
     out = []
-    for fam, names in EXTRA_FAMILY_COLUMNS.items():
+    plugins = {  # plug-in families (scoring/families.py): Acc, Loc and their first part
+        fam: ("Acc", "Loc", summ["columns"][0] if summ["columns"] else "-")
+        for r in report.runs
+        for fam in families_of(r.scores)
+        if fam not in FAMILY_TITLES and (summ := r.scores["summary"].get(fam))
+    }
+    for fam, names in {**EXTRA_FAMILY_COLUMNS, **plugins}.items():
         cols = ["Run", "n", *(h for name in (*names, "Evid.") for h in c.head(name))]
-        t = Table(title=f"{FAMILY_TITLES[fam]} restoration: pass@1", columns=cols, key=f"table5_{fam}")
+        title = f"{FAMILY_TITLES[fam]} restoration" if fam in FAMILY_TITLES else fam
+        t = Table(title=f"{title}: pass@1", columns=cols, key=f"table5_{fam}")
         for r in report.runs:
             summ = r.scores["summary"].get(fam)
             if not summ or not summ["n_tasks"]:
@@ -339,6 +346,8 @@ def table_families(report: Report, split: bool) -> list[Table]:
         t.note = (
             "Percent ± SE across tasks. Exact: the predicted links are the gold links; node-pair IoU ignores "
             "ports (which nodes are cabled); link IoU counts a link only with both ports right."
+            if fam == "topology"
+            else "Percent ± SE across tasks; the figures as the task family's plug-in defines them."
         )
         out.append(t)
     return out
@@ -359,7 +368,7 @@ def table_pass_k(report: Report, split: bool) -> Table:
         if not section:
             continue
         for family, n, name, value, se in pass_k_rows(section):
-            t.add(r.label, FAMILY_TITLES[family], section["trials"], n, name, *c.cell(value, se))
+            t.add(r.label, FAMILY_TITLES.get(family, family), section["trials"], n, name, *c.cell(value, se))
     t.note = (
         "Percent ± SE across tasks. Per task, unbiased estimators over its n trials of which c are "
         "correct: pass@k = 1 - C(n-c, k)/C(n, k) (at least one of k right), pass^k = C(c, k)/C(n, k) "

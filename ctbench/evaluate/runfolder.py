@@ -329,7 +329,9 @@ class ResultLine(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     task_id: str
-    family: Literal["rca", "path", "topology"]
+    family: str = Field(
+        pattern=r"^[a-z][a-z0-9_]*$", description="The task family (rca, path, topology or a plug-in's)."
+    )
     status: ResultStatus
     error_kind: ErrorKind | None = Field(
         default=None, description="Set when status is 'error': who failed, the agent or the harness."

@@ -64,7 +64,6 @@ from ctbench.evaluate.runfolder import (
     task_set_commit,
 )
 from ctbench.model import TaskSpec
-from ctbench.scoring import metrics
 from ctbench.scoring.failures import FAILURE_MODES, PRIORITY
 from ctbench.scoring.judge import ABLATION_LEVEL, EXECUTED_OUTCOMES, Call, Judges, TaskJudge
 from ctbench.scoring.metrics import TaskRecord, TaskScores, Usage, score_task
@@ -627,7 +626,9 @@ def small_strata(breakdowns: Mapping[str, Any]) -> list[str]:
     for name, bd in breakdowns.items():
         for value, st in bd["strata"].items():
             if st["warning"]:
-                counts = "/".join(f"{st[f'n_{f}']} {f}" for f in metrics.FAMILIES if st[f"n_{f}"])
+                counts = "/".join(
+                    f"{st[k]} {k[2:]}" for k in st if k.startswith("n_") and k != "n_tasks" and st[k]
+                )
                 out.append(f"{name}={value} ({counts})")
     return out
 
@@ -636,7 +637,7 @@ def size_warnings(summary: Mapping[str, Any], breakdowns: Mapping[str, Any], min
     """The caveats scores.json adds about small samples (after the run's own reading warnings); a
     function of the document's summary and breakdowns, so a reader can tell the two kinds apart."""
     out = []
-    for fam in metrics.FAMILIES:
+    for fam in [k for k, v in summary.items() if isinstance(v, Mapping) and "status" in v]:
         n = summary[fam]["n_tasks"]
         if 0 < n < min_stratum:
             out.append(

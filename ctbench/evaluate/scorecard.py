@@ -83,16 +83,34 @@ def count(value: float) -> str:
     return f"{value:.2f}" if isinstance(value, float) and not value.is_integer() else str(int(value))
 
 
+def families_of(scores: Mapping[str, Any]) -> list[str]:
+    """The families a scores.json document summarises: the built-ins, then plug-in families (a plug-in's
+    summary block names its parts in ``columns``)."""
+    summary = scores["summary"]
+    plugins = sorted(k for k, v in summary.items() if isinstance(v, dict) and "columns" in v)
+    return [*FAMILY_TITLES, *plugins]
+
+
+def headline(fam: str, summ: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """A family's headline columns: the built-ins' from :data:`HEADLINE`; a plug-in's Acc, Loc and its
+    first part."""
+    if fam in HEADLINE:
+        return HEADLINE[fam]
+    third = [(f"{c}", c, c) for c in summ["columns"][:1]]
+    return (("Acc", "accuracy", "accuracy"), ("Loc", "loc_iou", "loc_iou"), *third)
+
+
 def headline_rows(scores: Mapping[str, Any]) -> list[list[str]]:
     """Table 5 cells for one run: family, n, Acc, Loc, ID/Rest, Evidence (each ± SE)."""
     rows: list[list[str]] = []
-    for fam in FAMILY_TITLES:
+    for fam in families_of(scores):
         summ = scores["summary"].get(fam)
         if not summ or not summ["n_tasks"]:
             continue
         se = scores["se"][fam]
-        cells = [FAMILY_TITLES[fam], str(summ["n_tasks"])]
-        cells += [pm(summ[key], se.get(se_key)) for _, key, se_key in HEADLINE[fam]]
+        cells = [FAMILY_TITLES.get(fam, fam), str(summ["n_tasks"])]
+        cells += [pm(summ[key], se.get(se_key)) for _, key, se_key in headline(fam, summ)]
+        cells += ["–"] * (5 - len(cells))
         cells.append(pm(summ["evidence"]["coverage"], se.get("evidence_coverage")))
         rows.append(cells)
     return rows
@@ -156,11 +174,11 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
         console.print("no task was scored: the run selected no task and finished none", soft_wrap=True)
 
     lines: list[str] = []
-    for fam in FAMILY_TITLES:
+    for fam in families_of(scores):
         summ = scores["summary"].get(fam)
         if not summ or not summ["n_tasks"]:
             continue
-        title = FAMILY_TITLES[fam]
+        title = FAMILY_TITLES.get(fam, fam)
         status = dict(summ["status"])
         # one name for an answer that could not be read, as the run's progress lines say: a blank answer
         # is unparsable too (scores.json keeps the two counts apart)
@@ -191,6 +209,8 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
             if fails["n_wrong"]:
                 counts = ", ".join(f"{m} {fails[m]}" for m in ("F1", "F2", "F3", "F4", "F5") if fails[m])
                 lines.append(f"  failure modes of {fails['n_wrong']} wrong answer(s): {counts}")
+        elif fam not in FAMILY_TITLES:  # a plug-in family: its parts, as its summary block names them
+            lines.append("  " + "; ".join(f"{c} {pct(summ[c])}" for c in summ["columns"]))
         elif fam == "topology":
             lines.append(
                 f"  link IoU {pct(summ['link_iou'])} (both ends and ports); Loc is the IoU over "

@@ -68,7 +68,9 @@ class WorkUnit(_Data):
     """One attempt of one trial of one task, with everything needed to run it anywhere."""
 
     task_id: str
-    family: Literal["rca", "path", "topology"]
+    family: str = Field(
+        pattern=r"^[a-z][a-z0-9_]*$", description="The task family (rca, path, topology or a plug-in's)."
+    )
     trial: int = Field(default=1, ge=1)
     attempt: int = Field(default=1, ge=1)
     content_hash: str = Field(description="sha256 of the task's agent-visible and hidden content.")

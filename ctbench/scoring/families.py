@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
-from ctbench.answer import path_line
+from ctbench.answer import Hop, RcaEntry, path_line
+from ctbench.model import GoldAnswer
 from ctbench.scoring import topology
 from ctbench.scoring.metrics import score_paths, score_rca
 from ctbench.scoring.parse import parse_paths, parse_rca
@@ -36,10 +37,23 @@ class TaskFamily(Protocol):
     """What a task family provides (the judge asks nothing else of it)."""
 
     name: str
+    title: str
+    """What the prompt calls the question ("root-cause analysis")."""
     answer_format: str
     """The answer format as the prompt states it to the agent."""
     columns: tuple[str, ...]
     """The per-task figures its tables show, in order (keys of :meth:`score`'s result)."""
+
+    def gold(
+        self,
+        answer: GoldAnswer,
+        *,
+        normalize: Callable[[str, str], str],
+        resolve_label: Callable[[str], str | None],
+    ) -> Any:
+        """The task's gold from ``hidden.yaml``'s answer (a plug-in's is ``answer.plugin(name)``), through
+        the same normalisers as an answer, as :meth:`score` compares it: a frozenset or tuple."""
+        ...
 
     def parse(
         self,
@@ -53,7 +67,8 @@ class TaskFamily(Protocol):
         ...
 
     def score(self, gold: Any, parsed: Any) -> Mapping[str, Any]:
-        """Per-task figures of one parsed answer against the gold (``exact`` first)."""
+        """Per-task figures of one parsed answer against the gold: ``exact`` and ``loc`` first, then
+        the family's own (``parsed`` is ``None`` when the attempt gave no answer at all)."""
         ...
 
     def lines(self, parsed: Any) -> list[str]:
@@ -68,6 +83,7 @@ class TaskFamily(Protocol):
 @dataclass(frozen=True)
 class RcaFamily:
     name: str = "rca"
+    title: str = "root-cause analysis"
     answer_format: str = "one root cause per line: node;object;label (label from the taxonomy's L0 list)"
     columns: tuple[str, ...] = ("exact", "loc", "ident", "triplet")
 
@@ -75,6 +91,12 @@ class RcaFamily:
         self, text: str | None, *, node_names: Collection[str], resolve_label: Any, normalize: Any
     ) -> Any:
         return parse_rca(text, node_names=node_names, resolve_label=resolve_label, normalize_object=normalize)
+
+    def gold(self, answer: GoldAnswer, *, normalize: Any, resolve_label: Any) -> Any:
+        return frozenset(
+            RcaEntry(t.node, normalize(t.node, t.object), resolve_label(t.label) or t.label)
+            for t in answer.rca or []
+        )
 
     def score(self, gold: Any, parsed: Any) -> Mapping[str, Any]:
         s = score_rca(gold, None if parsed is None else parsed.rca)
@@ -92,6 +114,7 @@ class RcaFamily:
 @dataclass(frozen=True)
 class PathFamily:
     name: str = "path"
+    title: str = "path restoration"
     answer_format: str = "one path per line: Node_egress -> Node_egress -> ... -> Node"
     columns: tuple[str, ...] = ("exact", "loc", "rest", "sequence")
 
@@ -99,6 +122,19 @@ class PathFamily:
         self, text: str | None, *, node_names: Collection[str], resolve_label: Any, normalize: Any
     ) -> Any:
         return parse_paths(text, node_names=node_names, normalize_interface=normalize)
+
+    def gold(self, answer: GoldAnswer, *, normalize: Any, resolve_label: Any) -> Any:
+        return tuple(
+            tuple(
+                Hop(
+                    h.node,
+                    None if h.egress is None else normalize(h.node, h.egress),
+                    None if h.ingress is None else normalize(h.node, h.ingress),
+                )
+                for h in p.hops
+            )
+            for p in answer.paths or []
+        )
 
     def score(self, gold: Any, parsed: Any) -> Mapping[str, Any]:
         s = score_paths(gold, None if parsed is None else parsed.paths)
@@ -116,16 +152,21 @@ class PathFamily:
 @dataclass(frozen=True)
 class TopologyFamily:
     name: str = "topology"
+    title: str = "topology restoration"
     answer_format: str = "one physical link per line: NodeA(port)->NodeB(port)"
-    columns: tuple[str, ...] = ("exact", "link_iou", "node_pair_iou")
+    columns: tuple[str, ...] = ("exact", "loc", "link_iou")
 
     def parse(
         self, text: str | None, *, node_names: Collection[str], resolve_label: Any, normalize: Any
     ) -> Any:
         return topology.parse_links(text, node_names=node_names, normalize_port=normalize)
 
+    def gold(self, answer: GoldAnswer, *, normalize: Any, resolve_label: Any) -> Any:
+        return topology.network_links(answer.links or [], normalize)
+
     def score(self, gold: Any, parsed: Any) -> Mapping[str, Any]:
-        return topology.score_links(gold, parsed).to_json()
+        s = topology.score_links(gold, parsed)
+        return {"exact": s.exact, "loc": s.node_pair_iou, "link_iou": s.link_iou}
 
     def lines(self, parsed: Any) -> list[str]:
         return [topology.link_line(x) for x in sorted(parsed.links or ())]

@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctbench.answer import Hop, RcaEntry
 from ctbench.answer import Path as AnswerPath
+from ctbench.answer import RcaEntry
 from ctbench.derived import derive
 from ctbench.dialects import Dialect, Resolution
 from ctbench.errors import CtbError
@@ -50,7 +50,6 @@ from ctbench.scoring.metrics import (
 )
 from ctbench.scoring.metrics import Family as FamilyName
 from ctbench.scoring.parse import PARSE_VERSION, Link, ParsedAnswer
-from ctbench.scoring.topology import network_links
 from ctbench.store import TaskRef, TaskSet
 from ctbench.vendor import Vendors
 
@@ -146,7 +145,8 @@ class TaskJudge:
     task_id: str
     family: FamilyName
     reader: AnswerReader
-    gold: frozenset[RcaEntry] | tuple[AnswerPath, ...] | frozenset[Link]
+    gold: frozenset[RcaEntry] | tuple[AnswerPath, ...] | frozenset[Link] | frozenset[Any] | tuple[Any, ...]
+    """As the family's :meth:`~ctbench.scoring.families.TaskFamily.gold` gives it."""
     golden_actions: frozenset[Action]
     recorded: Mapping[str, frozenset[str]]
     recorded_forms: Mapping[str, frozenset[str]]
@@ -181,7 +181,9 @@ class TaskJudge:
             return ParsedAnswer(status="answered", rca=frozenset(self.gold))  # type: ignore[arg-type]
         if self.family == "topology":
             return ParsedAnswer(status="answered", links=frozenset(self.gold))  # type: ignore[arg-type]
-        return ParsedAnswer(status="answered", paths=tuple(self.gold))  # type: ignore[arg-type]
+        if self.family == "path":
+            return ParsedAnswer(status="answered", paths=tuple(self.gold))  # type: ignore[arg-type]
+        return ParsedAnswer(status="answered", entries=self.gold, kind=self.family)
 
     def answer_lines(self, parsed: ParsedAnswer | None) -> list[str]:
         """A parsed answer's entries as answer lines, in the family's order (none for no answer)."""
@@ -247,6 +249,7 @@ class TaskJudge:
             usage=usage,
             meta=self.meta,
             topology=self.topology,
+            kind=self.reader.kind,
         )
 
     def score(
@@ -377,27 +380,8 @@ class Judges:
             recorded.setdefault(rec.device, set()).add(rec.command)
         frozen = {k: frozenset(v) for k, v in recorded.items()}
         tax = ts.taxonomy
-        gold: frozenset[RcaEntry] | tuple[AnswerPath, ...] | frozenset[Link]
         rca = spec.family == Family.RCA
-        if spec.family == Family.TOPOLOGY:
-            gold = network_links(hidden.answer.links or [], reader.normalize)
-        elif rca:
-            gold = frozenset(
-                RcaEntry(t.node, reader.normalize(t.node, t.object), tax.resolve(t.label) or t.label)
-                for t in hidden.answer.rca or []
-            )
-        else:
-            gold = tuple(
-                tuple(
-                    Hop(
-                        h.node,
-                        None if h.egress is None else reader.normalize(h.node, h.egress),
-                        None if h.ingress is None else reader.normalize(h.node, h.ingress),
-                    )
-                    for h in p
-                )
-                for p in hidden.gold_paths()
-            )
+        gold = reader.kind.gold(hidden.answer, normalize=reader.normalize, resolve_label=tax.resolve)
         d = derive(spec, hidden, network, tax, ts.config)
         ablation_of = hidden.metadata.ablation_of if rca else None
         meta: dict[str, Any] = {

@@ -31,8 +31,11 @@ from ctbench.scoring.failures import classify_rca_failure
 from ctbench.scoring.parse import Link, ParsedAnswer
 from ctbench.scoring.topology import link, score_links
 
-Family = Literal["rca", "path", "topology"]
+Family = str
+"""A task family's name: one of :data:`FAMILIES` or a plug-in's (:mod:`.families`)."""
 FAMILIES: tuple[Family, ...] = ("rca", "path", "topology")
+"""The built-in families, which have fields of their own in the records below; a plug-in family's
+per-task figures are :attr:`TaskScores.parts`."""
 THIRD_FIGURE: dict[str, tuple[str, str]] = {
     "rca": ("ident", "ID"),
     "path": ("rest", "Rest"),
@@ -453,10 +456,22 @@ class TaskRecord:
     usage: Usage = Usage()
     meta: Mapping[str, Any] = field(default_factory=dict)
     topology: Topology | None = None
+    kind: Any = None
+    """A plug-in family's :class:`~ctbench.scoring.families.TaskFamily`, which scores its gold (``None``
+    for the built-ins, scored here)."""
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
-            raise ValueError(f"{self.task_id}: unknown family {self.family!r}")
+            if self.kind is None or getattr(self.kind, "name", None) != self.family:
+                raise ValueError(f"{self.task_id}: unknown family {self.family!r} (no TaskFamily given)")
+            if self.prediction is not None and self.prediction.family != self.family:
+                raise ValueError(
+                    f"{self.task_id}: a {self.family} task got a {self.prediction.family} answer"
+                )
+            object.__setattr__(self, "golden_actions", frozenset(tuple(a) for a in self.golden_actions))
+            object.__setattr__(self, "executed_actions", tuple(tuple(a) for a in self.executed_actions))
+            object.__setattr__(self, "usage", Usage(*self.usage))
+            return
         if self.family == "rca":
             try:
                 gold: Any = frozenset(RcaEntry(*e) for e in self.gold)
@@ -520,11 +535,24 @@ class TaskScores:
     trial_counts: Mapping[str, int] | None = None
     """For a task's mean over trials: how many of its trials had each status, each failure mode and
     were wrong (``"wrong"``); ``None`` for one attempt (its own status and failure say it)."""
+    parts: Mapping[str, float] = field(default_factory=dict)
+    """A plug-in family's per-task figures after ``exact`` and ``loc``, in its columns' order (the
+    first is its third headline figure); empty for the built-ins, whose figures have fields above."""
 
     @property
     def third(self) -> float | None:
-        """The third headline figure of the task's family (Table 5's ID / Rest; topology's link IoU)."""
+        """The third headline figure of the task's family (Table 5's ID / Rest; topology's link IoU; a
+        plug-in's first part)."""
+        if self.family not in THIRD_FIGURE:
+            return next(iter(self.parts.values()), None)
         value: float | None = getattr(self, THIRD_FIGURE[self.family][0])
+        return value
+
+    def figure(self, name: str) -> float | None:
+        """A per-task figure by name: a field of a built-in family or a plug-in's part."""
+        if name in self.parts:
+            return self.parts[name]
+        value: float | None = getattr(self, name, None)
         return value
 
     def counts(self) -> Mapping[str, int]:
@@ -560,6 +588,15 @@ class TaskScores:
                     "loc_exact": _div(e.loc_exact, n),
                     "loc_hierarchical": _div(e.loc_hierarchical, n),
                 }
+        elif self.family not in FAMILIES:
+            out = {
+                "task_id": self.task_id,
+                "family": self.family,
+                "status": self.status,
+                "exact": self.exact,
+                "loc": self.loc,
+                **self.parts,
+            }
         elif self.family == "topology":
             out = {
                 "task_id": self.task_id,
@@ -608,6 +645,11 @@ def score_task(record: TaskRecord, config: ScoringConfig = ScoringConfig()) -> T
         usage=record.usage,
         meta=record.meta,
     )
+    if record.family not in FAMILIES:  # a plug-in family scores its own answers
+        figures = dict(record.kind.score(record.gold, pred))
+        exact = bool(figures.pop("exact"))
+        loc = float(figures.pop("loc", 1.0 if exact else 0.0))
+        return TaskScores(**common, exact=exact, loc=loc, parts={k: float(v) for k, v in figures.items()})
     if record.family == "rca":
         gold_rca = cast(frozenset[RcaEntry], record.gold)  # the family says which of the two gold is
         pred_rca = None if pred is None else pred.rca

@@ -87,6 +87,12 @@ class ParsedAnswer:
     paths: tuple[Path, ...] | None = None
     links: frozenset[Link] | None = None
     """Topology restoration (:mod:`.topology`): the physical links named, each end (node, port)."""
+    entries: frozenset[Any] | tuple[Any, ...] | None = None
+    """A plug-in family's entries (a set, or a tuple when their order counts), named by ``kind``. Each
+    entry is built of ``str``, ``int``, ``float``, ``bool``, ``None`` and tuples of these, so that it
+    survives the result line's JSON (:meth:`to_json`) without the family's help."""
+    kind: str | None = None
+    """The plug-in family that parsed ``entries`` (``None`` for the built-ins, named by their field)."""
     invalid_lines: tuple[str, ...] = ()
     unresolved_lines: tuple[tuple[str, str], ...] = ()
     declared: bool = False
@@ -107,18 +113,31 @@ class ParsedAnswer:
     def __post_init__(self) -> None:
         if self.status not in ANSWER_STATUSES:
             raise ValueError(f"unknown answer status {self.status!r}")
-        if [self.rca, self.paths, self.links].count(None) != 2:
-            raise ValueError("a ParsedAnswer holds exactly one of rca / paths / links")
-        if self.status != "answered" and (self.rca or self.paths or self.links):
+        if [self.rca, self.paths, self.links, self.entries].count(None) != 3:
+            raise ValueError("a ParsedAnswer holds exactly one of rca / paths / links / entries")
+        if (self.entries is None) != (self.kind is None) or self.kind in BUILTIN_KINDS:
+            raise ValueError("a plug-in family's entries go with its name (kind), the built-ins' without")
+        if self.status != "answered" and (self.rca or self.paths or self.links or self.entries):
             raise ValueError(f"a {self.status} answer holds no entries")
-        if self.status == "answered" and not (self.rca or self.paths or self.links):
+        if self.status == "answered" and not (self.rca or self.paths or self.links or self.entries):
             raise ValueError("an answered ParsedAnswer holds at least one entry")
 
     @property
-    def family(self) -> Literal["rca", "path", "topology"]:
+    def family(self) -> str:
+        """The family the text was parsed as: ``rca``, ``path``, ``topology`` or a plug-in's name."""
+        if self.kind is not None:
+            return self.kind
         if self.rca is not None:
             return "rca"
         return "path" if self.paths is not None else "topology"
+
+    @property
+    def values(self) -> frozenset[Any] | tuple[Any, ...]:
+        """The parsed entries, whichever family parsed them."""
+        for value in (self.rca, self.paths, self.links, self.entries):
+            if value is not None:
+                return value
+        raise AssertionError("unreachable: __post_init__ requires one")
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON value, deterministic (RCA entries sorted) so result files diff cleanly."""
@@ -145,6 +164,7 @@ class ParsedAnswer:
                 if self.links is None
                 else {"links": [[[a, ap], [b, bp]] for (a, ap), (b, bp) in sorted(self.links)]}
             ),
+            **({} if self.entries is None else {"family": self.kind, **_entries_json(self.entries)}),
             "invalid_lines": list(self.invalid_lines),
             "unresolved_lines": [
                 {"line": line, "problem": problem} for line, problem in self.unresolved_lines
@@ -158,6 +178,8 @@ class ParsedAnswer:
         rca = data.get("rca")
         paths = data.get("paths")
         links = data.get("links")
+        kind = data.get("family")
+        entries = data.get("entries")
         return cls(
             status=data["status"],
             rca=None
@@ -179,12 +201,43 @@ class ParsedAnswer:
             links=None
             if links is None
             else frozenset(((str(a), str(ap)), (str(b), str(bp))) for (a, ap), (b, bp) in links),
+            entries=None if kind is None else _entries_of(entries, bool(data.get("ordered", False))),
+            kind=None if kind is None else str(kind),
             invalid_lines=tuple(str(x) for x in data.get("invalid_lines", ())),
             unresolved_lines=tuple(
                 (str(u["line"]), str(u["problem"])) for u in data.get("unresolved_lines", ())
             ),
             declared=bool(data.get("declared", False)),
         )
+
+
+BUILTIN_KINDS: frozenset[str] = frozenset({"rca", "path", "topology"})
+"""The families with a field of their own in :class:`ParsedAnswer`; any other is a plug-in (``kind``)."""
+
+
+def _plain(value: Any) -> Any:
+    """An entry as JSON: tuples become lists, scalars stay."""
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise TypeError(f"a plug-in family's answer entry holds a {type(value).__name__}: {value!r}")
+
+
+def _tupled(value: Any) -> Any:
+    """Inverse of :func:`_plain`: lists become tuples again, so entries hash and compare as parsed."""
+    return tuple(_tupled(v) for v in value) if isinstance(value, list) else value
+
+
+def _entries_json(entries: frozenset[Any] | tuple[Any, ...]) -> dict[str, Any]:
+    if isinstance(entries, tuple):
+        return {"entries": [_plain(e) for e in entries], "ordered": True}
+    return {"entries": sorted((_plain(e) for e in entries), key=repr), "ordered": False}
+
+
+def _entries_of(data: Any, ordered: bool) -> frozenset[Any] | tuple[Any, ...]:
+    values = [_tupled(e) for e in data or ()]
+    return tuple(values) if ordered else frozenset(values)
 
 
 # --------------------------------------------------------------------------- answer region

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ctbench.errors import CtbError
 from ctbench.model import Family, Network, TaskSpec
+from ctbench.scoring.families import TaskFamily, families
 from ctbench.store import TaskRef, TaskSet
 
 PROMPT_VERSION = "2"
@@ -140,11 +141,14 @@ def _devices(spec: TaskSpec, network: Network | None) -> tuple[list[PromptDevice
     return accessible, others
 
 
-def build_prompt(spec: TaskSpec, network: Network | None, labels: Sequence[str]) -> str:
-    """Render the prompt for one task from its visible part, its network and the label vocabulary."""
+def build_prompt(
+    spec: TaskSpec, network: Network | None, labels: Sequence[str], plugin: TaskFamily | None = None
+) -> str:
+    """Render the prompt for one task from its visible part, its network and the label vocabulary
+    (``plugin``: the task's family when it is not a built-in, which states its own answer format)."""
     accessible, others = _devices(spec, network)
     family = Family(spec.family)
-    kind = _KIND.get(family, family.value)
+    kind = _KIND.get(family) or (plugin.title if plugin is not None else family.value)
     parts = [
         _INTRO.format(task_id=spec.id),
         f"## Question {spec.id} ({kind})\n\n{spec.statement.strip()}",
@@ -161,8 +165,15 @@ def build_prompt(spec: TaskSpec, network: Network | None, labels: Sequence[str])
         parts.append(_RCA_FORMAT.format(labels=vocabulary or "- (the task set defines no labels)"))
     elif family is Family.TOPOLOGY:
         parts.append(_TOPOLOGY_FORMAT)
-    else:
+    elif family is Family.PATH:
         parts.append(_PATH_FORMAT)
+    elif plugin is not None:
+        parts.append(
+            f"## Answer format\n\n{plugin.answer_format.strip()}\n\nPut the answer lines, and nothing "
+            "else, between <answer> and </answer>."
+        )
+    else:
+        raise CtbError(f"{spec.id}: no task family {family.value!r} is installed")
     return "\n\n".join(parts) + "\n"
 
 
@@ -174,4 +185,5 @@ def prompt_for(task_set: TaskSet, task: TaskRef | str, spec: TaskSpec | None = N
     except CtbError:  # a missing network still yields a usable prompt; validation reports it
         network = None
     labels = [lab.label for lab in task_set.taxonomy.labels] if spec.family == Family.RCA else []
-    return build_prompt(spec, network, labels)
+    plugin = None if spec.family in _KIND else families().get(spec.family.value)
+    return build_prompt(spec, network, labels, plugin)

@@ -460,7 +460,18 @@ _MACRO: dict[Family, tuple[tuple[str, str], ...]] = {
 }
 
 
+def _macro(family: Family, rows: Sequence[TaskScores]) -> tuple[tuple[str, str], ...]:
+    """A family's task-macro metrics: the built-ins' from :data:`_MACRO`; a plug-in's accuracy, Loc and
+    then each of its parts under its own name (from its rows, :attr:`TaskScores.parts`)."""
+    if family in _MACRO:
+        return _MACRO[family]
+    parts = dict.fromkeys(p for s in rows for p in s.parts)
+    return (("accuracy", "exact"), ("loc_iou", "loc"), *((p, p) for p in parts))
+
+
 def _values(rows: Sequence[TaskScores], attr: str) -> FloatArray:
+    if rows and attr not in _ATTRS:  # a plug-in family's part
+        return np.array([float(s.figure(attr) or 0.0) for s in rows], dtype=np.float64)
     return np.array([float(getattr(s, attr) or 0.0) for s in rows], dtype=np.float64)
 
 
@@ -478,6 +489,10 @@ def _coverage_parts(rows: Sequence[TaskScores]) -> tuple[FloatArray, FloatArray]
     )
 
 
+_ATTRS = frozenset(
+    {"exact", "loc", "ident", "triplet", "rest", "sequence", "link_iou", "edges_intersection", "edges_union"}
+)
+
 _POOLED: dict[Family, tuple[str, ...]] = {
     "rca": ("evidence_coverage", "evidence_f1"),
     "path": ("evidence_coverage", "evidence_f1", "micro_edge_iou"),
@@ -486,10 +501,11 @@ _POOLED: dict[Family, tuple[str, ...]] = {
 
 
 def _by_family(rows: Iterable[TaskScores], run: str | None = None) -> dict[Family, list[TaskScores]]:
+    """The rows per family: every built-in (empty when it has none), then plug-in families present."""
     out: dict[Family, list[TaskScores]] = {f: [] for f in FAMILIES}
     for s in rows:
-        out[s.family].append(s)
-    for f in FAMILIES:
+        out.setdefault(s.family, []).append(s)
+    for f in out:
         out[f].sort(key=lambda s: (s.task_id, s.trial))
         ids = [(s.task_id, s.trial) for s in out[f]]
         if len(set(ids)) != len(ids):
@@ -502,9 +518,11 @@ def metric_seed(family: str, metric: str, base_seed: int = BASE_SEED) -> int:
     return seed_for(f"bootstrap:{family}:{metric}", base_seed=base_seed)
 
 
-def _boot_metrics(family: Family) -> tuple[str, ...]:
+def _boot_metrics(family: Family, rows: Sequence[TaskScores]) -> tuple[str, ...]:
     """Metrics that need resampling: the paired task-macro ones and every pooled ratio."""
-    return tuple(name for name, _ in _MACRO[family][:3]) + _POOLED[family]
+    return tuple(name for name, _ in _macro(family, rows)[:3]) + _POOLED.get(
+        family, ("evidence_coverage", "evidence_f1")
+    )
 
 
 def _run_columns(rows: Sequence[TaskScores], family: Family) -> FloatArray:
@@ -513,7 +531,8 @@ def _run_columns(rows: Sequence[TaskScores], family: Family) -> FloatArray:
     Every run-level statistic is a function of resampled sums of these columns: task means are
     sums / n, pooled ratios quotients of sums, paired differences differences of two runs' sums.
     """
-    cols = [_values(rows, attr) for _, attr in _MACRO[family][:3]]
+    cols = [_values(rows, attr) for _, attr in _macro(family, rows)[:3]]
+    cols += [np.zeros(len(rows), dtype=np.float64)] * (3 - len(cols))  # a plug-in with no part
     cols += [
         np.array([getattr(s.evidence, a) for s in rows], dtype=np.float64)
         for a in ("covered", "golden", "executed")
@@ -551,18 +570,18 @@ def _resample_runs(
     """
     groups: dict[tuple[Family, tuple[str, ...]], list[str]] = {}
     for name, fam in fams.items():
-        for f in FAMILIES:
+        for f in fam:
             if fam[f]:
                 groups.setdefault((f, tuple(s.task_id for s in fam[f])), []).append(name)
     plan = [
         (f, m, names, cols)
         for (f, _), names in groups.items()
         for cols in [[_run_columns(fams[n][f], f) for n in names]]
-        for m in _boot_metrics(f)
+        for m in _boot_metrics(f, fams[names[0]][f])
     ]
     # Each metric resamples only the columns it reads (the product's cost grows with them); the
     # sums go back to their usual positions, the other columns stay NaN.
-    used = [_metric_columns(f, m) for f, m, _, _ in plan]
+    used = [_metric_columns(f, m, fams[names[0]][f]) for f, m, names, _ in plan]
     jobs = [
         (np.hstack([c[:, u] for c in cols]), metric_seed(f, m, base_seed))
         for (f, m, _, cols), u in zip(plan, used, strict=True)
@@ -577,9 +596,9 @@ def _resample_runs(
     return out
 
 
-def _metric_columns(family: Family, metric: str) -> list[int]:
+def _metric_columns(family: Family, metric: str, rows: Sequence[TaskScores]) -> list[int]:
     """Positions in :func:`_run_columns` that a metric's bootstrap reads."""
-    macro = [name for name, _ in _MACRO[family][:3]]
+    macro = [name for name, _ in _macro(family, rows)[:3]]
     if metric in macro:
         return [macro.index(metric)]
     return {"evidence_coverage": [3, 4], "evidence_f1": [3, 4, 5], "micro_edge_iou": [6, 7]}[metric]
@@ -589,11 +608,13 @@ def _standard_errors_of(
     rows: Mapping[Family, list[TaskScores]], sums: Mapping[Family, Mapping[str, FloatArray]]
 ) -> dict[str, dict[str, float | None]]:
     out: dict[str, dict[str, float | None]] = {}
-    for f in FAMILIES:
+    for f in rows:
+        if f not in FAMILIES and not rows[f]:
+            continue
         res: dict[str, float | None] = {}
-        for name, attr in _MACRO[f]:
+        for name, attr in _macro(f, rows[f]):
             res[name] = standard_error(_values(rows[f], attr)) if rows[f] else None
-        for metric in _POOLED[f]:
+        for metric in _POOLED.get(f, ("evidence_coverage", "evidence_f1")):
             res[metric] = _sd(_pooled_from_sums(sums[f][metric], metric)) if rows[f] else None
         out[f] = res
     return out
@@ -613,7 +634,7 @@ def standard_errors_many(
         fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes, workers=workers
     )
     return {
-        name: _standard_errors_of(fam, {f: sums[(name, f)] for f in FAMILIES if fam[f]})
+        name: _standard_errors_of(fam, {f: sums[(name, f)] for f in fam if fam[f]})
         for name, fam in fams.items()
     }
 
@@ -670,7 +691,7 @@ def _paired_results(
     n = len(ra)
     common = _PairedCommon(family=family, run_a=run_a, run_b=run_b, n=n, n_resamples=n_resamples)
     results: list[PairedResult] = []
-    for j, (name, attr) in enumerate(_MACRO[family][:3]):
+    for j, (name, attr) in enumerate(_macro(family, ra)[:3]):
         x, y = _values(ra, attr), _values(rb, attr)
         diffs = (sums_a[name][:, j] - sums_b[name][:, j]) / n
         seed = metric_seed(family, name, base_seed)
@@ -740,8 +761,8 @@ def _check_pairs(
     fams: Mapping[str, Mapping[Family, list[TaskScores]]], pairs: Sequence[tuple[str, str]]
 ) -> None:
     for a, b in pairs:
-        for f in FAMILIES:
-            if [s.task_id for s in fams[a][f]] != [s.task_id for s in fams[b][f]]:
+        for f in dict.fromkeys([*fams[a], *fams[b]]):
+            if [s.task_id for s in fams[a].get(f, [])] != [s.task_id for s in fams[b].get(f, [])]:
                 raise ValueError(f"runs {a!r} and {b!r} do not hold the same {f} tasks")
 
 
@@ -756,7 +777,7 @@ def _paired_from(
 ) -> list[PairedResult]:
     results: list[PairedResult] = []
     for a, b in pairs:
-        for f in FAMILIES:
+        for f in fams[a]:
             if fams[a][f]:
                 results.extend(
                     _paired_results(
@@ -818,7 +839,7 @@ def run_statistics(
         fams, n_resamples=n_resamples, base_seed=base_seed, max_chunk_bytes=max_chunk_bytes, workers=workers
     )
     se = {
-        name: _standard_errors_of(fam, {f: sums[(name, f)] for f in FAMILIES if fam[f]})
+        name: _standard_errors_of(fam, {f: sums[(name, f)] for f in fam if fam[f]})
         for name, fam in fams.items()
     }
     paired = _paired_from(
@@ -985,12 +1006,13 @@ def breakdown(
         if name in strata:
             raise ValueError(f"two strata of {key!r} render as {name!r}")
         summary = table.summarize(members[value])
-        counts = [summary[f]["n_tasks"] for f in FAMILIES]
+        counts = [summary[f]["n_tasks"] for f in (*FAMILIES, *table.plugins) if f in summary]
         strata[name] = {
             "n_tasks": summary["n_tasks"],
             "n_rca": summary["rca"]["n_tasks"],
             "n_path": summary["path"]["n_tasks"],
             "n_topology": summary["topology"]["n_tasks"],
+            **{f"n_{f}": summary[f]["n_tasks"] for f in table.plugins if f in summary},
             "warning": any(0 < c < min_tasks for c in counts),
             "metrics": summary,
         }

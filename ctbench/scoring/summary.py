@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -75,7 +75,7 @@ _COL = {name: j for j, name in enumerate(_COLUMNS)}
 _FAMILY_CODE: dict[str, float] = {f: float(i) for i, f in enumerate(FAMILIES)}
 
 
-def _row(s: TaskScores) -> tuple[float, ...]:
+def _row(s: TaskScores, codes: dict[str, float], parts: tuple[str, ...]) -> tuple[float, ...]:
     ev, u, e = s.evidence, s.usage, s.entries
     entries: tuple[float, ...] = (
         (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -101,7 +101,7 @@ def _row(s: TaskScores) -> tuple[float, ...]:
     else:
         counts = tuple(s.trial_counts.get(c, 0) for c in _COUNTED)
     return (
-        _FAMILY_CODE[s.family],
+        codes[s.family],
         s.exact,
         s.loc,
         s.ident or 0.0,
@@ -122,6 +122,7 @@ def _row(s: TaskScores) -> tuple[float, ...]:
         _NAN if lat is None else lat,
         _NAN if tin is None else tin,
         _NAN if tout is None else tout,
+        *(s.parts.get(p, _NAN) for p in parts),
     )
 
 
@@ -188,19 +189,39 @@ class ScoreTable:
 
     rows: tuple[TaskScores, ...]
     matrix: FloatArray
+    plugins: tuple[str, ...] = ()
+    """Plug-in families among the rows, in name order (their family codes follow the built-ins')."""
+    parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each plug-in family's part names in its rows' order; part ``p`` is column ``part:p``."""
 
     @classmethod
     def of(cls, scores: Iterable[TaskScores]) -> ScoreTable:
         """Read the scores into columns; ``ValueError`` on a duplicate (family, task id, trial)."""
         rows = tuple(scores)
         seen: set[tuple[str, str, int]] = set()
+        parts: dict[str, dict[str, None]] = {}
         for s in rows:
             key = (s.family, s.task_id, s.trial)
             if key in seen:
                 raise ValueError(f"duplicate task {s.family}/{s.task_id}")
             seen.add(key)
-        matrix = np.array([_row(s) for s in rows], dtype=np.float64).reshape(len(rows), len(_COLUMNS))
-        return cls(rows=rows, matrix=matrix)
+            if s.family not in _FAMILY_CODE:
+                parts.setdefault(s.family, {}).update(dict.fromkeys(s.parts))
+        plugins = tuple(sorted(parts))
+        codes = {**_FAMILY_CODE, **{f: float(len(FAMILIES) + i) for i, f in enumerate(plugins)}}
+        names = tuple(dict.fromkeys(p for f in plugins for p in parts[f]))
+        width = len(_COLUMNS) + len(names)
+        matrix = np.array([_row(s, codes, names) for s in rows], dtype=np.float64).reshape(len(rows), width)
+        return cls(rows=rows, matrix=matrix, plugins=plugins, parts={f: tuple(parts[f]) for f in plugins})
+
+    def _code(self, family: str) -> float:
+        if family in _FAMILY_CODE:
+            return _FAMILY_CODE[family]
+        return float(len(FAMILIES) + self.plugins.index(family)) if family in self.plugins else -1.0
+
+    def _part(self, name: str) -> int:
+        names = tuple(dict.fromkeys(p for f in self.plugins for p in self.parts[f]))
+        return len(_COLUMNS) + names.index(name)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -208,27 +229,43 @@ class ScoreTable:
     def family_index(self, family: str, index: IndexArray | None = None) -> IndexArray:
         """The rows of ``family`` among ``index`` (all rows when ``None``)."""
         base = np.arange(len(self.rows), dtype=np.intp) if index is None else np.asarray(index, dtype=np.intp)
-        return base[self.matrix[base, _COL["family"]] == _FAMILY_CODE[family]]
+        return base[self.matrix[base, _COL["family"]] == self._code(family)]
 
     def summarize(self, index: IndexArray | None = None) -> dict[str, Any]:
         """Every aggregate of the tasks at ``index`` (distinct row numbers; all rows when ``None``); see
         :func:`summarize`."""
         rca, path = self.family_index("rca", index), self.family_index("path", index)
         topo = self.family_index("topology", index)
-        n = rca.size + path.size + topo.size
-        every = np.concatenate([rca, path, topo])
+        plugins = {f: self.family_index(f, index) for f in self.plugins}
+        plugins = {f: i for f, i in plugins.items() if i.size}
+        n = rca.size + path.size + topo.size + sum(i.size for i in plugins.values())
+        every = np.concatenate([rca, path, topo, *plugins.values()])
         return {
             "n_tasks": n,
             "rca": self._rca(self.matrix[rca]),
             "path": self._path(self.matrix[path]),
             "topology": self._topology(self.matrix[topo]),
+            **{f: self._plugin(f, self.matrix[i]) for f, i in plugins.items()},
             "efficiency": {
                 "all": _efficiency(self.matrix[every]),
                 "rca": _efficiency(self.matrix[rca]),
                 "path": _efficiency(self.matrix[path]),
                 "topology": _efficiency(self.matrix[topo]),
+                **{f: _efficiency(self.matrix[i]) for f, i in plugins.items()},
             },
         }
+
+    def _plugin(self, family: str, m: FloatArray) -> dict[str, Any]:
+        """A plug-in family's block: the headline figures, the task mean of each of its parts (as
+        ``<part>``; unknown values left out of the mean) and the pooled evidence. Present only when
+        the family has tasks among those summarised, so a run without plug-ins summarises as before."""
+        out: dict[str, Any] = {**_headline(m), "columns": list(self.parts[family])}
+        for name in self.parts[family]:
+            col = m[:, self._part(name)]
+            out[name] = _mean(col[~np.isnan(col)])
+        out["evidence"] = _evidence(m)
+        out["evidence_on_correct"] = _evidence_on_correct(m)
+        return out
 
     @staticmethod
     def _rca(m: FloatArray) -> dict[str, Any]:

@@ -103,6 +103,9 @@ def _mean_row(trials: Sequence[TaskScores]) -> TaskScores:
         trial=1,
         n_trials=len(trials),
         trial_counts=dict(counts),
+        parts={
+            p: _mean([s.parts[p] for s in trials]) for p in first.parts if all(p in s.parts for s in trials)
+        },
     )
 
 
@@ -153,7 +156,7 @@ def pass_at_k_section(
     """
     correct: dict[str, dict[str, int]] = {f: {} for f in FAMILIES}
     for s in rows:
-        fam = correct[s.family]
+        fam = correct.setdefault(s.family, {})
         fam[s.task_id] = fam.get(s.task_id, 0) + (1 if s.exact else 0)
     out: dict[str, Any] = {
         "trials": trials,

@@ -603,6 +603,15 @@ class Validator:
                     loc=["answer"],
                     expected="answer.links: [[A:port, B:port], ...]",
                 )
+        elif ref.family != Family.PATH:  # a plug-in family: its gold is a list under its name
+            gold = hidden.answer.plugin(ref.family.value)
+            if not isinstance(gold, list) or not gold or hidden.answer.rca or hidden.answer.paths:
+                ctx.error(
+                    "answer",
+                    f"a {ref.family.value} task states its gold as a non-empty list under its family's name",
+                    loc=["answer"],
+                    expected=f"answer.{ref.family.value}: [...]",
+                )
         else:
             if not hidden.answer.paths:
                 ctx.error(
@@ -714,8 +723,10 @@ class Validator:
                 lambda node, port: self.vendors.iface(devices_of.get(node), port),
             ):
                 hctx.error("answer-link", message, loc=loc, expected=expected)
-        else:
+        elif ref.family == Family.PATH:
             self._check_paths(hctx, hidden, net)
+        # a plug-in family's gold is checked against the network by its TaskFamily.gold_problems, which
+        # the oracle check runs (the core does not import the scoring layer that implements families)
         self._check_leaks(tctx, task, hidden)
         if hidden.metadata.ablation_of is not None:
             self._check_ablation(hctx, ref, task, hidden)

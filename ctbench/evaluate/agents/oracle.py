@@ -9,7 +9,9 @@ runner gives the hidden part of a task.
 from __future__ import annotations
 
 from ctbench.evaluate.agents.base import Agent, AgentConfigError, AgentContext, AgentResult
-from ctbench.model import Family
+from ctbench.model import BUILTIN_FAMILIES, Family
+from ctbench.scoring.families import families
+from ctbench.scoring.parse import ParsedAnswer
 
 
 def gold_answer_text(ctx: AgentContext) -> str:
@@ -17,7 +19,16 @@ def gold_answer_text(ctx: AgentContext) -> str:
     hidden = ctx.hidden
     if hidden is None:
         raise AgentConfigError("the oracle needs the hidden part of the task")
-    return "<answer>\n" + "\n".join(hidden.gold_answer_lines(Family(ctx.family))) + "\n</answer>\n"
+    family = Family(ctx.family)
+    if family.value in BUILTIN_FAMILIES:
+        lines = hidden.gold_answer_lines(family)
+    else:  # a plug-in family writes its gold as it asks agents to write answers
+        kind = families().get(family.value)
+        if kind is None:
+            raise AgentConfigError(f"no task family {family.value!r} is installed")
+        gold = kind.gold(hidden.answer, normalize=lambda node, name: name, resolve_label=lambda label: label)
+        lines = kind.lines(ParsedAnswer("answered", entries=gold, kind=family.value)) if gold else []
+    return "<answer>\n" + "\n".join(lines) + "\n</answer>\n"
 
 
 class OracleAgent(Agent):
