@@ -11,7 +11,8 @@ group                       what the entry point names                      buil
 ``ctbench.executors``       a class providing :class:`Executor`             :class:`WorkUnit`,
                                                                             :class:`AttemptOutcome`
 ``ctbench.exporters``       a function ``(ExportRequest) -> ExportSummary``  :class:`ExportRequest`
-``ctbench.families``        a class providing :class:`TaskFamily`           :class:`ParsedAnswer`
+``ctbench.families``        a class providing :class:`TaskFamily`           :class:`ParsedAnswer`,
+                                                                            :class:`GoldAnswer`
 ==========================  ==============================================  =======================
 
 The names below are the supported surface: they keep their meaning across minor versions, while the
@@ -37,6 +38,7 @@ from ctbench.evaluate.export import ExportSummary
 from ctbench.evaluate.exporters import GROUP as EXPORTERS_GROUP
 from ctbench.evaluate.exporters import ExporterError, ExportRequest
 from ctbench.evaluate.work import AttemptOutcome, WorkUnit
+from ctbench.model import GoldAnswer
 from ctbench.scoring.families import GROUP as FAMILIES_GROUP
 from ctbench.scoring.families import TaskFamily, families
 from ctbench.scoring.parse import Link, ParsedAnswer, Port
@@ -59,6 +61,7 @@ __all__ = [
     "ExportRequest",
     "ExportSummary",
     "ExporterError",
+    "GoldAnswer",
     "InfrastructureError",
     "Link",
     "ParsedAnswer",
