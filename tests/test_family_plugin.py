@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -127,6 +128,12 @@ def test_wrong_answers_score_as_computed_by_hand(plugin_env: dict[str, str], tmp
     report = run_cli("evaluate", "report", str(run), "--tasks", str(TASKS), "--format", "md", env=plugin_env)
     assert report.returncode == 0, report.stderr
     assert "downports: pass@1" in report.stdout and "41.67" in report.stdout
+
+    twin = tmp_path / "twin"
+    shutil.copytree(run, twin)
+    both = run_cli("evaluate", "compare", str(run), str(twin), "--tasks", str(TASKS), env=plugin_env)
+    assert both.returncode == 0, both.stderr
+    assert "downports" in both.stdout
 
 
 def test_without_the_entry_point_the_family_does_not_exist(tmp_path: Path) -> None:

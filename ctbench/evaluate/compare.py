@@ -371,10 +371,15 @@ def comparison_table(cmp: Comparison, *, split: bool = False) -> Table:
     )
     order = {f: i for i, f in enumerate(FAMILY_TITLES)}
     rows = sorted(
-        cmp.results, key=lambda r: (order[r.family], _metric_order(r.metric), cmp.names.index(r.run_b))
+        cmp.results,
+        key=lambda r: (order.get(r.family, len(order)), _metric_order(r.metric), cmp.names.index(r.run_b)),
     )
     for r in rows:
-        fam, metric, b = FAMILY_TITLES[r.family], METRIC_TITLES.get(r.metric, r.metric), label[r.run_b]
+        fam, metric, b = (
+            FAMILY_TITLES.get(r.family, r.family),
+            METRIC_TITLES.get(r.metric, r.metric),
+            label[r.run_b],
+        )
         head: list[Cell] = [fam, metric, a_label, b, r.n] if split else [fam, metric, b, r.n]
         table.add(*head, *result_cells(r, split=split, test=True))
     n_res = cmp.results[0].n_resamples if cmp.results else 0
