@@ -284,6 +284,8 @@ class BwrapSandbox:
     relays: list[_UnixRelay] = field(default_factory=list)
     secret_paths: list[Path] = field(default_factory=list)
     """Run-wide paths no agent may see (the task set, its git folder, the run folder)."""
+    etc_dir: Path | None = None
+    """The run's copy of what an agent sees of ``/etc`` (:func:`build_etc`), else each name bound."""
     name: str = "bwrap"
     sandboxed: bool = True
     limits: HostLimits | None = None
@@ -297,6 +299,8 @@ class BwrapSandbox:
                 args += ["--symlink", os.readlink(p), d]
             elif p.is_dir():
                 args += ["--ro-bind", d, d]
+        if self.etc_dir is not None:  # the run's copy: one mount instead of one per name
+            return [*args, "--ro-bind", str(self.etc_dir), "/etc"]
         for name in ETC_FILES:
             if name == "hosts" and self.hosts_file is not None:
                 args += ["--ro-bind", str(self.hosts_file), "/etc/hosts"]
@@ -445,6 +449,43 @@ class BwrapSandbox:
             release(self.state_dir)
 
 
+def _not_for_everyone(folder: str, names: list[str]) -> set[str]:
+    """What ``copytree`` leaves out of the copy of ``/etc``: entries other users may not read
+    (``/etc/ssl/private``), which a sandboxed agent, uid 0 of its namespace, could otherwise read
+    as the runner's own files."""
+    out = set()
+    for name in names:
+        with contextlib.suppress(OSError):
+            st = os.lstat(os.path.join(folder, name))
+            if not os.path.islink(os.path.join(folder, name)) and not st.st_mode & 0o004:
+                out.add(name)
+    return out
+
+
+def build_etc(state: Path, hosts: str | None = None) -> Path:
+    """The run's copy of what an agent sees of ``/etc`` (:data:`ETC_FILES`), made once per run.
+
+    Bound as one folder, it costs each attempt's bubblewrap one mount instead of one per name (about
+    20). Files are copied with their links followed (``/etc/resolv.conf`` may be a link into
+    ``/run``, which the sandbox does not show); folders keep their inner links (certificates into
+    ``/usr/share``); entries other users may not read are left out. ``hosts``: the sandbox's own
+    ``/etc/hosts`` (under ``loopback``).
+    """
+    etc = state / "etc"
+    etc.mkdir(mode=0o755)
+    etc.chmod(0o755)
+    for name in ETC_FILES:
+        src, dst = Path("/etc") / name, etc / name
+        with contextlib.suppress(OSError, shutil.Error):
+            if name == "hosts" and hosts is not None:
+                dst.write_text(hosts, encoding="utf-8")
+            elif src.is_dir():
+                shutil.copytree(src, dst, symlinks=True, ignore=_not_for_everyone)
+            elif src.is_file() and os.stat(src).st_mode & 0o004:
+                shutil.copy2(src, dst)
+    return etc
+
+
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
@@ -522,9 +563,15 @@ def make_launcher(
         return NoSandbox(limits=caps)
     bwrap = require_bwrap(settings.mode, settings.network)
     secrets = list(secret_paths)
-    if settings.network == "host":
-        return BwrapSandbox(bwrap, network="host", secret_paths=secrets, limits=caps)
     state = socket_state_dir("ctbench-net-")
+    if settings.network == "host":
+        sandbox = BwrapSandbox(bwrap, network="host", state_dir=state, secret_paths=secrets, limits=caps)
+        try:
+            sandbox.etc_dir = build_etc(state)
+        except BaseException:
+            sandbox.close()
+            raise
+        return sandbox
     sandbox = BwrapSandbox(bwrap, network="loopback", state_dir=state, secret_paths=secrets, limits=caps)
     try:
         hosts = ["127.0.0.1 localhost sandbox", "::1 localhost"]
@@ -549,6 +596,7 @@ def make_launcher(
                 hosts.append(f"127.0.0.1 {host}")
         sandbox.hosts_file = state / "hosts"
         sandbox.hosts_file.write_text("\n".join(hosts) + "\n", encoding="utf-8")
+        sandbox.etc_dir = build_etc(state, "\n".join(hosts) + "\n")
         if low := sorted({f.port for f in sandbox.forwards if f.port < 1024}):
             _probe_low_ports(sandbox, state, low)
     except BaseException:
@@ -602,6 +650,7 @@ __all__ = [
     "SandboxError",
     "SandboxMode",
     "SandboxSettings",
+    "build_etc",
     "describe",
     "find_bwrap",
     "make_launcher",
