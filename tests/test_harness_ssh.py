@@ -1,14 +1,16 @@
 """A real agent CLI logs into its devices over SSH under ``ctb-eval run --ssh``, inside its sandbox.
 
-Claude Code runs as ``ctb-eval run --agent claude-code --ssh`` runs it: under bubblewrap with the
-default ``loopback`` network, against the scripted model server. The "model" lists the devices,
-then runs each golden command through the CLI's own Bash tool as ``ssh -F CONFIG DEVICE 'COMMAND'``
-with the configuration its prompt names (the OpenSSH client, checking the host key, to the run's SSH front end on
-127.0.0.1 inside the attempt's network), tries one command that is not ``ssh`` (denied: the tool
-runs ssh only), and submits the gold answer. The commands must land in the attempt's trajectory,
-their recorded output must reach the model, and the run must score as the same CLI does over MCP.
+Claude Code (its Bash tool) and Hermes (its terminal tool) run as ``ctb-eval run --agent NAME --ssh``
+runs them: under bubblewrap with the default ``loopback`` network, against the scripted model
+server. The "model" lists the devices, then runs each golden command through the CLI's own shell
+tool as ``ssh -F CONFIG DEVICE 'COMMAND'`` with the configuration its prompt names (the OpenSSH
+client, checking the host key, to the run's SSH front end on 127.0.0.1 inside the attempt's
+network), tries one command that is not ``ssh`` (Claude Code denies it: its Bash runs ssh only),
+and submits the gold answer. The commands must land in the attempt's trajectory, their recorded
+output must reach the model, and the run must score as the same CLI does over MCP.
 
-Agent CLIs without a shell tool the adapter can give are refused with ``--ssh`` before any attempt.
+Codex (no shell tool from its adapter) and Hermes unsandboxed (its terminal runs anything) are
+refused with ``--ssh`` before any attempt.
 """
 
 from __future__ import annotations
@@ -100,9 +102,12 @@ def results(folder: Path) -> dict[str, dict]:
 
 
 def tool_results(body: dict) -> list[str]:
-    """The text of every tool result the CLI sent back to the model (Anthropic Messages API)."""
+    """The text of every tool result the CLI sent back to the model (Messages or chat API)."""
     out: list[str] = []
     for message in body.get("messages") or []:
+        if message.get("role") == "tool":  # chat completions (Hermes)
+            out.append(str(message.get("content")))
+            continue
         for block in message.get("content") if isinstance(message.get("content"), list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 content = block.get("content")
@@ -112,15 +117,22 @@ def tool_results(body: dict) -> list[str]:
     return out
 
 
+SHELLS = [("claude-code", "Bash"), ("hermes", "terminal")]
+"""Each CLI that takes --ssh, and the name of its shell tool."""
+
+
 @pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
-def test_claude_code_logs_in_over_ssh_from_its_sandbox(task_set: Path, tmp_path: Path) -> None:
-    installed("claude-code")
+@pytest.mark.parametrize(("name", "shell"), SHELLS, ids=[n for n, _ in SHELLS])
+def test_an_agent_cli_logs_in_over_ssh_from_its_sandbox(
+    name: str, shell: str, task_set: Path, tmp_path: Path
+) -> None:
+    installed(name)
     ts = TaskSet.open(task_set)
-    scripts = [over_ssh(s, "Bash") for s in scripts_for(task_set, list(TASKS))]
+    scripts = [over_ssh(s, shell) for s in scripts_for(task_set, list(TASKS))]
     with ScriptedModelServer(scripts, max_seconds=400) as model:
-        ssh_run = Runner(settings("claude-code", model.url, task_set, tmp_path / "ssh", ssh=True)).run()
+        ssh_run = Runner(settings(name, model.url, task_set, tmp_path / "ssh", ssh=True)).run()
     with ScriptedModelServer(scripts_for(task_set, list(TASKS)), max_seconds=400) as model_mcp:
-        mcp_run = Runner(settings("claude-code", model_mcp.url, task_set, tmp_path / "mcp")).run()
+        mcp_run = Runner(settings(name, model_mcp.url, task_set, tmp_path / "mcp")).run()
     assert ssh_run.complete and mcp_run.complete
     config = (ssh_run.folder / "run.yaml").read_text(encoding="utf-8")
     assert "ssh: true" in config and "sandbox: bwrap" in config and "sandbox_network: loopback" in config
@@ -129,7 +141,7 @@ def test_claude_code_logs_in_over_ssh_from_its_sandbox(task_set: Path, tmp_path:
         line = ssh_lines[tid]
         log = (ssh_run.folder / line["log"]).read_text(encoding="utf-8")
         assert (line["status"], line["answer_source"]) == ("answered", "submit"), log[-4000:]
-        assert "[ctbench] sandbox bwrap: " in log and "--ssh: Bash may run ssh" in log
+        assert "[ctbench] sandbox bwrap: " in log and f"--ssh: {shell} may run ssh" in log
         hidden = ts.load_hidden(ts.ref(tid))
         want = [(a.device, a.command) for a in hidden.golden_actions]
         calls = [
@@ -146,13 +158,14 @@ def test_claude_code_logs_in_over_ssh_from_its_sandbox(task_set: Path, tmp_path:
             for device, command in want:
                 printed = [ln.strip() for ln in replay.run(device, command).text.splitlines() if ln.strip()]
                 assert any(printed[-1] in t for t in sent), (command, printed[-1], sent)
-        # the one command that was not ssh was refused by the CLI, never run
-        refused = [t for t in sent if t.startswith("touch ")]
-        assert refused and any(w in refused[0] for w in ("approval", "permission", "denied")), refused
+        if name == "claude-code":  # its Bash runs ssh only: the one other command was refused
+            refused = [t for t in sent if t.startswith("touch ")]
+            assert refused and any(w in refused[0] for w in ("approval", "permission", "denied")), refused
     tools = {n for r in model.main_requests() for n in r.tool_names}
-    assert "Bash" in tools
-    for tool in ("Read", "Write", "Edit", "WebFetch", "Glob", "Grep"):
-        assert tool not in tools, tools
+    assert shell in tools
+    others = [t for t in tools if t != shell and "ctb" not in t]
+    for word in ("read", "write", "edit", "web", "glob", "grep", "browser", "file", "code"):
+        assert not [t for t in others if word in t.lower()], others
     scored = {
         name: score_run(folder, ts, write=False, n_resamples=200)
         for name, folder in (("ssh", ssh_run.folder), ("mcp", mcp_run.folder))
@@ -167,12 +180,22 @@ def test_claude_code_logs_in_over_ssh_from_its_sandbox(task_set: Path, tmp_path:
         assert [a[k] for k in same] == [b[k] for k in same], (a, b)
 
 
-@pytest.mark.parametrize("name", ["codex", "hermes"])
-def test_clis_without_a_shell_tool_are_refused_with_ssh(name: str, task_set: Path, tmp_path: Path) -> None:
-    """Codex and Hermes get no shell tool from their adapters yet: --ssh says so before any attempt
-    rather than giving them logins they cannot use."""
+REFUSED = [
+    # Codex gets no shell tool from its adapter yet: --ssh says so rather than giving it logins it
+    # cannot use. Hermes' terminal runs any command, so it is given only inside the sandbox.
+    ("codex", "bwrap", "--ssh: agent codex has no shell tool"),
+    ("hermes", "none", "--ssh: agent hermes gets a shell tool that runs any command"),
+]
+
+
+@pytest.mark.parametrize(("name", "sandbox", "message"), REFUSED, ids=[r[0] for r in REFUSED])
+def test_ssh_refuses_what_it_cannot_give_safely(
+    name: str, sandbox: str, message: str, task_set: Path, tmp_path: Path
+) -> None:
     installed(name)
-    run = settings(name, "http://127.0.0.1:9/v1", task_set, tmp_path / "r", ssh=True, select="RCA-001")
-    with pytest.raises(CtbError, match=f"--ssh: agent {name} has no shell tool"):
+    run = settings(
+        name, "http://127.0.0.1:9/v1", task_set, tmp_path / "r", ssh=True, select="RCA-001", sandbox=sandbox
+    )
+    with pytest.raises(CtbError, match=message):
         Runner(run).run()
     assert not (tmp_path / "r" / "results.jsonl").exists()

@@ -153,6 +153,12 @@ class LocalEnv:
                 f"--ssh: agent {self.settings.agent} has no shell tool to log into devices with; "
                 "run it without --ssh (it reaches the devices through the ctb tools)"
             )
+        if self.settings.ssh and not getattr(self.agent, "shell_is_bounded", True):
+            if self.settings.sandbox.mode == "none":
+                raise CtbError(
+                    f"--ssh: agent {self.settings.agent} gets a shell tool that runs any command, "
+                    "and only the sandbox bounds it; run with --sandbox auto or bwrap"
+                )
         await asyncio.to_thread(self._warm_up)
         if self.agent.needs_http:
             await asyncio.to_thread(self._start_external)

@@ -304,6 +304,9 @@ class HarnessAgent(Agent):
     shell_tool: ClassVar[str | None] = None
     """The CLI's own shell tool, given to the model under ``ctb-eval run --ssh`` (and only then) so it
     can run ``ssh``; None: the adapter cannot give one, and ``--ssh`` refuses the agent."""
+    shell_is_bounded: ClassVar[bool] = True
+    """Whether the CLI itself keeps its shell tool to ``ssh`` (Claude Code's permission rule); one that
+    runs any command (Hermes' terminal) is given only inside the sandbox."""
 
     def __init__(self, options: AgentOptions, args: BaseModel | None = None) -> None:
         super().__init__(options, args)

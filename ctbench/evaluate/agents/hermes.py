@@ -6,7 +6,9 @@ at ``--base-url`` (``/v1`` added when missing; chat completions) with the key fr
 the replay as MCP server ``ctb``, and turns off lazy installs and the Tirith scanner download; a
 seeded ``.update_check`` keeps it from asking the package registry for a newer version. It runs with
 ``-t ctb`` (only the ctb toolset: no terminal, file or web tools) and ``chat -q`` rather than
-``-z``, which sends its first model request before MCP discovery has finished.
+``-z``, which sends its first model request before MCP discovery has finished. Under
+``ctb-eval run --ssh`` it gets ``-t ctb,terminal`` so it can run ``ssh``; the terminal runs any
+command, so the runner gives it only inside the sandbox (:attr:`HermesAgent.shell_is_bounded`).
 
 Hermes keeps usage in ``$HERMES_HOME/state.db`` (table ``sessions``): model requests
 (``api_call_count``), input, cache-read and output tokens, cost where it knows the price. It runs in
@@ -46,6 +48,8 @@ class HermesAgent(HarnessAgent):
     harness_key = "hermes"
     key_env = "OPENAI_API_KEY"
     rounds_kind = "model requests"
+    shell_tool = "terminal"
+    shell_is_bounded = False
 
     def check(self) -> None:
         super().check()
@@ -119,7 +123,8 @@ class HermesAgent(HarnessAgent):
             "chat",
             "-Q",
             "-t",
-            "ctb",
+            # --ssh: its terminal tool too (it runs any command: the sandbox is its only bound)
+            "ctb,terminal" if ctx.ssh is not None else "ctb",
             "--yolo",
             "--max-turns",
             str(max_turns),
