@@ -362,3 +362,26 @@ def test_ingress_counts_only_where_the_gold_names_it() -> None:
     l2_gold = ((Hop("A", "GE1"), Hop("B", "GE3", "GE2"), Hop("C", None, "GE4")),)
     assert score_paths(l2_gold, parsed.paths).exact
     assert not score_paths(l2_gold, gold).exact  # the same path without its ingress ports
+
+
+def test_a_parse_stored_before_ingress_was_kept_is_read_again(
+    l2_set: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A result line stores its parse; one stored under the rules that dropped ingress ports must not
+    be taken for today's, or the right answer to an L2 question would score as wrong."""
+    from ctbench.scoring import judge as judge_module
+    from ctbench.scoring.judge import Judges
+    from ctbench.store import TaskSet
+
+    judge = Judges(TaskSet.open(l2_set)).judge("TTACB-P2-005")
+    parsed = judge.parse(L2_GOLD)
+    assert judge.reader.stored(judge.reader.record(parsed, L2_GOLD), L2_GOLD) == parsed
+    with monkeypatch.context() as m:
+        m.setattr(judge_module, "PARSE_VERSION", "1")
+        before = judge.reader.fingerprint(L2_GOLD)
+    stale = parsed.to_json()
+    for path in stale["paths"]:
+        for hop in path:
+            hop.pop("ingress", None)
+    assert judge.reader.stored({**stale, "parser": before}, L2_GOLD) is None  # parsed again, ingress kept
+    assert judge.score(parsed).exact == 1.0

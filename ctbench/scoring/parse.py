@@ -45,9 +45,10 @@ from typing import Any, Literal, TypeVar
 
 from ctbench.answer import Hop, Path, RcaEntry
 
-PARSE_VERSION = "1"
+PARSE_VERSION = "2"
 """Bumped whenever the parsing rules change, so that a parse a result line stored under older rules is
-not taken for one under the new (:meth:`ctbench.scoring.judge.AnswerReader.fingerprint`)."""
+not taken for one under the new (:meth:`ctbench.scoring.judge.AnswerReader.fingerprint`). 2: an L2
+path's hops keep their ingress ports."""
 
 AnswerStatus = Literal["answered", "unparsable", "empty"]
 ANSWER_STATUSES: tuple[str, ...] = ("answered", "unparsable", "empty")
