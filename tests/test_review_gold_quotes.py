@@ -141,3 +141,62 @@ def test_a_disagreement_quoting_sealed_gold_is_refused_before_commit(
     team.review("alice", "respond", "RCA-101", "--rebut", "completeness", "The full name is already there.")
     assert b"GigabitEthernet0/0/24;shutdown as written" not in all_objects(team.remote)
     assert "round 2" in git("log", "-1", "--format=%s", "review/RCA-101", cwd=team.remote)
+
+
+@pytest.mark.xdist_group("review-team")
+def test_the_reveal_app_refuses_a_comment_quoting_sealed_gold_and_lets_it_be_fixed(tmp_path: Path) -> None:
+    """In the app (``App.run_test``), bob's disagreement quoting the gold is not recorded: the screen
+    says why and stays; rewritten without the answer, it is recorded."""
+    import asyncio
+
+    from ctbench.approval.records import load_records
+    from ctbench.approval.states import Criterion, Verdict
+    from ctbench.review.blind_app import BlindApp
+    from ctbench.review.reveal_screen import RevealScreen
+    from ctbench.review.workflow import ReviewDesk
+    from tests.team_support import all_objects, make_keys, make_team
+
+    team = make_team(tmp_path / "t", make_keys(tmp_path / "keys", ("alice", "carol", "bob", "dave", "maint")),
+                     sealed=True)  # fmt: skip
+    team.review("alice", "submit", "RCA-101")
+    team.review("maint", "assign", "RCA-101", "--reviewer", "bob", "--apply")
+    team.blind("bob")
+    team.review("alice", "unseal", "RCA-101", "--for", "bob")
+    tasks = team.tasks("bob")
+    desk = ReviewDesk(TaskSet.open(tasks, identity=team.keys["bob"].age_identity), push=False)
+    app = BlindApp(desk, "RCA-101", "bob", blink=False, reveal_only=True)
+
+    async def until(pilot: object, cond: object) -> None:
+        for _ in range(1500):
+            if cond():  # type: ignore[operator]
+                return
+            await pilot.pause(0.02)  # type: ignore[attr-defined]
+        raise AssertionError("timed out waiting for the app")
+
+    def outcome() -> str:
+        return " ".join(str(w.render()) for w in app.screen.query("#outcome"))
+
+    async def run() -> None:
+        async with app.run_test(size=(130, 40)) as pilot:
+            await until(
+                pilot, lambda: isinstance(app.screen, RevealScreen) and app.screen.revealed is not None
+            )
+            for _ in range(3):
+                await pilot.press("a", "tab", "tab")
+            await pilot.press("d", "ctrl+s")  # a disagreement without a comment: the cursor goes to it
+            await pilot.pause(0.05)
+            assert app.focused is not None and app.focused.id == "comment-metadata_correctness"
+            await pilot.press(*"really Gi 0/0/24 on core-sw-01, admin down", "ctrl+s")
+            await until(pilot, lambda: "Not recorded" in outcome())
+            assert "quotes the sealed gold (root cause 1 of RCA-101)" in outcome()
+            verdicts = load_records(tasks / "rca" / "RCA-101")[-1].criteria
+            assert verdicts[Criterion.METADATA_CORRECTNESS].verdict == Verdict.OPEN
+            await pilot.press(*["backspace"] * 60, *"the chain length is 3 hops", "ctrl+s")
+            await until(pilot, lambda: "needs_revision" in outcome())
+            await pilot.pause(0.1)
+            await app.action_quit()
+
+    asyncio.run(run())
+    rec = load_records(tasks / "rca" / "RCA-101")[-1]
+    assert rec.criteria[Criterion.METADATA_CORRECTNESS].thread[-1].text == "the chain length is 3 hops"
+    assert b"on core-sw-01" not in all_objects(team.clone_dir("bob"))

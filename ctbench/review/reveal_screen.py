@@ -62,6 +62,12 @@ class RevealScreen(Screen[None]):
     class Failed(Message):
         text: str
 
+    @dataclass
+    class RuleRefused(Message):
+        """The verdicts were not recorded (e.g. a comment quotes sealed gold): fix them and save again."""
+
+        text: str
+
     def __init__(self, desk: ReviewDesk, task_id: str, reviewer: str) -> None:
         super().__init__()
         self.desk = desk
@@ -183,9 +189,15 @@ class RevealScreen(Screen[None]):
         try:
             result = self.desk.rule(self.task_id, self.reviewer, rulings, review_time_s=round(spent, 1))
         except CtbError as exc:
-            self.post_message(self.Failed(str(exc)))
+            self.post_message(self.RuleRefused(str(exc)))
             return
         self.post_message(self.Recorded(result))
+
+    def on_reveal_screen_rule_refused(self, event: RuleRefused) -> None:
+        outcome = self.query_one("#outcome", Static)
+        outcome.update(Text(f"Not recorded: {event.text}", style="bold red"))
+        outcome.scroll_visible()
+        self.notify(event.text, severity="error")
 
     def on_reveal_screen_recorded(self, event: Recorded) -> None:
         r = event.result
