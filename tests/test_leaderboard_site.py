@@ -252,3 +252,55 @@ def test_a_run_with_topology_tasks_has_details_for_that_track(tmp_path: Path) ->
     check_agent_details(details, board)
     topology = details["agents"][0]["efficiency"]["topology"]
     assert topology["rounds"]["observed"] == 4 and topology["rounds"]["total"] == 4
+
+
+def test_every_row_and_every_example_has_the_topology_track(tmp_path: Path) -> None:
+    """When one run holds topology tasks the board counts that track: a run without them gets n/a figures
+    and a warning (as for a missing RCA or path track), and ``--examples`` picks a topology example too."""
+    from tests.conftest import BUNDLED
+
+    oracle = tmp_path / "oracle"
+    res = run_cli("evaluate", "run", "--agent", "oracle", "--allow-unreviewed", "--tasks", str(BUNDLED),
+                  "--select", "TOPO-*,RCA-001,PATH-001", "--out", str(oracle), "--progress", "none")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    ts = TaskSet.open(BUNDLED)
+    from tests.test_score_support import gold_text, golden_calls
+
+    two = ("RCA-001", "PATH-001")
+    other = write_run(
+        tmp_path / "other",
+        BUNDLED,
+        answers={t: gold_text(ts, t) for t in two},
+        calls={t: golden_calls(ts, t) for t in two},
+        model="m2",
+    )
+    board, details, err = _export(
+        BUNDLED,
+        [str(oracle), str(other)],
+        tmp_path / "site",
+        "--label",
+        "x",
+        "--url",
+        "https://x",
+        "--examples",
+    )
+    assert board["tasks"] == {"rca": 1, "path": 1, "topology": 4}
+    row = next(r for r in board["results"] if r["model"] == "m2")
+    assert row["topology"] == {
+        name: {"mean": None, "sd": None} for name in ("accuracy", "localization", "reasoning", "evidence")
+    }
+    assert "no topology tasks in this run" in err
+    by_model = {a["model"]: a for a in details["agents"]}
+    example = next(a for m, a in by_model.items() if m != "m2")["examples"]["topology"]
+    assert example["id"].startswith("TOPO-") and example["kind"] == "recorded"
+    assert (
+        "lldp" in example["steps"][0]["command"].lower()
+        and example["steps"][0]["observation"] != "(no output)"
+    )
+    assert "->" in example["finalAnswer"]
+    assert by_model["m2"]["examples"]["topology"] is None
+    for agent in details["agents"]:  # what a person does before publishing: approve the examples
+        for ex in agent["examples"].values():
+            if ex is not None:
+                ex["publicationApproved"] = True
+    check_agent_details(details, board)

@@ -533,7 +533,7 @@ def write_leaderboard(
     loader = DetailLoader(scorer) if examples else None
     picked = (
         [
-            {fam: site.recorded_example(loader, Path(d), doc, fam) for fam in site.FAMILIES}
+            {fam: site.recorded_example(loader, Path(d), doc, fam) for fam in site.tracks(board)}
             for d, doc in zip(run_dirs, documents, strict=True)
         ]
         if loader is not None

@@ -4,9 +4,11 @@ The site (womengjianhai/CTBench_leaderboard, ``scripts/build_site.py``) builds i
 documents and refuses to build when either breaks its rules (restated in
 ``tests/leaderboard_site_rules.py``). What it needs beyond ctbench's Table 5 rows:
 
-- **both families in every row**: the site reads ``row["rca"]`` and ``row["path"]`` for every
-  agent. A run without tasks of a family gets ``{"mean": null, "sd": null}`` for each figure, and the
-  export warns: the site accepts numbers only, so such a row must be completed before publishing;
+- **every track in every row**: the site reads ``row["rca"]`` and ``row["path"]`` for every agent,
+  and a track the leaderboard counts tasks of (``tasks``: the paper's two always, topology
+  restoration when a run holds such tasks) for every agent too. A run without tasks of a track gets
+  ``{"mean": null, "sd": null}`` for each figure, and the export warns: the site accepts numbers
+  only, so such a row must be completed before publishing;
 - **``label`` and ``url``** at the top: the label it prints for the scores and the source URL every
   row of its CSV download carries (``--label``, ``--url``);
 - **``agent-details.json``**: per agent (harness, model) and family, the efficiency figures
@@ -15,7 +17,7 @@ documents and refuses to build when either breaks its rules (restated in
   tasks that recorded the figure) and ``total`` (the leaderboard's task count of the family); an
   unavailable figure has a null value and a ``reason``. ``efficiencySource`` says where the numbers
   come from (this run telemetry, with ctbench's counting rule).
-- **examples** (``--examples``): one trajectory per agent and family taken from a real run (the
+- **examples** (``--examples``): one trajectory per agent and track taken from a real run (the
   first correctly answered task with recorded device output), ``kind: recorded``, with its steps
   (command, summary, the device's output), the task's statement and the agent's final answer.
   A correct final answer *is* the gold of that task, so every example is written with
@@ -35,6 +37,7 @@ from ctbench.evaluate.details import DetailLoader
 from ctbench.evaluate.score import read_trial_results
 
 FAMILIES = ("rca", "path")
+"""The tracks every leaderboard has (the paper's two); :func:`tracks` adds those a board counts."""
 FIGURES = ("accuracy", "localization", "reasoning", "evidence")
 MAX_STEPS = 100
 MAX_OBSERVATION = 4000
@@ -73,11 +76,16 @@ def _identity(scores: Mapping[str, Any]) -> tuple[str, str]:
     return (run.get("harness") or run.get("agent") or run["name"], run.get("model") or "unknown")
 
 
+def tracks(board: Mapping[str, Any]) -> list[str]:
+    """The families a leaderboard shows: the paper's two, then every other it counts tasks of."""
+    return [*FAMILIES, *(f for f in board.get("tasks") or {} if f not in FAMILIES)]
+
+
 def complete_rows(board: dict[str, Any]) -> list[str]:
-    """Give every row both families (n/a figures where a run had none); the warnings for those."""
+    """Give every row every track (n/a figures where a run had none); the warnings for those."""
     warnings = []
     for row in board["results"]:
-        for fam in FAMILIES:
+        for fam in tracks(board):
             if fam in row:
                 blank = [name for name in FIGURES if row[fam][name]["sd"] is None]
                 if blank:
@@ -242,7 +250,7 @@ def agent_details(
                 "harness": harness,
                 "model": model,
                 "efficiency": agent_efficiency(scores, tasks),
-                "examples": {fam: (ex or {}).get(fam) for fam in FAMILIES},
+                "examples": {fam: (ex or {}).get(fam) for fam in tracks({"tasks": tasks})},
             }
         )
     return {
