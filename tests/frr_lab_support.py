@@ -6,6 +6,7 @@ always taken down, and the teardown checks that no namespace of it is left."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,24 @@ def require_lab_machine() -> None:
     missing = missing_requirements()
     if missing:
         pytest.skip("live FRR lab needs " + "; ".join(missing))
+    sweep_dead_test_labs()
+
+
+def sweep_dead_test_labs() -> list[str]:
+    """Take down the labs of test processes that are gone (a CI run killed mid-lab leaves its
+    routers running and its namespaces in place); a live process's lab is left alone."""
+    from ctbench.authoring.lab.runtime import state_root, teardown
+
+    names = {p.name for p in state_root().iterdir()} if state_root().is_dir() else set()
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    names |= {m.group(1) for m in re.finditer(r"^ctb-(p[te]\d+)-", netns, re.MULTILINE)}
+    swept = []
+    for name in sorted(names):
+        m = re.fullmatch(r"p[te](\d+)", name)
+        if m and not Path(f"/proc/{m.group(1)}").exists():
+            teardown(name)
+            swept.append(name)
+    return swept
 
 
 @pytest.fixture(scope="session")
