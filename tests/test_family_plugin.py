@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -147,3 +148,31 @@ def test_without_the_entry_point_the_family_does_not_exist(tmp_path: Path) -> No
     assert "Traceback" not in res.stderr
     assert "no task to run" in res.stderr
     assert not (tmp_path / "run" / "results.jsonl").exists() or not _lines(tmp_path / "run")
+
+
+ORACLE_CHECK = """
+import json, sys
+from ctbench.authoring.oracle_check import check_oracle
+print(json.dumps({r.task: r.problems for r in check_oracle([sys.argv[1]])}))
+"""
+
+
+def test_the_oracle_check_runs_the_family_gold_check(plugin_env: dict[str, str], tmp_path: Path) -> None:
+    """The oracle check replays, parses the gold written as the family writes answers, scores it
+    exact, and asks the family whether its gold can be stated on the network."""
+
+    def check(tasks: Path) -> dict[str, list[str]]:
+        res = subprocess.run(
+            [sys.executable, "-c", ORACLE_CHECK, str(tasks)],
+            capture_output=True, text=True, env={**os.environ, **plugin_env}, timeout=300,
+        )  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        return json.loads(res.stdout)
+
+    assert check(TASKS) == {"DOWN-001": [], "DOWN-002": []}
+    bad = tmp_path / "tasks"
+    shutil.copytree(TASKS, bad)
+    hidden = bad / "downports" / "DOWN-001" / "hidden.yaml"
+    hidden.write_text(hidden.read_text("utf-8").replace('["CORE_SW_01:', '["GHOST_SW:'), "utf-8")
+    problems = check(bad)["DOWN-001"]
+    assert "gold: GHOST_SW:GigabitEthernet0/0/24: no device 'GHOST_SW' in the network" in problems

@@ -87,7 +87,10 @@ def test_gold_check_finds_unknown_devices_and_doubled_ports(campus: tuple) -> No
     assert gold_problems(gold, devices) == []
     bad = {*gold, link(("PC_01", "eth0"), ("GHOST", "x"))}
     problems = gold_problems(bad, devices)
-    assert any("no device 'GHOST'" in p for p in problems) and any("holds two links" in p for p in problems)
+    assert any("link end 'GHOST' is not in the network" in p for p in problems), problems
+    assert any("PC_01(eth0) already holds link" in p for p in problems), problems
+    loop = link(("PC_01", "eth0"), ("PC_01", "eth0"))
+    assert gold_problems({loop}, devices) == ["PC_01(eth0)->PC_01(eth0): a link joins a port to itself"]
 
 
 def test_families_are_a_registry_with_three_built_ins() -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctbench.errors import CtbError
 from ctbench.scoring.judge import Judges
+from ctbench.scoring.metrics import FAMILIES
 from ctbench.store import TaskRef, TaskSet, set_relative
 from ctbench.validation import Finding, Report, Severity, resolve_targets
 
@@ -70,10 +71,12 @@ def check_task(
                     f"{obs.outcome.value}: {first[:120]}"
                 )
 
-    res.answer_lines = hidden.gold_answer_lines(ref.family)
     # The judge every score comes from: its parse of the gold text must be its own gold, and its score
     # of that answer with the golden actions as evidence must be a perfect one.
     judge = (judges or Judges(ts)).judge_of(task, hidden)
+    # the gold as the author wrote it; a plug-in family's as the family writes answer lines
+    res.answer_lines = hidden.gold_answer_lines(ref.family) if ref.family in FAMILIES else judge.gold_lines()
+    res.problems += [f"gold: {p}" for p in judge.reader.kind.gold_problems(judge.gold, judge.devices)]
     parsed = judge.parse("\n".join(res.answer_lines))
     expected = set(judge.gold_lines())
     got = set(judge.answer_lines(parsed))

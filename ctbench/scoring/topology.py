@@ -170,17 +170,10 @@ def network_links(links: Iterable[Any], normalize_port: Callable[[str, str], str
 
 
 def gold_problems(gold: Iterable[Link], devices: Mapping[str, Any]) -> list[str]:
-    """What makes a topology gold impossible to state: an end on a node the network does not have, or a
-    port used by two links (a physical port holds one cable)."""
-    problems: list[str] = []
-    used: dict[Port, Link] = {}
-    for value in sorted(gold):
-        for end in value:
-            if end[0] not in devices:
-                problems.append(f"{link_line(value)}: no device {end[0]!r} in the network")
-            if end in used:
-                problems.append(
-                    f"{end[0]}({end[1]}) holds two links: {link_line(used[end])} and {link_line(value)}"
-                )
-            used[end] = value
-    return problems
+    """What makes a topology gold impossible to state: an end on a node the network does not have, a
+    port used by two links (a physical port holds one cable), a link from a port to itself - the one
+    check validation makes too (:func:`ctbench.validation.links.cable_problems`)."""
+    from ctbench.validation.links import cable_problems  # lazy: ctbench.validation loads the validator
+
+    links = sorted(gold)
+    return [f"{link_line(links[i])}: {message}" for i, message, _ in cable_problems(links, devices)]

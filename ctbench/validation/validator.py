@@ -726,7 +726,7 @@ class Validator:
         elif ref.family == Family.PATH:
             self._check_paths(hctx, hidden, net)
         # a plug-in family's gold is checked against the network by its TaskFamily.gold_problems, which
-        # the oracle check runs (the core does not import the scoring layer that implements families)
+        # the oracle check (authoring/oracle_check.py) runs: the core does not import the scoring layer
         self._check_leaks(tctx, task, hidden)
         if hidden.metadata.ablation_of is not None:
             self._check_ablation(hctx, ref, task, hidden)
