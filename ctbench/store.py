@@ -321,6 +321,18 @@ class TaskSet:
     def __iter__(self) -> Iterator[TaskRef]:
         return iter(self.refs())
 
+    def unknown_families(self) -> list[str]:
+        """Top-level folders holding task folders (a ``task.yaml`` one level down) that are no installed
+        family: a plug-in family's tasks whose plug-in is not installed. Their tasks are not listed."""
+        known = {f.value for f in self.families}
+        out = []
+        for folder in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if folder.name not in known and any(
+                (t / TASK_FILE).is_file() for t in folder.iterdir() if t.is_dir()
+            ):
+                out.append(folder.name)
+        return out
+
     def duplicate_ids(self, refs: Iterable[TaskRef] | None = None) -> dict[str, list[TaskRef]]:
         """Task ids used by more than one folder (of ``refs``, default all), with those folders."""
         by_id: dict[str, list[TaskRef]] = {}

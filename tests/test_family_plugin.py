@@ -146,7 +146,10 @@ def test_without_the_entry_point_the_family_does_not_exist(tmp_path: Path) -> No
     )  # fmt: skip
     assert res.returncode != 0
     assert "Traceback" not in res.stderr
-    assert "no task to run" in res.stderr
+    assert "no task to run" in res.stderr and "downports/: no such task family is installed" in res.stderr
+    check = run_cli("authoring", "validate", str(TASKS), env=env)
+    assert check.returncode != 0
+    assert "no task family 'downports' is installed" in check.stdout + check.stderr
     assert not (tmp_path / "run" / "results.jsonl").exists() or not _lines(tmp_path / "run")
 
 

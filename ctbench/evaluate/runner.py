@@ -273,7 +273,11 @@ def select_tasks(
         chosen.append(PlannedTask(ref, spec))
     if not chosen:
         what = f" matching {selection.expression!r}" if selection.expression else ""
-        raise CtbError(f"no task to run{what} in {task_set.root}")
+        unknown = task_set.unknown_families()
+        hint = (
+            f" ({', '.join(f'{n}/' for n in unknown)}: no such task family is installed)" if unknown else ""
+        )
+        raise CtbError(f"no task to run{what} in {task_set.root}{hint}")
     return chosen
 
 

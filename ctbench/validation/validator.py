@@ -354,7 +354,17 @@ class Validator:
         selected = list(all_refs if refs is None else refs)
         if refs is None and not all_refs:
             ctx = _Ctx(self.report, self.ts.root, self.ts.root, None)
-            ctx.error("no-tasks", "no task folders found", expected="task folders under rca/ or path/")
+            families = "/, ".join(f.value for f in self.ts.families)
+            ctx.error("no-tasks", "no task folders found", expected=f"task folders under {families}/")
+            ctx.flush()
+        for name in self.ts.unknown_families() if refs is None else ():
+            ctx = _Ctx(self.report, self.ts.root, self.ts.root / name, None)
+            ctx.error(
+                "family",
+                f"{name}/ holds tasks, but no task family {name!r} is installed: they are not checked",
+                expected="a plug-in providing the family (ctbench.families entry point), or a folder name "
+                "that is a family",
+            )
             ctx.flush()
         dups = self.ts.duplicate_ids(all_refs)
         for ref in selected:
