@@ -57,7 +57,7 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-ctbench-test")
 
 
-def over_ssh(script: TaskScript, shell_tool: str) -> TaskScript:
+def over_ssh(script: TaskScript, shell_tool: str, key: str = "command") -> TaskScript:
     """The golden script with every run_command sent as ``ssh`` through the CLI's shell tool, and one
     command that is not ssh before the answer."""
     steps: list[Step] = []
@@ -66,9 +66,9 @@ def over_ssh(script: TaskScript, shell_tool: str) -> TaskScript:
             device, command = step.arguments["device"], step.arguments["command"]
             # the configuration's path as the prompt gives it (the server fills it in)
             line = f"ssh -F {SSH_CONFIG} {shlex.quote(device)} {shlex.quote(command)}"
-            steps.append(Step(shell_tool, {"command": line, "description": f"{command} on {device}"}))
+            steps.append(Step(shell_tool, {key: line} | ({} if key == "cmd" else {"description": command})))
         elif step.tool == "submit_answer":
-            steps.append(Step(shell_tool, {"command": NOT_SSH, "description": "not ssh"}))
+            steps.append(Step(shell_tool, {key: NOT_SSH}))
             steps.append(step)
         else:
             steps.append(step)
@@ -114,21 +114,31 @@ def tool_results(body: dict) -> list[str]:
                 if isinstance(content, list):
                     content = " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
                 out.append(str(content))
+    for item in body.get("input") if isinstance(body.get("input"), list) else []:  # Responses (Codex)
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            output = item.get("output")
+            if isinstance(output, list):
+                output = " ".join(str(c.get("text", "")) for c in output if isinstance(c, dict))
+            out.append(str(output))
     return out
 
 
-SHELLS = [("claude-code", "Bash"), ("hermes", "terminal")]
-"""Each CLI that takes --ssh, and the name of its shell tool."""
+SHELLS = [
+    ("claude-code", "Bash", "command"),
+    ("hermes", "terminal", "command"),
+    ("codex", "exec_command", "cmd"),
+]
+"""Each CLI that takes --ssh, the name of its shell tool and the argument that holds the command."""
 
 
 @pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
-@pytest.mark.parametrize(("name", "shell"), SHELLS, ids=[n for n, _ in SHELLS])
+@pytest.mark.parametrize(("name", "shell", "key"), SHELLS, ids=[n for n, _, _ in SHELLS])
 def test_an_agent_cli_logs_in_over_ssh_from_its_sandbox(
-    name: str, shell: str, task_set: Path, tmp_path: Path
+    name: str, shell: str, key: str, task_set: Path, tmp_path: Path
 ) -> None:
     installed(name)
     ts = TaskSet.open(task_set)
-    scripts = [over_ssh(s, shell) for s in scripts_for(task_set, list(TASKS))]
+    scripts = [over_ssh(s, shell, key) for s in scripts_for(task_set, list(TASKS))]
     with ScriptedModelServer(scripts, max_seconds=400) as model:
         ssh_run = Runner(settings(name, model.url, task_set, tmp_path / "ssh", ssh=True)).run()
     with ScriptedModelServer(scripts_for(task_set, list(TASKS)), max_seconds=400) as model_mcp:
@@ -164,7 +174,18 @@ def test_an_agent_cli_logs_in_over_ssh_from_its_sandbox(
     tools = {n for r in model.main_requests() for n in r.tool_names}
     assert shell in tools
     others = [t for t in tools if t != shell and "ctb" not in t]
-    for word in ("read", "write", "edit", "web", "glob", "grep", "browser", "file", "code"):
+    for word in (
+        "read_file",
+        "write_file",
+        "edit",
+        "patch",
+        "web",
+        "glob",
+        "grep",
+        "browser",
+        "spawn",
+        "image",
+    ):
         assert not [t for t in others if word in t.lower()], others
     scored = {
         name: score_run(folder, ts, write=False, n_resamples=200)
@@ -181,10 +202,9 @@ def test_an_agent_cli_logs_in_over_ssh_from_its_sandbox(
 
 
 REFUSED = [
-    # Codex gets no shell tool from its adapter yet: --ssh says so rather than giving it logins it
-    # cannot use. Hermes' terminal runs any command, so it is given only inside the sandbox.
-    ("codex", "bwrap", "--ssh: agent codex has no shell tool"),
+    # Hermes' terminal and Codex's exec_command run any command: given only inside the sandbox
     ("hermes", "none", "--ssh: agent hermes gets a shell tool that runs any command"),
+    ("codex", "none", "--ssh: agent codex gets a shell tool that runs any command"),
 ]
 
 
@@ -199,3 +219,14 @@ def test_ssh_refuses_what_it_cannot_give_safely(
     with pytest.raises(CtbError, match=message):
         Runner(run).run()
     assert not (tmp_path / "r" / "results.jsonl").exists()
+
+
+def test_a_cli_without_a_shell_tool_is_refused_with_ssh(task_set: Path, tmp_path: Path) -> None:
+    """A harness whose adapter gives no shell tool (a plug-in's, say) gets no logins it cannot use."""
+    from ctbench.evaluate.agents.codex import CodexAgent
+
+    installed("codex")
+    shell_less = type("ShellLessCodex", (CodexAgent,), {"shell_tool": None})
+    run = settings("codex", "http://127.0.0.1:9/v1", task_set, tmp_path / "r", ssh=True, select="RCA-001")
+    with pytest.raises(CtbError, match="--ssh: agent codex has no shell tool"):
+        Runner(run, agent=shell_less(run.agent_options())).run()

@@ -9,7 +9,10 @@ Each attempt gets a fresh ``CODEX_HOME`` with a ``config.toml`` that:
 - turns off everything that would reach an outside host at start-up (plugins run ``git ls-remote``,
   apps, the update check, analytics, web search, model discovery) and every built-in tool that is not
   the replay's (shell, unified exec, sub-agents, goals, image tools, patches), so the model sees
-  only ``mcp__ctb``.
+  only ``mcp__ctb``. Under ``ctb-eval run --ssh`` the shell feature (``exec_command``) stays on and
+  Codex's own sandbox is ``danger-full-access`` (its ``read-only`` one cuts commands off the
+  network), so the model can run ``ssh``; ctbench's sandbox is then the only bound, and the runner
+  gives it only there (:attr:`CodexAgent.shell_is_bounded`).
 
 Codex reports usage per turn on its standard output (``turn.completed.usage``) but not the number of
 model requests; its rollout (``$CODEX_HOME/sessions/.../rollout-*.jsonl``) records one
@@ -116,6 +119,8 @@ class CodexAgent(HarnessAgent):
     )
     harness_key = "codex"
     key_env = "OPENAI_API_KEY"
+    shell_tool = "exec_command"
+    shell_is_bounded = False
     rounds_kind = "model requests"
 
     def check(self) -> None:
@@ -132,7 +137,8 @@ class CodexAgent(HarnessAgent):
             f"model = {toml_str(ctx.options.model or '')}",
             f"model_provider = {toml_str(PROVIDER)}",
             'approval_policy = "never"',
-            'sandbox_mode = "read-only"',
+            # --ssh: Codex's own sandbox would cut the shell off the network; ctbench's is the bound
+            f'sandbox_mode = "{"danger-full-access" if ctx.ssh is not None else "read-only"}"',
             "check_for_update_on_startup = false",
             'web_search = "disabled"',
             "hide_agent_reasoning = false",
@@ -162,7 +168,11 @@ class CodexAgent(HarnessAgent):
             "enabled = false",
             "",
             "[features]",
-            *[f"{feature} = false" for feature in DISABLED_FEATURES],
+            *[
+                f"{feature} = false"
+                for feature in DISABLED_FEATURES
+                if not (ctx.ssh is not None and feature == "shell_tool")
+            ],
             "",
             "[agents]",  # sub-agent tools (the deprecated [features].multi_agent switch)
             "enabled = false",
