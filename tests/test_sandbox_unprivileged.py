@@ -20,6 +20,7 @@ import os
 import pwd
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -85,6 +86,27 @@ def _env(home: Path) -> dict[str, str]:
     }
 
 
+@pytest.fixture(scope="module", autouse=True)
+def paths_nobody_may_traverse() -> Iterator[None]:
+    """Let ``nobody`` pass through the folders above this checkout and this venv's libraries.
+
+    A venv or checkout in a folder made by ``mktemp -d`` (CI's) sits under a folder of mode 0700, so
+    ``nobody`` could import neither ctbench nor pydantic. Search permission (``o+x``, not read) is
+    added to each such folder for the module's tests and taken back afterwards."""
+    changed: list[tuple[Path, int]] = []
+    for top in (REPO, Path(sysconfig.get_paths()["purelib"])):
+        for folder in [top, *top.parents]:
+            mode = folder.stat().st_mode
+            if not mode & stat.S_IXOTH and folder not in {p for p, _ in changed}:
+                changed.append((folder, mode))
+                folder.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+    try:
+        yield
+    finally:
+        for folder, mode in reversed(changed):
+            folder.chmod(stat.S_IMODE(mode))
+
+
 @functools.cache
 def nobody_python() -> str | None:
     """A Python of this one's version that ``nobody`` may run and that imports ctbench: this one, or
@@ -92,7 +114,14 @@ def nobody_python() -> str | None:
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     for python in (sys.executable, f"/usr/bin/{version}", f"/usr/local/bin/{version}"):
         probe = subprocess.run(
-            [*_nobody(), "sh", "-c", 'exec "$0" -c "import ctbench.evaluate.cli"', python],
+            # what the run itself imports (pydantic, the agents), not only the CLI's first module
+            [
+                *_nobody(),
+                "sh",
+                "-c",
+                'exec "$0" -c "import ctbench.evaluate.agents, ctbench.evaluate.cli"',
+                python,
+            ],
             env=_env(Path("/tmp")),
             cwd="/",
             capture_output=True,
