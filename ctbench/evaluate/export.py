@@ -191,24 +191,7 @@ def atif_trajectory(
             final["message"] = answer
         steps.append(final)
     cached = [t.cached_tokens for t in detail.turns if t.cached_tokens is not None]
-    return {
-        "schema_version": ATIF_VERSION,
-        "session_id": f"{info.name}/{detail.task_id}" + _trial(detail, info),
-        "agent": {
-            "name": info.agent or info.harness or "unknown",
-            "version": info.harness_version or "unknown",
-            "model_name": info.model or "unknown",
-            "tool_definitions": tools,
-        },
-        "steps": steps,
-        "final_metrics": {
-            "total_prompt_tokens": r.input_tokens if r is not None else None,
-            "total_completion_tokens": r.output_tokens if r is not None else None,
-            "total_cached_tokens": sum(cached) if cached else None,
-            "total_cost_usd": cost_usd,
-            "total_steps": len(steps),
-        },
-    }
+    return _document(detail, info, tools, steps, sum(cached) if cached else None, cost_usd)
 
 
 def _from_transcript(
@@ -276,6 +259,21 @@ def _from_transcript(
     r = detail.result
     cached = [e.usage.cached for e in detail.transcript if e.usage is not None and e.usage.cached is not None]
     total_cached = r.cached_tokens if r is not None and r.cached_tokens is not None else None
+    if total_cached is None and cached:
+        total_cached = sum(cached)
+    return _document(detail, info, tools, steps, total_cached, cost_usd)
+
+
+def _document(
+    detail: TaskDetail,
+    info: RunInfo,
+    tools: list[dict[str, Any]],
+    steps: list[dict[str, Any]],
+    total_cached: int | None,
+    cost_usd: float | None,
+) -> dict[str, Any]:
+    """The ATIF envelope around ``steps``: the same for a trajectory built from turns or a transcript."""
+    r = detail.result
     return {
         "schema_version": ATIF_VERSION,
         "session_id": f"{info.name}/{detail.task_id}" + _trial(detail, info),
@@ -289,9 +287,7 @@ def _from_transcript(
         "final_metrics": {
             "total_prompt_tokens": r.input_tokens if r is not None else None,
             "total_completion_tokens": r.output_tokens if r is not None else None,
-            "total_cached_tokens": total_cached
-            if total_cached is not None
-            else (sum(cached) if cached else None),
+            "total_cached_tokens": total_cached,
             "total_cost_usd": cost_usd,
             "total_steps": len(steps),
         },
