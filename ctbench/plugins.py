@@ -7,7 +7,8 @@ ctbench finds plug-ins through entry points (``pyproject.toml`` of the plug-in's
 group                       what the entry point names                      built on
 ==========================  ==============================================  =======================
 ``ctbench.agents``          an :class:`Agent` subclass                      :class:`AgentContext`,
-                                                                            :class:`AgentResult`
+                                                                            :class:`AgentResult`,
+                                                                            :class:`ModelTurn`
 ``ctbench.executors``       a class providing :class:`Executor`             :class:`WorkUnit`,
                                                                             :class:`AttemptOutcome`
 ``ctbench.exporters``       a function ``(ExportRequest) -> ExportSummary``  :class:`ExportRequest`
@@ -32,6 +33,7 @@ from ctbench.evaluate.agents.base import (
     AgentResult,
     InfrastructureError,
 )
+from ctbench.evaluate.agents.turns import ModelTurn
 from ctbench.evaluate.executors import GROUP as EXECUTORS_GROUP
 from ctbench.evaluate.executors import ExecutionContext, Executor, ExecutorError, UnitStarted
 from ctbench.evaluate.export import ExportSummary
@@ -64,6 +66,7 @@ __all__ = [
     "GoldAnswer",
     "InfrastructureError",
     "Link",
+    "ModelTurn",
     "ParsedAnswer",
     "Port",
     "TaskFamily",

@@ -81,7 +81,7 @@ def test_atif_export_of_a_real_run_passes_the_checker(tmp_path: Path) -> None:
 
 def test_atif_carries_the_answer_tokens_and_logged_cached_tokens(tmp_path: Path) -> None:
     tasks = starter_copy(tmp_path)
-    run = oracle_run(tmp_path / "runs" / "r", tasks)
+    run = oracle_run(tmp_path / "runs" / "r", tasks, agent="codex")  # its adapter reads Codex's events
     (run / "logs").mkdir()
     (run / "logs" / "RCA-001.log").write_text(
         "=== RCA-001 attempt 1 ===\n"

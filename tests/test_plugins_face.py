@@ -14,6 +14,7 @@ HOMES = {
     "Agent": "ctbench.evaluate.agents.base",
     "AgentContext": "ctbench.evaluate.agents.base",
     "AgentResult": "ctbench.evaluate.agents.base",
+    "ModelTurn": "ctbench.evaluate.agents.turns",
     "Executor": "ctbench.evaluate.executors",
     "WorkUnit": "ctbench.evaluate.work",
     "AttemptOutcome": "ctbench.evaluate.work",

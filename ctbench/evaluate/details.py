@@ -14,21 +14,23 @@ Two decisions worth knowing:
   the same recorded bytes - so a fresh session on the same task reproduces what the agent saw, as long
   as the task set is the one the run used (the run's task-set commit is shown beside it).
 - **The log is optional.** ``logs/<ID>.log`` is whatever the agent printed; harness adapters also write
-  their CLI's JSON event stream there. Lines that parse as one of the known event shapes (Codex
-  ``item.completed``/``turn.completed``, Claude Code ``assistant``/``result``, and ctbench's own
-  ``{"event": "model_turn"}``) become :class:`ModelTurn` values; anything else is shown as text.
-  A missing log means "absent", never an error.
+  their CLI's JSON event stream there. Which lines are model turns is the adapter's business: the
+  log is read by the ``log_turn`` of the agent the run names (:meth:`Agent.log_turn`: Codex and
+  Claude Code read their own events, every agent ctbench's neutral ``{"event": "model_turn"}``), and
+  this module sees only the harness-neutral :class:`ModelTurn` values; anything else is shown as
+  text. A missing log means "absent", never an error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ctbench.answer import Path as AnswerPath
 from ctbench.answer import RcaEntry, align_ingress, path_edges, path_line
+from ctbench.evaluate.agents.turns import ModelTurn, TurnReader, ctbench_turn, log_turns
 from ctbench.evaluate.runfolder import ResultLine, RunFolder
 from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, _trajectory_file
 from ctbench.evaluate.transcript import TranscriptEntry, read_transcript, transcript_path
@@ -84,18 +86,6 @@ class GoldenCheck:
     device: str
     command: str
     covered: bool
-
-
-@dataclass(frozen=True)
-class ModelTurn:
-    """One model turn the harness recorded in the agent's log."""
-
-    role: str
-    text: str
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cached_tokens: int | None = None
-    tool_calls: tuple[str, ...] = ()
 
 
 @dataclass
@@ -161,76 +151,16 @@ def read_log(folder: RunFolder, task_id: str, result: ResultLine | None) -> str 
         return None
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def turn_reader(folder: RunFolder) -> TurnReader:
+    """How the run's agent reads its own log (its adapter's :meth:`Agent.log_turn`); ctbench's
+    neutral reading when run.yaml is unreadable or names an agent not installed here."""
+    from ctbench.errors import CtbError
+    from ctbench.evaluate.agents import agent_class
 
-
-def _texts(content: Any) -> tuple[str, tuple[str, ...]]:
-    """Text and tool-call names of a message's content list (Claude / OpenAI style)."""
-    if isinstance(content, str):
-        return content, ()
-    texts: list[str] = []
-    tools: list[str] = []
-    for part in content if isinstance(content, list) else ():
-        if not isinstance(part, Mapping):
-            continue
-        if part.get("type") == "text" and isinstance(part.get("text"), str):
-            texts.append(part["text"])
-        elif part.get("type") == "tool_use" and isinstance(part.get("name"), str):
-            tools.append(part["name"])
-    return "\n".join(texts), tuple(tools)
-
-
-def _turn(event: Mapping[str, Any]) -> ModelTurn | None:
-    kind = event.get("type")
-    if event.get("event") == "model_turn":  # ctbench's own adapters
-        return ModelTurn(
-            role=str(event.get("role") or "agent"),
-            text=str(event.get("text") or ""),
-            input_tokens=_int(event.get("input_tokens")),
-            output_tokens=_int(event.get("output_tokens")),
-            cached_tokens=_int(event.get("cached_tokens")),
-            tool_calls=tuple(str(t) for t in event.get("tool_calls") or ()),
-        )
-    if kind == "item.completed" and isinstance(event.get("item"), Mapping):  # Codex --json
-        item = event["item"]
-        if item.get("type") in ("agent_message", "reasoning") and isinstance(item.get("text"), str):
-            return ModelTurn(
-                role="agent" if item["type"] == "agent_message" else "reasoning", text=item["text"]
-            )
-        if item.get("type") == "mcp_tool_call":
-            return ModelTurn(role="agent", text="", tool_calls=(str(item.get("tool") or "tool"),))
-        return None
-    if kind == "turn.completed" and isinstance(event.get("usage"), Mapping):  # Codex usage per turn
-        u = event["usage"]
-        return ModelTurn(
-            role="usage",
-            text="",
-            input_tokens=_int(u.get("input_tokens")),
-            output_tokens=_int(u.get("output_tokens")),
-            cached_tokens=_int(u.get("cached_input_tokens")),
-        )
-    if kind == "assistant" and isinstance(event.get("message"), Mapping):  # Claude Code stream-json
-        msg = event["message"]
-        text, tools = _texts(msg.get("content"))
-        u = msg.get("usage") if isinstance(msg.get("usage"), Mapping) else {}
-        return ModelTurn(
-            role="agent",
-            text=text,
-            input_tokens=_int(u.get("input_tokens")),
-            output_tokens=_int(u.get("output_tokens")),
-            cached_tokens=_int(u.get("cache_read_input_tokens")),
-            tool_calls=tools,
-        )
-    return None
-
-
-def model_turns(log_text: str | None) -> list[ModelTurn]:
-    """The model turns among the log's lines; lines that are not known JSON events are skipped."""
-    from ctbench.evaluate.jsonlines import json_objects
-
-    turns = (_turn(event) for event in json_objects((log_text or "").splitlines()))
-    return [t for t in turns if t is not None]
+    try:
+        return agent_class(folder.load_config().agent).log_turn
+    except (CtbError, OSError):
+        return ctbench_turn
 
 
 # --------------------------------------------------------------------------- answers against the gold
@@ -396,6 +326,7 @@ class DetailLoader:
         self._engine: ReplayEngine | None = None
         self._prompts: dict[str, str | None] = {}
         self._outputs: dict[tuple[str, str, str], str] = {}
+        self._readers: dict[Path, TurnReader] = {}
 
     @property
     def engine(self) -> ReplayEngine:
@@ -404,6 +335,13 @@ class DetailLoader:
 
             self._engine = ReplayEngine(self.scorer.task_set)
         return self._engine
+
+    def _reader(self, folder: RunFolder) -> TurnReader:
+        """The run's :func:`turn_reader`, looked up once per run folder."""
+        key = folder.path.resolve()
+        if key not in self._readers:
+            self._readers[key] = turn_reader(folder)
+        return self._readers[key]
 
     def prompt(self, task_id: str) -> str | None:
         from ctbench.errors import CtbError
@@ -471,7 +409,7 @@ class DetailLoader:
             steps=marked,
             golden=golden_checks,
             log_text=log_text,
-            turns=model_turns(log_text),
+            turns=log_turns(log_text, self._reader(folder)) if log_text else [],
             warnings=warnings,
             transcript=transcript,
         )

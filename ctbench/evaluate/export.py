@@ -46,7 +46,8 @@ from typing import Any
 
 from ctbench import __version__
 from ctbench.errors import CtbError
-from ctbench.evaluate.details import DetailLoader, ModelTurn, Step, TaskDetail
+from ctbench.evaluate.agents.turns import ModelTurn
+from ctbench.evaluate.details import DetailLoader, Step, TaskDetail
 from ctbench.evaluate.prices import REPORTED_CURRENCY, Prices, attempt_cost, currency_of
 from ctbench.evaluate.runfolder import RunFolder, trial_suffix
 from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_run_info, read_trial_results

@@ -15,7 +15,7 @@ processes end the whole process group on cancellation.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal
@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ctbench.errors import CtbError
+from ctbench.evaluate.agents.turns import ModelTurn, ctbench_turn
 from ctbench.evaluate.work import Transport
 
 if TYPE_CHECKING:
@@ -234,6 +235,16 @@ class Agent(ABC):
                 f"--agent-arg {key}={got}: {err.get('msg', 'invalid value')} "
                 f"(agent {cls.name!r}; its options: {known})"
             ) from None
+
+    @classmethod
+    def log_turn(cls, event: Mapping[str, Any]) -> ModelTurn | None:
+        """One JSON line of this agent's log (``logs/<ID>.log``) as a model turn, or None.
+
+        The viewer, the HTML drill-down and the ATIF export call this on the log of a run this agent
+        made, so a harness's own event stream is read here, in its adapter, and nowhere else. The
+        default reads ctbench's neutral ``{"event": "model_turn"}`` lines (:mod:`.turns`); an adapter
+        whose harness logs its own events overrides it and falls back to this."""
+        return ctbench_turn(event)
 
     def check(self) -> None:  # noqa: B027 - optional hook, most agents accept any options
         """Refuse bad options before any task starts (raise :class:`AgentConfigError`)."""

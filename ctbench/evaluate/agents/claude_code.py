@@ -16,6 +16,7 @@ line has the turns (model requests), usage, cost and final text.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentRe
 from ctbench.evaluate.agents.codex import parse_events
 from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, without_v1
 from ctbench.evaluate.agents.harness_transcripts import claude_transcript
+from ctbench.evaluate.agents.turns import ModelTurn, count
 from ctbench.evaluate.transcript import TranscriptEntry
 
 CTB_TOOLS = ("mcp__ctb__list_devices", "mcp__ctb__run_command", "mcp__ctb__submit_answer")
@@ -42,6 +44,25 @@ class ClaudeCodeAgent(HarnessAgent):
     key_env = "ANTHROPIC_API_KEY"
     rounds_kind = "model requests"
     shell_tool = "Bash"
+
+    @classmethod
+    def log_turn(cls, event: Mapping[str, Any]) -> ModelTurn | None:
+        """``stream-json`` events: each ``assistant`` line is a turn, with its text, the tools it
+        called and the usage its message reports."""
+        message = event.get("message")
+        if event.get("type") == "assistant" and isinstance(message, Mapping):
+            text, tools = _content_texts(message.get("content"))
+            usage = message.get("usage")
+            usage = usage if isinstance(usage, Mapping) else {}
+            return ModelTurn(
+                role="agent",
+                text=text,
+                input_tokens=count(usage.get("input_tokens")),
+                output_tokens=count(usage.get("output_tokens")),
+                cached_tokens=count(usage.get("cache_read_input_tokens")),
+                tool_calls=tools,
+            )
+        return super().log_turn(event)
 
     def check(self) -> None:
         super().check()
@@ -284,3 +305,19 @@ def _mcp_log_lines(root: Path, home: Path, limit: int = 40) -> list[str]:
                             f"{entry.get('timestamp', '')} {kind}: {str(entry.get(kind, ''))[:500]}".strip()
                         )
     return out[-limit:]
+
+
+def _content_texts(content: Any) -> tuple[str, tuple[str, ...]]:
+    """Text and tool-call names of a message's content list."""
+    if isinstance(content, str):
+        return content, ()
+    texts: list[str] = []
+    tools: list[str] = []
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif part.get("type") == "tool_use" and isinstance(part.get("name"), str):
+            tools.append(part["name"])
+    return "\n".join(texts), tuple(tools)

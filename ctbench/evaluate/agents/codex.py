@@ -23,6 +23,7 @@ model requests; its rollout (``$CODEX_HOME/sessions/.../rollout-*.jsonl``) recor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -30,6 +31,7 @@ from ctbench.evaluate.agents.agent_files import ANSWER_CAP, MIB, AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, toml_str, with_v1
 from ctbench.evaluate.agents.harness_transcripts import codex_transcript, codex_usage
+from ctbench.evaluate.agents.turns import ModelTurn, count
 from ctbench.evaluate.transcript import TranscriptEntry
 
 PROVIDER = "ctbench"
@@ -122,6 +124,30 @@ class CodexAgent(HarnessAgent):
     shell_tool = "exec_command"
     shell_is_bounded = False
     rounds_kind = "model requests"
+
+    @classmethod
+    def log_turn(cls, event: Mapping[str, Any]) -> ModelTurn | None:
+        """``codex exec --json`` events: an ``item.completed`` agent message, reasoning or
+        ``mcp_tool_call`` is a turn, a ``turn.completed`` carries the usage of the turn before it."""
+        kind = event.get("type")
+        item = event.get("item")
+        if kind == "item.completed" and isinstance(item, Mapping):
+            if item.get("type") in ("agent_message", "reasoning") and isinstance(item.get("text"), str):
+                role = "agent" if item["type"] == "agent_message" else "reasoning"
+                return ModelTurn(role=role, text=item["text"])
+            if item.get("type") == "mcp_tool_call":
+                return ModelTurn(role="agent", text="", tool_calls=(str(item.get("tool") or "tool"),))
+            return None
+        usage = event.get("usage")
+        if kind == "turn.completed" and isinstance(usage, Mapping):
+            return ModelTurn(
+                role="usage",
+                text="",
+                input_tokens=count(usage.get("input_tokens")),
+                output_tokens=count(usage.get("output_tokens")),
+                cached_tokens=count(usage.get("cached_input_tokens")),
+            )
+        return super().log_turn(event)
 
     def check(self) -> None:
         super().check()
