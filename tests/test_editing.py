@@ -7,6 +7,7 @@ results back from disk and from git: the files written, the commit and its trail
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -424,3 +425,38 @@ def test_a_damaged_draft_cannot_write_outside_the_task(tasks: Path, tmp_path: Pa
     with pytest.raises(EditError, match="damaged"):
         validate_draft(ts, s.snapshot())
     assert not list(tmp_path.rglob("escaped.txt"))
+
+
+@pytest.mark.parametrize("where", ["elsewhere", "inside"])
+def test_the_validate_hint_works_from_where_the_author_stands(
+    tasks: Path, tmp_path: Path, where: str
+) -> None:
+    """The hint after a save names the task so that pasting it from the same folder validates it."""
+    ts = TaskSet.open(tasks)
+    network = ts.network_names()[0]
+    cwd = tmp_path / "elsewhere" if where == "elsewhere" else tasks / "rca"
+    cwd.mkdir(exist_ok=True)
+    stmt = tmp_path / "statement.txt"
+    stmt.write_text("A remote service is unreachable.\nAnswer: node;object;label\n")
+    res = run_cli(
+        "authoring",
+        "new",
+        "--family",
+        "rca",
+        "--id",
+        "RCA-951",
+        "--network",
+        network,
+        "--statement-file",
+        str(stmt),
+        "--tasks",
+        str(tasks),
+        cwd=cwd,
+        env={"CTBENCH_AUTHOR": AUTHOR},
+    )
+    assert res.returncode == 0, res.stderr
+    hint = res.stderr.rsplit("see: ctb-author validate ", 1)[1].split()[0]
+    if where == "inside":
+        assert hint == "RCA-951"
+    again = run_cli("authoring", "validate", hint, "--json", cwd=cwd)
+    assert json.loads(again.stdout)["tasks_checked"] == 1, again.stderr

@@ -254,6 +254,19 @@ def _edit_session(args: argparse.Namespace) -> tuple[TaskSet, EditSession, str]:
     return ts, EditSession.open(ts, args.id), author
 
 
+def _from_here(path: Path) -> str:
+    """``path`` as the author can paste it into the next command from where she stands.
+
+    Messages otherwise show paths relative to the task set's parent, which is only right when the
+    command was run from there; a hint to run another command must work from the current folder.
+    """
+    where = path.resolve()
+    try:
+        return str(where.relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return str(where)
+
+
 def _finish(
     args: argparse.Namespace, ts: TaskSet, session: EditSession, author: str, action: Action, what: str
 ) -> int:
@@ -291,7 +304,7 @@ def _finish(
     state = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
     print(
         f"{session.task_id} now has {state}"
-        + (f"; see: ctb-author validate {folder}" if report.findings else ""),
+        + (f"; see: ctb-author validate {_from_here(result.folder)}" if report.findings else ""),
         file=sys.stderr,
     )
     return 0
