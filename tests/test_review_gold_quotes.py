@@ -97,7 +97,7 @@ def test_a_disagreement_quoting_sealed_gold_is_refused_before_commit(
     from tests.team_support import all_objects, make_keys, make_team
 
     if protection == "protection-off":  # comments committed as written (before this change)
-        monkeypatch.setattr(ReviewDesk, "_refuse_gold_quotes", lambda *_a, **_k: None)
+        monkeypatch.setattr(ReviewDesk, "refuse_gold_quotes", lambda *_a, **_k: None)
     team = make_team(tmp_path / "t", make_keys(tmp_path / "keys", ("alice", "carol", "bob", "dave", "maint")),
                      sealed=True)  # fmt: skip
     if protection == "on":  # the author's note at submit is committed too

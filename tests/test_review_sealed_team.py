@@ -11,7 +11,7 @@ form a tool would write them next to their device, and the golden actions' reaso
 comparison and the blind answer are committed sealed to the authors and maintainers; the audit,
 ``status`` and the record reader work with the sealed form and decrypt it with a recipient's key.
 
-``protection-off``: the round record is written as before (``ReviewDesk._seals_records`` says no):
+``protection-off``: the round record is written as before (``ReviewDesk.seals_records`` says no):
 the same scan finds the gold on main after the merge.
 """
 
@@ -125,7 +125,7 @@ def test_no_clone_holds_plain_gold_at_any_step(
     team: Team, protection: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if protection == "protection-off":  # the round record as it was: reveal and blind answer in plain text
-        monkeypatch.setattr(ReviewDesk, "_seals_records", lambda _self, _ref: False)
+        monkeypatch.setattr(ReviewDesk, "seals_records", lambda _self, _ref: False)
     alice = team.clone_dir("alice")
     subjects = git("log", "--format=%s", "main", cwd=alice)
     assert "RCA-102: added a golden action (sealed)" in subjects

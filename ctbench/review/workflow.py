@@ -14,15 +14,14 @@ already a commit in the branch history.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
 from ctbench.approval.hashes import (
     CRITERION_PARTS,
     PART_TITLES,
     ContentHashes,
-    content_hashes,
     disk_reader,
     sha256_bytes,
     sha256_text,
@@ -42,7 +41,6 @@ from ctbench.approval.records import (
     round_summary,
     seal_fields,
     trajectory_name,
-    utcnow,
 )
 from ctbench.approval.states import (
     CRITERIA,
@@ -57,27 +55,15 @@ from ctbench.approval.states import (
 )
 from ctbench.commits import Trailer
 from ctbench.errors import CtbError
-from ctbench.model import Family, HiddenSpec, Status, TaskSpec
+from ctbench.model import HiddenSpec, Status, TaskSpec
 from ctbench.review.assign import Proposal
-from ctbench.review.gitflow import BRANCH_PREFIX, Notify, ReviewRepo, branch_name, format_message
+from ctbench.review.gitflow import BRANCH_PREFIX, branch_name, format_message
+from ctbench.review.steps.desk import Desk, StepResult, role_of, saw_a_reveal, step_message
 from ctbench.sealing import identity_path
-from ctbench.store import REVIEWS_DIR, TASK_FILE, TaskNotFound, TaskRef, TaskSet
-from ctbench.yamlio import dump_document, load_document
+from ctbench.store import REVIEWS_DIR, TaskNotFound, TaskRef
 
-Clock = Callable[[], datetime]
 TRUST_FILES = ("reviewers.yaml", "ctbench.yaml")
 """Files of a task set the audit trusts as committed on main; a review branch never changes them."""
-
-
-@dataclass
-class StepResult:
-    """What a step did, for the CLI to print and the app to show."""
-
-    task: str
-    status: Status
-    round: int
-    commits: list[str] = field(default_factory=list)
-    messages: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -111,181 +97,8 @@ class Revealed:
     blind: BlindSolve
 
 
-def _message(
-    task_id: str,
-    family: Family,
-    record: ReviewRecord,
-    subject: str,
-    action: Action,
-    actor: str,
-    *,
-    status: Status | None = None,
-    criterion: Criterion | None = None,
-    extra: Iterable[tuple[str, str | int | None]] = (),
-    body: str = "",
-) -> str:
-    trailers: list[tuple[str, str | int | None]] = [
-        (Trailer.TASK, task_id),
-        (Trailer.FAMILY, family.value),
-        (Trailer.ROUND, record.round),
-        (Trailer.ACTION, action.value),
-        (Trailer.CRITERION, criterion.value if criterion else None),
-        (Trailer.REVIEWER, record.reviewer),
-        (Trailer.AUTHOR, actor if actor in record.authors else None),
-        (Trailer.STATUS, status.value if status else None),
-        (Trailer.ACTOR, actor),
-        *extra,
-    ]
-    return format_message(f"review({task_id}): {subject}", trailers, body)
-
-
-def _role(actor: str, task: TaskSpec, record: ReviewRecord | None) -> Role:
-    if actor in task.authors:
-        return Role.AUTHOR
-    if record is not None and record.reviewer == actor:
-        return Role.REVIEWER
-    return Role.MAINTAINER
-
-
-def saw_a_reveal(records: list[ReviewRecord], person: str) -> str | None:
-    """Why ``person`` cannot solve blind any more: an earlier round's reveal to someone else is in the records.
-
-    A revealed round's record is in every clone of the review branch: whoever reviews next could
-    read it. On an unsealed set it holds the gold lines and golden actions; on a sealed set, only
-    what :meth:`ReviewRecord.gold_readable_by` finds readable counts (a reveal sealed on every
-    count leaves scores and counts, and a new reviewer of round 2 is still blind). The refusal
-    comes before the blind answer (the first step of a reviewer), not at the audit after the fact.
-    """
-    for r in records:
-        shows = r.gold_readable_by(person)
-        if shows is not None:
-            return (
-                f"round {r.round}'s reveal to {r.reviewer} is in the review records of {r.task} ({shows}): "
-                f"{person} could read it, so their answer would not be blind; {r.reviewer} reviews the "
-                "next rounds, or a maintainer discards the task"
-            )
-    return None
-
-
-class ReviewDesk:
+class ReviewDesk(Desk):
     """The review workflow over one task set in one git working tree."""
-
-    def __init__(
-        self, ts: TaskSet, *, notify: Notify | None = None, clock: Clock = utcnow, push: bool = True
-    ) -> None:
-        self._notify = notify or (lambda _m: None)
-        self.ts = ts
-        self.repo = ReviewRepo(ts, notify=self._notify)
-        self.clock = clock
-        self.push_enabled = push
-
-    # -------------------------------------------------------------- helpers
-
-    def locate(self, task_id: str) -> Family:
-        """The family of a task, from the working tree or else from its review branch."""
-        try:
-            return self.ts.ref(task_id).family
-        except TaskNotFound:
-            pass
-        from ctbench.review.view import read_at
-
-        tip = self.repo.review_branches().get(task_id) or self.repo.fetch_branch(branch_name(task_id))
-        if tip:
-            state = read_at(self.repo, tip, task_id)
-            if state is not None:
-                return state.family
-        raise TaskNotFound(f"task {task_id!r} not found in {self.ts.root} nor on a review branch")
-
-    def _enter(
-        self, task_id: str, *, create: bool = False, author_changes: bool = False
-    ) -> tuple[TaskRef, TaskSpec, list[ReviewRecord]]:
-        family = self.locate(task_id)
-        rel = self.repo.task_rel(family.value, task_id)
-        self.repo.ensure_branch(
-            task_id,
-            rel,
-            create_from=self.repo.main_branch if create else None,
-            allow_task_changes=author_changes,
-        )
-        if not author_changes:
-            dirty = [p for p in self.repo.dirty_paths() if p.startswith(rel + "/")]
-            if dirty:
-                raise CtbError(
-                    f"uncommitted changes in {', '.join(dirty[:3])}: a reviewer never changes the task; "
-                    f"revert them (git checkout -- {rel}) or let the author commit them"
-                )
-        self.ts = self.ts.fresh()  # the branch may carry other networks or configuration
-        ref = self.ts.ref(task_id)
-        return ref, self._load(ref), load_records(ref.path)
-
-    def _load(self, ref: TaskRef) -> TaskSpec:
-        """The task with its authors as person ids (a legacy ``Name <email>`` author is mapped)."""
-        task = self.ts.load_task(ref)
-        task.authors = self.repo.people.author_ids(task.authors)
-        return task
-
-    def _rel(self, ref: TaskRef, name: str) -> str:
-        return self.repo.rel(ref.path) + "/" + name
-
-    def _status_bytes(self, ref: TaskRef, status: Status) -> bytes:
-        """task.yaml with only its ``status`` line changed (comments and layout kept)."""
-        doc = load_document(ref.task_file)
-        doc["status"] = status.value
-        return dump_document(doc).encode("utf-8")
-
-    def _record_bytes(self, ref: TaskRef, record: ReviewRecord) -> tuple[str, bytes]:
-        path = ref.path / record_rel(record.round)
-        existing = path.read_text(encoding="utf-8") if path.exists() else None
-        return self._rel(ref, record_rel(record.round)), render_record(record, existing, path).encode("utf-8")
-
-    def _commit(
-        self,
-        ref: TaskRef,
-        record: ReviewRecord,
-        subject: str,
-        action: Action,
-        actor: str,
-        *,
-        status: Status | None = None,
-        criterion: Criterion | None = None,
-        files: Mapping[str, bytes] | None = None,
-        add: Iterable[str] = (),
-        extra: Iterable[tuple[str, str | int | None]] = (),
-        body: str = "",
-    ) -> str | None:
-        rel, data = self._record_bytes(ref, record)
-        all_files = {rel: data, **(files or {})}
-        if status is not None:
-            all_files[self._rel(ref, TASK_FILE)] = self._status_bytes(ref, status)
-        message = _message(
-            ref.id,
-            ref.family,
-            record,
-            subject,
-            action,
-            actor,
-            status=status,
-            criterion=criterion,
-            extra=extra,
-            body=body,
-        )
-        return self.repo.commit(branch_name(ref.id), message, files=all_files, add=list(add), actor=actor)
-
-    def _push(self, task_id: str, result: StepResult) -> None:
-        if self.push_enabled and self.repo.push(branch_name(task_id)):
-            result.messages.append(f"pushed {branch_name(task_id)} to {self.repo.remote_name}")
-
-    def _max_rounds_reached(self, records: list[ReviewRecord]) -> bool:
-        """Rounds count from the start of the current review cycle (a re-review after approval starts anew)."""
-        start = 0
-        for r in records:
-            if r.outcome == "approved":
-                start = r.round
-        used = (records[-1].round - start) if records else 0
-        return used >= self.ts.config.review.max_rounds
-
-    def hashes(self, ref: TaskRef) -> ContentHashes:
-        return content_hashes(disk_reader(ref.path, self.ts))
 
     # -------------------------------------------------------------- submit
 
@@ -313,16 +126,16 @@ class ReviewDesk:
                 here = None
             if here is not None:
                 if reviewer:  # self-review is refused before anything is written
-                    self._requested_reviewer(task_id, self._load(here), reviewer)
-                self._check_valid(here)
-                self._refuse_gold_quotes(here, self._load(here), {"--why": why}, unreadable_ok=True)
+                    self._requested_reviewer(task_id, self.load(here), reviewer)
+                self.check_valid(here)
+                self.refuse_gold_quotes(here, self.load(here), {"--why": why}, unreadable_ok=True)
             before = self.repo.current_branch()
             existed = self.repo.rev(f"refs/heads/{branch_name(task_id)}") is not None
-            ref, task, records = self._enter(task_id, create=True, author_changes=True)
+            ref, task, records = self.enter(task_id, create=True, author_changes=True)
             self._catch_up_with_main(task_id)
             try:  # the branch's version of the task (it may differ from the one validated above)
-                self._check_valid(ref)
-                task = self._load(ref)
+                self.check_valid(ref)
+                task = self.load(ref)
                 requested = self._requested_reviewer(task_id, task, reviewer) if reviewer else None
             except CtbError:
                 self._go_back(before, task_id, delete=not existed)
@@ -334,7 +147,7 @@ class ReviewDesk:
                 )
             check_move(task_id, task.status, Status.SUBMITTED)
             if task.authors and actor not in task.authors:
-                self._notify(
+                self.notify(
                     f"note: {actor} is not an author of {task_id} ({', '.join(task.authors)}); "
                     "submitting as maintainer"
                 )
@@ -373,7 +186,7 @@ class ReviewDesk:
                 record.reviewer = requested
             record.note(
                 actor,
-                _role(actor, task, None),
+                role_of(actor, task, None),
                 Action.SUBMIT,
                 (why or "submitted for review")
                 + (f"; review requested from {requested}" if requested else ""),
@@ -385,7 +198,7 @@ class ReviewDesk:
                 if parts
                 else ""
             )
-            sha = self._commit(
+            sha = self.commit_step(
                 ref,
                 record,
                 f"submitted for review (round {number})",
@@ -401,7 +214,7 @@ class ReviewDesk:
                 f"{task_id} submitted for review, round {number}"
                 + (f"; reopened: {', '.join(reopened)}" if reopened else "")
             )
-            self._push(task_id, result)
+            self.push_branch(task_id, result)
             return result
 
     def _go_back(self, branch: str | None, task_id: str, *, delete: bool) -> None:
@@ -412,7 +225,7 @@ class ReviewDesk:
         if delete:
             self.repo.git("branch", "--quiet", "-D", branch_name(task_id))
         self.ts = self.ts.fresh()
-        self._notify(f"back on branch {branch}; nothing was submitted")
+        self.notify(f"back on branch {branch}; nothing was submitted")
 
     def _catch_up_with_main(self, task_id: str) -> None:
         """A re-review after a merge starts from main, not from the branch's old tip."""
@@ -422,16 +235,6 @@ class ReviewDesk:
             self.repo.git("merge", "--quiet", "--ff-only", main)
             self.ts = self.ts.fresh()
 
-    def _check_valid(self, ref: TaskRef) -> None:
-        from ctbench.validation import Validator
-
-        report = Validator(self.ts).run([ref])
-        errors = [f for f in report.errors if f.task in (ref.id, None)]
-        if errors:
-            shown = "\n  ".join(f.render() for f in errors[:8])
-            more = f"\n  ... and {len(errors) - 8} more" if len(errors) > 8 else ""
-            raise CtbError(f"{ref.id} does not pass validation; fix it before review:\n  {shown}{more}")
-
     # -------------------------------------------------------------- blind solve
 
     def begin_blind(self, task_id: str, actor: str) -> BlindStart:
@@ -440,7 +243,7 @@ class ReviewDesk:
             return self._begin_blind(task_id, actor)
 
     def _begin_blind(self, task_id: str, actor: str) -> BlindStart:
-        ref, task, records = self._enter(task_id)
+        ref, task, records = self.enter(task_id)
         require_status(task_id, task.status, (Status.SUBMITTED, Status.IN_REVIEW), "solve blind")
         if actor in task.authors:
             raise CtbError(
@@ -495,7 +298,7 @@ class ReviewDesk:
             raise CtbError("the blind answer is empty; write one line per root cause or path")
         ref = start.ref
         records = load_records(ref.path)
-        task = self._load(ref)
+        task = self.load(ref)
         require_status(
             start.task_id, task.status, (Status.SUBMITTED, Status.IN_REVIEW), "record a blind answer for"
         )
@@ -513,8 +316,8 @@ class ReviewDesk:
         record.reviewer = start.reviewer
         record.started = record.started or start.started
         sealed_answer = None
-        if self._seals_records(ref):  # a correct blind answer is the gold: sealed like it
-            keys = self._comparison_keys(task)
+        if self.seals_records(ref):  # a correct blind answer is the gold: sealed like it
+            keys = self.comparison_keys(task)
             own = self.repo.people.age_key(start.reviewer)
             if not own:
                 raise CtbError(
@@ -528,12 +331,12 @@ class ReviewDesk:
 
                 traj_name = trajectory_name(record.round) + ".age"
                 recipients = [k for _, k in sorted({**keys, start.reviewer: own}.items())]
-                files[self._rel(ref, f"{REVIEWS_DIR}/{traj_name}")] = bytes(
+                files[self.file_rel(ref, f"{REVIEWS_DIR}/{traj_name}")] = bytes(
                     seal(trajectory, recipients, armoured=True)
                 )
         if trajectory is not None and traj_name is None:
             traj_name = trajectory_name(record.round)
-            files[self._rel(ref, f"{REVIEWS_DIR}/{traj_name}")] = trajectory
+            files[self.file_rel(ref, f"{REVIEWS_DIR}/{traj_name}")] = trajectory
         record.blind = BlindSolve(
             reviewer=start.reviewer,
             started=start.started,
@@ -553,7 +356,7 @@ class ReviewDesk:
         status = Status.IN_REVIEW if task.status == Status.SUBMITTED else None
         if status:
             check_move(start.task_id, task.status, status)
-        sha = self._commit(
+        sha = self.commit_step(
             ref,
             record,
             f"blind answer by {start.reviewer} (round {record.round})",
@@ -568,7 +371,7 @@ class ReviewDesk:
             f"blind answer for {start.task_id} committed ({(sha or '')[:10]}); "
             f"sha256 {record.blind.answer_sha256[7:19]}..."
         )
-        self._push(start.task_id, result)
+        self.push_branch(start.task_id, result)
         return result
 
     # -------------------------------------------------------------- reveal and verdicts
@@ -584,7 +387,7 @@ class ReviewDesk:
         from ctbench.review.compare import compare, read_trajectory
 
         with self.repo.locked(f"reveal {task_id}"):
-            ref, task, records = self._enter(task_id)
+            ref, task, records = self.enter(task_id)
             require_status(task_id, task.status, (Status.IN_REVIEW, Status.SUBMITTED), "reveal the gold of")
             if actor in task.authors:
                 raise CtbError(f"{actor} is an author of {task_id}; the reveal belongs to its reviewer")
@@ -612,9 +415,11 @@ class ReviewDesk:
                 )
             result = StepResult(task_id, task.status, record.round)
             if self.push_enabled and self.repo.has_remote():
-                self._push(task_id, result)  # the remote holds the blind answer before the gold is shown
+                self.push_branch(
+                    task_id, result
+                )  # the remote holds the blind answer before the gold is shown
             hidden = self.ts.load_hidden(ref)
-            sealed = self._seals_records(ref)
+            sealed = self.seals_records(ref)
             shown = record.comparison
             if record.comparison is None or record.comparison.sealed is not None:
                 now = self.clock()
@@ -660,7 +465,7 @@ class ReviewDesk:
                 assert shown is not None
                 # on a sealed set the gold-derived half is committed sealed to the authors and the
                 # maintainers: the reviewer's view is on screen only (issue 26, sealed stays sealed)
-                record.comparison = shown.sealed_to(self._comparison_keys(task)) if sealed else shown
+                record.comparison = shown.sealed_to(self.comparison_keys(task)) if sealed else shown
                 record.reviewer = actor
                 record.started = record.started or now
                 if blind_round != record.round:
@@ -676,7 +481,7 @@ class ReviewDesk:
                     f"gold revealed after the blind answer of round {blind_round}",
                     when=now,
                 )
-                sha = self._commit(
+                sha = self.commit_step(
                     ref,
                     record,
                     f"reveal to {actor} (round {record.round})",
@@ -691,58 +496,9 @@ class ReviewDesk:
                 if sha:
                     result.commits.append(sha)
                 result.status = Status.IN_REVIEW
-                self._push(task_id, result)
+                self.push_branch(task_id, result)
             assert shown is not None
             return Revealed(task, hidden, record, shown, blind), result
-
-    def _seals_records(self, ref: TaskRef) -> bool:
-        """Whether what the round record holds of the gold (the reveal, the blind answer) is sealed.
-
-        It is whenever the task's gold is: a record in plain text would hand the gold to every clone.
-        """
-        return self.ts.is_sealed(ref)
-
-    def _comparison_keys(self, task: TaskSpec) -> dict[str, str]:
-        """Who a sealed comparison is sealed to: the task's authors and the maintainers (id -> age key)."""
-        from ctbench.people import PEOPLE_FILE
-        from ctbench.sealing import initial_recipients
-
-        listed = initial_recipients(self.ts.root / PEOPLE_FILE, list(task.authors))
-        return {r.name: r.key for r in listed.recipients}
-
-    def _refuse_gold_quotes(
-        self, ref: TaskRef, task: TaskSpec, texts: Mapping[str, str], *, unreadable_ok: bool = False
-    ) -> None:
-        """Refuse free text that quotes the sealed gold, before anything is committed or pushed.
-
-        ``texts``: field (as the user typed it, e.g. ``--disagree answer_completeness``) -> text. On a
-        sealed set the text goes into the record, the commit body and the trailers in plain text.
-        ``unreadable_ok``: an actor who cannot open the gold (a maintainer discarding without their
-        key) is not held up by this check; everyone else needs the gold for the step anyway.
-        """
-        if not self._seals_records(ref) or not any(t.strip() for t in texts.values()):
-            return
-        from ctbench.review.goldquote import GoldQuotes
-        from ctbench.sealing import SealError
-
-        try:
-            nodes = [d.name for d in self.ts.network(task.network).devices]
-        except CtbError:
-            nodes = []
-        try:
-            hidden = self.ts.load_hidden(ref)
-        except SealError:
-            if unreadable_ok:
-                return
-            raise
-        quotes = GoldQuotes(task.family, hidden, self.ts.taxonomy, nodes)
-        for name, text in texts.items():
-            which = quotes.quoted(text)
-            if which is not None:
-                raise CtbError(
-                    f"{name}: the text quotes the sealed gold ({which} of {ref.id}) and was not "
-                    "committed; say what is wrong without writing the answer (its recipients can read it)"
-                )
 
     def rule(
         self,
@@ -759,12 +515,12 @@ class ReviewDesk:
             if verdict == Verdict.OPEN:
                 raise CtbError(f"{crit.label}: a verdict is agree or disagree")
         with self.repo.locked(f"verdicts {task_id}"):
-            ref, task, records = self._enter(task_id)
+            ref, task, records = self.enter(task_id)
             require_status(task_id, task.status, (Status.IN_REVIEW,), "rule on")
             record = records[-1]
             if record.comparison is None:
                 raise CtbError(f"reveal {task_id} before ruling on it: ctb-review reveal {task_id}")
-            self._refuse_gold_quotes(
+            self.refuse_gold_quotes(
                 ref,
                 task,
                 {
@@ -803,7 +559,7 @@ class ReviewDesk:
                 record.note(
                     actor, Role.REVIEWER, Action.VERDICT, text.strip() or verdict.value, crit, when=now
                 )
-                sha = self._commit(
+                sha = self.commit_step(
                     ref,
                     record,
                     f"{crit.label}: {verdict.value} (round {record.round})",
@@ -817,7 +573,7 @@ class ReviewDesk:
                     result.commits.append(sha)
                 result.messages.append(f"{crit.label}: {verdict.value}")
             self._decide(ref, task, record, actor, now_hashes, result)
-            self._push(task_id, result)
+            self.push_branch(task_id, result)
             return result
 
     def _decide(
@@ -848,7 +604,7 @@ class ReviewDesk:
         if target == Status.APPROVED:
             record.outcome = "approved"
             record.note(actor, Role.REVIEWER, Action.APPROVE, "consensus on all four criteria", when=now)
-            sha = self._commit(
+            sha = self.commit_step(
                 ref, record, f"approved (round {record.round})", Action.APPROVE, actor, status=target
             )
             result.messages.append(f"{task.id} approved: consensus on all four criteria")
@@ -856,7 +612,7 @@ class ReviewDesk:
             record.outcome = "needs_revision"
             names = ", ".join(c.label for c in record.disagreements())
             record.note(actor, Role.REVIEWER, Action.REQUEST_REVISION, f"disagreement on {names}", when=now)
-            sha = self._commit(
+            sha = self.commit_step(
                 ref,
                 record,
                 f"revision requested: {names} (round {record.round})",
@@ -864,7 +620,7 @@ class ReviewDesk:
                 actor,
                 status=target,
             )
-            last = self._max_rounds_reached(load_records(ref.path))
+            last = self.max_rounds_reached(load_records(ref.path))
             result.messages.append(
                 f"{task.id} needs revision: {names}"
                 + (" (that was the last round allowed: without consensus now, discard it)" if last else "")
@@ -883,7 +639,7 @@ class ReviewDesk:
             if not text.strip():
                 raise CtbError(f"the answer on {crit.label} needs a comment")
         with self.repo.locked(f"respond {task_id}"):
-            ref, task, records = self._enter(task_id, author_changes=True)
+            ref, task, records = self.enter(task_id, author_changes=True)
             require_status(task_id, task.status, (Status.NEEDS_REVISION,), "respond to the review of")
             if task.authors and actor not in task.authors:
                 raise CtbError(
@@ -908,13 +664,13 @@ class ReviewDesk:
                     "(--concede CRITERION TEXT when you revised, --rebut CRITERION TEXT when the task "
                     "is right as it is)"
                 )
-            if self._max_rounds_reached(records):
+            if self.max_rounds_reached(records):
                 limit = self.ts.config.review.max_rounds
                 raise IllegalTransition(
                     f"{task_id} has had {limit} review round(s), the maximum (review.max_rounds in ctbench.yaml); "
                     f"without consensus it is discarded: ctb-review discard {task_id} --reason TEXT"
                 )
-            self._refuse_gold_quotes(
+            self.refuse_gold_quotes(
                 ref,
                 task,
                 {"--why": why, **{f"--{stance} {c.value}": text for c, (stance, text) in replies.items()}},
@@ -944,7 +700,7 @@ class ReviewDesk:
             if changed_files:
                 when = self.clock()
                 record.note(actor, Role.AUTHOR, Action.REVISE, why or "revised after review", when=when)
-                sha = self._commit(
+                sha = self.commit_step(
                     ref,
                     record,
                     f"revised {', '.join(PART_TITLES[p] for p in parts) or 'task'} (round {record.round})",
@@ -968,7 +724,7 @@ class ReviewDesk:
                     Comment(who=actor, role=Role.AUTHOR, when=now, stance=stance, text=text.strip())
                 )
                 record.note(actor, Role.AUTHOR, Action.RESPOND, text.strip(), crit, when=now)
-                sha = self._commit(
+                sha = self.commit_step(
                     ref,
                     record,
                     f"{crit.label}: author {stance}s (round {record.round})",
@@ -1000,7 +756,7 @@ class ReviewDesk:
                     nxt.criteria[crit] = CriterionReview(reopened_by=changed)
             nxt.note(actor, Role.AUTHOR, Action.RESUBMIT, why or "answered the review", when=now)
             check_move(task_id, task.status, Status.SUBMITTED)
-            sha = self._commit(
+            sha = self.commit_step(
                 ref,
                 nxt,
                 f"resubmitted for round {nxt.round}",
@@ -1014,7 +770,7 @@ class ReviewDesk:
             result.round = nxt.round
             open_names = ", ".join(c.label for c in nxt.open_criteria())
             result.messages.append(f"{task_id} resubmitted for round {nxt.round}; open: {open_names}")
-            self._push(task_id, result)
+            self.push_branch(task_id, result)
             return result
 
     # -------------------------------------------------------------- discard and merge
@@ -1023,16 +779,16 @@ class ReviewDesk:
         if not reason.strip():
             raise CtbError("say why the task is discarded: --reason TEXT (it is kept in the record)")
         with self.repo.locked(f"discard {task_id}"):
-            ref, task, records = self._enter(task_id)
+            ref, task, records = self.enter(task_id)
             check_move(task_id, task.status, Status.DISCARDED)
-            self._refuse_gold_quotes(ref, task, {"--reason": reason}, unreadable_ok=True)
+            self.refuse_gold_quotes(ref, task, {"--reason": reason}, unreadable_ok=True)
             now = self.clock()
             record = records[-1] if records else new_record(task_id, task.family, 1, task.authors, now)
             record.outcome = "discarded"
             record.discard_reason = reason.strip()
             record.finished = now
-            record.note(actor, _role(actor, task, record), Action.DISCARD, reason.strip(), when=now)
-            sha = self._commit(
+            record.note(actor, role_of(actor, task, record), Action.DISCARD, reason.strip(), when=now)
+            sha = self.commit_step(
                 ref,
                 record,
                 f"discarded (round {record.round})",
@@ -1049,7 +805,7 @@ class ReviewDesk:
                 [sha] if sha else [],
                 [f"{task_id} discarded: {reason.strip()}"],
             )
-            self._push(task_id, result)
+            self.push_branch(task_id, result)
             return result
 
     def merge(self, task_id: str, actor: str) -> StepResult:
@@ -1099,7 +855,7 @@ class ReviewDesk:
                         f"switching to {main} to merge"
                     )
                 repo.git("checkout", "--quiet", main)
-                self._notify(f"switched to branch {main}")
+                self.notify(f"switched to branch {main}")
             main_remote = repo.fetch_branch(main)
             if main_remote:
                 repo._catch_up(main, main_remote)
@@ -1201,12 +957,12 @@ class ReviewDesk:
                 branch = branch_name(p.task)
                 why = f"assigned to {p.reviewer}" + (f" ({', '.join(p.match)})" if p.match else "")
                 if self.repo.current_branch() == branch:
-                    ref, task, records = self._enter(p.task)
+                    ref, task, records = self.enter(p.task)
                     record = records[-1]
                     self._check_assignable(p, task.status, record, records)
                     record.reviewer = p.reviewer
                     record.note(actor, Role.MAINTAINER, Action.ASSIGN, why, when=self.clock())
-                    sha = self._commit(
+                    sha = self.commit_step(
                         ref, record, f"assigned to {p.reviewer} (round {record.round})", Action.ASSIGN, actor
                     )
                 else:
@@ -1221,7 +977,7 @@ class ReviewDesk:
                     rel = f"{state.rel}/{record_rel(record.round)}"
                     old = self.repo.read_blob(tip or "", rel)
                     text = render_record(record, old.decode("utf-8") if old else None, rel)
-                    message = _message(
+                    message = step_message(
                         p.task,
                         state.family,
                         record,
@@ -1239,7 +995,7 @@ class ReviewDesk:
                     [sha] if sha else [],
                     [f"{p.task} round {record.round} assigned to {p.reviewer}"],
                 )
-                self._push(p.task, result)
+                self.push_branch(p.task, result)
                 results.append(result)
         return results
 
@@ -1272,7 +1028,7 @@ class ReviewDesk:
             add: list[str] = []
             for task_id in task_ids:
                 ref = self.ts.ref(task_id)
-                task = self._load(ref)
+                task = self.load(ref)
                 if self.ts.seal_folder(ref.path, list(task.authors)):
                     rel = self.repo.rel(ref.path)
                     add += [f"{rel}/{name}" for name in ("hidden.yaml", "hidden.yaml.age", RECIPIENTS_FILE)]
@@ -1310,7 +1066,7 @@ class ReviewDesk:
         from ctbench.sealing import RECIPIENTS_FILE, Recipient
 
         with self.repo.locked(f"unseal {task_id}"):
-            ref, task, records = self._enter(task_id)
+            ref, task, records = self.enter(task_id)
             if not self.ts.is_sealed(ref):
                 raise CtbError(
                     f"{task_id}'s gold is not sealed (plain hidden.yaml): there is nothing to unseal"
@@ -1374,7 +1130,7 @@ class ReviewDesk:
                 [sha] if sha else [],
                 [f"{task_id}: gold unsealed for {reviewer} (after blind commit {blind.sha[:10]})"],
             )
-            self._push(task_id, result)
+            self.push_branch(task_id, result)
             return result
 
     # -------------------------------------------------------------- navigation
@@ -1382,7 +1138,7 @@ class ReviewDesk:
     def checkout(self, task_id: str) -> StepResult:
         """Switch to a task's review branch (e.g. for the author to revise it); changes nothing else."""
         with self.repo.locked(f"checkout {task_id}"):
-            ref, task, records = self._enter(task_id, author_changes=True)
+            ref, task, records = self.enter(task_id, author_changes=True)
             result = StepResult(task_id, task.status, records[-1].round if records else 0)
             result.messages.append(
                 f"on {BRANCH_PREFIX}{task_id}: {task_id} is {task.status.value}, "
