@@ -248,10 +248,10 @@ def test_self_review_is_refused_at_submit(
     team: Team, task_id: str, protection: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """alice submits her own task asking for herself (by id, by git name) as its reviewer: refused, nothing written."""
-    from ctbench.review.workflow import ReviewDesk
+    from ctbench.review.steps import submit
 
     if protection == "protection-off":  # any requested name is taken as it is
-        monkeypatch.setattr(ReviewDesk, "_requested_reviewer", lambda _self, _id, _task, name: name)
+        monkeypatch.setattr(submit, "_requested_reviewer", lambda _desk, _id, _task, name: name)
     alice = team.clone("alice")
     before = git("ls-remote", str(team.remote), cwd=alice)
     for name in ("alice", "Alice Liddell"):

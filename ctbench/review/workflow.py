@@ -58,9 +58,10 @@ from ctbench.errors import CtbError
 from ctbench.model import HiddenSpec, Status, TaskSpec
 from ctbench.review.assign import Proposal
 from ctbench.review.gitflow import BRANCH_PREFIX, branch_name, format_message
+from ctbench.review.steps import submit as submit_step
 from ctbench.review.steps.desk import Desk, StepResult, role_of, saw_a_reveal, step_message
 from ctbench.sealing import identity_path
-from ctbench.store import REVIEWS_DIR, TaskNotFound, TaskRef
+from ctbench.store import REVIEWS_DIR, TaskRef
 
 TRUST_FILES = ("reviewers.yaml", "ctbench.yaml")
 """Files of a task set the audit trusts as committed on main; a review branch never changes them."""
@@ -102,138 +103,9 @@ class ReviewDesk(Desk):
 
     # -------------------------------------------------------------- submit
 
-    def _requested_reviewer(self, task_id: str, task: TaskSpec, name: str) -> str:
-        """The person id of a reviewer requested at submit; never one of the task's authors."""
-        people = self.repo.people
-        pid = people.author_id(name.strip())
-        if pid in task.authors:
-            raise CtbError(
-                f"{pid} is an author of {task_id} and cannot review it: request another reviewer "
-                f"(ctb-review submit {task_id} --reviewer NAME) or let a maintainer assign one"
-            )
-        if people.reviewers and pid not in people.reviewers:
-            raise CtbError(
-                f"{name} is not a reviewer in {people.source} (reviewers: {', '.join(people.reviewers)})"
-            )
-        return pid
-
     def submit(self, task_id: str, actor: str, why: str = "", *, reviewer: str | None = None) -> StepResult:
         """Open a review round on ``review/<ID>``; ``reviewer`` requests one (never an author of the task)."""
-        with self.repo.locked(f"submit {task_id}"):
-            try:  # validate where the user is, before any branch is created or switched to
-                here = self.ts.ref(task_id)
-            except TaskNotFound:
-                here = None
-            if here is not None:
-                if reviewer:  # self-review is refused before anything is written
-                    self._requested_reviewer(task_id, self.load(here), reviewer)
-                self.check_valid(here)
-                self.refuse_gold_quotes(here, self.load(here), {"--why": why}, unreadable_ok=True)
-            before = self.repo.current_branch()
-            existed = self.repo.rev(f"refs/heads/{branch_name(task_id)}") is not None
-            ref, task, records = self.enter(task_id, create=True, author_changes=True)
-            self._catch_up_with_main(task_id)
-            try:  # the branch's version of the task (it may differ from the one validated above)
-                self.check_valid(ref)
-                task = self.load(ref)
-                requested = self._requested_reviewer(task_id, task, reviewer) if reviewer else None
-            except CtbError:
-                self._go_back(before, task_id, delete=not existed)
-                raise
-            if task.status == Status.NEEDS_REVISION:
-                raise IllegalTransition(
-                    f"{task_id} needs revision: answer the reviewer with "
-                    f"ctb-review respond {task_id} (it resubmits the task)"
-                )
-            check_move(task_id, task.status, Status.SUBMITTED)
-            if task.authors and actor not in task.authors:
-                self.notify(
-                    f"note: {actor} is not an author of {task_id} ({', '.join(task.authors)}); "
-                    "submitting as maintainer"
-                )
-            now = self.clock()
-            last = records[-1] if records else None
-            number = (last.round + 1) if last else 1
-            record = new_record(task_id, task.family, number, task.authors, now)
-            parts: list[str] = []
-            rereview = (
-                last is not None
-                and last.outcome == "approved"
-                and task.status in (Status.APPROVED, Status.DRAFT)
-            )
-            if rereview and last is not None:
-                now_hashes = self.hashes(ref)
-                for crit in CRITERIA:
-                    prev = last.criteria[crit]
-                    changed = [
-                        p
-                        for p in CRITERION_PARTS[crit]
-                        if p in prev.basis and not now_hashes.same(p, prev.basis[p])
-                    ]
-                    parts += [p for p in changed if p not in parts]
-                    record.criteria[crit] = (
-                        CriterionReview(reopened_by=changed)
-                        if changed
-                        else CriterionReview(verdict=Verdict.AGREE, carried=True, basis=prev.basis)
-                    )
-                if not parts:
-                    raise CtbError(
-                        f"{task_id} was approved in round {last.round} and nothing it was approved on "
-                        "has changed "
-                        "(statement, recordings, gold, golden actions, metadata): nothing to review"
-                    )
-            if requested:
-                record.reviewer = requested
-            record.note(
-                actor,
-                role_of(actor, task, None),
-                Action.SUBMIT,
-                (why or "submitted for review")
-                + (f"; review requested from {requested}" if requested else ""),
-                when=now,
-            )
-            reopened = [c.label for c in CRITERIA if record.criteria[c].reopened_by]
-            body = (
-                f"Reopened: {', '.join(reopened)} ({', '.join(PART_TITLES[p] for p in parts)} changed)"
-                if parts
-                else ""
-            )
-            sha = self.commit_step(
-                ref,
-                record,
-                f"submitted for review (round {number})",
-                Action.SUBMIT,
-                actor,
-                status=Status.SUBMITTED,
-                add=[self.repo.rel(ref.path)],
-                body=body,
-                extra=[(Trailer.PARTS, ",".join(parts) or None)],
-            )
-            result = StepResult(task_id, Status.SUBMITTED, number, [sha] if sha else [])
-            result.messages.append(
-                f"{task_id} submitted for review, round {number}"
-                + (f"; reopened: {', '.join(reopened)}" if reopened else "")
-            )
-            self.push_branch(task_id, result)
-            return result
-
-    def _go_back(self, branch: str | None, task_id: str, *, delete: bool) -> None:
-        """Undo a submit's branch switch (uncommitted changes travel back with the checkout)."""
-        if branch is None or self.repo.current_branch() == branch:
-            return
-        self.repo.git("checkout", "--quiet", branch)
-        if delete:
-            self.repo.git("branch", "--quiet", "-D", branch_name(task_id))
-        self.ts = self.ts.fresh()
-        self.notify(f"back on branch {branch}; nothing was submitted")
-
-    def _catch_up_with_main(self, task_id: str) -> None:
-        """A re-review after a merge starts from main, not from the branch's old tip."""
-        main = self.repo.rev(f"refs/heads/{self.repo.main_branch}")
-        head = self.repo.rev("HEAD")
-        if main and head and main != head and self.repo.is_ancestor(head, main):
-            self.repo.git("merge", "--quiet", "--ff-only", main)
-            self.ts = self.ts.fresh()
+        return submit_step.submit(self, task_id, actor, why, reviewer=reviewer)
 
     # -------------------------------------------------------------- blind solve
 
