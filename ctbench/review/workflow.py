@@ -16,16 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 
 from ctbench.approval.hashes import (
     CRITERION_PARTS,
     PART_TITLES,
     ContentHashes,
-    disk_reader,
-    sha256_bytes,
-    sha256_text,
-    visible_hashes,
 )
 from ctbench.approval.records import (
     BlindSolve,
@@ -39,8 +34,6 @@ from ctbench.approval.records import (
     record_rel,
     render_record,
     round_summary,
-    seal_fields,
-    trajectory_name,
 )
 from ctbench.approval.states import (
     CRITERIA,
@@ -58,33 +51,17 @@ from ctbench.errors import CtbError
 from ctbench.model import HiddenSpec, Status, TaskSpec
 from ctbench.review.assign import Proposal
 from ctbench.review.gitflow import BRANCH_PREFIX, branch_name, format_message
+from ctbench.review.steps import blind as blind_step
 from ctbench.review.steps import submit as submit_step
+from ctbench.review.steps.blind import HONOUR_NOTE, BlindStart
 from ctbench.review.steps.desk import Desk, StepResult, role_of, saw_a_reveal, step_message
 from ctbench.sealing import identity_path
 from ctbench.store import REVIEWS_DIR, TaskRef
 
+__all__ = ["HONOUR_NOTE", "BlindStart", "Revealed", "ReviewDesk", "StepResult"]
+
 TRUST_FILES = ("reviewers.yaml", "ctbench.yaml")
 """Files of a task set the audit trusts as committed on main; a review branch never changes them."""
-
-
-@dataclass
-class BlindStart:
-    """A blind solve in progress: enough to build the replay session and to commit the answer."""
-
-    task_id: str
-    reviewer: str
-    round: int
-    started: datetime
-    task: TaskSpec
-    ref: TaskRef
-    sealed: bool = False
-    """Whether the gold is sealed in this clone (blind by seal) or plain text in it (blind by honour)."""
-
-
-HONOUR_NOTE = (
-    "{id}'s gold is not sealed: hidden.yaml is plain text in your clone, so this solve is blind by "
-    "honour (nothing but your word keeps it unread); ctb-review seal --all seals a set"
-)
 
 
 @dataclass
@@ -111,38 +88,7 @@ class ReviewDesk(Desk):
 
     def begin_blind(self, task_id: str, actor: str) -> BlindStart:
         """Check the reviewer may solve this task blind now (on its branch); reads nothing hidden."""
-        with self.repo.locked(f"blind {task_id}"):
-            return self._begin_blind(task_id, actor)
-
-    def _begin_blind(self, task_id: str, actor: str) -> BlindStart:
-        ref, task, records = self.enter(task_id)
-        require_status(task_id, task.status, (Status.SUBMITTED, Status.IN_REVIEW), "solve blind")
-        if actor in task.authors:
-            raise CtbError(
-                f"{actor} is an author of {task_id}; the blind solve must be done by another expert"
-            )
-        if not records:
-            raise CtbError(f"{task_id} has no review round; submit it first: ctb-review submit {task_id}")
-        record = records[-1]
-        if record.reviewer and record.reviewer != actor:
-            raise CtbError(
-                f"round {record.round} of {task_id} is assigned to {record.reviewer}, not {actor} "
-                f"(reassign: ctb-review assign {task_id} --reviewer {actor} --apply)"
-            )
-        for r in records:
-            if r.blind is not None and r.blind.reviewer == actor:
-                raise CtbError(
-                    f"{actor} already solved {task_id} blind in round {r.round}; that answer stands "
-                    f"(a reviewer is blind only once): go on with ctb-review reveal {task_id}"
-                )
-        seen = saw_a_reveal(records, actor)
-        if seen is not None:
-            raise CtbError(seen)
-        if record.blind is not None:
-            raise CtbError(
-                f"round {record.round} of {task_id} already has a blind answer by {record.blind.reviewer}"
-            )
-        return BlindStart(task_id, actor, record.round, self.clock(), task, ref, self.ts.is_sealed(ref))
+        return blind_step.begin_blind(self, task_id, actor)
 
     def record_blind(
         self,
@@ -154,97 +100,9 @@ class ReviewDesk(Desk):
         time_spent_s: float | None = None,
     ) -> StepResult:
         """Commit the blind answer and trajectory (and push them) before anything hidden is read."""
-        with self.repo.locked(f"blind {start.task_id}"):
-            return self._record_blind(start, answer, trajectory, commands=commands, time_spent_s=time_spent_s)
-
-    def _record_blind(
-        self,
-        start: BlindStart,
-        answer: str,
-        trajectory: bytes | None,
-        *,
-        commands: int | None,
-        time_spent_s: float | None,
-    ) -> StepResult:
-        if not answer.strip():
-            raise CtbError("the blind answer is empty; write one line per root cause or path")
-        ref = start.ref
-        records = load_records(ref.path)
-        task = self.load(ref)
-        require_status(
-            start.task_id, task.status, (Status.SUBMITTED, Status.IN_REVIEW), "record a blind answer for"
+        return blind_step.record_blind(
+            self, start, answer, trajectory, commands=commands, time_spent_s=time_spent_s
         )
-        record = records[-1]
-        if record.round != start.round or record.blind is not None:
-            raise CtbError(
-                f"round {start.round} of {start.task_id} changed while you solved it; nothing committed"
-            )
-        now = self.clock()
-        spent = time_spent_s if time_spent_s is not None else max(0.0, (now - start.started).total_seconds())
-        files: dict[str, bytes] = {}
-        traj_name: str | None = None
-        if commands is None:
-            commands = sum(1 for line in (trajectory or b"").splitlines() if line.strip())
-        record.reviewer = start.reviewer
-        record.started = record.started or start.started
-        sealed_answer = None
-        if self.seals_records(ref):  # a correct blind answer is the gold: sealed like it
-            keys = self.comparison_keys(task)
-            own = self.repo.people.age_key(start.reviewer)
-            if not own:
-                raise CtbError(
-                    f"{start.task_id}'s gold is sealed, and so is the blind answer: add `age: age1...` "
-                    f"to {start.reviewer}'s entry under `people:` in {self.repo.people.source} first"
-                )
-            lines = len([x for x in answer.splitlines() if x.strip()])
-            sealed_answer = seal_fields({"answer": answer}, {**keys, start.reviewer: own}, {"lines": lines})
-            if trajectory is not None:  # where the reviewer looked is a hint for a later reviewer
-                from ctbench.sealing import seal
-
-                traj_name = trajectory_name(record.round) + ".age"
-                recipients = [k for _, k in sorted({**keys, start.reviewer: own}.items())]
-                files[self.file_rel(ref, f"{REVIEWS_DIR}/{traj_name}")] = bytes(
-                    seal(trajectory, recipients, armoured=True)
-                )
-        if trajectory is not None and traj_name is None:
-            traj_name = trajectory_name(record.round)
-            files[self.file_rel(ref, f"{REVIEWS_DIR}/{traj_name}")] = trajectory
-        record.blind = BlindSolve(
-            reviewer=start.reviewer,
-            started=start.started,
-            submitted=now,
-            time_spent_s=round(spent, 1),
-            answer="" if sealed_answer else answer,
-            answer_sha256=sealed_answer.sha256 if sealed_answer else sha256_text(answer),
-            sealed_answer=sealed_answer,
-            trajectory=traj_name,
-            trajectory_sha256=sha256_bytes(trajectory) if trajectory is not None else None,
-            commands=commands,
-            visible=visible_hashes(disk_reader(ref.path)),
-        )
-        record.note(
-            start.reviewer, Role.REVIEWER, Action.BLIND, "blind answer committed before the reveal", when=now
-        )
-        status = Status.IN_REVIEW if task.status == Status.SUBMITTED else None
-        if status:
-            check_move(start.task_id, task.status, status)
-        sha = self.commit_step(
-            ref,
-            record,
-            f"blind answer by {start.reviewer} (round {record.round})",
-            Action.BLIND,
-            start.reviewer,
-            status=status,
-            files=files,
-            extra=[(Trailer.ANSWER_SHA256, record.blind.answer_sha256)],
-        )
-        result = StepResult(start.task_id, Status.IN_REVIEW, record.round, [sha] if sha else [])
-        result.messages.append(
-            f"blind answer for {start.task_id} committed ({(sha or '')[:10]}); "
-            f"sha256 {record.blind.answer_sha256[7:19]}..."
-        )
-        self.push_branch(start.task_id, result)
-        return result
 
     # -------------------------------------------------------------- reveal and verdicts
 
