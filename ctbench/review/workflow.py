@@ -15,17 +15,10 @@ already a commit in the branch history.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
-from ctbench.approval.hashes import (
-    CRITERION_PARTS,
-    PART_TITLES,
-    ContentHashes,
-)
+from ctbench.approval.hashes import CRITERION_PARTS, PART_TITLES, ContentHashes
 from ctbench.approval.records import (
-    BlindSolve,
     Comment,
-    Comparison,
     CriterionReview,
     ReviewRecord,
     Stance,
@@ -48,31 +41,21 @@ from ctbench.approval.states import (
 )
 from ctbench.commits import Trailer
 from ctbench.errors import CtbError
-from ctbench.model import HiddenSpec, Status, TaskSpec
+from ctbench.model import Status, TaskSpec
 from ctbench.review.assign import Proposal
 from ctbench.review.gitflow import BRANCH_PREFIX, branch_name, format_message
 from ctbench.review.steps import blind as blind_step
+from ctbench.review.steps import reveal as reveal_step
 from ctbench.review.steps import submit as submit_step
 from ctbench.review.steps.blind import HONOUR_NOTE, BlindStart
 from ctbench.review.steps.desk import Desk, StepResult, role_of, saw_a_reveal, step_message
-from ctbench.sealing import identity_path
-from ctbench.store import REVIEWS_DIR, TaskRef
+from ctbench.review.steps.reveal import Revealed
+from ctbench.store import TaskRef
 
 __all__ = ["HONOUR_NOTE", "BlindStart", "Revealed", "ReviewDesk", "StepResult"]
 
 TRUST_FILES = ("reviewers.yaml", "ctbench.yaml")
 """Files of a task set the audit trusts as committed on main; a review branch never changes them."""
-
-
-@dataclass
-class Revealed:
-    """Everything the reveal screen shows; the first object in a review that holds hidden data."""
-
-    task: TaskSpec
-    hidden: HiddenSpec
-    record: ReviewRecord
-    comparison: Comparison
-    blind: BlindSolve
 
 
 class ReviewDesk(Desk):
@@ -106,129 +89,9 @@ class ReviewDesk(Desk):
 
     # -------------------------------------------------------------- reveal and verdicts
 
-    def _blind_of(self, records: list[ReviewRecord], actor: str) -> tuple[int, BlindSolve] | None:
-        for r in records:
-            if r.blind is not None and r.blind.reviewer == actor:
-                return r.round, r.blind
-        return None
-
     def reveal(self, task_id: str, actor: str) -> tuple[Revealed, StepResult]:
         """Score the committed blind answer against the gold; the first step that reads ``hidden.yaml``."""
-        from ctbench.review.compare import compare, read_trajectory
-
-        with self.repo.locked(f"reveal {task_id}"):
-            ref, task, records = self.enter(task_id)
-            require_status(task_id, task.status, (Status.IN_REVIEW, Status.SUBMITTED), "reveal the gold of")
-            if actor in task.authors:
-                raise CtbError(f"{actor} is an author of {task_id}; the reveal belongs to its reviewer")
-            record = records[-1]
-            if record.reviewer and record.reviewer != actor:
-                raise CtbError(
-                    f"round {record.round} of {task_id} is reviewed by {record.reviewer}, not {actor}"
-                )
-            found = self._blind_of(records, actor)
-            if found is None:
-                raise CtbError(
-                    f"no blind answer by {actor} is committed for {task_id}: the gold stays hidden "
-                    f"until you solve it blind (ctb-review blind {task_id})"
-                )
-            blind_round, blind = found
-            commits = [
-                e
-                for e in self.repo.log("HEAD", task=task_id)
-                if e.action == Action.BLIND.value and e.round == blind_round and e.get("reviewer") == actor
-            ]
-            if not commits:
-                raise CtbError(
-                    f"the blind answer of round {blind_round} for {task_id} is not committed; the gold "
-                    f"stays hidden until it is (rerun ctb-review blind {task_id})"
-                )
-            result = StepResult(task_id, task.status, record.round)
-            if self.push_enabled and self.repo.has_remote():
-                self.push_branch(
-                    task_id, result
-                )  # the remote holds the blind answer before the gold is shown
-            hidden = self.ts.load_hidden(ref)
-            sealed = self.seals_records(ref)
-            shown = record.comparison
-            if record.comparison is None or record.comparison.sealed is not None:
-                now = self.clock()
-                traj = None
-                if blind.trajectory:
-                    path = ref.path / REVIEWS_DIR / blind.trajectory
-                    traj = path.read_bytes() if path.is_file() else None
-                    if traj is not None and blind.trajectory.endswith(".age"):
-                        from ctbench.sealing import unseal
-
-                        traj = unseal(traj, identity_path(self.ts.identity), f"{task_id}'s blind trajectory")
-                side = compare(
-                    self.ts,
-                    task,
-                    hidden,
-                    blind.plain_answer(identity_path(self.ts.identity), f"{task_id}'s blind answer"),
-                    read_trajectory(traj),
-                    time_spent_s=blind.time_spent_s,
-                )
-                shown = Comparison(
-                    revealed_at=now,
-                    revealed_by=actor,
-                    parse_status=side.parsed.status,
-                    exact=side.exact,
-                    scores=side.scores,
-                    invalid_lines=list(side.parsed.invalid_lines),
-                    gold_lines=side.gold_lines,
-                    blind_lines=side.blind_lines,
-                    golden_covered=side.golden_covered,
-                    golden_missed=side.golden_missed,
-                    extra_commands=side.extra_commands,
-                    metadata=side.metadata,
-                    hashes=self.hashes(ref),
-                )
-                if record.comparison is not None:  # sealed in the record: the reviewer sees it recomputed
-                    shown = shown.model_copy(
-                        update={
-                            "revealed_at": record.comparison.revealed_at,
-                            "hashes": record.comparison.hashes,
-                        }
-                    )
-            if record.comparison is None:
-                assert shown is not None
-                # on a sealed set the gold-derived half is committed sealed to the authors and the
-                # maintainers: the reviewer's view is on screen only (issue 26, sealed stays sealed)
-                record.comparison = shown.sealed_to(self.comparison_keys(task)) if sealed else shown
-                record.reviewer = actor
-                record.started = record.started or now
-                if blind_round != record.round:
-                    record.blind_round = blind_round
-                status = None
-                if task.status == Status.SUBMITTED:
-                    check_move(task_id, task.status, Status.IN_REVIEW)
-                    status = Status.IN_REVIEW
-                record.note(
-                    actor,
-                    Role.REVIEWER,
-                    Action.REVEAL,
-                    f"gold revealed after the blind answer of round {blind_round}",
-                    when=now,
-                )
-                sha = self.commit_step(
-                    ref,
-                    record,
-                    f"reveal to {actor} (round {record.round})",
-                    Action.REVEAL,
-                    actor,
-                    status=status,
-                    extra=[
-                        (Trailer.BLIND_ROUND, blind_round),
-                        (Trailer.EXACT, "yes" if shown.exact else "no"),
-                    ],
-                )
-                if sha:
-                    result.commits.append(sha)
-                result.status = Status.IN_REVIEW
-                self.push_branch(task_id, result)
-            assert shown is not None
-            return Revealed(task, hidden, record, shown, blind), result
+        return reveal_step.reveal(self, task_id, actor)
 
     def rule(
         self,
