@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -56,10 +56,11 @@ from ctbench.replay.observation import Outcome
 if TYPE_CHECKING:
     from ctbench.evaluate.sandbox import Launcher
     from ctbench.evaluate.ssh_access import SshFrontEnd
+    from ctbench.model import TaskSpec
     from ctbench.replay.engine import ReplayEngine
     from ctbench.replay.http_server import ServerHandle
     from ctbench.replay.session import Session
-    from ctbench.store import TaskSet
+    from ctbench.store import TaskRef, TaskSet
 
 WORKSPACE_PREFIX = ATTEMPT_PREFIX
 """Prefix of attempt workspaces in the temp folder (a later run removes those a killed run left)."""
@@ -108,7 +109,10 @@ class LocalEnv:
         *,
         agent: Agent | None = None,
         warm_tasks: Sequence[str] = (),
+        loaded: Mapping[str, tuple[TaskRef, TaskSpec]] | None = None,
     ) -> None:
+        """``loaded``: the (ref, agent-visible spec) of each task that the caller parsed already (the
+        runner did, to select them), so neither the warm-up nor an attempt parses task.yaml again."""
         from ctbench.replay.engine import ReplayEngine
 
         self.task_set = task_set
@@ -120,6 +124,7 @@ class LocalEnv:
         self._ssh: SshFrontEnd | None = None
         self._state: Path | None = None
         self._warm = list(warm_tasks)
+        self._loaded = dict(loaded or {})
 
     @property
     def agent(self) -> Agent:
@@ -226,9 +231,14 @@ class LocalEnv:
         """Load every vendor dialect the tasks use before any clock starts, so the first task's
         latency is the agent's, not the parser's start-up."""
         seen: set[str] = set()
+        networks: set[str] = set()
         for tid in self._warm:
             try:
-                spec = self.task_set.load_task(self.task_set.ref(tid))
+                known = self._loaded.get(tid)
+                spec = known[1] if known is not None else self.task_set.load_task(self.task_set.ref(tid))
+                if spec.network in networks:
+                    continue
+                networks.add(spec.network)
                 network = self.task_set.network(spec.network)
             except CtbError:
                 continue  # the attempt will fail and be recorded as the task's fault
@@ -242,7 +252,7 @@ class LocalEnv:
 
     def open_session(self, unit: WorkUnit) -> Session:
         try:
-            return self.engine.open_session(unit.task_id)
+            return self.engine.open_session(unit.task_id, loaded=self._loaded.get(unit.task_id))
         except CtbError as exc:
             raise TaskDefinitionError(str(exc)) from None
 

@@ -14,7 +14,7 @@ the ``ctbench.executors`` entry-point group.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -26,7 +26,8 @@ from ctbench.evaluate.work import AgentSettings, AttemptOutcome, WorkUnit
 
 if TYPE_CHECKING:
     from ctbench.evaluate.agents import Agent
-    from ctbench.store import TaskSet
+    from ctbench.model import TaskSpec
+    from ctbench.store import TaskRef, TaskSet
 
 GROUP = "ctbench.executors"
 BUILTIN: dict[str, str] = {
@@ -62,6 +63,9 @@ class ExecutionContext:
     """The runner's agent instance (already checked); in-process executors use it, remote ones rebuild."""
     options: dict[str, Any] = field(default_factory=dict)
     """Executor-specific options (``--ray-address`` ...)."""
+    loaded: Mapping[str, tuple[TaskRef, TaskSpec]] = field(default_factory=dict)
+    """The (ref, agent-visible spec) the runner parsed to select each task: an in-process executor
+    serves them without parsing task.yaml again (a remote one reads its own copy)."""
 
 
 @runtime_checkable
@@ -153,7 +157,9 @@ class LocalExecutor(QueueExecutor):
 
     async def start(self, ctx: ExecutionContext) -> None:
         await super().start(ctx)
-        self.env = LocalEnv(ctx.task_set, ctx.settings, agent=ctx.agent, warm_tasks=ctx.task_ids)
+        self.env = LocalEnv(
+            ctx.task_set, ctx.settings, agent=ctx.agent, warm_tasks=ctx.task_ids, loaded=ctx.loaded
+        )
         await self.env.start()
 
     async def run_unit(self, unit: WorkUnit) -> AttemptOutcome:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import fnmatch
+import functools
 import re
 import shlex
 import signal
@@ -39,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctbench.approval.gate import Skipped, apply_gate, content_hash
 from ctbench.errors import CtbError
@@ -74,10 +75,20 @@ from ctbench.store import TaskRef, TaskSet, set_relative
 if TYPE_CHECKING:
     from ctbench.evaluate.executors import Executor
 
+_T = TypeVar("_T")
+
 DEFAULT_CONCURRENCY = 4
 DEFAULT_TIMEOUT_S = 3600.0
 DEFAULT_RETRIES = 2
 RETRY_BACKOFF_S = 1.0
+RECORD_WORKERS = 16
+"""Threads that write finished attempts to the run folder (trajectory, log, result line, each fsynced).
+
+Their own pool, apart from the attempts' file-system work: an fsync costs milliseconds on a busy disk
+(4 ms here, three per attempt), and in one shared pool the writers of finished attempts held every
+thread while the next attempt waited for one to open its replay session. Sixteen at once also let the
+file system commit their fsyncs together (ext4 joins concurrent ones into one journal commit): 16
+writers cost about a fifteenth of one writer per attempt (tests/bench/bench_runner.py, part 1)."""
 
 
 class RunFolderFull(CtbError):
@@ -484,6 +495,7 @@ class Runner:
         self.resumed = False
         self.forced: list[str] = []
         self.agent_args: dict[str, Any] = {}
+        self._record_pool: ThreadPoolExecutor | None = None
 
     # ----------------------------------------------------------------- planning
 
@@ -668,6 +680,9 @@ class Runner:
                 installed = True
             except (NotImplementedError, RuntimeError):
                 pass
+        self._record_pool = pool = ThreadPoolExecutor(
+            max_workers=RECORD_WORKERS, thread_name_prefix="ctb-record"
+        )
         try:
             return await self.execute()
         except asyncio.CancelledError:
@@ -684,6 +699,8 @@ class Runner:
         finally:
             if installed:
                 loop.remove_signal_handler(signal.SIGTERM)
+            self._record_pool = None
+            pool.shutdown(wait=True)  # every write begun has ended (the driver waited for them)
 
     def units(self, todo: Sequence[tuple[str, int]]) -> list[WorkUnit]:
         """The first attempt of every (task, trial) to run; the gold only for an agent entitled to it."""
@@ -744,6 +761,7 @@ class Runner:
                 task_ids=sorted({t for t, _ in todo}),
                 agent=self._agent,
                 options=dict(s.executor_options),
+                loaded={t.id: (t.ref, t.spec) for t in self.plan},
             )
             await executor.start(ctx)
             try:
@@ -814,7 +832,7 @@ class Runner:
         async def record(outcome: AttemptOutcome) -> None:
             u = outcome.unit
             try:
-                line = await asyncio.to_thread(
+                line = await self._in_record_pool(
                     self._record, outcome, parser, retries.get(u.key, []), started.get(u.key)
                 )
             except Exception as exc:
@@ -876,7 +894,7 @@ class Runner:
                         unit_label(u.task_id, u.trial), f"attempt {u.attempt}: {outcome.error}"
                     )
                     try:
-                        await asyncio.to_thread(self._save_attempt_files, outcome)
+                        await self._in_record_pool(self._save_attempt_files, outcome)
                     except RunFolderFull:  # its log is lost; the retry is not
                         pass
                     retry_later(u)
@@ -891,6 +909,11 @@ class Runner:
                 t.cancel()
             if recording:  # lines being written are written: an outcome is never half-recorded
                 await asyncio.shield(asyncio.gather(*recording, return_exceptions=True))
+
+    async def _in_record_pool(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(*args)`` on a recording thread (:data:`RECORD_WORKERS`), never on the attempts' pool."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._record_pool, functools.partial(fn, *args))
 
     def _save_attempt_files(self, outcome: AttemptOutcome) -> tuple[Path, Path]:
         assert self.folder is not None
