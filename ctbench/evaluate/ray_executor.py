@@ -55,6 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.executors import ExecutionContext, ExecutorError, ExecutorEvent, QueueExecutor
+from ctbench.evaluate.ray_address import check_rewrite, import_ray
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, WorkUnit
 
 if TYPE_CHECKING:
@@ -436,7 +437,7 @@ class RayExecutor(QueueExecutor):
     async def start(self, ctx: ExecutionContext) -> None:
         await super().start(ctx)
         try:
-            import ray
+            ray = import_ray(self._address())
         except ImportError:
             raise ExecutorError("executor 'ray' needs Ray: pip install 'ctbench[ray]'") from None
         self._ray = ray
@@ -568,12 +569,15 @@ class RayExecutor(QueueExecutor):
                 raise event
             yield event
 
+    def _address(self) -> str:
+        return self.options.address or os.environ.get("RAY_ADDRESS") or "local"
+
     def _connect(self) -> None:
         ray = self._ray
         if ray.is_initialized():  # a caller (a test, a notebook) already connected this process
             return
         o = self.options
-        address = o.address or os.environ.get("RAY_ADDRESS") or "local"
+        address = self._address()
         kwargs: dict[str, Any] = {
             "address": address,
             "log_to_driver": False,
@@ -584,6 +588,7 @@ class RayExecutor(QueueExecutor):
             kwargs.update(include_dashboard=False, num_cpus=o.local_cpus)
         if address != "local" and not address.startswith("ray://"):
             _check_reachable(address, o.connect_timeout_s)
+            check_rewrite(address, o.connect_timeout_s)
             _check_token(address)
         # Ray warns that it set no SIGTERM handler (it runs in a thread: the runner keeps its own, which
         # saves the run) and that a local instance uses token auth; neither is the user's business.
