@@ -21,6 +21,7 @@ import pytest
 from ctbench.evaluate.cli import main as ctb_eval
 from ctbench.evaluate.runner import Runner
 from ctbench.evaluate.transcript import TranscriptEntry, bare_tool, read_transcript, transcript_path
+from ctbench.yamlio import load_fast
 from tests.atif_check import check_atif
 from tests.support.model_server import ScriptedModelServer, scripts_for
 from tests.test_harness_agents import HARNESSES, _keys, _lines, _settings, _why, harness  # noqa: F401 - _keys
@@ -28,8 +29,13 @@ from tests.test_harness_agents import HARNESSES, _keys, _lines, _settings, _why,
 pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("harness-transcripts")]
 
 TASK = "RCA-001"
-PER_REQUEST_USAGE = {"codex", "claude-code"}
-"""Harnesses that record each model request's usage (Hermes keeps only the session's totals)."""
+OWN_USAGE = {"codex", "claude-code"}
+"""Harnesses that record each model request's usage; Hermes keeps only its session's totals, so its
+turns' usage is the model tap's reading of the endpoint's responses."""
+OWN_MODEL = {"claude-code"}
+"""Harnesses that record the model id the endpoint named; for the others it is the model tap's."""
+SNAPSHOT = "scripted-model-2026-11-30"
+"""What the scripted server names in every reply to a request for ``scripted-model``."""
 
 
 @pytest.mark.parametrize("name", HARNESSES)
@@ -39,13 +45,22 @@ def test_the_run_folder_keeps_the_conversation_and_atif_is_that_conversation(
     harness(name)
     sandbox = os.environ.get("CTB_TEST_SANDBOX", "auto")
     (script,) = scripts_for(task_set, [TASK])
-    with ScriptedModelServer([script], max_seconds=300) as model:
+    with ScriptedModelServer([script], max_seconds=300, reported_model=SNAPSHOT) as model:
         report = Runner(
             _settings(name, model.url, task_set, tmp_path / "run", select=TASK, sandbox=sandbox)
         ).run()
         served = model.main_requests(TASK)
+        answered = [r for r in model.requests if r.usage is not None]
     (line,) = _lines(report.folder)
     assert (line["status"], line["answer_source"]) == ("answered", "submit"), _why(report.folder, line)
+    # the model the endpoint named, not the one asked for: from the harness, else from the tap
+    assert line["model_reported"] == SNAPSHOT, line
+    assert line["model_reported_source"] == (
+        "claude-code stream" if name in OWN_MODEL else "model endpoint (ctbench model tap)"
+    )
+    config = load_fast(report.folder / "run.yaml")
+    assert config["totals"]["models_reported"] == [SNAPSHOT]
+    assert config["totals"]["models_reported_by"] == {line["model_reported_source"]: [SNAPSHOT]}
 
     entries, warnings = read_transcript(transcript_path(report.folder, TASK))
     assert entries and not warnings, warnings
@@ -61,13 +76,18 @@ def test_the_run_folder_keeps_the_conversation_and_atif_is_that_conversation(
         else:
             (call,) = turn.tool_calls
             assert (bare_tool(call.name), call.arguments) == (step.tool, step.arguments)
-        if name in PER_REQUEST_USAGE:
-            assert request.usage is not None and turn.usage is not None
-            assert (turn.usage.input, turn.usage.cached, turn.usage.output) == (
-                request.usage.input,
-                request.usage.cached,
-                request.usage.output,
-            )
+        assert request.usage is not None and turn.usage is not None, (name, turn)
+        assert (turn.usage.input, turn.usage.cached, turn.usage.output) == (
+            request.usage.input,
+            request.usage.cached,
+            request.usage.output,
+        )
+        assert turn.usage.source == (None if name in OWN_USAGE else "model endpoint (ctbench model tap)")
+    # the turns' usage and the side requests' (a session title: not a turn) add up to the line's totals
+    side = [r for r in answered if r not in served]
+    for key, field in (("input", "input_tokens"), ("output", "output_tokens"), ("cached", "cached_tokens")):
+        turned = sum(getattr(t.usage, key) for t in turns if t.usage is not None)
+        assert turned + sum(getattr(r.usage, key) for r in side if r.usage) == line[field], (key, line)
     # every call has the result the replay gave it, right after it
     results = {e.call_id: (i, e) for i, e in enumerate(entries) if e.kind == "tool_result"}
     for i, entry in enumerate(entries):
@@ -123,8 +143,7 @@ def _atif_is_the_transcript(doc: dict, entries: list[TranscriptEntry], name: str
                 e for e in entries if e.kind == "tool_result" and e.call_id == call["tool_call_id"]
             ]
             assert result["content"] == recorded.content
-        if name in PER_REQUEST_USAGE:
-            assert step["metrics"]["prompt_tokens"] == turn.usage.input  # type: ignore[union-attr]
+        assert step["metrics"]["prompt_tokens"] == turn.usage.input  # type: ignore[union-attr]
     submit = next(
         i
         for i, s in enumerate(agent)

@@ -54,6 +54,7 @@ from ctbench.evaluate.work import AgentSettings, AttemptOutcome, OutcomeKind, Us
 from ctbench.replay.observation import Outcome
 
 if TYPE_CHECKING:
+    from ctbench.evaluate.model_tap import ModelTap, TapRoute
     from ctbench.evaluate.sandbox import Launcher
     from ctbench.evaluate.ssh_access import SshFrontEnd
     from ctbench.model import TaskSpec
@@ -92,6 +93,9 @@ class AttemptEnv(Protocol):
     @property
     def ssh(self) -> SshFrontEnd | None: ...
 
+    @property
+    def model_tap(self) -> ModelTap | None: ...
+
     def open_session(self, unit: WorkUnit) -> Session: ...
 
 
@@ -122,6 +126,7 @@ class LocalEnv:
         self._server: ServerHandle | None = None
         self._launcher: Launcher | None = None
         self._ssh: SshFrontEnd | None = None
+        self._tap: ModelTap | None = None
         self._state: Path | None = None
         self._warm = list(warm_tasks)
         self._loaded = dict(loaded or {})
@@ -144,6 +149,11 @@ class LocalEnv:
     def ssh(self) -> SshFrontEnd | None:
         """The run's SSH front end (``--ssh``); None when agents get no SSH access."""
         return self._ssh
+
+    @property
+    def model_tap(self) -> ModelTap | None:
+        """The run's model tap (:mod:`ctbench.evaluate.model_tap`) for agents that use one."""
+        return self._tap
 
     async def start(self) -> None:
         if self._agent is None:
@@ -176,6 +186,7 @@ class LocalEnv:
         refuses to start (``--sandbox auto|bwrap`` where bubblewrap cannot run) before any attempt.
         """
         from ctbench.evaluate.agents.process import socket_state_dir
+        from ctbench.evaluate.model_tap import ModelTap
         from ctbench.evaluate.sandbox import make_launcher, secret_paths_for
         from ctbench.evaluate.ssh_access import SshFrontEnd
         from ctbench.replay.http_server import serve_in_thread
@@ -187,13 +198,20 @@ class LocalEnv:
             if self.settings.ssh:
                 self._ssh = SshFrontEnd(self._server.registry.by_token)
                 self._ssh.start()
+            endpoints = [self.settings.base_url] if self.settings.base_url else []
+            if self.agent.uses_model_tap and self.settings.base_url:
+                try:
+                    self._tap = ModelTap(self.settings.base_url).start()
+                except ValueError as exc:
+                    raise CtbError(f"--base-url: {exc}") from None
+                endpoints.append(self._tap.url)
             self._launcher = make_launcher(
                 self.settings.sandbox,
                 replay_url=self._server.url,
                 replay_socket=sock,
                 ssh_url=self._ssh.url if self._ssh is not None else None,
                 secret_paths=secret_paths_for(self.task_set.root),
-                model_endpoints=[self.settings.base_url] if self.settings.base_url else [],
+                model_endpoints=endpoints,
             )
         except BaseException:
             self._stop_external()
@@ -203,6 +221,9 @@ class LocalEnv:
         if self._launcher is not None:
             self._launcher.close()
             self._launcher = None
+        if self._tap is not None:
+            self._tap.stop()
+            self._tap = None
         if self._ssh is not None:
             self._ssh.stop()
             self._ssh = None
@@ -267,6 +288,7 @@ class _Pieces:
     session: Session | None = None
     workdir: Path | None = None
     granted: bool = False
+    route: TapRoute | None = None
 
 
 def _open_log(unit: WorkUnit) -> _Pieces:
@@ -316,6 +338,9 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         mcp_command = mcp_proxy_command(server.url, pieces.session.id)
         if env.ssh is not None:
             ssh = env.ssh.access(token)
+        tap = getattr(env, "model_tap", None)  # an environment of another kind may have none
+        if agent.uses_model_tap and tap is not None:
+            pieces.route = tap.open_route()
     return AgentContext(
         task_id=unit.task_id,
         family=unit.family,
@@ -336,6 +361,7 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         mcp_command=mcp_command,
         launcher=env.launcher if agent.needs_http else None,
         ssh=ssh,
+        model_route=pieces.route,
     )
 
 
@@ -365,6 +391,8 @@ def _teardown(env: AttemptEnv, pieces: _Pieces) -> bytes:
                 session.close()
         else:
             session.close()
+    if pieces.route is not None:
+        pieces.route.close()
     if pieces.workdir is not None:
         release(pieces.workdir)  # the folder and its ownership record beside it
     pieces.log.close()
@@ -383,6 +411,7 @@ def _usage(result: AgentResult) -> Usage:
         output_tokens=result.output_tokens,
         cost_usd=result.cost_usd,
         model_reported=result.model_reported,
+        model_reported_source=result.model_reported_source,
     )
 
 

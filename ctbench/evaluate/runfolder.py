@@ -148,6 +148,10 @@ class RunTotals(_Model):
         default_factory=list,
         description="Model ids the endpoint's responses named where they were not the requested model.",
     )
+    models_reported_by: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="models_reported by who reported them (a harness's record, the model tap).",
+    )
 
     @classmethod
     def of(cls, lines: Iterable[ResultLine], wall_s: float) -> RunTotals:
@@ -175,6 +179,12 @@ class RunTotals(_Model):
         out.models_reported = sorted(
             {m.strip() for x in latest.values() if x.model_reported for m in x.model_reported.split(",")}
         )
+        by: dict[str, set[str]] = {}
+        for x in latest.values():
+            if x.model_reported:
+                got = by.setdefault(x.model_reported_source or "unknown", set())
+                got.update(m.strip() for m in x.model_reported.split(","))
+        out.models_reported_by = {k: sorted(v) for k, v in sorted(by.items())}
         return out
 
 
@@ -366,6 +376,11 @@ class ResultLine(BaseModel):
     worker: str | None = None
     model_reported: str | None = Field(
         default=None, description="The model id(s) the endpoint reported, when not the requested one."
+    )
+    model_reported_source: str | None = Field(
+        default=None,
+        description="Who reported model_reported: the harness's own record, or the model endpoint's "
+        "responses as ctbench's model tap read them.",
     )
 
     @property

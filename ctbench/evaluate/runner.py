@@ -983,6 +983,7 @@ class Runner:
             harness_version=outcome.harness_version,
             worker=outcome.worker,
             model_reported=usage.model_reported,
+            model_reported_source=usage.model_reported_source,
         )
         if outcome.kind == "timeout":
             line.status, line.error = "timeout", outcome.error

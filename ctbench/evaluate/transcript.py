@@ -17,6 +17,10 @@ this one format, written to ``transcripts/<ID>.jsonl`` (``<ID>.trial<K>.jsonl`` 
 - ``source``: the harness file it was read from (``codex rollout``, ``claude-code stream``,
   ``hermes state.db``).
 
+A harness that keeps no per-request usage (Hermes) gets each model turn's usage from the runner's
+model tap (:mod:`ctbench.evaluate.model_tap`), which read it from the endpoint's reply; such a
+``usage`` says so in its ``source``.
+
 ``content`` is the text the model was given, as the harness gave it (Codex prefixes a wall time,
 Hermes wraps it in an ``<untrusted_tool_result>`` block): faithful to the conversation, not to the
 device. Each text is cut at :data:`TEXT_CAP` characters with a marker; an attempt cut short keeps the
@@ -48,6 +52,9 @@ class TranscriptUsage(BaseModel):
     input: int | None = None
     cached: int | None = None
     output: int | None = None
+    source: str | None = None
+    """Where the figures come from when not the harness's own file: the model endpoint's response as
+    ctbench's model tap read it (:mod:`ctbench.evaluate.model_tap`)."""
 
 
 class ToolCall(BaseModel):

@@ -99,6 +99,9 @@ class Usage(_Data):
     model_reported: str | None = Field(
         default=None, description="The model id the endpoint's responses named, when it differs from --model."
     )
+    model_reported_source: str | None = Field(
+        default=None, description="Who reported it: the harness's record, or the endpoint via ctbench's tap."
+    )
 
 
 class AttemptOutcome(BaseModel):

@@ -27,6 +27,7 @@ from ctbench.evaluate.agents.turns import ModelTurn, ctbench_turn
 from ctbench.evaluate.work import Transport
 
 if TYPE_CHECKING:
+    from ctbench.evaluate.model_tap import TapRoute
     from ctbench.evaluate.ssh_access import SshAccess
     from ctbench.model import HiddenSpec, TaskSpec
     from ctbench.replay.session import Session
@@ -120,14 +121,20 @@ class AgentResult:
     model_reported: str | None = None
     """The model id the endpoint's responses named, when it is not the one asked for (an alias resolved
     to a dated snapshot, a router's choice); several ids are joined with ``, ``."""
+    model_reported_source: str | None = None
+    """Who said so: the harness's own record (``claude-code stream``), or the model endpoint's
+    responses as ctbench's model tap read them (:mod:`ctbench.evaluate.model_tap`)."""
     transcript: bytes = b""
     """The conversation as JSON Lines (:mod:`ctbench.evaluate.transcript`), where the agent keeps one."""
 
-    def saw_models(self, requested: str | None, seen: Iterable[str | None]) -> None:
+    def saw_models(
+        self, requested: str | None, seen: Iterable[str | None], source: str | None = None
+    ) -> None:
         """Record the ids the endpoint reported, unless they are just the requested one."""
         ids = sorted({m for m in seen if m and m != "<synthetic>"})
         if ids and ids != [requested]:
             self.model_reported = ", ".join(ids)
+            self.model_reported_source = source
 
 
 class NoOptions(BaseModel):
@@ -176,10 +183,18 @@ class AgentContext:
     """The sandbox's process launcher (:mod:`ctbench.evaluate.sandbox`); None when unsandboxed."""
     ssh: SshAccess | None = None
     """SSH logins on this attempt's devices (``ctb-eval run --ssh``, :mod:`ctbench.evaluate.ssh_access`)."""
+    model_route: TapRoute | None = None
+    """This attempt's route through the run's model tap (:mod:`ctbench.evaluate.model_tap`), for
+    agents with :attr:`Agent.uses_model_tap`; None: the agent reaches ``--base-url`` directly."""
 
     @property
     def session_id(self) -> str:
         return self.session.id
+
+    @property
+    def base_url(self) -> str | None:
+        """The model endpoint as this attempt reaches it: its tap route, else ``--base-url``."""
+        return self.model_route.base_url if self.model_route is not None else self.options.base_url
 
 
 class Agent(ABC):
@@ -193,6 +208,9 @@ class Agent(ABC):
     """How the agent reaches the replay; anything but in-process means a separate process (sandboxed)."""
     Options: ClassVar[type[BaseModel]] = NoOptions
     """The agent's own options, filled from ``--agent-arg KEY=VALUE`` (strings, coerced by pydantic)."""
+    uses_model_tap: ClassVar[bool] = False
+    """The agent reaches the model at ``ctx.base_url`` (a route through the runner's model tap), so the
+    run records what the endpoint itself said: the model it named, each response's usage."""
 
     def __init__(self, options: AgentOptions, args: BaseModel | None = None) -> None:
         self.options = options

@@ -87,7 +87,7 @@ class ClaudeCodeAgent(HarnessAgent):
         env.update(
             {
                 "CLAUDE_CONFIG_DIR": str(config),
-                "ANTHROPIC_BASE_URL": without_v1(ctx.options.base_url or ""),
+                "ANTHROPIC_BASE_URL": without_v1(ctx.base_url or ""),
                 "ANTHROPIC_API_KEY": self.api_key(),
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "DISABLE_AUTOUPDATER": "1",
@@ -141,7 +141,7 @@ class ClaudeCodeAgent(HarnessAgent):
         if not requests:
             return
         result = ctx.result
-        result.saw_models(ctx.options.model, _models(events))
+        result.saw_models(ctx.options.model, _models(events), "claude-code stream")
         cached = sum(int(u.get("cache_read_input_tokens") or 0) for u in requests.values())
         result.input_tokens = cached + sum(
             int(u.get("input_tokens") or 0) + int(u.get("cache_creation_input_tokens") or 0)
@@ -169,7 +169,7 @@ class ClaudeCodeAgent(HarnessAgent):
             and e["message"].get("model") != "<synthetic>"
         }
         self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
-        result.saw_models(ctx.options.model, _models(events))
+        result.saw_models(ctx.options.model, _models(events), "claude-code stream")
         if init is not None:
             servers = {
                 s.get("name"): s.get("status") for s in init.get("mcp_servers") or [] if isinstance(s, dict)

@@ -175,7 +175,7 @@ class CodexAgent(HarnessAgent):
             "",
             f"[model_providers.{PROVIDER}]",
             'name = "ctbench endpoint"',
-            f"base_url = {toml_str(with_v1(ctx.options.base_url or ''))}",
+            f"base_url = {toml_str(with_v1(ctx.base_url or ''))}",
             'wire_api = "responses"',
             f"env_key = {toml_str(o.api_key_env or self.key_env)}",
             "request_max_retries = 0",

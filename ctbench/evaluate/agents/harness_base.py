@@ -50,6 +50,8 @@ from ctbench.evaluate.agents.base import (
 from ctbench.evaluate.agents.command import become_subreaper, end_process_group
 from ctbench.evaluate.agents.process import ProcessStartError, SpawnCaps, record_group, start_time
 from ctbench.evaluate.harnesses import Installed, find, spec
+from ctbench.evaluate.model_tap import SOURCE as TAP_SOURCE
+from ctbench.evaluate.model_tap import fill_usage, models_seen
 from ctbench.evaluate.ssh_access import CONFIG_ENV
 from ctbench.evaluate.transcript import TranscriptEntry, dumps
 from ctbench.safetext import visible
@@ -301,6 +303,7 @@ class HarnessAgent(Agent):
     rounds_kind: ClassVar[Literal["model requests", "tool turns"]] = "model requests"
     transport = "mcp-stdio"
     Options: ClassVar[type[BaseModel]] = HarnessOptions
+    uses_model_tap = True
     shell_tool: ClassVar[str | None] = None
     """The CLI's own shell tool, given to the model under ``ctb-eval run --ssh`` (and only then) so it
     can run ``ssh``; None: the adapter cannot give one, and ``--ssh`` refuses the agent."""
@@ -447,9 +450,33 @@ class HarnessAgent(Agent):
         except Exception as exc:
             ctx.log.line(f"[ctbench] transcript not read: {type(exc).__name__}: {exc}")
             return
+        filled = fill_usage(entries, ctx.model_route.records()) if ctx.model_route is not None else 0
         ctx.result.transcript = dumps(entries)
         if entries:
             ctx.log.line(f"[ctbench] transcript: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}")
+        if filled:
+            ctx.log.line(
+                f"[ctbench] usage of {filled} model turn(s) from the endpoint's responses (model tap)"
+            )
+
+    @staticmethod
+    def _endpoint_said(ctx: AgentContext) -> None:
+        """The model the endpoint's responses named, as the tap read them, where the harness said none;
+        where the harness did and the endpoint disagrees, a note says so. Never raises."""
+        if ctx.model_route is None:
+            return
+        for why in dict.fromkeys(ctx.model_route.failures):
+            ctx.log.line(f"[ctbench] model tap: the model endpoint could not be reached: {why}")
+        seen = models_seen(ctx.model_route.records())
+        result = ctx.result
+        if result.model_reported is None:
+            result.saw_models(ctx.options.model, seen, TAP_SOURCE)
+            return
+        ids = sorted(set(seen))
+        if ids and ids != sorted(m.strip() for m in result.model_reported.split(",")):
+            result.notes.append(
+                f"the endpoint's responses named {', '.join(ids)}; the harness recorded {result.model_reported}"
+            )
 
     def _salvage(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
         self._keep_transcript(ctx, launch, lines)
@@ -493,7 +520,9 @@ class HarnessAgent(Agent):
             ctx.log.line(f"[ctbench] exit status {run.returncode}")
             result = await asyncio.to_thread(self.collect, ctx, launch, run)
             await asyncio.to_thread(self._keep_transcript, ctx, launch, run.lines)
+            self._endpoint_said(ctx)
         except BaseException:
+            self._endpoint_said(ctx)
             await asyncio.to_thread(self._salvage, ctx, launch, lines)
             await asyncio.to_thread(self._proxy_log, ctx, quiet=True)
             raise

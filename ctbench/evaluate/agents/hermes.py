@@ -13,6 +13,8 @@ command, so the runner gives it only inside the sandbox (:attr:`HermesAgent.shel
 Hermes keeps usage in ``$HERMES_HOME/state.db`` (table ``sessions``): model requests
 (``api_call_count``), input, cache-read and output tokens, cost where it knows the price. It runs in
 its own virtual environment (it pins mcp 1.x), so ctbench reads that database with ``sqlite3``.
+Per-request usage and the model id the endpoint named are not in it: the transcript's turns and the
+result's ``model_reported`` get them from the runner's model tap (:mod:`ctbench.evaluate.model_tap`).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ class HermesAgent(HarnessAgent):
         lines = [
             "model:",
             "  provider: custom",
-            f"  base_url: {_yaml_quote(with_v1(ctx.options.base_url or ''))}",
+            f"  base_url: {_yaml_quote(with_v1(ctx.base_url or ''))}",
             f"  default: {_yaml_quote(ctx.options.model or '')}",
             f"  api_key: {_yaml_quote(self.api_key())}",
             f"  context_length: {CONTEXT_LENGTH}",

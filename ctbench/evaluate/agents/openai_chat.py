@@ -186,7 +186,7 @@ class OpenAIAgent(Agent):
                 raise AgentError(f"model endpoint: {type(exc).__name__}: {exc}") from None
             result.rounds = round_no
             seen_models.append(getattr(response, "model", None))
-            result.saw_models(ctx.options.model, seen_models)
+            result.saw_models(ctx.options.model, seen_models, "openai agent (the responses it received)")
             usage = getattr(response, "usage", None)
             if usage is not None:
                 result.input_tokens = (result.input_tokens or 0) + int(usage.prompt_tokens or 0)
