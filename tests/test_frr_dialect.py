@@ -105,11 +105,11 @@ LIVE_CHECK = pytest.mark.skipif(
 @pytest.mark.xdist_group("frr_lab")
 @LIVE_CHECK
 def test_live_vtysh_still_answers_as_the_fixture(frr_lab: object, frr: Dialect) -> None:
-    from ctbench.authoring.lab.fixture_check import ask_live, compare, load_fixture
+    from ctbench.authoring.lab.fixture_check import ask_live, check_fixture, load_fixture
 
     fixture = load_fixture(FIXTURE_PATH)
     prompt, live = ask_live(frr_lab, "R1", [row.input for row in fixture.answers])  # type: ignore[arg-type]
-    report = compare(fixture, prompt, live, frr, "R1")
+    report = check_fixture(fixture, prompt, live, frr, "R1")
     assert report.ok, report.text()  # the report: each differing input, committed vs live as a diff
 
 
@@ -156,14 +156,14 @@ def test_replay_engine_on_a_recorded_lab_task_answers_as_vtysh() -> None:
 
 
 def test_recheck_report_names_each_differing_input_with_a_diff(frr: Dialect) -> None:
-    from ctbench.authoring.lab.fixture_check import compare, load_fixture
+    from ctbench.authoring.lab.fixture_check import check_fixture, load_fixture
 
     fixture = load_fixture(FIXTURE_PATH)
     live = [row.answer for row in fixture.answers]
-    assert compare(fixture, PROMPT, live, frr, "R1").ok
+    assert check_fixture(fixture, PROMPT, live, frr, "R1").ok
     n = [row.input for row in fixture.answers].index("show ip route ?")
     live[n] = live[n].replace("  bgp             Border Gateway Protocol (BGP)\n", "")  # a help line gone
-    report = compare(fixture, PROMPT, live, frr, "R1")
+    report = check_fixture(fixture, PROMPT, live, frr, "R1")
     assert not report.ok
     assert [d.input for d in report.differences] == ["show ip route ?"]
     assert report.differences[0].replay_matches_live is False

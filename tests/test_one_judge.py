@@ -4,7 +4,7 @@ Every bundled task is answered four ways - the gold and three near misses made f
 label, a neighbouring node, an extra line outside the schema for RCA; a dropped hop, a wrong egress,
 a truncated path for path tasks) - by a real ``command`` agent that runs commands through the real
 replay API and prints its answer, in real ``ctb-eval run`` subprocesses. The same answers and the
-same trajectories then go through the review reveal's :func:`ctbench.review.compare.compare`, and the
+same trajectories then go through the review reveal's :func:`ctbench.review.blind_judge.judge_blind`, and the
 gold through the oracle check; ``ctb-eval score`` rescores each run folder. Every per-task figure must
 be the same in all of them (usage aside: the reveal counts a reviewer's rounds, the run a model's).
 
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from ctbench.authoring.oracle_check import check_task
-from ctbench.review.compare import compare, read_trajectory
+from ctbench.review.blind_judge import judge_blind, trajectory_lines
 from ctbench.scoring.judge import Judges
 from ctbench.store import TaskSet
 from tests.conftest import run_cli
@@ -169,8 +169,8 @@ def test_reveal_oracle_run_and_score_judge_alike(full_task_set: Path, tmp_path: 
         for line in results:
             ref = ts.ref(line["task_id"])
             traj = (run_dir / line["trajectory"]).read_bytes()
-            side = compare(
-                ts, ts.load_task(ref), ts.load_hidden(ref), line["answer_text"], read_trajectory(traj)
+            side = judge_blind(
+                ts, ts.load_task(ref), ts.load_hidden(ref), line["answer_text"], trajectory_lines(traj)
             )
             assert _figures(side.scores) == by_task[ref.id], (variant, ref.id)
             if variant == "gold":

@@ -208,7 +208,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
 def cmd_vtysh_check(args: argparse.Namespace) -> int:
     from ctbench.dialects import get_dialect
 
-    from .fixture_check import ask_live, compare, load_fixture, rerecorded, write_fixture
+    from .fixture_check import ask_live, check_fixture, load_fixture, rerecorded, write_fixture
 
     fixture = load_fixture(args.fixture)  # a bad fixture fails before anything is brought up
     spec = load_lab(args.lab)
@@ -222,7 +222,7 @@ def cmd_vtysh_check(args: argparse.Namespace) -> int:
             prompt, live = ask_live(lab, args.device, [row.input for row in fixture.answers])
     finally:
         signal.signal(signal.SIGTERM, previous)
-    report = compare(fixture, prompt, live, get_dialect("frr"), args.device)
+    report = check_fixture(fixture, prompt, live, get_dialect("frr"), args.device)
     if args.write:
         write_fixture(args.write, rerecorded(fixture, prompt, live))
         _progress(f"live answers written to {args.write}")

@@ -148,7 +148,7 @@ class CheckReport:
         }
 
 
-def compare(
+def check_fixture(
     fixture: VtyshFixture, live_prompt: str, live: Sequence[str], dialect: Dialect, device: str
 ) -> CheckReport:
     """The report for live answers (in the fixture's order) against the committed ones."""

@@ -2,7 +2,7 @@
 
 The step refuses until the reviewer's blind answer is a commit in the branch history (and pushes
 it first, so the remote holds the answer before the gold is shown). The comparison is judged by
-:mod:`ctbench.review.compare` (the one judge of :mod:`ctbench.scoring`); on a sealed set it goes into
+:mod:`ctbench.review.blind_judge` (the one judge of :mod:`ctbench.scoring`); on a sealed set it goes into
 the round record sealed to the task's authors and the maintainers, and the reviewer's view is
 recomputed on screen, never committed in plain text.
 """
@@ -34,7 +34,7 @@ class Revealed:
 
 def reveal(desk: Desk, task_id: str, actor: str) -> tuple[Revealed, StepResult]:
     """Score the committed blind answer against the gold; the first step that reads ``hidden.yaml``."""
-    from ctbench.review.compare import compare, read_trajectory
+    from ctbench.review.blind_judge import judge_blind, trajectory_lines
 
     with desk.repo.locked(f"reveal {task_id}"):
         ref, task, records = desk.enter(task_id)
@@ -77,12 +77,12 @@ def reveal(desk: Desk, task_id: str, actor: str) -> tuple[Revealed, StepResult]:
                     from ctbench.sealing import unseal
 
                     traj = unseal(traj, identity_path(desk.ts.identity), f"{task_id}'s blind trajectory")
-            side = compare(
+            side = judge_blind(
                 desk.ts,
                 task,
                 hidden,
                 blind.plain_answer(identity_path(desk.ts.identity), f"{task_id}'s blind answer"),
-                read_trajectory(traj),
+                trajectory_lines(traj),
                 time_spent_s=blind.time_spent_s,
             )
             shown = Comparison(

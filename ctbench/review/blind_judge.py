@@ -38,7 +38,7 @@ class Side:
     metadata: list[MetadataRow] = field(default_factory=list)
 
 
-def read_trajectory(data: bytes | None) -> list[dict[str, Any]]:
+def trajectory_lines(data: bytes | None) -> list[dict[str, Any]]:
     """Trajectory lines (docs/run-folder.md); a torn last line from a crash is skipped."""
     out: list[dict[str, Any]] = []
     for line in (data or b"").decode("utf-8", "replace").splitlines():
@@ -54,7 +54,7 @@ def read_trajectory(data: bytes | None) -> list[dict[str, Any]]:
     return out
 
 
-def metadata_rows(
+def metadata_against_derived(
     ts: TaskSet, task: TaskSpec, hidden: HiddenSpec, network: Network | None
 ) -> list[MetadataRow]:
     """Authored (and declared) metadata next to what ctbench derives from the task."""
@@ -97,7 +97,7 @@ def metadata_rows(
     return rows
 
 
-def compare(
+def judge_blind(
     ts: TaskSet,
     task: TaskSpec,
     hidden: HiddenSpec,
@@ -142,5 +142,5 @@ def compare(
         golden_covered=covered,
         golden_missed=missed,
         extra_commands=[list(k) for k in extra],
-        metadata=metadata_rows(ts, task, hidden, network),
+        metadata=metadata_against_derived(ts, task, hidden, network),
     )
