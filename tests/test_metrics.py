@@ -19,8 +19,8 @@ from ctbench.scoring.metrics import (
     NodeWeights,
     ScoringConfig,
     TaskRecord,
+    TaskUsage,
     Topology,
-    Usage,
     best_matching,
     entry_match,
     evidence_counts,
@@ -362,7 +362,7 @@ def test_entry_match_rca90_one_of_two() -> None:
 
 # --------------------------------------------------------------------------- aggregation
 
-NO_USAGE = Usage()
+NO_USAGE = TaskUsage()
 
 
 def rca_record(
@@ -371,7 +371,7 @@ def rca_record(
     pred: ParsedAnswer | None,
     golden: set[tuple[str, str]],
     executed: list[tuple[str, str]],
-    usage: Usage = NO_USAGE,
+    usage: TaskUsage = NO_USAGE,
     **meta: object,
 ) -> TaskRecord:
     return TaskRecord(tid, "rca", gold, pred, frozenset(golden), tuple(executed), usage, meta, TOPO)
@@ -387,7 +387,7 @@ def make_records() -> list[TaskRecord]:
             answered(*Q10_GOLD),
             g1,
             [("FW_02", "display vrrp"), ("FW_02", "ping")],
-            Usage(4, 10.0, 1000, 100),
+            TaskUsage(4, 10.0, 1000, 100),
             observability="O1",
             categories=["C2"],
         ),
@@ -398,7 +398,7 @@ def make_records() -> list[TaskRecord]:
             answered(RcaEntry("FW_02", "114.114.114.114", OSPF)),
             g1,
             list(g1),
-            Usage(6, 20.0, 3000, None),
+            TaskUsage(6, 20.0, 3000, None),
             observability="O1",
             categories=["C2", "C3"],
         ),
@@ -409,7 +409,7 @@ def make_records() -> list[TaskRecord]:
             ParsedAnswer("empty", rca=frozenset()),
             {("FW_02", "display vrrp")},
             [],
-            Usage(None, 30.0, 500, 50),
+            TaskUsage(None, 30.0, 500, 50),
             observability="O2",
             categories=["C3"],
         ),
@@ -420,7 +420,7 @@ def make_records() -> list[TaskRecord]:
             answered(*RCA90_GOLD),
             {("BoardLeaf-01", "display lldp neighbor")},
             [("BoardLeaf-01", "display lldp neighbor")],
-            Usage(2, 5.0, 200, 20),
+            TaskUsage(2, 5.0, 200, 20),
             observability="O1",
             categories=["C1"],
         ),
@@ -431,7 +431,7 @@ def make_records() -> list[TaskRecord]:
             None,
             {("FW_01", "display security-policy")},
             [],
-            Usage(),
+            TaskUsage(),
             observability="O2",
             categories=["C1", "C4"],
         ),
@@ -442,7 +442,7 @@ def make_records() -> list[TaskRecord]:
             answered_paths(P1),
             frozenset({("A", "display ip routing-table")}),
             (("A", "display ip routing-table"),),
-            Usage(8, 40.0, 5000, 500),
+            TaskUsage(8, 40.0, 5000, 500),
             {"paths": 2},
         ),
         TaskRecord(
@@ -452,7 +452,7 @@ def make_records() -> list[TaskRecord]:
             answered_paths(P_ABCD),
             frozenset({("A", "x"), ("B", "y"), ("C", "z")}),
             (("A", "x"), ("B", "q")),
-            Usage(3, 15.0, 800, 80),
+            TaskUsage(3, 15.0, 800, 80),
             {"paths": 1},
         ),
     ]

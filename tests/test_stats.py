@@ -9,7 +9,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from ctbench.scoring.metrics import EvidenceCounts, TaskScores, Usage
+from ctbench.scoring.metrics import EvidenceCounts, TaskScores, TaskUsage
 from ctbench.scoring.stats import (
     BASE_SEED,
     PairedResult,
@@ -42,7 +42,7 @@ def rca_row(
         exact,
         loc,
         EvidenceCounts(c, g, a),
-        Usage(),
+        TaskUsage(),
         meta,
         ident=ident,
         triplet=float(exact),
@@ -67,7 +67,7 @@ def path_row(
         exact,
         loc,
         EvidenceCounts(c, g, g),
-        Usage(),
+        TaskUsage(),
         meta,
         rest=rest,
         sequence=float(exact),

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from ctbench.scoring.failures import FAILURE_MODES
-from ctbench.scoring.metrics import TASK_STATUSES, EntryMatchScores, EvidenceCounts, TaskScores, Usage
+from ctbench.scoring.metrics import TASK_STATUSES, EntryMatchScores, EvidenceCounts, TaskScores, TaskUsage
 from ctbench.scoring.stats import breakdown
 from ctbench.scoring.summary import ScoreTable, _sum, summarize
 
@@ -148,7 +148,7 @@ def random_scores(seed: int, n: int, *, taxonomy: bool = True, entries: bool = T
     for i in range(n):
         g = rng.randint(0, 6)
         ev = EvidenceCounts(rng.randint(0, g), g, rng.randint(0, 9))
-        usage = Usage(
+        usage = TaskUsage(
             maybe(rng.randint(1, 40)),
             maybe(round(rng.uniform(1, 900), 3)),  # type: ignore[arg-type]
             maybe(rng.randint(100, 400_000)),

@@ -46,7 +46,7 @@ FIELD_TITLES = {
 
 
 @dataclass
-class RunReport:
+class ReportedRun:
     """One run in a report: its display label and its scores.json document."""
 
     label: str
@@ -60,7 +60,7 @@ class Report:
     """Everything a report shows: the runs (in the order given) and, for two runs or more, the paired
     comparisons of the first run against each other one."""
 
-    runs: list[RunReport]
+    runs: list[ReportedRun]
     comparison: Comparison | None
     category_names: dict[str, str]
     min_stratum: int
@@ -131,7 +131,7 @@ def build_report(
             {r.info.name: r.scores for r in scored}, n_resamples=n_resamples or N_RESAMPLES, workers=workers
         )
     runs = [
-        RunReport(
+        ReportedRun(
             label=label,
             name=run.info.name,
             run=run,

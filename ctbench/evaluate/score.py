@@ -66,7 +66,7 @@ from ctbench.evaluate.runfolder import (
 from ctbench.model import TaskSpec
 from ctbench.scoring.failures import FAILURE_MODES, PRIORITY
 from ctbench.scoring.judge import ABLATION_LEVEL, EXECUTED_OUTCOMES, Call, Judges, TaskJudge
-from ctbench.scoring.metrics import TaskRecord, TaskScores, Usage, score_task
+from ctbench.scoring.metrics import TaskRecord, TaskScores, TaskUsage, score_task
 from ctbench.scoring.parse import ParsedAnswer
 from ctbench.store import TaskNotFound, TaskRef, TaskSet
 from ctbench.yamlio import atomic_write_text, load_fast
@@ -335,9 +335,9 @@ class Scorer:
     def record(self, judge: TaskJudge, result: ResultLine | None, trajectory: Iterable[Call]) -> TaskRecord:
         """One task's :class:`TaskRecord`; ``trajectory`` yields (device, canonical, command, outcome)."""
         prediction: ParsedAnswer | None = None
-        usage = Usage()
+        usage = TaskUsage()
         if result is not None:
-            usage = Usage(result.rounds, result.latency_s, result.input_tokens, result.output_tokens)
+            usage = TaskUsage(result.rounds, result.latency_s, result.input_tokens, result.output_tokens)
             prediction = result_prediction(judge, result)
         return judge.record(prediction, judge.executed(trajectory), usage)
 

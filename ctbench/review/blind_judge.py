@@ -18,7 +18,7 @@ from ctbench.approval.records import MetadataRow
 from ctbench.derived import DECLARED_FIELDS, derive
 from ctbench.model import Family, HiddenSpec, Network, TaskSpec
 from ctbench.scoring.judge import Judges
-from ctbench.scoring.metrics import Usage
+from ctbench.scoring.metrics import TaskUsage
 from ctbench.scoring.parse import ParsedAnswer
 from ctbench.store import TaskSet
 
@@ -126,7 +126,7 @@ def judge_blind(
     ]
     executed = judge.executed(calls)
     parsed = judge.parse(answer)
-    scores = judge.score(parsed, executed, Usage(rounds=len(trajectory), latency_s=time_spent_s))
+    scores = judge.score(parsed, executed, TaskUsage(rounds=len(trajectory), latency_s=time_spent_s))
     gold_lines, blind_lines = judge.gold_lines(), judge.answer_lines(parsed)
     golden = judge.golden_actions
     ran = set(executed)

@@ -39,16 +39,16 @@ from ctbench.model import Device, Family, HiddenSpec, Network, TaskSpec
 from ctbench.scoring.families import TaskFamily, families
 from ctbench.scoring.metrics import (
     Action,
+    FamilyName,
     LabelWeights,
     NodeWeights,
     ScoringConfig,
     TaskRecord,
     TaskScores,
+    TaskUsage,
     Topology,
-    Usage,
     score_task,
 )
-from ctbench.scoring.metrics import Family as FamilyName
 from ctbench.scoring.parse import PARSE_VERSION, Link, ParsedAnswer
 from ctbench.store import TaskRef, TaskSet
 from ctbench.vendor import Vendors
@@ -59,7 +59,7 @@ device``, ``help`` - executed nothing and are no evidence)."""
 ABLATION_LEVEL = "O2→O1"
 """The observability stratum of a task that declares itself the ablation variant of an O2 task."""
 
-NO_USAGE = Usage()
+NO_USAGE = TaskUsage()
 """Usage not recorded (the reveal and the oracle check judge answers no model spent tokens on)."""
 Call = tuple[str, str | None, str, str]
 """One trajectory call as a judge reads it: (device, canonical command or None, command, outcome)."""
@@ -236,7 +236,7 @@ class TaskJudge:
         self,
         prediction: ParsedAnswer | None,
         executed: Iterable[Action] = (),
-        usage: Usage = NO_USAGE,
+        usage: TaskUsage = NO_USAGE,
     ) -> TaskRecord:
         """The plain-value record the metrics score (``prediction=None``: no answer at all)."""
         return TaskRecord(
@@ -256,12 +256,12 @@ class TaskJudge:
         self,
         prediction: ParsedAnswer | None,
         executed: Iterable[Action] = (),
-        usage: Usage = NO_USAGE,
+        usage: TaskUsage = NO_USAGE,
     ) -> TaskScores:
         """The task's scores for one answer, with the task set's settings and the task's topology."""
         return score_task(self.record(prediction, executed, usage), self.config)
 
-    def judge(self, text: str | None, calls: Iterable[Call] = (), usage: Usage = NO_USAGE) -> TaskScores:
+    def judge(self, text: str | None, calls: Iterable[Call] = (), usage: TaskUsage = NO_USAGE) -> TaskScores:
         """Parse ``text`` and score it with the evidence of ``calls``: the whole judgement in one call."""
         return self.score(self.parse(text), self.executed(calls), usage)
 

@@ -27,13 +27,16 @@ from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 from ctbench.answer import Hop, Path, RcaEntry, align_ingress, path_edges
+from ctbench.model import BUILTIN_FAMILIES
 from ctbench.scoring.failures import classify_rca_failure
 from ctbench.scoring.parse import Link, ParsedAnswer
 from ctbench.scoring.topology import link, score_links
 
-Family = str
-"""A task family's name: one of :data:`FAMILIES` or a plug-in's (:mod:`.families`)."""
-FAMILIES: tuple[Family, ...] = ("rca", "path", "topology")
+FamilyName = str
+"""A task family's name as the scoring records hold it: one of :data:`FAMILIES` or a plug-in's
+(:mod:`.families`). The task model's :class:`ctbench.model.Family` is the same name, validated
+(a ``str`` with the built-ins' constants); the records take any ``str``."""
+FAMILIES: tuple[FamilyName, ...] = BUILTIN_FAMILIES
 """The built-in families, which have fields of their own in the records below; a plug-in family's
 per-task figures are :attr:`TaskScores.parts`."""
 THIRD_FIGURE: dict[str, tuple[str, str]] = {
@@ -420,7 +423,7 @@ def hierarchical_loc(
 # --------------------------------------------------------------------------- records and per-task scores
 
 
-class Usage(NamedTuple):
+class TaskUsage(NamedTuple):
     """Resource usage of one task (section 4.3); ``None`` = not recorded. Counts are integers for one
     attempt and means for a task's mean over trials."""
 
@@ -448,12 +451,12 @@ class TaskRecord:
     """
 
     task_id: str
-    family: Family
+    family: FamilyName
     gold: frozenset[RcaEntry] | tuple[Path, ...] | frozenset[Link]
     prediction: ParsedAnswer | None = None
     golden_actions: frozenset[Action] = frozenset()
     executed_actions: tuple[Action, ...] = ()
-    usage: Usage = Usage()
+    usage: TaskUsage = TaskUsage()
     meta: Mapping[str, Any] = field(default_factory=dict)
     topology: Topology | None = None
     kind: Any = None
@@ -470,7 +473,7 @@ class TaskRecord:
                 )
             object.__setattr__(self, "golden_actions", frozenset(tuple(a) for a in self.golden_actions))
             object.__setattr__(self, "executed_actions", tuple(tuple(a) for a in self.executed_actions))
-            object.__setattr__(self, "usage", Usage(*self.usage))
+            object.__setattr__(self, "usage", TaskUsage(*self.usage))
             return
         if self.family == "rca":
             try:
@@ -488,7 +491,7 @@ class TaskRecord:
         object.__setattr__(self, "gold", gold)
         object.__setattr__(self, "golden_actions", frozenset(tuple(a) for a in self.golden_actions))
         object.__setattr__(self, "executed_actions", tuple(tuple(a) for a in self.executed_actions))
-        object.__setattr__(self, "usage", Usage(*self.usage))
+        object.__setattr__(self, "usage", TaskUsage(*self.usage))
 
 
 @dataclass(frozen=True)
@@ -509,13 +512,13 @@ class TaskScores:
     """
 
     task_id: str
-    family: Family
+    family: FamilyName
     status: TaskStatus
     exact: float
     """Correct (a bool) for one attempt; for a task's mean over trials, the share of correct trials."""
     loc: float
     evidence: EvidenceCounts
-    usage: Usage
+    usage: TaskUsage
     meta: Mapping[str, Any]
     ident: float | None = None
     triplet: float | None = None

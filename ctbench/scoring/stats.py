@@ -56,7 +56,7 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ctbench.scoring.metrics import FAMILIES, Family, TaskScores
+from ctbench.scoring.metrics import FAMILIES, FamilyName, TaskScores
 from ctbench.scoring.summary import ScoreTable, exact_bits
 
 BASE_SEED = 20260725
@@ -452,7 +452,7 @@ def paired_pooled_difference(
 
 # --------------------------------------------------------------------------- run-level helpers
 
-_MACRO: dict[Family, tuple[tuple[str, str], ...]] = {
+_MACRO: dict[FamilyName, tuple[tuple[str, str], ...]] = {
     # (metric name in the output, TaskScores attribute)
     "rca": (("accuracy", "exact"), ("loc_iou", "loc"), ("id_iou", "ident"), ("triplet_iou", "triplet")),
     "path": (("accuracy", "exact"), ("loc_iou", "loc"), ("rest_iou", "rest"), ("sequence_iou", "sequence")),
@@ -460,7 +460,7 @@ _MACRO: dict[Family, tuple[tuple[str, str], ...]] = {
 }
 
 
-def _macro(family: Family, rows: Sequence[TaskScores]) -> tuple[tuple[str, str], ...]:
+def _macro(family: FamilyName, rows: Sequence[TaskScores]) -> tuple[tuple[str, str], ...]:
     """A family's task-macro metrics: the built-ins' from :data:`_MACRO`; a plug-in's accuracy, Loc and
     then each of its parts under its own name (from its rows, :attr:`TaskScores.parts`)."""
     if family in _MACRO:
@@ -493,16 +493,16 @@ _ATTRS = frozenset(
     {"exact", "loc", "ident", "triplet", "rest", "sequence", "link_iou", "edges_intersection", "edges_union"}
 )
 
-_POOLED: dict[Family, tuple[str, ...]] = {
+_POOLED: dict[FamilyName, tuple[str, ...]] = {
     "rca": ("evidence_coverage", "evidence_f1"),
     "path": ("evidence_coverage", "evidence_f1", "micro_edge_iou"),
     "topology": ("evidence_coverage", "evidence_f1"),
 }
 
 
-def _by_family(rows: Iterable[TaskScores], run: str | None = None) -> dict[Family, list[TaskScores]]:
+def _by_family(rows: Iterable[TaskScores], run: str | None = None) -> dict[FamilyName, list[TaskScores]]:
     """The rows per family: every built-in (empty when it has none), then plug-in families present."""
-    out: dict[Family, list[TaskScores]] = {f: [] for f in FAMILIES}
+    out: dict[FamilyName, list[TaskScores]] = {f: [] for f in FAMILIES}
     for s in rows:
         out.setdefault(s.family, []).append(s)
     for f in out:
@@ -518,14 +518,14 @@ def metric_seed(family: str, metric: str, base_seed: int = BASE_SEED) -> int:
     return seed_for(f"bootstrap:{family}:{metric}", base_seed=base_seed)
 
 
-def _boot_metrics(family: Family, rows: Sequence[TaskScores]) -> tuple[str, ...]:
+def _boot_metrics(family: FamilyName, rows: Sequence[TaskScores]) -> tuple[str, ...]:
     """Metrics that need resampling: the paired task-macro ones and every pooled ratio."""
     return tuple(name for name, _ in _macro(family, rows)[:3]) + _POOLED.get(
         family, ("evidence_coverage", "evidence_f1")
     )
 
 
-def _run_columns(rows: Sequence[TaskScores], family: Family) -> FloatArray:
+def _run_columns(rows: Sequence[TaskScores], family: FamilyName) -> FloatArray:
     """Per-task columns of one run: exact, loc, ID/Rest, then C, G, A (and edge I, U for paths).
 
     Every run-level statistic is a function of resampled sums of these columns: task means are
@@ -554,13 +554,13 @@ def _pooled_from_sums(sums: FloatArray, metric: str) -> FloatArray:
 
 
 def _resample_runs(
-    fams: Mapping[str, Mapping[Family, list[TaskScores]]],
+    fams: Mapping[str, Mapping[FamilyName, list[TaskScores]]],
     *,
     n_resamples: int,
     base_seed: int,
     max_chunk_bytes: int,
     workers: int | None,
-) -> dict[tuple[str, Family], dict[str, FloatArray]]:
+) -> dict[tuple[str, FamilyName], dict[str, FloatArray]]:
     """Resampled column sums of every run and family, per metric: ``{(run, family): {metric: sums}}``.
 
     Each metric has its own index matrix (seed :func:`metric_seed`); runs holding the same tasks of
@@ -568,7 +568,7 @@ def _resample_runs(
     paid once whatever the number of runs and pairs. A run whose task list differs (an unfinished
     run) gets its own calls with the same seeds.
     """
-    groups: dict[tuple[Family, tuple[str, ...]], list[str]] = {}
+    groups: dict[tuple[FamilyName, tuple[str, ...]], list[str]] = {}
     for name, fam in fams.items():
         for f in fam:
             if fam[f]:
@@ -587,7 +587,7 @@ def _resample_runs(
         for (f, m, _, cols), u in zip(plan, used, strict=True)
     ]
     sums = resample_sums_many(jobs, n_resamples=n_resamples, max_chunk_bytes=max_chunk_bytes, workers=workers)
-    out: dict[tuple[str, Family], dict[str, FloatArray]] = {}
+    out: dict[tuple[str, FamilyName], dict[str, FloatArray]] = {}
     for (f, m, names, cols), u, total in zip(plan, used, sums, strict=True):
         for i, (name, c) in enumerate(zip(names, cols, strict=True)):
             full = np.full((total.shape[0], c.shape[1]), np.nan)
@@ -596,7 +596,7 @@ def _resample_runs(
     return out
 
 
-def _metric_columns(family: Family, metric: str, rows: Sequence[TaskScores]) -> list[int]:
+def _metric_columns(family: FamilyName, metric: str, rows: Sequence[TaskScores]) -> list[int]:
     """Positions in :func:`_run_columns` that a metric's bootstrap reads."""
     macro = [name for name, _ in _macro(family, rows)[:3]]
     if metric in macro:
@@ -605,7 +605,7 @@ def _metric_columns(family: Family, metric: str, rows: Sequence[TaskScores]) -> 
 
 
 def _standard_errors_of(
-    rows: Mapping[Family, list[TaskScores]], sums: Mapping[Family, Mapping[str, FloatArray]]
+    rows: Mapping[FamilyName, list[TaskScores]], sums: Mapping[FamilyName, Mapping[str, FloatArray]]
 ) -> dict[str, dict[str, float | None]]:
     out: dict[str, dict[str, float | None]] = {}
     for f in rows:
@@ -678,7 +678,7 @@ class _PairedCommon(TypedDict):
 def _paired_results(
     ra: Sequence[TaskScores],
     rb: Sequence[TaskScores],
-    family: Family,
+    family: FamilyName,
     *,
     run_a: str,
     run_b: str,
@@ -758,7 +758,7 @@ def _paired_results(
 
 
 def _check_pairs(
-    fams: Mapping[str, Mapping[Family, list[TaskScores]]], pairs: Sequence[tuple[str, str]]
+    fams: Mapping[str, Mapping[FamilyName, list[TaskScores]]], pairs: Sequence[tuple[str, str]]
 ) -> None:
     for a, b in pairs:
         for f in dict.fromkeys([*fams[a], *fams[b]]):
@@ -767,8 +767,8 @@ def _check_pairs(
 
 
 def _paired_from(
-    fams: Mapping[str, Mapping[Family, list[TaskScores]]],
-    sums: Mapping[tuple[str, Family], Mapping[str, FloatArray]],
+    fams: Mapping[str, Mapping[FamilyName, list[TaskScores]]],
+    sums: Mapping[tuple[str, FamilyName], Mapping[str, FloatArray]],
     pairs: Sequence[tuple[str, str]],
     *,
     n_resamples: int,

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ctbench.scoring.metrics import FAMILIES, EntryMatchScores, EvidenceCounts, TaskScores, Usage
+from ctbench.scoring.metrics import FAMILIES, EntryMatchScores, EvidenceCounts, TaskScores, TaskUsage
 from ctbench.scoring.stats import BASE_SEED, N_RESAMPLES, metric_seed, standard_error
 
 
@@ -88,7 +88,7 @@ def _mean_row(trials: Sequence[TaskScores]) -> TaskScores:
             golden=_mean([s.evidence.golden for s in trials]),
             executed=_mean([s.evidence.executed for s in trials]),
         ),
-        usage=Usage(*(_known_mean([s.usage[i] for s in trials]) for i in range(4))),
+        usage=TaskUsage(*(_known_mean([s.usage[i] for s in trials]) for i in range(4))),
         meta=first.meta,
         ident=opt("ident"),
         triplet=opt("triplet"),

@@ -49,11 +49,11 @@ sys.path.insert(0, str(FsPath(__file__).resolve().parents[2]))
 
 from ctbench.answer import Hop, RcaEntry, path_line  # noqa: E402
 from ctbench.evaluate.compare import compare  # noqa: E402
-from ctbench.evaluate.report import Report, RunReport, build_report  # noqa: E402
+from ctbench.evaluate.report import Report, ReportedRun, build_report  # noqa: E402
 from ctbench.evaluate.report_formats import render_report  # noqa: E402
 from ctbench.evaluate.score import RunInfo, ScoredRun, Scorer, build_scores  # noqa: E402
 from ctbench.scoring import stats  # noqa: E402
-from ctbench.scoring.metrics import ScoringConfig, TaskRecord, TaskScores, Topology, Usage, score_task  # noqa: E402
+from ctbench.scoring.metrics import ScoringConfig, TaskRecord, TaskScores, TaskUsage, Topology, score_task  # noqa: E402
 from ctbench.scoring.parse import ParsedAnswer  # noqa: E402
 from ctbench.store import TaskSet  # noqa: E402
 from ctbench.taxonomy import level_for  # noqa: E402
@@ -451,7 +451,7 @@ def memory_runs(
                     pred,
                     frozenset(golden),
                     executed,  # type: ignore[arg-type]
-                    Usage(u["rounds"], u["latency_s"], u["input_tokens"], u["output_tokens"]),
+                    TaskUsage(u["rounds"], u["latency_s"], u["input_tokens"], u["output_tokens"]),
                     meta,
                     topo if family == "rca" else None,
                 )
@@ -791,7 +791,7 @@ def workload_2(ts: TaskSet, n_tasks: int, n_resamples: int, budget: float) -> No
     )
     report = Report(
         runs=[
-            RunReport(label=r.info.label, name=r.info.name, scores=d, run=r)
+            ReportedRun(label=r.info.label, name=r.info.name, scores=d, run=r)
             for r, d in zip(runs, docs, strict=True)
         ],
         comparison=cmp,
@@ -830,8 +830,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     t_warm, _ = timed(
         lambda: stats.compare_runs(
-            [TaskScores("t", "rca", "answered", True, 1.0, _ev(), Usage(), {}, ident=1.0)] * 1,
-            [TaskScores("t", "rca", "answered", False, 0.0, _ev(), Usage(), {}, ident=0.0)] * 1,
+            [TaskScores("t", "rca", "answered", True, 1.0, _ev(), TaskUsage(), {}, ident=1.0)] * 1,
+            [TaskScores("t", "rca", "answered", False, 0.0, _ev(), TaskUsage(), {}, ident=0.0)] * 1,
             run_a="a",
             run_b="b",
             n_resamples=100,

@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(FsPath(__file__).resolve().parents[2]))
 
-from ctbench.scoring.metrics import EvidenceCounts, TaskScores, Usage  # noqa: E402
+from ctbench.scoring.metrics import EvidenceCounts, TaskScores, TaskUsage  # noqa: E402
 from ctbench.scoring.stats import (  # noqa: E402
     CHUNK_BYTES,
     MAX_CHUNK_BYTES,
@@ -67,7 +67,7 @@ def synthetic_run(seed: int, n_rca: int, n_path: int) -> list[TaskScores]:
                 bool(ex[i]),
                 float(loc[i]),
                 EvidenceCounts(int(c[i]), int(g[i]), int(a[i])),
-                Usage(),
+                TaskUsage(),
                 {},
                 ident=float(ident[i]),
                 triplet=float(ex[i]),
@@ -88,7 +88,7 @@ def synthetic_run(seed: int, n_rca: int, n_path: int) -> list[TaskScores]:
                 bool(ex[i]),
                 float(loc[i]),
                 EvidenceCounts(int(c[i]), int(g[i]), int(g[i])),
-                Usage(),
+                TaskUsage(),
                 {},
                 rest=float(rest[i]),
                 sequence=float(ex[i]),
