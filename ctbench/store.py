@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -183,6 +184,56 @@ def safe_recording_path(task_dir: Path, rel: str) -> Path:
     if not resolved.is_file():
         raise RecordingAccessError(f"recording path {rel!r} is not a regular file")
     return resolved
+
+
+def read_recording(task_dir: Path, rel: str) -> bytes:
+    """The bytes of a recording, refusing what :func:`safe_recording_path` refuses (traversal,
+    absolute paths, symbolic links, anything but a regular file), with the same messages.
+
+    The replay reads every recording it answers with through here, so it is one walk of ``open``
+    calls relative to the folder above, none following a link - a handful of system calls where
+    resolving the path costs dozens, and no window between the check and the read. A FIFO is opened
+    without blocking and refused for what it is."""
+    p = check_recording_rel(rel)
+    nofollow = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW
+    try:
+        fd = os.open(task_dir, os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECTORY)
+    except FileNotFoundError:
+        raise RecordingAccessError(f"recording file {rel} is missing") from None
+    except OSError as exc:
+        raise RecordingAccessError(f"recording file {rel} cannot be opened: {exc.strerror}") from None
+    try:
+        *folders, name = p.parts
+        for i, part in enumerate([*folders, name]):
+            last = i == len(folders)
+            try:
+                nxt = os.open(part, nofollow | (os.O_NONBLOCK if last else os.O_DIRECTORY), dir_fd=fd)
+            except OSError as exc:
+                if _is_link_at(fd, part):
+                    raise RecordingAccessError(
+                        f"recording path {rel!r} goes through a symbolic link"
+                    ) from None
+                if isinstance(exc, FileNotFoundError):
+                    raise RecordingAccessError(f"recording file {rel} is missing") from None
+                raise RecordingAccessError(f"recording file {rel} cannot be opened: {exc.strerror}") from None
+            os.close(fd)
+            fd = nxt
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RecordingAccessError(f"recording path {rel!r} is not a regular file")
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        while data := os.read(fd, 1 << 20):  # an OSError here is the disk's, raised as it is
+            chunks.append(data)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _is_link_at(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
 
 
 def set_relative(root: Path, path: Path) -> str:

@@ -4,7 +4,7 @@ The engine turns a task (its agent-visible part only) into a :class:`~ctbench.re
 the accessible devices with their vendor dialects and recording indexes. Parsed tasks, resolved command lines and
 recording bytes are cached here, behind locks, so that thousands of concurrent sessions on the same
 task cost one parse and one read per recording. It never opens ``hidden.yaml``: tasks come from
-:meth:`TaskSet.load_task`, bytes from :func:`ctbench.store.safe_recording_path`, which refuses
+:meth:`TaskSet.load_task`, bytes from :func:`ctbench.store.read_recording`, which refuses
 traversal, absolute paths, symbolic links and anything that is not a plain file under
 ``recordings/``.
 """
@@ -24,7 +24,7 @@ from ctbench.replay.loaded import DeviceReplay, LoadedTask, printable
 from ctbench.replay.objects import Inventory, ObjectCatalog
 from ctbench.replay.observation import DeviceInfo
 from ctbench.replay.session import Session
-from ctbench.store import RecordingAccessError, TaskRef, TaskSet, safe_recording_path
+from ctbench.store import RecordingAccessError, TaskRef, TaskSet, read_recording
 
 if TYPE_CHECKING:
     from ctbench.dialects import Dialect
@@ -243,7 +243,7 @@ class ReplayEngine:
     @staticmethod
     def _read(task: LoadedTask, rec: Recording) -> bytes | None:
         try:
-            return safe_recording_path(task.ref.path, rec.file).read_bytes()
+            return read_recording(task.ref.path, rec.file)
         except RecordingAccessError as exc:
             log.warning("task %s: recording of %r on %s refused: %s", task.id, rec.command, rec.device, exc)
         except OSError as exc:
