@@ -301,7 +301,12 @@ def test_cli_auto_without_bubblewrap_refuses_an_external_agent(task_set: Path, t
 
 
 @needs_bwrap
-def test_loopback_reaches_the_replay_and_the_model_only(task_set: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("runner_netns", [True, False], ids=["runner-network", "forwarder-inside"])
+def test_loopback_reaches_the_replay_and_the_model_only(
+    task_set: Path, tmp_path: Path, runner_netns: bool
+) -> None:
+    """Both ways to the attempt's own network: made by a root runner and served from it, or made
+    by bubblewrap and served by the forwarder inside (a runner that is not root)."""
     model = socket.socket()
     model.bind(("127.0.0.1", 0))
     model.listen(8)
@@ -331,6 +336,7 @@ def test_loopback_reaches_the_replay_and_the_model_only(task_set: Path, tmp_path
             replay_url=handle.url,
             replay_socket=sock,
             model_endpoints=[f"http://127.0.0.1:{model_port}/v1"],
+            runner_netns=runner_netns,
         )
         script = tmp_path / "net.py"
         script.write_text(f"""
@@ -375,13 +381,19 @@ print(json.dumps({{
 
 
 @needs_bwrap
-@pytest.mark.parametrize("capability", [True, False], ids=["as-shipped", "protection-off-no-capability"])
+@pytest.mark.parametrize(
+    ("capability", "runner_netns"),
+    [(True, True), (True, False), (False, False)],
+    ids=["as-shipped", "forwarder-inside", "protection-off-no-capability"],
+)
 def test_loopback_serves_an_https_model_endpoint_on_port_443(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capability: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capability: bool, runner_netns: bool
 ) -> None:
-    """The usual model endpoint (``https://HOST/v1``) is on a port below 1024: the sandbox's forwarder
-    gets the capability to listen there (in its own network only); without it the run refuses to
-    start, in one line, rather than every attempt failing to reach its model."""
+    """The usual model endpoint (``https://HOST/v1``) is on a port below 1024. A root runner binds
+    it in the attempt's network itself (``as-shipped`` here); where bubblewrap makes the network
+    (a runner that is not root), the sandbox's forwarder gets the capability to listen there (in its
+    own network only); without it the run refuses to start, in one line, rather than every attempt
+    failing to reach its model."""
     from ctbench.evaluate.sandbox import BwrapSandbox
 
     if not capability:
@@ -390,6 +402,7 @@ def test_loopback_serves_an_https_model_endpoint_on_port_443(
             make_launcher(
                 SandboxSettings(mode="bwrap", network="loopback"),
                 model_endpoints=["https://model.example.invalid/v1"],
+                runner_netns=False,
             )
         assert "cannot listen on port 443 for the model endpoint" in str(err.value)
         assert "--sandbox-network host" in str(err.value) and "\n" not in str(err.value)
@@ -397,7 +410,9 @@ def test_loopback_serves_an_https_model_endpoint_on_port_443(
     launcher = make_launcher(
         SandboxSettings(mode="bwrap", network="loopback"),
         model_endpoints=["https://model.example.invalid/v1"],
+        runner_netns=runner_netns,
     )
+    assert (getattr(launcher, "forwarder", None) is not None) == (runner_netns and os.geteuid() == 0)
     script = tmp_path / "net.py"
     script.write_text(
         "import socket\n"
@@ -422,6 +437,46 @@ def test_loopback_serves_an_https_model_endpoint_on_port_443(
         launcher.close()
     assert code == 0, (tmp_path / "log").read_text()
     assert (ws / "out.txt").read_text().strip() == "open"  # the name maps to 127.0.0.1, port 443 listens
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="a runner that is not root leaves the network to bubblewrap")
+@pytest.mark.parametrize("network", ["loopback", "host"], ids=["as-shipped", "protection-off-host"])
+def test_a_root_runner_gives_each_attempt_a_network_of_its_own_and_frees_it(
+    tmp_path: Path, network: str
+) -> None:
+    """The runner-made namespace: each attempt's agent is in a network that is neither the runner's
+    nor another attempt's, and once the attempt ends the runner holds nothing of it (no listening
+    socket, no namespace descriptor). Under ``host`` every agent shares the runner's network."""
+    launcher = make_launcher(SandboxSettings(mode="bwrap", network=network), runner_netns=True)  # type: ignore[arg-type]
+    forwarder = getattr(launcher, "forwarder", None)
+    assert (forwarder is not None) == (network == "loopback")
+    fds_before = len(os.listdir("/proc/self/fd"))
+    seen = []
+    try:
+        for i in range(2):
+            ws = tmp_path / f"ws{i}"
+            ws.mkdir()
+            code = asyncio.run(
+                run_agent_process(
+                    Launch(argv=["/bin/sh", "-c", "readlink /proc/self/ns/net"], workspace=ws),
+                    log=Log(tmp_path / "log"),
+                    launcher=launcher,
+                    stdout=ws / "ns.txt",
+                )
+            )
+            assert code == 0, (tmp_path / "log").read_text()
+            seen.append((ws / "ns.txt").read_text().strip())
+            if forwarder is not None:
+                assert not forwarder._open  # released when its process tree ended
+    finally:
+        launcher.close()
+    runner = os.readlink("/proc/self/ns/net")
+    if network == "host":
+        assert seen == [runner, runner]
+        return
+    assert seen[0].startswith("net:[") and runner not in seen and seen[0] != seen[1]
+    assert len(os.listdir("/proc/self/fd")) <= fds_before  # no socket or namespace left open
 
 
 # --------------------------------------------------------------------------- dying with the runner

@@ -1,5 +1,8 @@
 """Inside a ``--sandbox-network loopback`` sandbox: TCP on 127.0.0.1 carried to mounted Unix sockets.
 
+Used where bubblewrap makes the attempt's network (a runner that is not root); a root runner makes
+it itself and forwards from the runner (:mod:`ctbench.evaluate.netns`).
+
 Run as ``python -I -S netbridge.py PORT=SOCKET... -- AGENT ARGV...``: it listens on
 ``127.0.0.1:PORT`` for each pair, starts the agent, carries every connection to its socket (the
 runner's replay server, or the runner's relay to a model endpoint), and exits with the agent's exit

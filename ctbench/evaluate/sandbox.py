@@ -27,11 +27,13 @@ benchmark that allows that measures nothing. So every external agent runs throug
 Network (``--sandbox-network``, bwrap only):
 
 ``loopback`` (default; issue 25: attempts are alone)
-    A new network namespace with only a loopback interface, one per attempt. A small forwarder
-    (:mod:`ctbench.evaluate.netbridge`) inside listens on the same ``127.0.0.1:PORT`` as the
-    runner's replay server and on each configured model endpoint's port, and carries those
-    connections over Unix sockets mounted into the sandbox: the replay and the model answer at
-    their usual URLs, and nothing else is reachable at all. A model endpoint given by host name
+    A new network namespace with only a loopback interface, one per attempt, listening on the same
+    ``127.0.0.1:PORT`` as the runner's replay server and on each configured model endpoint's port;
+    those connections are carried to Unix sockets (the replay server's own, the runner's relays):
+    the replay and the model answer at their usual URLs, and nothing else is reachable at all. A
+    root runner makes the namespace and its listening sockets itself and forwards from the runner
+    (:mod:`ctbench.evaluate.netns`: no process of its own per attempt); otherwise bubblewrap makes
+    it and a small forwarder inside (:mod:`ctbench.evaluate.netbridge`) listens there. A model endpoint given by host name
     is mapped to 127.0.0.1 in the sandbox's ``/etc/hosts`` (TLS passes through untouched); for a
     port below 1024 (``https://``: 443) the sandbox keeps ``CAP_NET_BIND_SERVICE``, which counts
     only in its own network (a runner that is not root runs the agent as uid 0 of the sandbox's
@@ -67,6 +69,7 @@ from ctbench.evaluate.agents.process import (
     unsandboxed,
 )
 from ctbench.evaluate.limits import HostLimits, host_limits
+from ctbench.evaluate.netns import Forwarder, root_forwarder
 from ctbench.evaluate.work import SandboxSettings
 
 SandboxMode = Literal["auto", "bwrap", "none"]
@@ -290,6 +293,10 @@ class BwrapSandbox:
     sandboxed: bool = True
     limits: HostLimits | None = None
     """Per-attempt caps and how this host enforces them (:mod:`ctbench.evaluate.limits`)."""
+    forwarder: Forwarder | None = None
+    """Under ``loopback``, for a root runner: the runner makes each attempt's network namespace and
+    serves its endpoints itself (:mod:`ctbench.evaluate.netns`); else bubblewrap makes it and the
+    forwarder inside (:mod:`ctbench.evaluate.netbridge`) serves them."""
 
     def _system_args(self) -> list[str]:
         args: list[str] = []
@@ -372,9 +379,11 @@ class BwrapSandbox:
             "--cap-drop",
             "ALL",
         ]
-        if self.network == "host":
+        runner_net = self.network == "loopback" and self.forwarder is not None
+        if self.network == "host" or runner_net:  # runner_net: the namespace nsenter put it in
             args.append("--share-net")
-        args += self._bind_service_args()
+        if not runner_net:
+            args += self._bind_service_args()
         args += self._system_args()
         size = str(TMPFS_BYTES)  # memory-backed: sized, so one agent cannot take the machine's RAM
         args += [
@@ -402,8 +411,9 @@ class BwrapSandbox:
             args += [mounts[p], str(p), str(p)]
         for s in launch.unix_sockets:
             args += ["--bind", str(s), str(s)]
-        for f in self.forwards:
-            args += ["--bind", str(f.path), str(f.path)]
+        if not runner_net:
+            for f in self.forwards:
+                args += ["--bind", str(f.path), str(f.path)]
         args += ["--remount-ro", "/", "--chdir", str(workspace)]  # writable: the binds above and /tmp only
         visible = [Path(d) for d in SYSTEM_DIRS] + ro + rw
         env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
@@ -428,6 +438,18 @@ class BwrapSandbox:
                     f"sandbox: {key} not passed to the agent (it names a path the agent must not see)"
                 )
         argv = list(launch.argv)
+        if runner_net:
+            assert self.forwarder is not None
+            net = self.forwarder.open([(f.port, f.path) for f in self.forwards])
+            forwarder = self.forwarder
+            return Prepared(
+                argv=[forwarder.nsenter, f"--net={net.ns_path}", *args, "--", *argv],
+                env=env,
+                cwd=workspace,
+                pdeathsig=True,
+                notes=tuple(notes),
+                release=lambda: forwarder.release(net),
+            )
         if self.forwards:
             bridge = Path(__file__).with_name("netbridge.py").resolve()
             argv = [
@@ -442,6 +464,9 @@ class BwrapSandbox:
         return Prepared(argv=args + ["--", *argv], env=env, cwd=workspace, pdeathsig=True, notes=tuple(notes))
 
     def close(self) -> None:
+        if self.forwarder is not None:
+            self.forwarder.close()
+            self.forwarder = None
         for relay in self.relays:
             relay.close()
         self.relays.clear()
@@ -546,17 +571,20 @@ def make_launcher(
     secret_paths: Sequence[Path] = (),
     model_endpoints: Sequence[str] = (),
     ssh_url: str | None = None,
+    runner_netns: bool = True,
 ) -> Launcher:
     """The run's launcher for external agents (call once per run, ``close()`` it at the end).
 
-    ``replay_url`` / ``replay_socket``: the runner's replay server over TCP and its Unix socket;
-    under ``loopback`` the sandbox carries the URL's port to the socket, so the same URL works
-    inside. ``model_endpoints`` (URLs or HOST:PORT, e.g. the run's ``--base-url``): what else a
-    ``loopback`` sandbox reaches. ``secret_paths``: what no agent may see (pass :func:`secret_paths_for` of the task set
-    and the run folder); nothing inside or around them is mounted. ``ssh_url`` (``ssh://127.0.0.1:PORT``,
-    the run's SSH front end under ``--ssh``): reached inside a ``loopback`` sandbox at the same
-    address, through a relay like a model endpoint's. Raises :class:`SandboxError`
-    when the sandbox asked for (or ``auto``'s) cannot run.
+        ``replay_url`` / ``replay_socket``: the runner's replay server over TCP and its Unix socket;
+        under ``loopback`` the sandbox carries the URL's port to the socket, so the same URL works
+        inside. ``model_endpoints`` (URLs or HOST:PORT, e.g. the run's ``--base-url``): what else a
+        ``loopback`` sandbox reaches. ``secret_paths``: what no agent may see (pass :func:`secret_paths_for` of the task set
+        and the run folder); nothing inside or around them is mounted. ``ssh_url`` (``ssh://127.0.0.1:PORT``,
+        the run's SSH front end under ``--ssh``): reached inside a ``loopback`` sandbox at the same
+        address, through a relay like a model endpoint's. ``runner_netns``: under ``loopback``, a root
+    runner makes each attempt's network itself (:mod:`ctbench.evaluate.netns`); False keeps bubblewrap's
+    and the forwarder inside it, as a runner that is not root does (the bench compares the two). Raises :class:`SandboxError`
+        when the sandbox asked for (or ``auto``'s) cannot run.
     """
     caps = host_limits(settings.limits)
     if settings.mode == "none":
@@ -597,7 +625,9 @@ def make_launcher(
         sandbox.hosts_file = state / "hosts"
         sandbox.hosts_file.write_text("\n".join(hosts) + "\n", encoding="utf-8")
         sandbox.etc_dir = build_etc(state, "\n".join(hosts) + "\n")
-        if low := sorted({f.port for f in sandbox.forwards if f.port < 1024}):
+        if runner_netns:
+            sandbox.forwarder = root_forwarder()
+        if sandbox.forwarder is None and (low := sorted({f.port for f in sandbox.forwards if f.port < 1024})):
             _probe_low_ports(sandbox, state, low)
     except BaseException:
         sandbox.close()

@@ -5,8 +5,10 @@
 Figures (targets from issues 12 and 14):
   start-up per attempt     the same trivial agent through run_agent_process, --sandbox none vs
                            bwrap with the host network (the default before issue 25) vs bwrap with
-                           the loopback network (the default: a network namespace of its own and
-                           the forwarder) as first landed and as now, interleaved
+                           the loopback network (the default: a network namespace of its own) as
+                           first landed, with the forwarder inside the sandbox (bubblewrap's
+                           namespace: a runner that is not root, and every runner before) and as
+                           now (a root runner makes the namespace and serves it), interleaved
                                                                        target: bwrap - none < 50 ms
   MCP calls/s              real mcp ClientSession on stdio: `ctb-replay mcp TASK` (direct), the
                            `--connect` proxy to a runner-mode server outside the sandbox, and the
@@ -87,6 +89,7 @@ def bench_startup(n: int, tmp: Path, replay_url: str | None, sock: Path | None) 
 
     ws = tmp / "ws"
     ws.mkdir(exist_ok=True)
+    load_before = os.getloadavg()[0]
     launchers: list[tuple[str, Any]] = [("none", NoSandbox())]
     as_landed: set[str] = set()
     if find_bwrap():
@@ -94,15 +97,23 @@ def bench_startup(n: int, tmp: Path, replay_url: str | None, sock: Path | None) 
             ("bwrap host (old default)", make_launcher(SandboxSettings(mode="bwrap", network="host")))
         )
         loopback = SandboxSettings(mode="bwrap", network="loopback")
-        old = make_launcher(loopback, replay_url=replay_url, replay_socket=sock)
+        old = make_launcher(loopback, replay_url=replay_url, replay_socket=sock, runner_netns=False)
         old.etc_dir = None  # type: ignore[attr-defined]  # each name of /etc bound on its own
         launchers.append(("bwrap loopback, as landed", old))
         as_landed.add("bwrap loopback, as landed")
         launchers.append(
+            (
+                "bwrap loopback, fwd inside",
+                make_launcher(loopback, replay_url=replay_url, replay_socket=sock, runner_netns=False),
+            )
+        )
+        launchers.append(
             ("bwrap loopback (default)", make_launcher(loopback, replay_url=replay_url, replay_socket=sock))
         )
     print(f"start-up per attempt ({n} attempts each, interleaved; median and p90):")
-    print("  (as landed: /etc bound name by name, the attempt cgroup's removal polled every 20 ms)")
+    print("  (as landed: /etc bound name by name, the attempt cgroup's removal polled every 20 ms;")
+    print("   fwd inside: bubblewrap's network namespace and a forwarder in it, as a non-root runner;")
+    print("   default: a root runner makes the namespace and forwards from the runner)")
     real_remove = limits_mod.remove_cgroup
     for agent, argv in (
         ("/bin/true", ["/bin/true"]),
@@ -122,8 +133,11 @@ def bench_startup(n: int, tmp: Path, replay_url: str | None, sock: Path | None) 
             med = statistics.median(walls[name]) * 1000
             p90 = sorted(walls[name])[int(len(walls[name]) * 0.9) - 1] * 1000
             extra = "" if name == "none" else f"   +{med - base:6.1f} ms over none (target < 50 ms)"
-            print(f"  {agent:15s} {name:25s} {med:7.1f} ms  p90 {p90:7.1f} ms{extra}")
-    print(f"  load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+            print(f"  {agent:15s} {name:26s} {med:7.1f} ms  p90 {p90:7.1f} ms{extra}")
+    load = os.getloadavg()
+    print(
+        f"  load average {load_before:.1f} before, {load[0]:.1f} after ({load[1]:.1f} over 5 min) on {os.cpu_count()} cores"
+    )
     for _, launcher in launchers:
         launcher.close()
 
@@ -208,11 +222,16 @@ def bench_mcp(n: int, root: Path, tmp: Path) -> None:
         if find_bwrap():
             ws = tmp / "mcp-ws"
             ws.mkdir(exist_ok=True)
-            for net in ("host", "loopback"):
+            for net, label, runner_netns in (
+                ("host", "host", True),
+                ("loopback", "loopback, fwd inside", False),
+                ("loopback", "loopback", True),
+            ):
                 launcher = make_launcher(
                     SandboxSettings(mode="bwrap", network=net),  # type: ignore[arg-type]
                     replay_url=info["url"],
                     replay_socket=sock,
+                    runner_netns=runner_netns,
                 )
                 argv, penv = proxy(info["url"])
                 prepared = launcher.prepare(
@@ -223,15 +242,19 @@ def bench_mcp(n: int, root: Path, tmp: Path) -> None:
                 params = StdioServerParameters(
                     command=prepared.argv[0], args=prepared.argv[1:], env=prepared.env, cwd=str(prepared.cwd)
                 )
-                rows.append((f"--connect, inside bwrap ({net})", asyncio.run(_rate(params, n))))
-                launcher.close()
+                try:
+                    rows.append((f"--connect, inside bwrap ({label})", asyncio.run(_rate(params, n))))
+                finally:
+                    if prepared.release is not None:
+                        prepared.release()
+                    launcher.close()
     finally:
         server.communicate("", timeout=30)
     base = rows[0][1]
     print(f"MCP stdio calls/s ({n} run_command calls each; the runner's server in its own process):")
     for name, rate in rows:
         ratio = "" if rate is base else f"   {rate / base:5.2f}x direct (target >= 0.50x)"
-        print(f"  {name:36s} {rate:8.0f}/s{ratio}")
+        print(f"  {name:48s} {rate:8.0f}/s{ratio}")
 
 
 def main() -> None:

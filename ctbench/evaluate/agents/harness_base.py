@@ -559,11 +559,14 @@ class HarnessAgent(Agent):
                     paths.append(Path(value.strip()).parent)
         return paths
 
-    def _prepare(self, ctx: AgentContext, launch: Launch) -> tuple[list[str], dict[str, str], Path]:
+    def _prepare(
+        self, ctx: AgentContext, launch: Launch
+    ) -> tuple[list[str], dict[str, str], Path, Callable[[], None] | None]:
         """argv, environment and working directory as they are executed: through the sandbox's
-        launcher when the run has one (issue 14), else directly."""
+        launcher when the run has one (issue 14), else directly; and what to release once the CLI
+        has ended (the launcher's hold on this attempt, if any)."""
         if ctx.launcher is None:
-            return launch.argv, launch.full_env(), launch.cwd
+            return launch.argv, launch.full_env(), launch.cwd, None
         from ctbench.evaluate.agents import process  # the sandbox's process description (issue 14)
 
         described = process.Launch(
@@ -575,26 +578,36 @@ class HarnessAgent(Agent):
             read_only=tuple(self.read_only_paths()),
         )
         prepared = ctx.launcher.prepare(described)
+        head = prepared.argv[
+            :1
+        ]  # up to bubblewrap (a root runner's nsenter into the attempt's network first)
+        for i, arg in enumerate(prepared.argv[:3]):
+            if Path(arg).name == "bwrap":
+                head = prepared.argv[: i + 1]
         ctx.log.line(
             f"[ctbench] sandbox {getattr(ctx.launcher, 'name', type(ctx.launcher).__name__)}: "
-            f"{prepared.argv[0]} ... ({len(prepared.argv) - len(launch.argv)} launcher arguments)"
+            f"{' '.join(head)} ... ({len(prepared.argv) - len(launch.argv)} launcher arguments)"
         )
         for note in prepared.notes:
             ctx.log.line(f"[ctbench] {note}")
-        return list(prepared.argv), dict(prepared.env), Path(prepared.cwd)
+        return list(prepared.argv), dict(prepared.env), Path(prepared.cwd), prepared.release
 
     async def _run(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> Run:
         """Run the CLI to its end; ``lines`` collects its standard output as it comes (an attempt cut
         short keeps what was printed)."""
-        argv, env, cwd = self._prepare(ctx, launch)
-        try:  # the attempt's caps (issue 25): processes, file size (its folder is sized by the runner)
-            limits = SpawnCaps.open(ctx.launcher, ctx.workdir.name, pdeathsig=False)
-        except ProcessStartError as exc:
-            raise InfrastructureError(str(exc)) from None
+        argv, env, cwd, release = self._prepare(ctx, launch)
         try:
-            return await self._run_capped(ctx, launch, argv, env, cwd, limits, lines)
+            try:  # the attempt's caps (issue 25): processes, file size (its folder is sized by the runner)
+                limits = SpawnCaps.open(ctx.launcher, ctx.workdir.name, pdeathsig=False)
+            except ProcessStartError as exc:
+                raise InfrastructureError(str(exc)) from None
+            try:
+                return await self._run_capped(ctx, launch, argv, env, cwd, limits, lines)
+            finally:
+                limits.close(ctx.log)
         finally:
-            limits.close(ctx.log)
+            if release is not None:
+                release()
 
     async def _run_capped(
         self,

@@ -110,7 +110,9 @@ class Prepared:
     """What a launcher hands to ``exec``: the final argv, environment and working directory.
 
     ``pdeathsig`` asks for ``PR_SET_PDEATHSIG`` in the child (unsandboxed: the child must die with
-    the runner); ``notes`` are lines for the attempt's log (what was dropped from the environment).
+    the runner); ``notes`` are lines for the attempt's log (what was dropped from the environment);
+    ``release``, when set, is called once the process tree has ended (what the launcher holds for
+    this attempt alone: a root runner's network namespace and its listening sockets).
     """
 
     argv: list[str]
@@ -118,6 +120,7 @@ class Prepared:
     cwd: Path
     pdeathsig: bool = False
     notes: tuple[str, ...] = ()
+    release: Callable[[], None] | None = None
 
 
 class Launcher(Protocol):
@@ -572,13 +575,19 @@ async def run_agent_process(
     # in a thread: a sandbox's mounts are worked out with a few hundred stat calls, which 32
     # attempts starting together must not make in the event loop one after another
     prepared = await asyncio.to_thread(launcher.prepare if launcher is not None else unsandboxed, launch)
-    for note in prepared.notes:
-        log.line(f"[ctbench] {note}")
-    limits = SpawnCaps.open(launcher, (attempt_dir or launch.workspace).name, pdeathsig=prepared.pdeathsig)
     try:
-        return await _run_prepared(prepared, limits, log, stdin, stdout, attempt_dir, grace_s)
+        for note in prepared.notes:
+            log.line(f"[ctbench] {note}")
+        limits = SpawnCaps.open(
+            launcher, (attempt_dir or launch.workspace).name, pdeathsig=prepared.pdeathsig
+        )
+        try:
+            return await _run_prepared(prepared, limits, log, stdin, stdout, attempt_dir, grace_s)
+        finally:
+            limits.close(log)
     finally:
-        limits.close(log)
+        if prepared.release is not None:
+            prepared.release()
 
 
 async def _run_prepared(
