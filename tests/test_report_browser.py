@@ -3,6 +3,7 @@ its trajectory, and nothing is fetched from anywhere (Chromium from the distribu
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -191,3 +192,51 @@ def test_the_charts_draw_the_topology_family(tmp_path: Path) -> None:
         assert {"RCA", "Path", "Topology"} <= set(legend)
         caption = b.eval("[...document.querySelectorAll('figcaption')].map(f => f.textContent).join(' ')")
         assert "triangles topology restoration" in caption
+
+
+def test_a_long_task_table_lists_a_page_and_reaches_every_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the paper's scale the page opens with the first rows laid out only (the rest are written hidden,
+    so the browser never lays them out while parsing); the filter, a sort and "list all" reach the others.
+    Two rows a page here stand for 100 (``PAGE_ROWS``) of a 936-row report."""
+    from ctbench.evaluate import report_tasks
+    from ctbench.evaluate.report import build_report
+    from ctbench.evaluate.report_formats import render_report
+
+    _report(tmp_path)
+    monkeypatch.setattr(report_tasks, "PAGE_ROWS", 2)
+    runs = [tmp_path / "runs" / "good", tmp_path / "runs" / "weak"]
+    html = render_report(build_report(runs, TaskSet.open(tmp_path / "tasks"), n_resamples=200), "html")
+    page = tmp_path / "paged.html"
+    page.write_text(html, encoding="utf-8")
+    assert html.count('<tbody class="task"') == 6 and html.count('<tbody class="task" data-run=') == 6
+    assert len(re.findall(r'<tbody class="task"[^>]* hidden>', html)) == 4  # hidden as parsed
+    listed = "[...document.querySelectorAll('#tasks tbody.task')].filter(g => !g.hidden).map(g => g.dataset.run + ' ' + g.dataset.task)"
+    assert CHROMIUM is not None
+    with Browser(CHROMIUM, tmp_path / "profile") as b:
+        b.open(page.as_uri())
+        assert (
+            b.eval("document.getElementById('tasks-count').textContent")
+            == "6 of 6 task(s), the first 2 listed"
+        )
+        assert b.eval(listed) == ["oracle+gold PATH-001", "oracle+gold RCA-001"]
+        assert (
+            b.eval(_visible("#tasks-more"))
+            and b.eval("document.getElementById('tasks-more').textContent") == "list all 6"
+        )
+        b.type("#tasks-filter", "cheap")  # the filter reaches rows that were not listed
+        b.wait_for("document.getElementById('tasks-count').textContent.indexOf('3 of 6') === 0", "the filter")
+        assert [x.split(" ")[0] for x in b.eval(listed)] == ["cheap+small", "cheap+small"]
+        b.eval(
+            "document.getElementById('tasks-filter').value = ''; "
+            "document.getElementById('tasks-filter').dispatchEvent(new Event('input'))"
+        )
+        b.click("table.tasks th:nth-child(5)")  # Acc: wrong answers first, listed from the new order
+        assert sorted(b.eval(listed)) == ["cheap+small PATH-001", "cheap+small RCA-001"]
+        b.click("#tasks-more")
+        b.wait_for("document.getElementById('tasks-count').textContent === '6 of 6 task(s)'", "list all")
+        assert len(b.eval(listed)) == 6 and not b.eval(_visible("#tasks-more"))
+        row = 'tbody[data-run="oracle+gold"][data-task="RCA-002"]'  # opened after "list all"
+        b.click(f"{row} tr.main")
+        b.wait_for(_visible(f"{row} tr.detail"), "the task's detail")
