@@ -22,7 +22,6 @@ from ctbench.approval.records import (
     CriterionReview,
     ReviewRecord,
     Stance,
-    load_records,
     new_record,
     record_rel,
     render_record,
@@ -36,21 +35,20 @@ from ctbench.approval.states import (
     Role,
     Verdict,
     check_move,
-    consensus,
     require_status,
 )
 from ctbench.commits import Trailer
 from ctbench.errors import CtbError
-from ctbench.model import Status, TaskSpec
+from ctbench.model import Status
 from ctbench.review.assign import Proposal
 from ctbench.review.gitflow import BRANCH_PREFIX, branch_name, format_message
 from ctbench.review.steps import blind as blind_step
 from ctbench.review.steps import reveal as reveal_step
 from ctbench.review.steps import submit as submit_step
+from ctbench.review.steps import verdicts as verdicts_step
 from ctbench.review.steps.blind import HONOUR_NOTE, BlindStart
 from ctbench.review.steps.desk import Desk, StepResult, role_of, saw_a_reveal, step_message
 from ctbench.review.steps.reveal import Revealed
-from ctbench.store import TaskRef
 
 __all__ = ["HONOUR_NOTE", "BlindStart", "Revealed", "ReviewDesk", "StepResult"]
 
@@ -102,125 +100,7 @@ class ReviewDesk(Desk):
         review_time_s: float | None = None,
     ) -> StepResult:
         """Record the reviewer's verdicts (one commit each) and move the task if consensus is decided."""
-        for crit, (verdict, text) in rulings.items():
-            if verdict == Verdict.DISAGREE and not text.strip():
-                raise CtbError(f"a disagreement on {crit.label} needs a comment saying what is wrong")
-            if verdict == Verdict.OPEN:
-                raise CtbError(f"{crit.label}: a verdict is agree or disagree")
-        with self.repo.locked(f"verdicts {task_id}"):
-            ref, task, records = self.enter(task_id)
-            require_status(task_id, task.status, (Status.IN_REVIEW,), "rule on")
-            record = records[-1]
-            if record.comparison is None:
-                raise CtbError(f"reveal {task_id} before ruling on it: ctb-review reveal {task_id}")
-            self.refuse_gold_quotes(
-                ref,
-                task,
-                {
-                    f"--{'disagree' if v == Verdict.DISAGREE else 'comment'} {c.value}": text
-                    for c, (v, text) in rulings.items()
-                },
-            )
-            if record.reviewer != actor:
-                raise CtbError(
-                    f"round {record.round} of {task_id} is reviewed by {record.reviewer}, not {actor}"
-                )
-            result = StepResult(task_id, task.status, record.round)
-            now_hashes = self.hashes(ref)
-            pending = [c for c in CRITERIA if c in rulings]
-            if review_time_s:
-                record.review_time_s = round(record.review_time_s + review_time_s, 1)
-            for crit in pending:
-                verdict, text = rulings[crit]
-                cr = record.criteria[crit]
-                last = cr.last_reviewer_comment()
-                if (
-                    cr.verdict == verdict
-                    and not cr.carried
-                    and last is not None
-                    and last.text == text.strip()
-                ):
-                    continue  # the same ruling again: a repeated command changes nothing
-                now = self.clock()
-                cr.verdict = verdict
-                cr.carried = False
-                cr.reopened_by = []
-                cr.basis = now_hashes.subset(CRITERION_PARTS[crit])
-                cr.thread.append(
-                    Comment(who=actor, role=Role.REVIEWER, when=now, verdict=verdict, text=text.strip())
-                )
-                record.note(
-                    actor, Role.REVIEWER, Action.VERDICT, text.strip() or verdict.value, crit, when=now
-                )
-                sha = self.commit_step(
-                    ref,
-                    record,
-                    f"{crit.label}: {verdict.value} (round {record.round})",
-                    Action.VERDICT,
-                    actor,
-                    criterion=crit,
-                    extra=[(Trailer.VERDICT, verdict.value)],
-                    body=text.strip(),
-                )
-                if sha:
-                    result.commits.append(sha)
-                result.messages.append(f"{crit.label}: {verdict.value}")
-            self._decide(ref, task, record, actor, now_hashes, result)
-            self.push_branch(task_id, result)
-            return result
-
-    def _decide(
-        self,
-        ref: TaskRef,
-        task: TaskSpec,
-        record: ReviewRecord,
-        actor: str,
-        now_hashes: ContentHashes,
-        result: StepResult,
-    ) -> None:
-        for crit in CRITERIA:  # content changed during the round: an agreement on the old version is void
-            cr = record.criteria[crit]
-            stale = [p for p, h in cr.basis.items() if not now_hashes.same(p, h)]
-            if cr.verdict == Verdict.AGREE and stale:
-                record.criteria[crit] = CriterionReview(reopened_by=stale, thread=cr.thread)
-                result.messages.append(
-                    f"{crit.label} reopened: {', '.join(PART_TITLES[p] for p in stale)} changed"
-                )
-        target = consensus(record.verdicts())
-        if target is None:
-            left = ", ".join(c.label for c in record.open_criteria())
-            result.messages.append(f"{task.id} stays in review; still open: {left}")
-            return
-        now = self.clock()
-        check_move(task.id, task.status, target)
-        record.finished = now
-        if target == Status.APPROVED:
-            record.outcome = "approved"
-            record.note(actor, Role.REVIEWER, Action.APPROVE, "consensus on all four criteria", when=now)
-            sha = self.commit_step(
-                ref, record, f"approved (round {record.round})", Action.APPROVE, actor, status=target
-            )
-            result.messages.append(f"{task.id} approved: consensus on all four criteria")
-        else:
-            record.outcome = "needs_revision"
-            names = ", ".join(c.label for c in record.disagreements())
-            record.note(actor, Role.REVIEWER, Action.REQUEST_REVISION, f"disagreement on {names}", when=now)
-            sha = self.commit_step(
-                ref,
-                record,
-                f"revision requested: {names} (round {record.round})",
-                Action.REQUEST_REVISION,
-                actor,
-                status=target,
-            )
-            last = self.max_rounds_reached(load_records(ref.path))
-            result.messages.append(
-                f"{task.id} needs revision: {names}"
-                + (" (that was the last round allowed: without consensus now, discard it)" if last else "")
-            )
-        if sha:
-            result.commits.append(sha)
-        result.status = target
+        return verdicts_step.rule(self, task_id, actor, rulings, review_time_s=review_time_s)
 
     # -------------------------------------------------------------- author's answer
 
