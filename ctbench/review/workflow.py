@@ -16,27 +16,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ctbench.approval.records import (
-    ReviewRecord,
-    Stance,
-    new_record,
-    record_rel,
-    render_record,
-    round_summary,
-)
-from ctbench.approval.states import Action, Criterion, IllegalTransition, Role, Verdict, check_move
+from ctbench.approval.records import ReviewRecord, Stance, record_rel, render_record, round_summary
+from ctbench.approval.states import Action, Criterion, IllegalTransition, Role, Verdict
 from ctbench.commits import Trailer
 from ctbench.errors import CtbError
 from ctbench.model import Status
 from ctbench.review.assign import Proposal
 from ctbench.review.gitflow import BRANCH_PREFIX, branch_name, format_message
 from ctbench.review.steps import blind as blind_step
+from ctbench.review.steps import discard as discard_step
 from ctbench.review.steps import respond as respond_step
 from ctbench.review.steps import reveal as reveal_step
 from ctbench.review.steps import submit as submit_step
 from ctbench.review.steps import verdicts as verdicts_step
 from ctbench.review.steps.blind import HONOUR_NOTE, BlindStart
-from ctbench.review.steps.desk import Desk, StepResult, role_of, saw_a_reveal, step_message
+from ctbench.review.steps.desk import Desk, StepResult, saw_a_reveal, step_message
 from ctbench.review.steps.reveal import Revealed
 
 __all__ = ["HONOUR_NOTE", "BlindStart", "Revealed", "ReviewDesk", "StepResult"]
@@ -102,37 +96,8 @@ class ReviewDesk(Desk):
     # -------------------------------------------------------------- discard and merge
 
     def discard(self, task_id: str, actor: str, reason: str) -> StepResult:
-        if not reason.strip():
-            raise CtbError("say why the task is discarded: --reason TEXT (it is kept in the record)")
-        with self.repo.locked(f"discard {task_id}"):
-            ref, task, records = self.enter(task_id)
-            check_move(task_id, task.status, Status.DISCARDED)
-            self.refuse_gold_quotes(ref, task, {"--reason": reason}, unreadable_ok=True)
-            now = self.clock()
-            record = records[-1] if records else new_record(task_id, task.family, 1, task.authors, now)
-            record.outcome = "discarded"
-            record.discard_reason = reason.strip()
-            record.finished = now
-            record.note(actor, role_of(actor, task, record), Action.DISCARD, reason.strip(), when=now)
-            sha = self.commit_step(
-                ref,
-                record,
-                f"discarded (round {record.round})",
-                Action.DISCARD,
-                actor,
-                status=Status.DISCARDED,
-                body=reason,
-                extra=[(Trailer.DISCARDED_BY, actor)],
-            )
-            result = StepResult(
-                task_id,
-                Status.DISCARDED,
-                record.round,
-                [sha] if sha else [],
-                [f"{task_id} discarded: {reason.strip()}"],
-            )
-            self.push_branch(task_id, result)
-            return result
+        """Discard the task; ``reason`` and the actor's role (author, reviewer, maintainer) go into the record."""
+        return discard_step.discard(self, task_id, actor, reason)
 
     def merge(self, task_id: str, actor: str) -> StepResult:
         """Merge a decided review branch into the main branch (a merge commit keeps the review history)."""
