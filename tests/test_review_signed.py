@@ -245,10 +245,10 @@ def test_a_review_branch_never_changes_whose_keys_count(
 ) -> None:
     """A genuine review whose branch also lists mallory's key for bob is not merged: the keys on main
     would then verify forgeries of every later review."""
-    from ctbench.review import workflow
+    from ctbench.review.steps import merge
 
     if protection == "protection-off":
-        monkeypatch.setattr(workflow, "TRUST_FILES", ())
+        monkeypatch.setattr(merge, "TRUST_FILES", ())
     alice = team.clone("alice")
     git("fetch", "-q", "origin", cwd=alice)
     git("checkout", "-q", "-B", "review/RCA-101", "origin/review/RCA-101", cwd=alice)
