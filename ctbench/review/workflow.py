@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ctbench.approval.records import ReviewRecord, Stance, record_rel, render_record, round_summary
-from ctbench.approval.states import Action, Criterion, Role, Verdict
+from ctbench.approval.records import Stance, round_summary
+from ctbench.approval.states import Action, Criterion, Verdict
 from ctbench.commits import Trailer
 from ctbench.errors import CtbError
 from ctbench.model import Status
 from ctbench.review.assign import Proposal
 from ctbench.review.gitflow import BRANCH_PREFIX, branch_name, format_message
+from ctbench.review.steps import assignment as assignment_step
 from ctbench.review.steps import blind as blind_step
 from ctbench.review.steps import discard as discard_step
 from ctbench.review.steps import merge as merge_step
@@ -31,7 +32,7 @@ from ctbench.review.steps import reveal as reveal_step
 from ctbench.review.steps import submit as submit_step
 from ctbench.review.steps import verdicts as verdicts_step
 from ctbench.review.steps.blind import HONOUR_NOTE, BlindStart
-from ctbench.review.steps.desk import Desk, StepResult, saw_a_reveal, step_message
+from ctbench.review.steps.desk import Desk, StepResult
 from ctbench.review.steps.reveal import Revealed
 
 __all__ = ["HONOUR_NOTE", "BlindStart", "Revealed", "ReviewDesk", "StepResult"]
@@ -105,75 +106,7 @@ class ReviewDesk(Desk):
 
     def apply_assignments(self, proposals: Iterable[Proposal], actor: str) -> list[StepResult]:
         """Record proposed reviewers in each task's current round (committed on its review branch)."""
-        from ctbench.review.view import read_at
-
-        results = []
-        with self.repo.locked("assign"):
-            for p in proposals:
-                if p.reviewer is None:
-                    continue
-                branch = branch_name(p.task)
-                why = f"assigned to {p.reviewer}" + (f" ({', '.join(p.match)})" if p.match else "")
-                if self.repo.current_branch() == branch:
-                    ref, task, records = self.enter(p.task)
-                    record = records[-1]
-                    self._check_assignable(p, task.status, record, records)
-                    record.reviewer = p.reviewer
-                    record.note(actor, Role.MAINTAINER, Action.ASSIGN, why, when=self.clock())
-                    sha = self.commit_step(
-                        ref, record, f"assigned to {p.reviewer} (round {record.round})", Action.ASSIGN, actor
-                    )
-                else:
-                    tip = self.repo.review_branches().get(p.task)
-                    state = read_at(self.repo, tip, p.task) if tip else None
-                    if state is None or state.current is None:
-                        raise CtbError(f"{p.task}: no review branch with a review round to assign")
-                    record = state.current
-                    self._check_assignable(p, state.status, record, state.records)
-                    record.reviewer = p.reviewer
-                    record.note(actor, Role.MAINTAINER, Action.ASSIGN, why, when=self.clock())
-                    rel = f"{state.rel}/{record_rel(record.round)}"
-                    old = self.repo.read_blob(tip or "", rel)
-                    text = render_record(record, old.decode("utf-8") if old else None, rel)
-                    message = step_message(
-                        p.task,
-                        state.family,
-                        record,
-                        f"assigned to {p.reviewer} (round {record.round})",
-                        Action.ASSIGN,
-                        actor,
-                    )
-                    sha = self.repo.commit_to_branch(
-                        branch, message, {rel: text.encode("utf-8")}, actor=actor
-                    )
-                result = StepResult(
-                    p.task,
-                    Status.SUBMITTED,
-                    record.round,
-                    [sha] if sha else [],
-                    [f"{p.task} round {record.round} assigned to {p.reviewer}"],
-                )
-                self.push_branch(p.task, result)
-                results.append(result)
-        return results
-
-    @staticmethod
-    def _check_assignable(
-        p: Proposal, status: Status, record: ReviewRecord, records: list[ReviewRecord]
-    ) -> None:
-        if status != Status.SUBMITTED or record.round != p.round:
-            raise CtbError(
-                f"{p.task} changed since the proposal (now {status.value}, round {record.round}); "
-                "run ctb-review assign again"
-            )
-        if record.blind is not None:
-            raise CtbError(
-                f"{p.task} round {record.round} already has a blind answer by {record.blind.reviewer}"
-            )
-        if p.reviewer and not any(r.blind is not None and r.blind.reviewer == p.reviewer for r in records):
-            seen = saw_a_reveal(records, p.reviewer)
-            if seen is not None:
-                raise CtbError(seen)
+        return assignment_step.apply_assignments(self, proposals, actor)
 
     # -------------------------------------------------------------- sealed gold
 
