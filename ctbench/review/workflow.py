@@ -1,10 +1,13 @@
-"""The review steps as domain operations, shared by the command line and the Textual app.
+"""The review steps behind one face, :class:`ReviewDesk`, shared by the command line and the Textual apps.
 
 Each public method of :class:`ReviewDesk` is one step of the paper's pipeline (section 3.2, A.3):
-submit, solve blind, reveal, rule on the four criteria, answer disagreements, resubmit, discard,
-merge. Every step checks the state machine first, changes the task folder (status in ``task.yaml``,
-the round's record in ``reviews/``) and commits it on the task's review branch with trailers, so a
-step is either fully recorded or not at all (see :mod:`ctbench.review.gitflow`).
+submit, solve blind, reveal, rule on the four criteria, answer disagreements and resubmit,
+discard, merge, and the maintainer's assignment and (un)sealing. Each step's rules live in a module
+of its own under :mod:`ctbench.review.steps` (``submit``, ``blind``, ``reveal``, ``verdicts``,
+``respond``, ``discard``, ``merge``, ``assignment``, ``seal``, ``checkout``), and what they share,
+the review branch, the round record and its signed commit, in :mod:`ctbench.review.steps.desk`; the
+methods here only delegate, so a caller imports one class and the step modules stay independent of
+each other (an import-linter contract).
 
 Blindness is structural: :meth:`ReviewDesk.begin_blind` and :meth:`ReviewDesk.record_blind` read the
 visible task file, the recordings and the review records only. The first method that loads
@@ -16,12 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ctbench.approval.records import Stance, round_summary
+from ctbench.approval.records import Stance
 from ctbench.approval.states import Criterion, Verdict
 from ctbench.review.assign import Proposal
-from ctbench.review.gitflow import BRANCH_PREFIX
 from ctbench.review.steps import assignment as assignment_step
 from ctbench.review.steps import blind as blind_step
+from ctbench.review.steps import checkout as checkout_step
 from ctbench.review.steps import discard as discard_step
 from ctbench.review.steps import merge as merge_step
 from ctbench.review.steps import respond as respond_step
@@ -120,13 +123,4 @@ class ReviewDesk(Desk):
 
     def checkout(self, task_id: str) -> StepResult:
         """Switch to a task's review branch (e.g. for the author to revise it); changes nothing else."""
-        with self.repo.locked(f"checkout {task_id}"):
-            ref, task, records = self.enter(task_id, author_changes=True)
-            result = StepResult(task_id, task.status, records[-1].round if records else 0)
-            result.messages.append(
-                f"on {BRANCH_PREFIX}{task_id}: {task_id} is {task.status.value}, "
-                f"task folder {self.repo.rel(ref.path)}"
-            )
-            if records:
-                result.messages.append(round_summary(records[-1]))
-            return result
+        return checkout_step.checkout(self, task_id)
