@@ -73,6 +73,10 @@ def test_a_copy_without_changes_passes(tmp_path: Path) -> None:
         ("scoring/judge.py", "from ctbench.evaluate import score  # noqa", "imports no tool"),
         ("scoring/stats.py", "from ctbench.review import blind_judge  # noqa", "imports no tool"),
         ("scoring/trials.py", "from ctbench.authoring import oracle_check  # noqa", "imports no tool"),
+        ("review/steps/reveal.py", "from ctbench.review.steps import blind  # noqa", "stand alone"),
+        ("review/steps/merge.py", "from ctbench.review.steps.verdicts import rule  # noqa", "stand alone"),
+        ("review/steps/seal.py", "from ctbench.review import workflow  # noqa", "their face"),
+        ("review/steps/desk.py", "from ctbench.review import blind_app  # noqa", "their face"),
     ],
 )
 def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:
@@ -125,3 +129,18 @@ def test_every_module_of_the_package_is_in_a_layer() -> None:
     }
     unguarded = {f"ctbench.{name}" for name in core} - set(textual["source_modules"])
     assert not unguarded, f"add to the no-Textual contract in pyproject.toml: {sorted(unguarded)}"
+
+
+def test_every_review_step_is_in_the_independence_contract() -> None:
+    """A new step module outside the list would be free to import the others; nothing else would notice."""
+    import pkgutil
+    import tomllib
+
+    from ctbench.review import steps
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    listed = next(c for c in config["contracts"] if c["type"] == "independence")["modules"]
+    present = {f"ctbench.review.steps.{m.name}" for m in pkgutil.iter_modules(steps.__path__)}
+    assert present - {"ctbench.review.steps.desk"} == set(listed), (
+        f"the independence contract in pyproject.toml lists {sorted(listed)}; the steps are {sorted(present)}"
+    )
