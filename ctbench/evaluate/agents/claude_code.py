@@ -23,7 +23,7 @@ from typing import Any
 from ctbench.evaluate.agents.agent_files import AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.codex import parse_events
-from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, without_v1
+from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, without_v1
 from ctbench.evaluate.agents.harness_transcripts import claude_transcript
 from ctbench.evaluate.agents.turns import ModelTurn, count
 from ctbench.evaluate.transcript import TranscriptEntry
@@ -72,7 +72,7 @@ class ClaudeCodeAgent(HarnessAgent):
                 f"--agent-arg reasoning_effort={effort}: Claude Code takes one of {', '.join(EFFORTS)}"
             )
 
-    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> Launch:
+    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> HarnessLaunch:
         config = home / ".claude"
         config.mkdir(parents=True, exist_ok=True)
         mcp_file = home / "mcp.json"
@@ -125,16 +125,16 @@ class ClaudeCodeAgent(HarnessAgent):
         if o.reasoning_effort:
             argv += ["--effort", o.reasoning_effort]
         argv.append(ctx.prompt)
-        return Launch(argv, env, workspace, home)
+        return HarnessLaunch(argv, env, workspace, home)
 
     def keep_line(self, raw: bytes) -> bool:
         return b'"stream_event"' not in raw[:200] or any(k in raw[:400] for k in KEPT_STREAM_EVENTS)
 
-    def transcript(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> list[TranscriptEntry]:
+    def transcript(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> list[TranscriptEntry]:
         events = parse_events(lines)
         return claude_transcript(events, ctx.prompt, _requests_usage(events))
 
-    def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+    def usage_so_far(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> None:
         """The ``result`` line comes last, so a cut-short attempt sums its requests' own usage."""
         events = parse_events(lines)
         requests = _requests_usage(events)
@@ -156,7 +156,7 @@ class ClaudeCodeAgent(HarnessAgent):
             f"usage summed over the {len(requests)} model request(s) before the attempt ended"
         )
 
-    def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
+    def collect(self, ctx: AgentContext, launch: HarnessLaunch, run: HarnessRun) -> AgentResult:
         events = parse_events(run.lines)
         result = ctx.result
         init = next((e for e in events if e.get("type") == "system" and e.get("subtype") == "init"), None)
@@ -271,7 +271,7 @@ def _models(events: list[dict[str, Any]]) -> list[str | None]:
     return out
 
 
-def _last_words(run: Run) -> str:
+def _last_words(run: HarnessRun) -> str:
     for line in reversed(run.lines):
         if line.strip():
             return line.strip()[:300]

@@ -29,7 +29,7 @@ from typing import Any
 
 from ctbench.evaluate.agents.agent_files import ANSWER_CAP, MIB, AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
-from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, toml_str, with_v1
+from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, toml_str, with_v1
 from ctbench.evaluate.agents.harness_transcripts import codex_transcript, codex_usage
 from ctbench.evaluate.agents.turns import ModelTurn, count
 from ctbench.evaluate.transcript import TranscriptEntry
@@ -212,7 +212,7 @@ class CodexAgent(HarnessAgent):
         ]
         return "\n".join(lines)
 
-    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> Launch:
+    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> HarnessLaunch:
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
         (codex_home / "config.toml").write_text(self.config_toml(ctx, mcp), encoding="utf-8")
@@ -234,9 +234,9 @@ class CodexAgent(HarnessAgent):
             str(last),
             ctx.prompt,
         ]
-        return Launch(argv, env, workspace, home, {"last": last, "codex_home": codex_home})
+        return HarnessLaunch(argv, env, workspace, home, {"last": last, "codex_home": codex_home})
 
-    def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+    def usage_so_far(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> None:
         """Codex reports usage on its standard output when a turn completes (``codex exec`` runs one
         turn); an attempt cut short inside it is counted from the rollout, which records each model
         response's usage as it comes (:func:`codex_usage`). Neither: the line says tokens are unknown."""
@@ -269,10 +269,10 @@ class CodexAgent(HarnessAgent):
             f"usage of {responses} model response(s) read from Codex's rollout (the turn did not complete)"
         )
 
-    def transcript(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> list[TranscriptEntry]:
+    def transcript(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> list[TranscriptEntry]:
         return codex_transcript(rollout_records(ctx.workdir, launch.files["codex_home"]), ctx.prompt)
 
-    def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
+    def collect(self, ctx: AgentContext, launch: HarnessLaunch, run: HarnessRun) -> AgentResult:
         events = parse_events(run.lines)
         result = ctx.result
         usage = [e.get("usage") or {} for e in events if e.get("type") == "turn.completed"]

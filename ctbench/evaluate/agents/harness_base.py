@@ -125,8 +125,11 @@ def toml_str(text: str) -> str:
 
 
 @dataclass
-class Launch:
-    """How one attempt starts its CLI, and where its files are. ``env`` is what the adapter sets."""
+class HarnessLaunch:
+    """How one attempt starts its CLI, and where its files are. ``env`` is what the adapter sets.
+
+    The adapter's view; :meth:`HarnessAgent._prepare` turns it into the sandbox's description of
+    the process (:class:`ctbench.evaluate.agents.process.Launch`)."""
 
     argv: list[str]
     env: dict[str, str]
@@ -140,7 +143,7 @@ class Launch:
 
 
 @dataclass
-class Run:
+class HarnessRun:
     """What came back: exit status, the standard output lines (the CLI's event stream) and the last
     lines of standard error (both are in the task log as they came)."""
 
@@ -420,30 +423,30 @@ class HarnessAgent(Agent):
         return env
 
     @abstractmethod
-    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> Launch:
+    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> HarnessLaunch:
         """Write the CLI's config into ``home`` and say how to start it (runs in a thread)."""
 
     @abstractmethod
-    def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
+    def collect(self, ctx: AgentContext, launch: HarnessLaunch, run: HarnessRun) -> AgentResult:
         """Usage, rounds and answer from the finished run; raise for the failure classes (in a thread)."""
 
     def keep_line(self, raw: bytes) -> bool:
-        """Whether a line of the CLI's standard output goes into the task log and :attr:`Run.lines`
+        """Whether a line of the CLI's standard output goes into the task log and :attr:`HarnessRun.lines`
         (a CLI streaming token deltas keeps only the lines that carry usage)."""
         return True
 
-    def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:  # noqa: B027
+    def usage_so_far(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> None:  # noqa: B027
         """An attempt that did not finish (timeout, interrupt, a failure before :meth:`collect` read it):
         put the usage the CLI had reached in ``ctx.result``, so it is counted with what it spent.
         ``lines`` is its standard output so far. Runs in a thread; never raises."""
 
-    def transcript(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> list[TranscriptEntry]:
+    def transcript(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> list[TranscriptEntry]:
         """The conversation as the CLI recorded it (:mod:`ctbench.evaluate.transcript`), read from its
         own files or ``lines`` (its standard output); whatever was written, however the attempt ended.
         Runs in a thread."""
         return []
 
-    def _keep_transcript(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+    def _keep_transcript(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> None:
         """Put the transcript in ``ctx.result``; never raises (the record is a bonus, the outcome is not)."""
         try:
             entries = self.transcript(ctx, launch, lines)
@@ -478,7 +481,7 @@ class HarnessAgent(Agent):
                 f"the endpoint's responses named {', '.join(ids)}; the harness recorded {result.model_reported}"
             )
 
-    def _salvage(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+    def _salvage(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> None:
         self._keep_transcript(ctx, launch, lines)
         if ctx.result.input_tokens is not None or ctx.result.output_tokens is not None:
             return  # collect read it already
@@ -560,7 +563,7 @@ class HarnessAgent(Agent):
         return paths
 
     def _prepare(
-        self, ctx: AgentContext, launch: Launch
+        self, ctx: AgentContext, launch: HarnessLaunch
     ) -> tuple[list[str], dict[str, str], Path, Callable[[], None] | None]:
         """argv, environment and working directory as they are executed: through the sandbox's
         launcher when the run has one (issue 14), else directly; and what to release once the CLI
@@ -592,7 +595,7 @@ class HarnessAgent(Agent):
             ctx.log.line(f"[ctbench] {note}")
         return list(prepared.argv), dict(prepared.env), Path(prepared.cwd), prepared.release
 
-    async def _run(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> Run:
+    async def _run(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> HarnessRun:
         """Run the CLI to its end; ``lines`` collects its standard output as it comes (an attempt cut
         short keeps what was printed)."""
         argv, env, cwd, release = self._prepare(ctx, launch)
@@ -612,13 +615,13 @@ class HarnessAgent(Agent):
     async def _run_capped(
         self,
         ctx: AgentContext,
-        launch: Launch,
+        launch: HarnessLaunch,
         argv: list[str],
         env: dict[str, str],
         cwd: Path,
         limits: SpawnCaps,
         lines: list[str],
-    ) -> Run:
+    ) -> HarnessRun:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -673,7 +676,7 @@ class HarnessAgent(Agent):
             ctx.log.line(f"[ctbench] {len(tree)} process(es) ended by the runner (timeout or interrupt)")
             raise
         await self._end(proc, [proc.pid, *adopted(seen)], seen, leader_start)
-        return Run(returncode, lines, errors)
+        return HarnessRun(returncode, lines, errors)
 
     @staticmethod
     async def _end(
@@ -690,7 +693,7 @@ class HarnessAgent(Agent):
     # ----------------------------------------------------------------- shared verdicts
 
     @staticmethod
-    def crashed(name: str, run: Run, *, worked: bool, detail: str = "") -> Exception:
+    def crashed(name: str, run: HarnessRun, *, worked: bool, detail: str = "") -> Exception:
         """The error for a non-zero exit: before any model call it is the harness's, else the agent's."""
         why = (
             f"killed by signal {-run.returncode}"
@@ -705,9 +708,9 @@ __all__ = [
     "Availability",
     "HarnessAgent",
     "HarnessOptions",
-    "Launch",
+    "HarnessLaunch",
     "file_tail",
-    "Run",
+    "HarnessRun",
     "process_tree",
     "toml_str",
     "with_v1",

@@ -29,7 +29,7 @@ from typing import Any
 
 from ctbench.evaluate.agents.agent_files import ANSWER_CAP, DB_CAP, LOG_CAP, AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
-from ctbench.evaluate.agents.harness_base import HarnessAgent, Launch, Run, file_tail, with_v1
+from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, file_tail, with_v1
 from ctbench.evaluate.agents.harness_transcripts import hermes_transcript
 from ctbench.evaluate.transcript import TranscriptEntry
 
@@ -92,7 +92,7 @@ class HermesAgent(HarnessAgent):
         ]
         return "\n".join(lines)
 
-    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> Launch:
+    def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> HarnessLaunch:
         from ctbench.evaluate.harnesses import spec
 
         hermes_home = home / ".hermes"
@@ -135,7 +135,7 @@ class HermesAgent(HarnessAgent):
             "-q",
             ctx.prompt,
         ]
-        return Launch(
+        return HarnessLaunch(
             argv,
             env,
             workspace,
@@ -147,11 +147,13 @@ class HermesAgent(HarnessAgent):
             },
         )
 
-    def collect(self, ctx: AgentContext, launch: Launch, run: Run) -> AgentResult:
+    def collect(self, ctx: AgentContext, launch: HarnessLaunch, run: HarnessRun) -> AgentResult:
         with _SessionDb(ctx.workdir, launch.files["db"]) as db:
             return self._collect(ctx, launch, run, db)
 
-    def _collect(self, ctx: AgentContext, launch: Launch, run: Run, db: _SessionDb) -> AgentResult:
+    def _collect(
+        self, ctx: AgentContext, launch: HarnessLaunch, run: HarnessRun, db: _SessionDb
+    ) -> AgentResult:
         result = ctx.result
         root = ctx.workdir
         self.record(result, rounds_kind=self.rounds_kind, harness_version=self.harness_version)
@@ -199,7 +201,7 @@ class HermesAgent(HarnessAgent):
             self.record(result, cost_usd=float(cost))
         return calls
 
-    def transcript(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> list[TranscriptEntry]:
+    def transcript(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> list[TranscriptEntry]:
         """The session's ``messages`` rows, as Hermes left them (it writes each as it happens)."""
         with _SessionDb(ctx.workdir, launch.files["db"]) as db:
             row = db.session_row()
@@ -207,7 +209,7 @@ class HermesAgent(HarnessAgent):
                 return []
             return hermes_transcript(db.messages(str(row["id"])), row.get("model") or ctx.options.model)
 
-    def usage_so_far(self, ctx: AgentContext, launch: Launch, lines: list[str]) -> None:
+    def usage_so_far(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> None:
         """Hermes updates its session row after every model request: read it as it was left."""
         with _SessionDb(ctx.workdir, launch.files["db"]) as db:
             row = db.session_row()
