@@ -12,8 +12,8 @@ from ctbench.approval.hashes import (
     CRITERION_PARTS,
     changed_parts,
     content_hashes,
+    criteria_reopened,
     disk_reader,
-    reopened_by,
     visible_hashes,
 )
 from ctbench.approval.records import (
@@ -116,7 +116,7 @@ def test_each_part_change_reopens_exactly_its_criteria(task_copy: Path) -> None:
     rec_file.write_bytes(rec_file.read_bytes() + b"\n")
     after = content_hashes(disk_reader(task_copy))
     assert changed_parts(base, after) == ["recordings"]
-    assert reopened_by(changed_parts(base, after)) == [
+    assert criteria_reopened(changed_parts(base, after)) == [
         Criterion.SOLVABILITY,
         Criterion.GOLDEN_ACTION_CONSISTENCY,
     ]
@@ -127,7 +127,7 @@ def test_each_part_change_reopens_exactly_its_criteria(task_copy: Path) -> None:
         "metadata": [Criterion.METADATA_CORRECTNESS],
     }
     for part, crits in expected.items():
-        assert reopened_by([part]) == crits
+        assert criteria_reopened([part]) == crits
     assert set(CRITERION_PARTS) == set(CRITERIA)
 
 

@@ -100,8 +100,8 @@ def approved_basis(records: list[ReviewRecord]) -> ReviewRecord | None:
     return None
 
 
-def reopened_by(ts: TaskSet, ref: TaskRef, changed: PartReader) -> dict[Criterion, list[str]]:
-    """Criteria (with the parts that changed) that ``changed`` reopens on an approved task; {} otherwise.
+def reopened_since_approval(ts: TaskSet, ref: TaskRef, changed: PartReader) -> dict[Criterion, list[str]]:
+    """Criteria that ``changed`` reopens on an approved task, each with its ``reopened_by`` parts; {} otherwise.
 
     ``changed`` reads the new version (e.g. the authoring app's unsaved draft laid out in a shadow
     folder), so the app can say what a save will reopen before it saves.

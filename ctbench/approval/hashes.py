@@ -216,8 +216,12 @@ def changed_parts(before: ContentHashes | dict[str, str], after: ContentHashes) 
     return [part for part in PARTS if not after.same(part, old.get(part))]
 
 
-def reopened_by(parts: Iterable[str]) -> list[Criterion]:
-    """The criteria a change to ``parts`` reopens, in the paper's order."""
+def criteria_reopened(parts: Iterable[str]) -> list[Criterion]:
+    """The criteria a change to ``parts`` reopens, in the paper's order.
+
+    The inverse view of a criterion's ``reopened_by`` (:class:`~ctbench.approval.records.CriterionReview`),
+    which names the parts whose change reopened it.
+    """
     touched = set(parts)
     return [c for c, deps in CRITERION_PARTS.items() if touched & set(deps)]
 

@@ -113,12 +113,12 @@ def approval_change(ts: TaskSet, draft: TaskDraft) -> dict[Criterion, list[str]]
     folder = ts.task_dir(draft.family, draft.id)
     if not (folder / REVIEWS_DIR).is_dir():
         return {}
-    from ctbench.approval.check import reopened_by
+    from ctbench.approval.check import reopened_since_approval
     from ctbench.approval.hashes import disk_reader
 
     with tempfile.TemporaryDirectory(prefix="ctb-reopen-") as tmp:
         shadow = write_shadow(ts, draft, Path(tmp))
-        return reopened_by(
+        return reopened_since_approval(
             ts, TaskRef(draft.id, draft.family, folder), disk_reader(shadow.task_dir(draft.family, draft.id))
         )
 
