@@ -46,7 +46,19 @@ def task_set_commit(root: Path) -> TaskSetRef:
     return ref
 
 
+def _in_git(root: Path) -> bool:
+    """Whether git could find a repository at or above ``root`` (a ``.git`` there or above, or ``root``
+    a git folder itself): importing GitPython costs more than scoring a small run, so a task set
+    outside any repository does without it."""
+    for folder in (root, *root.parents):
+        if (folder / ".git").exists():
+            return True
+    return (root / "HEAD").is_file() and (root / "objects").is_dir()
+
+
 def _git_ref(root: Path) -> TaskSetRef:
+    if not _in_git(root):
+        return TaskSetRef(path=str(root))
     try:
         import git
     except ImportError:  # GitPython is a dependency, but a broken install must not stop a run
