@@ -8,7 +8,9 @@ group                       what the entry point names                      buil
 ==========================  ==============================================  =======================
 ``ctbench.agents``          an :class:`Agent` subclass                      :class:`AgentContext`,
                                                                             :class:`AgentResult`,
-                                                                            :class:`ModelTurn`
+                                                                            :class:`ModelTurn`; for
+                                                                            an agent CLI,
+                                                                            :class:`HarnessAgent`
 ``ctbench.executors``       a class providing :class:`Executor`             :class:`WorkUnit`,
                                                                             :class:`AttemptOutcome`
 ``ctbench.exporters``       a function ``(ExportRequest) -> ExportSummary``  :class:`ExportRequest`
@@ -33,14 +35,15 @@ from ctbench.evaluate.agents.base import (
     AgentResult,
     InfrastructureError,
 )
+from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, with_v1, without_v1
 from ctbench.evaluate.agents.turns import ModelTurn
 from ctbench.evaluate.executors import GROUP as EXECUTORS_GROUP
 from ctbench.evaluate.executors import ExecutionContext, Executor, ExecutorError, UnitStarted
 from ctbench.evaluate.export import ExportSummary
 from ctbench.evaluate.exporters import GROUP as EXPORTERS_GROUP
-from ctbench.evaluate.exporters import ExporterError, ExportRequest
+from ctbench.evaluate.exporters import ExporterError, ExportRequest, refuse_options
 from ctbench.evaluate.work import AttemptOutcome, WorkUnit
-from ctbench.model import GoldAnswer
+from ctbench.model import Family, GoldAnswer
 from ctbench.scoring.families import GROUP as FAMILIES_GROUP
 from ctbench.scoring.families import TaskFamily, families
 from ctbench.scoring.parse import Link, ParsedAnswer, Port
@@ -63,7 +66,11 @@ __all__ = [
     "ExportRequest",
     "ExportSummary",
     "ExporterError",
+    "Family",
     "GoldAnswer",
+    "HarnessAgent",
+    "HarnessLaunch",
+    "HarnessRun",
     "InfrastructureError",
     "Link",
     "ModelTurn",
@@ -73,4 +80,7 @@ __all__ = [
     "UnitStarted",
     "WorkUnit",
     "families",
+    "refuse_options",
+    "with_v1",
+    "without_v1",
 ]
