@@ -25,7 +25,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -90,6 +92,34 @@ def open_time(path: Path) -> tuple[float, float] | None:
         return loaded, time.perf_counter() - t0
 
 
+def timed(spent: dict[str, float]) -> Callable[[], None]:
+    """Time spent reading task details, writing their HTML and packing it, added up into ``spent`` while
+    a report renders (the causes of a render's time, apart); returns what puts the functions back."""
+    import ctbench.evaluate.report_tasks as report_tasks
+    from ctbench.evaluate.details import DetailLoader
+
+    originals = (DetailLoader.load, report_tasks.detail_html, report_tasks.pack_detail)
+
+    def wrap(key: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed_fn(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[key] = spent.get(key, 0.0) + time.perf_counter() - t0
+
+        return timed_fn
+
+    DetailLoader.load = wrap("load", originals[0])  # type: ignore[method-assign]
+    report_tasks.detail_html = wrap("html", originals[1])
+    report_tasks.pack_detail = wrap("pack", originals[2])
+
+    def restore() -> None:
+        DetailLoader.load, report_tasks.detail_html, report_tasks.pack_detail = originals  # type: ignore[method-assign]
+
+    return restore
+
+
 def one_size(n: int, tmp: Path) -> None:
     n_rca = round(n * 0.54)
     root = tmp / f"tasks-{n}"
@@ -112,12 +142,15 @@ def one_size(n: int, tmp: Path) -> None:
     figures = {}
     for name, packed in (("before: details inline", False), ("now: details packed", True)):
         report_html.tasks_section = lambda r, loader=None, p=packed: tasks_section(r, loader, packed=p)  # type: ignore[assignment]
+        spent: dict[str, float] = {}
+        restore = timed(spent)
         try:
             t0 = time.perf_counter()
             html = render_report(report, "html")
             t_render = time.perf_counter() - t0
         finally:
             report_html.tasks_section = tasks_section
+            restore()
         out = tmp / f"report-{n}-{'packed' if packed else 'inline'}.html"
         out.write_text(html, encoding="utf-8")
         size = out.stat().st_size
@@ -130,6 +163,11 @@ def one_size(n: int, tmp: Path) -> None:
         )
         target = " (targets < 3 MB, < 2 s)" if n == 234 else ""
         print(f"    {name:24} {size / 1e6:7.2f} MB, render {t_render:5.2f} s, {shown}{target}")
+        print(
+            f"    {'':24} of the render: reading the details {spent.get('load', 0):5.2f} s, their HTML "
+            f"{spent.get('html', 0):5.2f} s, packing {spent.get('pack', 0):5.2f} s"
+            + (" (on a second thread, beside the reading)" if packed else "")
+        )
     before, now = figures["before: details inline"][0], figures["now: details packed"][0]
     print(f"    size now / before: {now / before:.2f}  (load average {os.getloadavg()[0]:.1f})\n")
 
