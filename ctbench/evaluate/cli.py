@@ -1014,7 +1014,9 @@ Write run folders in the formats other tools read.
                CLIs, the conversation they recorded (transcripts/<ID>.jsonl: each model response,
                its calls and their real results, in order, with their times and usage). Trajectory
                viewers and SFT/RL pipelines read it. A run of several trials (--trials K) writes trial K>1 to
-               OUT/<ID>.trial<K>/trajectory.json.
+               OUT/<ID>.trial<K>/trajectory.json. OUT is also a Harbor job (its config.json and
+               result.json, and each attempt's as a trial with its trajectory in agent/): export runs
+               side by side (--out atif/RUN) and `harbor view atif` shows one trial per task and attempt.
   leaderboard  OUT/leaderboard.json, the CTBench leaderboard's published-results JSON (schema version 1)
                for one or more runs: per family accuracy, localization, reasoning (RCA-ID / Path-Rest)
                and evidence, each {mean, sd} in percent (sd = the standard error across tasks, as in
@@ -1033,7 +1035,7 @@ Write run folders in the formats other tools read.
 Other formats come from plug-ins (the ctbench.exporters entry points); --format lists what is installed.
 
 examples:
-  ctb-eval export runs/codex-gpt55 --format atif --out atif/codex-gpt55
+  ctb-eval export runs/codex-gpt55 --format atif --out atif/codex-gpt55    # then: harbor view atif
   ctb-eval export runs/a runs/b --format leaderboard --out site/ --label "ctbench 1.0.0" --url https://...
   ctb-eval export runs/a --format mlflow --out mlruns/ --export-arg experiment=ctbench
   ctb-eval export runs/a runs/b --format release --out results/ --tasks release/ --gold release-gold/

@@ -5,8 +5,11 @@ lists what is installed instead of repeating it; the two below are built in.
 
 **atif** - one ATIF v1.7 ``<ID>/trajectory.json`` per task (the Agent Trajectory Interchange Format
 that trajectory viewers and SFT/RL pipelines read); in a run of several trials per task, trial K>1
-goes to ``<ID>.trial<K>/trajectory.json`` (the run folder's own naming). Only the fields of the
-schema are written:
+goes to ``<ID>.trial<K>/trajectory.json`` (the run folder's own naming). The export is also a Harbor
+job (:mod:`.harbor_job`): the trajectory itself is ``<ID>/agent/trajectory.json`` (``trajectory.json``
+links to it) beside Harbor's trial ``config.json``/``result.json``, and ``OUT`` holds the job's, so
+``harbor view`` on the folder holding ``OUT`` shows one trial per task and attempt. Only the fields of
+the schema are written:
 
 - root: ``schema_version`` ("ATIF-v1.7"), ``session_id`` (``<run name>/<task id>``, with
   ``/trial-<K>`` after it for every trial of a several-trial run), ``agent``
@@ -48,6 +51,7 @@ from ctbench import __version__
 from ctbench.errors import CtbError
 from ctbench.evaluate.agents.turns import ModelTurn
 from ctbench.evaluate.details import DetailLoader, Step, TaskDetail
+from ctbench.evaluate.harbor_job import TrialRecord, write_job, write_trial
 from ctbench.evaluate.prices import REPORTED_CURRENCY, Prices, attempt_cost, currency_of
 from ctbench.evaluate.runfolder import RunFolder, trial_suffix
 from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_run_info, read_trial_results
@@ -341,8 +345,10 @@ def export_atif(
             f"results.jsonl has lines of trial(s) {', '.join(map(str, above))} but run.yaml "
             f"asks for {info.trials}; they are not exported (as the scorer ignores them)"
         )
-    config_started = _run_started(run_dir)
+    config_started, config_finished = _run_times(run_dir)
     tools = tool_definitions()
+    trials: list[TrialRecord] = []
+    task_paths: dict[str, Path] = {}
     for task_id, trial in sorted(k for k in results if k[1] <= info.trials):
         detail = loader.load(run_dir, task_id, results[(task_id, trial)][1])
         name = f"{task_id}{trial_suffix(trial)}"
@@ -351,18 +357,29 @@ def export_atif(
         spent = attempt_cost(line, info.model, prices)
         usd = spent.value if currency_of(prices) == REPORTED_CURRENCY else None
         doc = atif_trajectory(detail, info, started=config_started, tools=tools, cost_usd=usd)
-        target = out / name / "trajectory.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        task_paths.setdefault(task_id, _task_path(task_set, task_id))
+        trials.append(write_trial(out, name, doc, detail, info, task_path=task_paths[task_id], cost_usd=usd))
         summary.files.append(f"{name}/trajectory.json")
+    write_job(
+        out, info, trials, tasks=list(task_paths.values()), started=config_started, finished=config_finished
+    )
     return summary
 
 
-def _run_started(run_dir: Path) -> datetime:
+def _run_times(run_dir: Path) -> tuple[datetime, datetime | None]:
     try:
-        return RunFolder(run_dir).load_config().started
+        config = RunFolder(run_dir).load_config()
     except CtbError:
-        return datetime.fromtimestamp(0, tz=UTC)
+        return datetime.fromtimestamp(0, tz=UTC), None
+    return config.started, config.finished
+
+
+def _task_path(task_set: TaskSet, task_id: str) -> Path:
+    """The task's folder in the task set (Harbor's trial records name a task by its folder)."""
+    try:
+        return task_set.ref(task_id).path.resolve()
+    except CtbError:
+        return Path(task_id)
 
 
 # --------------------------------------------------------------------------- leaderboard
