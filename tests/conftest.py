@@ -7,8 +7,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.support.harness_runs import HarnessRuns
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -105,3 +109,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             module is not None and _drives_a_textual_app(module)
         ):
             item.add_marker(pytest.mark.tui)
+
+
+@pytest.fixture(scope="session")
+def harness_runs(tmp_path_factory: pytest.TempPathFactory) -> HarnessRuns:
+    """Each agent CLI's run against the scripted model, made once per session (``.get(NAME)``)."""
+    from tests.support.harness_runs import HarnessRuns
+
+    return HarnessRuns(tmp_path_factory.mktemp("harness-runs"))

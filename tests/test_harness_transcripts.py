@@ -13,56 +13,51 @@ N line(s).", not an invented text) and the real times, and pass the ATIF checker
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from ctbench.evaluate.cli import main as ctb_eval
-from ctbench.evaluate.runner import Runner
 from ctbench.evaluate.transcript import TranscriptEntry, bare_tool, read_transcript, transcript_path
 from ctbench.yamlio import load_fast
 from tests.atif_check import check_atif
-from tests.support.model_server import ScriptedModelServer, scripts_for
-from tests.test_harness_agents import HARNESSES, _keys, _lines, _settings, _why, harness  # noqa: F401 - _keys
+from tests.support.harness_runs import SNAPSHOT, TASK, HarnessRuns
+from tests.test_harness_agents import HARNESSES, _lines, _why
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("harness-transcripts")]
+"""The group shares the runs of ``harness_runs`` (tests/support/harness_runs.py) with the Harbor test."""
 
-TASK = "RCA-001"
 OWN_USAGE = {"codex", "claude-code"}
 """Harnesses that record each model request's usage; Hermes keeps only its session's totals, so its
 turns' usage is the model tap's reading of the endpoint's responses."""
 OWN_MODEL = {"claude-code"}
 """Harnesses that record the model id the endpoint named; for the others it is the model tap's."""
-SNAPSHOT = "scripted-model-2026-11-30"
-"""What the scripted server names in every reply to a request for ``scripted-model``."""
 
 
 @pytest.mark.parametrize("name", HARNESSES)
 def test_the_run_folder_keeps_the_conversation_and_atif_is_that_conversation(
-    name: str, task_set: Path, tmp_path: Path
+    name: str, harness_runs: HarnessRuns, tmp_path: Path
 ) -> None:
-    harness(name)
-    sandbox = os.environ.get("CTB_TEST_SANDBOX", "auto")
-    (script,) = scripts_for(task_set, [TASK])
-    with ScriptedModelServer([script], max_seconds=300, reported_model=SNAPSHOT) as model:
-        report = Runner(
-            _settings(name, model.url, task_set, tmp_path / "run", select=TASK, sandbox=sandbox)
-        ).run()
-        served = model.main_requests(TASK)
-        answered = [r for r in model.requests if r.usage is not None]
-    (line,) = _lines(report.folder)
-    assert (line["status"], line["answer_source"]) == ("answered", "submit"), _why(report.folder, line)
+    run = harness_runs.get(name)
+    script, served, answered, task_set, folder = (
+        run.script,
+        run.served,
+        run.answered,
+        run.task_set,
+        run.folder,
+    )
+    (line,) = _lines(folder)
+    assert (line["status"], line["answer_source"]) == ("answered", "submit"), _why(folder, line)
     # the model the endpoint named, not the one asked for: from the harness, else from the tap
     assert line["model_reported"] == SNAPSHOT, line
     assert line["model_reported_source"] == (
         "claude-code stream" if name in OWN_MODEL else "model endpoint (ctbench model tap)"
     )
-    config = load_fast(report.folder / "run.yaml")
+    config = load_fast(folder / "run.yaml")
     assert config["totals"]["models_reported"] == [SNAPSHOT]
     assert config["totals"]["models_reported_by"] == {line["model_reported_source"]: [SNAPSHOT]}
 
-    entries, warnings = read_transcript(transcript_path(report.folder, TASK))
+    entries, warnings = read_transcript(transcript_path(folder, TASK))
     assert entries and not warnings, warnings
     assert entries[0].kind == "prompt" and TASK in (entries[0].text or "")
     turns = [e for e in entries if e.kind == "model"]
@@ -110,13 +105,11 @@ def test_the_run_folder_keeps_the_conversation_and_atif_is_that_conversation(
     assert len({t for t in stamps}) > len(stamps) // 2
     assert turns[-1].text == script.steps[-1].text
 
-    _shown_by_the_viewer_and_the_report(report.folder, task_set, entries)
+    _shown_by_the_viewer_and_the_report(folder, task_set, entries)
 
     out = tmp_path / "atif"
     assert (
-        ctb_eval(
-            ["export", str(report.folder), "--format", "atif", "--out", str(out), "--tasks", str(task_set)]
-        )
+        ctb_eval(["export", str(folder), "--format", "atif", "--out", str(out), "--tasks", str(task_set)])
         == 0
     )
     doc = json.loads((out / TASK / "trajectory.json").read_text(encoding="utf-8"))
