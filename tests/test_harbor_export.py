@@ -58,6 +58,8 @@ def harbor() -> Path:
     python = Path(given) if given else _default_python()
     if not given and not python.exists():
         pytest.skip(f"Harbor is not installed: run .ci/harbor-env (CI does) or set {HARBOR_PYTHON}")
+    if not python.exists():
+        pytest.fail(f"{HARBOR_PYTHON}={python}: no such file (run .ci/harbor-env, it prints the path)")
     probe = subprocess.run(
         [str(python), "-c", "import harbor, importlib.metadata as m; print(m.version('harbor'))"],
         capture_output=True,
