@@ -13,9 +13,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ctbench.approval.hashes import ContentHashes, content_hashes, disk_reader
-from ctbench.approval.records import ReviewRecord, load_records, record_rel, render_record, utcnow
-from ctbench.approval.states import Action, Criterion, Role
+from ctbench.approval.hashes import CRITERION_PARTS, ContentHashes, content_hashes, disk_reader
+from ctbench.approval.records import (
+    CriterionReview,
+    ReviewRecord,
+    load_records,
+    record_rel,
+    render_record,
+    utcnow,
+)
+from ctbench.approval.states import CRITERIA, Action, Criterion, Role, Verdict
 from ctbench.commits import Trailer
 from ctbench.errors import CtbError
 from ctbench.model import Family, Status, TaskSpec
@@ -94,6 +101,28 @@ def saw_a_reveal(records: list[ReviewRecord], person: str) -> str | None:
                 "next rounds, or a maintainer discards the task"
             )
     return None
+
+
+def next_round_criteria(
+    prev: ReviewRecord, now: ContentHashes, *, after_approval: bool = False
+) -> dict[Criterion, CriterionReview]:
+    """How each criterion opens the round after ``prev``: carried over, or reopened by changed parts.
+
+    An agreement whose parts are unchanged since its verdict carries over; every other criterion is
+    open, its ``reopened_by`` naming the parts that changed. One rule for the author's resubmission
+    (:mod:`ctbench.review.steps.respond`) and a re-review after approval
+    (:mod:`ctbench.review.steps.submit`, ``after_approval``: every criterion of an approved round
+    carries over unless its parts changed).
+    """
+    out: dict[Criterion, CriterionReview] = {}
+    for crit in CRITERIA:
+        was = prev.criteria[crit]
+        changed = [p for p in CRITERION_PARTS[crit] if p in was.basis and not now.same(p, was.basis[p])]
+        if not changed and (after_approval or was.verdict == Verdict.AGREE):
+            out[crit] = CriterionReview(verdict=Verdict.AGREE, carried=True, basis=was.basis)
+        else:
+            out[crit] = CriterionReview(reopened_by=changed)
+    return out
 
 
 class Desk:

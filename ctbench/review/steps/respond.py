@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ctbench.approval.hashes import CRITERION_PARTS, PART_TITLES, ContentHashes
-from ctbench.approval.records import Comment, CriterionReview, Stance, new_record
+from ctbench.approval.records import Comment, Stance, new_record
 from ctbench.approval.states import (
     CRITERIA,
     Action,
     Criterion,
     IllegalTransition,
     Role,
-    Verdict,
     check_move,
     require_status,
 )
@@ -25,7 +24,7 @@ from ctbench.commits import Trailer
 from ctbench.errors import CtbError
 from ctbench.model import Status
 from ctbench.review.gitflow import branch_name
-from ctbench.review.steps.desk import Desk, StepResult
+from ctbench.review.steps.desk import Desk, StepResult, next_round_criteria
 
 
 def respond(
@@ -134,15 +133,7 @@ def respond(
         # The next round: agreements whose parts are unchanged carry over, everything else is open.
         now = desk.clock()
         nxt = new_record(task_id, task.family, record.round + 1, task.authors, now, reviewer=record.reviewer)
-        for crit in CRITERIA:
-            prev = record.criteria[crit]
-            changed = [
-                p for p in CRITERION_PARTS[crit] if p in prev.basis and not now_hashes.same(p, prev.basis[p])
-            ]
-            if prev.verdict == Verdict.AGREE and not changed:
-                nxt.criteria[crit] = CriterionReview(verdict=Verdict.AGREE, carried=True, basis=prev.basis)
-            else:
-                nxt.criteria[crit] = CriterionReview(reopened_by=changed)
+        nxt.criteria.update(next_round_criteria(record, now_hashes))
         nxt.note(actor, Role.AUTHOR, Action.RESUBMIT, why or "answered the review", when=now)
         check_move(task_id, task.status, Status.SUBMITTED)
         sha = desk.commit_step(

@@ -7,14 +7,14 @@ over, the others are reopened by the changed parts. A requested reviewer is neve
 
 from __future__ import annotations
 
-from ctbench.approval.hashes import CRITERION_PARTS, PART_TITLES
-from ctbench.approval.records import CriterionReview, new_record
-from ctbench.approval.states import CRITERIA, Action, IllegalTransition, Verdict, check_move
+from ctbench.approval.hashes import PART_TITLES
+from ctbench.approval.records import new_record
+from ctbench.approval.states import CRITERIA, Action, IllegalTransition, check_move
 from ctbench.commits import Trailer
 from ctbench.errors import CtbError
 from ctbench.model import Status, TaskSpec
 from ctbench.review.gitflow import branch_name
-from ctbench.review.steps.desk import Desk, StepResult, role_of
+from ctbench.review.steps.desk import Desk, StepResult, next_round_criteria, role_of
 from ctbench.store import TaskNotFound
 
 
@@ -62,19 +62,9 @@ def submit(desk: Desk, task_id: str, actor: str, why: str = "", *, reviewer: str
         )
         if rereview and last is not None:
             now_hashes = desk.hashes(ref)
-            for crit in CRITERIA:
-                prev = last.criteria[crit]
-                changed = [
-                    p
-                    for p in CRITERION_PARTS[crit]
-                    if p in prev.basis and not now_hashes.same(p, prev.basis[p])
-                ]
-                parts += [p for p in changed if p not in parts]
-                record.criteria[crit] = (
-                    CriterionReview(reopened_by=changed)
-                    if changed
-                    else CriterionReview(verdict=Verdict.AGREE, carried=True, basis=prev.basis)
-                )
+            for crit, opens in next_round_criteria(last, now_hashes, after_approval=True).items():
+                parts += [p for p in opens.reopened_by if p not in parts]
+                record.criteria[crit] = opens
             if not parts:
                 raise CtbError(
                     f"{task_id} was approved in round {last.round} and nothing it was approved on "
