@@ -194,7 +194,16 @@ class LocalEnv:
         self._state = socket_state_dir("ctbench-run-")
         sock = self._state / "replay.sock"
         try:
-            self._server = serve_in_thread(self.engine, "127.0.0.1", 0, runner=True, unix_socket=sock)
+            # the MCP endpoints only for an agent that takes an MCP URL: the SDK's import alone
+            # held up the first attempt of every run by seconds
+            self._server = serve_in_thread(
+                self.engine,
+                "127.0.0.1",
+                0,
+                runner=True,
+                unix_socket=sock,
+                mcp=self.agent.transport == "mcp-http",
+            )
             if self.settings.ssh:
                 self._ssh = SshFrontEnd(self._server.registry.by_token)
                 self._ssh.start()

@@ -341,8 +341,15 @@ def _bearer(request: Request) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> Starlette:
-    """The Starlette application serving ``engine`` (a fresh session table unless one is given)."""
+def build_app(
+    engine: ReplayEngine, registry: SessionRegistry | None = None, *, mcp: bool = True
+) -> Starlette:
+    """The Starlette application serving ``engine`` (a fresh session table unless one is given).
+
+    ``mcp=False`` leaves out the per-session MCP endpoints (``/mcp/TOKEN/``): a run whose agent
+    never takes an MCP URL does not import the MCP SDK, which builds some 550 pydantic models (1.3 s
+    of CPU, 4 s at load 15 on 2 cores, before the first attempt could start).
+    """
     reg = registry if registry is not None else SessionRegistry(engine)  # an empty registry is falsy
 
     def session_of(request: Request) -> Session:
@@ -438,8 +445,9 @@ def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> 
         Route("/sessions/{sid}/complete", complete, methods=["POST"]),
         Route("/sessions/{sid}/trajectory", trajectory, methods=["GET"]),
     ]
-    mcp = _McpEndpoints(reg)
-    routes.append(Mount("/mcp", app=mcp))
+    endpoints = _McpEndpoints(reg) if mcp else None
+    if endpoints is not None:
+        routes.append(Mount("/mcp", app=endpoints))
     handlers: dict[Any, Any] = {
         ApiError: api_error,
         CtbError: ctb_error,
@@ -447,7 +455,8 @@ def build_app(engine: ReplayEngine, registry: SessionRegistry | None = None) -> 
         405: not_found,
         Exception: internal,
     }
-    return Starlette(routes=routes, exception_handlers=handlers, lifespan=mcp.lifespan)
+    lifespan = endpoints.lifespan if endpoints is not None else None
+    return Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
 
 
 # --------------------------------------------------------------------------- MCP per session
@@ -524,6 +533,8 @@ class ServerHandle:
     _server: uvicorn.Server
     _thread: threading.Thread
     unix_path: Path | None = None
+    mcp: bool = True
+    """Whether it serves the per-session MCP endpoints (``serve_in_thread(mcp=...)``)."""
 
     @property
     def unix_url(self) -> str | None:
@@ -536,7 +547,7 @@ class ServerHandle:
     def grant(self, session: Session) -> Grant:
         """Serve ``session`` to the one client given the returned token (and its MCP URL)."""
         g = self.registry.grant(session)
-        return Grant(g.session_id, g.token, self.url + g.mcp_path)
+        return Grant(g.session_id, g.token, self.url + g.mcp_path if self.mcp else None)
 
     def revoke(self, session_id: str) -> None:
         """Stop serving a granted session and close it (its token grants nothing any more)."""
@@ -566,11 +577,13 @@ def serve_in_thread(
     ready_timeout: float = 10.0,
     runner: bool = False,
     unix_socket: Path | None = None,
+    mcp: bool = True,
 ) -> ServerHandle:
     """Start the HTTP API on ``host:port`` (0: a free port) in a daemon thread and wait until it listens.
 
     ``runner=True`` (ignored when ``registry`` is given: that registry's mode counts) serves only the
     sessions granted through ``handle.registry.grant(session)``; ``unix_socket`` also listens there.
+    ``mcp=False``: no per-session MCP endpoints (see :func:`build_app`); grants carry no MCP URL.
     """
     reg = registry if registry is not None else SessionRegistry(engine, runner=runner)  # empty is falsy
     socks = [bind_socket(host, port)]
@@ -580,7 +593,7 @@ def serve_in_thread(
         except CtbError:
             socks[0].close()
             raise
-    server = uvicorn_server(build_app(engine, reg))
+    server = uvicorn_server(build_app(engine, reg, mcp=mcp))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": socks}, name="ctb-replay-http", daemon=True
     )
@@ -599,4 +612,5 @@ def serve_in_thread(
         _server=server,
         _thread=thread,
         unix_path=None if unix_socket is None else Path(unix_socket),
+        mcp=mcp,
     )
