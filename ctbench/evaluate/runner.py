@@ -487,6 +487,8 @@ class Runner:
         self._clock = clock
         self.task_set: TaskSet | None = None
         self.plan: list[PlannedTask] = []
+        self._planned: dict[str, PlannedTask] = {}
+        """``plan`` by task id: a finished attempt's task found at once, not by a walk of the plan."""
         self.skipped: list[Skipped] = []
         self.hashes: dict[str, str] = {}
         self.folder: RunFolder | None = None
@@ -539,6 +541,7 @@ class Runner:
         gate.skipped[:0] = unreadable
         admitted = {ref.id for ref in gate.admitted}
         self.plan = [c for c in candidates if c.id in admitted]
+        self._planned = {t.id: t for t in self.plan}
         self.skipped = gate.skipped
         for line in gate.skipped_summary():
             self.tracker.note(f"skipped {line}")
@@ -958,7 +961,7 @@ class Runner:
     ) -> ResultLine:
         assert self.folder is not None
         u, usage = outcome.unit, outcome.usage
-        task = next(t for t in self.plan if t.id == u.task_id)
+        task = self._planned[u.task_id]
         line = ResultLine(
             task_id=u.task_id,
             family=u.family,
