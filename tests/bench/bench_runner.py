@@ -414,8 +414,11 @@ def _machine_busy() -> tuple[float, float]:
 
 def _one_run(spec: dict[str, Any]) -> dict[str, Any]:
     """One run in this fresh process, as ``ctb-eval run`` starts one: set-up, attempts, close."""
+    import signal
+
     from ctbench.evaluate.progress import CallbackDisplay, ProgressEvent
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # leaves no cgroup behind when stopped
     meter = _CpuMeter()
     marks: dict[str, float] = {}
 
