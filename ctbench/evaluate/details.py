@@ -136,8 +136,9 @@ def outcome_name(result: ResultLine | None, score_status: str | None = None) -> 
 # --------------------------------------------------------------------------- logs
 
 
-def read_log(folder: RunFolder, task_id: str, result: ResultLine | None) -> str | None:
-    """The agent's log, or None when there is none (the log is optional)."""
+def display_log(folder: RunFolder, task_id: str, result: ResultLine | None) -> str | None:
+    """The agent's log as shown (at most :data:`LOG_LIMIT` characters), or None when there is none
+    (the log is optional); the runner's capped reader is ``agent_files.read_log``."""
     path = folder.log_path(task_id, result.trial if result is not None else 1)
     rel = result.log if result is not None else None
     if rel:
@@ -392,7 +393,7 @@ class DetailLoader:
             marked.append(Step(**{**s.__dict__, "output": out, "golden": golden}))
         golden_checks = [GoldenCheck(d, c, (d, c) in executed) for d, c in sorted(ctx.golden_actions)]
         predicted, gold, invalid = answer_checks(ctx, record.prediction)
-        log_text = read_log(folder, task_id, result)
+        log_text = display_log(folder, task_id, result)
         transcript, more = read_transcript(
             transcript_path(folder.path, task_id, result.trial if result else 1)
         )

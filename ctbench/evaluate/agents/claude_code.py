@@ -25,7 +25,7 @@ from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentRe
 from ctbench.evaluate.agents.codex import parse_events
 from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, without_v1
 from ctbench.evaluate.agents.harness_transcripts import claude_transcript
-from ctbench.evaluate.agents.turns import ModelTurn, count
+from ctbench.evaluate.agents.turns import ModelTurn, token_count
 from ctbench.evaluate.transcript import TranscriptEntry
 
 CTB_TOOLS = ("mcp__ctb__list_devices", "mcp__ctb__run_command", "mcp__ctb__submit_answer")
@@ -57,9 +57,9 @@ class ClaudeCodeAgent(HarnessAgent):
             return ModelTurn(
                 role="agent",
                 text=text,
-                input_tokens=count(usage.get("input_tokens")),
-                output_tokens=count(usage.get("output_tokens")),
-                cached_tokens=count(usage.get("cache_read_input_tokens")),
+                input_tokens=token_count(usage.get("input_tokens")),
+                output_tokens=token_count(usage.get("output_tokens")),
+                cached_tokens=token_count(usage.get("cache_read_input_tokens")),
                 tool_calls=tools,
             )
         return super().log_turn(event)

@@ -31,7 +31,7 @@ from ctbench.evaluate.agents.agent_files import ANSWER_CAP, MIB, AttemptFolder
 from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, toml_str, with_v1
 from ctbench.evaluate.agents.harness_transcripts import codex_transcript, codex_usage
-from ctbench.evaluate.agents.turns import ModelTurn, count
+from ctbench.evaluate.agents.turns import ModelTurn, token_count
 from ctbench.evaluate.transcript import TranscriptEntry
 
 PROVIDER = "ctbench"
@@ -143,9 +143,9 @@ class CodexAgent(HarnessAgent):
             return ModelTurn(
                 role="usage",
                 text="",
-                input_tokens=count(usage.get("input_tokens")),
-                output_tokens=count(usage.get("output_tokens")),
-                cached_tokens=count(usage.get("cached_input_tokens")),
+                input_tokens=token_count(usage.get("input_tokens")),
+                output_tokens=token_count(usage.get("output_tokens")),
+                cached_tokens=token_count(usage.get("cached_input_tokens")),
             )
         return super().log_turn(event)
 

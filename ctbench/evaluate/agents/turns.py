@@ -38,7 +38,7 @@ class ModelTurn:
     tool_calls: tuple[str, ...] = ()
 
 
-def count(value: Any) -> int | None:
+def token_count(value: Any) -> int | None:
     """A token count as an event gives it: an int (never a bool), else unknown."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -50,9 +50,9 @@ def ctbench_turn(event: Mapping[str, Any]) -> ModelTurn | None:
     return ModelTurn(
         role=str(event.get("role") or "agent"),
         text=str(event.get("text") or ""),
-        input_tokens=count(event.get("input_tokens")),
-        output_tokens=count(event.get("output_tokens")),
-        cached_tokens=count(event.get("cached_tokens")),
+        input_tokens=token_count(event.get("input_tokens")),
+        output_tokens=token_count(event.get("output_tokens")),
+        cached_tokens=token_count(event.get("cached_tokens")),
         tool_calls=tuple(str(t) for t in event.get("tool_calls") or ()),
     )
 
