@@ -548,7 +548,7 @@ def _speedup(tasks: Path, work: Path, k: int, repeat: int, sleep: float) -> None
                 ours = med(many_runs, "cpu") / med(many_runs, "window")
                 exact = "" if many_runs[0]["cpu_exact"] else " (getrusage: an undercount)"
                 print(
-                    f"   {'':<10} CPU per attempt {cpu * 1000:4.0f} ms{exact} (runner, bwrap, forwarder, agent); "
+                    f"   {'':<10} CPU per attempt {cpu * 1000:4.0f} ms{exact} (runner, sandbox, agent, all processes); "
                     f"on {cores} idle cores the ceiling is {wave:4.1f}x for waves of 32 that start together "
                     f"({steady:4.1f}x once staggered); 28x needs <= {per1 * (32 / 28 - 1) * cores / 31 * 1000:.0f} "
                     f"ms CPU per attempt, or attempts of >= {need:.1f} s (--sleep)"
