@@ -53,6 +53,26 @@ def test_visible_copy_holds_no_hidden_part(task_set: Path, tmp_path: Path) -> No
     assert not any(p.is_file() and p.read_text(errors="replace") == gold for p in root.rglob("*"))
 
 
+def test_the_blind_replay_and_a_ray_worker_are_shown_the_same_files(task_set: Path, tmp_path: Path) -> None:
+    """One definition of a task's agent-visible files (ctbench.isolation): the isolated replay's
+    copy and what the Ray executor ships to its workers hold the same paths and bytes, and no
+    hidden.yaml; a recording linked to the gold is in neither."""
+    from ctbench.evaluate.ray_executor import set_bundle, task_bundles
+
+    rec = task_set / "rca" / "RCA-001" / "recordings" / "CORE_SW_01"
+    (rec / "leak.txt").symlink_to(task_set / "rca" / "RCA-001" / "hidden.yaml")
+    ts = TaskSet.open(task_set)
+    root = visible_copy(ts, "RCA-001", tmp_path / "view")
+    copied = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    shipped: dict[str, bytes] = {}
+    for bundle in [set_bundle(ts), *task_bundles(ts, "RCA-001")]:
+        shipped.update(bundle.files)
+    assert copied == shipped
+    assert "rca/RCA-001/task.yaml" in copied and any(k.startswith("networks/") for k in copied)
+    assert any(k.startswith("rca/RCA-001/recordings/") for k in copied)
+    assert not any(k.endswith(("hidden.yaml", "leak.txt")) for k in copied)
+
+
 @pytest.mark.parametrize("sandbox", [True, False])
 def test_isolated_session_answers_like_the_engine(sandbox: bool, task_set: Path, tmp_path: Path) -> None:
     ts = TaskSet.open(task_set)

@@ -57,6 +57,7 @@ from ctbench.errors import CtbError
 from ctbench.evaluate.executors import ExecutionContext, ExecutorError, ExecutorEvent, QueueExecutor
 from ctbench.evaluate.ray_address import check_rewrite, import_ray
 from ctbench.evaluate.work import AgentSettings, AttemptOutcome, WorkUnit
+from ctbench.isolation import visible_set_files, visible_task_files
 
 if TYPE_CHECKING:
     from ctbench.evaluate.agents import Agent
@@ -126,47 +127,37 @@ class Bundle:
         return cls(files=files, key=h.hexdigest())
 
 
+def _read(files: dict[str, Path]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for rel, path in files.items():
+        try:
+            out[rel] = path.read_bytes()
+        except OSError:
+            continue  # gone since it was listed: the worker's engine refuses it like the local one
+    return out
+
+
 def set_bundle(task_set: TaskSet) -> Bundle:
-    """The set-level files a worker's engine and task-set loader read: config, taxonomy, dialects."""
-    root = task_set.root
-    files: dict[str, bytes] = {}
-    for name in ("ctbench.yaml", "taxonomy.yaml"):
-        if (root / name).is_file():
-            files[name] = (root / name).read_bytes()
-    for p in task_set.dialect_extensions():
-        files[f"dialects/{p.name}"] = p.read_bytes()
-    return Bundle.of(files)
+    """The set-level files a worker's engine and task-set loader read: config, taxonomy, dialects
+    (:func:`ctbench.isolation.visible_set_files`)."""
+    return Bundle.of(_read(visible_set_files(task_set)))
 
 
 def task_bundles(task_set: TaskSet, task_id: str) -> list[Bundle]:
-    """The agent-visible files of one task: its network, then task.yaml and the recordings it lists.
+    """The agent-visible files of one task (:func:`ctbench.isolation.visible_task_files`): its
+    network, then task.yaml and the recordings it lists.
 
     A whitelist, never a copy of the folder: hidden.yaml and anything else an author leaves beside
     the task stay on the driver. A task that does not parse is shipped as its task.yaml alone; the
-    worker's engine then refuses it exactly as the local one would (a ``task`` outcome).
+    worker's engine then refuses it exactly as the local one would (a ``task`` outcome). A
+    recording refused or missing is left out: the worker's engine logs and refuses it like the
+    local one.
     """
-    from ctbench.store import safe_recording_path
-
+    network, task = visible_task_files(task_set, task_id)
     ref = task_set.ref(task_id)
-    rel_dir = f"{ref.family.value}/{ref.id}"
-    files = {f"{rel_dir}/task.yaml": ref.task_file.read_bytes()}
-    out: list[Bundle] = []
-    try:
-        spec = task_set.load_task(ref)
-    except CtbError:
-        return [Bundle.of(files)]
-    net = task_set.network_file(spec.network)
-    if net is not None:
-        out.append(Bundle.of({f"networks/{net.name}": net.read_bytes()}))
-    for rec in spec.recordings:
-        try:
-            files[f"{rel_dir}/{PurePosixPath(rec.file)}"] = safe_recording_path(
-                ref.path, rec.file
-            ).read_bytes()
-        except (CtbError, OSError):
-            continue  # refused or missing: the worker's engine logs and refuses it like the local one
-    out.append(Bundle.of(files))
-    return out
+    task_yaml = f"{ref.family.value}/{ref.id}/task.yaml"
+    files = {task_yaml: task[task_yaml].read_bytes(), **_read(task)}  # task.yaml unreadable: raises
+    return [*([Bundle.of(_read(network))] if network else []), Bundle.of(files)]
 
 
 @dataclass

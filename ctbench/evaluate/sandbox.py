@@ -71,6 +71,8 @@ from ctbench.evaluate.agents.process import (
 from ctbench.evaluate.limits import HostLimits, host_limits
 from ctbench.evaluate.netns import Forwarder, root_forwarder
 from ctbench.evaluate.work import SandboxSettings
+from ctbench.isolation import ETC_FILES, SYSTEM_DIRS, BwrapCommand, runtime_paths
+from ctbench.isolation import resolved as _resolved
 
 SandboxMode = Literal["auto", "bwrap", "none"]
 NetworkMode = Literal["host", "loopback"]
@@ -94,35 +96,8 @@ ENV_ALLOWLIST = (
 )
 """Runner variables an agent inside the sandbox keeps (everything else it gets from its adapter)."""
 
-ETC_FILES = (
-    "passwd",
-    "group",
-    "hosts",
-    "resolv.conf",
-    "nsswitch.conf",
-    "host.conf",
-    "gai.conf",
-    "ssl",
-    "ca-certificates",
-    "ca-certificates.conf",
-    "pki",
-    "alternatives",
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "localtime",
-    "timezone",
-    "os-release",
-    "protocols",
-    "services",
-    "mime.types",
-)
-"""What of /etc an agent sees: users, name resolution, certificates, the dynamic linker, the time."""
-
 TMPFS_BYTES = 512 * 1024 * 1024
 """Size of the sandbox's private ``/tmp`` and ``/var/tmp`` (tmpfs: memory)."""
-
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
 class SandboxError(CtbError):
@@ -151,23 +126,6 @@ def _task_set_of(path: Path) -> Path | None:
         if (parent / "ctbench.yaml").is_file():
             return parent
     return None
-
-
-def _resolved(paths: Iterable[Path | str]) -> list[Path]:
-    out: list[Path] = []
-    for p in paths:
-        with contextlib.suppress(OSError, RuntimeError):
-            out.append(Path(p).resolve())
-    return out
-
-
-def runtime_paths() -> list[Path]:
-    """What the replay proxy (``python -m ctbench.replay.cli mcp --connect``) needs to run, read-only:
-    the Python installation, the virtual environment, and the ``ctbench`` package folder alone."""
-    import ctbench
-
-    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(ctbench.__file__).parent}
-    return sorted(set(_resolved(paths)))
 
 
 def _endpoint(text: str) -> tuple[str, int]:
@@ -299,21 +257,7 @@ class BwrapSandbox:
     forwarder inside (:mod:`ctbench.evaluate.netbridge`) serves them."""
 
     def _system_args(self) -> list[str]:
-        args: list[str] = []
-        for d in SYSTEM_DIRS:
-            p = Path(d)
-            if p.is_symlink():
-                args += ["--symlink", os.readlink(p), d]
-            elif p.is_dir():
-                args += ["--ro-bind", d, d]
-        if self.etc_dir is not None:  # the run's copy: one mount instead of one per name
-            return [*args, "--ro-bind", str(self.etc_dir), "/etc"]
-        for name in ETC_FILES:
-            if name == "hosts" and self.hosts_file is not None:
-                args += ["--ro-bind", str(self.hosts_file), "/etc/hosts"]
-            else:
-                args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-        return args
+        return BwrapCommand(self.bwrap, etc_dir=self.etc_dir, hosts_file=self.hosts_file).system_args()
 
     def _bind_service_args(self) -> list[str]:
         """A model endpoint on a port below 1024 (``https://...``: 443) needs the capability to
@@ -369,52 +313,23 @@ class BwrapSandbox:
                     f"refusing to show {path} to the agent: it overlaps {secret}, which the "
                     "agent must not see"
                 )
-        args = [
-            self.bwrap,
-            "--unshare-all",
-            "--die-with-parent",
-            "--new-session",
-            "--hostname",
-            "sandbox",
-            "--cap-drop",
-            "ALL",
-        ]
         runner_net = self.network == "loopback" and self.forwarder is not None
-        if self.network == "host" or runner_net:  # runner_net: the namespace nsenter put it in
-            args.append("--share-net")
-        if not runner_net:
-            args += self._bind_service_args()
-        args += self._system_args()
-        size = str(TMPFS_BYTES)  # memory-backed: sized, so one agent cannot take the machine's RAM
-        args += [
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--size",
-            size,
-            "--tmpfs",
-            "/tmp",
-            "--size",
-            size,
-            "--tmpfs",
-            "/var/tmp",
-            "--size",
-            str(16 * 1024 * 1024),
-            "--tmpfs",
-            "/run",
-            "--dir",
-            "/var",
-        ]
-        mounts = {p: "--ro-bind" for p in ro} | {p: "--bind" for p in rw}
-        for p in sorted(mounts, key=lambda p: len(p.parts)):  # a parent before what is mounted inside it
-            args += [mounts[p], str(p), str(p)]
-        for s in launch.unix_sockets:
-            args += ["--bind", str(s), str(s)]
-        if not runner_net:
-            for f in self.forwards:
-                args += ["--bind", str(f.path), str(f.path)]
-        args += ["--remount-ro", "/", "--chdir", str(workspace)]  # writable: the binds above and /tmp only
+        size = TMPFS_BYTES  # memory-backed: sized, so one agent cannot take the machine's RAM
+        args = BwrapCommand(
+            self.bwrap,
+            # runner_net: the namespace nsenter puts bubblewrap in, made by the runner
+            share_net=self.network == "host" or runner_net,
+            hostname="sandbox",
+            extra=[] if runner_net else self._bind_service_args(),
+            etc_dir=self.etc_dir,
+            hosts_file=self.hosts_file,
+            tmpfs=[("/tmp", size), ("/var/tmp", size), ("/run", 16 * 1024 * 1024)],
+            dirs=["/var"],
+            read_only=ro,
+            read_write=rw,
+            binds=[*launch.unix_sockets, *([] if runner_net else [f.path for f in self.forwards])],
+            chdir=workspace,  # writable: the binds and /tmp only (the root is remounted read-only)
+        ).argv()
         visible = [Path(d) for d in SYSTEM_DIRS] + ro + rw
         env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
         env.update(
@@ -517,11 +432,11 @@ def find_bwrap() -> str | None:
 
 def probe_bwrap(bwrap: str, *, network: NetworkMode = "host") -> str | None:
     """Why bubblewrap cannot run a sandbox here (its own words), or None when it can."""
-    sandbox = BwrapSandbox(bwrap, network=network)
-    argv = [*sandbox._system_args(), "--proc", "/proc", "--dev", "/dev"]
-    cmd = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", *argv, "--", "/bin/true"]
-    if network == "host":
-        cmd.insert(2, "--share-net")
+    cmd = [
+        *BwrapCommand(bwrap, share_net=network == "host", tmpfs=(), remount_ro=False).argv(),
+        "--",
+        "/bin/true",
+    ]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:

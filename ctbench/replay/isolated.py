@@ -5,10 +5,12 @@ the way an agent does, through a device console over a replay session. The repla
 loads the hidden part - but "never loads" is a property of today's code; a recording path that
 points at ``../hidden.yaml``, or a bug in a dialect, could still print the gold to the very person
 whose answer must be blind. So the session here is served by a separate ``ctb-replay serve``
-process whose task set holds only the agent-visible part - ``ctbench.yaml``, ``taxonomy.yaml``,
-``networks/``, ``schema/``, ``dialects/`` and the one task's ``task.yaml`` and ``recordings/`` - copied into a
+process whose task set holds only the agent-visible part - what an agent is shown
+(:func:`ctbench.isolation.visible_files`: ``ctbench.yaml``, ``taxonomy.yaml``, the dialect
+extensions, the task's network file, its ``task.yaml`` and the recordings it lists) - copied into a
 private folder; where bubblewrap works, that process runs in a sandbox that sees nothing else of
-the file system (no original task set, no git history, no home). The console talks to it through
+the file system (no original task set, no git history, no home), built as the agent's is
+(:class:`ctbench.isolation.BwrapCommand`). The console talks to it through
 :class:`IsolatedSession`, which has the calls of a local session the console uses.
 """
 
@@ -25,68 +27,25 @@ from pathlib import Path
 from typing import Any
 
 from ctbench.errors import CtbError
+from ctbench.isolation import BwrapCommand, runtime_paths, visible_files
 from ctbench.replay.client import ClientError, RemoteSession, ReplayClient
 from ctbench.replay.observation import DeviceInfo, Observation, Submission
 from ctbench.replay.trajectory import TrajectoryRecord
-from ctbench.store import CONFIG_FILE, TAXONOMY_FILE, TaskSet
-
-SET_FILES = (CONFIG_FILE, TAXONOMY_FILE)
-SET_FOLDERS = ("networks", "schema", "dialects")
-TASK_PARTS = ("task.yaml", "recordings")
-"""All of a task folder that is copied: never hidden.yaml, nor any other file beside it."""
-
-SYSTEM = (
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/etc/ld.so.cache",
-    "/etc/passwd",
-    "/etc/hosts",
-    "/etc/nsswitch.conf",
-)
+from ctbench.store import TaskSet
 
 
 def visible_copy(ts: TaskSet, task_id: str, dest: Path) -> Path:
-    """The agent-visible part of ``ts`` for one task, copied under ``dest`` (returns the new root).
-
-    Symbolic links are copied as the files they point to only when those stay inside the task
-    folder; a recording that leads elsewhere (``../hidden.yaml``) is left out, so the replay
-    answers it as an unrecorded command.
-    """
-    ref = ts.ref(task_id)
+    """The agent-visible part of ``ts`` for one task (:func:`ctbench.isolation.visible_files`: the
+    set's files, the task's network, its ``task.yaml`` and the recordings it lists), copied under
+    ``dest`` (returns the new root). A recording that is a link or leads out of the task folder
+    (``../hidden.yaml``) is left out, so the replay answers it as an unrecorded command."""
     root = dest / "tasks"
     root.mkdir(parents=True)
-    for name in SET_FILES:
-        if (ts.root / name).is_file():
-            shutil.copy2(ts.root / name, root / name)
-    for name in SET_FOLDERS:
-        if (ts.root / name).is_dir():
-            shutil.copytree(ts.root / name, root / name, symlinks=False)
-    task_dir = ref.path.resolve()
-    target = root / task_dir.relative_to(ts.root.resolve())
-    target.mkdir(parents=True)
-    for part in TASK_PARTS:
-        src = task_dir / part
-        if src.is_file():
-            shutil.copy2(src, target / part)
-        elif src.is_dir():
-            _copy_inside(src, target / part, task_dir)
+    for rel, src in visible_files(ts, task_id).all().items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
     return root
-
-
-def _copy_inside(src: Path, dst: Path, limit: Path) -> None:
-    dst.mkdir(parents=True, exist_ok=True)
-    for entry in sorted(src.iterdir()):
-        real = entry.resolve()
-        if not real.is_relative_to(limit) or real.name == "hidden.yaml":
-            continue
-        if real.is_dir():
-            _copy_inside(entry, dst / entry.name, limit)
-        elif real.is_file():
-            shutil.copy2(real, dst / entry.name)
 
 
 def _bwrap_argv(copy: Path, trajectories: Path) -> list[str] | None:
@@ -94,35 +53,9 @@ def _bwrap_argv(copy: Path, trajectories: Path) -> list[str] | None:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return None
-    import ctbench
-
-    argv = [bwrap, "--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    for d in SYSTEM:
-        p = Path(d)
-        if p.is_symlink():
-            argv += ["--symlink", os.readlink(p), d]
-        elif p.exists():
-            argv += ["--ro-bind", d, d]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    runtime = {
-        Path(sys.base_prefix).resolve(),
-        Path(sys.prefix).resolve(),
-        Path(ctbench.__file__).resolve().parent,
-    }
-    for p in sorted(runtime, key=lambda p: len(p.parts)):
-        argv += ["--ro-bind", str(p), str(p)]
-    argv += [
-        "--ro-bind",
-        str(copy),
-        str(copy),
-        "--bind",
-        str(trajectories),
-        str(trajectories),
-        "--remount-ro",
-        "/",
-        "--chdir",
-        str(copy),
-    ]
+    argv = BwrapCommand(
+        bwrap, read_only=[*runtime_paths(), copy], read_write=[trajectories], chdir=copy
+    ).argv()
     try:
         probe = subprocess.run([*argv, "--", "/bin/true"], capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired):
