@@ -30,7 +30,7 @@ from ctbench.evaluate.agents import (
 )
 from ctbench.evaluate.progress import CallbackDisplay, PlainDisplay, ProgressEvent, RichDisplay
 from ctbench.evaluate.runfolder import RunFolder
-from ctbench.evaluate.runner import Runner, RunSettings, Selection, select_tasks
+from ctbench.evaluate.runner import Runner, RunSettings
 from ctbench.replay.trajectory import read_trajectory
 from ctbench.scoring.metrics import TaskRecord, score_task
 from ctbench.scoring.parse import ParsedAnswer
@@ -451,33 +451,6 @@ def test_a_session_submission_is_the_answer_for_every_adapter(task_set: Path, tm
 
 
 # --------------------------------------------------------------------------- selection, progress, CLI
-
-
-def test_selection_by_id_family_status_and_metadata(task_set: Path) -> None:
-    ts = TaskSet.open(task_set)
-
-    def ids(expr: str | None) -> list[str]:
-        return [t.id for t in select_tasks(ts, Selection.parse(expr))]
-
-    assert ids(None) == ["PATH-001", "RCA-001", "RCA-002"]
-    assert ids("rca") == ["RCA-001", "RCA-002"]
-    assert ids("RCA-00*,PATH-001") == ["PATH-001", "RCA-001", "RCA-002"]
-    assert ids("family=path") == ["PATH-001"]
-    assert ids("category=C1") == ["RCA-001"]
-    assert ids("golden_length>=6") == ["PATH-001"]
-    assert ids("observability=O1|O2 golden_length<4") == ["RCA-001", "RCA-002"]
-    task = task_set / "rca" / "RCA-002" / "task.yaml"
-    task.write_text(
-        task.read_text(encoding="utf-8").replace("status: approved", "status: draft"), encoding="utf-8"
-    )
-    ts = TaskSet.open(task_set)
-    # Selection picks by fields; whether a draft may run is the gate's decision (test_gate.py).
-    assert ids("rca") == ["RCA-001", "RCA-002"]
-    assert ids("rca status=approved") == ["RCA-001"]
-    with pytest.raises(CtbError, match="no task to run matching 'NOPE'"):
-        ids("NOPE")
-    with pytest.raises(CtbError, match="unknown field 'colour'"):
-        Selection.parse("colour=red")
 
 
 def test_progress_plain_lines_and_callback_events(task_set: Path, tmp_path: Path) -> None:

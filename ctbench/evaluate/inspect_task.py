@@ -96,7 +96,7 @@ def _samples(
     task_set: TaskSet, family: str | None, select: str | list[str] | None, allow_unreviewed: bool
 ) -> list[Sample]:
     from ctbench.approval.gate import apply_gate
-    from ctbench.evaluate.runner import Selection, select_tasks
+    from ctbench.evaluate.selection import Selection, select_tasks
     from ctbench.scoring.prompt import prompt_for
 
     # `-T select=A,B` reaches us as a list: Inspect reads task arguments as YAML.

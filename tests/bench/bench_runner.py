@@ -159,7 +159,7 @@ def bench_gate(tasks: Path, cache: Path) -> None:
     import os
 
     from ctbench.approval import gate as gate_mod
-    from ctbench.evaluate.runner import Selection, select_tasks
+    from ctbench.evaluate.selection import Selection, select_tasks
     from ctbench.store import TaskSet
     from ctbench.validation import cache as cache_mod
     from ctbench.validation.validator import Validator
