@@ -8,8 +8,9 @@ group                       what the entry point names                      buil
 ==========================  ==============================================  =======================
 ``ctbench.agents``          an :class:`Agent` subclass                      :class:`AgentContext`,
                                                                             :class:`AgentResult`,
-                                                                            :class:`ModelTurn`; for
-                                                                            an agent CLI,
+                                                                            :class:`ModelTurn`,
+                                                                            :class:`AgentSettings`;
+                                                                            for an agent CLI,
                                                                             :class:`HarnessAgent`
 ``ctbench.executors``       a class providing :class:`Executor`             :class:`WorkUnit`,
                                                                             :class:`AttemptOutcome`
@@ -21,6 +22,11 @@ group                       what the entry point names                      buil
 The names below are the supported surface: they keep their meaning across minor versions, while the
 modules they live in may move (the scoring layer of issue 27 moved several). This module sits above
 the evaluator and the scoring layer (import contracts in pyproject.toml) and loads no Textual.
+
+An agent is built as ``Agent(options, args)``: ``options`` is the run's agent section
+(:class:`AgentSettings`: model, base URL, command, rounds, timeout...), ``args`` its own validated
+``Options``. ``AgentOptions`` is the old name of :class:`AgentSettings`, kept as an alias so plug-ins
+written against it keep working.
 """
 
 from __future__ import annotations
@@ -32,7 +38,9 @@ from ctbench.evaluate.agents.base import (
     AgentConfigError,
     AgentContext,
     AgentError,
+    AgentOptions,
     AgentResult,
+    AgentSettings,
     InfrastructureError,
 )
 from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, with_v1, without_v1
@@ -57,7 +65,9 @@ __all__ = [
     "AgentConfigError",
     "AgentContext",
     "AgentError",
+    "AgentOptions",
     "AgentResult",
+    "AgentSettings",
     "AttemptOutcome",
     "CtbError",
     "ExecutionContext",

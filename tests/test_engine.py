@@ -536,7 +536,7 @@ def test_trials_give_pass_at_1_pass_at_k_and_pass_hat_k(task_set: Path, tmp_path
         select="RCA-001",
         trials=3,
     )
-    report = Runner(settings, agent=TwoOfThree(settings.agent_options())).run()
+    report = Runner(settings, agent=TwoOfThree(settings.agent)).run()
     assert report.complete and report.counts()["answered"] + report.counts()["unparsable"] == 3
     lines = _lines(report.folder)
     assert sorted(x["trial"] for x in lines) == [1, 2, 3]
@@ -555,7 +555,7 @@ def test_trials_give_pass_at_1_pass_at_k_and_pass_hat_k(task_set: Path, tmp_path
     # over tasks: one task, three task-trials
     assert scores["trials"] == 3 and scores["n_tasks"] == 1 and scores["n_task_trials"] == 3
     # a resume after all trials are done runs nothing
-    again = Runner(settings, agent=TwoOfThree(settings.agent_options())).run()
+    again = Runner(settings, agent=TwoOfThree(settings.agent)).run()
     assert again.ran == 0 and len(_lines(report.folder)) == 3
 
 

@@ -23,6 +23,7 @@ from ctbench.evaluate.agents.harness_base import HarnessAgent, with_v1, without_
 from ctbench.evaluate.harnesses import find
 from ctbench.evaluate.runner import Runner, RunSettings
 from ctbench.evaluate.score import score_run
+from ctbench.evaluate.settings import SandboxSettings
 from ctbench.store import TaskSet
 from tests.support.model_server import CTB_TOOLS, ScriptedModelServer, scripts_for
 
@@ -103,7 +104,7 @@ def _settings(name: str, base_url: str, task_set: Path, out: Path, **kw: object)
         "allow_unreviewed": True,
         "sandbox": os.environ.get("CTB_TEST_SANDBOX", "none"),
         # the run's default (loopback: each attempt in a network of its own) unless asked otherwise
-        "sandbox_network": os.environ.get("CTB_TEST_SANDBOX_NETWORK", RunSettings.sandbox_network),
+        "sandbox_network": os.environ.get("CTB_TEST_SANDBOX_NETWORK", SandboxSettings().network),
     }
     values.update(kw)
     return RunSettings(**values)  # type: ignore[arg-type]
@@ -197,7 +198,7 @@ def test_unreachable_mcp_server_is_an_infrastructure_error_then_resumes(
     _NoReplay.dead_url = f"http://127.0.0.1:{_free_port()}"
     with ScriptedModelServer(scripts_for(task_set, list(TASKS)), max_seconds=300) as model:
         settings = _settings(name, model.url, task_set, tmp_path / "run", select="RCA-001")
-        first = Runner(settings, agent=broken(settings.agent_options())).run()
+        first = Runner(settings, agent=broken(settings.agent)).run()
         (line,) = _lines(first.folder)
         assert (line["status"], line["error_kind"]) == ("error", "infrastructure"), line
         # its MCP client's account of the failure, from a log that goes with the home

@@ -229,4 +229,4 @@ def test_a_cli_without_a_shell_tool_is_refused_with_ssh(task_set: Path, tmp_path
     shell_less = type("ShellLessCodex", (CodexAgent,), {"shell_tool": None})
     run = settings("codex", "http://127.0.0.1:9/v1", task_set, tmp_path / "r", ssh=True, select="RCA-001")
     with pytest.raises(CtbError, match="--ssh: agent codex has no shell tool"):
-        Runner(run, agent=shell_less(run.agent_options())).run()
+        Runner(run, agent=shell_less(run.agent)).run()

@@ -20,6 +20,8 @@ HOMES = {
     "HarnessLaunch": "ctbench.evaluate.agents.harness_base",
     "refuse_options": "ctbench.evaluate.exporters",
     "Family": "ctbench.model",
+    "AgentSettings": "ctbench.evaluate.settings",
+    "AgentOptions": "ctbench.evaluate.settings",
     "Executor": "ctbench.evaluate.executors",
     "WorkUnit": "ctbench.evaluate.work",
     "AttemptOutcome": "ctbench.evaluate.work",

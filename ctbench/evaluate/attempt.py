@@ -35,7 +35,6 @@ from ctbench.evaluate.agents import (
     AgentContext,
     AgentError,
     AgentLog,
-    AgentOptions,
     AgentResult,
     InfrastructureError,
     make_agent,
@@ -66,16 +65,6 @@ if TYPE_CHECKING:
 WORKSPACE_PREFIX = ATTEMPT_PREFIX
 """Prefix of attempt workspaces in the temp folder (a later run removes those a killed run left)."""
 LOG_PREFIX = "ctbench-log-"
-
-
-def agent_options(settings: AgentSettings) -> AgentOptions:
-    return AgentOptions(
-        model=settings.model,
-        base_url=settings.base_url,
-        agent_cmd=settings.agent_cmd,
-        max_rounds=settings.max_rounds,
-        timeout_s=settings.timeout_s,
-    )
 
 
 class AttemptEnv(Protocol):
@@ -157,7 +146,7 @@ class LocalEnv:
 
     async def start(self) -> None:
         if self._agent is None:
-            self._agent = make_agent(self.settings.agent, agent_options(self.settings), self.settings.args)
+            self._agent = make_agent(self.settings.agent, self.settings, self.settings.args)
         if self.settings.ssh and not self.agent.needs_http:
             raise CtbError(
                 f"--ssh: agent {self.settings.agent} runs inside the runner and logs into no device; "
@@ -358,7 +347,7 @@ def _context(unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResu
         session=pieces.session,
         log=pieces.log,
         workdir=pieces.workdir or pieces.log_dir,
-        options=agent_options(unit.settings),
+        options=unit.settings,
         attempt=unit.attempt,
         hidden=unit.gold if agent.needs_hidden else None,
         replay_url=replay_url,
@@ -624,7 +613,6 @@ __all__ = [
     "LocalEnv",
     "TaskDefinitionError",
     "WORKSPACE_PREFIX",
-    "agent_options",
     "mcp_proxy_command",
     "run_attempt",
     "sweep_stale_workspaces",

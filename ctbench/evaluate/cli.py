@@ -12,6 +12,7 @@ from typing import Any
 from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
 from ctbench.evaluate.report_formats import REPORT_FORMATS
+from ctbench.evaluate.settings import DEFAULT_TIMEOUT_S
 from ctbench.tables import formats_help
 
 DESCRIPTION = """\
@@ -191,7 +192,7 @@ def _add_run(sub: Any) -> None:
         "--timeout",
         type=float,
         metavar="S",
-        help="seconds per task before the agent is stopped (default 3600)",
+        help=f"seconds per task before the agent is stopped (default {DEFAULT_TIMEOUT_S:g})",
     )
     p.add_argument(
         "--retries", type=int, metavar="N", help="retries after an infrastructure error (default 2)"
@@ -266,7 +267,7 @@ def _release_tasks(tasks: str | None, gold: str | None) -> str | None:
 def _run_settings(args: argparse.Namespace) -> Any:
     from ctbench.evaluate.agents import parse_agent_args
     from ctbench.evaluate.runfolder import RunFolder
-    from ctbench.evaluate.runner import RunSettings, run_settings_from_config
+    from ctbench.evaluate.settings import RunSettings
 
     agent_args = parse_agent_args(args.agent_arg) if args.agent_arg else None
     stored: dict[str, Any] = {}  # the executor options run.yaml kept (a resume), secrets redacted
@@ -297,7 +298,7 @@ def _run_settings(args: argparse.Namespace) -> Any:
         if not folder.exists():
             raise CtbError(f"{args.resume}: not a run folder (no run.yaml)", exit_code=2)
         config = folder.load_config()
-        settings = run_settings_from_config(config, **given)
+        settings = RunSettings.from_config(config, **given)
         settings.out = Path(args.resume)
         if settings.executor == config.executor:  # the same executor: as the run was started
             stored = dict(config.executor_options)
@@ -314,7 +315,7 @@ def _run_settings(args: argparse.Namespace) -> Any:
         from ctbench.evaluate.limits import LimitError, apply_limit_args
 
         try:
-            settings.limits = apply_limit_args(settings.limits, args.limit)
+            settings = settings.updated(limits=apply_limit_args(settings.agent.sandbox.limits, args.limit))
         except LimitError as exc:
             raise CtbError(str(exc), exit_code=2) from None
     ray_options = {

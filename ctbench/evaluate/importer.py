@@ -48,6 +48,7 @@ from ctbench.evaluate.runfolder import (
     task_set_commit,
 )
 from ctbench.evaluate.score import Scorer, _text
+from ctbench.evaluate.settings import DEFAULT_TIMEOUT_S
 from ctbench.replay.observation import Outcome
 from ctbench.scoring.judge import TaskJudge
 from ctbench.store import TaskSet
@@ -92,7 +93,6 @@ OUTPUT_KEYS = ("output_tokens", "completion_tokens", "tokens_out")
 OUTCOMES = tuple(o.value for o in Outcome)
 """Every outcome a replay call can have (``session`` included): one given in the file is kept."""
 ANSWER_SOURCES = ("submit", "answer_file", "stdout", "final_message")
-TIMEOUT_DEFAULT_S = 3600.0  # the paper's runner: --timeout 3600 (D.5)
 
 
 @dataclass
@@ -404,7 +404,7 @@ def import_items(
             harness=harness or _text(meta.get("harness")) or "imported",
             harness_version=_text(meta.get("harness_version")) or "unknown",
             options=RunOptions(
-                timeout_s=TIMEOUT_DEFAULT_S, retries=0, prompt_version=f"imported:{path.name}", trials=trials
+                timeout_s=DEFAULT_TIMEOUT_S, retries=0, prompt_version=f"imported:{path.name}", trials=trials
             ),
             concurrency=1,
             task_set=_task_set_ref(task_set, _text(meta.get("task_set_commit")), summary),

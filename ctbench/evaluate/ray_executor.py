@@ -305,14 +305,13 @@ class AttemptHost:
 
     def _agent(self) -> Agent:
         from ctbench.evaluate.agents import make_agent
-        from ctbench.evaluate.attempt import agent_options
 
         if self.agent_blob is None:
-            return make_agent(self.settings.agent, agent_options(self.settings), self.settings.args)
+            return make_agent(self.settings.agent, self.settings, self.settings.args)
         from ray import cloudpickle
 
         cls = cloudpickle.loads(self.agent_blob)
-        agent: Agent = cls(agent_options(self.settings), cls.parse_args(self.settings.args))
+        agent: Agent = cls(self.settings, cls.parse_args(self.settings.args))
         agent.check()
         return agent
 

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticSerializationError
 
 from ctbench.errors import CtbError, validation_message
@@ -224,6 +224,15 @@ class RunOptions(_Model):
         "absent in runs made before the caps existed.",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _all_statuses_was_allow_unreviewed(cls, data: Any) -> Any:
+        """A run.yaml from before the gate says ``all_statuses``; it meant ``allow_unreviewed``, and a
+        resume writes both (without this, such a run could only be resumed with --force)."""
+        if isinstance(data, dict) and data.get("all_statuses") and "allow_unreviewed" not in data:
+            return {**data, "allow_unreviewed": True}
+        return data
+
 
 class SkippedTask(_Model):
     """A task the run gate kept out, and why."""
@@ -290,6 +299,8 @@ class RunConfig(_Model):
         for key in old_opts:
             if key == "limits" and old_opts[key] is None:  # a run from before the caps: resumed with them
                 continue
+            if key == "sandbox" and old_opts[key] is None and new_opts.get(key) == "in-process":
+                continue  # a run from before the sandbox, of an agent that has no process to isolate
             if old_opts[key] != new_opts.get(key):
                 out.append(f"option {key}: {old_opts[key]!r} -> {new_opts.get(key)!r}")
         if self.task_set.commit != other.task_set.commit:

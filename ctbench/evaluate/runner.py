@@ -41,9 +41,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctbench.approval.gate import Skipped, apply_gate, content_hash
 from ctbench.errors import CtbError
-from ctbench.evaluate.agents import Agent, AgentOptions, make_agent
+from ctbench.evaluate.agents import Agent, make_agent
 from ctbench.evaluate.executor_record import redact
-from ctbench.evaluate.limits import AttemptLimits
 from ctbench.evaluate.progress import NullDisplay, ProgressDisplay, ProgressTracker
 from ctbench.evaluate.runfolder import (
     CtbenchInfo,
@@ -53,7 +52,6 @@ from ctbench.evaluate.runfolder import (
     RetryRecord,
     RunConfig,
     RunFolder,
-    RunOptions,
     RunTotals,
     SkippedTask,
     default_run_name,
@@ -62,8 +60,9 @@ from ctbench.evaluate.runfolder import (
     utc_now,
 )
 from ctbench.evaluate.selection import PlannedTask, Selection, select_tasks
+from ctbench.evaluate.settings import RunSettings
 from ctbench.evaluate.transcript import save_transcript
-from ctbench.evaluate.work import AgentSettings, AttemptOutcome, SandboxSettings, WorkUnit
+from ctbench.evaluate.work import AttemptOutcome, WorkUnit
 from ctbench.model import HiddenSpec, TaskSpec
 from ctbench.scoring.judge import Judges
 from ctbench.scoring.parse import ParsedAnswer
@@ -75,9 +74,6 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-DEFAULT_CONCURRENCY = 4
-DEFAULT_TIMEOUT_S = 3600.0
-DEFAULT_RETRIES = 2
 RETRY_BACKOFF_S = 1.0
 RECORD_WORKERS = 16
 """Threads that write finished attempts to the run folder (trajectory, log, result line, each fsynced).
@@ -134,92 +130,6 @@ class AnswerParser:
 
 
 # --------------------------------------------------------------------------- settings and report
-
-
-@dataclass
-class RunSettings:
-    """Everything ``ctb-eval run`` was asked to do."""
-
-    agent: str
-    model: str | None = None
-    tasks: Path | str | None = None
-    select: str | None = None
-    allow_unreviewed: bool = False
-    """Run tasks that are not approved, or were edited after approval (recorded in run.yaml)."""
-    allow_invalid: bool = False
-    """Run tasks that fail validation (an attempt that cannot be served ends as a task error)."""
-    concurrency: int = DEFAULT_CONCURRENCY
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    retries: int = DEFAULT_RETRIES
-    max_rounds: int | None = None
-    out: Path | None = None
-    force: bool = False
-    retry_errors: bool = False
-    """On resume, run again the tasks whose last line is an infrastructure error (a new line is appended)."""
-    base_url: str | None = None
-    agent_cmd: str | None = None
-    runs_root: Path = Path("runs")
-    agent_args: dict[str, Any] = field(default_factory=dict)
-    """``--agent-arg KEY=VALUE`` pairs, validated by the agent's Options model."""
-    trials: int = 1
-    executor: str = "local"
-    executor_options: dict[str, Any] = field(default_factory=dict)
-    sandbox: str = "auto"
-    """auto | bwrap | none (:mod:`ctbench.evaluate.sandbox`); auto resolves to bwrap or refuses to run."""
-    sandbox_network: str = "loopback"
-    """host | loopback: each sandboxed attempt alone in its own network (the default, issue 25)."""
-    ssh: bool = False
-    """External agents also get SSH logins on their attempt's devices (:mod:`ctbench.evaluate.ssh_access`)."""
-    limits: AttemptLimits = field(default_factory=AttemptLimits)
-    """Caps on each attempt (``--limit``; :mod:`ctbench.evaluate.limits`)."""
-
-    @property
-    def all_statuses(self) -> bool:
-        """The name ``--all-statuses`` had before the gate; it means ``allow_unreviewed``."""
-        return self.allow_unreviewed
-
-    def agent_options(self) -> AgentOptions:
-        return AgentOptions(
-            model=self.model,
-            base_url=self.base_url,
-            agent_cmd=self.agent_cmd,
-            max_rounds=self.max_rounds,
-            timeout_s=self.timeout_s,
-        )
-
-    def agent_settings(self, args: dict[str, Any]) -> AgentSettings:
-        return AgentSettings(
-            agent=self.agent,
-            model=self.model,
-            base_url=self.base_url,
-            agent_cmd=self.agent_cmd,
-            max_rounds=self.max_rounds,
-            timeout_s=self.timeout_s,
-            args=args,
-            sandbox=SandboxSettings(mode=self.sandbox, network=self.sandbox_network, limits=self.limits),
-            ssh=self.ssh,
-        )
-
-    def run_options(self, args: dict[str, Any], sandbox: str) -> RunOptions:
-        return RunOptions(
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            max_rounds=self.max_rounds,
-            base_url=self.base_url,
-            agent_cmd=self.agent_cmd,
-            select=self.select,
-            all_statuses=self.allow_unreviewed,
-            prompt_version=PROMPT_VERSION,
-            agent_args=args,
-            trials=self.trials,
-            allow_unreviewed=self.allow_unreviewed,
-            allow_invalid=self.allow_invalid,
-            sandbox=sandbox,
-            # what the agent really shared: only a bubblewrap sandbox has a network of its own
-            sandbox_network=self.sandbox_network if sandbox == "bwrap" else "host",
-            ssh=self.ssh,
-            limits=self.limits,
-        )
 
 
 @dataclass
@@ -326,7 +236,7 @@ class Runner:
         s = self.settings
         if s.concurrency < 1:
             raise CtbError("--concurrency must be at least 1")
-        if s.timeout_s <= 0:
+        if s.agent.timeout_s <= 0:
             raise CtbError("--timeout must be a positive number of seconds")
         if s.retries < 0:
             raise CtbError("--retries must be 0 or more")
@@ -334,7 +244,7 @@ class Runner:
             raise CtbError("--trials must be at least 1")
         self.task_set = ts = TaskSet.open(s.tasks)
         if self._agent is None:
-            self._agent = make_agent(s.agent, s.agent_options(), s.agent_args)
+            self._agent = make_agent(s.agent.agent, s.agent, s.agent.args)
         self.agent_args = self.agent.args.model_dump(mode="json")
         if self._executor is None and s.executor != "local":
             from ctbench.evaluate.executors import make_executor
@@ -366,15 +276,15 @@ class Runner:
         self.hashes = {t.id: content_hash(t.ref.path, self.task_set) for t in self.plan}
         sandbox = self._sandbox_mode()
         now = utc_now()
-        name = default_run_name(s.agent, s.model, now)
+        name = default_run_name(s.agent.agent, s.agent.model, now)
         out = Path(s.out) if s.out is not None else Path(s.runs_root) / name
         config = RunConfig(
             name=out.name,
-            agent=s.agent,
-            model=s.model,
+            agent=s.agent.agent,
+            model=s.agent.model,
             harness=self.agent.harness,
             harness_version=self.agent.harness_version,
-            options=s.run_options(self.agent_args, sandbox),
+            options=s.record(self.agent_args, sandbox, PROMPT_VERSION),
             concurrency=s.concurrency,
             task_set=task_set_commit(ts.root),
             tasks=[t.id for t in self.plan],
@@ -405,13 +315,14 @@ class Runner:
         """What run.yaml records: in-process agents need no sandbox; external ones get what was asked."""
         if not self.agent.needs_http:
             return "in-process"
-        if self.settings.sandbox in ("auto", "bwrap"):
+        agent = self.settings.agent
+        if agent.sandbox.mode in ("auto", "bwrap"):
             from ctbench.evaluate.sandbox import require_bwrap
 
-            wanted = SandboxSettings(mode=self.settings.sandbox, network=self.settings.sandbox_network)
-            require_bwrap(wanted.mode, wanted.network)
-            self.settings.sandbox = "bwrap"
-        return self.settings.sandbox
+            require_bwrap(agent.sandbox.mode, agent.sandbox.network)
+            sandbox = agent.sandbox.model_copy(update={"mode": "bwrap"})
+            self.settings.agent = agent.model_copy(update={"sandbox": sandbox})
+        return self.settings.agent.sandbox.mode
 
     def _open_folder(self, folder: RunFolder, config: RunConfig) -> RunConfig:
         if not folder.exists():
@@ -520,7 +431,7 @@ class Runner:
         """The first attempt of every (task, trial) to run; the gold only for an agent entitled to it."""
         assert self.task_set is not None
         by_id = {t.id: t for t in self.plan}
-        settings = self.settings.agent_settings(self.agent_args)
+        settings = self.settings.agent.model_copy(update={"args": self.agent_args})
         prompts: dict[str, str] = {}
         gold: dict[str, HiddenSpec] = {}
         out = []
@@ -556,8 +467,8 @@ class Runner:
         self.tracker.start(
             total=total,
             resumed=total - len(todo),
-            message=f"agent {s.agent}"
-            + (f", model {s.model}" if s.model else "")
+            message=f"agent {s.agent.agent}"
+            + (f", model {s.agent.model}" if s.agent.model else "")
             + (f", {s.trials} trials" if s.trials > 1 else "")
             + f", concurrency {s.concurrency}"
             + (f", executor {s.executor}" if s.executor != "local" else "")
@@ -814,37 +725,6 @@ class Runner:
         return line
 
 
-def run_settings_from_config(config: RunConfig, **overrides: Any) -> RunSettings:
-    """Settings that resume a run exactly as it was started (``ctb-eval run --resume DIR``)."""
-    o = config.options
-    sandbox = o.sandbox if o.sandbox in ("bwrap", "none", "auto") else "none"
-    settings = RunSettings(
-        agent=config.agent,
-        model=config.model,
-        tasks=config.task_set.path,
-        select=o.select,
-        allow_unreviewed=o.allow_unreviewed or o.all_statuses,
-        allow_invalid=o.allow_invalid,
-        concurrency=config.concurrency,
-        timeout_s=o.timeout_s,
-        retries=o.retries,
-        max_rounds=o.max_rounds,
-        base_url=o.base_url,
-        agent_cmd=o.agent_cmd,
-        agent_args=dict(o.agent_args),
-        trials=o.trials,
-        executor=config.executor,
-        sandbox=sandbox,
-        sandbox_network=o.sandbox_network,
-        ssh=o.ssh,
-        limits=o.limits or AttemptLimits(),
-    )
-    for key, value in overrides.items():
-        if value is not None:
-            setattr(settings, key, value)
-    return settings
-
-
 __all__ = [
     "AnswerParser",
     "PlannedTask",
@@ -854,7 +734,6 @@ __all__ = [
     "RunSettings",
     "Runner",
     "Selection",
-    "run_settings_from_config",
     "select_tasks",
     "unit_label",
 ]

@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
-from ctbench.evaluate.limits import AttemptLimits
+from ctbench.evaluate.settings import AgentSettings as AgentSettings
+from ctbench.evaluate.settings import SandboxSettings as SandboxSettings
 from ctbench.model import HiddenSpec
 from ctbench.replay.trajectory import TrajectoryRecord
 
@@ -34,36 +35,6 @@ class _Data(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class SandboxSettings(_Data):
-    """How external agents are isolated (issue 14); ``none`` is recorded and printed as unsandboxed."""
-
-    mode: Literal["auto", "bwrap", "none"] = "auto"
-    network: Literal["host", "loopback"] = "loopback"
-    """``loopback`` (default, issue 25): each attempt alone in its own network namespace."""
-    limits: AttemptLimits = Field(default_factory=AttemptLimits)
-    """Caps on each attempt's processes, file size and folder size (:mod:`ctbench.evaluate.limits`)."""
-
-
-class AgentSettings(_Data):
-    """The run's agent configuration: the same for every unit of a run, part of the resume identity."""
-
-    agent: str
-    model: str | None = None
-    base_url: str | None = None
-    agent_cmd: str | None = None
-    max_rounds: int | None = None
-    timeout_s: float = Field(default=3600.0, gt=0)
-    args: dict[str, Any] = Field(
-        default_factory=dict,
-        description="The agent's own options, validated by its "
-        "Options model (from --agent-arg KEY=VALUE), as JSON values.",
-    )
-    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
-    ssh: bool = Field(
-        default=False, description="External agents also get SSH logins on their devices (--ssh)."
-    )
-
-
 class WorkUnit(_Data):
     """One attempt of one trial of one task, with everything needed to run it anywhere."""
 
@@ -76,6 +47,7 @@ class WorkUnit(_Data):
     content_hash: str = Field(description="sha256 of the task's agent-visible and hidden content.")
     prompt: str
     settings: AgentSettings
+    """The run's agent section (:mod:`ctbench.evaluate.settings`), the same in every unit."""
     gold: HiddenSpec | None = Field(default=None, description="Only for agents that declare needs_hidden.")
 
     @property

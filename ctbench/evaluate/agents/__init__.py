@@ -39,6 +39,7 @@ from ctbench.evaluate.agents.base import (
     AgentLog,
     AgentOptions,
     AgentResult,
+    AgentSettings,
     Availability,
     InfrastructureError,
     NoOptions,
@@ -138,7 +139,7 @@ def parse_agent_args(items: list[str] | None) -> dict[str, str]:
     return out
 
 
-def make_agent(name: str, options: AgentOptions, args: dict[str, Any] | BaseModel | None = None) -> Agent:
+def make_agent(name: str, options: AgentSettings, args: dict[str, Any] | BaseModel | None = None) -> Agent:
     """An agent instance with its options checked (raises :class:`AgentConfigError` when unusable)."""
     cls = agent_class(name)
     parsed = args if isinstance(args, BaseModel) else cls.parse_args(args or {})
@@ -157,6 +158,7 @@ __all__ = [
     "AgentLog",
     "AgentOptions",
     "AgentResult",
+    "AgentSettings",
     "Availability",
     "InfrastructureError",
     "NoOptions",

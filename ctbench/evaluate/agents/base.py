@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.agents.turns import ModelTurn, ctbench_turn
+from ctbench.evaluate.settings import AgentOptions as AgentOptions
+from ctbench.evaluate.settings import AgentSettings as AgentSettings
 from ctbench.evaluate.work import Transport
 
 if TYPE_CHECKING:
@@ -45,17 +47,6 @@ class InfrastructureError(Exception):
 
 class AgentConfigError(CtbError):
     """The agent cannot run at all with these options (missing model, command not found, no key)."""
-
-
-@dataclass(frozen=True)
-class AgentOptions:
-    """The run-wide options every agent may read (its own options are :attr:`Agent.Options`)."""
-
-    model: str | None = None
-    base_url: str | None = None
-    agent_cmd: str | None = None
-    max_rounds: int | None = None
-    timeout_s: float = 600.0
 
 
 class AgentLog:
@@ -164,7 +155,7 @@ class AgentContext:
     session: Session
     log: AgentLog
     workdir: Path
-    options: AgentOptions
+    options: AgentSettings
     attempt: int = 1
     hidden: HiddenSpec | None = None
     replay_url: str | None = None
@@ -212,7 +203,7 @@ class Agent(ABC):
     """The agent reaches the model at ``ctx.base_url`` (a route through the runner's model tap), so the
     run records what the endpoint itself said: the model it named, each response's usage."""
 
-    def __init__(self, options: AgentOptions, args: BaseModel | None = None) -> None:
+    def __init__(self, options: AgentSettings, args: BaseModel | None = None) -> None:
         self.options = options
         self.args = args if args is not None else self.Options()
 

@@ -42,8 +42,8 @@ from ctbench.evaluate.agents.base import (
     AgentConfigError,
     AgentContext,
     AgentError,
-    AgentOptions,
     AgentResult,
+    AgentSettings,
     Availability,
     InfrastructureError,
 )
@@ -314,7 +314,7 @@ class HarnessAgent(Agent):
     """Whether the CLI itself keeps its shell tool to ``ssh`` (Claude Code's permission rule); one that
     runs any command (Hermes' terminal) is given only inside the sandbox."""
 
-    def __init__(self, options: AgentOptions, args: BaseModel | None = None) -> None:
+    def __init__(self, options: AgentSettings, args: BaseModel | None = None) -> None:
         super().__init__(options, args)
         self._installed: Installed | None = None
 

@@ -1,0 +1,229 @@
+"""The one run-settings model: everything ``ctb-eval run`` is asked to do, in sections.
+
+Before issue 27 the same options were declared four times (the runner's ``RunSettings``, the agents'
+``AgentOptions``, the work unit's ``AgentSettings`` and run.yaml's ``RunOptions``), each with its own
+timeout default (600 s in one, 3600 s in the others). Now:
+
+- :class:`RunSettings` is the whole of it: the run's own fields (task set, ``--select``, gate,
+  trials, retries, executor, output folder) and one section,
+- :class:`AgentSettings` (``RunSettings.agent``), what every unit of the run carries to wherever it
+  runs and what an agent adapter reads as ``self.options``; it holds
+- :class:`SandboxSettings` (``RunSettings.agent.sandbox``), how an external agent is isolated.
+
+``AgentOptions`` is a documented alias of :class:`AgentSettings` for plug-in agents written against the
+old name. :data:`DEFAULT_TIMEOUT_S` is the only timeout default. run.yaml keeps the record of a run
+(:class:`ctbench.evaluate.runfolder.RunOptions`, built by :meth:`RunSettings.record` and read back by
+:meth:`RunSettings.from_config`) in the flat shape it has always had, so run folders of every earlier
+version load and resume.
+
+``RunSettings`` also takes the flat keywords that callers used before the sections existed
+(``RunSettings(agent="oracle", timeout_s=60, sandbox="none", agent_args={...})``): they go into
+their section, so the command line, sweeps and tests can keep naming options flat.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ctbench.evaluate.limits import AttemptLimits
+
+if TYPE_CHECKING:
+    from ctbench.evaluate.runfolder import RunConfig, RunOptions
+
+DEFAULT_TIMEOUT_S = 3600.0
+"""Seconds an attempt may take before the agent is stopped (``--timeout``; the paper's runner, D.5)."""
+DEFAULT_CONCURRENCY = 4
+DEFAULT_RETRIES = 2
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SandboxSettings(_Section):
+    """How external agents are isolated (issue 14); ``none`` is recorded and printed as unsandboxed."""
+
+    mode: Literal["auto", "bwrap", "none"] = "auto"
+    network: Literal["host", "loopback"] = "loopback"
+    """``loopback`` (default, issue 25): each attempt alone in its own network namespace."""
+    limits: AttemptLimits = Field(default_factory=AttemptLimits)
+    """Caps on each attempt's processes, file size and folder size (:mod:`ctbench.evaluate.limits`)."""
+
+
+class AgentSettings(_Section):
+    """The agent section: the same for every unit of a run, part of the resume identity, and what an
+    adapter reads as ``self.options`` / ``ctx.options`` (its own options are ``Agent.Options``)."""
+
+    agent: str = Field(
+        default="", description="The agent's name (ctb-eval agents); empty when built directly."
+    )
+    model: str | None = None
+    base_url: str | None = None
+    agent_cmd: str | None = None
+    max_rounds: int | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    args: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The agent's own options, validated by its "
+        "Options model (from --agent-arg KEY=VALUE), as JSON values.",
+    )
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    ssh: bool = Field(
+        default=False, description="External agents also get SSH logins on their devices (--ssh)."
+    )
+
+
+AgentOptions = AgentSettings
+"""The name plug-in agents knew for the options an adapter is built with (``Agent(options, args)``);
+kept as an alias of :class:`AgentSettings`, which holds the same fields and more."""
+
+_AGENT_KEYS = {"model", "base_url", "agent_cmd", "max_rounds", "timeout_s", "ssh"}
+_FLAT_KEYS = {"agent_args": "args"}
+_SANDBOX_KEYS = {"sandbox": "mode", "sandbox_network": "network", "limits": "limits"}
+
+
+def _fold(flat: dict[str, Any]) -> dict[str, Any]:
+    """Flat keywords (``timeout_s``, ``sandbox``, ``agent_args``...) moved into their sections."""
+    out = dict(flat)
+    agent = out.pop("agent", None)
+    section: dict[str, Any] = {}
+    if isinstance(agent, AgentSettings):
+        section = agent.model_dump()
+    elif isinstance(agent, dict):
+        section = dict(agent)
+    elif agent is not None:
+        section["agent"] = agent
+    sandbox = section.get("sandbox", {})
+    sandbox = sandbox.model_dump() if isinstance(sandbox, SandboxSettings) else dict(sandbox)
+    for key in list(out):
+        if key in _AGENT_KEYS:
+            section[key] = out.pop(key)
+        elif key in _FLAT_KEYS:
+            section[_FLAT_KEYS[key]] = out.pop(key)
+        elif key in _SANDBOX_KEYS and not isinstance(out[key], dict | SandboxSettings):
+            sandbox[_SANDBOX_KEYS[key]] = out.pop(key)
+    if sandbox:
+        section["sandbox"] = sandbox
+    out["agent"] = section
+    return out
+
+
+class RunSettings(BaseModel):
+    """Everything ``ctb-eval run`` was asked to do: the run's fields and its agent section."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    agent: AgentSettings
+    tasks: Path | str | None = None
+    select: str | None = None
+    """A ``--select`` expression (:mod:`ctbench.evaluate.selection`)."""
+    allow_unreviewed: bool = False
+    """Run tasks that are not approved, or were edited after approval (recorded in run.yaml)."""
+    allow_invalid: bool = False
+    """Run tasks that fail validation (an attempt that cannot be served ends as a task error)."""
+    concurrency: int = DEFAULT_CONCURRENCY
+    retries: int = DEFAULT_RETRIES
+    trials: int = 1
+    out: Path | None = None
+    force: bool = False
+    retry_errors: bool = False
+    """On resume, run again the tasks whose last line is an infrastructure error (a new line is appended)."""
+    runs_root: Path = Path("runs")
+    executor: str = "local"
+    executor_options: dict[str, Any] = Field(default_factory=dict)
+
+    def __init__(self, /, **data: Any) -> None:
+        """Sections as models or dicts, or the flat keywords (``timeout_s=``, ``sandbox=``...)."""
+        super().__init__(**data)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_keywords(cls, data: Any) -> Any:
+        return _fold(data) if isinstance(data, dict) else data
+
+    @property
+    def all_statuses(self) -> bool:
+        """The name ``--all-statuses`` had before the gate; it means ``allow_unreviewed``."""
+        return self.allow_unreviewed
+
+    def updated(self, **flat: Any) -> RunSettings:
+        """A copy with the given values (flat keywords as the constructor takes; None = keep)."""
+        given = {k: v for k, v in flat.items() if v is not None}
+        data = {**self.model_dump(exclude={"agent"}), **{k: v for k, v in given.items() if k != "agent"}}
+        agent = (
+            self.agent if "agent" not in given else self.agent.model_copy(update={"agent": given["agent"]})
+        )
+        return RunSettings.model_validate({**data, "agent": agent, **_agent_part(given)})
+
+    def record(self, args: dict[str, Any], sandbox: str, prompt_version: str) -> RunOptions:
+        """run.yaml's ``options``: what can change results (a resume must match), with the agent's
+        validated ``args`` and the sandbox it really ran in (``bwrap``, ``none`` or ``in-process``)."""
+        from ctbench.evaluate.runfolder import RunOptions
+
+        a = self.agent
+        return RunOptions(
+            timeout_s=a.timeout_s,
+            retries=self.retries,
+            max_rounds=a.max_rounds,
+            base_url=a.base_url,
+            agent_cmd=a.agent_cmd,
+            select=self.select,
+            all_statuses=self.allow_unreviewed,
+            prompt_version=prompt_version,
+            agent_args=args,
+            trials=self.trials,
+            allow_unreviewed=self.allow_unreviewed,
+            allow_invalid=self.allow_invalid,
+            sandbox=sandbox,
+            # what the agent really shared: only a bubblewrap sandbox has a network of its own
+            sandbox_network=a.sandbox.network if sandbox == "bwrap" else "host",
+            ssh=a.ssh,
+            limits=a.sandbox.limits,
+        )
+
+    @classmethod
+    def from_config(cls, config: RunConfig, **overrides: Any) -> RunSettings:
+        """Settings that resume a run exactly as it was started (``ctb-eval run --resume DIR``);
+        ``overrides`` are flat keywords, None meaning "as recorded"."""
+        o = config.options
+        settings = cls(
+            agent=config.agent,
+            model=config.model,
+            tasks=config.task_set.path,
+            select=o.select,
+            allow_unreviewed=o.allow_unreviewed or o.all_statuses,
+            allow_invalid=o.allow_invalid,
+            concurrency=config.concurrency,
+            timeout_s=o.timeout_s,
+            retries=o.retries,
+            max_rounds=o.max_rounds,
+            base_url=o.base_url,
+            agent_cmd=o.agent_cmd,
+            agent_args=dict(o.agent_args),
+            trials=o.trials,
+            executor=config.executor,
+            sandbox=o.sandbox if o.sandbox in ("bwrap", "none", "auto") else "none",
+            sandbox_network=o.sandbox_network,
+            ssh=o.ssh,
+            limits=o.limits or AttemptLimits(),
+        )
+        return settings.updated(**overrides)
+
+
+def _agent_part(given: dict[str, Any]) -> dict[str, Any]:
+    """The flat keywords of ``given`` that belong in the agent section (``_fold`` places them)."""
+    return {k: v for k, v in given.items() if k in _AGENT_KEYS or k in _FLAT_KEYS or k in _SANDBOX_KEYS}
+
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_RETRIES",
+    "DEFAULT_TIMEOUT_S",
+    "AgentOptions",
+    "AgentSettings",
+    "RunSettings",
+    "SandboxSettings",
+]
