@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -160,11 +161,13 @@ def _run_name(run: Path) -> str:
     )
 
 
-def _export(run: Path, tasks: Path, out: Path) -> None:
+def _export(run: Path, tasks: Path, out: Path) -> Path:
+    """Export ``run`` to ``out``; the folder the command's hint tells the user to open with Harbor."""
     res = run_cli(
         "evaluate", "export", str(run), "--format", "atif", "--out", str(out), "--tasks", str(tasks)
     )
     assert res.returncode == 0, res.stderr
+    return Path(shlex.split(res.stdout.split("open it with: harbor view ", 1)[1])[0])
 
 
 @pytest.mark.xdist_group("harbor")
@@ -179,7 +182,8 @@ def test_harbor_opens_an_export_of_two_trials_as_one_job_with_a_trial_per_attemp
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     jobs = tmp_path / "atif"
-    _export(run, tasks, jobs / "oracle")
+    opened = _export(run, tasks, jobs / "oracle")
+    assert opened == jobs  # the hint names the folder Harbor lists jobs in, not the job itself
     ids = sorted(r.id for r in TaskSet.open(tasks).refs())
     attempts = {f"{t}{s}": t for t in ids for s in ("", ".trial2")}
 
@@ -194,7 +198,7 @@ def test_harbor_opens_an_export_of_two_trials_as_one_job_with_a_trial_per_attemp
     trials = report["jobs"][job]["trials"]
     assert all(t["rewards"]["reward"] == 1.0 and t["reward_valid"] for t in trials.values())  # the oracle
 
-    with harbor_view(harbor, jobs) as url:
+    with harbor_view(harbor, opened) as url:
         listed = _get(f"{url}/api/jobs")
         assert [(j["name"], j["n_total_trials"]) for j in listed["items"]] == [(job, len(attempts))]
         rollouts = _get(f"{url}/api/jobs/{job}/trials")

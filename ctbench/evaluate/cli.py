@@ -1113,6 +1113,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         emit_json(summary.to_json())
     else:
         print(f"wrote {len(summary.files)} file(s) to {out}")
+        if summary.open_with:
+            print(f"open it with: {summary.open_with}")
     for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0

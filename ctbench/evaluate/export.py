@@ -41,6 +41,7 @@ what ``ctb-eval score`` prints.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -76,9 +77,19 @@ class ExportSummary:
     out: Path
     files: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # what to run next to look at the export, when the format has a viewer of its own
+    open_with: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": self.format, "out": str(self.out), "files": self.files, "warnings": self.warnings}
+        data: dict[str, Any] = {
+            "format": self.format,
+            "out": str(self.out),
+            "files": self.files,
+            "warnings": self.warnings,
+        }
+        if self.open_with:
+            data["open_with"] = self.open_with
+        return data
 
 
 # --------------------------------------------------------------------------- ATIF
@@ -330,8 +341,9 @@ def export_atif(
     n_resamples: int | None = None,
     prices: Prices | None = None,
 ) -> ExportSummary:
-    """``OUT/<ID>/trajectory.json`` for every finished task of one run (``n_resamples`` is unused: a
-    trajectory holds no statistics; it is accepted so every exporter takes the same arguments)."""
+    """One run as a Harbor job in ``OUT``: a trial folder per task and attempt, its trajectory at
+    ``<ID>/agent/trajectory.json`` (``n_resamples`` is unused: a trajectory holds no statistics; it is
+    accepted so every exporter takes the same arguments)."""
     if len(run_dirs) != 1:
         raise CtbError("--format atif exports one run at a time (one trajectory.json per task)", exit_code=2)
     run_dir = run_dirs[0]
@@ -339,6 +351,8 @@ def export_atif(
     results, more = read_trial_results(run_dir)
     loader = DetailLoader(scorer or Scorer(task_set))
     summary = ExportSummary("atif", out, warnings=[*warnings, *more])
+    # Harbor's viewer lists the jobs of the folder it is given: the job's parent, not the job itself
+    summary.open_with = f"harbor view {shlex.quote(str(out.parent))}"
     above = sorted({trial for _, trial in results if trial > info.trials})
     if above:
         summary.warnings.append(
