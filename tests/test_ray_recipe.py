@@ -20,13 +20,10 @@ stops within seconds, naming the address Ray would dial.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -35,31 +32,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BUNDLED, REPO, copy_starters
+from tests.conftest import BUNDLED, copy_starters
+from tests.support.ray_nodes import (
+    CTB_EVAL,
+    RAY,
+    clean_env,
+    free_port,
+    new_token,
+    node_flags,
+    results,
+    start,
+    stop,
+)
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.xdist_group("ray-cluster")
 
-RAY = str(Path(sys.executable).with_name("ray"))
-CTB_EVAL = [sys.executable, "-m", "ctbench.evaluate.cli"]
 KEY = "sk-recipe-test-0123456789"
 """Stands for an API key: it must reach the agent on every node, and never run.yaml."""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _clean_env(home: Path, temp: Path) -> dict[str, str]:
-    """This process's environment without any Ray setting the suite or the user made."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("RAY_") and k not in ("CTB_RECIPE_KEY", "PYTEST_XDIST_WORKER")
-    }
-    return {**env, "HOME": str(home), "RAY_TMPDIR": str(temp), "PYTHONPATH": str(REPO)}
 
 
 @dataclass
@@ -72,58 +62,21 @@ class Cluster:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
 
-def _start(argv: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """``ray start ... --block`` in a process group of its own; its output once Ray says it started."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        text = log.read_text(errors="replace")
-        if "Ray runtime started" in text:
-            return proc, text
-        if proc.poll() is not None:
-            break
-        time.sleep(0.5)
-    _stop([proc])
-    pytest.fail(f"{' '.join(argv[:3])} did not start:\n{log.read_text(errors='replace')[-3000:]}")
-
-
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for p in procs:
-            try:
-                os.killpg(p.pid, sig)
-            except ProcessLookupError:
-                pass
-        time.sleep(3)
-    for p in procs:
-        p.wait(timeout=30)
-
-
-def _node_flags() -> list[str]:
-    return ["--dashboard-agent-listen-port", str(_free_port()), "--disable-usage-stats"]
-
-
 @pytest.fixture(scope="module")
 def recipe_cluster() -> Iterator[Cluster]:
     root = Path(tempfile.mkdtemp(prefix="ctb-recipe-", dir="/tmp"))
     home, temp = root / "home", root / "ray"
     home.mkdir()
     temp.mkdir()
-    env = _clean_env(home, temp)
-    port = _free_port()
+    env = clean_env(home, temp)
+    port = free_port()
     cluster = Cluster(head_address="", port=port, token="", env=env)
     try:
         # On the head machine (docs/ray.md): a token, then the head.
-        made = subprocess.run(
-            [RAY, "get-auth-token", "--generate"], env=env, capture_output=True, text=True, timeout=120
-        )
-        assert made.returncode == 0, made.stderr
-        cluster.token = made.stdout.strip()
-        assert len(cluster.token) >= 32
-        head, text = _start(
+        cluster.token = new_token(env)
+        head, text = start(
             [RAY, "start", "--head", "--port", str(port), "--num-cpus", "1", "--block"]
-            + ["--temp-dir", str(temp), "--include-dashboard=false", *_node_flags()],
+            + ["--temp-dir", str(temp), "--include-dashboard=false", *node_flags()],
             env,
             root / "head.log",
         )
@@ -134,23 +87,16 @@ def recipe_cluster() -> Iterator[Cluster]:
         assert cluster.head_address.endswith(f":{port}")
         # On every other node: the head's token, then join at the address the head printed.
         worker_env = {**env, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": cluster.token}
-        worker, _ = _start(
-            [RAY, "start", "--address", cluster.head_address, "--num-cpus", "1", "--block", *_node_flags()],
+        worker, _ = start(
+            [RAY, "start", "--address", cluster.head_address, "--num-cpus", "1", "--block", *node_flags()],
             worker_env,
             root / "worker.log",
         )
         cluster.procs.append(worker)
         yield cluster
     finally:
-        _stop(cluster.procs)
+        stop(cluster.procs)
         subprocess.run(["rm", "-rf", str(root)], check=False)
-
-
-def _results(out: Path) -> list[dict[str, object]]:
-    path = out / "results.jsonl"
-    if not path.is_file():
-        return []
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
 def test_docs_quick_start_runs_on_both_nodes_with_keys_and_resumes(
@@ -199,7 +145,7 @@ def test_docs_quick_start_runs_on_both_nodes_with_keys_and_resumes(
     )
     try:
         deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and driver.poll() is None and len(_results(out)) < 8:
+        while time.monotonic() < deadline and driver.poll() is None and len(results(out)) < 8:
             time.sleep(0.2)
         assert driver.poll() is None, driver.stderr.read().decode() if driver.stderr else ""
         os.killpg(driver.pid, signal.SIGKILL)
@@ -208,7 +154,7 @@ def test_docs_quick_start_runs_on_both_nodes_with_keys_and_resumes(
         if driver.poll() is None:
             os.killpg(driver.pid, signal.SIGKILL)
             driver.wait(timeout=30)
-    first = _results(out)
+    first = results(out)
     assert len(first) >= 8
     stored = (out / "run.yaml").read_text(encoding="utf-8")
     assert KEY not in stored and "<redacted>" in stored and "attempts_per_host: 1" in stored
@@ -227,7 +173,7 @@ def test_docs_quick_start_runs_on_both_nodes_with_keys_and_resumes(
     said = re.search(r"run: (\d+) task\(s\)", done.stdout + done.stderr)
     assert said, done.stdout + done.stderr
     total = int(said.group(1))
-    lines = _results(out)
+    lines = results(out)
     assert len(first) < total
     assert len(lines) == total and len({x["task_id"] for x in lines}) == total
     assert all(str(x["answer_text"]).strip() == f"key={KEY}" for x in lines), {
@@ -245,21 +191,21 @@ def loopback_head() -> Iterator[tuple[int, dict[str, str]]]:
     home, temp = root / "home", root / "ray"
     home.mkdir()
     temp.mkdir()
-    env = _clean_env(home, temp)
-    port = _free_port()
+    env = clean_env(home, temp)
+    port = free_port()
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        head, _ = _start(
+        head, _ = start(
             [RAY, "start", "--head", "--port", str(port), "--num-cpus", "1", "--block"]
             + ["--temp-dir", str(temp), "--include-dashboard=false", "--node-ip-address", "127.0.0.1"]
-            + _node_flags(),
+            + node_flags(),
             {**env, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled"},
             root / "head.log",
         )
         procs.append(head)
         yield port, env
     finally:
-        _stop(procs)
+        stop(procs)
         subprocess.run(["rm", "-rf", str(root)], check=False)
 
 
@@ -284,7 +230,7 @@ def test_a_loopback_only_head_is_reached_by_its_loopback_address(
     )
     if switch is None:
         assert done.returncode == 0, done.stderr[-3000:]
-        lines = _results(out)
+        lines = results(out)
         assert len(lines) == 3 and all(str(x["worker"]).startswith("ray:127.0.0.1/") for x in lines)
     else:
         assert done.returncode != 0
