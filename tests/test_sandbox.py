@@ -154,7 +154,11 @@ def test_bwrap_shows_the_workspace_and_runtimes_only(tmp_path: Path, secret: Pat
     import ctbench
 
     editable = Path(ctbench.__file__).resolve().parent.parent == REPO
-    assert seen["repo"] == (["ctbench"] if editable else "FileNotFoundError") and seen["repo_tasks"] is False
+    # a venv made inside the checkout (`python3 -m venv .venv`, as the README does) is bound too
+    venv = Path(sys.prefix).resolve()
+    inside = [venv.relative_to(REPO.resolve()).parts[0]] if venv.is_relative_to(REPO.resolve()) else []
+    shown = sorted((["ctbench"] if editable else []) + inside)
+    assert seen["repo"] == (shown or "FileNotFoundError") and seen["repo_tasks"] is False
     assert seen["root_home"] in ([".pyenv"], [], "FileNotFoundError") or ".bashrc" not in seen["root_home"]
     # the system folders, plus the top folders of the checkout and of the Python in use (bound read-only)
     own = {
