@@ -205,12 +205,18 @@ def _serve(conn: socket.socket, path: Path) -> None:
         return
     with contextlib.suppress(OSError):
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    back = threading.Thread(target=_pump, args=(up, conn), daemon=True)
+    pump_both(conn, up)
+
+
+def pump_both(a: socket.socket, b: socket.socket) -> None:
+    """Carry bytes both ways between two connected sockets until both sides have ended, then close them
+    (the runner's relays to model endpoints use it too)."""
+    back = threading.Thread(target=_pump, args=(b, a), daemon=True)
     back.start()
-    _pump(conn, up)
+    _pump(a, b)
     back.join()
-    conn.close()
-    up.close()
+    a.close()
+    b.close()
 
 
 def _pump(src: socket.socket, dst: socket.socket) -> None:

@@ -69,7 +69,7 @@ from ctbench.evaluate.agents.process import (
     unsandboxed,
 )
 from ctbench.evaluate.limits import HostLimits, host_limits
-from ctbench.evaluate.netns import Forwarder, root_forwarder
+from ctbench.evaluate.netns import Forwarder, pump_both, root_forwarder
 from ctbench.evaluate.work import SandboxSettings
 from ctbench.isolation import ETC_FILES, SYSTEM_DIRS, BwrapCommand, runtime_paths
 from ctbench.isolation import resolved as _resolved
@@ -192,7 +192,7 @@ class _UnixRelay:
         except OSError:
             conn.close()
             return
-        _pump_both(conn, upstream)
+        pump_both(conn, upstream)
 
     def close(self) -> None:
         self._closed = True
@@ -200,26 +200,6 @@ class _UnixRelay:
             self._sock.close()
         with contextlib.suppress(OSError):
             self.path.unlink()
-
-
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    try:
-        while data := src.recv(65536):
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            dst.shutdown(socket.SHUT_WR)
-
-
-def _pump_both(a: socket.socket, b: socket.socket) -> None:
-    t = threading.Thread(target=_pump, args=(b, a), daemon=True)
-    t.start()
-    _pump(a, b)
-    t.join()
-    a.close()
-    b.close()
 
 
 # --------------------------------------------------------------------------- bwrap
