@@ -209,7 +209,7 @@ class ReviewRepo:
         except GitError:
             return None
 
-    def _identity_env(self, actor: str | None) -> dict[str, str] | None:
+    def identity_env(self, actor: str | None) -> dict[str, str] | None:
         """Only when the clone has no identity configured: commit as the acting reviewer/author."""
         has_name = self._config("user.name") is not None
         has_mail = self._config("user.email") is not None
@@ -486,9 +486,11 @@ class ReviewRepo:
                     f"first (ctb-review submit {task_id})"
                 )
             self.notify(f"switched to branch {branch}")
-        self._catch_up(branch, remote_tip)
+        self.catch_up(branch, remote_tip)
 
-    def _catch_up(self, branch: str, remote_tip: str | None) -> None:
+    def catch_up(self, branch: str, remote_tip: str | None) -> None:
+        """Fast-forward the local branch to the remote's tip; a diverged branch stops the step, so a
+        reviewer never writes over a round someone else pushed meanwhile."""
         local_tip = self.rev(f"refs/heads/{branch}")
         if not remote_tip or not local_tip or remote_tip == local_tip:
             return
@@ -607,7 +609,7 @@ class ReviewRepo:
             files={k: base64.b64encode(v).decode("ascii") for k, v in files.items()},
             before={k: _b64_or_none(self.workdir / k) for k in files},
             add=list(add),
-            env=self._identity_env(actor),
+            env=self.identity_env(actor),
             sign=self.signing_options(actor),
         )
         atomic_write_text(self.journal_path, journal.model_dump_json())
@@ -684,7 +686,7 @@ class ReviewRepo:
         index = self.state_dir / f"index-{token}"
         scratch = self.state_dir / f"blob-{token}"
         msg_file = self.state_dir / f"message-{token}.txt"
-        env = {"GIT_INDEX_FILE": str(index), **(self._identity_env(actor) or {})}
+        env = {"GIT_INDEX_FILE": str(index), **(self.identity_env(actor) or {})}
         sign = self.signing_options(actor)
         try:
             self.git("read-tree", base, env=env)

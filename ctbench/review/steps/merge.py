@@ -62,7 +62,7 @@ def merge(desk: Desk, task_id: str, actor: str) -> StepResult:
             desk.notify(f"switched to branch {main}")
         main_remote = repo.fetch_branch(main)
         if main_remote:
-            repo._catch_up(main, main_remote)
+            repo.catch_up(main, main_remote)
         result = StepResult(task_id, state.status, state.current.round if state.current else 0)
         head = repo.rev("HEAD")
         if head and repo.is_ancestor(tip, head):
@@ -92,7 +92,7 @@ def merge(desk: Desk, task_id: str, actor: str) -> StepResult:
                 "--file",
                 str(msg_file),
                 tip,
-                env=repo._identity_env(actor),
+                env=repo.identity_env(actor),
             )
         except CtbError as exc:
             try:
