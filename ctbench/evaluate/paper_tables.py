@@ -16,6 +16,10 @@ folders and the task set, like every other report table:
   with all three families would not fit a two-column page.
 - **Table 24** - pairwise exact-answer disagreement (both right, first only, second only, neither) for
   every pair of runs, on the tasks both hold, per family (RCA, path, topology restoration).
+- **Plug-in families** - a family installed by entry point (:mod:`ctbench.scoring.families`) has no
+  paper table of its own: it gets a generic one per family present (its headline figures and every
+  part its summary block names in ``columns``, per run, ± SE across tasks as the report's other
+  tables), a Table 23 of its own shape when runs share a model, and its rows in Tables 24 and 26-27.
 - **Scoped comparisons (Tables 26-27)** - pairs the user names, grouped in comparison scopes; Holm's
   adjustment runs within each scope, task family and metric, as D.2 prescribes ("three comparisons for
   the main and fixed-model scopes and one for the same-harness scope").
@@ -23,15 +27,16 @@ folders and the task set, like every other report table:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
 from ctbench.errors import CtbError
+from ctbench.evaluate import family_view
 from ctbench.evaluate.compare import METRIC_TITLES, _metric_order, align, result_cells, unique_names
 from ctbench.evaluate.score import ABLATION_LEVEL, ScoredRun
-from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
+from ctbench.evaluate.scorecard import FAMILY_TITLES, percent, pm
 from ctbench.scoring.metrics import TaskScores
 from ctbench.scoring.summary import summarize
 from ctbench.tables import Cell, Table
@@ -184,6 +189,98 @@ def table23_topology(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
     return t
 
 
+def plugin_families(runs: Sequence[tuple[str, ScoredRun]]) -> list[str]:
+    """Plug-in families (not the built-ins) with tasks in any of the runs, in name order."""
+    return sorted({s.family for _, run in runs for s in run.scores if family_view.is_plugin(s.family)})
+
+
+def _parts(runs: Sequence[tuple[str, ScoredRun]], family: str) -> list[str]:
+    """A plug-in family's parts (its own per-task figures) in the order its rows name them."""
+    return list(
+        dict.fromkeys(p for _, run in runs for s in run.scores if s.family == family for p in s.parts)
+    )
+
+
+def table23_family(runs: Sequence[tuple[str, ScoredRun]], family: str) -> Table:
+    """Harness sensitivity on a plug-in family's tasks (Table 23's shape, its own parts as columns)."""
+    parts = _parts(runs, family)
+    cols = ["Model", "Harness", "Acc", "Loc", *parts, "Evid. F1", "Evid. cov."]
+    name = family_view.title(family)
+    t = Table(
+        title=f"Harness sensitivity on {name} ({family}): the same model under different harnesses",
+        key=f"table23_{family}",
+        columns=cols,
+    )
+    for model, group in same_model_groups(runs).items():
+        for _label, run in group:
+            summ = summarize(run.scores).get(family)
+            if summ and summ["n_tasks"]:
+                ev = summ["evidence"]
+                cells = [
+                    summ["accuracy"],
+                    summ["loc_iou"],
+                    *(summ.get(p) for p in parts),
+                    ev["f1"],
+                    ev["coverage"],
+                ]
+                t.add(model, _harness(run), *(percent(x) for x in cells))
+    t.best = {col: "max" for col in cols[2:]}
+    t.note = (
+        f"Percent, over the runs' {family} tasks (a plug-in family: its figures as it defines them). Evid. F1 "
+        "and Evid. cov. as in Table 23."
+    )
+    return t
+
+
+def table_family(
+    runs: Sequence[tuple[str, ScoredRun]],
+    family: str,
+    *,
+    split: bool = False,
+    se: Mapping[str, Mapping[str, Mapping[str, float | None]]] | None = None,
+) -> Table:
+    """A plug-in family's own table: per run its headline figures and every part, ± SE across tasks.
+
+    ``se`` maps a run's label to its standard errors per family (a report passes the ones its other
+    tables show); without it they are computed here from the family's rows (:mod:`ctbench.scoring.stats`).
+    """
+    from ctbench.scoring.stats import standard_errors
+
+    parts = _parts(runs, family)
+    figures = [("Acc", "accuracy"), ("Loc", "loc_iou"), *((p, p) for p in parts)]
+    figures += [("Evid. cov.", "evidence_coverage"), ("Evid. F1", "evidence_f1")]
+    heads = [h for name, _ in figures for h in ([name, f"{name} SE"] if split else [name])]
+    cols = ["Run", "Model", "Harness", "n", *heads]
+    name = family_view.title(family)
+    t = Table(
+        title=f"{name} ({family}): headline figures and parts per run", key=f"family_{family}", columns=cols
+    )
+    for label, run in runs:
+        rows = [s for s in run.scores if s.family == family]
+        if not rows:
+            continue
+        summ = summarize(rows)[family]
+        errs = (se or {}).get(label, {}).get(family) or standard_errors(rows, run=label)[family]
+        values = {
+            **{key: summ.get(key) for _, key in figures[:-2]},
+            "evidence_coverage": summ["evidence"]["coverage"],
+            "evidence_f1": summ["evidence"]["f1"],
+        }
+        row: list[Cell] = [label, run.info.model, _harness(run), summ["n_tasks"]]
+        for _, key in figures:
+            value, err = values[key], errs.get(key)
+            row += [percent(value), percent(err)] if split else [pm(value, err)]
+        t.rows.append(row)
+    t.best = {col: "max" for col in heads if not col.endswith(" SE")}
+    t.note = (
+        f"Percent ± SE across tasks. {family} is a plug-in task family with no table of the paper: Acc is "
+        "exact accuracy and Loc its localisation figure, the other columns its own per-task figures "
+        f"({', '.join(parts) or 'none'}), each a task mean (SE = sd/sqrt(n)); Evid. cov. and Evid. F1 pool "
+        "golden actions (bootstrap SE)."
+    )
+    return t
+
+
 def table23(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
     cols = [
         "Model",
@@ -263,11 +360,12 @@ def table24(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
         key="table24",
         columns=["Pair", "Family", "n", "Both", "First only", "Second only", "Neither"],
     )
+    families = [*FAMILY_TITLES, *plugin_families(runs)]
     for (la, ra), (lb, rb) in combinations(runs, 2):
-        for fam in FAMILY_TITLES:
+        for fam in families:
             n, both, first, second, neither = disagreement(ra, rb, fam)
             if n:
-                t.add(f"{la} vs {lb}", FAMILY_TITLES[fam], n, both, first, second, neither)
+                t.add(f"{la} vs {lb}", family_view.label(fam), n, both, first, second, neither)
     t.note = (
         "Counts of tasks both runs hold. First only / Second only: exactly correct in the first (second) run "
         "of the pair and not in the other; these discordant counts are what McNemar's test uses."
@@ -430,17 +528,20 @@ def scoped_table(sc: ScopedComparison, *, split: bool = False) -> Table:
             "A only / B only",
         ]
     t = Table(title="Paired comparisons within the named scopes", key="table26_27", columns=cols)
-    order = {f: i for i, f in enumerate(FAMILY_TITLES)}
     for scope in sc.scopes:
         pair_order = {(sc.names[a], sc.names[b]): i for i, (a, b) in enumerate(scope.pairs)}
         rows = sorted(
             scope.results,
-            key=lambda r: (order[r.family], _metric_order(r.metric), pair_order[(r.run_a, r.run_b)]),
+            key=lambda r: (
+                family_view.order_key(r.family),
+                _metric_order(r.metric),
+                pair_order[(r.run_a, r.run_b)],
+            ),
         )
         for r in rows:
             head: list[Cell] = [
                 scope.name,
-                FAMILY_TITLES[r.family],
+                family_view.label(r.family),
                 METRIC_TITLES.get(r.metric, r.metric),
                 label[r.run_a],
                 label[r.run_b],
@@ -456,11 +557,19 @@ def scoped_table(sc: ScopedComparison, *, split: bool = False) -> Table:
     return t
 
 
-def paper_tables(runs: Sequence[tuple[str, ScoredRun]]) -> list[Table]:
-    """The tables of this module a report shows for its runs (empty ones left out)."""
+def paper_tables(
+    runs: Sequence[tuple[str, ScoredRun]],
+    *,
+    split: bool = False,
+    se: Mapping[str, Mapping[str, Mapping[str, float | None]]] | None = None,
+) -> list[Table]:
+    """The tables of this module a report shows for its runs (empty ones left out); ``split`` and
+    ``se`` as for :func:`table_family` (SE cells: "x ± y", or two columns when split)."""
+    plugins = plugin_families(runs)
     tables = [table21(runs), table20_ablation(runs)]
     if same_model_groups(runs):
-        tables += [table23(runs), table23_topology(runs)]
+        tables += [table23(runs), table23_topology(runs), *(table23_family(runs, f) for f in plugins)]
+    tables += [table_family(runs, f, split=split, se=se) for f in plugins]
     if len(runs) > 1:
         tables.append(table24(runs))
     return [t for t in tables if t.rows]

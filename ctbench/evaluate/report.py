@@ -716,7 +716,13 @@ def report_tables(report: Report, *, split: bool = False) -> list[Table]:
         table20(report, split),
         table22(report, split),
     ]
-    tables.extend(paper_tables([(r.label, r.run) for r in report.runs]))
+    tables.extend(
+        paper_tables(
+            [(r.label, r.run) for r in report.runs],
+            split=split,
+            se={r.label: r.scores["se"] for r in report.runs},
+        )
+    )
     if report.comparison is not None:
         tables.append(comparison_table(report.comparison, split=split))
     tables.append(table29(report, split))

@@ -6,9 +6,11 @@ alone would cost more than the whole 4-run report's budget. The file opens offli
 attached to a paper's supplement, and contains no URL at all (SVG inside HTML needs no namespace).
 
 Charts: per-category RCA accuracy (radar; bars when fewer than three categories), accuracy by
-heterogeneity level (every family: RCA, path and topology restoration) and by observability level
-(grouped bars), and cost vs accuracy (mean tokens per task, or latency when no tokens were recorded,
-against accuracy with ± SE error bars; one marker shape per family).
+heterogeneity level (every family: RCA, path and topology restoration, then any plug-in family) and
+by observability level (grouped bars), cost vs accuracy (mean tokens per task, or latency when no
+tokens were recorded, against accuracy with ± SE error bars; one marker shape per family), and for
+each plug-in family present its headline figures and parts per run (bars ± SE), read from its summary
+block, so a family installed by entry point is charted without an edit here.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ctbench.evaluate import family_view
 from ctbench.evaluate.report_tasks import CSS as TASKS_CSS
 from ctbench.evaluate.report_tasks import tasks_section
 from ctbench.evaluate.scorecard import FAMILY_TITLES
@@ -195,8 +198,10 @@ def scatter_svg(
     """Cost (x) against accuracy (y, 0-100) with vertical ± SE error bars.
 
     ``points``: (run label, family, x, y, se). Colour by run, marker by family (circle RCA, square path,
-    triangle topology); only the families present are in the legend.
+    triangle topology, then a shape of its own for each plug-in family, :func:`.family_view.shape_of`);
+    only the families present are in the legend.
     """
+    plugin_order = sorted({p[1] for p in points if family_view.is_plugin(p[1])})
     w, h = 560, 360
     left, right, top, bottom = 64, 140, 34, 52
     pw, ph = w - left - right, h - top - bottom
@@ -225,25 +230,49 @@ def scatter_svg(
                 body.append(
                     f'<line x1="{px - 4:.1f}" y1="{yy:.1f}" x2="{px + 4:.1f}" y2="{yy:.1f}" stroke="{color}"/>'
                 )
-        tip = f"<title>{escape(f'{label} {FAMILY_TITLES[family]}: {yv:.2f}% at {xv:,.4g}')}</title>"
-        body.append(_marker(family, px, py, color, tip))
+        tip = f"<title>{escape(f'{label} {family_view.label(family)}: {yv:.2f}% at {xv:,.4g}')}</title>"
+        body.append(_marker(family_view.shape_of(family, plugin_order), px, py, color, tip))
     body += _legend(labels, left + pw + 14, top + 10)
     ly = top + 30 + 16 * len(labels)
-    for fam in [f for f in FAMILY_TITLES if any(p[1] == f for p in points)]:
-        body.append(_marker(fam, left + pw + 19, ly - 4, "#777", ""))
-        body.append(_t(left + pw + 30, ly, FAMILY_TITLES[fam], anchor="start"))
+    for fam in sorted({p[1] for p in points}, key=family_view.order_key):
+        body.append(_marker(family_view.shape_of(fam, plugin_order), left + pw + 19, ly - 4, "#777", ""))
+        body.append(_t(left + pw + 30, ly, family_view.label(fam), anchor="start"))
         ly += 16
     return _svg(w, h, body, title)
 
 
-def _marker(family: str, x: float, y: float, color: str, tip: str) -> str:
-    """A family's point: circle RCA, square path, triangle topology (and any other family)."""
-    if family == "rca":
+def _marker(shape: str, x: float, y: float, color: str, tip: str) -> str:
+    """A point drawn as one of :data:`.family_view.SHAPES` (a family's marker)."""
+    if shape == "circle":
         return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{color}">{tip}</circle>'
-    if family == "path":
+    if shape == "square":
         return f'<rect x="{x - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" fill="{color}">{tip}</rect>'
-    tri = f"{x:.1f},{y - 6:.1f} {x + 6:.1f},{y + 5:.1f} {x - 6:.1f},{y + 5:.1f}"
-    return f'<polygon points="{tri}" fill="{color}">{tip}</polygon>'
+    corners = {
+        "triangle": ((0, -6), (6, 5), (-6, 5)),
+        "diamond": ((0, -6), (6, 0), (0, 6), (-6, 0)),
+        "down-triangle": ((0, 6), (6, -5), (-6, -5)),
+        "hexagon": ((0, -6), (5.2, -3), (5.2, 3), (0, 6), (-5.2, 3), (-5.2, -3)),
+        "star": tuple(
+            (r * math.sin(math.pi * k / 5), -r * math.cos(math.pi * k / 5))
+            for k, r in zip(range(10), (6.5, 2.8) * 5, strict=True)
+        ),
+        "cross": (
+            (-2, -6),
+            (2, -6),
+            (2, -2),
+            (6, -2),
+            (6, 2),
+            (2, 2),
+            (2, 6),
+            (-2, 6),
+            (-2, 2),
+            (-6, 2),
+            (-6, -2),
+            (-2, -2),
+        ),
+    }[shape]
+    pts = " ".join(f"{x + dx:.1f},{y + dy:.1f}" for dx, dy in corners)
+    return f'<polygon points="{pts}" fill="{color}">{tip}</polygon>'
 
 
 # --------------------------------------------------------------------------- charts from a report
@@ -251,7 +280,7 @@ def _marker(family: str, x: float, y: float, color: str, tip: str) -> str:
 
 def _stratum_acc(run: Any, name: str, family: str, value: str) -> tuple[float | None, int]:
     st = run.scores["breakdowns"][name]["strata"].get(value)
-    if st is None or not st["metrics"][family]["n_tasks"]:
+    if st is None or not (st["metrics"].get(family) or {}).get("n_tasks"):  # a plug-in's: only when present
         return None, 0
     m = st["metrics"][family]
     return (None if m["accuracy"] is None else 100 * m["accuracy"]), m["n_tasks"]
@@ -261,7 +290,7 @@ def _values_of(report: Report, name: str, family: str) -> list[str]:
     seen: list[str] = []
     for r in report.runs:
         for value, st in r.scores["breakdowns"][name]["strata"].items():
-            if st["metrics"][family]["n_tasks"] and value not in seen:
+            if (st["metrics"].get(family) or {}).get("n_tasks") and value not in seen:
                 seen.append(value)
     return report.ordered(name, seen)
 
@@ -283,9 +312,10 @@ def charts(report: Report) -> list[tuple[str, str]]:
             out.append((bars_svg(cats, series, "RCA accuracy by category (%)"), caption))
     groups: list[str] = []
     het_series: list[list[float | None]] = [[] for _ in report.runs]
-    for fam in FAMILY_TITLES:
+    plugins = family_view.plugins(r.scores for r in report.runs)
+    for fam in [*FAMILY_TITLES, *plugins]:
         for level in _values_of(report, "heterogeneity", fam):
-            groups.append(f"{FAMILY_TITLES[fam]} {level}")
+            groups.append(f"{family_view.label(fam)} {level}")
             for k, r in enumerate(report.runs):
                 het_series[k].append(_stratum_acc(r, "heterogeneity", fam, level)[0])
     if groups:
@@ -313,11 +343,11 @@ def charts(report: Report) -> list[tuple[str, str]]:
     ):
         use = "latency_s"
     for r in report.runs:
-        for fam in FAMILY_TITLES:
+        for fam in [*FAMILY_TITLES, *plugins]:
             summ = r.scores["summary"].get(fam)
             if not summ:
                 continue
-            x = r.scores["summary"]["efficiency"][fam][use]["mean"]
+            x = (r.scores["summary"]["efficiency"].get(fam) or {}).get(use, {}).get("mean")
             if not summ["n_tasks"] or x is None or summ["accuracy"] is None:
                 continue
             se = r.scores["se"][fam]["accuracy"]
@@ -329,10 +359,54 @@ def charts(report: Report) -> list[tuple[str, str]]:
                 scatter_svg(points, labels, "Cost vs accuracy", x_title),
                 f"Exact accuracy (± SE) against {x_title}; circles RCA, squares path restoration, triangles "
                 "topology restoration. "
-                "More spending does not have to buy more accuracy.",
+                + _plugin_markers(sorted({p[1] for p in points if family_view.is_plugin(p[1])}))
+                + "More spending does not have to buy more accuracy.",
             )
         )
+    out += [_plugin_chart(report, fam) for fam in plugins]
     return out
+
+
+def _plugin_markers(plugins: Sequence[str]) -> str:
+    """The caption's words for the plug-in families' markers (empty without plug-ins)."""
+    if not plugins:
+        return ""
+    said = [
+        f"{family_view.SHAPE_NAMES[family_view.shape_of(f, list(plugins))]} {f} ({family_view.title(f)})"
+        for f in plugins
+    ]
+    return "Plug-in families: " + "; ".join(said) + ". "
+
+
+def _plugin_chart(report: Report, family: str) -> tuple[str, str]:
+    """A plug-in family's headline figures and parts per run, ± SE: grouped bars, one group per figure
+    (accuracy, Loc, each part the family names in its ``columns``, pooled evidence coverage)."""
+    parts: list[str] = []
+    for r in report.runs:
+        parts += [p for p in family_view.parts(r.scores["summary"].get(family) or {}) if p not in parts]
+    figures = [("Acc", "accuracy", "accuracy"), ("Loc", "loc_iou", "loc_iou"), *((p, p, p) for p in parts)]
+    groups = [name for name, _, _ in figures] + ["Evid."]
+    series: list[tuple[str, list[float | None]]] = []
+    errors: list[list[float | None]] = []
+    for r in report.runs:
+        summ = r.scores["summary"].get(family) or {}
+        se = r.scores["se"].get(family) or {}
+        if not summ.get("n_tasks"):
+            series.append((r.label, [None] * len(groups)))
+            errors.append([None] * len(groups))
+            continue
+        values = [summ.get(key) for _, key, _ in figures] + [summ["evidence"]["coverage"]]
+        ses = [se.get(key) for _, _, key in figures] + [se.get("evidence_coverage")]
+        series.append((r.label, [None if v is None else 100 * v for v in values]))
+        errors.append([None if e is None else 100 * e for e in ses])
+    name = family_view.title(family)
+    chart = bars_svg(groups, series, f"{name}: headline figures (%)", errors=errors)
+    caption = (
+        f"Task family {family} ({name}, a plug-in): exact accuracy, Loc and its own per-task figures "
+        f"({', '.join(parts) or 'none'}) as task means, and pooled golden-action coverage (Evid.), "
+        "each ± SE across tasks."
+    )
+    return chart, caption
 
 
 # --------------------------------------------------------------------------- tables
