@@ -179,3 +179,65 @@ def test_the_oracle_check_runs_the_family_gold_check(plugin_env: dict[str, str],
     hidden.write_text(hidden.read_text("utf-8").replace('["CORE_SW_01:', '["GHOST_SW:'), "utf-8")
     problems = check(bad)["DOWN-001"]
     assert "gold: GHOST_SW:GigabitEthernet0/0/24: no device 'GHOST_SW' in the network" in problems
+
+
+GHOST_GOLD = """\
+answer:
+  downports:
+    - CORE_SW_01:GigabitEthernet0/0/24
+    - GHOST_SW:GigabitEthernet0/0/1
+"""
+
+
+def _ghost_set(tmp_path: Path) -> Path:
+    """The fixture set with DOWN-001's gold naming a device its network does not have."""
+    bad = tmp_path / "tasks"
+    shutil.copytree(TASKS, bad)
+    hidden = bad / "downports" / "DOWN-001" / "hidden.yaml"
+    text = hidden.read_text("utf-8")
+    old = 'answer:\n  downports: ["CORE_SW_01:GigabitEthernet0/0/24"]\n'
+    assert old in text
+    hidden.write_text(text.replace(old, GHOST_GOLD), "utf-8")
+    return bad
+
+
+GHOST = "GHOST_SW:GigabitEthernet0/0/1: no device 'GHOST_SW' in the network"
+
+
+def test_validate_runs_the_family_gold_check(plugin_env: dict[str, str], tmp_path: Path) -> None:
+    """``ctb-author validate`` asks the plug-in family whether its gold can be stated on the network
+    (its ``gold_problems``), and reports the answer as it reports a built-in's unknown node: an error
+    on the gold item's line, in the text output and in ``--json``."""
+    bad = _ghost_set(tmp_path)
+    res = run_cli("authoring", "validate", str(bad), env=plugin_env)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    assert f"tasks/downports/DOWN-001/hidden.yaml:5: error[answer-network]: {GHOST}" in res.stdout
+    assert "2 task(s) checked: 1 error(s)" in res.stderr
+
+    as_json = run_cli("authoring", "validate", "--json", str(bad), env=plugin_env)
+    assert as_json.returncode == 1
+    found = json.loads(as_json.stdout)
+    errors = [f for f in found["findings"] if f["severity"] == "error"]
+    assert [(f["task"], f["file"], f["line"], f["code"], f["message"]) for f in errors] == [
+        ("DOWN-001", "tasks/downports/DOWN-001/hidden.yaml", 5, "answer-network", GHOST)
+    ]
+
+
+def test_the_run_gate_keeps_out_a_task_whose_family_gold_check_fails(
+    plugin_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``ctb-eval run`` skips the task with its reason (the family's message) and runs the other."""
+    bad = _ghost_set(tmp_path)
+    run = tmp_path / "run"
+    env = {**plugin_env, "CTBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    res = run_cli(
+        "evaluate", "run", "--agent", "oracle", "--tasks", str(bad), "--allow-unreviewed",
+        "--out", str(run), env=env, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "1 task(s) fails validation" in res.stdout + res.stderr
+    assert GHOST in res.stdout + res.stderr
+    assert [x["task_id"] for x in _lines(run)] == ["DOWN-002"]
+    scores = json.loads((run / "scores.json").read_text("utf-8"))
+    assert [t["task_id"] for t in scores["tasks"]] == ["DOWN-002"]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ctbench.model import Status, TaskSpec
 from ctbench.store import TaskRef, TaskSet, set_relative
+from ctbench.validation.family_gold import FamilyGoldCheck
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ def validation_problems(
     specs: Mapping[str, TaskSpec] | None = None,
     *,
     reuse: bool = True,
+    gold_check: FamilyGoldCheck | None = None,
 ) -> dict[str, str]:
     """First validation error of each task that has one (id -> "file:line: message").
 
@@ -87,15 +89,19 @@ def validation_problems(
     no task of its own: with ``specs`` (id -> task) it is each task's on that network - the whole
     task is what the replay serves. ``reuse``: outcomes of tasks whose files (and the set's shared
     files, and the code) have not changed since they were last validated are taken from the
-    user's cache (:mod:`ctbench.validation.cache`); only the others are validated.
+    user's cache (:mod:`ctbench.validation.cache`); only the others are validated. ``gold_check``
+    checks a plug-in family's gold against the network (:mod:`ctbench.validation.family_gold`).
     """
     if not reuse:
-        return _validate(task_set, refs, specs)
+        return _validate(task_set, refs, specs, gold_check)
     from ctbench.validation.cache import ValidationCache
 
-    store = ValidationCache.open(task_set, "with networks" if specs else "tasks alone")
+    variant = "with networks" if specs else "tasks alone"
+    if gold_check is not None:  # its outcomes depend on the plug-ins' code too
+        variant += f"|{gold_check.basis}"
+    store = ValidationCache.open(task_set, variant)
     known, todo = store.lookup(refs)
-    found = _validate(task_set, todo, specs) if todo else {}
+    found = _validate(task_set, todo, specs, gold_check) if todo else {}
     store.store(dict(found), todo)
     out = {tid: problem for tid, problem in known.items() if problem is not None}
     out.update(found)
@@ -103,12 +109,15 @@ def validation_problems(
 
 
 def _validate(
-    task_set: TaskSet, refs: Sequence[TaskRef], specs: Mapping[str, TaskSpec] | None
+    task_set: TaskSet,
+    refs: Sequence[TaskRef],
+    specs: Mapping[str, TaskSpec] | None,
+    gold_check: FamilyGoldCheck | None = None,
 ) -> dict[str, str]:
     from ctbench.validation import Validator
 
     # errors only: the warnings that compare tasks with each other (copied gold) never keep one out
-    report = Validator(task_set).run(refs, cross_task=False)
+    report = Validator(task_set, gold_check=gold_check).run(refs, cross_task=False)
     out: dict[str, str] = {}
     in_files: dict[str, str] = {}
     for finding in report.errors:
@@ -179,14 +188,22 @@ def apply_gate(
     *,
     allow_unreviewed: bool = False,
     allow_invalid: bool = False,
+    gold_check: FamilyGoldCheck | None = None,
 ) -> GateResult:
-    """Split the candidates into the tasks to run and the ones skipped, with reasons."""
+    """Split the candidates into the tasks to run and the ones skipped, with reasons.
+
+    ``gold_check``: how a plug-in family's gold is checked against the network (the core cannot ask
+    the family itself); ``ctb-eval run`` and ``ctb-author release`` pass
+    ``ctbench.scoring.gold_check.PluginGoldCheck``, so a task whose gold names what its network lacks
+    is kept out and named, whatever its family.
+    """
     from ctbench.approval.check import approval_state
 
     released = released_hashes(task_set)
     pairs = list(candidates)
     specs = {ref.id: spec for ref, spec in pairs}
-    invalid = validation_problems(task_set, [ref for ref, _ in pairs], specs) if pairs else {}
+    refs = [ref for ref, _ in pairs]
+    invalid = validation_problems(task_set, refs, specs, gold_check=gold_check) if pairs else {}
     admitted: list[TaskRef] = []
     skipped: list[Skipped] = []
     unreviewed: list[str] = []

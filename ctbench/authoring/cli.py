@@ -65,11 +65,13 @@ def _invalid_lines(report: Report, limit: int = 3) -> list[str]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from ctbench.scoring.gold_check import PluginGoldCheck
     from ctbench.validation import Validator, resolve_targets
 
     paths = list(args.paths) or ([args.tasks] if args.tasks else [])
     ts, refs = resolve_targets(paths)  # once: the realism check works on the same set and tasks
-    report = Validator(ts).run(refs)
+    # a plug-in family's gold is checked against the network by the family itself, as the gate does
+    report = Validator(ts, gold_check=PluginGoldCheck(ts)).run(refs)
     if getattr(args, "realism", False):
         try:
             from ctbench.authoring.realism import check_realism_tasks

@@ -63,6 +63,7 @@ from ctbench.releases import (
     write_parquet,
     yaml_header,
 )
+from ctbench.scoring.gold_check import PluginGoldCheck
 from ctbench.sealing import seal
 from ctbench.store import CONFIG_FILE, FAMILIES, TAXONOMY_FILE, TaskRef, TaskSet
 from ctbench.yamlio import atomic_write_text, dump_document, to_commented
@@ -408,7 +409,9 @@ def build_release(
         except CtbError as exc:
             excluded.append(ExcludedTask(id=ref.id, reason=f"unreadable: {exc}"))
     say(f"checking {len(candidates)} task(s) against the gate (approved, unchanged, valid)")
-    gate = apply_gate(ts, candidates, allow_unreviewed=options.allow_unreviewed)
+    gate = apply_gate(
+        ts, candidates, allow_unreviewed=options.allow_unreviewed, gold_check=PluginGoldCheck(ts)
+    )
     excluded += [ExcludedTask(id=s.task_id, reason=s.reason) for s in gate.skipped]
     specs = dict((ref.id, spec) for ref, spec in candidates)
     kept: list[Retained] = []

@@ -86,11 +86,12 @@ def write_shadow(ts: TaskSet, draft: TaskDraft, dest: Path) -> TaskSet:
 
 def validate_draft(ts: TaskSet, draft: TaskDraft) -> list[Finding]:
     """The findings ``ctb-author validate`` would print for this draft if it were saved now."""
+    from ctbench.scoring.gold_check import PluginGoldCheck
     from ctbench.validation import Validator
 
     with tempfile.TemporaryDirectory(prefix="ctb-validate-") as tmp:
         shadow = write_shadow(ts, draft, Path(tmp))
-        v = Validator(shadow)
+        v = Validator(shadow, gold_check=PluginGoldCheck(shadow))
         v.check_set_files()
         ref = TaskRef(draft.id, draft.family, shadow.task_dir(draft.family, draft.id))
         others = sum(

@@ -97,13 +97,19 @@ def _samples(
 ) -> list[Sample]:
     from ctbench.approval.gate import apply_gate
     from ctbench.evaluate.selection import Selection, select_tasks
+    from ctbench.scoring.gold_check import PluginGoldCheck
     from ctbench.scoring.prompt import prompt_for
 
     # `-T select=A,B` reaches us as a list: Inspect reads task arguments as YAML.
     terms = [select] if isinstance(select, str) else list(select or [])
     expression = " ".join(str(x) for x in (family, *terms) if x)
     candidates = select_tasks(task_set, Selection.parse(expression or None))
-    gate = apply_gate(task_set, [(c.ref, c.spec) for c in candidates], allow_unreviewed=allow_unreviewed)
+    gate = apply_gate(
+        task_set,
+        [(c.ref, c.spec) for c in candidates],
+        allow_unreviewed=allow_unreviewed,
+        gold_check=PluginGoldCheck(task_set),
+    )
     admitted = {ref.id for ref in gate.admitted}
     samples = []
     for c in candidates:

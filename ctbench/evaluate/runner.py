@@ -64,6 +64,7 @@ from ctbench.evaluate.settings import RunSettings
 from ctbench.evaluate.transcript import save_transcript
 from ctbench.evaluate.work import AttemptOutcome, WorkUnit
 from ctbench.model import HiddenSpec, TaskSpec
+from ctbench.scoring.gold_check import PluginGoldCheck
 from ctbench.scoring.judge import Judges
 from ctbench.scoring.parse import ParsedAnswer
 from ctbench.scoring.prompt import PROMPT_VERSION, prompt_for
@@ -267,6 +268,7 @@ class Runner:
             [(c.ref, c.spec) for c in candidates],
             allow_unreviewed=s.allow_unreviewed,
             allow_invalid=s.allow_invalid,
+            gold_check=PluginGoldCheck(ts),
         )
         gate.skipped[:0] = unreadable
         admitted = {ref.id for ref in gate.admitted}

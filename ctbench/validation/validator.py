@@ -39,6 +39,7 @@ from ctbench.store import (
     set_relative,
 )
 from ctbench.taxonomy import TaskSetConfig, Taxonomy
+from ctbench.validation.family_gold import FamilyGoldCheck
 from ctbench.validation.links import link_problems
 from ctbench.yamlio import YamlFileError, is_leftover_temp, line_of, load_document, load_fast, read_text
 
@@ -251,10 +252,15 @@ def _load_model(ctx: _Ctx, model: type[BaseModel], what: str) -> tuple[Any, str 
 
 
 class Validator:
-    """Validates a task set or a selection of its tasks."""
+    """Validates a task set or a selection of its tasks.
 
-    def __init__(self, tasks: TaskSet) -> None:
+    ``gold_check`` checks a plug-in family's gold against the network (:mod:`.family_gold`); the
+    tools above the core pass ``ctbench.scoring.gold_check.PluginGoldCheck``.
+    """
+
+    def __init__(self, tasks: TaskSet, *, gold_check: FamilyGoldCheck | None = None) -> None:
         self.ts = tasks
+        self.gold_check = gold_check
         self.report = Report()
         self.config: TaskSetConfig | None = None
         self.taxonomy: Taxonomy | None = None
@@ -735,11 +741,34 @@ class Validator:
                 hctx.error("answer-link", message, loc=loc, expected=expected)
         elif ref.family == Family.PATH:
             self._check_paths(hctx, hidden, net)
-        # a plug-in family's gold is checked against the network by its TaskFamily.gold_problems, which
-        # the oracle check (authoring/oracle_check.py) runs: the core does not import the scoring layer
+        elif self.gold_check is not None:  # a plug-in family: its own gold_problems, handed down
+            self._check_plugin_gold(hctx, ref, task, hidden, net, self.gold_check)
         self._check_leaks(tctx, task, hidden)
         if hidden.metadata.ablation_of is not None:
             self._check_ablation(hctx, ref, task, hidden)
+
+    def _check_plugin_gold(
+        self,
+        ctx: _Ctx,
+        ref: TaskRef,
+        task: TaskSpec,
+        hidden: HiddenSpec,
+        net: Network,
+        check: FamilyGoldCheck,
+    ) -> None:
+        """A plug-in family's gold against the network, as the family judges it. Its messages name no
+        position; a message that quotes exactly one of the gold's items is put on that item's line."""
+        name = ref.family.value
+        raw = hidden.answer.plugin(name)
+        items = [str(x) for x in raw] if isinstance(raw, list) else []
+        for message in check(task, hidden, net):
+            quoted = [i for i, item in enumerate(items) if item and item in message]
+            ctx.error(
+                "answer-network",
+                message,
+                loc=["answer", name, quoted[0]] if len(quoted) == 1 else ["answer", name],
+                expected=f"a gold the network can state (the {name} family's check of its gold)",
+            )
 
     def _check_ablation(self, ctx: _Ctx, ref: TaskRef, task: TaskSpec, hidden: HiddenSpec) -> None:
         """An O2->O1 ablation variant (paper Table 20): an RCA task, O1, paired with an O2 original on the

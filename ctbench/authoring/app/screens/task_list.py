@@ -207,9 +207,10 @@ class TaskListScreen(ReportsWorkerErrors, Screen[None]):
             if i == len(refs) - 1 or (len(rows) >= FIRST_POST and time.monotonic() - last > POST_EVERY):
                 self.post_message(self.RowsRead(rows))
                 rows, last = [], time.monotonic()
+        from ctbench.scoring.gold_check import PluginGoldCheck
         from ctbench.validation import Severity, Validator
 
-        validator = Validator(self.ts)
+        validator = Validator(self.ts, gold_check=PluginGoldCheck(self.ts))
         validator.check_set_files()
         results: dict[str, tuple[int, int]] = {}
         for i, ref in enumerate(refs):
