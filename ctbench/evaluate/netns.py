@@ -29,7 +29,7 @@ import shutil
 import socket
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,6 +131,21 @@ class Forwarder:
                 self._pending.append(("add", srv, path))
         self._wake()
         return net
+
+    @contextlib.contextmanager
+    def inside(self, net: AttemptNet) -> Iterator[None]:
+        """The calling thread in the attempt's network for the block (a process it starts then is
+        born there, as under ``nsenter --net``), back in the runner's network after it, whatever
+        happened in it."""
+        home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            _check(self._libc.setns(net.ns_fd, CLONE_NEWNET), "setns into the attempt's network")
+            try:
+                yield
+            finally:
+                _check(self._libc.setns(home, CLONE_NEWNET), "setns back to the runner's network")
+        finally:
+            os.close(home)
 
     def release(self, net: AttemptNet) -> None:
         """The attempt has ended: its listeners close (connections in flight run out on their own)."""

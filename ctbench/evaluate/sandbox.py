@@ -344,6 +344,8 @@ class BwrapSandbox:
                 pdeathsig=True,
                 notes=tuple(notes),
                 release=lambda: forwarder.release(net),
+                bwrap_at=2,
+                enter=lambda: forwarder.inside(net),
             )
         if self.forwards:
             bridge = Path(__file__).with_name("netbridge.py").resolve()
@@ -356,7 +358,9 @@ class BwrapSandbox:
                 "--",
                 *argv,
             ]
-        return Prepared(argv=args + ["--", *argv], env=env, cwd=workspace, pdeathsig=True, notes=tuple(notes))
+        return Prepared(
+            argv=args + ["--", *argv], env=env, cwd=workspace, pdeathsig=True, notes=tuple(notes), bwrap_at=0
+        )
 
     def close(self) -> None:
         if self.forwarder is not None:

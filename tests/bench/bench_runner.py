@@ -441,6 +441,7 @@ def _one_run(spec: dict[str, Any]) -> dict[str, Any]:
             return serve(*args, **{**kw, "mcp": True})
 
         http_server.serve_in_thread = serve_with_mcp  # type: ignore[assignment]
+        _sandbox_as_landed()
     agent = SleepAgent(AgentOptions()) if spec["agent"] == "sleep" else None
     runner = (_LandedRunner if landed else Runner)(
         RunSettings(
@@ -476,6 +477,20 @@ def _one_run(spec: dict[str, Any]) -> dict[str, Any]:
         / ticks
         / (marks["last"] - marks["first"]),
     }
+
+
+def _sandbox_as_landed() -> None:
+    """The sandbox's start as landed: the runner forked itself to cap the child before ``exec``
+    (``preexec_fn``), and a root runner's attempt entered its network through ``nsenter``; now it
+    starts bubblewrap held (``ctbench/evaluate/agents/held.py``: ``vfork``, caps from outside)."""
+    from ctbench.evaluate.sandbox import BwrapSandbox
+
+    prepare = BwrapSandbox.prepare
+
+    def as_landed(self: BwrapSandbox, launch: Any) -> Any:
+        return dataclasses.replace(prepare(self, launch), bwrap_at=None, enter=None)
+
+    BwrapSandbox.prepare = as_landed  # type: ignore[method-assign]
 
 
 def _child_run(spec: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import json
 import os
+import resource
 import shutil
 import signal
 import stat
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ctbench.evaluate import limits as caps
+from ctbench.evaluate.agents import held as holds
 
 if TYPE_CHECKING:
     from ctbench.evaluate.limits import AttemptCgroup, HostLimits
@@ -113,6 +115,12 @@ class Prepared:
     the runner); ``notes`` are lines for the attempt's log (what was dropped from the environment);
     ``release``, when set, is called once the process tree has ended (what the launcher holds for
     this attempt alone: a root runner's network namespace and its listening sockets).
+
+    ``argv`` runs as it is (the harness adapters start it so). :func:`run_agent_process` knows two
+    shortcuts: ``bwrap_at``, where bubblewrap's command line begins in ``argv``, lets it start the
+    sandbox held (:mod:`ctbench.evaluate.agents.held`: no ``fork`` of the runner); and ``enter``
+    puts the calling thread where the items before ``bwrap_at`` (``nsenter --net=...``) would have
+    put the process, so ``argv[bwrap_at:]`` is started from there without that extra program.
     """
 
     argv: list[str]
@@ -121,6 +129,8 @@ class Prepared:
     pdeathsig: bool = False
     notes: tuple[str, ...] = ()
     release: Callable[[], None] | None = None
+    bwrap_at: int | None = None
+    enter: Callable[[], contextlib.AbstractContextManager[None]] | None = None
 
 
 class Launcher(Protocol):
@@ -180,9 +190,13 @@ class SpawnCaps:
 
     hook: Callable[[], None] | None = None
     cgroup: AttemptCgroup | None = None
+    file_size: int | None = None
+    """Held (:meth:`apply`): the file-size cap to give the held processes."""
 
     @classmethod
-    def open(cls, launcher: Any, label: str, *, pdeathsig: bool) -> SpawnCaps:
+    def open(cls, launcher: Any, label: str, *, pdeathsig: bool, held: bool = False) -> SpawnCaps:
+        """``held``: no hook - the caps are applied from outside (:meth:`apply`) to a sandbox started
+        held (:mod:`ctbench.evaluate.agents.held`), which dies with the runner on its own."""
         host: HostLimits | None = getattr(launcher, "limits", None)
         cgroup = None
         limit_hook = None
@@ -197,7 +211,11 @@ class SpawnCaps:
                     raise ProcessStartError(
                         f"cannot make the attempt's pids cgroup: {exc.strerror or exc}", infrastructure=True
                     ) from None
+            if held:
+                return cls(None, cgroup, host.limits.file_size)
             limit_hook = caps.child_hook(host.limits, cgroup)
+        if held:
+            return cls(None, cgroup)
         death = _pdeathsig_hook() if pdeathsig else None
         if death is None or limit_hook is None:
             return cls(death or limit_hook, cgroup)
@@ -208,6 +226,19 @@ class SpawnCaps:
             then()
 
         return cls(both, cgroup)
+
+    def apply(self, pids: Sequence[int]) -> None:
+        """Put held processes under the caps: into the cgroup, under the file-size limit (raises
+        OSError; the caller then kills them: nothing of the agent has run yet)."""
+        for pid in pids:
+            if self.cgroup is not None:
+                fd = os.open(self.cgroup.procs_file, os.O_WRONLY)
+                try:
+                    os.write(fd, str(pid).encode())
+                finally:
+                    os.close(fd)
+            if self.file_size is not None:
+                resource.prlimit(pid, resource.RLIMIT_FSIZE, (self.file_size, self.file_size))
 
     def close(self, log: LogSink | None = None) -> None:
         if self.cgroup is None:
@@ -578,8 +609,9 @@ async def run_agent_process(
     try:
         for note in prepared.notes:
             log.line(f"[ctbench] {note}")
+        held = holds.usable(prepared.bwrap_at)
         limits = SpawnCaps.open(
-            launcher, (attempt_dir or launch.workspace).name, pdeathsig=prepared.pdeathsig
+            launcher, (attempt_dir or launch.workspace).name, pdeathsig=prepared.pdeathsig, held=held
         )
         try:
             return await _run_prepared(prepared, limits, log, stdin, stdout, attempt_dir, grace_s)
@@ -602,18 +634,33 @@ async def _run_prepared(
     def spawn() -> subprocess.Popen[bytes]:
         stdin_fh = open(stdin, "rb") if stdin is not None else open(os.devnull, "rb")  # noqa: SIM115
         stdout_fh = open(stdout, "wb") if stdout is not None else None  # noqa: SIM115
+        argv, at = prepared.argv, prepared.bwrap_at
+        enter: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
+        if at is not None and prepared.enter is not None:
+            argv, at, enter = argv[at:], 0, prepared.enter  # the thread enters, not nsenter
+        hold = holds.Hold.open() if at is not None and limits.hook is None and holds.usable(at) else None
         try:
-            return subprocess.Popen(
-                prepared.argv,
-                stdin=stdin_fh,
-                stdout=stdout_fh if stdout_fh is not None else log.fileno(),
-                stderr=log.fileno(),
-                cwd=prepared.cwd,
-                env=prepared.env,
-                start_new_session=True,
-                preexec_fn=limits.hook,
-            )
+            if hold is not None and at is not None:
+                argv = hold.argv(argv, at)
+            with enter():
+                popen = subprocess.Popen(
+                    argv,
+                    stdin=stdin_fh,
+                    stdout=stdout_fh if stdout_fh is not None else log.fileno(),
+                    stderr=log.fileno(),
+                    cwd=prepared.cwd,
+                    env=prepared.env,
+                    start_new_session=True,
+                    preexec_fn=limits.hook,  # None when held: Python then starts it with vfork
+                    pass_fds=hold.pass_fds if hold is not None else (),
+                )
+            if hold is not None:
+                hold.started()
+                _release_held(hold, popen.pid, limits)
+            return popen
         finally:
+            if hold is not None:
+                hold.close()
             stdin_fh.close()
             if stdout_fh is not None:
                 stdout_fh.close()
@@ -624,6 +671,8 @@ async def _run_prepared(
     started = asyncio.ensure_future(asyncio.to_thread(spawn))
     try:
         popen = await asyncio.shield(started)
+    except holds.HoldError as exc:  # the caps could not be applied: nothing ran uncapped
+        raise ProcessStartError(f"cannot apply the attempt's caps: {exc}", infrastructure=True) from None
     except FileNotFoundError:
         raise ProcessStartError(f"{prepared.argv[0]}: command not found", infrastructure=False) from None
     except PermissionError:
@@ -655,6 +704,28 @@ async def _run_prepared(
         raise
     await end_process_group(proc, pgid, grace_s=0.0, leader_start=leader_start)  # leftovers it started
     return returncode
+
+
+def _release_held(hold: holds.Hold, pid: int, limits: SpawnCaps) -> None:
+    """Cap a sandbox started held (bubblewrap ``pid`` and the process it holds), then let it go on.
+
+    On any failure both are killed before anything of the agent ran, and :class:`~ctbench.evaluate.agents.held.HoldError`
+    is raised; when bubblewrap ended before making its process, there is nothing to cap (its exit
+    status and message say why).
+    """
+    try:
+        inner = hold.held_pid()
+    except OSError as exc:
+        holds.kill_held(pid)
+        raise holds.HoldError(exc.errno, str(exc)) from None
+    if inner is None:
+        return
+    try:
+        limits.apply([pid, inner])
+        hold.let_go()
+    except OSError as exc:
+        holds.kill_held(inner, pid)
+        raise holds.HoldError(exc.errno, f"{exc.strerror or exc} (held sandbox killed)") from None
 
 
 __all__ = [

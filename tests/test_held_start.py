@@ -1,0 +1,135 @@
+"""A sandbox started held (``ctbench/evaluate/agents/held.py``): nothing of the agent runs uncapped.
+
+A root runner starts bubblewrap without a ``preexec_fn`` (so Python uses ``vfork``, issue 25's
+speed-up) and caps the sandbox's first process from outside while bubblewrap holds it. The attacks:
+
+- The runner dies (SIGKILL) after starting the sandbox and before letting it go: the held process
+  must never run the agent. With the protection off (the held process not holding the write end
+  of its own block, so the runner's death reads as "go") the agent runs, uncapped, runner-less.
+- A cap cannot be applied (the attempt's cgroup is gone): the start fails as the machine's trouble
+  and the held processes are killed before the agent ran.
+
+That the caps really hold in a held sandbox (fork refused at the pids cap, ``EFBIG`` at the file-size
+cap) is shown through ``ctb-eval run`` in ``tests/test_attempt_limits.py``, which takes this path
+as root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ctbench.evaluate.agents.held import Hold, HoldError
+from ctbench.evaluate.agents.process import SpawnCaps, _release_held
+from ctbench.evaluate.limits import AttemptCgroup
+from ctbench.evaluate.sandbox import find_bwrap
+from ctbench.isolation import BwrapCommand
+
+pytestmark = [
+    pytest.mark.xdist_group("attempt-limits"),
+    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    pytest.mark.skipif(os.geteuid() != 0, reason="a held start is a root runner's"),
+]
+
+RUNNER = """\
+import json, subprocess, sys, time
+from ctbench.evaluate.agents.held import Hold
+argv, fail_closed = json.loads(sys.argv[1]), sys.argv[2] == "on"
+hold = Hold.open()
+fds = hold.pass_fds if fail_closed else (hold.info_w, hold.block_r)
+proc = subprocess.Popen(hold.argv(argv, 0), pass_fds=fds, start_new_session=True)
+hold.started()
+print(json.dumps({"bwrap": proc.pid, "held": hold.held_pid()}), flush=True)
+time.sleep(60)  # killed here, before letting the sandbox go
+"""
+
+
+def _sandbox_argv(folder: Path, marker: Path) -> list[str]:
+    bwrap = find_bwrap()
+    assert bwrap is not None
+    cmd = BwrapCommand(bwrap, share_net=True, read_write=[folder], remount_ro=False).argv()
+    return [*cmd, "--", "/bin/sh", "-c", f"echo ran > {marker}"]
+
+
+def _gone(*pids: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+@pytest.mark.parametrize("protection", ["on", "protection-off"])
+def test_a_runner_that_dies_before_letting_go_starts_nothing(tmp_path: Path, protection: str) -> None:
+    marker = tmp_path / "ran"
+    runner = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, json.dumps(_sandbox_argv(tmp_path, marker)), protection],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert runner.stdout is not None
+    pids = json.loads(runner.stdout.readline())
+    try:
+        time.sleep(0.3)
+        assert not marker.exists()  # held: nothing ran yet, whatever the protection
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+        deadline = time.monotonic() + 3
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if protection == "on":
+            assert not marker.exists(), "the held sandbox ran the agent after the runner died"
+        else:
+            assert marker.exists(), "without the held write end the runner's death lets it go"
+    finally:
+        _gone(pids["held"], pids["bwrap"])
+
+
+def test_a_cap_that_cannot_be_applied_kills_the_held_sandbox(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    caps = SpawnCaps(None, AttemptCgroup(tmp_path / "no-such-cgroup", 8), file_size=1 << 20)
+    hold = Hold.open()
+    proc = subprocess.Popen(
+        hold.argv(_sandbox_argv(tmp_path, marker), 0), pass_fds=hold.pass_fds, start_new_session=True
+    )
+    try:
+        hold.started()
+        with pytest.raises(HoldError, match="held sandbox killed"):
+            _release_held(hold, proc.pid, caps)
+    finally:
+        hold.close()
+    assert proc.wait(timeout=10) != 0
+    time.sleep(0.3)
+    assert not marker.exists()
+
+
+def test_a_held_sandbox_runs_once_let_go(tmp_path: Path) -> None:
+    """The same start with the caps applied: the agent runs, under the file-size cap."""
+    marker = tmp_path / "ran"
+    argv = _sandbox_argv(tmp_path, marker)
+    argv[-1] = f"ulimit -f > {marker}"  # in 512-byte blocks
+    hold = Hold.open()
+    proc = subprocess.Popen(hold.argv(argv, 0), pass_fds=hold.pass_fds, start_new_session=True)
+    try:
+        hold.started()
+        _release_held(hold, proc.pid, SpawnCaps(None, None, file_size=1 << 20))
+    finally:
+        hold.close()
+    assert proc.wait(timeout=20) == 0
+    assert marker.read_text().strip() == str((1 << 20) // 512)
+
+
+def test_a_hold_that_bubblewrap_never_answers_is_an_error(tmp_path: Path) -> None:
+    hold = Hold.open()
+    try:
+        with pytest.raises(HoldError, match="in time"):
+            hold.held_pid(timeout=0.2)
+    finally:
+        hold.close()
