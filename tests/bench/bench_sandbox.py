@@ -7,8 +7,10 @@ Figures (targets from issues 12 and 14):
                            bwrap with the host network (the default before issue 25) vs bwrap with
                            the loopback network (the default: a network namespace of its own) as
                            first landed, with the forwarder inside the sandbox (bubblewrap's
-                           namespace: a runner that is not root, and every runner before) and as
-                           now (a root runner makes the namespace and serves it), interleaved
+                           namespace: a runner that is not root, and every runner before), as
+                           a root runner started it before the held start (forked to set the caps,
+                           nsenter) and as now (a root runner makes the namespace and serves it,
+                           and starts bubblewrap held: vfork), interleaved
                                                                        target: bwrap - none < 50 ms
   MCP calls/s              real mcp ClientSession on stdio: `ctb-replay mcp TASK` (direct), the
                            `--connect` proxy to a runner-mode server outside the sandbox, and the
@@ -83,6 +85,25 @@ def _remove_cgroup_as_landed(path: Path) -> bool:
     return False
 
 
+class _ForkedStart:
+    """A launcher whose starts are as before the held start (``ctbench/evaluate/agents/held.py``):
+    no ``bwrap_at``/``enter``, so the runner forks to set the caps and ``nsenter`` enters the network."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def prepare(self, launch: Launch) -> Any:
+        import dataclasses
+
+        return dataclasses.replace(self._inner.prepare(launch), bwrap_at=None, enter=None)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 def bench_startup(n: int, tmp: Path, replay_url: str | None, sock: Path | None) -> None:
     """Round-robin over the launchers, so a busy machine slows each of them alike."""
     from ctbench.evaluate import limits as limits_mod
@@ -108,12 +129,20 @@ def bench_startup(n: int, tmp: Path, replay_url: str | None, sock: Path | None) 
             )
         )
         launchers.append(
+            (
+                "bwrap loopback, forked",
+                _ForkedStart(make_launcher(loopback, replay_url=replay_url, replay_socket=sock)),
+            )
+        )
+        launchers.append(
             ("bwrap loopback (default)", make_launcher(loopback, replay_url=replay_url, replay_socket=sock))
         )
     print(f"start-up per attempt ({n} attempts each, interleaved; median and p90):")
     print("  (as landed: /etc bound name by name, the attempt cgroup's removal polled every 20 ms;")
     print("   fwd inside: bubblewrap's network namespace and a forwarder in it, as a non-root runner;")
-    print("   default: a root runner makes the namespace and forwards from the runner)")
+    print("   forked: as default, started as before the held start: the runner forks to cap the child,")
+    print("   nsenter enters the namespace; default: a root runner makes the namespace, forwards from")
+    print("   the runner and starts bubblewrap held - vfork, caps from outside)")
     real_remove = limits_mod.remove_cgroup
     for agent, argv in (
         ("/bin/true", ["/bin/true"]),
