@@ -125,6 +125,11 @@ class Family(str, metaclass=_FamilyType):
     def name(self) -> str:
         return str(self).upper()
 
+    @property
+    def builtin(self) -> bool:
+        """One of the families ctbench ships (:data:`BUILTIN_FAMILIES`), not a plug-in's."""
+        return str(self) in BUILTIN_FAMILIES
+
     def __repr__(self) -> str:
         return f"Family({str(self)!r})"
 

@@ -20,8 +20,14 @@ group                       what the entry point names                      buil
 ==========================  ==============================================  =======================
 
 The names below are the supported surface: they keep their meaning across minor versions, while the
-modules they live in may move (the scoring layer of issue 27 moved several). This module sits above
-the evaluator and the scoring layer (import contracts in pyproject.toml) and loads no Textual.
+modules they live in may move. The contract types live in :mod:`ctbench.plugin_api`, a layer below the
+evaluator, where the bundled plug-ins import them from too; this module offers all of them plus the
+kit for agent CLIs (:class:`HarnessAgent` and its helpers), which is built on the evaluator's sandbox
+and model tap and so sits above it (import contracts in pyproject.toml). It loads no Textual.
+
+``Link`` was this module's name for :data:`AnswerLink` (a parsed answer's link, two ``(node, port)``
+ends); it clashed with :class:`ctbench.model.Link` (a cable of the task's network) and is kept only as
+a deprecated alias.
 
 An agent is built as ``Agent(options, args)``: ``options`` is the run's agent section
 (:class:`AgentSettings`: model, base URL, command, rounds, timeout...), ``args`` its own validated
@@ -31,66 +37,26 @@ written against it keep working.
 
 from __future__ import annotations
 
-from ctbench.errors import CtbError
-from ctbench.evaluate.agents import GROUP as AGENTS_GROUP
-from ctbench.evaluate.agents.base import (
-    Agent,
-    AgentConfigError,
-    AgentContext,
-    AgentError,
-    AgentOptions,
-    AgentResult,
-    AgentSettings,
-    InfrastructureError,
-)
-from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, with_v1, without_v1
-from ctbench.evaluate.agents.turns import ModelTurn
-from ctbench.evaluate.executors import GROUP as EXECUTORS_GROUP
-from ctbench.evaluate.executors import ExecutionContext, Executor, ExecutorError, UnitStarted
-from ctbench.evaluate.export import ExportSummary
-from ctbench.evaluate.exporters import GROUP as EXPORTERS_GROUP
-from ctbench.evaluate.exporters import ExporterError, ExportRequest, refuse_options
-from ctbench.evaluate.work import AttemptOutcome, WorkUnit
-from ctbench.model import Family, GoldAnswer
-from ctbench.scoring.families import GROUP as FAMILIES_GROUP
-from ctbench.scoring.families import TaskFamily, families
-from ctbench.scoring.parse import Link, ParsedAnswer, Port
+import warnings as _warnings
+from typing import Any as _Any
 
-__all__ = [
-    "AGENTS_GROUP",
-    "EXECUTORS_GROUP",
-    "EXPORTERS_GROUP",
-    "FAMILIES_GROUP",
-    "Agent",
-    "AgentConfigError",
-    "AgentContext",
-    "AgentError",
-    "AgentOptions",
-    "AgentResult",
-    "AgentSettings",
-    "AttemptOutcome",
-    "CtbError",
-    "ExecutionContext",
-    "Executor",
-    "ExecutorError",
-    "ExportRequest",
-    "ExportSummary",
-    "ExporterError",
-    "Family",
-    "GoldAnswer",
-    "HarnessAgent",
-    "HarnessLaunch",
-    "HarnessRun",
-    "InfrastructureError",
-    "Link",
-    "ModelTurn",
-    "ParsedAnswer",
-    "Port",
-    "TaskFamily",
-    "UnitStarted",
-    "WorkUnit",
-    "families",
-    "refuse_options",
-    "with_v1",
-    "without_v1",
-]
+from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, with_v1, without_v1
+from ctbench.plugin_api import *  # noqa: F403 - the contract, re-exported whole
+from ctbench.plugin_api import __all__ as _contract
+
+__all__ = [*_contract, "HarnessAgent", "HarnessLaunch", "HarnessRun", "with_v1", "without_v1"]
+
+
+def __getattr__(name: str) -> _Any:
+    """``Link``, the old name of :data:`AnswerLink`, with a warning (it clashed with ``model.Link``)."""
+    if name == "Link":
+        _warnings.warn(
+            "ctbench.plugins.Link is deprecated: use ctbench.plugins.AnswerLink "
+            "(ctbench.model.Link is a cable of the network, not an answer's link)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from ctbench.plugin_api import AnswerLink
+
+        return AnswerLink
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

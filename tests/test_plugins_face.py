@@ -12,23 +12,48 @@ import ctbench.plugins as plugins
 from tests.conftest import REPO
 
 HOMES = {
-    "Agent": "ctbench.evaluate.agents.base",
-    "AgentContext": "ctbench.evaluate.agents.base",
-    "AgentResult": "ctbench.evaluate.agents.base",
-    "ModelTurn": "ctbench.evaluate.agents.turns",
+    "Agent": "ctbench.plugin_api.agent",
+    "AgentContext": "ctbench.plugin_api.agent",
+    "AgentResult": "ctbench.plugin_api.agent",
+    "ModelTurn": "ctbench.plugin_api.turns",
     "HarnessAgent": "ctbench.evaluate.agents.harness_base",
     "HarnessLaunch": "ctbench.evaluate.agents.harness_base",
-    "refuse_options": "ctbench.evaluate.exporters",
+    "refuse_options": "ctbench.plugin_api.exporter",
     "Family": "ctbench.model",
-    "AgentSettings": "ctbench.evaluate.settings",
-    "AgentOptions": "ctbench.evaluate.settings",
-    "Executor": "ctbench.evaluate.executors",
-    "WorkUnit": "ctbench.evaluate.work",
-    "AttemptOutcome": "ctbench.evaluate.work",
-    "ExportRequest": "ctbench.evaluate.exporters",
-    "ExportSummary": "ctbench.evaluate.export",
+    "AgentSettings": "ctbench.plugin_api.settings",
+    "AgentOptions": "ctbench.plugin_api.settings",
+    "Executor": "ctbench.plugin_api.executor",
+    "QueueExecutor": "ctbench.plugin_api.executor",
+    "WorkUnit": "ctbench.plugin_api.work",
+    "AttemptOutcome": "ctbench.plugin_api.work",
+    "ExportRequest": "ctbench.plugin_api.exporter",
+    "ExportSummary": "ctbench.plugin_api.exporter",
+    "SshAccess": "ctbench.plugin_api.ssh",
+    "Prices": "ctbench.prices",
     "TaskFamily": "ctbench.scoring.families",
     "ParsedAnswer": "ctbench.scoring.parse",
+    "get_dialect": "ctbench.dialects",
+}
+
+OLD_HOMES = {
+    # where outside code may have imported a contract type before it moved below the evaluator
+    "ctbench.evaluate.agents.base": ["Agent", "AgentContext", "AgentResult", "AgentError", "AgentOptions"],
+    "ctbench.evaluate.agents.turns": ["ModelTurn", "token_count"],
+    "ctbench.evaluate.agents": ["Agent", "AgentContext", "AgentSettings", "InfrastructureError"],
+    "ctbench.evaluate.work": ["WorkUnit", "AttemptOutcome", "AgentSettings", "SandboxSettings"],
+    "ctbench.evaluate.settings": ["AgentSettings", "AgentOptions", "SandboxSettings", "DEFAULT_TIMEOUT_S"],
+    "ctbench.evaluate.executors": [
+        "Executor",
+        "ExecutionContext",
+        "ExecutorError",
+        "UnitStarted",
+        "QueueExecutor",
+    ],
+    "ctbench.evaluate.exporters": ["ExportRequest", "ExporterError", "refuse_options", "ExportSummary"],
+    "ctbench.evaluate.export": ["ExportSummary"],
+    "ctbench.evaluate.prices": ["Prices"],
+    "ctbench.evaluate.ssh_access": ["SshAccess"],
+    "ctbench.evaluate.limits": ["AttemptLimits"],
 }
 
 
@@ -39,6 +64,32 @@ def test_every_public_name_is_ctbench_own_object() -> None:
     groups = {plugins.AGENTS_GROUP, plugins.EXECUTORS_GROUP, plugins.EXPORTERS_GROUP, plugins.FAMILIES_GROUP}
     assert groups == {"ctbench.agents", "ctbench.executors", "ctbench.exporters", "ctbench.families"}
     assert all(isinstance(f, plugins.TaskFamily) for f in plugins.families().values())
+
+
+def test_old_import_paths_give_the_same_objects() -> None:
+    """The contract types moved below the evaluator (ctbench.plugin_api); their old homes still work."""
+    for module, names in OLD_HOMES.items():
+        old = importlib.import_module(module)
+        for name in names:
+            assert getattr(old, name) is getattr(plugins, name), f"{module}.{name}"
+
+
+def test_answer_link_is_not_the_cable() -> None:
+    """``AnswerLink`` (a parsed answer's link) is not ``model.Link`` (a cable); ``Link`` warns."""
+    import warnings
+
+    import ctbench.model
+    import ctbench.scoring.parse
+
+    assert plugins.AnswerLink == tuple[plugins.Port, plugins.Port]
+    assert plugins.AnswerLink is ctbench.scoring.parse.AnswerLink
+    assert "Link" not in plugins.__all__
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert plugins.Link is plugins.AnswerLink
+    assert [w.category for w in caught] == [DeprecationWarning]
+    assert "AnswerLink" in str(caught[0].message)
+    assert plugins.AnswerLink is not ctbench.model.Link
 
 
 def test_importing_the_face_loads_no_textual() -> None:
@@ -52,12 +103,8 @@ def test_importing_the_face_loads_no_textual() -> None:
 BUNDLED_PLUGINS = {
     # module of a bundled plug-in: what it imports from ctbench that the face does not offer, and why
     "ctbench/evaluate/agents/null.py": {},
-    "ctbench/evaluate/agents/oracle.py": {
-        "ctbench.model.BUILTIN_FAMILIES": "the built-ins' gold is written by the task model's own lines",
-    },
-    "ctbench/evaluate/agents/probe.py": {
-        "ctbench.dialects.get_dialect": "its checklist is each vendor dialect's first commands",
-    },
+    "ctbench/evaluate/agents/oracle.py": {},
+    "ctbench/evaluate/agents/probe.py": {},
 }
 """The bundled plug-ins that are built as a plug-in from outside would be. They sit below
 ``ctbench.plugins`` in the layers (pyproject.toml), so they import each name from its home module;

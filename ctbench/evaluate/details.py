@@ -36,7 +36,7 @@ from ctbench.evaluate.score import EXECUTED_OUTCOMES, Scorer, _trajectory_file
 from ctbench.evaluate.transcript import TranscriptEntry, read_transcript, transcript_path
 from ctbench.scoring.judge import TaskJudge
 from ctbench.scoring.metrics import FAMILIES, TaskScores, score_task
-from ctbench.scoring.parse import Link, ParsedAnswer
+from ctbench.scoring.parse import AnswerLink, ParsedAnswer
 from ctbench.scoring.topology import link_line
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ def _path_checks(mine: Iterable[AnswerPath], other: Iterable[AnswerPath]) -> lis
     return out
 
 
-def _link_checks(mine: Iterable[Link], other: frozenset[Link]) -> list[EntryCheck]:
+def _link_checks(mine: Iterable[AnswerLink], other: frozenset[AnswerLink]) -> list[EntryCheck]:
     """Each link against the other side's: exact (both ends and ports), and whether its two nodes are
     cabled there at all (the node-pair IoU's test)."""
     pairs = {frozenset((a[0], b[0])) for a, b in other}
@@ -239,7 +239,7 @@ def answer_checks(ctx: TaskJudge, parsed: Any) -> tuple[list[EntryCheck], list[E
         pred = frozenset(parsed.rca or ()) if parsed is not None else frozenset()
         return _rca_checks(pred, gold), _rca_checks(gold, pred), list(parsed.invalid_lines if parsed else ())
     if ctx.family == "topology":
-        gold_links = cast(frozenset[Link], ctx.gold)
+        gold_links = cast(frozenset[AnswerLink], ctx.gold)
         pred_links = frozenset(parsed.links or ()) if parsed is not None else frozenset()
         return (
             _link_checks(pred_links, gold_links),

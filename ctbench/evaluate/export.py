@@ -43,7 +43,6 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -57,6 +56,7 @@ from ctbench.evaluate.prices import REPORTED_CURRENCY, Prices, attempt_cost, cur
 from ctbench.evaluate.runfolder import RunFolder, trial_suffix
 from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_run_info, read_trial_results
 from ctbench.evaluate.transcript import bare_tool
+from ctbench.plugin_api.exporter import ExportSummary as ExportSummary
 from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_text
 
@@ -69,27 +69,6 @@ EFFICIENCY_RULE = (
     "inside input). Means and medians are over the tasks that recorded the figure (n); tasks without it "
     "are left out, not counted as zero."
 )
-
-
-@dataclass
-class ExportSummary:
-    format: str
-    out: Path
-    files: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    # what to run next to look at the export, when the format has a viewer of its own
-    open_with: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "format": self.format,
-            "out": str(self.out),
-            "files": self.files,
-            "warnings": self.warnings,
-        }
-        if self.open_with:
-            data["open_with"] = self.open_with
-        return data
 
 
 # --------------------------------------------------------------------------- ATIF

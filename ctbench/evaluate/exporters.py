@@ -17,21 +17,20 @@ a source tree that was never installed, :data:`BUILTIN` stands in for its own en
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ctbench.errors import CtbError
+from ctbench.plugin_api.exporter import GROUP as GROUP
+from ctbench.plugin_api.exporter import (
+    Exporter,
+    ExporterError,
+    ExportRequest,
+    ExportSummary,
+    refuse_options,
+)
 
-if TYPE_CHECKING:
-    from ctbench.evaluate.export import ExportSummary
-    from ctbench.evaluate.prices import Prices
-    from ctbench.store import TaskSet
-
-GROUP = "ctbench.exporters"
 BUILTIN: dict[str, str] = {
     "atif": "ctbench.evaluate.exporters:atif",
     "leaderboard": "ctbench.evaluate.exporters:leaderboard",
@@ -40,33 +39,6 @@ BUILTIN: dict[str, str] = {
     "trackb": "ctbench.evaluate.trackb_io:export",
 }
 """The built-in exporters' entry points, exactly as pyproject.toml declares them (checked by a test)."""
-
-
-@dataclass(frozen=True)
-class ExportRequest:
-    """One ``ctb-eval export`` call, as plain data."""
-
-    run_dirs: list[Path]
-    out: Path
-    task_set: TaskSet
-    n_resamples: int | None = None
-    label: str | None = None
-    url: str | None = None
-    examples: bool = False
-    options: Mapping[str, str] = field(default_factory=dict)
-    """``--export-arg KEY=VALUE``: options an exporter defines for itself."""
-    prices: Prices | None = None
-    """``--prices FILE``: turns tokens into cost where a harness reported none."""
-
-
-Exporter = Callable[[ExportRequest], "ExportSummary"]
-
-
-class ExporterError(CtbError):
-    """An exporter that cannot be found or loaded, or refused its options (exit status 2)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, exit_code=2)
 
 
 @dataclass(frozen=True)
@@ -122,14 +94,6 @@ def parse_export_args(items: list[str] | None) -> dict[str, str]:
             raise ExporterError(f"--export-arg {key}: given twice")
         out[key] = value
     return out
-
-
-def refuse_options(request: ExportRequest, known: tuple[str, ...] = ()) -> None:
-    """For an exporter: refuse ``--export-arg`` keys it does not know, naming the ones it does."""
-    unknown = sorted(set(request.options) - set(known))
-    if unknown:
-        takes = f"it takes: {', '.join(known)}" if known else "it takes none"
-        raise ExporterError(f"--export-arg {', '.join(unknown)}: not an option of this format ({takes})")
 
 
 # --------------------------------------------------------------------------- the built-in formats

@@ -38,9 +38,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from ctbench.plugin_api.settings import AttemptLimits as AttemptLimits
+from ctbench.plugin_api.settings import MiB as MiB
+from ctbench.plugin_api.settings import human_size as human_size
 
-MiB = 1024 * 1024
 SIZE_UNITS = {"": 1, "k": 1024, "m": MiB, "g": 1024 * MiB}
 SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmg]?)(?:i?b)?\s*$", re.IGNORECASE)
 MNT_DETACH = 2
@@ -48,32 +49,8 @@ MS_NOSUID, MS_NODEV = 2, 4
 CGROUP_PREFIX = "ctbench-"
 
 
-class AttemptLimits(BaseModel):
-    """The caps of one attempt (None: no cap). Part of the run's settings: every host applies them."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    procs: int | None = Field(default=1024, ge=8, description="Processes and threads of the attempt.")
-    file_size: int | None = Field(default=256 * MiB, ge=4096, description="Largest file it may write, bytes.")
-    disk: int | None = Field(default=512 * MiB, ge=MiB, description="Room in its folder (a tmpfs), bytes.")
-
-    def describe(self) -> str:
-        """``procs 1024, file size 256 MiB, disk 512 MiB`` (``off`` for a cap not set)."""
-        procs = "off" if self.procs is None else str(self.procs)
-        return f"procs {procs}, file size {human_size(self.file_size)}, disk {human_size(self.disk)}"
-
-
 class LimitError(ValueError):
     """A ``--limit`` value that is not ``KEY=N``, ``KEY=SIZE`` or ``KEY=off``."""
-
-
-def human_size(n: int | None) -> str:
-    if n is None:
-        return "off"
-    for unit, factor in (("GiB", 1024 * MiB), ("MiB", MiB), ("KiB", 1024)):
-        if n >= factor and n % factor == 0:
-            return f"{n // factor} {unit}"
-    return f"{n} bytes"
 
 
 def parse_size(text: str) -> int:

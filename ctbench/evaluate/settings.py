@@ -24,61 +24,22 @@ their section, so the command line, sweeps and tests can keep naming options fla
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctbench.evaluate.limits import AttemptLimits
+from ctbench.plugin_api.settings import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
+from ctbench.plugin_api.settings import AgentOptions as AgentOptions
+from ctbench.plugin_api.settings import AgentSettings as AgentSettings
+from ctbench.plugin_api.settings import AttemptLimits
+from ctbench.plugin_api.settings import SandboxSettings as SandboxSettings
 
 if TYPE_CHECKING:
     from ctbench.evaluate.runfolder import RunConfig, RunOptions
 
-DEFAULT_TIMEOUT_S = 3600.0
-"""Seconds an attempt may take before the agent is stopped (``--timeout``; the paper's runner, D.5)."""
 DEFAULT_CONCURRENCY = 4
 DEFAULT_RETRIES = 2
 
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SandboxSettings(_Section):
-    """How external agents are isolated (issue 14); ``none`` is recorded and printed as unsandboxed."""
-
-    mode: Literal["auto", "bwrap", "none"] = "auto"
-    network: Literal["host", "loopback"] = "loopback"
-    """``loopback`` (default, issue 25): each attempt alone in its own network namespace."""
-    limits: AttemptLimits = Field(default_factory=AttemptLimits)
-    """Caps on each attempt's processes, file size and folder size (:mod:`ctbench.evaluate.limits`)."""
-
-
-class AgentSettings(_Section):
-    """The agent section: the same for every unit of a run, part of the resume identity, and what an
-    adapter reads as ``self.options`` / ``ctx.options`` (its own options are ``Agent.Options``)."""
-
-    agent: str = Field(
-        default="", description="The agent's name (ctb-eval agents); empty when built directly."
-    )
-    model: str | None = None
-    base_url: str | None = None
-    agent_cmd: str | None = None
-    max_rounds: int | None = None
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    args: dict[str, Any] = Field(
-        default_factory=dict,
-        description="The agent's own options, validated by its "
-        "Options model (from --agent-arg KEY=VALUE), as JSON values.",
-    )
-    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
-    ssh: bool = Field(
-        default=False, description="External agents also get SSH logins on their devices (--ssh)."
-    )
-
-
-AgentOptions = AgentSettings
-"""The name plug-in agents knew for the options an adapter is built with (``Agent(options, args)``);
-kept as an alias of :class:`AgentSettings`, which holds the same fields and more."""
 
 _AGENT_KEYS = {"model", "base_url", "agent_cmd", "max_rounds", "timeout_s", "ssh"}
 _FLAT_KEYS = {"agent_args": "args"}

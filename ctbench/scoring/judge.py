@@ -49,7 +49,7 @@ from ctbench.scoring.metrics import (
     Topology,
     score_task,
 )
-from ctbench.scoring.parse import PARSE_VERSION, Link, ParsedAnswer
+from ctbench.scoring.parse import PARSE_VERSION, AnswerLink, ParsedAnswer
 from ctbench.store import TaskRef, TaskSet
 from ctbench.vendor import Vendors
 
@@ -145,7 +145,13 @@ class TaskJudge:
     task_id: str
     family: FamilyName
     reader: AnswerReader
-    gold: frozenset[RcaEntry] | tuple[AnswerPath, ...] | frozenset[Link] | frozenset[Any] | tuple[Any, ...]
+    gold: (
+        frozenset[RcaEntry]
+        | tuple[AnswerPath, ...]
+        | frozenset[AnswerLink]
+        | frozenset[Any]
+        | tuple[Any, ...]
+    )
     """As the family's :meth:`~ctbench.scoring.families.TaskFamily.gold` gives it."""
     golden_actions: frozenset[Action]
     recorded: Mapping[str, frozenset[str]]

@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple, TypeVar, cast
 from ctbench.answer import Hop, Path, RcaEntry, align_ingress, path_edges
 from ctbench.model import BUILTIN_FAMILIES
 from ctbench.scoring.failures import classify_rca_failure
-from ctbench.scoring.parse import Link, ParsedAnswer
+from ctbench.scoring.parse import AnswerLink, ParsedAnswer
 from ctbench.scoring.topology import link, score_links
 
 FamilyName = str
@@ -452,7 +452,7 @@ class TaskRecord:
 
     task_id: str
     family: FamilyName
-    gold: frozenset[RcaEntry] | tuple[Path, ...] | frozenset[Link]
+    gold: frozenset[RcaEntry] | tuple[Path, ...] | frozenset[AnswerLink]
     prediction: ParsedAnswer | None = None
     golden_actions: frozenset[Action] = frozenset()
     executed_actions: tuple[Action, ...] = ()
@@ -675,7 +675,7 @@ def score_task(record: TaskRecord, config: ScoringConfig = ScoringConfig()) -> T
             failure=classify_rca_failure(gold_rca, pred),
         )
     if record.family == "topology":
-        t = score_links(cast(frozenset[Link], record.gold), pred)
+        t = score_links(cast(frozenset[AnswerLink], record.gold), pred)
         return TaskScores(**common, exact=t.exact, loc=t.node_pair_iou, link_iou=t.link_iou)
     gold_paths = cast(tuple[Path, ...], record.gold)
     p = score_paths(gold_paths, None if pred is None else pred.paths)

@@ -65,8 +65,10 @@ _T = TypeVar("_T")
 
 Port = tuple[str, str]
 """(node, port) as the network names them."""
-Link = tuple[Port, Port]
-"""A cable: its two ends, sorted, so that a link has one spelling whatever the direction written."""
+AnswerLink = tuple[Port, Port]
+"""A link of a topology answer: its two ends, sorted, so that a link has one spelling whatever the
+direction written (not :class:`ctbench.model.Link`, a cable of the task's network as its task.yaml
+states it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +88,7 @@ class ParsedAnswer:
     status: AnswerStatus
     rca: frozenset[RcaEntry] | None = None
     paths: tuple[Path, ...] | None = None
-    links: frozenset[Link] | None = None
+    links: frozenset[AnswerLink] | None = None
     """Topology restoration (:mod:`.topology`): the physical links named, each end (node, port)."""
     entries: frozenset[Any] | tuple[Any, ...] | None = None
     """A plug-in family's entries (a set, or a tuple when their order counts), named by ``kind``. Each

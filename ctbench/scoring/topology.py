@@ -26,9 +26,18 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctbench.scoring.parse import Link, ParsedAnswer, Port
+from ctbench.scoring.parse import AnswerLink, ParsedAnswer, Port
 
-__all__ = ["Link", "LinkScores", "Port", "gold_problems", "link", "link_line", "parse_links", "score_links"]
+__all__ = [
+    "AnswerLink",
+    "LinkScores",
+    "Port",
+    "gold_problems",
+    "link",
+    "link_line",
+    "parse_links",
+    "score_links",
+]
 
 _LINE = re.compile(
     r"^\s*(?P<a>[^()\s]+)\s*\(\s*(?P<ap>[^()]+?)\s*\)\s*(?:<->|->|→|—|--)\s*(?P<b>[^()\s]+)\s*\(\s*(?P<bp>[^()]+?)\s*\)\s*$"
@@ -41,12 +50,12 @@ _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.MULTI
 _BULLET = re.compile(r"^(?:[-*•+]|\d{1,3}[.)])\s+")
 
 
-def link(a: Port, b: Port) -> Link:
+def link(a: Port, b: Port) -> AnswerLink:
     """The one spelling of the cable between ``a`` and ``b``."""
     return (a, b) if a <= b else (b, a)
 
 
-def link_line(value: Link) -> str:
+def link_line(value: AnswerLink) -> str:
     """A link as an agent writes it."""
     (a, ap), (b, bp) = value
     return f"{a}({ap})->{b}({bp})"
@@ -78,7 +87,7 @@ def parse_links(
     lines, _, declared = _region(text)
     exact = {n: n for n in node_names}
     folded = {n.casefold(): n for n in node_names}
-    links: list[Link] = []
+    links: list[AnswerLink] = []
     invalid: list[str] = []
     unresolved: list[tuple[str, str]] = []
     for raw in lines:
@@ -137,14 +146,14 @@ def _iou(predicted: frozenset[Any], gold: frozenset[Any]) -> float:
     return 1.0 if not union else len(predicted & gold) / len(union)
 
 
-def _pairs(links: Iterable[Link]) -> frozenset[tuple[str, str]]:
+def _pairs(links: Iterable[AnswerLink]) -> frozenset[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
     for (a, _), (b, _) in links:
         out.add((a, b) if a <= b else (b, a))
     return frozenset(out)
 
 
-def score_links(gold: Iterable[Link], predicted: ParsedAnswer | None) -> LinkScores:
+def score_links(gold: Iterable[AnswerLink], predicted: ParsedAnswer | None) -> LinkScores:
     """Score one topology answer; ``None`` or an unanswered one is the empty prediction (0, wrong)."""
     g = frozenset(link(*x) for x in gold)
     p = (
@@ -157,7 +166,7 @@ def score_links(gold: Iterable[Link], predicted: ParsedAnswer | None) -> LinkSco
     return LinkScores(exact=p == g, link_iou=_iou(p, g), node_pair_iou=_iou(_pairs(p), _pairs(g)))
 
 
-def network_links(links: Iterable[Any], normalize_port: Callable[[str, str], str]) -> frozenset[Link]:
+def network_links(links: Iterable[Any], normalize_port: Callable[[str, str], str]) -> frozenset[AnswerLink]:
     """A network's cables (``model.Link`` values) as links, ports through the normaliser: the gold of a
     topology task restoring that network, and what its gold check compares an answer with."""
     return frozenset(
@@ -169,7 +178,7 @@ def network_links(links: Iterable[Any], normalize_port: Callable[[str, str], str
     )
 
 
-def gold_problems(gold: Iterable[Link], devices: Mapping[str, Any]) -> list[str]:
+def gold_problems(gold: Iterable[AnswerLink], devices: Mapping[str, Any]) -> list[str]:
     """What makes a topology gold impossible to state: an end on a node the network does not have, a
     port used by two links (a physical port holds one cable), a link from a port to itself - the one
     check validation makes too (:func:`ctbench.validation.links.cable_problems`)."""

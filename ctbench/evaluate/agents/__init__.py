@@ -1,4 +1,4 @@
-"""Agents behind one adapter interface (:mod:`.base`), found through the ``ctbench.agents`` entry points.
+"""Agents behind one adapter interface (:mod:`ctbench.plugin_api.agent`), found through the ``ctbench.agents`` entry points.
 
 =========  ================================================================================
 oracle     runs the golden actions and answers the gold: the ceiling, and a check of the scorer
@@ -31,7 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ctbench.evaluate.agents.base import (
+from ctbench.plugin_api.agent import GROUP as GROUP
+from ctbench.plugin_api.agent import (
     Agent,
     AgentConfigError,
     AgentContext,
@@ -44,8 +45,6 @@ from ctbench.evaluate.agents.base import (
     InfrastructureError,
     NoOptions,
 )
-
-GROUP = "ctbench.agents"
 
 BUILTIN: dict[str, str] = {
     "oracle": "ctbench.evaluate.agents.oracle:OracleAgent",

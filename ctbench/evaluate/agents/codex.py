@@ -77,7 +77,7 @@ ROLLOUT_CAP = 64 * MIB
 
 
 def parse_events(lines: list[str]) -> list[dict[str, Any]]:
-    from ctbench.evaluate.jsonlines import json_objects
+    from ctbench.plugin_api.jsonlines import json_objects
 
     return list(json_objects(lines))
 
@@ -93,7 +93,7 @@ def rollout_records(root: Path, codex_home: Path) -> list[dict[str, Any]]:
     """The lines of the rollout(s) Codex wrote under ``codex_home/sessions`` (``codex exec`` writes
     one per run), read through :class:`AttemptFolder`: no link followed, at most :data:`ROLLOUT_CAP`
     bytes each. A line cut by a kill mid-write is skipped."""
-    from ctbench.evaluate.jsonlines import json_objects
+    from ctbench.plugin_api.jsonlines import json_objects
 
     base = PurePosixPath((codex_home / "sessions").relative_to(root).as_posix())
     found: list[PurePosixPath] = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctbench.evaluate.agents.base import Agent, AgentContext, AgentResult
+from ctbench.plugin_api import Agent, AgentContext, AgentResult
 
 
 class NullAgent(Agent):

@@ -8,10 +8,15 @@ runner gives the hidden part of a task.
 
 from __future__ import annotations
 
-from ctbench.evaluate.agents.base import Agent, AgentConfigError, AgentContext, AgentResult
-from ctbench.model import BUILTIN_FAMILIES, Family
-from ctbench.scoring.families import families
-from ctbench.scoring.parse import ParsedAnswer
+from ctbench.plugin_api import (
+    Agent,
+    AgentConfigError,
+    AgentContext,
+    AgentResult,
+    Family,
+    ParsedAnswer,
+    families,
+)
 
 
 def gold_answer_text(ctx: AgentContext) -> str:
@@ -20,7 +25,7 @@ def gold_answer_text(ctx: AgentContext) -> str:
     if hidden is None:
         raise AgentConfigError("the oracle needs the hidden part of the task")
     family = Family(ctx.family)
-    if family.value in BUILTIN_FAMILIES:
+    if family.builtin:
         lines = hidden.gold_answer_lines(family)
     else:  # a plug-in family writes its gold as it asks agents to write answers
         kind = families().get(family.value)

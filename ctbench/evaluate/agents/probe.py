@@ -9,8 +9,7 @@ protocol peers, redundancy, configuration and logs. They are kept in the vendor'
 
 from __future__ import annotations
 
-from ctbench.dialects import get_dialect
-from ctbench.evaluate.agents.base import Agent, AgentContext, AgentResult
+from ctbench.plugin_api import Agent, AgentContext, AgentResult, get_dialect
 
 FALLBACK: tuple[str, ...] = ("show version",)
 """For a device whose dialect names no first commands."""

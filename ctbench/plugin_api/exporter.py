@@ -1,0 +1,82 @@
+"""The exporter contract: an export format as a plug-in (``ctb-eval export --format NAME``).
+
+An exporter is a callable taking one :class:`ExportRequest` and returning an :class:`ExportSummary`;
+a package adds one with an entry point in the ``ctbench.exporters`` group (:data:`GROUP`), without
+touching ctbench. The request carries everything the command line gives and grows by fields with
+defaults, so a plug-in written today keeps working; :func:`refuse_options` refuses the
+``--export-arg`` keys an exporter does not know. The registry that finds exporters is
+:mod:`ctbench.evaluate.exporters`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctbench.errors import CtbError
+
+if TYPE_CHECKING:
+    from ctbench.prices import Prices
+    from ctbench.store import TaskSet
+
+GROUP = "ctbench.exporters"
+
+
+@dataclass
+class ExportSummary:
+    """What an exporter wrote: its format, folder and files, and the warnings to print."""
+
+    format: str
+    out: Path
+    files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    # what to run next to look at the export, when the format has a viewer of its own
+    open_with: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "format": self.format,
+            "out": str(self.out),
+            "files": self.files,
+            "warnings": self.warnings,
+        }
+        if self.open_with:
+            data["open_with"] = self.open_with
+        return data
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """One ``ctb-eval export`` call, as plain data."""
+
+    run_dirs: list[Path]
+    out: Path
+    task_set: TaskSet
+    n_resamples: int | None = None
+    label: str | None = None
+    url: str | None = None
+    examples: bool = False
+    options: Mapping[str, str] = field(default_factory=dict)
+    """``--export-arg KEY=VALUE``: options an exporter defines for itself."""
+    prices: Prices | None = None
+    """``--prices FILE``: turns tokens into cost where a harness reported none."""
+
+
+Exporter = Callable[[ExportRequest], ExportSummary]
+
+
+class ExporterError(CtbError):
+    """An exporter that cannot be found or loaded, or refused its options (exit status 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_code=2)
+
+
+def refuse_options(request: ExportRequest, known: tuple[str, ...] = ()) -> None:
+    """For an exporter: refuse ``--export-arg`` keys it does not know, naming the ones it does."""
+    unknown = sorted(set(request.options) - set(known))
+    if unknown:
+        takes = f"it takes: {', '.join(known)}" if known else "it takes none"
+        raise ExporterError(f"--export-arg {', '.join(unknown)}: not an option of this format ({takes})")
