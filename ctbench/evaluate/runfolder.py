@@ -22,6 +22,7 @@ trajectory is set aside by the replay session rather than mixed into the new att
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import json
 import os
@@ -30,7 +31,7 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -574,12 +575,13 @@ class RunFolder:
             os.fsync(fh.fileno())
         return True
 
-    def save_trajectory(self, task_id: str, trial: int, records: Iterable[Any]) -> Path:
+    def save_trajectory(self, task_id: str, trial: int, records: Iterable[Any], *, sync: bool = True) -> Path:
         """Write an attempt's trajectory whole (temp file, fsync, rename) and return its path.
 
         A non-empty file already there belongs to an earlier attempt at the same task and trial (an
         infrastructure error that was retried, or a run killed before its result line): it is kept as
-        ``<name>.prev<N>``, never overwritten or mixed with the new attempt.
+        ``<name>.prev<N>``, never overwritten or mixed with the new attempt. ``sync=False`` leaves the
+        ``fsync`` to the caller's :meth:`make_durable`, which covers several files at once.
         """
         from ctbench.replay.trajectory import free_backup_name
 
@@ -592,23 +594,65 @@ class RunFolder:
         try:
             with tmp.open("w", encoding="utf-8", newline="\n") as fh:
                 fh.write(body)
-                fh.flush()
-                os.fsync(fh.fileno())
+                if sync:
+                    fh.flush()
+                    os.fsync(fh.fileno())
             os.replace(tmp, path)
         except OSError:  # a full disk: no half-written file left behind
             tmp.unlink(missing_ok=True)
             raise
         return path
 
-    def append_log(self, task_id: str, trial: int, data: bytes) -> Path:
+    def append_log(self, task_id: str, trial: int, data: bytes, *, sync: bool = True) -> Path:
         """Add an attempt's log to the task's log file (every attempt of a task and trial, in order)."""
         path = self.log_path(task_id, trial)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("ab") as fh:
             fh.write(data if not data or data.endswith(b"\n") else data + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
         return path
+
+    def make_durable(self, paths: Iterable[Path]) -> None:
+        """Put files written with ``sync=False`` on disk, with the folder entries that name them.
+
+        One ``syncfs`` of the run folder's file system where Linux has it: it flushes every file
+        and rename at once, where an ``fsync`` per file cost one journal commit each (a finished
+        attempt writes two or three files). Elsewhere an ``fsync`` of each file and of each folder
+        that holds one. Raises the first error (a full disk: ``ENOSPC``).
+        """
+        paths = list(paths)
+        if not paths:
+            return
+        if _SYNCFS is not None:
+            fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                if _SYNCFS(fd) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, os.strerror(err), str(self.path))
+            finally:
+                os.close(fd)
+            return
+        for p in [*paths, *dict.fromkeys(p.parent for p in paths)]:
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def append_results(self, lines: Sequence[ResultLine]) -> None:
+        """Append several lines with one ``write`` and one ``fsync`` (a writer's group commit).
+
+        Raises the error of a failed write (a full disk), after cutting the batch off again."""
+        if not lines:
+            return
+        batch = [_Queued((result_json(line) + "\n").encode("utf-8")) for line in lines]
+        with self._append_lock:
+            self._write_batch(batch)
+        err = batch[0].error
+        if err is not None:
+            raise OSError(err.errno, err.strerror, err.filename)
 
     def append_result(self, line: ResultLine) -> None:
         """Append one line and ``fsync`` it; returns once it is on disk. Thread-safe.
@@ -680,6 +724,22 @@ def result_json(line: ResultLine) -> str:
             ensure_ascii=False,
             separators=(",", ":"),
         )
+
+
+def _syncfs() -> Any:
+    """libc's ``syncfs`` (Linux), or None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_SYNCFS = _syncfs()
 
 
 def _fsync_dir(path: Path) -> None:

@@ -37,13 +37,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ctbench.approval.gate import Skipped, apply_gate, content_hash
 from ctbench.errors import CtbError
 from ctbench.evaluate.agents import Agent, make_agent
 from ctbench.evaluate.executor_record import redact
 from ctbench.evaluate.progress import NullDisplay, ProgressDisplay, ProgressTracker
+from ctbench.evaluate.recorder import Recorder
 from ctbench.evaluate.runfolder import (
     CtbenchInfo,
     HostInfo,
@@ -73,17 +74,7 @@ from ctbench.store import TaskSet
 if TYPE_CHECKING:
     from ctbench.evaluate.executors import Executor
 
-_T = TypeVar("_T")
-
 RETRY_BACKOFF_S = 1.0
-RECORD_WORKERS = 16
-"""Threads that write finished attempts to the run folder (trajectory, log, result line, each fsynced).
-
-Their own pool, apart from the attempts' file-system work: an fsync costs milliseconds on a busy disk
-(4 ms here, three per attempt), and in one shared pool the writers of finished attempts held every
-thread while the next attempt waited for one to open its replay session. Sixteen at once also let the
-file system commit their fsyncs together (ext4 joins concurrent ones into one journal commit): 16
-writers cost about a fifteenth of one writer per attempt (tests/bench/bench_runner.py, part 1)."""
 
 
 class RunFolderFull(CtbError):
@@ -228,7 +219,7 @@ class Runner:
         self.resumed = False
         self.forced: list[str] = []
         self.agent_args: dict[str, Any] = {}
-        self._record_pool: ThreadPoolExecutor | None = None
+        self._recorder: Recorder | None = None
 
     # ----------------------------------------------------------------- planning
 
@@ -417,9 +408,9 @@ class Runner:
                 installed = True
             except (NotImplementedError, RuntimeError):
                 pass
-        self._record_pool = pool = ThreadPoolExecutor(
-            max_workers=RECORD_WORKERS, thread_name_prefix="ctb-record"
-        )
+        assert self.folder is not None
+        # finished attempts are written by one thread of their own, never on the attempts' pool
+        self._recorder = recorder = Recorder(self.folder, _write_error)
         try:
             return await self.execute()
         except asyncio.CancelledError:
@@ -436,8 +427,8 @@ class Runner:
         finally:
             if installed:
                 loop.remove_signal_handler(signal.SIGTERM)
-            self._record_pool = None
-            pool.shutdown(wait=True)  # every write begun has ended (the driver waited for them)
+            self._recorder = None
+            recorder.close()  # every write begun has ended (the driver waited for them)
 
     def units(self, todo: Sequence[tuple[str, int]]) -> list[WorkUnit]:
         """The first attempt of every (task, trial) to run; the gold only for an agent entitled to it."""
@@ -533,9 +524,10 @@ class Runner:
     async def _drive(self, executor: Executor, units: list[WorkUnit], parser: AnswerParser) -> None:
         """Submit, retry infrastructure errors with back-off, and record each final outcome as it comes.
 
-        Outcomes are recorded concurrently (each in a thread: its trajectory and log fsynced, then its
-        result line appended), so 32 attempts that end together wait for one another's disk writes no
-        longer than the disk makes them; a task counts as finished once its line is written.
+        Outcomes are recorded by the run's :class:`~ctbench.evaluate.recorder.Recorder` (its thread
+        writes the files of every attempt that ended since its last round, makes them durable
+        together, then appends their lines), so 32 attempts that end together cost two flushes; a
+        task counts as finished once its line is written.
         """
         from ctbench.evaluate.executors import UnitStarted
 
@@ -569,9 +561,7 @@ class Runner:
         async def record(outcome: AttemptOutcome) -> None:
             u = outcome.unit
             try:
-                line = await self._in_record_pool(
-                    self._record, outcome, parser, retries.get(u.key, []), started.get(u.key)
-                )
+                line = await self._record(outcome, parser, retries.get(u.key, []), started.get(u.key))
             except Exception as exc:
                 inbox.put_nowait(("not recorded", (outcome, exc)))
             else:
@@ -632,7 +622,7 @@ class Runner:
                         unit_label(u.task_id, u.trial), f"attempt {u.attempt}: {outcome.error}"
                     )
                     try:
-                        await self._in_record_pool(self._save_attempt_files, outcome)
+                        await self._save_files(outcome)
                     except RunFolderFull:  # its log is lost; the retry is not
                         pass
                     retry_later(u)
@@ -648,25 +638,29 @@ class Runner:
             if recording:  # lines being written are written: an outcome is never half-recorded
                 await asyncio.shield(asyncio.gather(*recording, return_exceptions=True))
 
-    async def _in_record_pool(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """``fn(*args)`` on a recording thread (:data:`RECORD_WORKERS`), never on the attempts' pool."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._record_pool, functools.partial(fn, *args))
+    async def _save_files(self, outcome: AttemptOutcome) -> None:
+        """The files of an attempt that gets no line (it is retried), durable, on the record thread."""
+        assert self._recorder is not None
+        u = outcome.unit
+        await self._recorder.record(
+            functools.partial(self._save_attempt_files, outcome), None, f"{u.task_id} (trial {u.trial})"
+        )
 
-    def _save_attempt_files(self, outcome: AttemptOutcome) -> tuple[Path, Path]:
+    def _save_attempt_files(self, outcome: AttemptOutcome) -> list[Path]:
+        """Trajectory, log (and transcript): written, not yet fsynced (the recorder makes them durable)."""
         assert self.folder is not None
         u = outcome.unit
         try:
-            traj = self.folder.save_trajectory(u.task_id, u.trial, outcome.trajectory)
-            log = self.folder.append_log(u.task_id, u.trial, outcome.log)
-            save_transcript(self.folder.path, u.task_id, u.trial, outcome.transcript)
+            traj = self.folder.save_trajectory(u.task_id, u.trial, outcome.trajectory, sync=False)
+            log = self.folder.append_log(u.task_id, u.trial, outcome.log, sync=False)
+            transcript = save_transcript(self.folder.path, u.task_id, u.trial, outcome.transcript, sync=False)
         except OSError as exc:
             raise _write_error(
                 exc, f"{self.folder.path}: cannot save the trajectory or log of {u.task_id}"
             ) from None
-        return traj, log
+        return [traj, log] if transcript is None else [traj, log, transcript]
 
-    def _record(
+    async def _record(
         self,
         outcome: AttemptOutcome,
         parser: AnswerParser,
@@ -674,16 +668,17 @@ class Runner:
         started: datetime | None,
     ) -> ResultLine:
         """Write the attempt's trajectory and log, then append its result line (the commit point)."""
-        assert self.folder is not None
-        traj, log = self._save_attempt_files(outcome)
-        line = self._result_line(outcome, parser, retries, started, traj, log)
-        try:
-            self.folder.append_result(line)
-        except OSError as exc:
-            raise _write_error(
-                exc, f"{self.folder.results_file}: cannot append the result of {outcome.unit.task_id}"
-            ) from None
-        return line
+        assert self._recorder is not None
+        u = outcome.unit
+
+        def line(paths: list[Path]) -> ResultLine:
+            return self._result_line(outcome, parser, retries, started, paths[0], paths[1])
+
+        done = await self._recorder.record(
+            functools.partial(self._save_attempt_files, outcome), line, f"{u.task_id} (trial {u.trial})"
+        )
+        assert done is not None
+        return done
 
     def _result_line(
         self,

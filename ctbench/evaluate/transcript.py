@@ -162,7 +162,9 @@ def transcript_path(run_dir: Path, task_id: str, trial: int = 1) -> Path:
     return Path(run_dir) / TRANSCRIPTS_DIR / f"{task_id}{suffix}.jsonl"
 
 
-def save_transcript(run_dir: Path, task_id: str, trial: int, data: bytes) -> Path | None:
+def save_transcript(
+    run_dir: Path, task_id: str, trial: int, data: bytes, *, sync: bool = True
+) -> Path | None:
     """Write an attempt's transcript whole (temp file, fsync, rename), or nothing when it has none.
 
     A file already there is an earlier attempt's (retried): it is kept as ``<name>.prev<N>`` (the
@@ -182,8 +184,9 @@ def save_transcript(run_dir: Path, task_id: str, trial: int, data: bytes) -> Pat
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if sync:  # else the caller's RunFolder.make_durable does
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError:  # a full disk: no half-written file left behind
         tmp.unlink(missing_ok=True)

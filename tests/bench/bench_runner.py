@@ -7,7 +7,10 @@
    the executor protocol: work unit, replay session, in-memory log, outcome, the trajectory file
    written whole, answer parsing, the fsynced result line, progress. Target: under 20 ms per task.
    Printed beside it, in the same run: the bare ``run_attempt`` on the same units (no executor, no
-   run folder), so the executor and the single writer's share is the difference.
+   run folder), so the executor and the single writer's share is the difference; the runner as
+   landed (``--landed REV``, main before the recorder; its ``ctbench/`` taken with ``git archive``);
+   and the runner of now with its flushes made no-ops (the disk's share). Every run of part 1 is a
+   fresh process, as ``ctb-eval run`` is.
 2. Speed-up: an agent that sleeps 1 s, at concurrency 1 and 32, both as an in-process agent and as a
    real ``command`` agent (``sleep 1`` in its own process group). Target: near 32x.
 3. The ``ctb-replay mcp --connect`` proxy (what every agent CLI starts) against the direct
@@ -34,19 +37,18 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+CODE_ENV = "CTBENCH_BENCH_CODE"
+"""A folder holding ``ctbench/`` and ``tests/`` of another commit: part 1's runs "as landed" import it."""
+sys.path.insert(0, os.environ.get(CODE_ENV) or str(REPO))
 
 from ctbench.evaluate.agents import Agent, AgentContext, AgentOptions, AgentResult  # noqa: E402
 from ctbench.evaluate.executors import ExecutionContext, LocalExecutor  # noqa: E402
 from ctbench.evaluate.runner import Runner, RunSettings  # noqa: E402
 from tests.test_runner import clone_tasks  # noqa: E402
-
-_T = TypeVar("_T")
 
 
 class InstantAgent(Agent):
@@ -144,10 +146,9 @@ class _LandedExecutor(LocalExecutor):
 
 
 class _LandedRunner(Runner):
-    """The runner as landed: finished attempts written on the attempts' own thread pool."""
-
-    async def _in_record_pool(self, fn: Callable[..., _T], *args: Any) -> _T:
-        return await asyncio.to_thread(fn, *args)
+    """Part 2's runner as landed. Its writer threads went with the recorder (issue 25): part 2's
+    as-landed path differs from now by the MCP import and the task.yaml parses only (part 1 runs
+    the landed commit's own code)."""
 
 
 def _overhead_select(n_tasks: int) -> str:
@@ -240,6 +241,12 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each path in parts 1 and 2 (medians)")
     ap.add_argument("--sleep", type=float, default=1.0, help="seconds each attempt sleeps in part 2")
     ap.add_argument("--one-run", help=argparse.SUPPRESS)  # part 2 runs each run in a fresh process
+    ap.add_argument("--one-overhead", help=argparse.SUPPRESS)  # so does part 1
+    ap.add_argument(
+        "--landed",
+        default=LANDED,
+        help=f"the commit whose runner part 1 prints as landed (default {LANDED[:10]}, before the recorder)",
+    )
     ap.add_argument(
         "--part", default="overhead,speedup,mcp,gate", help="which parts to run (comma-separated)"
     )
@@ -248,6 +255,11 @@ def main() -> int:
         import json
 
         print(json.dumps(_one_run(json.loads(args.one_run))))
+        return 0
+    if args.one_overhead:
+        import json
+
+        print(json.dumps(_one_overhead(json.loads(args.one_overhead))))
         return 0
     parts = set(args.part.split(","))
     work = Path(tempfile.mkdtemp(prefix="ctbench-bench-runner-"))
@@ -258,7 +270,7 @@ def main() -> int:
         if "gate" in parts:
             bench_gate(tasks, work / "cache")
         if "overhead" in parts:
-            _overhead(tasks, work, args.tasks, args.repeat)
+            _overhead(tasks, work, args.tasks, args.repeat, args.landed)
         if "speedup" in parts:
             _speedup(tasks, work, args.sleep_tasks, args.repeat, args.sleep)
         if "mcp" in parts:
@@ -275,77 +287,140 @@ def main() -> int:
     return 0
 
 
-NO_SYNC = "runner now, no fsync"
-"""Part 1's third runner: the one of now with ``os.fsync`` a no-op (the disk's share; no mode of ctb-eval)."""
+LANDED = "915ecfc0ac378ca105f89f4fbcbeb88fb859672c"
+"""main before the recorder (issue 25): sixteen writer threads, three fsyncs per finished attempt."""
+
+NO_SYNC = "runner now, no flush"
+"""Part 1's third runner: the one of now with ``fsync`` and ``syncfs`` no-ops (the disk's share)."""
 
 
-def _overhead(tasks: Path, work: Path, n_tasks: int, repeat: int) -> None:
-    """Part 1: the runner as landed and as now, and the bare attempt both ways, interleaved."""
-    import os
+def _one_overhead(spec: dict[str, Any]) -> dict[str, Any]:
+    """One run of part 1 in this fresh process: ms per task of the runner, or of the bare attempt."""
+    n_tasks, tasks = spec["n"], Path(spec["tasks"])
+    _warm_dialects(tasks)
+    if spec["kind"] == "bare":
+        return {"ms": _bare_attempts(tasks, n_tasks, loaded=True), "n": n_tasks}
+    runner = Runner(
+        RunSettings(
+            allow_unreviewed=True,
+            agent="instant",
+            tasks=tasks,
+            out=Path(spec["out"]),
+            select=_overhead_select(n_tasks),
+            concurrency=1,
+            timeout_s=60,
+        ),
+        agent=InstantAgent(AgentOptions()),
+        executor=LocalExecutor(),
+    )
+    t0 = time.perf_counter()
+    runner.prepare()
+    t1 = time.perf_counter()
+    if spec["kind"] == "no-sync":  # what the flushes of finished attempts cost, by their absence
+        from ctbench.evaluate import runfolder
 
+        os.fsync = lambda fd: None
+        if getattr(runfolder, "_SYNCFS", None) is not None:
+            runfolder._SYNCFS = lambda fd: 0  # type: ignore[attr-defined]
+    n = runner.run().ran
+    return {"ms": (time.perf_counter() - t1) / n * 1000, "n": n, "prep": t1 - t0}
+
+
+def _warm_dialects(tasks: Path) -> None:
+    """Compile the task set's vendor dialects (cached per process) before any clock starts.
+
+    Part 1 runs each run in a fresh process; the runner's warm-up and the bare attempt's first task
+    would each pay this one-time cost (seconds) inside the timing, a constant per run, not per task.
+    """
+    from ctbench.dialects import get_dialect
+    from ctbench.store import TaskSet
+
+    ts = TaskSet.open(tasks)
+    for name in ts.network_names():
+        for device in ts.network(name).devices:
+            if device.os:
+                get_dialect(device.os, extra_trees=ts.dialect_extensions())
+
+
+def _landed_code(rev: str, into: Path) -> Path:
+    """``ctbench/`` and ``tests/`` of commit ``rev``, extracted under ``into`` (git archive)."""
+    import subprocess
+    import tarfile
+
+    into.mkdir(parents=True, exist_ok=True)
+    archive = into / "code.tar"
+    subprocess.run(
+        ["git", "-C", str(REPO), "archive", "-o", str(archive), rev, "ctbench", "tests"],
+        check=True,
+        capture_output=True,
+    )
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    archive.unlink()
+    return into
+
+
+def _overhead(tasks: Path, work: Path, n_tasks: int, repeat: int, landed: str) -> None:
+    """Part 1: the runner as landed and as now, the bare attempt, interleaved, each run a fresh process."""
+    import json
+    import subprocess
+
+    code = _landed_code(landed, work / "landed")
     rows: dict[str, list[float]] = {}
     preps: list[float] = []
-    n = 0
+    n = n_tasks
+    paths = (
+        ("runner as landed", "runner", code),
+        ("runner now", "runner", None),
+        (NO_SYNC, "no-sync", None),
+        ("bare attempt now", "bare", None),
+    )
     for rep in range(repeat):  # round-robin, so the machine's load falls on every path alike
-        for i, (label, runner_cls, executor) in enumerate(
-            (
-                ("runner as landed", _LandedRunner, _LandedExecutor),
-                ("runner now", Runner, LocalExecutor),
-                (NO_SYNC, Runner, LocalExecutor),
+        for i, (label, kind, root) in enumerate(paths):
+            out = work / f"overhead-{rep}-{i}"
+            spec = {"kind": kind, "tasks": str(tasks), "out": str(out), "n": n_tasks}
+            env = {**os.environ, CODE_ENV: str(root)} if root else {**os.environ, CODE_ENV: ""}
+            proc = subprocess.run(
+                [sys.executable, __file__, "--one-overhead", json.dumps(spec)],
+                capture_output=True,
+                text=True,
+                check=False,
+                env=env,
             )
-        ):
-            runner = runner_cls(
-                RunSettings(
-                    allow_unreviewed=True,
-                    agent="instant",
-                    tasks=tasks,
-                    out=work / f"overhead-{rep}-{i}",
-                    select=_overhead_select(n_tasks),
-                    concurrency=1,
-                    timeout_s=60,
-                ),
-                agent=InstantAgent(AgentOptions()),
-                executor=executor(),
-            )
-            t0 = time.perf_counter()
-            runner.prepare()
-            t1 = time.perf_counter()
-            real_fsync = os.fsync
-            if label == NO_SYNC:  # what the three fsyncs of a finished attempt cost, by their absence
-                os.fsync = lambda fd: None
-            try:
-                n = runner.run().ran
-            finally:
-                os.fsync = real_fsync
-            rows.setdefault(label, []).append((time.perf_counter() - t1) / n * 1000)
-            preps.append(t1 - t0)
-        for label, loaded in (("bare attempt as landed", False), ("bare attempt now", True)):
-            rows.setdefault(label, []).append(_bare_attempts(tasks, n, loaded=loaded))
+            if proc.returncode != 0:
+                raise SystemExit(f"bench run failed ({label}): {proc.stderr[-2000:]}")
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            n = got["n"]
+            rows.setdefault(label, []).append(got["ms"])
+            if "prep" in got:
+                preps.append(got["prep"])
+            shutil.rmtree(out, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in rows.items()}
     prep = statistics.median(preps)
-    print(f"\n1. runner overhead, instant agent, concurrency 1 ({n} tasks, {repeat} runs each, interleaved)")
+    print(
+        f"\n1. runner overhead, instant agent, concurrency 1 ({n} tasks, {repeat} runs each, interleaved, "
+        f"a fresh process each; as landed: {landed[:10]})"
+    )
     print(f"   selection + folder setup  {prep:.2f} s ({prep / n * 1000:.2f} ms/task, median)")
     for label, values in rows.items():
         print(
             f"   {label:<26}{med[label]:6.2f} ms/task median   (runs: {', '.join(f'{v:.2f}' for v in values)})"
         )
-    for when, runner_key, bare_key in (
-        ("as landed", "runner as landed", "bare attempt as landed"),
-        ("now", "runner now", "bare attempt now"),
-    ):
-        ratio = med[runner_key] / med[bare_key]
+    bare = med["bare attempt now"]
+    for when, runner_key in (("as landed", "runner as landed"), ("now", "runner now")):
+        ratio = med[runner_key] / bare
         verdict = "" if when != "now" else f"   target <= 2x: {'met' if ratio <= 2 else 'MISSED'}"
         print(
             f"   runner / bare, {when:<10}{ratio:5.2f}x  (executor + writer add "
-            f"{med[runner_key] - med[bare_key]:.2f} ms/task){verdict}"
+            f"{med[runner_key] - bare:.2f} ms/task){verdict}"
         )
     print(
-        f"   of the runner's cost now, the disk's (three fsyncs per finished attempt) is "
+        f"   of the runner's cost now, the disk's (its flushes of finished attempts) is "
         f"{med['runner now'] - med[NO_SYNC]:.2f} ms/task; without it the runner is "
-        f"{med[NO_SYNC] / med['bare attempt now']:.2f}x the bare attempt"
+        f"{med[NO_SYNC] / bare:.2f}x the bare attempt"
     )
     print(
-        f"   (issue 25: 8.97 ms vs 2.0 ms = 4.5x; 5.87x last session at load 12)   target < 20 ms/task: "
+        f"   (issue 25: 8.97 ms vs 2.0 ms = 4.5x; 2.09x at load 1 before the recorder)   target < 20 ms/task: "
         f"{'met' if med['runner now'] < 20 else 'MISSED'}   load now {os.getloadavg()[0]:.1f} on "
         f"{os.cpu_count()} cores"
     )
