@@ -182,7 +182,7 @@ class AttemptCgroup:
     def refused(self) -> int:
         """How many times a fork was refused because the group was at its cap."""
         with contextlib.suppress(OSError, ValueError):
-            for line in (self.path / "pids.events").read_text().splitlines():
+            for line in _read_small(self.path / "pids.events").splitlines():
                 key, _, value = line.partition(" ")
                 if key == "max":
                     return int(value)
@@ -206,25 +206,34 @@ def remove_cgroup(path: Path) -> bool:
     pause = 0.0005
     deadline = time.monotonic() + 1.0
     while True:
-        try:
-            pids = [int(x) for x in (path / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            pids = []
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        try:
-            path.rmdir()
+        try:  # first: the usual group is empty by now, and then nothing need be read
+            os.rmdir(path)
             return True
         except FileNotFoundError:
             return True
         except OSError as exc:
             if exc.errno != errno.EBUSY:
                 return False
+        try:
+            pids = [int(x) for x in _read_small(path / "cgroup.procs").split()]
+        except (OSError, ValueError):
+            pids = []
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         if time.monotonic() > deadline:
             return False
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+def _read_small(path: Path) -> str:
+    """A small kernel file (cgroup, ``/proc``) in one read, without a Python file object around it."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return os.read(fd, 65536).decode()
+    finally:
+        os.close(fd)
 
 
 def remove_stale_cgroups(root: Path, owner_gone: Callable[[str], bool]) -> int:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import resource
@@ -390,8 +391,12 @@ async def end_process_group(
 
 def start_time(pid: int) -> int | None:
     """The kernel's start time of ``pid`` (clock ticks since boot), to tell a reused pid apart."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+    try:  # one read, no Python file object: called several times for every attempt
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            stat = os.read(fd, 4096).decode(errors="replace")
+        finally:
+            os.close(fd)
     except OSError:
         return None
     try:
@@ -405,7 +410,20 @@ def owner_tag() -> str:
     a folder still being set up (no process has it as cwd yet, no ownership record yet) from one a dead run
     left, without writing a marker file into the agent's workspace."""
     pid = os.getpid()
-    return f"o{pid}.{start_time(pid) or 0}-"
+    try:
+        return _owner_tag_of(pid)
+    except LookupError:
+        return f"o{pid}.0-"
+
+
+@functools.lru_cache(maxsize=4)
+def _owner_tag_of(pid: int) -> str:
+    """A process's start time never changes: read once per pid, not once per attempt (a forked
+    process has a pid of its own, so it reads its own)."""
+    start = start_time(pid)
+    if start is None:  # not cached: a later call reads again
+        raise LookupError(pid)
+    return f"o{pid}.{start}-"
 
 
 def owner_alive(name: str) -> bool | None:
@@ -603,20 +621,28 @@ async def run_agent_process(
     :func:`new_attempt_dir`) gets the group recorded for the next run's clean-up. Raises
     :class:`ProcessStartError` when the program cannot be started.
     """
-    # in a thread: a sandbox's mounts are worked out with a few hundred stat calls, which 32
-    # attempts starting together must not make in the event loop one after another
-    prepared = await asyncio.to_thread(launcher.prepare if launcher is not None else unsandboxed, launch)
+    label = (attempt_dir or launch.workspace).name
+
+    def set_up() -> tuple[Prepared, SpawnCaps]:
+        prepared = launcher.prepare(launch) if launcher is not None else unsandboxed(launch)
+        try:
+            held = holds.usable(prepared.bwrap_at)
+            return prepared, SpawnCaps.open(launcher, label, pdeathsig=prepared.pdeathsig, held=held)
+        except BaseException:
+            if prepared.release is not None:
+                prepared.release()
+            raise
+
+    # in a thread: a sandbox's mounts are worked out with a few hundred stat calls and the cgroup is
+    # made, which 32 attempts starting together must not do in the event loop one after another
+    prepared, limits = await asyncio.to_thread(set_up)
     try:
         for note in prepared.notes:
             log.line(f"[ctbench] {note}")
-        held = holds.usable(prepared.bwrap_at)
-        limits = SpawnCaps.open(
-            launcher, (attempt_dir or launch.workspace).name, pdeathsig=prepared.pdeathsig, held=held
-        )
         try:
             return await _run_prepared(prepared, limits, log, stdin, stdout, attempt_dir, grace_s)
-        finally:
-            limits.close(log)
+        finally:  # in a thread too: the cgroup may be busy for a moment (polled) after the last exit
+            await asyncio.shield(asyncio.to_thread(limits.close, log))
     finally:
         if prepared.release is not None:
             prepared.release()
