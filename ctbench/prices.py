@@ -243,7 +243,7 @@ def prices_option(value: str | None) -> Prices | None:
 
 
 def cost_section(run: CostedRun) -> dict[str, Any] | None:
-    """scores.json's ``cost``: per family (``all``, ``rca``, ``path``) the mean and median cost per task
+    """scores.json's ``cost``: per family (``all``, the built-ins, then any plug-in family the run holds) the mean and median cost per task
     (a task's mean over its trials with a known cost), the total over every task-trial, how many tasks
     had a figure; how many task-trials each source gave; and the price file. None when no attempt of
     the run has a cost and no price file was given (a run of the oracle, say)."""
@@ -254,7 +254,8 @@ def cost_section(run: CostedRun) -> dict[str, Any] | None:
     if run.prices is None and all(c.value is None for c in costs.values()):
         return None
     by_family: dict[str, Any] = {}
-    for fam in ("all", *BUILTIN_FAMILIES):
+    plugins = sorted({family for *_, family in keys} - set(BUILTIN_FAMILIES))
+    for fam in ("all", *BUILTIN_FAMILIES, *plugins):
         per_task: dict[str, list[float]] = {}
         tasks: set[str] = set()
         sources = {name: 0 for name in ("reported", "priced", "unknown")}

@@ -19,16 +19,27 @@ import pytest
 
 from tests.browser_support import Browser, chromium_path
 from tests.conftest import run_cli
-from tests.test_family_plugin import AGENT, TASKS, WRONG, plugin_env  # noqa: F401 - a fixture
+from tests.test_family_plugin import TASKS, WRONG, plugin_env  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.xdist_group("family_plugin")
 
 CHROMIUM = chromium_path()
+AGENT = """\
+import json, os, sys
+sys.stdin.read()
+task = os.environ["CTBENCH_TASK_ID"]
+cost = {"DOWN-001": 0.02, "DOWN-002": 0.04}[task]
+with open(os.environ["CTBENCH_USAGE_FILE"], "w") as fh:
+    fh.write(json.dumps({"rounds": 2, "input_tokens": 1000, "output_tokens": 100, "cost_usd": cost}))
+print(json.load(open(sys.argv[1], encoding="utf-8"))[task])
+"""
+"""The wrong answers, with usage and the cost the harness reports (0.02 and 0.04 USD: mean 0.03)."""
 
 
 @pytest.fixture(scope="module")
 def runs(plugin_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:  # noqa: F811
-    """(oracle run, wrong-answer run), both with model ``m1`` (so Table 23 pairs their harnesses)."""
+    """(oracle run, wrong-answer run with tokens and reported costs), both with model ``m1`` (so Table 23
+    pairs their harnesses)."""
     root = tmp_path_factory.mktemp("plugin-runs")
     plan = root / "answers.json"
     plan.write_text(json.dumps(WRONG), "utf-8")
@@ -154,3 +165,85 @@ def test_scoped_comparisons_take_the_plugin_family(
     doc = json.loads(run_cli(*args, "--resamples", "200", "--json", env=plugin_env, timeout=300).stdout)
     found = {(c["family"], c["metric"]) for s in doc["scopes"] for c in s["comparisons"]}
     assert ("downports", "port_iou") in found and ("downports", "accuracy") in found
+
+
+def test_report_tables_count_the_plugin_family_efficiency_cost_and_strata(
+    plugin_env: dict[str, str],  # noqa: F811
+    runs: tuple[Path, Path],
+) -> None:
+    """Table 6 (efficiency and cost), Table 18 (evidence on correct answers), Table 22 and the other
+    generic breakdowns (heterogeneity, protocol complexity, golden tier) hold its rows; scores.json's
+    cost has its block."""
+    doc = json.loads(_report(plugin_env, runs, "json"))
+    tables = {t["key"]: t for t in doc}
+
+    def rows(key: str) -> list[dict]:
+        return [dict(zip(tables[key]["columns"], r, strict=True)) for r in tables[key]["rows"]]
+
+    t6 = {r["Run"]: r for r in rows("table6")}
+    assert t6["command+m1"]["Family"] == "downports" and t6["command+m1"]["Total tokens"] == 1100
+    assert t6["command+m1"]["Cost/task (USD)"] == pytest.approx(0.03)
+    assert t6["command+m1"]["Cost (USD)"] == pytest.approx(0.06)
+    t18 = {r["Run"]: r for r in rows("table18")}
+    assert (t18["oracle+m1"]["Family"], t18["oracle+m1"]["Correct"], t18["oracle+m1"]["Cov. (%)"]) == (
+        "downports",
+        2,
+        100.0,
+    )
+    t22 = {r["Run"]: r for r in rows("table22")}
+    assert (t22["command+m1"]["Family"], t22["command+m1"]["Level"], t22["command+m1"]["n"]) == (
+        "downports",
+        "low",
+        2,
+    )
+    assert t22["command+m1"]["ID / Rest"] == pytest.approx(100 * 5 / 12)
+    assert "third figure is its first part (downports: port_iou)" in tables["table22"]["note"]
+    for key in ("by_protocol_complexity", "by_golden_tier"):
+        assert {r["Family"] for r in rows(key)} == {"downports"}
+    scores = json.loads((runs[1] / "scores.json").read_text("utf-8"))
+    assert scores["cost"]["by_family"]["downports"]["total"] == pytest.approx(0.06)
+
+
+def test_compare_warns_and_prices_the_plugin_family(
+    plugin_env: dict[str, str],  # noqa: F811
+    runs: tuple[Path, Path],
+) -> None:
+    res = run_cli(
+        "evaluate", "compare", *map(str, runs), "--tasks", str(TASKS), "--resamples", "200",
+        env={**plugin_env, "COLUMNS": "200"}, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "only 2 downports task(s) compared (< 10)" in res.stdout + res.stderr
+    cost = [line for line in res.stdout.splitlines() if "│ downports" in line and "0.0300" in line]
+    assert cost, res.stdout  # Cost on the compared tasks: the wrong run's mean 0.03 USD
+
+
+def test_the_leaderboard_and_mlflow_exports_carry_the_plugin_family(
+    plugin_env: dict[str, str],  # noqa: F811
+    runs: tuple[Path, Path],
+    tmp_path: Path,
+) -> None:
+    """The leaderboard counts its tasks and gives each row its four figures (reasoning = its first part)
+    and its efficiency and cost; MLflow gets its metrics."""
+    out = tmp_path / "board"
+    res = run_cli(
+        "evaluate", "export", *map(str, runs), "--tasks", str(TASKS), "--format", "leaderboard",
+        "--resamples", "200", "--out", str(out), env=plugin_env, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    board = json.loads((out / "leaderboard.json").read_text("utf-8"))
+    assert board["tasks"]["downports"] == 2
+    wrong = board["results"][1]["downports"]
+    assert wrong["reasoning"] == {"mean": 41.67, "sd": 8.33}
+    assert wrong["localization"] == {"mean": 75.0, "sd": 25.0}
+    details = json.loads((out / "agent-details.json").read_text("utf-8"))
+    eff = details["agents"][1]["efficiency"]["downports"]
+    assert eff["tokens"]["value"] == 1100 and eff["cost"]["value"] == pytest.approx(0.03)
+    efficiency = json.loads((out / "efficiency.json").read_text("utf-8"))
+    assert efficiency["results"][1]["downports"]["cost"]["total"] == pytest.approx(0.06)
+
+    from ctbench.evaluate.mlflow_export import score_metrics
+
+    metrics = score_metrics(json.loads((runs[1] / "scores.json").read_text("utf-8")))
+    assert metrics["downports.port_iou"] == pytest.approx(5 / 12)
+    assert metrics["downports.se.port_iou"] == pytest.approx(1 / 12)

@@ -253,7 +253,8 @@ def compare(
             results = stats.compare_scope(by_name, pairs, n_resamples=n_resamples, workers=workers)
     except ValueError as exc:  # the alignment above makes this a bug, but say it plainly
         raise CtbError(f"cannot compare the runs: {exc}") from None
-    n_tasks = {f: sum(1 for s in aligned[0].scores if s.family == f) for f in FAMILY_TITLES}
+    plugins = sorted({s.family for s in aligned[0].scores} - set(FAMILY_TITLES))  # installed by entry point
+    n_tasks = {f: sum(1 for s in aligned[0].scores if s.family == f) for f in [*FAMILY_TITLES, *plugins]}
     for fam, n in n_tasks.items():
         if 0 < n < min_stratum:
             warnings.append(
@@ -406,14 +407,19 @@ def cost_table(cmp: Comparison) -> Table | None:
         key="compare_cost",
     )
     for label, section in zip(cmp.labels, sections, strict=True):
-        for fam in FAMILY_TITLES:
+        for fam in cmp.n_tasks:  # the built-ins, then plug-in families the runs hold
             if not cmp.n_tasks.get(fam):
                 continue
             spent = section["by_family"].get(fam, {}) if section else {}
             src = spent.get("sources") or {}
             source = ", ".join(f"{n} {k}" for k, n in src.items() if n) or "none"
             table.add(
-                label, FAMILY_TITLES[fam], spent.get("n", 0), spent.get("mean"), spent.get("total"), source
+                label,
+                FAMILY_TITLES.get(fam, fam),
+                spent.get("n", 0),
+                spent.get("mean"),
+                spent.get("total"),
+                source,
             )
     table.digits = {table.columns[3]: 4, table.columns[4]: 4}
     table.best = {table.columns[3]: "min", table.columns[4]: "min"}

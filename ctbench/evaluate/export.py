@@ -55,6 +55,7 @@ from ctbench.evaluate.harbor_job import TrialRecord, write_job, write_trial
 from ctbench.evaluate.prices import REPORTED_CURRENCY, Prices, attempt_cost, currency_of
 from ctbench.evaluate.runfolder import RunFolder, trial_suffix
 from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_run_info, read_trial_results
+from ctbench.evaluate.scorecard import families_of
 from ctbench.evaluate.transcript import bare_tool
 from ctbench.plugin_api.exporter import ExportSummary as ExportSummary
 from ctbench.store import TaskSet
@@ -414,16 +415,40 @@ topology link IoU; ``localization`` of a topology task is its node-pair IoU). A 
 only in rows of runs that hold tasks of it."""
 
 
+def leaderboard_metrics(family: str, summ: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """A family's four leaderboard figures: the built-ins' from :data:`LEADERBOARD_METRICS`; a plug-in
+    family's ``reasoning`` is its first part (its third headline figure, as on the scorecard)."""
+    if family in LEADERBOARD_METRICS:
+        return LEADERBOARD_METRICS[family]
+    third = [str(c) for c in summ.get("columns") or []][:1] or ["-"]
+    return (
+        ("accuracy", "accuracy", "accuracy"),
+        ("localization", "loc_iou", "loc_iou"),
+        ("reasoning", third[0], third[0]),
+        ("evidence", "evidence", "evidence_coverage"),
+    )
+
+
+def _families(scores: Mapping[str, Any]) -> list[str]:
+    """The families of a scores.json document a leaderboard row may hold: the built-ins, then plug-ins."""
+    return [*LEADERBOARD_METRICS, *(f for f in families_of(scores) if f not in LEADERBOARD_METRICS)]
+
+
 def leaderboard_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
     run = scores["run"]
     entry: dict[str, Any] = {
         "harness": run.get("harness") or run.get("agent") or run["name"],
         "model": run.get("model") or "unknown",
     }
-    for fam, metrics in LEADERBOARD_METRICS.items():
+    for fam in _families(scores):
         summ, se = scores["summary"].get(fam) or {}, scores["se"].get(fam) or {}
         if summ.get("n_tasks"):
-            entry[fam] = {name: figure(summ, se, key, se_key) for name, key, se_key in metrics}
+            entry[fam] = {
+                name: figure(summ, se, key, se_key)
+                if key in summ or key == "evidence"
+                else {"mean": None, "sd": None}
+                for name, key, se_key in leaderboard_metrics(fam, summ)
+            }
     return entry
 
 
@@ -433,7 +458,7 @@ def efficiency_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
         "harness": run.get("harness") or run.get("agent") or run["name"],
         "model": run.get("model") or "unknown",
     }
-    for fam in LEADERBOARD_METRICS:
+    for fam in _families(scores):
         if not (scores["summary"].get(fam) or {}).get("n_tasks"):
             continue
         eff = scores["summary"]["efficiency"][fam]
@@ -448,7 +473,7 @@ def efficiency_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
             )
         }
         if cost := scores.get("cost"):
-            spent = cost["by_family"][fam]
+            spent = cost["by_family"].get(fam) or dict.fromkeys(("mean", "median", "n", "total", "sources"))
             out[fam]["cost"] = {k: spent[k] for k in ("mean", "median", "n", "total", "sources")} | {
                 "currency": cost["currency"]
             }
@@ -457,9 +482,13 @@ def efficiency_entry(scores: Mapping[str, Any]) -> dict[str, Any]:
 
 def leaderboard_documents(all_scores: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(published-results JSON, efficiency JSON) of the scored runs, in the order given."""
+    families = [
+        *LEADERBOARD_METRICS,
+        *sorted({f for s in all_scores for f in _families(s)} - set(LEADERBOARD_METRICS)),
+    ]
     n = {
         fam: max(((s["summary"].get(fam) or {}).get("n_tasks", 0) for s in all_scores), default=0)
-        for fam in LEADERBOARD_METRICS
+        for fam in families
     }
     n = {fam: k for fam, k in n.items() if k or fam in ("rca", "path")}  # the paper's two always
     commits = sorted({c for s in all_scores if (c := s["run"].get("task_set_commit")) and c != "none"})

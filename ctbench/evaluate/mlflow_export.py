@@ -28,6 +28,7 @@ from typing import Any
 from ctbench import __version__
 from ctbench.evaluate.export import ExportSummary
 from ctbench.evaluate.exporters import ExporterError, ExportRequest, refuse_options
+from ctbench.evaluate.scorecard import families_of
 
 OPTIONS = ("experiment", "tracking_uri")
 
@@ -47,7 +48,7 @@ def _flatten(prefix: str, value: Any) -> Iterator[tuple[str, float]]:
 def score_metrics(scores: Mapping[str, Any]) -> dict[str, float]:
     """``scores.json`` as MLflow metrics: every finite number of each family's summary and SEs."""
     out: dict[str, float] = {"n_tasks": float(scores.get("n_tasks", 0))}
-    for fam in ("rca", "path", "topology"):
+    for fam in families_of(scores):  # the built-ins, then plug-in families (their summary blocks)
         summ = scores["summary"].get(fam) or {}
         if not summ.get("n_tasks"):
             continue

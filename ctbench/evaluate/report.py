@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ctbench.errors import CtbError
+from ctbench.evaluate import family_view
 from ctbench.evaluate.compare import Comparison, compare, comparison_table, unique_names
 from ctbench.evaluate.paper_tables import paper_tables
 from ctbench.evaluate.prices import Prices
@@ -398,11 +399,11 @@ def table6(report: Report, split: bool) -> Table:
         ],
     )
     for r, cost in zip(report.runs, costs, strict=True):
-        for fam in FAMILY_TITLES:
+        for fam in families_of(r.scores):  # the built-ins, then plug-in families
             if not (r.scores["summary"].get(fam) or {}).get("n_tasks"):
                 continue
             eff = r.scores["summary"]["efficiency"][fam]
-            cells: list[Cell] = [r.label, FAMILY_TITLES[fam], r.scores["summary"][fam]["n_tasks"]]
+            cells: list[Cell] = [r.label, family_view.label(fam), r.scores["summary"][fam]["n_tasks"]]
             for key in ("rounds", "latency_s", "input_tokens", "output_tokens", "total_tokens"):
                 mean = eff[key]["mean"]
                 if mean is not None and not split and key.endswith("tokens"):
@@ -535,14 +536,14 @@ def table18(report: Report, split: bool) -> Table:
         columns=["Run", "Family", "Correct", "Incomplete", "Freq. (%)", "Cov. (%)"],
     )
     for r in report.runs:
-        for fam in ("rca", "path"):
+        for fam in ("rca", "path", *family_view.plugins([r.scores])):  # the paper's two, then plug-ins
             summ = r.scores["summary"][fam]
             if not summ["n_tasks"]:
                 continue
             corr = summ["evidence_on_correct"]
             t.add(
                 r.label,
-                FAMILY_TITLES[fam],
+                family_view.label(fam),
                 corr["n_correct"],
                 corr["incomplete"],
                 percent(corr["incomplete_freq"]),
@@ -585,13 +586,13 @@ def _stratum_table(
         for fam in families:
             for value in report.ordered(name, list(strata)):
                 st = strata[value]
-                summ = st["metrics"][fam]
-                if not summ["n_tasks"]:
+                summ = st["metrics"].get(fam)  # a plug-in family's block: only where it has tasks
+                if not summ or not summ["n_tasks"]:
                     continue
                 small = 0 < summ["n_tasks"] < report.min_stratum
                 row: list[Cell] = [r.label]
                 if len(families) > 1:
-                    row.append(FAMILY_TITLES[fam])
+                    row.append(family_view.label(fam))
                 row.append(value)
                 if value_names:
                     row.append(value_names.get(value, ""))
@@ -605,7 +606,19 @@ def _stratum_table(
         f"Percent. Acc and IoUs are task means, Evid. pooled golden-action coverage. Strata with fewer than "
         f"{report.min_stratum} tasks are marked: their figures are too noisy to compare."
     )
+    plugins = [f for f in families if family_view.is_plugin(f) and any(row[1] == f for row in t.rows)]
+    if plugins:
+        t.note += " " + _plugin_third(report, plugins)
     return t
+
+
+def _plugin_third(report: Report, plugins: Sequence[str]) -> str:
+    """What the third figure of a plug-in family's rows is (its first part, as on the scorecard)."""
+    said = []
+    for fam in plugins:
+        summ: Mapping[str, Any] = next((s for r in report.runs if (s := r.scores["summary"].get(fam))), {})
+        said.append(f"{fam}: {(family_view.parts(summ) or ['-'])[0]}")
+    return "For a plug-in family the third figure is its first part (" + "; ".join(said) + ")."
 
 
 def table19(report: Report, split: bool) -> Table:
@@ -641,7 +654,7 @@ def table22(report: Report, split: bool) -> Table:
         "heterogeneity",
         "Results by network heterogeneity (as in the paper's Table 22)",
         "table22",
-        ("rca", "path"),
+        ("rca", "path", *family_view.plugins(r.scores for r in report.runs)),
         split,
         "Level",
     )
@@ -682,11 +695,12 @@ def table29(report: Report, split: bool) -> Table:
 
 def more_breakdowns(report: Report, split: bool) -> list[Table]:
     out = []
+    plugins = tuple(family_view.plugins(r.scores for r in report.runs))
     fams = {
         "root_cause_count": ("rca",),
         "chain_length": ("rca",),
-        "protocol_complexity": ("rca", "path"),
-        "golden_tier": ("rca", "path"),
+        "protocol_complexity": ("rca", "path", *plugins),
+        "golden_tier": ("rca", "path", *plugins),
         "path_count": ("path",),
     }
     for name, _ in BREAKDOWNS:
