@@ -1071,9 +1071,10 @@ def resolve_targets(paths: Sequence[str]) -> tuple[TaskSet, list[TaskRef] | None
             whole = True
             continue
         rel = rp.relative_to(ts.root.resolve()).parts
-        if len(rel) >= 2 and rel[0] in ("rca", "path"):
+        folders = {f.value for f in ts.families}  # the built-ins' and installed plug-ins' folders
+        if len(rel) >= 2 and rel[0] in folders:
             chosen.append(TaskRef(rel[1], Family(rel[0]), ts.root / rel[0] / rel[1]))
-        elif rel and rel[0] in ("rca", "path"):
+        elif rel and rel[0] in folders:
             chosen.extend(r for r in ts.refs() if r.family.value == rel[0])
         else:
             whole = True  # a set-level file (taxonomy, network, config) can break any task
