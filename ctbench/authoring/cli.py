@@ -273,11 +273,12 @@ def _finish(
     args: argparse.Namespace, ts: TaskSet, session: EditSession, author: str, action: Action, what: str
 ) -> int:
     """Save (and commit), then say what happened and where the task stands now."""
+    from ctbench.scoring.gold_check import PluginGoldCheck
     from ctbench.store import set_relative
     from ctbench.validation import Validator
 
     result = session.save(commit=not args.no_commit, author=author, action=action)
-    report = Validator(ts).run([ts.ref(session.task_id)])
+    report = Validator(ts, gold_check=PluginGoldCheck(ts)).run([ts.ref(session.task_id)])
     folder = set_relative(ts.root, result.folder)
     if args.json:
         emit_json(
@@ -386,6 +387,14 @@ def cmd_set_answer(args: argparse.Namespace) -> int:
     from ctbench.model import Family
 
     ts, session, author = _edit_session(args)
+    if args.line:  # a plug-in family's gold, as answer lines through its own parser
+        if args.append:
+            for line in args.line:
+                session.add_answer_line(line)
+        else:
+            session.set_answer_lines(args.line)
+        shown = "; ".join(session.answer_lines())
+        return _finish(args, ts, session, author, "set-answer", f"gold answer is now: {shown}")
     session.require_family(Family.RCA if args.rca else Family.TOPOLOGY if args.link else Family.PATH)
     if args.link:
         links = [session.parse_gold_link(line) for line in args.link]
@@ -510,7 +519,8 @@ def _add_editing_commands(sub: object) -> None:
         "  ctb-author set-answer RCA-007 --rca 'CORE_SW_01;GigabitEthernet0/0/24;shutdown'\n"
         "  ctb-author set-answer PATH-007 --path 'PC_01_eth0 -> ACC_SW_01_GigabitEthernet1/0/48 -> "
         "CORE_SW_01'\n"
-        "  ctb-author set-answer TOPO-001 --link 'vmx1(ge-0/0/1)->vmx2(ge-0/0/1)' --link ...",
+        "  ctb-author set-answer TOPO-001 --link 'vmx1(ge-0/0/1)->vmx2(ge-0/0/1)' --link ...\n"
+        "  ctb-author set-answer DOWN-001 --line 'CORE_SW_01:GE0/0/24'   (a plug-in family's task)",
     )
     p.add_argument("id", metavar="ID", help="task id")
     group = p.add_mutually_exclusive_group(required=True)
@@ -532,6 +542,13 @@ def _add_editing_commands(sub: object) -> None:
         metavar="'A_IF -> B_IF -> C'",
         help="one path (repeat for several): node_egress-interface hops, last hop a node name; or port "
         "by port, 'A(out) -> B(in) -> B(out) -> C(in)' (the ingress ports kept)",
+    )
+    group.add_argument(
+        "--line",
+        action="append",
+        metavar="'ANSWER LINE'",
+        help="one answer line of a plug-in family's task (repeat for several), written as the agent "
+        "writes it; the family's parser checks it and the family stores it under answer.<family>",
     )
     p.add_argument("--append", action="store_true", help="add to the current answer instead of replacing it")
     _editing_options(p)

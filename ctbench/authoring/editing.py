@@ -22,9 +22,9 @@ from pydantic import ValidationError
 
 from ctbench.answer import path_line
 from ctbench.authoring.links_editing import LinkEditing
+from ctbench.authoring.plugin_answer import PluginAnswerEditing, statement_template
 from ctbench.authoring.saving import save_draft
 from ctbench.authoring.working_copy import (
-    STATEMENT_TEMPLATES,
     Action,
     EditError,
     HopChoice,
@@ -61,7 +61,7 @@ from ctbench.store import TaskSet, recording_filename, safe_recording_path
 # --------------------------------------------------------------------------- the session
 
 
-class EditSession(LinkEditing):
+class EditSession(LinkEditing, PluginAnswerEditing):
     """A task set plus one task's working copy, with every edit an author can make.
 
     Methods raise :class:`EditError` with a message for a person when an edit does not make sense
@@ -117,7 +117,8 @@ class EditSession(LinkEditing):
             raise EditError(f"network {network!r} not found in {ts.root / 'networks'} (known: {known})")
         # None: start from the family's template. "" (the app): start empty, the template is a placeholder;
         # the model keeps the template meanwhile because task.yaml can never hold an empty statement.
-        text = STATEMENT_TEMPLATES[family] if statement is None else statement
+        template = statement_template(family)
+        text = template if statement is None else statement
         canary = ts.config.canary
         try:
             task = TaskSpec(
@@ -125,7 +126,7 @@ class EditSession(LinkEditing):
                 family=family,
                 status=Status.DRAFT,
                 title=title,
-                statement=text if text.strip() else STATEMENT_TEMPLATES[family],
+                statement=text if text.strip() else template,
                 network=network,
                 authors=[author] if author else [],
                 canary=canary,

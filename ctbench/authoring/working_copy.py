@@ -197,7 +197,8 @@ def default_author(root: Path | None = None, claimed: str | None = None) -> str:
 
 def next_free_id(ts: TaskSet, family: Family) -> str:
     """The next ``RCA-NNN`` / ``PATH-NNN`` not used in the task set (suggested by the new-task dialog)."""
-    prefix = {Family.RCA: "RCA", Family.PATH: "PATH", Family.TOPOLOGY: "TOPO"}[family]
+    builtin = {Family.RCA: "RCA", Family.PATH: "PATH", Family.TOPOLOGY: "TOPO"}
+    prefix = builtin.get(family) or family.value.upper()  # a plug-in family "toy": TOY-001
     used = {r.id for r in ts.refs()}
     highest = 0
     for tid in used:

@@ -34,7 +34,13 @@ GROUP = "ctbench.families"
 
 @runtime_checkable
 class TaskFamily(Protocol):
-    """What a task family provides (the judge asks nothing else of it)."""
+    """What a task family provides (the judge asks nothing else of it).
+
+    Optional, with defaults built from ``parse``, ``lines`` and ``gold`` (:mod:`.gold_lines`):
+    ``gold_from_lines`` and ``gold_to_lines``, how an author's answer lines become the gold stored
+    under ``answer.<name>`` and back (the authoring app's answer section, ``ctb-author set-answer
+    --line``). They are not protocol members, so a family without them still provides this protocol.
+    """
 
     name: str
     title: str

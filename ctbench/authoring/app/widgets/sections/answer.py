@@ -6,6 +6,11 @@ label (searched in the taxonomy by label, alias, group or description; aliases a
 canonical label). A path is built in the path builder, which offers at each node only the egress
 interfaces and neighbours the links allow. A topology link is two ends, each a node and one of its
 ports (or a port typed in), added in either direction (it is a cable).
+
+A plug-in family's gold is shown and edited as answer lines, the way the agent writes them: a adds one,
+e edits them all at once, x removes one; the family's own parser checks every line (a refused line is
+named with its number and the reason, and the dialog stays open with what was typed), and the family
+stores them under ``answer.<family>`` (:mod:`ctbench.authoring.plugin_answer`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Label, Static
 
 from ctbench.authoring.app.dialogs.confirm import ConfirmDialog
+from ctbench.authoring.app.dialogs.form import FormDialog, FormField, FormValues
 from ctbench.authoring.app.dialogs.path_builder import PathBuilderDialog
 from ctbench.authoring.app.dialogs.pick import Choice, PickDialog
 from ctbench.authoring.app.widgets.sections.base import Section
@@ -51,6 +57,11 @@ class AnswerSection(Section):
     def compose(self) -> ComposeResult:
         yield Label(self.TITLE, classes="section-title")
         help_text = self.HELP_TOPOLOGY if self.session.family == Family.TOPOLOGY else self.HELP
+        if self.session.answers_in_lines:
+            help_text = (
+                f"What a correct agent answers ({self.session.answer_format()}). "
+                "a: add a line · e: edit all lines · x: remove the highlighted line"
+            )
         yield Label(help_text, classes="section-help")
         yield DataTable(id="answer-table", cursor_type="row", zebra_stripes=True)
         yield Label("As the agent must write it", classes="label")
@@ -62,6 +73,8 @@ class AnswerSection(Section):
             table.add_columns("#", "Node", "Object", "Root-cause label", "Category")
         elif self.session.family == Family.TOPOLOGY:
             table.add_columns("#", "End A", "End B")
+        elif self.session.answers_in_lines:
+            table.add_columns("#", "Answer line")
         else:
             table.add_columns("#", "Hops", "Path")
         self.refresh_view()
@@ -82,6 +95,10 @@ class AnswerSection(Section):
             for i, x in enumerate(answer.links or []):
                 table.add_row(str(i + 1), f"{x.a.node}({x.a.interface})", f"{x.b.node}({x.b.interface})")
                 lines.append(link_text(x))
+        elif self.session.answers_in_lines:
+            for i, line in enumerate(self.session.answer_lines()):
+                table.add_row(str(i + 1), line)
+                lines.append(line)
         else:
             for i, p in enumerate(answer.paths or []):
                 table.add_row(str(i + 1), str(len(p.hops)), path_text(p))
@@ -110,6 +127,8 @@ class AnswerSection(Section):
         family = self.session.family
         if family == Family.RCA:
             return list(answer.rca or [])
+        if self.session.answers_in_lines:
+            return list(self.session.answer_lines())
         return list((answer.links if family == Family.TOPOLOGY else answer.paths) or [])
 
     def action_add(self) -> None:
@@ -117,8 +136,61 @@ class AnswerSection(Section):
             self.add_rca()
         elif self.session.family == Family.TOPOLOGY:
             self.add_gold_link()
+        elif self.session.answers_in_lines:
+            self.add_answer_line()
         else:
             self.add_path()
+
+    @background()
+    async def add_answer_line(self) -> None:
+        """One answer line of a plug-in family, checked by its parser before the dialog closes."""
+        session = self.session
+
+        def check(values: FormValues) -> str | None:
+            return self.try_edit(lambda s: s.add_answer_line(values["line"]))
+
+        await self.app.push_screen_wait(
+            FormDialog(
+                f"Answer line {len(session.answer_lines()) + 1}",
+                [
+                    FormField(
+                        "line",
+                        "Answer line, as the agent writes it",
+                        placeholder=session.answer_format(),
+                        required=True,
+                        help=session.answer_format(),
+                    )
+                ],
+                check=check,
+                submit_label="Add",
+            )
+        )
+
+    @background()
+    async def edit_answer_lines(self) -> None:
+        """Every answer line of a plug-in family at once: replaced only when the family takes all."""
+        session = self.session
+
+        def check(values: FormValues) -> str | None:
+            return self.try_edit(lambda s: s.set_answer_lines(values["lines"].splitlines()))
+
+        await self.app.push_screen_wait(
+            FormDialog(
+                "Gold answer lines",
+                [
+                    FormField(
+                        "lines",
+                        "One answer line per line, as the agent writes them",
+                        value="\n".join(session.answer_lines()),
+                        kind="text",
+                        required=True,
+                        help=session.answer_format(),
+                    )
+                ],
+                check=check,
+                submit_label="Save lines",
+            )
+        )
 
     @background()
     async def add_rca(self) -> None:
@@ -201,6 +273,9 @@ class AnswerSection(Section):
     @background()
     async def action_edit_path(self) -> None:
         """The path builder on the highlighted path, its hops (and ingress ports) loaded to take back."""
+        if self.session.answers_in_lines:
+            self.edit_answer_lines()
+            return
         idx = self._index()
         if idx is None or self.session.family != Family.PATH:
             return
@@ -230,6 +305,8 @@ class AnswerSection(Section):
             what = rca_text((answer.rca or [])[idx])
         elif self.session.family == Family.TOPOLOGY:
             what = link_text((answer.links or [])[idx])
+        elif self.session.answers_in_lines:
+            what = self.session.answer_lines()[idx]
         else:
             what = path_text((answer.paths or [])[idx])
         if not await self.app.push_screen_wait(ConfirmDialog(f"Remove {what} from the gold answer?")):
@@ -238,5 +315,7 @@ class AnswerSection(Section):
             self.edit(lambda s: s.remove_rca(idx), "root cause removed")
         elif self.session.family == Family.TOPOLOGY:
             self.edit(lambda s: s.remove_gold_link(idx), "link removed")
+        elif self.session.answers_in_lines:
+            self.edit(lambda s: s.remove_answer_line(idx), "answer line removed")
         else:
             self.edit(lambda s: s.remove_path(idx), "path removed")

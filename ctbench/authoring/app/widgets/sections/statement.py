@@ -12,7 +12,7 @@ from textual.widgets import ContentSwitcher, Input, Label, Static, TextArea
 from ctbench.authoring.app.widgets.sections.base import Section
 from ctbench.authoring.app.widgets.validation_panel import Target
 from ctbench.authoring.editing import EditSession
-from ctbench.authoring.working_copy import STATEMENT_TEMPLATES
+from ctbench.authoring.plugin_answer import statement_template
 from ctbench.model import Family
 from ctbench.scoring.prompt import build_prompt
 
@@ -95,7 +95,7 @@ class StatementSection(Section):
                 yield Static("", id="prompt-text")
 
     def on_mount(self) -> None:
-        self.query_one("#statement-text", TextArea).placeholder = STATEMENT_TEMPLATES[self.session.family]
+        self.query_one("#statement-text", TextArea).placeholder = statement_template(self.session.family)
         self.refresh_view()
 
     def refresh_view(self) -> None:

@@ -1,0 +1,210 @@
+"""A plug-in family's gold written as answer lines: the authoring app's answer section and
+``ctb-author set-answer --line``, with no edit to ctbench for the family.
+
+The family is ``tests/plugin_family/downports_family.py`` ("which ports are down?", one
+``node:interface`` per line, importing only :mod:`ctbench.plugins`), installed as a package would
+leave it (a ``.dist-info`` with an entry point in ``ctbench.families``). It provides neither optional
+method of :mod:`ctbench.scoring.gold_lines`, so the defaults built from its ``parse``, ``lines`` and
+``gold`` are what is tested: every line through the family's parser (a refused line named with its
+number and reason), the gold stored as the family writes its lines (``GE0/0/24`` normalised by the
+node's dialect), saved and committed, and valid afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+import git
+import pytest
+from textual.widgets import DataTable, Input, Static, TextArea
+
+from ctbench.commits import TRAILER_ACTION
+from ctbench.store import TaskSet
+from tests.conftest import REPO, run_cli
+from tests.test_app_flows import SIZE, author_app, errors_of, settle, type_text, until, validated
+from tests.test_editing import trailers
+
+pytestmark = pytest.mark.xdist_group("family_plugin")
+
+FIXTURE = Path(__file__).parent / "fixtures" / "family-plugin" / "tasks"
+MODULE_DIR = Path(__file__).parent / "plugin_family"
+
+
+def _install(site: Path) -> Path:
+    """The family as ``pip install`` would leave it: a distribution with its entry point."""
+    info = site / "ctbench_downports-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ctbench-downports\nVersion: 0.1\n", "utf-8")
+    (info / "entry_points.txt").write_text(
+        "[ctbench.families]\ndownports = downports_family:DownPortsFamily\n", "utf-8"
+    )
+    return site
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    return _install(tmp_path / "site")
+
+
+@pytest.fixture
+def tasks(tmp_path: Path) -> Path:
+    """The plug-in family's two tasks in a git repository (saves commit)."""
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURE, root / "tasks")
+    repo = git.Repo.init(root)
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Repo Owner")
+        cw.set_value("user", "email", "owner@example.org")
+    repo.git.add("-A")
+    repo.git.commit("-q", "-m", "plug-in family tasks")
+    return root / "tasks"
+
+
+def _env(site: Path) -> dict[str, str]:
+    return {"PYTHONPATH": os.pathsep.join([str(REPO), str(site), str(MODULE_DIR)])}
+
+
+def _stored(tasks: Path, task_id: str) -> list[str]:
+    return list(TaskSet.open(tasks).load_hidden(TaskSet.open(tasks).ref(task_id)).answer.plugin("downports"))
+
+
+def test_set_answer_takes_answer_lines_through_the_family(
+    tasks: Path, site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = _env(site)
+    hidden = tasks / "downports" / "DOWN-001" / "hidden.yaml"
+    base = ["--tasks", str(tasks), "--author", "Pat Pilot <pat@example.org>"]
+
+    res = run_cli(
+        "authoring", "set-answer", "DOWN-001", "--line", "core_sw_01:GE0/0/2", "--line", "CORE_SW_01:GE0/0/24",
+        *base, env=env,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = ["CORE_SW_01:GigabitEthernet0/0/2", "CORE_SW_01:GigabitEthernet0/0/24"]
+    assert "gold answer is now: " + "; ".join(lines) in res.stdout
+    monkeypatch.syspath_prepend(str(MODULE_DIR))
+    monkeypatch.syspath_prepend(str(site))
+    assert _stored(tasks, "DOWN-001") == lines  # in the node's dialect's full names, as the family writes
+    assert trailers(tasks)[TRAILER_ACTION] == "set-answer"
+
+    # every refused line named, with its number and the family's reason; nothing written
+    before = hidden.read_bytes()
+    bad = run_cli(
+        "authoring", "set-answer", "DOWN-001", "--line", "GHOST:GE0/0/2", "--line", "nonsense", *base, env=env
+    )
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "line 1 'GHOST:GE0/0/2': unknown node 'GHOST'" in bad.stderr
+    assert "line 2 'nonsense': not an answer line (expected one port per line: node:interface" in bad.stderr
+    again = run_cli(
+        "authoring", "set-answer", "DOWN-001", "--append", "--line", "CORE_SW_01:GigabitEthernet0/0/24", *base, env=env
+    )  # fmt: skip
+    assert (
+        again.returncode == 1
+        and "'CORE_SW_01:GigabitEthernet0/0/24' is already in the answer" in again.stderr
+    )
+    wrong = run_cli(
+        "authoring", "set-answer", "DOWN-001", "--rca", "CORE_SW_01;GE0/0/2;shutdown", *base, env=env
+    )
+    assert wrong.returncode == 1 and "DOWN-001 is a downports task" in wrong.stderr
+    assert hidden.read_bytes() == before
+
+    added = run_cli(
+        "authoring", "set-answer", "DOWN-001", "--append", "--line", "CORE_SW_01:GE0/0/1", *base, env=env
+    )
+    assert added.returncode == 0, added.stderr
+    assert _stored(tasks, "DOWN-001") == [
+        "CORE_SW_01:GigabitEthernet0/0/1",
+        "CORE_SW_01:GigabitEthernet0/0/2",
+        "CORE_SW_01:GigabitEthernet0/0/24",
+    ]
+    check = run_cli("authoring", "validate", str(tasks / "downports" / "DOWN-001"), env=env)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "1 task(s) checked: 0 error(s)" in check.stdout
+
+
+def test_the_answer_section_edits_a_plugin_familys_gold_as_lines(
+    tasks: Path, site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(MODULE_DIR))
+    monkeypatch.syspath_prepend(str(site))
+    gold = ["CORE_SW_01:GigabitEthernet0/0/2", "CORE_SW_01:GigabitEthernet0/0/24"]
+
+    async def scenario() -> None:
+        app = author_app(tasks, mode="edit", task_id="DOWN-002")
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await validated(pilot)
+            assert errors_of(editor) == []
+            await pilot.press("f6")
+            await settle(pilot)
+            table = editor.query_one("#answer-table", DataTable)
+            assert [str(c.label) for c in table.columns.values()] == ["#", "Answer line"]
+            assert str(editor.query_one("#answer-lines", Static).render()) == "\n".join(gold)
+
+            # a: one line through the family's parser; a refused one keeps the dialog open, named
+            await pilot.press("a")
+            await settle(pilot)
+            await type_text(pilot, "GHOST_SW:GE0/0/3")
+            await pilot.press("enter")
+            await settle(pilot)
+            error = str(app.screen.query_one("#form-error", Static).render())
+            assert "line 3 'GHOST_SW:GE0/0/3': unknown node 'GHOST_SW'" in error
+            app.screen.query_one("#field-line", Input).value = ""
+            await type_text(pilot, "core_sw_01:GE0/0/3")
+            await pilot.press("enter")
+            await settle(pilot)
+            assert editor.session.answer_lines() == [
+                "CORE_SW_01:GigabitEthernet0/0/2",
+                "CORE_SW_01:GigabitEthernet0/0/24",
+                "CORE_SW_01:GigabitEthernet0/0/3",
+            ]
+
+            # e: every line at once; a wrong shape is named and nothing changes until all are right
+            await pilot.press("e")
+            await settle(pilot)
+            area = app.screen.query_one("#field-lines", TextArea)
+            assert area.text.splitlines() == editor.session.answer_lines()
+            area.text = "CORE_SW_01:GE0/0/24\nnot a port line\nCORE_SW_01:GE0/0/2"
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            error = str(app.screen.query_one("#form-error", Static).render())
+            assert "line 2 'not a port line': not an answer line (expected one port per line" in error
+            assert len(editor.session.answer_lines()) == 3
+            area.text = "CORE_SW_01:GE0/0/24\nCORE_SW_01:GE0/0/2\nCORE_SW_01:GE0/0/5"
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            assert editor.session.answer_lines() == [
+                "CORE_SW_01:GigabitEthernet0/0/2",
+                "CORE_SW_01:GigabitEthernet0/0/24",
+                "CORE_SW_01:GigabitEthernet0/0/5",
+            ]
+
+            # x: the highlighted line, after a confirmation
+            table.move_cursor(row=2)
+            await pilot.press("x")
+            await settle(pilot)
+            await pilot.press("y")
+            await validated(pilot)
+            assert str(editor.query_one("#answer-lines", Static).render()) == "\n".join(gold)
+            assert errors_of(editor) == []
+
+            # the same gold as at the start, but written again: the save commits it
+            await pilot.press("a")
+            await settle(pilot)
+            await type_text(pilot, "CORE_SW_01:Gi0/0/1")
+            await pilot.press("enter")
+            await validated(pilot)
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: not editor.dirty, "the save")
+
+    asyncio.run(scenario())
+    assert _stored(tasks, "DOWN-002") == [
+        "CORE_SW_01:GigabitEthernet0/0/1",
+        "CORE_SW_01:GigabitEthernet0/0/2",
+        "CORE_SW_01:GigabitEthernet0/0/24",
+    ]
+    assert not list((tasks / "downports" / "DOWN-002").glob(".hidden.yaml.*"))  # no temp left by the save
+    check = run_cli("authoring", "validate", str(tasks), env=_env(site))
+    assert check.returncode == 0, check.stdout + check.stderr
