@@ -653,7 +653,8 @@ def _speedup(tasks: Path, work: Path, k: int, repeat: int, sleep: float) -> None
             speed = now / now32
             print(
                 f"   target >= 28x: {'met' if speed >= 28 else 'MISSED'} (attempts only; issue 25 measured "
-                f"23.7x before the loopback network, 17.5x last session at load 11-12)   load now "
+                f"23.7x before the loopback network, 17.5x last session at load 11-12; held start:"
+                f" 21.3x, 22 ms CPU per attempt, at load 8-12)   load now "
                 f"{os.getloadavg()[0]:.1f} on {cores} cores"
             )
 
