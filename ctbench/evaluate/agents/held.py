@@ -17,7 +17,8 @@ and only then lets it go on; every process of the agent descends from it. Bubble
 It fails closed. The held process also holds the write end of its own blocking pipe, so it never
 reads end-of-file: should the runner die before letting it go, it waits forever (inert, nothing of
 the agent started) rather than running uncapped. A cap that cannot be applied kills the held
-processes before they ran anything (an infrastructure error, retried).
+processes before they ran anything (an infrastructure error, retried). The agent inherits that
+write end as one more descriptor: a pipe nobody reads any more (a write to it fails with ``EPIPE``).
 """
 
 from __future__ import annotations
