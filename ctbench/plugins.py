@@ -13,7 +13,11 @@ group                       what the entry point names                      buil
                                                                             for an agent CLI,
                                                                             :class:`HarnessAgent`
 ``ctbench.executors``       a class providing :class:`Executor`             :class:`WorkUnit`,
-                                                                            :class:`AttemptOutcome`
+                                                                            :class:`AttemptOutcome`,
+                                                                            :class:`QueueExecutor`;
+                                                                            on a worker,
+                                                                            :func:`make_agent`,
+                                                                            :func:`run_attempt`
 ``ctbench.exporters``       a function ``(ExportRequest) -> ExportSummary``  :class:`ExportRequest`
 ``ctbench.families``        a class providing :class:`TaskFamily`           :class:`ParsedAnswer`,
                                                                             :class:`GoldAnswer`
@@ -21,9 +25,11 @@ group                       what the entry point names                      buil
 
 The names below are the supported surface: they keep their meaning across minor versions, while the
 modules they live in may move. The contract types live in :mod:`ctbench.plugin_api`, a layer below the
-evaluator, where the bundled plug-ins import them from too; this module offers all of them plus the
-kit for agent CLIs (:class:`HarnessAgent` and its helpers), which is built on the evaluator's sandbox
-and model tap and so sits above it (import contracts in pyproject.toml). It loads no Textual.
+evaluator, where the bundled plug-ins import them from too; this module offers all of them plus two
+kits built on the evaluator, so it sits above it (import contracts in pyproject.toml allow it those
+and nothing else): for agent CLIs :class:`HarnessAgent` and its helpers (the sandbox, the model tap),
+and for executors :func:`make_agent`, :class:`LocalEnv` and :func:`run_attempt` (run a unit where it
+lands). It loads no Textual.
 
 ``Link`` was this module's name for :data:`AnswerLink` (a parsed answer's link, two ``(node, port)``
 ends); it clashed with :class:`ctbench.model.Link` (a cable of the task's network) and is kept only as
@@ -40,11 +46,28 @@ from __future__ import annotations
 import warnings as _warnings
 from typing import Any as _Any
 
-from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, with_v1, without_v1
+# The kit for executors: on the host a unit runs on, build the agent by name and run the attempt
+# there, as the ``local`` and ``ray`` executors do.
+from ctbench.evaluate.agents import agent_class as agent_class
+from ctbench.evaluate.agents import make_agent as make_agent
+
+# The kit for agent CLIs: a base class that runs one in the sandbox, its event stream in the log.
+from ctbench.evaluate.agents.harness_base import HarnessAgent as HarnessAgent
+from ctbench.evaluate.agents.harness_base import HarnessLaunch as HarnessLaunch
+from ctbench.evaluate.agents.harness_base import HarnessRun as HarnessRun
+from ctbench.evaluate.agents.harness_base import file_tail as file_tail
+from ctbench.evaluate.agents.harness_base import toml_str as toml_str
+from ctbench.evaluate.agents.harness_base import with_v1 as with_v1
+from ctbench.evaluate.agents.harness_base import without_v1 as without_v1
+from ctbench.evaluate.attempt import LocalEnv as LocalEnv
+from ctbench.evaluate.attempt import run_attempt as run_attempt
 from ctbench.plugin_api import *  # noqa: F403 - the contract, re-exported whole
 from ctbench.plugin_api import __all__ as _contract
 
-__all__ = [*_contract, "HarnessAgent", "HarnessLaunch", "HarnessRun", "with_v1", "without_v1"]
+_KIT = ["HarnessAgent", "HarnessLaunch", "HarnessRun", "file_tail", "toml_str", "with_v1", "without_v1"]
+_EXECUTOR_KIT = ["LocalEnv", "agent_class", "make_agent", "run_attempt"]
+
+__all__ = _contract + _KIT + _EXECUTOR_KIT
 
 
 def __getattr__(name: str) -> _Any:

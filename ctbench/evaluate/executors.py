@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
 from ctbench.evaluate.attempt import LocalEnv, run_attempt
-from ctbench.plugin_api.executor import GROUP as GROUP
+from ctbench.plugin_api import EXECUTORS_GROUP as GROUP
 from ctbench.plugin_api.executor import (
     ExecutionContext,
     Executor,

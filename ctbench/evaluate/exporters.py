@@ -22,7 +22,7 @@ from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from ctbench.plugin_api.exporter import GROUP as GROUP
+from ctbench.plugin_api import EXPORTERS_GROUP as GROUP
 from ctbench.plugin_api.exporter import (
     Exporter,
     ExporterError,

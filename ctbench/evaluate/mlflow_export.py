@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ctbench import __version__
-from ctbench.evaluate.export import ExportSummary
-from ctbench.evaluate.exporters import ExporterError, ExportRequest, refuse_options
 from ctbench.evaluate.scorecard import families_of
+from ctbench.plugin_api import ExporterError, ExportRequest, ExportSummary, refuse_options
 
 OPTIONS = ("experiment", "tracking_uri")
 

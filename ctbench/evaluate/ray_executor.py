@@ -54,14 +54,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctbench.errors import CtbError
-from ctbench.evaluate.executors import ExecutionContext, ExecutorError, ExecutorEvent, QueueExecutor
 from ctbench.evaluate.ray_address import check_rewrite, import_ray
-from ctbench.evaluate.work import AgentSettings, AttemptOutcome, WorkUnit
 from ctbench.isolation import visible_set_files, visible_task_files
+from ctbench.plugin_api import (
+    AgentSettings,
+    AttemptOutcome,
+    ExecutionContext,
+    ExecutorError,
+    ExecutorEvent,
+    QueueExecutor,
+    WorkUnit,
+)
 
 if TYPE_CHECKING:
-    from ctbench.evaluate.agents import Agent
-    from ctbench.store import TaskSet
+    from ctbench.plugin_api import Agent, TaskSet
 
 HOST_PREFIX = "ctbench-ray-"
 """Prefix of a host's private task folder (see :func:`host_parent`)."""

@@ -31,19 +31,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctbench.errors import CtbError
 from ctbench.evaluate.export import (
     LEADERBOARD_METRICS,
-    ExportSummary,
     figure,
     leaderboard_entry,
     scored_documents,
     write_leaderboard,
 )
-from ctbench.evaluate.exporters import ExportRequest, refuse_options
-from ctbench.evaluate.prices import Prices
 from ctbench.evaluate.runfolder import RunConfig, RunFolder
 from ctbench.evaluate.score import Scorer, read_trial_results
+from ctbench.plugin_api import CtbError, ExportRequest, ExportSummary, Prices, TaskSet, refuse_options
 from ctbench.releases import (
     SHARD,
     SPLIT,
@@ -55,7 +52,6 @@ from ctbench.releases import (
     write_parquet,
     yaml_header,
 )
-from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_text
 
 CONFIGS = ("runs", "results")

@@ -20,13 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ctbench.errors import CtbError
-from ctbench.evaluate.export import ExportSummary
-from ctbench.evaluate.exporters import ExportRequest, refuse_options
 from ctbench.evaluate.runfolder import ResultLine, RunFolder
 from ctbench.evaluate.ttac import extract_answer, task_gold
+from ctbench.plugin_api import CtbError, ExportRequest, ExportSummary, TaskSet, refuse_options
 from ctbench.replay.trackb.layout import gt_cell, question_of
-from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_bytes, atomic_write_text
 
 

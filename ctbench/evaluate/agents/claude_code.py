@@ -20,13 +20,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ctbench.evaluate.agents.agent_files import AttemptFolder
-from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
-from ctbench.evaluate.agents.codex import parse_events
 from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, without_v1
 from ctbench.evaluate.agents.harness_transcripts import claude_transcript
-from ctbench.evaluate.agents.turns import ModelTurn, token_count
-from ctbench.evaluate.transcript import TranscriptEntry
+from ctbench.plugin_api import (
+    AgentConfigError,
+    AgentContext,
+    AgentResult,
+    AttemptFolder,
+    InfrastructureError,
+    ModelTurn,
+    TranscriptEntry,
+    json_objects,
+    token_count,
+)
 
 CTB_TOOLS = ("mcp__ctb__list_devices", "mcp__ctb__run_command", "mcp__ctb__submit_answer")
 SSH_RULE = "Bash(ssh:*)"
@@ -131,12 +137,12 @@ class ClaudeCodeAgent(HarnessAgent):
         return b'"stream_event"' not in raw[:200] or any(k in raw[:400] for k in KEPT_STREAM_EVENTS)
 
     def transcript(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> list[TranscriptEntry]:
-        events = parse_events(lines)
+        events = list(json_objects(lines))
         return claude_transcript(events, ctx.prompt, _requests_usage(events))
 
     def usage_so_far(self, ctx: AgentContext, launch: HarnessLaunch, lines: list[str]) -> None:
         """The ``result`` line comes last, so a cut-short attempt sums its requests' own usage."""
-        events = parse_events(lines)
+        events = list(json_objects(lines))
         requests = _requests_usage(events)
         if not requests:
             return
@@ -157,7 +163,7 @@ class ClaudeCodeAgent(HarnessAgent):
         )
 
     def collect(self, ctx: AgentContext, launch: HarnessLaunch, run: HarnessRun) -> AgentResult:
-        events = parse_events(run.lines)
+        events = list(json_objects(run.lines))
         result = ctx.result
         init = next((e for e in events if e.get("type") == "system" and e.get("subtype") == "init"), None)
         final = next((e for e in reversed(events) if e.get("type") == "result"), None)

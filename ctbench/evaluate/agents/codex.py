@@ -27,12 +27,20 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ctbench.evaluate.agents.agent_files import ANSWER_CAP, MIB, AttemptFolder
-from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, toml_str, with_v1
 from ctbench.evaluate.agents.harness_transcripts import codex_transcript, codex_usage
-from ctbench.evaluate.agents.turns import ModelTurn, token_count
-from ctbench.evaluate.transcript import TranscriptEntry
+from ctbench.plugin_api import (
+    ANSWER_CAP,
+    MIB,
+    AgentConfigError,
+    AgentContext,
+    AgentResult,
+    AttemptFolder,
+    InfrastructureError,
+    ModelTurn,
+    TranscriptEntry,
+    token_count,
+)
 
 PROVIDER = "ctbench"
 DISABLED_FEATURES = (
@@ -77,7 +85,7 @@ ROLLOUT_CAP = 64 * MIB
 
 
 def parse_events(lines: list[str]) -> list[dict[str, Any]]:
-    from ctbench.plugin_api.jsonlines import json_objects
+    from ctbench.plugin_api import json_objects
 
     return list(json_objects(lines))
 
@@ -93,7 +101,7 @@ def rollout_records(root: Path, codex_home: Path) -> list[dict[str, Any]]:
     """The lines of the rollout(s) Codex wrote under ``codex_home/sessions`` (``codex exec`` writes
     one per run), read through :class:`AttemptFolder`: no link followed, at most :data:`ROLLOUT_CAP`
     bytes each. A line cut by a kill mid-write is skipped."""
-    from ctbench.plugin_api.jsonlines import json_objects
+    from ctbench.plugin_api import json_objects
 
     base = PurePosixPath((codex_home / "sessions").relative_to(root).as_posix())
     found: list[PurePosixPath] = []

@@ -37,24 +37,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctbench.evaluate.agents.agent_files import (
-    ANSWER_CAP,
-    LOG_CAP,
-    SMALL_CAP,
-    AttemptFolder,
-    RefusedFile,
-    copy_capped,
-    human,
-    log_tail,
-)
-from ctbench.evaluate.agents.base import (
-    Agent,
-    AgentConfigError,
-    AgentContext,
-    AgentError,
-    AgentResult,
-    InfrastructureError,
-)
 from ctbench.evaluate.agents.process import (
     TERM_GRACE_S,
     Launch,
@@ -63,7 +45,22 @@ from ctbench.evaluate.agents.process import (
     end_process_group,
     run_agent_process,
 )
-from ctbench.safetext import visible
+from ctbench.plugin_api import (
+    ANSWER_CAP,
+    LOG_CAP,
+    SMALL_CAP,
+    Agent,
+    AgentConfigError,
+    AgentContext,
+    AgentError,
+    AgentResult,
+    AttemptFolder,
+    InfrastructureError,
+    RefusedFile,
+    log_tail,
+    visible,
+)
+from ctbench.plugin_api.agent_files import copy_capped, human
 
 __all__ = ["TERM_GRACE_S", "CommandAgent", "become_subreaper", "end_process_group"]
 

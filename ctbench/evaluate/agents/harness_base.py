@@ -36,8 +36,12 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctbench.evaluate.agents.agent_files import MIB, AttemptFolder, RefusedFile, human
-from ctbench.evaluate.agents.base import (
+from ctbench.evaluate.agents.command import become_subreaper, end_process_group
+from ctbench.evaluate.agents.process import ProcessStartError, SpawnCaps, record_group, start_time
+from ctbench.evaluate.harnesses import Installed, find, spec
+from ctbench.evaluate.model_tap import SOURCE as TAP_SOURCE
+from ctbench.evaluate.model_tap import fill_usage, models_seen
+from ctbench.plugin_api.agent import (
     Agent,
     AgentConfigError,
     AgentContext,
@@ -47,13 +51,9 @@ from ctbench.evaluate.agents.base import (
     Availability,
     InfrastructureError,
 )
-from ctbench.evaluate.agents.command import become_subreaper, end_process_group
-from ctbench.evaluate.agents.process import ProcessStartError, SpawnCaps, record_group, start_time
-from ctbench.evaluate.harnesses import Installed, find, spec
-from ctbench.evaluate.model_tap import SOURCE as TAP_SOURCE
-from ctbench.evaluate.model_tap import fill_usage, models_seen
-from ctbench.evaluate.ssh_access import CONFIG_ENV
-from ctbench.evaluate.transcript import TranscriptEntry, dumps
+from ctbench.plugin_api.agent_files import MIB, AttemptFolder, RefusedFile, human
+from ctbench.plugin_api.ssh import CONFIG_ENV
+from ctbench.plugin_api.transcript import TranscriptEntry, dumps
 from ctbench.safetext import visible
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
@@ -344,6 +344,11 @@ class HarnessAgent(Agent):
                     f"installed; run 'ctb-eval harness install {self.harness_key}{flag}'"
                 )
         return self._installed
+
+    @classmethod
+    def pinned_version(cls) -> str:
+        """The CLI's version pinned in ``harnesses.yaml`` (what ``ctb-eval harness install`` installs)."""
+        return spec(cls.harness_key).version
 
     def agent_args(self, ctx: AgentContext | None = None) -> HarnessOptions:
         """The validated ``--agent-arg`` options (the context's, else the run's)."""

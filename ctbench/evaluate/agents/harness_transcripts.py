@@ -24,7 +24,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ctbench.evaluate.transcript import (
+from ctbench.plugin_api.transcript import (
     ToolCall,
     TranscriptEntry,
     TranscriptUsage,

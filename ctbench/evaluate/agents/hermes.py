@@ -27,11 +27,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ctbench.evaluate.agents.agent_files import ANSWER_CAP, DB_CAP, LOG_CAP, AttemptFolder
-from ctbench.evaluate.agents.base import AgentConfigError, AgentContext, AgentResult, InfrastructureError
 from ctbench.evaluate.agents.harness_base import HarnessAgent, HarnessLaunch, HarnessRun, file_tail, with_v1
 from ctbench.evaluate.agents.harness_transcripts import hermes_transcript
-from ctbench.evaluate.transcript import TranscriptEntry
+from ctbench.plugin_api import (
+    ANSWER_CAP,
+    DB_CAP,
+    LOG_CAP,
+    AgentConfigError,
+    AgentContext,
+    AgentResult,
+    AttemptFolder,
+    InfrastructureError,
+    TranscriptEntry,
+)
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 DEFAULT_MAX_TURNS = 200
@@ -93,8 +101,6 @@ class HermesAgent(HarnessAgent):
         return "\n".join(lines)
 
     def launch(self, ctx: AgentContext, home: Path, workspace: Path, mcp: list[str]) -> HarnessLaunch:
-        from ctbench.evaluate.harnesses import spec
-
         hermes_home = home / ".hermes"
         hermes_home.mkdir(parents=True, exist_ok=True)
         (hermes_home / "config.yaml").write_text(self.config_yaml(ctx, mcp), encoding="utf-8")
@@ -104,7 +110,7 @@ class HermesAgent(HarnessAgent):
                 {
                     "ts": time.time(),
                     "rev": None,
-                    "ver": self.installed.version or spec("hermes").version,
+                    "ver": self.installed.version or self.pinned_version(),
                     "behind": 0,
                 }
             ),

@@ -24,16 +24,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctbench.evaluate.agents.base import (
+from ctbench.plugin_api import (
+    INPUT_SCHEMAS,
+    TOOL_NAMES,
     Agent,
     AgentConfigError,
     AgentContext,
     AgentError,
     AgentResult,
     InfrastructureError,
+    ReplayTools,
+    ToolCall,
+    TranscriptEntry,
+    TranscriptUsage,
+    dump_transcript,
 )
-from ctbench.evaluate.transcript import ToolCall, TranscriptEntry, TranscriptUsage, dumps
-from ctbench.replay.tools import INPUT_SCHEMAS, TOOL_NAMES, ReplayTools
 
 DEFAULT_MAX_ROUNDS = 50
 MAX_TOOL_OUTPUT = 60_000
@@ -148,7 +153,7 @@ class OpenAIAgent(Agent):
         try:
             final_text, _ = await self._loop(ctx, client, messages, tools, seen_models, said, max_rounds)
         finally:  # the conversation so far, however the attempt ends (a timeout cancels the loop)
-            result.transcript = dumps(said)
+            result.transcript = dump_transcript(said)
         # A submit_answer call, if any, is the answer: the runner takes it from the session.
         if final_text is not None and final_text.strip():
             result.answer_text, result.answer_source = final_text, "final_message"
