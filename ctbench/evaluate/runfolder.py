@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from stat import S_ISREG
 from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -586,17 +587,17 @@ class RunFolder:
         from ctbench.replay.trajectory import free_backup_name
 
         path = self.trajectory_path(task_id, trial)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_file() and path.stat().st_size > 0:
-            path.rename(free_backup_name(path))
-        body = "".join(r.model_dump_json() + "\n" for r in records)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            pass
+        else:
+            if S_ISREG(st.st_mode) and st.st_size > 0:
+                path.rename(free_backup_name(path))
+        body = "".join(r.model_dump_json() + "\n" for r in records).encode("utf-8")
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            with tmp.open("w", encoding="utf-8", newline="\n") as fh:
-                fh.write(body)
-                if sync:
-                    fh.flush()
-                    os.fsync(fh.fileno())
+            _write_file(tmp, body, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, sync=sync)
             os.replace(tmp, path)
         except OSError:  # a full disk: no half-written file left behind
             tmp.unlink(missing_ok=True)
@@ -606,12 +607,8 @@ class RunFolder:
     def append_log(self, task_id: str, trial: int, data: bytes, *, sync: bool = True) -> Path:
         """Add an attempt's log to the task's log file (every attempt of a task and trial, in order)."""
         path = self.log_path(task_id, trial)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("ab") as fh:
-            fh.write(data if not data or data.endswith(b"\n") else data + b"\n")
-            if sync:
-                fh.flush()
-                os.fsync(fh.fileno())
+        data = data if not data or data.endswith(b"\n") else data + b"\n"
+        _write_file(path, data, os.O_WRONLY | os.O_APPEND | os.O_CREAT, sync=sync)
         return path
 
     def make_durable(self, paths: Iterable[Path]) -> None:
@@ -724,6 +721,24 @@ def result_json(line: ResultLine) -> str:
             ensure_ascii=False,
             separators=(",", ":"),
         )
+
+
+def _write_file(path: Path, data: bytes, flags: int, *, sync: bool) -> None:
+    """One ``open``, the whole ``write``, an ``fsync`` if asked, ``close``: no buffered file object
+    and no folder check per file (a missing folder is made when the ``open`` says so)."""
+    try:
+        fd = os.open(path, flags, 0o666)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, flags, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _syncfs() -> Any:
