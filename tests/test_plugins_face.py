@@ -100,6 +100,26 @@ def test_importing_the_face_loads_no_textual() -> None:
     assert res.stdout.strip() == "False"
 
 
+def test_the_contract_loads_its_names_on_first_use() -> None:
+    """ctb-eval's command line reads the evaluator's settings, which import ``plugin_api.settings``: that
+    must not load the rest of the contract (the scoring layer, the replay's tools, asyncio) on the way,
+    while every name of ``ctbench.plugin_api`` is still there when asked for."""
+    import ctbench.plugin_api as contract
+
+    code = (
+        "import sys, ctbench.evaluate.cli\n"
+        "print(sorted(m for m in ('asyncio', 'ctbench.scoring.families', 'ctbench.replay.tools', "
+        "'ctbench.plugin_api.executor', 'ctbench.plugin_api.agent') if m in sys.modules))"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=True
+    )
+    assert res.stdout.strip() == "[]"
+    assert set(contract.__all__) <= set(dir(contract))
+    for name in contract.__all__:
+        assert getattr(contract, name) is getattr(plugins, name), name
+
+
 TRANSCRIPTS = (
     "its harness's own files read as transcript entries (harness_transcripts.py, shared by the CLIs)"
 )

@@ -29,60 +29,156 @@ shipped), and the replay's tools (:class:`~ctbench.replay.tools.ReplayTools`) fo
 
 from __future__ import annotations
 
-from ctbench.dialects import get_dialect
-from ctbench.errors import CtbError
-from ctbench.isolation import visible_set_files, visible_task_files
-from ctbench.model import Family, GoldAnswer
-from ctbench.plugin_api.agent import GROUP as AGENTS_GROUP
-from ctbench.plugin_api.agent import (
-    Agent,
-    AgentConfigError,
-    AgentContext,
-    AgentError,
-    AgentLog,
-    AgentOptions,
-    AgentResult,
-    AgentSettings,
-    Availability,
-    InfrastructureError,
-    ModelRoute,
-    NoOptions,
-)
-from ctbench.plugin_api.agent_files import (
-    ANSWER_CAP,
-    DB_CAP,
-    LOG_CAP,
-    MIB,
-    SMALL_CAP,
-    AttemptFolder,
-    RefusedFile,
-    log_tail,
-)
-from ctbench.plugin_api.executor import GROUP as EXECUTORS_GROUP
-from ctbench.plugin_api.executor import (
-    ExecutionContext,
-    Executor,
-    ExecutorError,
-    ExecutorEvent,
-    QueueExecutor,
-    UnitStarted,
-)
-from ctbench.plugin_api.exporter import GROUP as EXPORTERS_GROUP
-from ctbench.plugin_api.exporter import Exporter, ExporterError, ExportRequest, ExportSummary, refuse_options
-from ctbench.plugin_api.jsonlines import json_objects
-from ctbench.plugin_api.settings import DEFAULT_TIMEOUT_S, AttemptLimits, SandboxSettings
-from ctbench.plugin_api.ssh import SshAccess
-from ctbench.plugin_api.transcript import ToolCall, TranscriptEntry, TranscriptUsage
-from ctbench.plugin_api.transcript import dumps as dump_transcript
-from ctbench.plugin_api.turns import ModelTurn, token_count
-from ctbench.plugin_api.work import AttemptOutcome, Transport, WorkUnit
-from ctbench.prices import Prices
-from ctbench.replay.tools import INPUT_SCHEMAS, TOOL_NAMES, ReplayTools
-from ctbench.safetext import visible
-from ctbench.scoring.families import GROUP as FAMILIES_GROUP
-from ctbench.scoring.families import TaskFamily, families
-from ctbench.scoring.parse import AnswerLink, ParsedAnswer, Port
-from ctbench.store import TaskSet
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names, for type checkers and import-linter; loaded on first use below
+    from ctbench.dialects import get_dialect
+    from ctbench.errors import CtbError
+    from ctbench.isolation import visible_set_files, visible_task_files
+    from ctbench.model import Family, GoldAnswer
+    from ctbench.plugin_api.agent import GROUP as AGENTS_GROUP
+    from ctbench.plugin_api.agent import (
+        Agent,
+        AgentConfigError,
+        AgentContext,
+        AgentError,
+        AgentLog,
+        AgentOptions,
+        AgentResult,
+        AgentSettings,
+        Availability,
+        InfrastructureError,
+        ModelRoute,
+        NoOptions,
+    )
+    from ctbench.plugin_api.agent_files import (
+        ANSWER_CAP,
+        DB_CAP,
+        LOG_CAP,
+        MIB,
+        SMALL_CAP,
+        AttemptFolder,
+        RefusedFile,
+        log_tail,
+    )
+    from ctbench.plugin_api.executor import GROUP as EXECUTORS_GROUP
+    from ctbench.plugin_api.executor import (
+        ExecutionContext,
+        Executor,
+        ExecutorError,
+        ExecutorEvent,
+        QueueExecutor,
+        UnitStarted,
+    )
+    from ctbench.plugin_api.exporter import GROUP as EXPORTERS_GROUP
+    from ctbench.plugin_api.exporter import (
+        Exporter,
+        ExporterError,
+        ExportRequest,
+        ExportSummary,
+        refuse_options,
+    )
+    from ctbench.plugin_api.jsonlines import json_objects
+    from ctbench.plugin_api.settings import DEFAULT_TIMEOUT_S, AttemptLimits, SandboxSettings
+    from ctbench.plugin_api.ssh import SshAccess
+    from ctbench.plugin_api.transcript import ToolCall, TranscriptEntry, TranscriptUsage
+    from ctbench.plugin_api.transcript import dumps as dump_transcript
+    from ctbench.plugin_api.turns import ModelTurn, token_count
+    from ctbench.plugin_api.work import AttemptOutcome, Transport, WorkUnit
+    from ctbench.prices import Prices
+    from ctbench.replay.tools import INPUT_SCHEMAS, TOOL_NAMES, ReplayTools
+    from ctbench.safetext import visible
+    from ctbench.scoring.families import GROUP as FAMILIES_GROUP
+    from ctbench.scoring.families import TaskFamily, families
+    from ctbench.scoring.parse import AnswerLink, ParsedAnswer, Port
+    from ctbench.store import TaskSet
+
+_HOMES: dict[str, tuple[str, str]] = {
+    "AGENTS_GROUP": ("ctbench.plugin_api.agent", "GROUP"),
+    "ANSWER_CAP": ("ctbench.plugin_api.agent_files", "ANSWER_CAP"),
+    "Agent": ("ctbench.plugin_api.agent", "Agent"),
+    "AgentConfigError": ("ctbench.plugin_api.agent", "AgentConfigError"),
+    "AgentContext": ("ctbench.plugin_api.agent", "AgentContext"),
+    "AgentError": ("ctbench.plugin_api.agent", "AgentError"),
+    "AgentLog": ("ctbench.plugin_api.agent", "AgentLog"),
+    "AgentOptions": ("ctbench.plugin_api.agent", "AgentOptions"),
+    "AgentResult": ("ctbench.plugin_api.agent", "AgentResult"),
+    "AgentSettings": ("ctbench.plugin_api.agent", "AgentSettings"),
+    "AnswerLink": ("ctbench.scoring.parse", "AnswerLink"),
+    "AttemptFolder": ("ctbench.plugin_api.agent_files", "AttemptFolder"),
+    "AttemptLimits": ("ctbench.plugin_api.settings", "AttemptLimits"),
+    "AttemptOutcome": ("ctbench.plugin_api.work", "AttemptOutcome"),
+    "Availability": ("ctbench.plugin_api.agent", "Availability"),
+    "CtbError": ("ctbench.errors", "CtbError"),
+    "DB_CAP": ("ctbench.plugin_api.agent_files", "DB_CAP"),
+    "DEFAULT_TIMEOUT_S": ("ctbench.plugin_api.settings", "DEFAULT_TIMEOUT_S"),
+    "EXECUTORS_GROUP": ("ctbench.plugin_api.executor", "GROUP"),
+    "EXPORTERS_GROUP": ("ctbench.plugin_api.exporter", "GROUP"),
+    "ExecutionContext": ("ctbench.plugin_api.executor", "ExecutionContext"),
+    "Executor": ("ctbench.plugin_api.executor", "Executor"),
+    "ExecutorError": ("ctbench.plugin_api.executor", "ExecutorError"),
+    "ExecutorEvent": ("ctbench.plugin_api.executor", "ExecutorEvent"),
+    "ExportRequest": ("ctbench.plugin_api.exporter", "ExportRequest"),
+    "ExportSummary": ("ctbench.plugin_api.exporter", "ExportSummary"),
+    "Exporter": ("ctbench.plugin_api.exporter", "Exporter"),
+    "ExporterError": ("ctbench.plugin_api.exporter", "ExporterError"),
+    "FAMILIES_GROUP": ("ctbench.scoring.families", "GROUP"),
+    "Family": ("ctbench.model", "Family"),
+    "GoldAnswer": ("ctbench.model", "GoldAnswer"),
+    "INPUT_SCHEMAS": ("ctbench.replay.tools", "INPUT_SCHEMAS"),
+    "InfrastructureError": ("ctbench.plugin_api.agent", "InfrastructureError"),
+    "LOG_CAP": ("ctbench.plugin_api.agent_files", "LOG_CAP"),
+    "MIB": ("ctbench.plugin_api.agent_files", "MIB"),
+    "ModelRoute": ("ctbench.plugin_api.agent", "ModelRoute"),
+    "ModelTurn": ("ctbench.plugin_api.turns", "ModelTurn"),
+    "NoOptions": ("ctbench.plugin_api.agent", "NoOptions"),
+    "ParsedAnswer": ("ctbench.scoring.parse", "ParsedAnswer"),
+    "Port": ("ctbench.scoring.parse", "Port"),
+    "Prices": ("ctbench.prices", "Prices"),
+    "QueueExecutor": ("ctbench.plugin_api.executor", "QueueExecutor"),
+    "RefusedFile": ("ctbench.plugin_api.agent_files", "RefusedFile"),
+    "ReplayTools": ("ctbench.replay.tools", "ReplayTools"),
+    "SMALL_CAP": ("ctbench.plugin_api.agent_files", "SMALL_CAP"),
+    "SandboxSettings": ("ctbench.plugin_api.settings", "SandboxSettings"),
+    "SshAccess": ("ctbench.plugin_api.ssh", "SshAccess"),
+    "TOOL_NAMES": ("ctbench.replay.tools", "TOOL_NAMES"),
+    "TaskFamily": ("ctbench.scoring.families", "TaskFamily"),
+    "TaskSet": ("ctbench.store", "TaskSet"),
+    "ToolCall": ("ctbench.plugin_api.transcript", "ToolCall"),
+    "TranscriptEntry": ("ctbench.plugin_api.transcript", "TranscriptEntry"),
+    "TranscriptUsage": ("ctbench.plugin_api.transcript", "TranscriptUsage"),
+    "Transport": ("ctbench.plugin_api.work", "Transport"),
+    "UnitStarted": ("ctbench.plugin_api.executor", "UnitStarted"),
+    "WorkUnit": ("ctbench.plugin_api.work", "WorkUnit"),
+    "dump_transcript": ("ctbench.plugin_api.transcript", "dumps"),
+    "families": ("ctbench.scoring.families", "families"),
+    "get_dialect": ("ctbench.dialects", "get_dialect"),
+    "json_objects": ("ctbench.plugin_api.jsonlines", "json_objects"),
+    "log_tail": ("ctbench.plugin_api.agent_files", "log_tail"),
+    "refuse_options": ("ctbench.plugin_api.exporter", "refuse_options"),
+    "token_count": ("ctbench.plugin_api.turns", "token_count"),
+    "visible": ("ctbench.safetext", "visible"),
+    "visible_set_files": ("ctbench.isolation", "visible_set_files"),
+    "visible_task_files": ("ctbench.isolation", "visible_task_files"),
+}
+"""Where each name lives: importing a contract module (``plugin_api.settings``, say, which the
+evaluator's settings import) loads this package first, so its names load on first use rather than
+pulling the scoring layer, the replay's tools and asyncio into every ``ctb-eval --help``."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home[0]), home[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "AGENTS_GROUP",
