@@ -24,6 +24,7 @@ from typing import Any
 
 from ctbench.approval.hashes import content_hashes, disk_reader, task_content_hash
 from ctbench.errors import CtbError
+from ctbench.model import family_names
 from ctbench.releases import RELEASE_FILE, SHARD, ReleaseManifest, load_manifest, pyarrow_module, sha256_file
 from ctbench.store import FAMILIES, HIDDEN_FILE, TASK_FILE, check_recording_rel
 from ctbench.yamlio import atomic_write_bytes, atomic_write_text
@@ -141,8 +142,11 @@ def import_release(
 
 def _write_task(stage: Path, row: dict[str, Any], gold: Path | None, sealed: dict[str, bytes] | None) -> None:
     task_id, family = str(row["id"]), str(row["family"])
-    if family not in {f.value for f in FAMILIES}:
-        raise CtbError(f"task {task_id}: unknown family {family!r}")
+    if family not in {f.value for f in FAMILIES} and family not in family_names():
+        raise CtbError(
+            f"task {task_id}: unknown family {family!r} (no task family of that name is installed; a "
+            "plug-in family's package must be installed to import its tasks)"
+        )
     folder = stage / family / _safe_name(task_id, "task id")
     atomic_write_text(folder / TASK_FILE, row["task_yaml"])
     for rec in row["recordings"]:

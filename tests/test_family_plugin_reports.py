@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -247,3 +248,72 @@ def test_the_leaderboard_and_mlflow_exports_carry_the_plugin_family(
     metrics = score_metrics(json.loads((runs[1] / "scores.json").read_text("utf-8")))
     assert metrics["downports.port_iou"] == pytest.approx(5 / 12)
     assert metrics["downports.se.port_iou"] == pytest.approx(1 / 12)
+
+
+def test_a_release_of_plugin_tasks_imports_runs_and_exports_its_figures(
+    plugin_env: dict[str, str],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A release counts the family's tasks (RELEASE.yaml, card, summary), imports and runs again (the
+    import refused a family it did not know by name), and the results dataset of runs on it has the
+    family's columns in its runs rows and its first part as each result's ``reasoning``."""
+    import subprocess
+
+    tasks = tmp_path / "tasks"
+    shutil.copytree(TASKS, tasks)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "tasks"]):
+        subprocess.run([*git, *args], cwd=tasks, check=True, capture_output=True)
+    rel, gold = tmp_path / "rel", tmp_path / "gold"
+    made = run_cli(
+        "authoring", "release", "0.1.0", "--tasks", str(tasks), "--out", str(rel), "--gold-out", str(gold),
+        "--license", "cc-by-4.0", "--allow-unreviewed", env=plugin_env, timeout=300,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert "2 task(s) (0 rca, 0 path, 2 downports)" in made.stdout
+    assert "downports: 2" in (rel / "RELEASE.yaml").read_text("utf-8")
+    assert "0 path restoration, 2 downports)" in (rel / "README.md").read_text("utf-8")
+    back = run_cli(
+        "authoring", "import-release", str(rel), "--gold", str(gold), "--out", str(tmp_path / "back"),
+        env=plugin_env, timeout=300,
+    )  # fmt: skip
+    assert back.returncode == 0, back.stderr
+    assert (tmp_path / "back" / "downports" / "DOWN-001" / "hidden.yaml").is_file()
+
+    plan = tmp_path / "answers.json"
+    plan.write_text(json.dumps(WRONG), "utf-8")
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT, "utf-8")
+    env = {**plugin_env, "CTBENCH_RELEASE_DIR": str(tmp_path / "cache")}
+    runs = [tmp_path / "oracle", tmp_path / "wrong"]
+    for run, args in zip(
+        runs,
+        (["--agent", "oracle"], ["--agent", "command", "--agent-cmd", f"{sys.executable} {script} {plan}",
+                                 "--sandbox", "none"]),
+        strict=True,
+    ):  # fmt: skip
+        res = run_cli(
+            "evaluate", "run", *args, "--tasks", str(rel), "--gold", str(gold), "--allow-unreviewed",
+            "--out", str(run), env=env, timeout=300,
+        )  # fmt: skip
+        assert res.returncode == 0, res.stdout + res.stderr
+    out = tmp_path / "results"
+    res = run_cli(
+        "evaluate", "export", *map(str, runs), "--tasks", str(rel), "--gold", str(gold), "--format", "release",
+        "--resamples", "200", "--out", str(out), env=env, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    rows = [json.loads(x) for x in (out / "json" / "runs.jsonl").read_text("utf-8").splitlines()]
+    assert (
+        rows[1]["downports_tasks"],
+        rows[1]["downports_reasoning"],
+        rows[1]["downports_reasoning_se"],
+    ) == (
+        2,
+        41.67,
+        8.33,
+    )
+    results = [json.loads(x) for x in (out / "json" / "results.jsonl").read_text("utf-8").splitlines()]
+    wrong = {r["id"]: r["reasoning"] for r in results if r["run"] == "wrong"}
+    assert wrong == {"DOWN-001": pytest.approx(1 / 2), "DOWN-002": pytest.approx(1 / 3)}
+    assert "`downports_`" in (out / "README.md").read_text("utf-8")

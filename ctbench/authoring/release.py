@@ -363,7 +363,12 @@ def _counts(ts: TaskSet, kept: list[Retained]) -> dict[str, Any]:
     return {
         "tasks": len(kept),
         "recordings": sum(len(k.task.recordings) for k in kept),
-        "by_family": {f.value: by_family.get(f.value, 0) for f in FAMILIES},
+        "by_family": {
+            **{f.value: by_family.get(f.value, 0) for f in FAMILIES},
+            **{
+                f: n for f, n in sorted(by_family.items()) if f not in {b.value for b in FAMILIES}
+            },  # plug-ins
+        },
         "by_stratum": {
             fam: {name: dict(sorted(c.items())) for name, c in sorted(fields.items())}
             for fam, fields in sorted(strata.items())
@@ -592,6 +597,7 @@ def dataset_card(manifest: ReleaseManifest, options: ReleaseOptions) -> str:
         f"- {c['tasks']} tasks ({c['by_family']['rca']} root-cause analysis, {c['by_family']['path']} "
         f"path restoration"
         + (f", {c['by_family']['topology']} topology restoration" if c["by_family"].get("topology") else "")
+        + "".join(f", {n} {f}" for f, n in c["by_family"].items() if f not in ("rca", "path", "topology"))
         + f"), {c['recordings']} recordings, byte-exact.",
         f"- Review: {review['reviewed']} reviewed blind by {len(review['reviewers'])} reviewer(s); "
         f"{review['approved_first_round']} approved in the first round; reviewers' blind answers exact: "

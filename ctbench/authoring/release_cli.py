@@ -71,7 +71,9 @@ def cmd_release(args: argparse.Namespace) -> int:
     m = result.manifest
     c = m.counts["by_family"]
     print(
-        f"release {m.version}: {len(m.tasks)} task(s) ({c['rca']} rca, {c['path']} path), "
+        f"release {m.version}: {len(m.tasks)} task(s) ({c['rca']} rca, {c['path']} path"
+        + "".join(f", {n} {f}" for f, n in c.items() if f not in ("rca", "path", "topology") and n)
+        + "), "
         f"{m.counts['recordings']} recordings -> {result.out}"
     )
     if result.gold_out:

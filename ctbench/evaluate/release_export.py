@@ -35,11 +35,13 @@ from ctbench.evaluate.export import (
     LEADERBOARD_METRICS,
     figure,
     leaderboard_entry,
+    leaderboard_metrics,
     scored_documents,
     write_leaderboard,
 )
 from ctbench.evaluate.runfolder import RunConfig, RunFolder
 from ctbench.evaluate.score import Scorer, read_trial_results
+from ctbench.evaluate.scorecard import families_of
 from ctbench.plugin_api import CtbError, ExportRequest, ExportSummary, Prices, TaskSet, refuse_options
 from ctbench.releases import (
     SHARD,
@@ -71,6 +73,24 @@ REASONING = {"rca": "ident", "path": "rest", "topology": "link_iou"}
 """Per family, the per-task score a results row calls ``reasoning``."""
 EFFICIENCY = (("rounds", "rounds"), ("latency_s", "latency_s"), ("tokens", "total_tokens"))
 """Per family, the efficiency means a runs row carries (column suffix, scores.json efficiency key)."""
+
+
+def families_in(documents: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The families a runs row has columns for: the built-ins always, then every plug-in family
+    (installed by entry point) with tasks in any of the runs, in name order."""
+    plugins = {
+        f
+        for doc in documents
+        for f in families_of(doc)
+        if f not in METRICS and (doc["summary"].get(f) or {}).get("n_tasks")
+    }
+    return (*FAMILIES, *sorted(plugins))
+
+
+def _metrics(family: str, summ: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """A family's four runs-row figures: the built-ins' from :data:`METRICS`, a plug-in's as the
+    leaderboard has them (``reasoning`` is its first part)."""
+    return METRICS.get(family) or leaderboard_metrics(family, summ)
 
 
 class ReleaseExportError(CtbError):
@@ -121,19 +141,20 @@ def export_release(
     summary = ExportSummary("release", out)
     scorer = Scorer(task_set, prices=prices)
     documents = scored_documents(run_dirs, scorer, summary, n_resamples=n_resamples)
-    run_rows = [run_row(c, doc, release) for c, doc in zip(configs, documents, strict=True)]
+    families = families_in(documents)
+    run_rows = [run_row(c, doc, release, families) for c, doc in zip(configs, documents, strict=True)]
     result_rows = [
         row
         for d, c, doc in zip(run_dirs, configs, documents, strict=True)
         for row in result_rows_of(Path(d), c, doc, release)
     ]
     out.mkdir(parents=True, exist_ok=True)
-    schemas = _schemas()
+    schemas = _schemas(families)
     for name, rows in (("runs", run_rows), ("results", result_rows)):
         write_parquet(out / name / SHARD, rows, schemas[name])
         write_jsonl(out / "json" / f"{name}.jsonl", rows)
         summary.files += [f"{name}/{SHARD}", f"json/{name}.jsonl"]
-    atomic_write_text(out / "README.md", results_card(release, run_rows, len(result_rows)))
+    atomic_write_text(out / "README.md", results_card(release, run_rows, len(result_rows), families))
     summary.files.append("README.md")
     write_leaderboard(
         documents,
@@ -181,7 +202,9 @@ def check_release(run_dirs: Sequence[Path], configs: Sequence[RunConfig], task_s
     return Release(manifest, have)
 
 
-def run_row(config: RunConfig, doc: Mapping[str, Any], release: Release) -> dict[str, Any]:
+def run_row(
+    config: RunConfig, doc: Mapping[str, Any], release: Release, families: Sequence[str] = FAMILIES
+) -> dict[str, Any]:
     """One run: who, on what, and Table 5's figures per family (percent, as the leaderboard has them)."""
     entry = leaderboard_entry(doc)
     row: dict[str, Any] = {
@@ -200,10 +223,10 @@ def run_row(config: RunConfig, doc: Mapping[str, Any], release: Release) -> dict
         "n_tasks": doc["n_tasks"],
         "incomplete": bool(doc["incomplete"]),
     }
-    for fam in FAMILIES:
+    for fam in families:
         summ = doc["summary"].get(fam) or {"n_tasks": 0}
         row[f"{fam}_tasks"] = summ["n_tasks"]
-        for name, key, se_key in METRICS[fam]:
+        for name, key, se_key in _metrics(fam, summ):
             fig = figure(summ, doc["se"].get(fam) or {}, key, se_key) if summ["n_tasks"] else {}
             row[f"{fam}_{name}"], row[f"{fam}_{name}_se"] = fig.get("mean"), fig.get("sd")
         eff = doc["summary"]["efficiency"][fam] if summ["n_tasks"] else {}
@@ -246,7 +269,7 @@ def result_rows_of(
                 "status": task["status"],
                 "correct": bool(task.get("exact")),
                 "localization": task.get("loc"),
-                "reasoning": task.get(REASONING.get(task["family"], "")),
+                "reasoning": task.get(REASONING.get(task["family"]) or _first_part(doc, task["family"])),
                 "evidence_coverage": (evidence.get("covered", 0) / golden) if golden else None,
                 "failure": task.get("failure"),
                 "rounds": usage.get("rounds"),
@@ -258,7 +281,12 @@ def result_rows_of(
     return rows
 
 
-def _schemas() -> dict[str, Any]:
+def _first_part(doc: Mapping[str, Any], family: str) -> str:
+    """A plug-in family's first part (its per-task ``reasoning``), as its summary block names it."""
+    return ([str(c) for c in (doc["summary"].get(family) or {}).get("columns") or []] or [""])[0]
+
+
+def _schemas(families: Sequence[str] = FAMILIES) -> dict[str, Any]:
     pa = pyarrow_module()
     s, f, i = pa.string(), pa.float64(), pa.int64()
     runs = [
@@ -277,9 +305,9 @@ def _schemas() -> dict[str, Any]:
         ("n_tasks", i),
         ("incomplete", pa.bool_()),
     ]
-    for fam in FAMILIES:
+    for fam in families:
         runs.append((f"{fam}_tasks", i))
-        for name, _key, _se in METRICS[fam]:
+        for name, _key, _se in _metrics(fam, {}):
             runs += [(f"{fam}_{name}", f), (f"{fam}_{name}_se", f)]
         runs += [(f"{fam}_{column}", f) for column, _ in EFFICIENCY]
     results = [
@@ -302,7 +330,9 @@ def _schemas() -> dict[str, Any]:
     return {"runs": pa.schema(runs), "results": pa.schema(results)}
 
 
-def results_card(release: Release, runs: Sequence[Mapping[str, Any]], n_results: int) -> str:
+def results_card(
+    release: Release, runs: Sequence[Mapping[str, Any]], n_results: int, families: Sequence[str] = FAMILIES
+) -> str:
     """README.md of the results dataset: its configs, the release it cites, the release's canary."""
     m = release.manifest
     header = {
@@ -322,6 +352,14 @@ def results_card(release: Release, runs: Sequence[Mapping[str, Any]], n_results:
         "canary": m.canary,
     }
     listed = "\n".join(f"- `{r['run']}`: {r['harness']} / {r['model'] or 'unknown model'}" for r in runs)
+    extra = [f for f in families if f not in FAMILIES]
+    plugins = (
+        " Plug-in task families (installed by entry point) have the same columns: "
+        + ", ".join(f"`{f}_`" for f in extra)
+        + " (reasoning is the family's first own figure)."
+        if extra
+        else ""
+    )
     body = f"""# {m.name} {m.version}: results
 
 Scores of {len(runs)} run(s) on release **{m.version}** of {m.name} (its `RELEASE.yaml` has sha256
@@ -340,7 +378,7 @@ results = load_dataset(REPO_OR_FOLDER, "results", split="test")  # one row per r
 
 A `runs` row holds per family (`rca_`, `path_`, `topology_`) the accuracy, localization, reasoning
 (RCA-ID / Path-Rest / link IoU) and evidence of Table 5, in percent with their standard errors (`_se`),
-and the mean rounds, latency and tokens. A `results` row holds one attempt's scores (`correct`, `localization`, `reasoning`,
+and the mean rounds, latency and tokens.{plugins} A `results` row holds one attempt's scores (`correct`, `localization`, `reasoning`,
 `evidence_coverage`, the RCA failure mode) and usage; answers and trajectories are not published
 (a correct answer is the gold). `leaderboard.json` and `agent-details.json` are the CTBench
 leaderboard site's inputs for the same runs.
