@@ -13,13 +13,16 @@ node's dialect), saved and committed, and valid afterwards.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import git
 import pytest
-from textual.widgets import DataTable, Input, Static, TextArea
+from textual.widgets import DataTable, Input, Select, Static, TextArea
 
 from ctbench.commits import TRAILER_ACTION
 from ctbench.store import TaskSet
@@ -208,3 +211,83 @@ def test_the_answer_section_edits_a_plugin_familys_gold_as_lines(
     assert not list((tasks / "downports" / "DOWN-002").glob(".hidden.yaml.*"))  # no temp left by the save
     check = run_cli("authoring", "validate", str(tasks), env=_env(site))
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+ORACLE_CHECK = """
+import json, sys
+from ctbench.authoring.oracle_check import check_oracle
+print(json.dumps({r.task: r.problems for r in check_oracle([sys.argv[1]])}))
+"""
+
+
+def test_a_plugin_task_from_nothing_by_script(tasks: Path, site: Path) -> None:
+    """``ctb-author new --family <plug-in>`` starts from a statement stating the family's answer format;
+    recording, gold as answer lines and golden action by script give a task that validates and that
+    the oracle solves."""
+    env = _env(site)
+    base = ["--tasks", str(tasks), "--author", "Pat Pilot <pat@example.org>"]
+    recording = tasks / "downports" / "DOWN-001" / "recordings" / "CORE_SW_01" / "display_interface_brief.txt"
+    steps = [
+        ["new", "--family", "downports", "--id", "DOWN-003", "--network", "campus-lab"],
+        ["add-recording", "DOWN-003", "--device", "CORE_SW_01", "--command", "dis int br", "--file", str(recording)],
+        ["set-answer", "DOWN-003", "--line", "CORE_SW_01:GE0/0/2"],
+        ["add-golden", "DOWN-003", "--device", "CORE_SW_01", "--command", "dis int br", "--why", "GE0/0/2 is down"],
+    ]  # fmt: skip
+    for step in steps:
+        res = run_cli("authoring", *step, *base, env=env)
+        assert res.returncode == 0, (step, res.stdout + res.stderr)
+    statement = (tasks / "downports" / "DOWN-003" / "task.yaml").read_text("utf-8")
+    assert "Answer with one port per line: node:interface" in statement
+    check = run_cli("authoring", "validate", "--json", str(tasks / "downports" / "DOWN-003"), env=env)
+    found = json.loads(check.stdout)
+    assert check.returncode == 0 and found["tasks_checked"] == 1, check.stdout
+    assert [f for f in found["findings"] if f["severity"] == "error"] == []
+    oracle = subprocess.run(
+        [sys.executable, "-c", ORACLE_CHECK, str(tasks / "downports" / "DOWN-003")],
+        capture_output=True, text=True, env={**os.environ, **env}, timeout=300,
+    )  # fmt: skip
+    assert oracle.returncode == 0, oracle.stderr
+    assert json.loads(oracle.stdout) == {"DOWN-003": []}
+
+    unknown = run_cli(
+        "authoring", "new", "--family", "nosuch", "--id", "X-1", "--network", "campus-lab", *base, env=env
+    )
+    assert unknown.returncode == 2 and "invalid choice: 'nosuch'" in unknown.stderr
+
+
+def test_the_app_starts_a_plugin_task(tasks: Path, site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new-task dialog offers the installed plug-in family by its title; the new task opens with
+    the family's answer format in the statement's template and the answer section's help, and its
+    gold is then added as an answer line."""
+    monkeypatch.syspath_prepend(str(MODULE_DIR))
+    monkeypatch.syspath_prepend(str(site))
+
+    async def scenario() -> None:
+        app = author_app(tasks)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("n")
+            await settle(pilot)
+            assert type(app.screen).__name__ == "NewTaskDialog"
+            family = app.screen.query_one("#new-family", Select)
+            assert ("downports: down-port audit", "downports") in family._options  # type: ignore[attr-defined]
+            family.value = "downports"
+            await settle(pilot)
+            assert app.screen.query_one("#new-id", Input).value == "DOWNPORTS-001"
+            await pilot.press("ctrl+s")
+            editor = await validated(pilot)
+            assert editor.session.family.value == "downports"
+            statement = editor.query_one("#statement-text", TextArea)
+            assert "Answer with one port per line: node:interface" in statement.placeholder
+            await pilot.press("f6")
+            await settle(pilot)
+            help_text = " ".join(str(x.render()) for x in editor.query(".section-help"))
+            assert "one port per line: node:interface" in help_text
+            await pilot.press("a")
+            await settle(pilot)
+            await type_text(pilot, "CORE_SW_01:GE0/0/24")
+            await pilot.press("enter")
+            await validated(pilot)
+            assert editor.session.answer_lines() == ["CORE_SW_01:GigabitEthernet0/0/24"]
+
+    asyncio.run(scenario())

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ctbench.cli_support import add_command, build_parser, emit_json, run
 from ctbench.errors import CtbError
+from ctbench.model import family_names
 from ctbench.tables import TABLE_FORMATS, formats_help
 
 if TYPE_CHECKING:
@@ -451,8 +452,9 @@ def _add_editing_commands(sub: object) -> None:
     )
     p.add_argument(
         "--family",
-        choices=["rca", "path", "topology"],
-        help="root-cause analysis, path restoration or topology restoration",
+        choices=list(family_names()),
+        help="root-cause analysis, path restoration, topology restoration, or an installed plug-in "
+        "family (ctbench.families entry point)",
     )
     p.add_argument("--id", metavar="ID", help="task id, e.g. RCA-007 (becomes the folder name)")
     p.add_argument("--network", metavar="NAME", help="shared network the task runs on (networks/NAME.yaml)")

@@ -12,9 +12,21 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
 from ctbench.authoring.app.dialogs.base import Dialog
-from ctbench.model import Family
+from ctbench.model import BUILTIN_FAMILIES, Family
 
 NEW_NETWORK = "\x00new"
+
+
+def _plugin_choices() -> list[tuple[str, str]]:
+    """The installed plug-in families, after the built-ins, by their titles (a plug-in that does not
+    load is left out here; ctb-author validate names it)."""
+    from ctbench.scoring.families import families
+
+    try:
+        found = families()
+    except Exception:
+        return []
+    return [(f"{name}: {fam.title}", name) for name, fam in found.items() if name not in BUILTIN_FAMILIES]
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,7 @@ class NewTaskDialog(Dialog[NewTaskRequest | None]):
                     ("RCA: root-cause analysis", "rca"),
                     ("Path restoration", "path"),
                     ("Topology restoration", "topology"),
+                    *_plugin_choices(),
                 ],
                 value=self.family.value,
                 allow_blank=False,
