@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
@@ -291,3 +292,55 @@ def test_the_app_starts_a_plugin_task(tasks: Path, site: Path, monkeypatch: pyte
             assert editor.session.answer_lines() == ["CORE_SW_01:GigabitEthernet0/0/24"]
 
     asyncio.run(scenario())
+
+
+def test_a_family_may_store_its_gold_its_own_way(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The optional ``gold_from_lines``/``gold_to_lines`` of a family are used when it has them (here a
+    gold stored as mappings); without them, lines the family cannot read back as the same answer are
+    refused rather than stored wrong."""
+    import dataclasses
+
+    from ctbench.model import GoldAnswer
+    from ctbench.scoring.gold_lines import GoldLinesError, answer_reader, gold_from_lines, gold_to_lines
+
+    monkeypatch.syspath_prepend(str(MODULE_DIR))
+    monkeypatch.syspath_prepend(str(site))
+    from downports_family import NAME, DownPortsFamily
+
+    class MappedPorts(DownPortsFamily):
+        def gold(
+            self, answer: GoldAnswer, *, normalize: Any, resolve_label: Any
+        ) -> frozenset[tuple[str, str]]:
+            return frozenset((x["node"], normalize(x["node"], x["port"])) for x in answer.plugin(NAME) or [])
+
+        def gold_from_lines(
+            self, lines: list[str], *, node_names: Any, resolve_label: Any, normalize: Any
+        ) -> list:
+            parsed = self.parse(
+                "\n".join(lines), node_names=node_names, resolve_label=resolve_label, normalize=normalize
+            )
+            if parsed.invalid_lines:
+                raise ValueError(f"not a port: {parsed.invalid_lines[0]}")
+            return [{"node": n, "port": p} for n, p in sorted(parsed.entries or ())]
+
+        def gold_to_lines(self, answer: GoldAnswer, *, normalize: Any, resolve_label: Any) -> list[str]:
+            return [f"{x['node']} port {x['port']}" for x in answer.plugin(NAME) or []]
+
+    class Unreadable(DownPortsFamily):
+        def lines(self, parsed: Any) -> list[str]:  # writes what its own gold() does not read back
+            return [f"{port}@{node}" for node, port in sorted(parsed.entries or ())]
+
+    ts = TaskSet.open(FIXTURE)
+    base = answer_reader(ts, NAME, ts.network("campus-lab"))
+    mapped = dataclasses.replace(base, kind=MappedPorts())
+    stored = gold_from_lines(mapped, ["CORE_SW_01:GE0/0/24"])
+    assert stored == [{"node": "CORE_SW_01", "port": "GigabitEthernet0/0/24"}]
+    assert gold_to_lines(mapped, GoldAnswer.model_validate({NAME: stored})) == [
+        "CORE_SW_01 port GigabitEthernet0/0/24"
+    ]
+    with pytest.raises(GoldLinesError, match="not a port: nonsense"):
+        gold_from_lines(mapped, ["nonsense"])
+
+    assert gold_from_lines(base, ["CORE_SW_01:GE0/0/24"]) == ["CORE_SW_01:GigabitEthernet0/0/24"]
+    with pytest.raises(GoldLinesError, match="does not read the lines it writes"):
+        gold_from_lines(dataclasses.replace(base, kind=Unreadable()), ["CORE_SW_01:GE0/0/24"])
