@@ -155,6 +155,7 @@ BUNDLED_PLUGINS: dict[str, dict[str, str]] = {
         "ctbench.evaluate.export": "a release's leaderboard is the leaderboard format's own entry",
         "ctbench.evaluate.runfolder": "reads the run folders' run.yaml and results",
         "ctbench.evaluate.score": SCORER,
+        "ctbench.evaluate.scorecard": "a column group per family the runs hold, as the scorecard lists them",
         "ctbench.releases": "writes a release in the release format (manifest, shards)",
         "ctbench.yamlio": "writes its files by temp file and rename",
     },
