@@ -344,3 +344,39 @@ def test_a_family_may_store_its_gold_its_own_way(site: Path, monkeypatch: pytest
     assert gold_from_lines(base, ["CORE_SW_01:GE0/0/24"]) == ["CORE_SW_01:GigabitEthernet0/0/24"]
     with pytest.raises(GoldLinesError, match="does not read the lines it writes"):
         gold_from_lines(dataclasses.replace(base, kind=Unreadable()), ["CORE_SW_01:GE0/0/24"])
+
+
+def test_the_gates_cache_keys_outcomes_by_the_plugin_code(
+    tmp_path: Path, site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run gate caches validation outcomes; with the family's gold check they are stored apart from
+    the bare validator's, and keyed by the plug-in's module too (an upgrade is checked again)."""
+    from ctbench.approval.gate import validation_problems
+    from ctbench.scoring.gold_check import PluginGoldCheck
+
+    modules = tmp_path / "modules"  # a copy of the plug-in's module: its time stamp is changed below
+    shutil.copytree(MODULE_DIR, modules, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.syspath_prepend(str(modules))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "downports_family", raising=False)
+    monkeypatch.setenv("CTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    bad = tmp_path / "tasks"
+    shutil.copytree(FIXTURE, bad)
+    hidden = bad / "downports" / "DOWN-001" / "hidden.yaml"
+    hidden.write_text(hidden.read_text("utf-8").replace('["CORE_SW_01:', '["GHOST_SW:'), "utf-8")
+    ts = TaskSet.open(bad)
+    refs = ts.refs()
+    specs = {r.id: ts.load_task(r) for r in refs}
+
+    checked = validation_problems(ts, refs, specs, gold_check=PluginGoldCheck(ts))
+    assert "no device 'GHOST_SW' in the network" in checked["DOWN-001"]
+    assert "DOWN-002" not in checked
+    assert "DOWN-001" not in validation_problems(ts, refs, specs)  # the bare validator's own outcomes
+    assert "GHOST_SW" in validation_problems(ts, refs, specs, gold_check=PluginGoldCheck(ts))["DOWN-001"]
+
+    module = modules / "downports_family.py"
+    before = PluginGoldCheck(ts).basis
+    assert sys.modules["downports_family"].__file__ == str(module)  # the copy is what was loaded
+    st = module.stat()
+    os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert PluginGoldCheck(ts).basis != before
