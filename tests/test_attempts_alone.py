@@ -68,8 +68,8 @@ def _run(tasks: Path, out: Path, agent: list[str], *args: str, network: str | No
     assert r.returncode == 0, r.stderr
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     run_yaml = (out / "run.yaml").read_text(encoding="utf-8")
-    assert "sandbox: bwrap" in run_yaml
-    assert f"sandbox_network: {network or 'loopback'}" in run_yaml
+    assert "mode: bwrap" in run_yaml
+    assert f"network: {network or 'loopback'}" in run_yaml
     return lines
 
 
@@ -138,4 +138,4 @@ def test_a_run_without_a_sandbox_records_the_shared_network(tmp_path: Path, agen
     )
     assert r.returncode == 0, r.stderr
     run_yaml = (out / "run.yaml").read_text(encoding="utf-8")
-    assert "sandbox_network: host" in run_yaml and "loopback" not in run_yaml
+    assert "network: host" in run_yaml and "loopback" not in run_yaml

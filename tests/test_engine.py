@@ -29,6 +29,7 @@ from ctbench.evaluate.runner import Runner, RunSettings
 from ctbench.evaluate.score import SCORES_FILE, score_run
 from ctbench.model import Family
 from ctbench.store import TaskSet
+from ctbench.yamlio import load_fast
 from tests.conftest import REPO, copy_starters, run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -179,8 +180,7 @@ def test_plugin_agent_found_through_its_entry_point_and_run_end_to_end(
     (line,) = _lines(out)
     assert line["status"] == "answered" and line["commands"] == 2 and line["answer_source"] == "submit"
     assert line["content_hash"].startswith("sha256:") and line["trial"] == 1
-    config = (out / "run.yaml").read_text(encoding="utf-8")
-    assert "agent_args:" in config and "commands: 2" in config
+    assert load_fast(out / "run.yaml")["settings"]["agent"]["args"]["commands"] == 2
     # --agent-arg is part of the resume identity
     again = run_cli(
         "evaluate",
@@ -200,7 +200,8 @@ def test_plugin_agent_found_through_its_entry_point_and_run_end_to_end(
         "RCA-001",
         env=_env(plugin_path),
     )
-    assert again.returncode != 0 and "option agent_args" in again.stderr, again.stderr
+    assert again.returncode != 0 and "option args: {" in again.stderr, again.stderr
+    assert "'commands': 2" in again.stderr and "'commands': 3" in again.stderr
 
 
 @pytest.mark.parametrize(

@@ -155,7 +155,7 @@ def test_an_ssh_agent_scores_like_the_same_agent_over_mcp(task_set: Path, tmp_pa
     # the default sandbox (whatever its network is), then the host network shared with the runner
     for name, network in (("default", {}), ("host", {"sandbox_network": "host"})):
         ssh_run = run(task_set, tmp_path, "ssh", f"ssh-{name}", ssh=True, **network)
-        assert "sandbox: bwrap" in (ssh_run / "run.yaml").read_text(encoding="utf-8")
+        assert "mode: bwrap" in (ssh_run / "run.yaml").read_text(encoding="utf-8")
         same_score(task_set, ssh_run, mcp_run)
 
 

@@ -54,7 +54,7 @@ def test_resume_keeps_the_executor_options_and_never_the_key(task_set: Path, tmp
         env={"CTB_TEST_KEY": SECRET},
     )  # fmt: skip
     assert first.returncode == 1 and f"cannot reach the Ray cluster at 127.0.0.1:{port}" in first.stderr
-    config = load_fast(out / "run.yaml")
+    config = load_fast(out / "run.yaml")["settings"]
     assert config["executor"] == "ray"
     assert config["executor_options"] == {
         "address": f"127.0.0.1:{port}",
@@ -74,7 +74,7 @@ def test_resume_keeps_the_executor_options_and_never_the_key(task_set: Path, tmp
         env={"CTB_TEST_KEY": SECRET},
     )  # fmt: skip
     assert f"cannot reach the Ray cluster at 127.0.0.1:{other}" in moved.stderr
-    assert load_fast(out / "run.yaml")["executor_options"]["address"] == f"127.0.0.1:{other}"
+    assert load_fast(out / "run.yaml")["settings"]["executor_options"]["address"] == f"127.0.0.1:{other}"
     for path in out.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path

@@ -128,11 +128,11 @@ def test_each_cli_scores_100_and_records_what_the_model_reported(
         report = Runner(_settings(name, model.url, task_set, tmp_path / "run", sandbox=sandbox)).run()
     assert report.complete, report.summary_line()
     expected = "none" if sandbox == "none" else "bwrap"
-    assert report.config.options.sandbox == expected
-    assert f"sandbox: {expected}" in (report.folder / "run.yaml").read_text(encoding="utf-8")
+    assert report.config.sandbox == expected
+    assert f"mode: {expected}" in (report.folder / "run.yaml").read_text(encoding="utf-8")
     if expected == "bwrap" and "CTB_TEST_SANDBOX_NETWORK" not in os.environ:
         # the default network: the CLI reached its model only through the sandbox's forwarder
-        assert report.config.options.sandbox_network == "loopback"
+        assert report.config.settings.agent.sandbox.network == "loopback"
     lines = {line["task_id"]: line for line in _lines(report.folder)}
     for tid in TASKS:
         line = lines[tid]

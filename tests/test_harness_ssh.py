@@ -145,7 +145,7 @@ def test_an_agent_cli_logs_in_over_ssh_from_its_sandbox(
         mcp_run = Runner(settings(name, model_mcp.url, task_set, tmp_path / "mcp")).run()
     assert ssh_run.complete and mcp_run.complete
     config = (ssh_run.folder / "run.yaml").read_text(encoding="utf-8")
-    assert "ssh: true" in config and "sandbox: bwrap" in config and "sandbox_network: loopback" in config
+    assert "ssh: true" in config and "mode: bwrap" in config and "network: loopback" in config
     ssh_lines, mcp_lines = results(ssh_run.folder), results(mcp_run.folder)
     for tid in TASKS:
         line = ssh_lines[tid]

@@ -209,7 +209,7 @@ def test_import_back_gives_the_published_hashes(reviewed: Reviewed, tmp_path: Pa
 def test_the_oracle_on_the_release_names_it(reviewed: Reviewed, oracle_run: Path) -> None:
     config = load_fast(oracle_run / "run.yaml")
     assert len(config["tasks"]) == N_TASKS and config["unreviewed"] == [] and config["skipped"] == []
-    assert config["options"]["allow_unreviewed"] is False
+    assert config["settings"]["allow_unreviewed"] is False
     assert config["task_set"]["release"] == VERSION
     assert config["task_set"]["release_hash"] == manifest_hash(reviewed.out)
     scores = json.loads((oracle_run / "scores.json").read_text())

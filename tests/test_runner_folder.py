@@ -16,11 +16,11 @@ from ctbench.evaluate.runfolder import (
     ResultLine,
     RunConfig,
     RunFolder,
-    RunOptions,
     TaskSetRef,
     default_run_name,
     task_set_commit,
 )
+from ctbench.evaluate.settings import RunSettings
 from tests.conftest import REPO
 
 
@@ -31,12 +31,9 @@ def _line(task_id: str, status: str = "answered") -> ResultLine:
 def _config(**changes: object) -> RunConfig:
     base = RunConfig(
         name="r",
-        agent="openai",
-        model="m1",
         harness="ctbench-openai",
         harness_version="0.1.0",
-        options=RunOptions(timeout_s=60, retries=2),
-        concurrency=4,
+        settings=RunSettings(agent="openai", model="m1", timeout_s=60, retries=2),
         task_set=TaskSetRef(path="/t", commit="abc", dirty=False),
         tasks=["A", "B"],
         started=datetime(2026, 7, 25, tzinfo=UTC),
@@ -123,11 +120,11 @@ def test_run_yaml_round_trip_and_differences(tmp_path: Path) -> None:
     config = _config()
     folder.save_config(config)
     assert folder.load_config() == config
-    assert config.differences(_config(concurrency=32)) == []  # concurrency does not change results
+    # concurrency and where attempts ran do not change results
+    assert config.differences(_config(settings=config.settings.updated(concurrency=32, executor="ray"))) == []
     diffs = config.differences(
         _config(
-            model="m2",
-            options=RunOptions(timeout_s=30, retries=2),
+            settings=config.settings.updated(model="m2", timeout_s=30),
             task_set=TaskSetRef(path="/elsewhere", commit="def", dirty=True),
         )
     )

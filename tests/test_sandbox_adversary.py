@@ -173,7 +173,7 @@ def test_adversary_finds_nothing_in_the_sandbox_on_every_bundled_task(arena: Pat
     marks = ["--mark-tree", str(root), "--mark-dir", "/tmp", "--mark-dir", "/var/tmp"]
     report = run_adversary(tasks, root / "run", "bwrap", marks)
     run_dir = report.folder
-    assert report.config.options.sandbox == "bwrap"
+    assert report.config.sandbox == "bwrap"
     got = reports(run_dir)
     ids = [r.id for r in ts.refs()]
     assert sorted(got) == sorted(ids), "every task's attempt reported"
@@ -265,4 +265,4 @@ def test_the_same_adversary_unsandboxed_finds_the_gold(arena: Path, monkeypatch:
     assert marks_left(REPO / "ctbench", REPO / "tests") == []
     scores = score_run(report.folder, ts, write=False)["summary"]
     assert scores["rca"]["accuracy"] == 1.0
-    assert report.config.options.sandbox == "none"
+    assert report.config.sandbox == "none"

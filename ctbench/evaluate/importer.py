@@ -43,12 +43,11 @@ from ctbench.evaluate.runfolder import (
     ResultLine,
     RunConfig,
     RunFolder,
-    RunOptions,
     TaskSetRef,
     task_set_commit,
 )
 from ctbench.evaluate.score import Scorer, _text
-from ctbench.evaluate.settings import DEFAULT_TIMEOUT_S
+from ctbench.evaluate.settings import RunSettings
 from ctbench.replay.observation import Outcome
 from ctbench.scoring.judge import TaskJudge
 from ctbench.store import TaskSet
@@ -399,14 +398,19 @@ def import_items(
         run_agent = agent or _text(meta.get("agent")) or _text(meta.get("harness")) or harness or "imported"
         config = RunConfig(
             name=name or out.name,
-            agent=run_agent,
-            model=model or _text(meta.get("model")),
             harness=harness or _text(meta.get("harness")) or "imported",
             harness_version=_text(meta.get("harness_version")) or "unknown",
-            options=RunOptions(
-                timeout_s=DEFAULT_TIMEOUT_S, retries=0, prompt_version=f"imported:{path.name}", trials=trials
+            prompt_version=f"imported:{path.name}",
+            settings=RunSettings(
+                agent=run_agent,
+                model=model or _text(meta.get("model")),
+                retries=0,
+                trials=trials,
+                concurrency=1,
+                sandbox_network="host",
             ),
-            concurrency=1,
+            # the file does not say how its agent was isolated, nor under which caps
+            unrecorded=["sandbox.mode", "sandbox.limits"],
             task_set=_task_set_ref(task_set, _text(meta.get("task_set_commit")), summary),
             tasks=list(dict.fromkeys(t for _, t, _, _ in plan)),
             started=when,

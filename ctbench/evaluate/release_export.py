@@ -214,7 +214,7 @@ def run_row(
         "agent": config.agent,
         "model": config.model,
         "reasoning_effort": config.reasoning_effort,
-        "trials": config.options.trials,
+        "trials": config.settings.trials,
         "started": config.started.isoformat(),
         "finished": config.finished.isoformat() if config.finished else None,
         "ctbench_version": config.ctbench.version if config.ctbench else None,

@@ -3,8 +3,9 @@
 ::
 
     runs/<run-name>/
-      run.yaml                  RunConfig: agent, model, harness and version, options, task-set commit,
-                                task selection, started/finished, host, resume history
+      run.yaml                  RunConfig: harness and version, the run's settings (agent, model,
+                                options), task-set commit, task selection, started/finished, host,
+                                resume history
       results.jsonl             one ResultLine per finished task, appended as it finishes
       trajectories/<ID>.jsonl   one replay call per line (written by the replay session)
       logs/<ID>.log             the agent's own raw log (stdout/stderr, model exchanges)
@@ -38,11 +39,19 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticSerializationError
 
 from ctbench.errors import CtbError, validation_message
-from ctbench.evaluate.limits import AttemptLimits
+from ctbench.evaluate.settings import RunSettings
 from ctbench.provenance import TaskSetRef as TaskSetRef  # run.yaml records one; re-exported
 from ctbench.provenance import task_set_commit as task_set_commit  # re-exported for the runner
 from ctbench.safetext import scrub_json
@@ -53,7 +62,9 @@ RESULTS_FILE = "results.jsonl"
 TRAJECTORIES_DIR = "trajectories"
 LOGS_DIR = "logs"
 LOCK_FILE = ".lock"
-RUN_FORMAT = 1
+RUN_FORMAT = 2
+"""run.yaml's shape: 2 records the :class:`~ctbench.evaluate.settings.RunSettings` (``settings:``);
+1, every run.yaml before issue 27, had a flat ``options:`` mapping and is read into the same model."""
 
 ResultStatus = Literal["answered", "unparsable", "timeout", "error"]
 ErrorKind = Literal["agent", "infrastructure", "task"]
@@ -190,52 +201,6 @@ class RunTotals(_Model):
         return out
 
 
-class RunOptions(_Model):
-    """Everything that can change an agent's results; a resume must use the same values."""
-
-    timeout_s: float = Field(gt=0)
-    retries: int = Field(ge=0, description="Extra attempts after an infrastructure error.")
-    max_rounds: int | None = None
-    base_url: str | None = None
-    agent_cmd: str | None = None
-    select: str | None = None
-    all_statuses: bool = False
-    prompt_version: str = ""
-    agent_args: dict[str, Any] = Field(
-        default_factory=dict, description="The agent's own options (--agent-arg), as validated by the agent."
-    )
-    trials: int = Field(default=1, ge=1, description="Runs of each task (--trials).")
-    allow_unreviewed: bool = Field(
-        default=False,
-        description="Tasks not approved, or edited after approval, were run anyway (--allow-unreviewed).",
-    )
-    allow_invalid: bool = Field(default=False, description="Tasks failing validation were run anyway.")
-    sandbox: str | None = Field(
-        default=None,
-        description="How the agent was isolated: bwrap, none "
-        "(unsandboxed), in-process (a built-in agent, no process to isolate); "
-        "absent in runs made before the sandbox existed.",
-    )
-    sandbox_network: str = "host"
-    ssh: bool = Field(
-        default=False, description="External agents also had SSH logins on their devices (--ssh)."
-    )
-    limits: AttemptLimits | None = Field(
-        default=None,
-        description="Caps on each attempt's processes, file size and folder (--limit); "
-        "absent in runs made before the caps existed.",
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _all_statuses_was_allow_unreviewed(cls, data: Any) -> Any:
-        """A run.yaml from before the gate says ``all_statuses``; it meant ``allow_unreviewed``, and a
-        resume writes both (without this, such a run could only be resumed with --force)."""
-        if isinstance(data, dict) and data.get("all_statuses") and "allow_unreviewed" not in data:
-            return {**data, "allow_unreviewed": True}
-        return data
-
-
 class SkippedTask(_Model):
     """A task the run gate kept out, and why."""
 
@@ -257,32 +222,37 @@ class ResumeRecord(_Model):
 
 
 class RunConfig(_Model):
-    """``run.yaml``."""
+    """``run.yaml``: what ran (harness, prompt version, the run's settings), on which tasks, when, where.
+
+    The settings are the :class:`~ctbench.evaluate.settings.RunSettings` the run was started with, as
+    :meth:`~ctbench.evaluate.settings.RunSettings.recorded` keeps them; ``agent``, ``model``,
+    ``concurrency``, ``executor`` and ``executor_options`` read them. A run.yaml of format 1 (flat
+    ``options:``) is read into the same shape by :func:`settings_of_format_1`.
+    """
 
     format: int = RUN_FORMAT
     name: str
-    agent: str
-    model: str | None = None
     harness: str
     harness_version: str
-    options: RunOptions
-    concurrency: int = Field(ge=1, description="Not compared on resume: it does not change results.")
+    prompt_version: str = Field(
+        default="", description="The prompt's version (ctbench.scoring.prompt); a resume must match it."
+    )
+    settings: RunSettings
     task_set: TaskSetRef
     tasks: list[str] = Field(description="The selected task ids, in run order.")
     started: datetime
     finished: datetime | None = None
     host: HostInfo
     resumes: list[ResumeRecord] = Field(default_factory=list)
-    executor: str = Field(default="local", description="Where attempts ran; not compared on resume.")
-    executor_options: dict[str, Any] = Field(
-        default_factory=dict,
-        description="The executor's options (Ray address, CPUs per attempt, runtime_env...) with every "
-        "secret redacted; a resume runs with them again. Not compared on resume.",
-    )
     skipped: list[SkippedTask] = Field(default_factory=list, description="Tasks the gate kept out.")
     unreviewed: list[str] = Field(
         default_factory=list,
         description="Tasks run although not approved and unchanged since approval (--allow-unreviewed).",
+    )
+    unrecorded: list[str] = Field(
+        default_factory=list,
+        description="Settings this run did not record (a run made before they existed, or imported): "
+        "shown as unknown, named as in RunSettings.compared (sandbox.mode, sandbox.limits).",
     )
     ctbench: CtbenchInfo | None = Field(default=None, description="The ctbench that made the run.")
     reasoning_effort: str | None = Field(
@@ -290,21 +260,81 @@ class RunConfig(_Model):
     )
     totals: RunTotals | None = Field(default=None, description="Updated at the end of every invocation.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _format_1(cls, data: Any) -> Any:
+        return settings_of_format_1(data) if isinstance(data, dict) and "options" in data else data
+
+    @field_validator("settings")
+    @classmethod
+    def _recorded(cls, value: RunSettings) -> RunSettings:
+        """Only what a run records (no invocation fields, no secrets), within the runner's bounds."""
+        problems = [
+            text
+            for bad, text in (
+                (value.agent.timeout_s <= 0, "agent.timeout_s must be more than 0"),
+                (value.retries < 0, "retries must be 0 or more"),
+                (value.trials < 1, "trials must be at least 1"),
+                (value.concurrency < 1, "concurrency must be at least 1"),
+            )
+            if bad
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value.recorded()
+
+    @field_serializer("settings")
+    def _record(self, value: RunSettings) -> dict[str, Any]:
+        return value.record()
+
+    @property
+    def agent(self) -> str:
+        """The agent's name (``settings.agent.agent``)."""
+        return self.settings.agent.agent
+
+    @property
+    def model(self) -> str | None:
+        return self.settings.agent.model
+
+    @property
+    def concurrency(self) -> int:
+        return self.settings.concurrency
+
+    @property
+    def executor(self) -> str:
+        """Where attempts ran; not compared on resume."""
+        return self.settings.executor
+
+    @property
+    def executor_options(self) -> dict[str, Any]:
+        """The executor's options with every secret redacted; a resume runs with them again."""
+        return self.settings.executor_options
+
+    @property
+    def sandbox(self) -> str | None:
+        """What isolated the agent (``bwrap``, ``none``, ``in-process``); None when the run did not
+        record it (made before the sandbox existed, or imported)."""
+        return None if "sandbox.mode" in self.unrecorded else self.settings.agent.sandbox.mode
+
     def differences(self, other: RunConfig) -> list[str]:
         """What differs between two configurations in ways that make their results incomparable."""
         out: list[str] = []
-        for name in ("agent", "model", "harness", "harness_version"):
+        for name in ("harness", "harness_version"):
             a, b = getattr(self, name), getattr(other, name)
             if a != b:
                 out.append(f"{name}: {a!r} -> {b!r}")
-        old_opts, new_opts = self.options.model_dump(), other.options.model_dump()
-        for key in old_opts:
-            if key == "limits" and old_opts[key] is None:  # a run from before the caps: resumed with them
+        old, new = self.settings.compared(), other.settings.compared()
+        for key in self.unrecorded:
+            old[key] = None
+        for key, value in old.items():
+            if key in self.unrecorded and _unrecorded_matches(key, new.get(key)):
                 continue
-            if key == "sandbox" and old_opts[key] is None and new_opts.get(key) == "in-process":
-                continue  # a run from before the sandbox, of an agent that has no process to isolate
-            if old_opts[key] != new_opts.get(key):
-                out.append(f"option {key}: {old_opts[key]!r} -> {new_opts.get(key)!r}")
+            if value != new.get(key):
+                out.append(
+                    f"{'' if key in ('agent', 'model') else 'option '}{key}: {value!r} -> {new.get(key)!r}"
+                )
+        if self.prompt_version != other.prompt_version:
+            out.append(f"option prompt_version: {self.prompt_version!r} -> {other.prompt_version!r}")
         if self.task_set.commit != other.task_set.commit:
             out.append(f"task-set commit: {self.task_set.commit[:12]} -> {other.task_set.commit[:12]}")
         if self.task_set.release_hash != other.task_set.release_hash:
@@ -314,6 +344,57 @@ class RunConfig(_Model):
         if self.tasks != other.tasks:
             out.append(f"task selection: {len(self.tasks)} -> {len(other.tasks)} tasks")
         return out
+
+
+def _unrecorded_matches(key: str, new: Any) -> bool:
+    """A setting the old run did not record matches the new value when it cannot have differed: any
+    attempt caps (the old run had none; results do not depend on them), and ``in-process`` (an agent
+    with no process to isolate). An external agent that ran before the sandbox existed ran
+    unsandboxed: resuming it sandboxed is a difference."""
+    return key == "sandbox.limits" or (key == "sandbox.mode" and new == "in-process")
+
+
+_FORMAT_1_AGENT = {
+    "base_url": "base_url",
+    "agent_cmd": "agent_cmd",
+    "max_rounds": "max_rounds",
+    "timeout_s": "timeout_s",
+    "agent_args": "args",
+    "ssh": "ssh",
+}
+_FORMAT_1_RUN = ("select", "allow_unreviewed", "allow_invalid", "retries", "trials")
+
+
+def settings_of_format_1(data: dict[str, Any]) -> dict[str, Any]:
+    """A run.yaml of format 1 (every ctbench before issue 27) in format 2's shape.
+
+    Format 1 kept ``agent``, ``model``, ``concurrency``, ``executor`` and ``executor_options`` at the
+    top and the rest in a flat ``options:`` mapping, which grew over time: runs from before the gate
+    say ``all_statuses`` (it meant ``allow_unreviewed``), runs from before the sandbox have no
+    ``sandbox`` (then ``sandbox_network`` meant ``host``) and runs from before the attempt caps no
+    ``limits``; those two are listed in ``unrecorded``. Keys the mapping should not hold are kept, so
+    the model names them."""
+    out = {**data, "format": RUN_FORMAT}
+    options = dict(out.pop("options") or {})
+    out["prompt_version"] = options.pop("prompt_version", "")
+    unrecorded = [] if options.get("sandbox") is not None else ["sandbox.mode"]
+    if options.get("limits") is None:
+        unrecorded.append("sandbox.limits")
+    sandbox = {
+        "mode": options.pop("sandbox", None) or "none",
+        "network": options.pop("sandbox_network", "host"),
+        "limits": options.pop("limits", None) or {},
+    }
+    agent: dict[str, Any] = {"agent": out.pop("agent", ""), "model": out.pop("model", None)}
+    agent |= {new: options.pop(old) for old, new in _FORMAT_1_AGENT.items() if old in options}
+    settings: dict[str, Any] = {"agent": {**agent, "sandbox": sandbox}}
+    settings |= {key: options.pop(key) for key in _FORMAT_1_RUN if key in options}
+    if options.pop("all_statuses", False):
+        settings["allow_unreviewed"] = True
+    settings |= {key: out.pop(key) for key in ("concurrency", "executor", "executor_options") if key in out}
+    out["settings"] = {**settings, **options}
+    out["unrecorded"] = [*out.get("unrecorded", ()), *unrecorded]
+    return out
 
 
 # --------------------------------------------------------------------------- results.jsonl

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 from ctbench.approval.gate import Skipped, apply_gate, content_hash
 from ctbench.errors import CtbError
 from ctbench.evaluate.agents import Agent, make_agent
-from ctbench.evaluate.executor_record import redact
 from ctbench.evaluate.progress import NullDisplay, ProgressDisplay, ProgressTracker
 from ctbench.evaluate.recorder import Recorder
 from ctbench.evaluate.runfolder import (
@@ -146,7 +145,7 @@ class RunReport:
 
     def counts(self) -> dict[str, int]:
         selected = set(self.config.tasks)
-        trials = self.config.options.trials
+        trials = self.config.settings.trials
         out = {
             "answered": 0,
             "unparsable": 0,
@@ -166,7 +165,7 @@ class RunReport:
         c = self.counts()
         parts = ", ".join(f"{v} {k}" for k, v in c.items() if v)
         done = sum(c.values())
-        trials = self.config.options.trials
+        trials = self.config.settings.trials
         state = "complete" if self.complete else "incomplete"
         what = (
             f"{len(self.config.tasks)} task(s)"
@@ -282,18 +281,20 @@ class Runner:
         out = Path(s.out) if s.out is not None else Path(s.runs_root) / name
         config = RunConfig(
             name=out.name,
-            agent=s.agent.agent,
-            model=s.agent.model,
             harness=self.agent.harness,
             harness_version=self.agent.harness_version,
-            options=s.record(self.agent_args, sandbox, PROMPT_VERSION),
-            concurrency=s.concurrency,
+            prompt_version=PROMPT_VERSION,
+            # recorded: the agent's validated args and the sandbox it really ran in (only a bubblewrap
+            # sandbox has a network of its own); RunConfig keeps them without invocation or secrets
+            settings=s.updated(
+                agent_args=self.agent_args,
+                sandbox=sandbox,
+                sandbox_network=s.agent.sandbox.network if sandbox == "bwrap" else "host",
+            ),
             task_set=task_set_commit(ts.root),
             tasks=[t.id for t in self.plan],
             started=now,
             host=HostInfo.current(),
-            executor=s.executor,
-            executor_options=redact(s.executor_options),
             skipped=[SkippedTask(task_id=k.task_id, reason=k.reason) for k in gate.skipped],
             unreviewed=gate.unreviewed_admitted,
             ctbench=CtbenchInfo.current(),
@@ -318,6 +319,11 @@ class Runner:
         if not self.agent.needs_http:
             return "in-process"
         agent = self.settings.agent
+        if agent.sandbox.mode == "in-process":
+            raise CtbError(
+                f"sandbox in-process is what run.yaml records for built-in agents; {agent.agent} runs "
+                "a process: choose --sandbox auto, bwrap or none"
+            )
         if agent.sandbox.mode in ("auto", "bwrap"):
             from ctbench.evaluate.sandbox import require_bwrap
 

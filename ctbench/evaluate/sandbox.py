@@ -497,6 +497,8 @@ def make_launcher(
     caps = host_limits(settings.limits)
     if settings.mode == "none":
         return NoSandbox(limits=caps)
+    if settings.mode == "in-process":  # what run.yaml records for built-in agents; never asked for
+        raise SandboxError("--sandbox in-process is not a sandbox: choose auto, bwrap or none")
     bwrap = require_bwrap(settings.mode, settings.network)
     secrets = list(secret_paths)
     state = socket_state_dir("ctbench-net-")

@@ -118,7 +118,7 @@ class RunInfo:
     trials: int = 1
     """Trials per task the run was asked for (``--trials``); 1 for runs made before trials existed."""
     sandbox: str | None = None
-    """``none`` when an external agent ran unsandboxed (reports say so); see RunOptions.sandbox."""
+    """``none`` when an external agent ran unsandboxed (reports say so); see RunConfig.sandbox."""
     release: str | None = None
     """Version of the release the task set was imported from (run.yaml task_set.release), if any."""
     release_hash: str | None = None
@@ -188,10 +188,13 @@ def read_run_info(run_dir: Path) -> tuple[RunInfo, list[str]]:
             raise CtbError(f"{folder.run_file}: tasks: expected a list of task ids") from None
         task_set = data.get("task_set")
         commit = task_set.get("commit") if isinstance(task_set, Mapping) else None
+        settings = data.get("settings")
+        section = settings.get("agent") if isinstance(settings, Mapping) else None
+        agent = section if isinstance(section, Mapping) else data  # format 2 nests them, 1 did not
         info = RunInfo(
             name=_text(data.get("name")) or folder.path.resolve().name,
-            agent=_text(data.get("agent")),
-            model=_text(data.get("model")),
+            agent=_text(agent.get("agent")),
+            model=_text(agent.get("model")),
             harness=_text(data.get("harness")),
             harness_version=_text(data.get("harness_version")),
             task_set_commit=_text(commit),
@@ -206,11 +209,11 @@ def read_run_info(run_dir: Path) -> tuple[RunInfo, list[str]]:
         harness_version=config.harness_version,
         task_set_commit=config.task_set.commit,
         tasks=tuple(config.tasks),
-        trials=config.options.trials,
-        sandbox=config.options.sandbox,
+        trials=config.settings.trials,
+        sandbox=config.sandbox,
         release=config.task_set.release,
         release_hash=config.task_set.release_hash,
-        effort=config.reasoning_effort or _text(config.options.agent_args.get("reasoning_effort")),
+        effort=config.reasoning_effort or _text(config.settings.agent.args.get("reasoning_effort")),
     ), []
 
 

@@ -11,10 +11,13 @@ timeout default (600 s in one, 3600 s in the others). Now:
 - :class:`SandboxSettings` (``RunSettings.agent.sandbox``), how an external agent is isolated.
 
 ``AgentOptions`` is a documented alias of :class:`AgentSettings` for plug-in agents written against the
-old name. :data:`DEFAULT_TIMEOUT_S` is the only timeout default. run.yaml keeps the record of a run
-(:class:`ctbench.evaluate.runfolder.RunOptions`, built by :meth:`RunSettings.record` and read back by
-:meth:`RunSettings.from_config`) in the flat shape it has always had, so run folders of every earlier
-version load and resume.
+old name. :data:`DEFAULT_TIMEOUT_S` is the only timeout default.
+
+run.yaml records these settings themselves (``settings:``, :meth:`RunSettings.recorded`: the model
+without the fields of one invocation, :data:`INVOCATION`, and with the executor's secrets redacted),
+so no option is named twice; :meth:`RunSettings.from_config` reads them back for a resume. run.yaml
+files of the older, flat shape (``options:``, format 1) are read into the same model by
+:class:`ctbench.evaluate.runfolder.RunConfig`.
 
 ``RunSettings`` also takes the flat keywords that callers used before the sections existed
 (``RunSettings(agent="oracle", timeout_s=60, sandbox="none", agent_args={...})``): they go into
@@ -24,18 +27,18 @@ their section, so the command line, sweeps and tests can keep naming options fla
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ctbench.evaluate.executor_record import redact
 from ctbench.plugin_api.settings import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from ctbench.plugin_api.settings import AgentOptions as AgentOptions
 from ctbench.plugin_api.settings import AgentSettings as AgentSettings
-from ctbench.plugin_api.settings import AttemptLimits
 from ctbench.plugin_api.settings import SandboxSettings as SandboxSettings
 
 if TYPE_CHECKING:
-    from ctbench.evaluate.runfolder import RunConfig, RunOptions
+    from ctbench.provenance import TaskSetRef
 
 DEFAULT_CONCURRENCY = 4
 DEFAULT_RETRIES = 2
@@ -119,59 +122,58 @@ class RunSettings(BaseModel):
         )
         return RunSettings.model_validate({**data, "agent": agent, **_agent_part(given)})
 
-    def record(self, args: dict[str, Any], sandbox: str, prompt_version: str) -> RunOptions:
-        """run.yaml's ``options``: what can change results (a resume must match), with the agent's
-        validated ``args`` and the sandbox it really ran in (``bwrap``, ``none`` or ``in-process``)."""
-        from ctbench.evaluate.runfolder import RunOptions
+    def recorded(self) -> RunSettings:
+        """What run.yaml keeps of these settings: without the fields of one invocation
+        (:data:`INVOCATION`), with every secret of the executor's options redacted
+        (:func:`~ctbench.evaluate.executor_record.redact`)."""
+        data = self.model_dump(exclude=set(INVOCATION))
+        data["executor_options"] = redact(self.executor_options)
+        return RunSettings.model_validate(data)
 
-        a = self.agent
-        return RunOptions(
-            timeout_s=a.timeout_s,
-            retries=self.retries,
-            max_rounds=a.max_rounds,
-            base_url=a.base_url,
-            agent_cmd=a.agent_cmd,
-            select=self.select,
-            all_statuses=self.allow_unreviewed,
-            prompt_version=prompt_version,
-            agent_args=args,
-            trials=self.trials,
-            allow_unreviewed=self.allow_unreviewed,
-            allow_invalid=self.allow_invalid,
-            sandbox=sandbox,
-            # what the agent really shared: only a bubblewrap sandbox has a network of its own
-            sandbox_network=a.sandbox.network if sandbox == "bwrap" else "host",
-            ssh=a.ssh,
-            limits=a.sandbox.limits,
-        )
+    def record(self) -> dict[str, Any]:
+        """run.yaml's ``settings`` mapping (JSON values): :meth:`recorded`, dumped."""
+        return self.recorded().model_dump(mode="json", exclude=set(INVOCATION))
+
+    def compared(self) -> dict[str, Any]:
+        """The recorded settings a resume must match (all but :data:`NOT_COMPARED`), flat: the agent
+        section's fields by their own names (``agent``, ``model``, ``timeout_s``, ``args``...), the
+        sandbox's as ``sandbox.mode``, ``sandbox.network``, ``sandbox.limits``, then the run's."""
+        data = self.model_dump(mode="json", exclude=set(INVOCATION | NOT_COMPARED))
+        agent = data.pop("agent")
+        sandbox = agent.pop("sandbox")
+        return {**agent, **{f"sandbox.{k}": v for k, v in sandbox.items()}, **data}
 
     @classmethod
-    def from_config(cls, config: RunConfig, **overrides: Any) -> RunSettings:
+    def from_config(cls, config: RecordedRun, **overrides: Any) -> RunSettings:
         """Settings that resume a run exactly as it was started (``ctb-eval run --resume DIR``);
-        ``overrides`` are flat keywords, None meaning "as recorded"."""
-        o = config.options
-        settings = cls(
-            agent=config.agent,
-            model=config.model,
+        ``overrides`` are flat keywords, None meaning "as recorded". The executor's options are not
+        taken from run.yaml here (they are redacted there): the command line restores them."""
+        recorded = config.settings
+        settings = recorded.updated(
             tasks=config.task_set.path,
-            select=o.select,
-            allow_unreviewed=o.allow_unreviewed or o.all_statuses,
-            allow_invalid=o.allow_invalid,
-            concurrency=config.concurrency,
-            timeout_s=o.timeout_s,
-            retries=o.retries,
-            max_rounds=o.max_rounds,
-            base_url=o.base_url,
-            agent_cmd=o.agent_cmd,
-            agent_args=dict(o.agent_args),
-            trials=o.trials,
-            executor=config.executor,
-            sandbox=o.sandbox if o.sandbox in ("bwrap", "none", "auto") else "none",
-            sandbox_network=o.sandbox_network,
-            ssh=o.ssh,
-            limits=o.limits or AttemptLimits(),
+            executor_options={},
+            # a built-in agent needed no sandbox; an external one named on resume runs unsandboxed
+            sandbox="none" if recorded.agent.sandbox.mode == "in-process" else None,
         )
         return settings.updated(**overrides)
+
+
+class RecordedRun(Protocol):
+    """What a resume reads of a run.yaml (:class:`ctbench.evaluate.runfolder.RunConfig`, which imports
+    this module: the protocol keeps the import one way)."""
+
+    @property
+    def settings(self) -> RunSettings: ...
+
+    @property
+    def task_set(self) -> TaskSetRef: ...
+
+
+INVOCATION = frozenset({"tasks", "out", "force", "retry_errors", "runs_root"})
+"""Fields of one invocation of ``ctb-eval run``, not of the run: run.yaml does not record them (the
+task set is recorded apart, as ``task_set``: its resolved path, commit and release)."""
+NOT_COMPARED = frozenset({"concurrency", "executor", "executor_options"})
+"""Recorded settings that do not change results: a resume may change them."""
 
 
 def _agent_part(given: dict[str, Any]) -> dict[str, Any]:
@@ -183,6 +185,8 @@ __all__ = [
     "DEFAULT_CONCURRENCY",
     "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT_S",
+    "INVOCATION",
+    "NOT_COMPARED",
     "AgentOptions",
     "AgentSettings",
     "RunSettings",

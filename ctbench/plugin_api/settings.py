@@ -51,7 +51,10 @@ class _Section(BaseModel):
 class SandboxSettings(_Section):
     """How external agents are isolated (issue 14); ``none`` is recorded and printed as unsandboxed."""
 
-    mode: Literal["auto", "bwrap", "none"] = "auto"
+    mode: Literal["auto", "bwrap", "none", "in-process"] = "auto"
+    """Asked: ``auto`` (bubblewrap when the agent runs a process), ``bwrap`` or ``none``. Recorded in
+    run.yaml: what really isolated the agent, ``bwrap``, ``none`` (unsandboxed) or ``in-process`` (a
+    built-in agent, no process to isolate)."""
     network: Literal["host", "loopback"] = "loopback"
     """``loopback`` (default, issue 25): each attempt alone in its own network namespace."""
     limits: AttemptLimits = Field(default_factory=AttemptLimits)
