@@ -44,7 +44,8 @@ def test_the_endpoint_reported_model_is_recorded_and_priced(
     (line,) = _lines(folder)
     assert line["status"] == "answered" and line["model_reported"] == SNAPSHOT, line
     config = load_fast(folder / "run.yaml")
-    assert config["model"] == "scripted-model" and config["totals"]["models_reported"] == [SNAPSHOT]
+    assert config["settings"]["agent"]["model"] == "scripted-model"
+    assert config["totals"]["models_reported"] == [SNAPSHOT]
     prices = tmp_path / "prices.yaml"
     prices.write_text(
         f"currency: USD\ndate: 2026-11-30\nmodels:\n  {SNAPSHOT}: {{input: 1.0, output: 2.0}}\n"

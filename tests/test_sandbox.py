@@ -34,6 +34,7 @@ from ctbench.evaluate.work import SandboxSettings
 from ctbench.replay.engine import ReplayEngine
 from ctbench.replay.http_server import serve_in_thread
 from ctbench.store import TaskSet
+from ctbench.yamlio import load_fast
 from tests.conftest import REPO, run_cli
 
 needs_bwrap = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
@@ -645,7 +646,7 @@ def test_an_unsandboxed_run_says_so_on_the_scorecard_and_in_reports(
     # the harness column names the agent's command, whose path holds this test's name ("unsandboxed")
     said = proc.stdout.replace(str(tmp_path), "TMP")
     assert ("unsandboxed" in said) is (sandbox == "none"), proc.stdout
-    assert f"sandbox: {sandbox}" in (out / "run.yaml").read_text()
+    assert load_fast(out / "run.yaml")["settings"]["agent"]["sandbox"]["mode"] == sandbox
     scores = json.loads((out / "scores.json").read_text())
     assert scores["run"]["sandbox"] == sandbox
     report = run_cli("evaluate", "report", str(out), timeout=300)
