@@ -99,13 +99,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from ctbench.authoring.stats import dataset_stats
     from ctbench.review.history import review_counts
+    from ctbench.scoring.gold_check import PluginGoldCheck
     from ctbench.store import TaskSet
     from ctbench.tables import render
     from ctbench.validation import Validator
 
     ts = TaskSet.open(args.path or args.tasks)
     counts = review_counts(ts)
-    report = Validator(ts).run()
+    report = Validator(ts, gold_check=PluginGoldCheck(ts)).run()
     invalid = _invalid_lines(report)
     try:
         res = dataset_stats(ts, review_counts=counts)
@@ -152,6 +153,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from ctbench.authoring.bundle import dumps, export_task
+    from ctbench.scoring.gold_check import PluginGoldCheck
     from ctbench.store import TaskSet
     from ctbench.validation import Validator
     from ctbench.yamlio import atomic_write_text
@@ -160,7 +162,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     refs = [ts.ref(i) for i in args.ids] if args.ids else ts.unique_refs()  # one id, one bundle file
     if not refs:
         raise CtbError(f"{ts.root}: no tasks to export")
-    report = Validator(ts).run(refs)
+    report = Validator(ts, gold_check=PluginGoldCheck(ts)).run(refs)
     invalid = _invalid_lines(report)
     for line in invalid:
         print(f"ctb-author export: {line}", file=sys.stderr)

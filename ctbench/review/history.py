@@ -34,10 +34,10 @@ from typing import Any
 
 from ctbench.approval.states import CRITERIA, Action, Role, Verdict
 from ctbench.errors import CtbError
-from ctbench.model import Status
+from ctbench.model import Family, Status
 from ctbench.review.gitflow import ReviewRepo
 from ctbench.review.view import TaskState, collect
-from ctbench.store import FAMILIES, TaskSet
+from ctbench.store import TaskSet
 from ctbench.tables import Table
 
 
@@ -138,7 +138,7 @@ class ReviewStats:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        fams = [f.value for f in FAMILIES]
+        fams = [f.value for f in Family]  # every installed family, plug-ins too
         per_family = {}
         for fam in fams:
             rounds = self.rounds.get(fam, [])
@@ -336,7 +336,7 @@ def compute(
     """
     st = ReviewStats(seed=seed)
     failed = audit_failed or {}
-    for family in FAMILIES:
+    for family in Family:  # every installed family, plug-ins too
         for d in (
             st.candidates,
             st.retained,
@@ -421,7 +421,7 @@ def submitted_in_history(repo: ReviewRepo) -> dict[str, str]:
     for e in repo.log("--all"):
         if e.action == Action.SUBMIT.value and e.task:
             fam = e.get("family")
-            if fam in {f.value for f in FAMILIES}:  # every family, topology restoration too
+            if fam in {f.value for f in Family}:  # every installed family, topology and plug-ins too
                 out.setdefault(e.task, fam)
     return out
 

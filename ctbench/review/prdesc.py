@@ -345,6 +345,7 @@ def _validation(ts: TaskSet, repo: ReviewRepo, state: TaskState, rev: str) -> li
     import tarfile
     import tempfile
 
+    from ctbench.scoring.gold_check import PluginGoldCheck
     from ctbench.store import TaskRef
     from ctbench.validation import Validator
 
@@ -365,7 +366,9 @@ def _validation(ts: TaskSet, repo: ReviewRepo, state: TaskState, rev: str) -> li
         root = Path(tmp) / "tree" / prefix if prefix else Path(tmp) / "tree"
         shadow = TaskSet(root=root, identity=ts.identity)
         folder = root / state.family.value / state.id
-        report = Validator(shadow).run([TaskRef(state.id, state.family, folder)])
+        # a plug-in family's gold is checked against the network by the family, as ctb-author validate does
+        check = PluginGoldCheck(shadow)
+        report = Validator(shadow, gold_check=check).run([TaskRef(state.id, state.family, folder)])
         sealed = (folder / SEALED_HIDDEN_FILE).is_file()
     errors = [f for f in report.errors if f.task in (state.id, None)]
     warnings = [f for f in report.warnings if f.task in (state.id, None)]

@@ -27,7 +27,7 @@ from ctbench.errors import CtbError
 from ctbench.model import Family, Status, TaskSpec
 from ctbench.people import People, people_of
 from ctbench.review.gitflow import BRANCH_PREFIX, ReviewRepo
-from ctbench.store import FAMILIES, REVIEWS_DIR, TASK_FILE, TaskSet
+from ctbench.store import REVIEWS_DIR, TASK_FILE, TaskSet
 from ctbench.yamlio import load_fast
 
 
@@ -89,8 +89,8 @@ def read_worktree(ts: TaskSet, task_id: str, rel: str = "", people: People | Non
 
 
 def read_at(repo: ReviewRepo, rev: str, task_id: str) -> TaskState | None:
-    """A task as committed at ``rev`` (visible file and review records only)."""
-    for fam in FAMILIES:
+    """A task as committed at ``rev`` (visible file and review records only), of any installed family."""
+    for fam in Family:
         rel = repo.task_rel(fam.value, task_id)
         data = repo.read_blob(rev, f"{rel}/{TASK_FILE}")
         if data is None:
@@ -155,8 +155,8 @@ def collect(
                 continue
             if state is not None:
                 out[task_id] = state
-    order = {f: i for i, f in enumerate(FAMILIES)}
-    return sorted(out.values(), key=lambda s: (order[s.family], _natural(s.id)))
+    order = {f: i for i, f in enumerate(Family)}  # the built-ins, then installed plug-ins by name
+    return sorted(out.values(), key=lambda s: (order.get(s.family, len(order)), s.family, _natural(s.id)))
 
 
 def _natural(text: str) -> list[object]:

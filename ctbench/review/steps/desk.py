@@ -255,10 +255,12 @@ class Desk:
         return content_hashes(disk_reader(ref.path, self.ts))
 
     def check_valid(self, ref: TaskRef) -> None:
-        """Refuse a task that does not pass validation, with its first findings."""
+        """Refuse a task that does not pass validation, with its first findings (a plug-in family's gold
+        checked against the network by the family itself, as ``ctb-author validate`` and the run gate do)."""
+        from ctbench.scoring.gold_check import PluginGoldCheck
         from ctbench.validation import Validator
 
-        report = Validator(self.ts).run([ref])
+        report = Validator(self.ts, gold_check=PluginGoldCheck(self.ts)).run([ref])
         errors = [f for f in report.errors if f.task in (ref.id, None)]
         if errors:
             shown = "\n  ".join(f.render() for f in errors[:8])
