@@ -32,6 +32,7 @@ HOMES = {
     "Prices": "ctbench.prices",
     "TaskFamily": "ctbench.scoring.families",
     "ParsedAnswer": "ctbench.scoring.parse",
+    "GoldLinesError": "ctbench.scoring.gold_lines",
     "get_dialect": "ctbench.dialects",
 }
 
@@ -72,6 +73,36 @@ def test_old_import_paths_give_the_same_objects() -> None:
         old = importlib.import_module(module)
         for name in names:
             assert getattr(old, name) is getattr(plugins, name), f"{module}.{name}"
+
+
+def test_a_family_refuses_gold_lines_with_the_face_error() -> None:
+    """A family's own ``gold_from_lines`` raises the face's ``GoldLinesError``; the author is shown its
+    problems as the family named them (not wrapped, not lost), as for the built-in default."""
+    from ctbench.scoring.gold_lines import gold_from_lines
+    from ctbench.scoring.judge import AnswerReader
+    from ctbench.store import TaskSet
+
+    sys.path.insert(0, str(REPO / "tests" / "plugin_family"))
+    try:
+        from downports_family import DownPortsFamily
+    finally:
+        sys.path.remove(str(REPO / "tests" / "plugin_family"))
+
+    class Strict(DownPortsFamily):
+        def gold_from_lines(self, lines: list[str], **_: object) -> list[str]:
+            raise plugins.GoldLinesError(
+                [f"line {n}: {line!r} is not down" for n, line in enumerate(lines, 1)]
+            )
+
+    ts = TaskSet.open(REPO / "tests" / "fixtures" / "family-plugin" / "tasks")
+    devices = ts.network("campus-lab").device_map()
+    reader = AnswerReader("downports", tuple(devices), devices, ts.vendors, lambda _: None, Strict())
+    try:
+        gold_from_lines(reader, ["CORE_SW_01:GE0/0/24", "X:Y"])
+    except plugins.GoldLinesError as exc:
+        assert exc.problems == ["line 1: 'CORE_SW_01:GE0/0/24' is not down", "line 2: 'X:Y' is not down"]
+    else:
+        raise AssertionError("the family's refusal was not raised")
 
 
 def test_answer_link_is_not_the_cable() -> None:

@@ -20,8 +20,8 @@ module                 what it holds
 :mod:`.agent_files`    :class:`AttemptFolder`: an agent CLI's files, read without following links
 =====================  =====================================================
 
-The task-family contract is the scoring layer's (:class:`TaskFamily`, :class:`ParsedAnswer`), re-exported
-here; the core's :class:`~ctbench.model.Family`, :class:`~ctbench.model.GoldAnswer`,
+The task-family contract is the scoring layer's (:class:`TaskFamily`, :class:`ParsedAnswer`, and
+:class:`GoldLinesError` for a family's own ``gold_from_lines``), re-exported here; the core's :class:`~ctbench.model.Family`, :class:`~ctbench.model.GoldAnswer`,
 :class:`~ctbench.store.TaskSet`, price tables, vendor dialects and :func:`~ctbench.safetext.visible`
 likewise (and :func:`~ctbench.isolation.visible_task_files`, what of a task a remote worker may be
 shipped), and the replay's tools (:class:`~ctbench.replay.tools.ReplayTools`) for an in-process agent.
@@ -91,6 +91,7 @@ if TYPE_CHECKING:  # the names, for type checkers and import-linter; loaded on f
     from ctbench.safetext import visible
     from ctbench.scoring.families import GROUP as FAMILIES_GROUP
     from ctbench.scoring.families import TaskFamily, families
+    from ctbench.scoring.gold_lines import GoldLinesError
     from ctbench.scoring.parse import AnswerLink, ParsedAnswer, Port
     from ctbench.store import TaskSet
 
@@ -126,6 +127,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "FAMILIES_GROUP": ("ctbench.scoring.families", "GROUP"),
     "Family": ("ctbench.model", "Family"),
     "GoldAnswer": ("ctbench.model", "GoldAnswer"),
+    "GoldLinesError": ("ctbench.scoring.gold_lines", "GoldLinesError"),
     "INPUT_SCHEMAS": ("ctbench.replay.tools", "INPUT_SCHEMAS"),
     "InfrastructureError": ("ctbench.plugin_api.agent", "InfrastructureError"),
     "LOG_CAP": ("ctbench.plugin_api.agent_files", "LOG_CAP"),
@@ -217,6 +219,7 @@ __all__ = [
     "ExporterError",
     "Family",
     "GoldAnswer",
+    "GoldLinesError",
     "InfrastructureError",
     "ModelRoute",
     "ModelTurn",

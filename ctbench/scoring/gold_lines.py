@@ -7,7 +7,7 @@ writes an answer, one answer line per entry, through two optional methods a fami
 
 ``gold_from_lines(lines, *, node_names, resolve_label, normalize) -> list``
     The items to store under ``answer.<family>`` for these answer lines; raise :class:`GoldLinesError`
-    (or ``ValueError``) naming what is wrong. **Default**: each line is read alone by the family's
+    (a plug-in takes it from :mod:`ctbench.plugins`) or ``ValueError`` naming what is wrong. **Default**: each line is read alone by the family's
     parser (a line it rejects, or that names what the task does not know, is named with its number and
     the reason), the entries of all the lines are written back with the family's ``lines`` (so the
     store holds one answer line per entry, in the family's spelling), and those are read back with
