@@ -261,6 +261,27 @@ def all_tasks(
     return ctbench_task(tasks, None, select, allow_unreviewed, message_limit)
 
 
+def family_task(family: str, title: str) -> Any:
+    """The Inspect task of one installed family's tasks, registered as ``ctbench/<family>``.
+
+    ``rca``, ``path`` and ``topology`` are written out above; :mod:`.inspect_registry` makes one of
+    these for every other installed family (a plug-in's), so ``inspect eval ctbench/<family>`` names it
+    with no edit to ctbench. Its arguments are the built-ins' own.
+    """
+
+    def one_family(
+        tasks: str | None = None,
+        select: str | list[str] | None = None,
+        allow_unreviewed: bool = False,
+        message_limit: int = 100,
+    ) -> Task:
+        return ctbench_task(tasks, family, select, allow_unreviewed, message_limit)
+
+    one_family.__name__ = one_family.__qualname__ = family
+    one_family.__doc__ = f"The task set's {title} tasks (the {family} family)."
+    return task(name=family)(one_family)
+
+
 def score_metadata(scores: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The ctbench judge's metadata of one logged sample's scores, or None when it was not scored by it."""
     found = scores.get(SCORER_NAME)
@@ -273,6 +294,7 @@ __all__ = [
     "all_tasks",
     "ctbench_judge",
     "ctbench_task",
+    "family_task",
     "path",
     "rca",
     "score_metadata",
