@@ -77,7 +77,8 @@ def test_the_oracle_scores_100_through_run_and_score(plugin_env: dict[str, str],
         "--out", str(run), env=plugin_env, timeout=300,
     )  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
-    row = next(x for x in res.stdout.splitlines() if x.startswith("│ downports"))
+    # the scorecard names the family by its title, as the built-ins by theirs ("RCA")
+    row = next(x for x in res.stdout.splitlines() if x.startswith("│ down-port audit"))
     assert row.count("100.00") == 4  # Acc, Loc, port_iou, evidence
     lines = _lines(run)
     assert {x["family"] for x in lines} == {"downports"}
@@ -128,13 +129,13 @@ def test_wrong_answers_score_as_computed_by_hand(plugin_env: dict[str, str], tmp
 
     report = run_cli("evaluate", "report", str(run), "--tasks", str(TASKS), "--format", "md", env=plugin_env)
     assert report.returncode == 0, report.stderr
-    assert "downports: pass@1" in report.stdout and "41.67" in report.stdout
+    assert "Down-port audit: pass@1" in report.stdout and "41.67" in report.stdout
 
     twin = tmp_path / "twin"
     shutil.copytree(run, twin)
     both = run_cli("evaluate", "compare", str(run), str(twin), "--tasks", str(TASKS), env=plugin_env)
     assert both.returncode == 0, both.stderr
-    assert "downports" in both.stdout
+    assert "│ down-port audit" in both.stdout
 
 
 def test_without_the_entry_point_the_family_does_not_exist(tmp_path: Path) -> None:

@@ -85,7 +85,7 @@ def test_the_html_charts_draw_the_plugin_family(
         b.open(report.as_uri())
         het = "svg[aria-label='Accuracy by heterogeneity (%)']"
         groups = b.eval(f'[...document.querySelectorAll("{het} text")].map(t => t.textContent)')
-        assert "downports low" in groups
+        assert "down-port audit low" in groups  # its title, as the built-ins show "RCA low"
         bars = b.eval(f'[...document.querySelectorAll("{het} rect title")].map(t => t.textContent)')
         assert "oracle+m1: 100.00" in bars and "command+m1: 0.00" in bars
 
@@ -98,9 +98,9 @@ def test_the_html_charts_draw_the_plugin_family(
         )
         points = sorted((text.split(":")[0], corners, inside) for text, corners, inside in marks if text)
         # a diamond (four corners), not the topology triangle the plug-in used to fall through to
-        assert points == [("command+m1 downports", 4, True), ("oracle+m1 downports", 4, True)]
+        assert points == [("command+m1 down-port audit", 4, True), ("oracle+m1 down-port audit", 4, True)]
         legend = b.eval(f'[...document.querySelectorAll("{scatter} text")].map(t => t.textContent)')
-        assert "downports" in legend
+        assert "down-port audit" in legend
 
         own = "svg[aria-label='down-port audit: headline figures (%)']"
         assert b.eval(f'!!document.querySelector("{own}")')
@@ -134,7 +134,7 @@ def test_the_paper_tables_show_the_plugin_family(
                      r"41\.67 ± 8\.33 \|", own)  # fmt: skip
     assert "Harness sensitivity on down-port audit (downports)" in md
     assert re.search(r"\| m1 \| ctbench-oracle \| 100\.00 \| 100\.00 \| 100\.00 \| 100\.00 \| 100\.00 \|", md)
-    assert "| oracle+m1 vs command+m1 | downports | 2 | 0 | 2 | 0 | 0 |" in md
+    assert "| oracle+m1 vs command+m1 | down-port audit | 2 | 0 | 2 | 0 | 0 |" in md
 
     tex = _report(plugin_env, runs, "latex")
     assert "down-port audit (downports): headline figures and parts per run" in tex
@@ -148,7 +148,7 @@ def test_the_paper_tables_show_the_plugin_family(
     assert rows["command+m1"]["port_iou"] == pytest.approx(100 * 5 / 12)
     assert rows["command+m1"]["port_iou SE"] == pytest.approx(100 * (1 / 2 - 1 / 3) / 2)
     disagreement = next(t for t in tables if t["key"] == "table24")
-    assert [r[1] for r in disagreement["rows"]] == ["downports"]
+    assert [r[1] for r in disagreement["rows"]] == ["down-port audit"]
 
 
 def test_scoped_comparisons_take_the_plugin_family(
@@ -161,7 +161,7 @@ def test_scoped_comparisons_take_the_plugin_family(
     res = run_cli(*args, "--resamples", "200", env={**plugin_env, "COLUMNS": "200"}, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
-    rows = [line for line in res.stdout.splitlines() if "│ downports" in line]
+    rows = [line for line in res.stdout.splitlines() if "│ down-port audit" in line]
     assert any("│ port_iou" in line and "41.67" in line for line in rows), res.stdout
     doc = json.loads(run_cli(*args, "--resamples", "200", "--json", env=plugin_env, timeout=300).stdout)
     found = {(c["family"], c["metric"]) for s in doc["scopes"] for c in s["comparisons"]}
@@ -182,25 +182,25 @@ def test_report_tables_count_the_plugin_family_efficiency_cost_and_strata(
         return [dict(zip(tables[key]["columns"], r, strict=True)) for r in tables[key]["rows"]]
 
     t6 = {r["Run"]: r for r in rows("table6")}
-    assert t6["command+m1"]["Family"] == "downports" and t6["command+m1"]["Total tokens"] == 1100
+    assert t6["command+m1"]["Family"] == "down-port audit" and t6["command+m1"]["Total tokens"] == 1100
     assert t6["command+m1"]["Cost/task (USD)"] == pytest.approx(0.03)
     assert t6["command+m1"]["Cost (USD)"] == pytest.approx(0.06)
     t18 = {r["Run"]: r for r in rows("table18")}
     assert (t18["oracle+m1"]["Family"], t18["oracle+m1"]["Correct"], t18["oracle+m1"]["Cov. (%)"]) == (
-        "downports",
+        "down-port audit",
         2,
         100.0,
     )
     t22 = {r["Run"]: r for r in rows("table22")}
     assert (t22["command+m1"]["Family"], t22["command+m1"]["Level"], t22["command+m1"]["n"]) == (
-        "downports",
+        "down-port audit",
         "low",
         2,
     )
     assert t22["command+m1"]["ID / Rest"] == pytest.approx(100 * 5 / 12)
-    assert "third figure is its first part (downports: port_iou)" in tables["table22"]["note"]
+    assert "third figure is its first part (down-port audit: port_iou)" in tables["table22"]["note"]
     for key in ("by_protocol_complexity", "by_golden_tier"):
-        assert {r["Family"] for r in rows(key)} == {"downports"}
+        assert {r["Family"] for r in rows(key)} == {"down-port audit"}
     scores = json.loads((runs[1] / "scores.json").read_text("utf-8"))
     assert scores["cost"]["by_family"]["downports"]["total"] == pytest.approx(0.06)
 
@@ -215,7 +215,7 @@ def test_compare_warns_and_prices_the_plugin_family(
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "only 2 downports task(s) compared (< 10)" in res.stdout + res.stderr
-    cost = [line for line in res.stdout.splitlines() if "│ downports" in line and "0.0300" in line]
+    cost = [line for line in res.stdout.splitlines() if "│ down-port audit" in line and "0.0300" in line]
     assert cost, res.stdout  # Cost on the compared tasks: the wrong run's mean 0.03 USD
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ctbench.errors import CtbError
 from ctbench.evaluate.prices import Prices, cost_section
 from ctbench.evaluate.score import RunInfo, ScoredRun, Scorer, apply_labels
-from ctbench.evaluate.scorecard import FAMILY_TITLES, percent
+from ctbench.evaluate.scorecard import FAMILY_TITLES, family_label, percent
 from ctbench.store import TaskSet
 from ctbench.tables import Cell, Table
 
@@ -377,7 +377,7 @@ def comparison_table(cmp: Comparison, *, split: bool = False) -> Table:
     )
     for r in rows:
         fam, metric, b = (
-            FAMILY_TITLES.get(r.family, r.family),
+            family_label(r.family),
             METRIC_TITLES.get(r.metric, r.metric),
             label[r.run_b],
         )
@@ -415,7 +415,7 @@ def cost_table(cmp: Comparison) -> Table | None:
             source = ", ".join(f"{n} {k}" for k, n in src.items() if n) or "none"
             table.add(
                 label,
-                FAMILY_TITLES.get(fam, fam),
+                family_label(fam),
                 spent.get("n", 0),
                 spent.get("mean"),
                 spent.get("total"),

@@ -4,7 +4,7 @@ Why a module: every table, chart and export used to loop over the built-in famil
 plug-in family (``ctbench.families`` entry point, :mod:`ctbench.scoring.families`) was scored and then
 silently left out of them. Here is the one place that says which families a scores.json document
 holds and how to show each: the built-ins by their short titles (:data:`FAMILY_TITLES`), a plug-in by
-its name, with its title from the installed family and its parts from its summary block's
+its title from the installed family (its name when it is not installed) and its parts from its summary block's
 ``columns`` - nothing here names a plug-in family.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ctbench.evaluate.scorecard import FAMILY_TITLES, families_of
+from ctbench.evaluate.scorecard import FAMILY_TITLES, families_of, family_label, installed_title
 
 SHAPES = ("circle", "square", "triangle", "diamond", "down-triangle", "hexagon", "star", "cross")
 """Chart markers in the order families get them: the built-ins' first (circle RCA, square path, triangle
@@ -31,20 +31,14 @@ SHAPE_NAMES = {
 
 
 def label(family: str) -> str:
-    """The short name a table cell or a chart axis shows: "RCA", "Path", "Topology", a plug-in's name."""
-    return FAMILY_TITLES.get(family, family)
+    """The name a table cell or a chart axis shows: "RCA", "Path", "Topology", a plug-in's title."""
+    return family_label(family)
 
 
 def title(family: str) -> str:
     """What the family calls its question (its ``title``: "root-cause analysis"), from the installed
     family; the name when it is not installed (a report of a run scored elsewhere)."""
-    from ctbench.scoring.families import families
-
-    try:
-        found = families().get(family)
-    except Exception:  # noqa: BLE001 - a broken plug-in must not break a report of other families
-        found = None
-    return str(getattr(found, "title", "") or family)
+    return installed_title(family)
 
 
 def is_plugin(family: str) -> bool:

@@ -332,7 +332,8 @@ def table_families(report: Report, split: bool) -> list[Table]:
     }
     for fam, names in {**EXTRA_FAMILY_COLUMNS, **plugins}.items():
         cols = ["Run", "n", *(h for name in (*names, "Evid.") for h in c.head(name))]
-        title = f"{FAMILY_TITLES[fam]} restoration" if fam in FAMILY_TITLES else fam
+        title = f"{FAMILY_TITLES[fam]} restoration" if fam in FAMILY_TITLES else family_view.label(fam)
+        title = title[:1].upper() + title[1:]
         t = Table(title=f"{title}: pass@1", columns=cols, key=f"table5_{fam}")
         for r in report.runs:
             summ = r.scores["summary"].get(fam)
@@ -369,7 +370,7 @@ def table_pass_k(report: Report, split: bool) -> Table:
         if not section:
             continue
         for family, n, name, value, se in pass_k_rows(section):
-            t.add(r.label, FAMILY_TITLES.get(family, family), section["trials"], n, name, *c.cell(value, se))
+            t.add(r.label, family_view.label(family), section["trials"], n, name, *c.cell(value, se))
     t.note = (
         "Percent ± SE across tasks. Per task, unbiased estimators over its n trials of which c are "
         "correct: pass@k = 1 - C(n-c, k)/C(n, k) (at least one of k right), pass^k = C(c, k)/C(n, k) "
@@ -581,6 +582,7 @@ def _stratum_table(
         "Note",
     ]
     t = Table(title=title, key=key, columns=cols)
+    shown: set[str] = set()  # the families with a row (a cell shows a family's label, not its name)
     for r in report.runs:
         strata = r.scores["breakdowns"][name]["strata"]
         for fam in families:
@@ -590,6 +592,7 @@ def _stratum_table(
                 if not summ or not summ["n_tasks"]:
                     continue
                 small = 0 < summ["n_tasks"] < report.min_stratum
+                shown.add(fam)
                 row: list[Cell] = [r.label]
                 if len(families) > 1:
                     row.append(family_view.label(fam))
@@ -606,7 +609,7 @@ def _stratum_table(
         f"Percent. Acc and IoUs are task means, Evid. pooled golden-action coverage. Strata with fewer than "
         f"{report.min_stratum} tasks are marked: their figures are too noisy to compare."
     )
-    plugins = [f for f in families if family_view.is_plugin(f) and any(row[1] == f for row in t.rows)]
+    plugins = [f for f in families if family_view.is_plugin(f) and f in shown]
     if plugins:
         t.note += " " + _plugin_third(report, plugins)
     return t
@@ -617,7 +620,7 @@ def _plugin_third(report: Report, plugins: Sequence[str]) -> str:
     said = []
     for fam in plugins:
         summ: Mapping[str, Any] = next((s for r in report.runs if (s := r.scores["summary"].get(fam))), {})
-        said.append(f"{fam}: {(family_view.parts(summ) or ['-'])[0]}")
+        said.append(f"{family_view.label(fam)}: {(family_view.parts(summ) or ['-'])[0]}")
     return "For a plug-in family the third figure is its first part (" + "; ".join(said) + ")."
 
 

@@ -15,6 +15,28 @@ from typing import IO, Any
 from ctbench.tables import text_width
 
 FAMILY_TITLES = {"rca": "RCA", "path": "Path", "topology": "Topology"}
+"""The built-ins' short names as tables show them; a plug-in is shown by its title (:func:`family_label`)."""
+
+
+def installed_title(fam: str) -> str:
+    """What the installed family calls its question (its ``title``: "root-cause analysis"); the name when
+    it is not installed (a report of a run scored elsewhere) or does not load."""
+    from ctbench.scoring.families import families
+
+    try:
+        found = families().get(fam)
+    except Exception:  # noqa: BLE001 - a broken plug-in must not break a view of other families
+        found = None
+    return str(getattr(found, "title", "") or fam)
+
+
+def family_label(fam: str) -> str:
+    """How a family is named for people in a table, chart or line: the built-ins' short titles ("RCA",
+    "Path", "Topology"), a plug-in by its own title ("down-port audit"), never by its entry-point name
+    alone. Only a plug-in's label reads the installed families."""
+    return FAMILY_TITLES.get(fam) or installed_title(fam)
+
+
 HEADLINE: dict[str, tuple[tuple[str, str, str], ...]] = {
     # (column, summary key, se key)
     "rca": (
@@ -108,7 +130,7 @@ def headline_rows(scores: Mapping[str, Any]) -> list[list[str]]:
         if not summ or not summ["n_tasks"]:
             continue
         se = scores["se"][fam]
-        cells = [FAMILY_TITLES.get(fam, fam), str(summ["n_tasks"])]
+        cells = [family_label(fam), str(summ["n_tasks"])]
         cells += [pm(summ[key], se.get(se_key)) for _, key, se_key in headline(fam, summ)]
         cells += ["–"] * (5 - len(cells))
         cells.append(pm(summ["evidence"]["coverage"], se.get("evidence_coverage")))
@@ -178,7 +200,7 @@ def print_scorecard(scores: Mapping[str, Any], file: IO[str] | None = None) -> N
         summ = scores["summary"].get(fam)
         if not summ or not summ["n_tasks"]:
             continue
-        title = FAMILY_TITLES.get(fam, fam)
+        title = family_label(fam)
         status = dict(summ["status"])
         # one name for an answer that could not be read, as the run's progress lines say: a blank answer
         # is unparsable too (scores.json keeps the two counts apart)
