@@ -78,3 +78,27 @@ def test_an_old_run_scores_byte_for_byte_as_it_did(tmp_path: Path) -> None:
     assert summary["rca"]["accuracy"] == 0.25
     assert summary["topology"]["accuracy"] == 0.25
     assert summary["path"]["accuracy"] == 0.5
+
+
+def test_the_report_breaks_topology_down_like_the_paper_families(tmp_path: Path) -> None:
+    """Table 18, Table 22 and the protocol-complexity and golden-tier breakdowns hold a row for each
+    family the run has, topology restoration included; they once listed the paper's two and plug-ins."""
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE / "run", run)
+    res = run_cli(
+        "evaluate", "report", str(run), "--tasks", str(FIXTURE / "tasks"), "--format", "json",
+        "--resamples", "100", timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    tables = {t["key"]: t for t in json.loads(res.stdout)}
+
+    def by_family(key: str) -> dict[str, dict]:
+        t = tables[key]
+        return {r[1]: dict(zip(t["columns"], r, strict=True)) for r in t["rows"]}
+
+    assert set(by_family("table18")) == {"RCA", "Path", "Topology"}
+    t22 = by_family("table22")
+    # TOPO-001 right then wrong, TOPO-002 wrong twice: 1 of 4 task-trials, over 2 tasks at level low
+    assert (t22["Topology"]["Level"], t22["Topology"]["n"], t22["Topology"]["Acc"]) == ("low", 2, 25.0)
+    for key in ("by_protocol_complexity", "by_golden_tier"):
+        assert by_family(key)["Topology"]["n"] == 2, key

@@ -56,6 +56,13 @@ def present(docs: Iterable[Mapping[str, Any]]) -> list[str]:
     return sorted(seen, key=order_key)
 
 
+def paper_pair_then_present(docs: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The paper's two families always (so the tables of the paper keep their shape, a Family column
+    included, on a run of one of them), then every other family with tasks in any of the documents:
+    topology, then plug-ins in name order. The family list of every table that is not one family's."""
+    return ("rca", "path", *(f for f in present(docs) if f not in ("rca", "path")))
+
+
 def plugins(docs: Iterable[Mapping[str, Any]]) -> list[str]:
     """The plug-in families with tasks in any of the documents, in name order."""
     return [f for f in present(docs) if is_plugin(f)]

@@ -537,7 +537,7 @@ def table18(report: Report, split: bool) -> Table:
         columns=["Run", "Family", "Correct", "Incomplete", "Freq. (%)", "Cov. (%)"],
     )
     for r in report.runs:
-        for fam in ("rca", "path", *family_view.plugins([r.scores])):  # the paper's two, then plug-ins
+        for fam in family_view.paper_pair_then_present([r.scores]):  # the paper's two, then the others
             summ = r.scores["summary"][fam]
             if not summ["n_tasks"]:
                 continue
@@ -657,7 +657,7 @@ def table22(report: Report, split: bool) -> Table:
         "heterogeneity",
         "Results by network heterogeneity (as in the paper's Table 22)",
         "table22",
-        ("rca", "path", *family_view.plugins(r.scores for r in report.runs)),
+        family_view.paper_pair_then_present(r.scores for r in report.runs),
         split,
         "Level",
     )
@@ -698,12 +698,12 @@ def table29(report: Report, split: bool) -> Table:
 
 def more_breakdowns(report: Report, split: bool) -> list[Table]:
     out = []
-    plugins = tuple(family_view.plugins(r.scores for r in report.runs))
+    every = family_view.paper_pair_then_present(r.scores for r in report.runs)  # topology, plug-ins too
     fams = {
         "root_cause_count": ("rca",),
         "chain_length": ("rca",),
-        "protocol_complexity": ("rca", "path", *plugins),
-        "golden_tier": ("rca", "path", *plugins),
+        "protocol_complexity": every,
+        "golden_tier": every,
         "path_count": ("path",),
     }
     for name, _ in BREAKDOWNS:
