@@ -162,3 +162,75 @@ def test_protection_off_the_honest_attempts_are_blamed(
     main(_args(task_set, tmp_path / "run", script))
     lines = _lines(tmp_path / "run")
     assert any(lines[t]["error_kind"] == "agent" for t in ("RCA-002", "PATH-001", "PATH-002")), lines
+
+
+RACER = """\
+import os, sys, time
+from pathlib import Path
+sys.stdin.read()
+marks = Path({marks!r})
+task = os.environ["CTBENCH_TASK_ID"]
+if task == "RCA-001":   # the filler: holds the disk full until every honest one failed, then frees it
+    try:
+        with open("filler.bin", "wb") as fh:
+            while True:
+                fh.write(b"x" * (1 << 20))
+                fh.flush()
+    except OSError:
+        pass
+    end = time.monotonic() + 30
+    while len(list(marks.iterdir())) < 3 and time.monotonic() < end:
+        time.sleep(0.02)
+    os.unlink("filler.bin")
+    sys.exit(0)
+time.sleep(1.5)
+try:
+    with open(os.environ["CTBENCH_ANSWER_FILE"], "w") as fh:
+        fh.write("CORE_SW_01;GigabitEthernet0/0/24;shutdown\\n" * 2000)
+        fh.flush()
+except OSError:
+    (marks / task).touch()
+    time.sleep(0.5)      # by the time it exits and is judged, the filler has freed the disk
+    raise
+"""
+"""An honest agent fails to write while the disk is full; the filler frees the disk just after, so a
+look at the disk only once the honest agent has exited finds room and would blame it."""
+
+
+def _race(tmp_path: Path) -> list[str]:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    script = tmp_path / "racer.py"
+    script.write_text(RACER.format(marks=str(marks)))
+    return [*_args(tmp_path / "tasks", tmp_path / "run", script), "--sandbox", "none"]
+
+
+def test_a_disk_freed_before_the_honest_attempt_is_judged_still_counts(
+    task_set: Path, tmp_path: Path, small_tmp: Path
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctbench.evaluate.cli", *_race(tmp_path)],
+        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(small_tmp)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    lines = _lines(tmp_path / "run")
+    honest = [lines["RCA-002"], lines["PATH-001"], lines["PATH-002"]]
+    assert all(ln["status"] in ("answered", "unparsable") for ln in honest), (
+        [(ln["status"], ln["error"]) for ln in honest],
+        proc.stderr,
+    )
+    retried = [r for ln in honest for r in ln.get("retries") or []]
+    assert len(retried) == 3 and all("temp disk full" in r["error"] for r in retried), retried
+
+
+def test_without_the_watch_the_freed_disk_blames_the_honest_attempt(
+    task_set: Path, tmp_path: Path, small_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(small_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(small_tmp))
+    monkeypatch.setattr(attempt._DiskWatch, "EVERY", 3600.0)  # protection off: only the look at the end
+    main(_race(tmp_path))
+    lines = _lines(tmp_path / "run")
+    assert any(lines[t]["error_kind"] == "agent" for t in ("RCA-002", "PATH-001", "PATH-002")), lines

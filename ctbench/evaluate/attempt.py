@@ -487,6 +487,7 @@ async def _solve(
         return "infrastructure", f"runner: cannot make the attempt's folder: {exc.strerror or exc}", result
     timeout_s = unit.settings.timeout_s
     deadline = asyncio.timeout(timeout_s)
+    watch = _DiskWatch(pieces.workdir)
     try:
         async with deadline:
             returned = await agent.solve(ctx)
@@ -502,7 +503,7 @@ async def _solve(
     except AgentError as exc:
         if (full := folder_full(pieces.workdir)) is not None:  # its own capped folder: its doing
             return "agent", f"{exc} (the agent ran out of room: {full})", ctx.result
-        if (full := disk_full(pieces.workdir)) is not None:  # the machine's trouble, not this agent's
+        if (full := disk_full(pieces.workdir) or watch.seen) is not None:  # the machine's, not this agent's
             return "infrastructure", f"{full} ({exc})", ctx.result
         return "agent", str(exc), ctx.result
     except asyncio.CancelledError:
@@ -519,6 +520,8 @@ async def _solve(
     except Exception as exc:  # an adapter bug or a replay refusal: the agent's failure, not ours
         pieces.log.write(traceback.format_exc())
         return "agent", f"{type(exc).__name__}: {exc}", ctx.result
+    finally:
+        watch.stop()
 
 
 DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT)
@@ -542,6 +545,34 @@ def disk_full(folder: Path | None) -> str | None:
     if free >= DISK_FULL_BYTES:
         return None
     return f"temp disk full ({free // 1024} KiB free on the file system of {folder.parent})"
+
+
+class _DiskWatch:
+    """Whether the shared temp disk was full at any time while the agent ran.
+
+    An honest agent that failed to write because another filled the disk is judged after it exits;
+    by then the filler may have ended and its folder gone, and a look at the disk only then would
+    blame the honest one (the race ``tests/test_disk_full.py`` lost under load). So the disk is
+    also looked at every :attr:`EVERY` seconds while the agent runs. A timer on the loop, not a
+    task: an attempt shorter than the interval costs one timer and its cancellation.
+    """
+
+    EVERY = 0.2
+
+    def __init__(self, workdir: Path | None) -> None:
+        self.seen: str | None = None
+        self._workdir = workdir
+        self._timer = asyncio.get_running_loop().call_later(self.EVERY, self._look) if workdir else None
+
+    def _look(self) -> None:
+        self.seen = disk_full(self._workdir)
+        if self.seen is None:  # seen once is enough; stop() cancels the next look
+            self._timer = asyncio.get_running_loop().call_later(self.EVERY, self._look)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
