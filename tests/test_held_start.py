@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from ctbench.evaluate.agents.held import Hold, HoldError
-from ctbench.evaluate.agents.process import SpawnCaps, _release_held
+from ctbench.evaluate.agents.process import SpawnCaps, _release_held, kill_orphaned_holds
 from ctbench.evaluate.limits import AttemptCgroup
 from ctbench.evaluate.sandbox import find_bwrap
 from ctbench.isolation import BwrapCommand
@@ -144,3 +144,65 @@ def test_a_hold_that_bubblewrap_never_answers_is_an_error(tmp_path: Path) -> Non
             hold.held_pid(timeout=0.2)
     finally:
         hold.close()
+
+
+RUNNER_WITH_FOLDER = """\
+import json, subprocess, sys, time
+from pathlib import Path
+from ctbench.evaluate.agents.held import Hold
+from ctbench.evaluate.agents.process import new_attempt_dir
+folder = new_attempt_dir("held", root=Path(sys.argv[2]))  # named with this runner's owner tag
+argv = [a.replace("@FOLDER@", str(folder)) for a in json.loads(sys.argv[1])]
+hold = Hold.open()
+proc = subprocess.Popen(hold.argv(argv, 0), pass_fds=hold.pass_fds, start_new_session=True)
+hold.started()
+print(json.dumps({"bwrap": proc.pid, "held": hold.held_pid()}), flush=True)
+time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def test_the_next_sweep_kills_a_held_sandbox_its_dead_runner_left(tmp_path: Path) -> None:
+    """The runner dies holding (bubblewrap's --die-with-parent in place, as in a run): bubblewrap dies
+    with it, the held process waits on forever (inert, nothing ran). The next run's sweep kills it,
+    and only it: while its runner lived the sweep left it alone."""
+    marker = tmp_path / "ran"
+    argv = _sandbox_argv(tmp_path, marker)
+    at = argv.index("--")
+    argv = [*argv[:at], "--bind", "@FOLDER@", "@FOLDER@", *argv[at:]]
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    runner = subprocess.Popen(
+        [sys.executable, "-c", RUNNER_WITH_FOLDER, json.dumps(argv), str(scratch)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert runner.stdout is not None
+    pids = json.loads(runner.stdout.readline())
+    try:
+        assert pids["held"] not in kill_orphaned_holds(), "a live runner's held sandbox was killed"
+        assert _alive(pids["held"])
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+        assert _wait_gone(pids["bwrap"], 5), "bubblewrap outlived its runner"
+        time.sleep(0.3)
+        assert _alive(pids["held"]), "the held process died by itself: nothing to sweep"
+        assert pids["held"] in kill_orphaned_holds()
+        assert _wait_gone(pids["held"], 5)
+        assert not marker.exists()
+    finally:
+        _gone(pids["held"], pids["bwrap"])

@@ -582,9 +582,15 @@ def sweep_stale_workspaces(max_age_s: float = 0.0) -> int:
     one machine never remove each other's; an untagged one (an older ctbench) belongs to a live
     attempt while some process still has it as its working directory or a file in it open.
     """
-    from ctbench.evaluate.agents.process import SHORT_TMP, clean_stale_attempts, owner_record
+    from ctbench.evaluate.agents.process import (
+        SHORT_TMP,
+        clean_stale_attempts,
+        kill_orphaned_holds,
+        owner_record,
+    )
 
     tmp = Path(tempfile.gettempdir())
+    kill_orphaned_holds()  # held sandboxes a dead runner never let go: inert, but never ending
     # first the processes: an agent a SIGKILLed runner left running still has its workspace as cwd
     clean_stale_attempts(tmp)
     if tmp != SHORT_TMP:  # where runner folders holding sockets go when the temp folder is too long

@@ -15,8 +15,10 @@ and only then lets it go on; every process of the agent descends from it. Bubble
 ``--die-with-parent`` is in place before it writes the pid, so the tree dies with the runner too.
 
 It fails closed. The held process also holds the write end of its own blocking pipe, so it never
-reads end-of-file: should the runner die before letting it go, it waits forever (inert, nothing of
-the agent started) rather than running uncapped. A cap that cannot be applied kills the held
+reads end-of-file: should the runner die before letting it go, it waits (inert, nothing of the agent
+started) rather than running uncapped. Bubblewrap's ``--die-with-parent`` does not reach it while it
+waits (bubblewrap dies, the held process is left to init), so the next run's sweep kills it
+(:func:`~ctbench.evaluate.agents.process.kill_orphaned_holds`). A cap that cannot be applied kills the held
 processes before they ran anything (an infrastructure error, retried). The agent inherits that
 write end as one more descriptor: a pipe nobody reads any more (a write to it fails with ``EPIPE``).
 """

@@ -599,6 +599,44 @@ def clean_stale_attempts(root: Path | None = None) -> list[Path]:
     return removed
 
 
+def kill_orphaned_holds(proc: Path = Path("/proc")) -> list[int]:
+    """Kill the held sandboxes (:mod:`.held`) whose runner died before letting them go.
+
+    A held process reads its block before bubblewrap's ``--die-with-parent`` reaches it, and holds
+    the block's write end itself (so it fails closed): when the runner dies in that window the outer
+    bubblewrap dies with it but the held process waits forever, inert, keeping its namespaces and
+    mounts. ``test_sigkill_at_any_moment`` left three in one CI run. Such a process is found by its
+    command line (bubblewrap with ``--block-fd``, naming a scratch folder whose owner tag names a
+    runner no longer running), is this user's, and is killed. Returns the pids killed.
+    """
+    killed: list[int] = []
+    try:
+        entries = [e for e in os.scandir(proc) if e.name.isdigit()]
+    except OSError:
+        return killed
+    me = os.geteuid()
+    for entry in entries:
+        try:
+            if entry.stat().st_uid != me:
+                continue
+            argv = (Path(entry.path) / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if not argv or not argv[0].endswith(b"bwrap") or b"--block-fd" not in argv:
+            continue
+        owners = {
+            owner_alive(part)
+            for arg in argv
+            for part in os.fsdecode(arg).split("/")
+            if part.startswith(ATTEMPT_PREFIX)
+        }
+        if False in owners and True not in owners:
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+    return killed
+
+
 # --------------------------------------------------------------------------- running
 
 
@@ -766,6 +804,7 @@ __all__ = [
     "become_subreaper",
     "claim",
     "clean_stale_attempts",
+    "kill_orphaned_holds",
     "socket_state_dir",
     "start_time",
     "end_process_group",
