@@ -33,6 +33,15 @@ HOMES = {
     "TaskFamily": "ctbench.scoring.families",
     "ParsedAnswer": "ctbench.scoring.parse",
     "GoldLinesError": "ctbench.scoring.gold_lines",
+    "Run": "ctbench.plugin_api.runs",
+    "RunRecord": "ctbench.plugin_api.runs",
+    "RunResult": "ctbench.plugin_api.runs",
+    "RunScores": "ctbench.plugin_api.runs",
+    "RunReadError": "ctbench.plugin_api.runs",
+    "families_of": "ctbench.plugin_api.runs",
+    "TaskSetRef": "ctbench.provenance",
+    "atomic_write_text": "ctbench.yamlio",
+    "atomic_write_bytes": "ctbench.yamlio",
     "get_dialect": "ctbench.dialects",
 }
 
@@ -154,7 +163,6 @@ def test_the_contract_loads_its_names_on_first_use() -> None:
 TRANSCRIPTS = (
     "its harness's own files read as transcript entries (harness_transcripts.py, shared by the CLIs)"
 )
-SCORER = "scores the run as ctb-eval score does: the scorer is the evaluator's, not a stable read API"
 
 BUNDLED_PLUGINS: dict[str, dict[str, str]] = {
     # module of a bundled plug-in: each ctbench module it takes a name from that the face does not
@@ -177,25 +185,18 @@ BUNDLED_PLUGINS: dict[str, dict[str, str]] = {
     },
     "ctbench/evaluate/exporters.py": {
         "ctbench.evaluate.export": "the atif and leaderboard formats' own writers",
+        "ctbench.evaluate.run_reader": "the leaderboard shares the request's scorer for its examples",
     },
-    "ctbench/evaluate/mlflow_export.py": {
-        "ctbench.evaluate.score": SCORER,
-        "ctbench.evaluate.scorecard": "logs one metric per family the run holds, as the scorecard lists them",
-    },
+    "ctbench/evaluate/mlflow_export.py": {},
     "ctbench/evaluate/release_export.py": {
-        "ctbench.evaluate.export": "a release's leaderboard is the leaderboard format's own entry",
-        "ctbench.evaluate.runfolder": "reads the run folders' run.yaml and results",
-        "ctbench.evaluate.score": SCORER,
-        "ctbench.evaluate.scorecard": "a column group per family the runs hold, as the scorecard lists them",
-        "ctbench.releases": "writes a release in the release format (manifest, shards)",
-        "ctbench.yamlio": "writes its files by temp file and rename",
+        "ctbench.releases": "writes a release in the release format (manifest, shards), as "
+        "`ctb-author release` does: the format is ctbench's own, not a plug-in's",
     },
     "ctbench/evaluate/trackb_io.py": {
-        "ctbench.evaluate.importer": "imports TTAC Track B answers as a run folder (the other direction)",
-        "ctbench.evaluate.runfolder": "reads the run folders' results",
-        "ctbench.evaluate.ttac": "TTAC's answer extraction and gold, shared with the TTAC importer",
-        "ctbench.replay.trackb.layout": "Track B's file layout",
-        "ctbench.yamlio": "writes its files by temp file and rename",
+        "ctbench.evaluate.ttac": "TTAC's answer extraction and question ids, shared with the TTAC "
+        "importer and `ctb-eval score --ttac`: Track B's rules, not a plug-in's",
+        "ctbench.replay.trackb.layout": "Track B's file layout (the answer cell), shared with the "
+        "Track B facade and `ctb-author export --format trackb`",
     },
 }
 """Every bundled plug-in (the agents, executors and exporters pyproject.toml registers). They sit below

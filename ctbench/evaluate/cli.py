@@ -801,7 +801,7 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     importer: Any = import_results
     extra: dict[str, Any] = {}
     if args.format == "trackb":
-        from ctbench.evaluate.trackb_io import import_trackb_results
+        from ctbench.evaluate.trackb_import import import_trackb_results
 
         importer = import_trackb_results
         extra["trajectories"] = Path(args.trajectories) if args.trajectories else None
@@ -1085,7 +1085,7 @@ def _add_export(sub: Any) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from ctbench.evaluate.exporters import ExportRequest, exporter, parse_export_args
+    from ctbench.evaluate.exporters import export_request, exporter, parse_export_args
 
     _check_resamples(args.resamples)
     write = exporter(args.format)
@@ -1097,7 +1097,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
     task_set = _task_set_for(args.tasks, args.run_dirs, args.gold)
     summary = write(
-        ExportRequest(
+        export_request(
             [Path(d) for d in args.run_dirs],
             out,
             task_set,

@@ -45,7 +45,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctbench import __version__
 from ctbench.errors import CtbError
@@ -54,12 +54,15 @@ from ctbench.evaluate.details import DetailLoader, Step, TaskDetail
 from ctbench.evaluate.harbor_job import TrialRecord, write_job, write_trial
 from ctbench.evaluate.prices import REPORTED_CURRENCY, Prices, attempt_cost, currency_of
 from ctbench.evaluate.runfolder import RunFolder, trial_suffix
-from ctbench.evaluate.score import RunInfo, Scorer, build_scores, dumps, read_run_info, read_trial_results
-from ctbench.evaluate.scorecard import families_of
+from ctbench.evaluate.score import RunInfo, Scorer, read_run_info, read_trial_results
 from ctbench.evaluate.transcript import bare_tool
 from ctbench.plugin_api.exporter import ExportSummary as ExportSummary
+from ctbench.plugin_api.runs import LEADERBOARD_METRICS, families_of, figure, leaderboard_metrics
 from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_text
+
+if TYPE_CHECKING:
+    from ctbench.evaluate.run_reader import RunFolders
 
 ATIF_VERSION = "ATIF-v1.7"
 LEADERBOARD_SCHEMA = 1
@@ -379,56 +382,6 @@ def _task_path(task_set: TaskSet, task_id: str) -> Path:
 # --------------------------------------------------------------------------- leaderboard
 
 
-def _pct(value: float | None) -> float | None:
-    return None if value is None else round(100.0 * value, 2)
-
-
-def figure(summ: Mapping[str, Any], se: Mapping[str, Any], key: str, se_key: str) -> dict[str, float | None]:
-    """One summary figure and its standard error in percent, two decimals (``{mean, sd}``)."""
-    value = summ["evidence"]["coverage"] if key == "evidence" else summ[key]
-    return {"mean": _pct(value), "sd": _pct(se.get(se_key))}
-
-
-LEADERBOARD_METRICS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    # family -> (leaderboard name, summary key, se key)
-    "rca": (
-        ("accuracy", "accuracy", "accuracy"),
-        ("localization", "loc_iou", "loc_iou"),
-        ("reasoning", "id_iou", "id_iou"),
-        ("evidence", "evidence", "evidence_coverage"),
-    ),
-    "path": (
-        ("accuracy", "accuracy", "accuracy"),
-        ("localization", "loc_iou", "loc_iou"),
-        ("reasoning", "rest_iou", "rest_iou"),
-        ("evidence", "evidence", "evidence_coverage"),
-    ),
-    "topology": (
-        ("accuracy", "accuracy", "accuracy"),
-        ("localization", "loc_iou", "loc_iou"),
-        ("reasoning", "link_iou", "link_iou"),
-        ("evidence", "evidence", "evidence_coverage"),
-    ),
-}
-"""Table 5's four figures per family under the leaderboard's names (``reasoning`` = RCA-ID / Path-Rest /
-topology link IoU; ``localization`` of a topology task is its node-pair IoU). A family's block appears
-only in rows of runs that hold tasks of it."""
-
-
-def leaderboard_metrics(family: str, summ: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
-    """A family's four leaderboard figures: the built-ins' from :data:`LEADERBOARD_METRICS`; a plug-in
-    family's ``reasoning`` is its first part (its third headline figure, as on the scorecard)."""
-    if family in LEADERBOARD_METRICS:
-        return LEADERBOARD_METRICS[family]
-    third = [str(c) for c in summ.get("columns") or []][:1] or ["-"]
-    return (
-        ("accuracy", "accuracy", "accuracy"),
-        ("localization", "loc_iou", "loc_iou"),
-        ("reasoning", third[0], third[0]),
-        ("evidence", "evidence", "evidence_coverage"),
-    )
-
-
 def _families(scores: Mapping[str, Any]) -> list[str]:
     """The families of a scores.json document a leaderboard row may hold: the built-ins, then plug-ins."""
     return [*LEADERBOARD_METRICS, *(f for f in families_of(scores) if f not in LEADERBOARD_METRICS)]
@@ -515,33 +468,36 @@ def export_leaderboard(
     out: Path,
     task_set: TaskSet,
     *,
-    scorer: Scorer | None = None,
     n_resamples: int | None = None,
     label: str | None = None,
     url: str | None = None,
     examples: bool = False,
     prices: Prices | None = None,
+    reader: RunFolders | None = None,
 ) -> ExportSummary:
     """``OUT/leaderboard.json``, ``OUT/agent-details.json`` (the leaderboard site's two inputs, see
-    :mod:`.leaderboard`) and ``OUT/efficiency.json`` for the runs (each scored afresh)."""
-    scorer = scorer or Scorer(task_set, prices=prices)
+    :mod:`.leaderboard`) and ``OUT/efficiency.json`` for the runs (each scored afresh, once per
+    ``reader``: a request's runs as another format already read them)."""
+    from ctbench.evaluate.run_reader import RunFolders
+
+    reader = reader or RunFolders(task_set, prices=prices, n_resamples=n_resamples)
     summary = ExportSummary("leaderboard", out)
-    documents = scored_documents(run_dirs, scorer, summary, n_resamples=n_resamples)
-    write_leaderboard(documents, run_dirs, out, scorer, summary, label=label, url=url, examples=examples)
+    documents = scored_documents(run_dirs, reader, summary)
+    write_leaderboard(
+        documents, run_dirs, out, reader.scorer, summary, label=label, url=url, examples=examples
+    )
     return summary
 
 
 def scored_documents(
-    run_dirs: Sequence[Path], scorer: Scorer, summary: ExportSummary, *, n_resamples: int | None = None
-) -> list[dict[str, Any]]:
+    run_dirs: Sequence[Path], reader: RunFolders, summary: ExportSummary
+) -> list[Mapping[str, Any]]:
     """Each run scored afresh, as its scores.json document; the scorer's warnings go to ``summary``."""
     documents = []
     for d in run_dirs:
-        run = scorer.score_folder(d)
-        summary.warnings.extend(f"{run.info.name}: {w}" for w in run.warnings)
-        documents.append(
-            json.loads(dumps(build_scores(run, min_stratum=scorer.min_stratum, n_resamples=n_resamples)))
-        )
+        scores = reader.open(d).scores()
+        summary.warnings.extend(f"{scores.name}: {w}" for w in scores.warnings)
+        documents.append(scores.document)
     return documents
 
 

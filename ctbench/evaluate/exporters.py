@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ctbench.plugin_api import EXPORTERS_GROUP as GROUP
 from ctbench.plugin_api.exporter import (
@@ -30,6 +31,9 @@ from ctbench.plugin_api.exporter import (
     ExportSummary,
     refuse_options,
 )
+
+if TYPE_CHECKING:
+    from ctbench.store import TaskSet
 
 BUILTIN: dict[str, str] = {
     "atif": "ctbench.evaluate.exporters:atif",
@@ -83,6 +87,19 @@ def exporter(name: str) -> Exporter:
     return entry.load()
 
 
+def export_request(
+    run_dirs: list[Path], out: Path, task_set: TaskSet, *, n_resamples: int | None = None, **fields: Any
+) -> ExportRequest:
+    """An :class:`ExportRequest` as ``ctb-eval export`` builds it: with the evaluator's run reader
+    (:mod:`.run_reader`), which finds other formats here for ``export_as``."""
+    from ctbench.evaluate.run_reader import RunFolders
+
+    reader = RunFolders(
+        task_set, prices=fields.get("prices"), n_resamples=n_resamples, find_exporter=exporter
+    )
+    return ExportRequest(run_dirs, out, task_set, n_resamples=n_resamples, reader=reader, **fields)
+
+
 def parse_export_args(items: list[str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items or []:
@@ -114,15 +131,15 @@ def atif(request: ExportRequest) -> ExportSummary:
 
 def leaderboard(request: ExportRequest) -> ExportSummary:
     from ctbench.evaluate.export import export_leaderboard
+    from ctbench.evaluate.run_reader import reader_of
 
     refuse_options(request)
     return export_leaderboard(
         request.run_dirs,
         request.out,
         request.task_set,
-        n_resamples=request.n_resamples,
         label=request.label,
         url=request.url,
         examples=request.examples,
-        prices=request.prices,
+        reader=reader_of(request),
     )

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ctbench.evaluate.scorecard import FAMILY_TITLES, families_of, family_label, installed_title
+from ctbench.evaluate.scorecard import FAMILY_TITLES, family_label, installed_title
+from ctbench.plugin_api.runs import families_of
 
 SHAPES = ("circle", "square", "triangle", "diamond", "down-triangle", "hexagon", "star", "cross")
 """Chart markers in the order families get them: the built-ins' first (circle RCA, square path, triangle

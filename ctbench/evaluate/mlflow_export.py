@@ -16,7 +16,6 @@ extra (the MLflow tracking client, ``mlflow-skinny``); it is also the proof that
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import time
@@ -26,8 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from ctbench import __version__
-from ctbench.evaluate.scorecard import families_of
-from ctbench.plugin_api import ExporterError, ExportRequest, ExportSummary, refuse_options
+from ctbench.plugin_api import (
+    ExporterError,
+    ExportRequest,
+    ExportSummary,
+    Run,
+    RunReadError,
+    families_of,
+    refuse_options,
+)
 
 OPTIONS = ("experiment", "tracking_uri")
 
@@ -56,22 +62,14 @@ def score_metrics(scores: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def _scores(request: ExportRequest, run_dir: Path, summary: ExportSummary) -> dict[str, Any]:
-    path = run_dir / "scores.json"
-    if path.is_file():
-        try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-            return data
-        except (OSError, ValueError) as exc:
-            summary.warnings.append(f"{path}: unreadable ({exc}); scored afresh")
-    from ctbench.evaluate.score import Scorer, build_scores, dumps
-
-    scorer = Scorer(request.task_set)
-    run = scorer.score_folder(run_dir)
-    doc: dict[str, Any] = json.loads(
-        dumps(build_scores(run, min_stratum=scorer.min_stratum, n_resamples=request.n_resamples))
-    )
-    return doc
+def _scores(run: Run, summary: ExportSummary) -> dict[str, Any]:
+    """The run's own scores.json, else (none, or unreadable) the run scored afresh."""
+    try:
+        saved = run.saved_scores()
+    except RunReadError as exc:
+        summary.warnings.append(f"{run.path / 'scores.json'}: unreadable ({exc}); scored afresh")
+        saved = None
+    return dict((saved or run.scores()).document)
 
 
 def _results_sha(run_dir: Path) -> str:
@@ -123,8 +121,9 @@ def _export_runs(
     experiment_name = request.options.get("experiment", "ctbench")
     found = client.get_experiment_by_name(experiment_name)
     experiment = found.experiment_id if found is not None else client.create_experiment(experiment_name)
-    for run_dir in request.run_dirs:
-        scores = _scores(request, run_dir, summary)
+    for ctb_run in request.runs():
+        run_dir = ctb_run.path
+        scores = _scores(ctb_run, summary)
         info = scores["run"]
         sha = _results_sha(run_dir)
         same = client.search_runs(

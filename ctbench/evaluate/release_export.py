@@ -28,21 +28,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ctbench.evaluate.export import (
+from ctbench.plugin_api import (
     LEADERBOARD_METRICS,
+    CtbError,
+    ExportRequest,
+    ExportSummary,
+    Run,
+    RunRecord,
+    TaskSet,
+    atomic_write_text,
+    families_of,
     figure,
-    leaderboard_entry,
     leaderboard_metrics,
-    scored_documents,
-    write_leaderboard,
+    refuse_options,
 )
-from ctbench.evaluate.runfolder import RunConfig, RunFolder
-from ctbench.evaluate.score import Scorer, read_trial_results
-from ctbench.evaluate.scorecard import families_of
-from ctbench.plugin_api import CtbError, ExportRequest, ExportSummary, Prices, TaskSet, refuse_options
 from ctbench.releases import (
     SHARD,
     SPLIT,
@@ -54,7 +55,6 @@ from ctbench.releases import (
     write_parquet,
     yaml_header,
 )
-from ctbench.yamlio import atomic_write_text
 
 CONFIGS = ("runs", "results")
 METRICS: dict[str, tuple[tuple[str, str, str], ...]] = {
@@ -109,44 +109,20 @@ class Release:
 
 
 def export(request: ExportRequest) -> ExportSummary:
-    """The ``release`` export format (entry point ``ctbench.exporters``): :func:`export_release`."""
+    """The ``release`` export format (entry point ``ctbench.exporters``): write the results dataset of
+    ``request.run_dirs`` (runs of one release) into ``request.out``; see the module."""
     refuse_options(request)
-    return export_release(
-        request.run_dirs,
-        request.out,
-        request.task_set,
-        n_resamples=request.n_resamples,
-        label=request.label,
-        url=request.url,
-        examples=request.examples,
-        prices=request.prices,
-    )
-
-
-def export_release(
-    run_dirs: Sequence[Path],
-    out: Path,
-    task_set: TaskSet,
-    *,
-    n_resamples: int | None = None,
-    label: str | None = None,
-    url: str | None = None,
-    examples: bool = False,
-    prices: Prices | None = None,
-) -> ExportSummary:
-    """Write the results dataset of ``run_dirs`` (runs of one release) into ``out``; see the module."""
     pyarrow_module()  # the missing extra is named before any scoring
-    configs = [RunFolder(d).load_config() for d in run_dirs]
-    release = check_release(run_dirs, configs, task_set)
+    runs = request.runs()
+    configs = [run.record for run in runs]
+    release = check_release(runs, request.task_set)
+    out = request.out
     summary = ExportSummary("release", out)
-    scorer = Scorer(task_set, prices=prices)
-    documents = scored_documents(run_dirs, scorer, summary, n_resamples=n_resamples)
+    documents = [run.scores().document for run in runs]
     families = families_in(documents)
     run_rows = [run_row(c, doc, release, families) for c, doc in zip(configs, documents, strict=True)]
     result_rows = [
-        row
-        for d, c, doc in zip(run_dirs, configs, documents, strict=True)
-        for row in result_rows_of(Path(d), c, doc, release)
+        row for run, doc in zip(runs, documents, strict=True) for row in result_rows_of(run, doc, release)
     ]
     out.mkdir(parents=True, exist_ok=True)
     schemas = _schemas(families)
@@ -156,24 +132,20 @@ def export_release(
         summary.files += [f"{name}/{SHARD}", f"json/{name}.jsonl"]
     atomic_write_text(out / "README.md", results_card(release, run_rows, len(result_rows), families))
     summary.files.append("README.md")
-    write_leaderboard(
-        documents,
-        run_dirs,
-        out,
-        scorer,
-        summary,
-        label=label or f"{release.manifest.name} {release.manifest.version}",
-        url=url,
-        examples=examples,
+    # the leaderboard site's inputs for the same runs (already scored: the request read them once)
+    board = request.export_as(
+        "leaderboard", label=request.label or f"{release.manifest.name} {release.manifest.version}"
     )
+    summary.files += board.files
+    summary.warnings += board.warnings
     return summary
 
 
-def check_release(run_dirs: Sequence[Path], configs: Sequence[RunConfig], task_set: TaskSet) -> Release:
+def check_release(runs: Sequence[Run], task_set: TaskSet) -> Release:
     """The one release every run was made on, which ``task_set`` must be; a clear refusal otherwise."""
     named: dict[str, list[str]] = {}
-    for d, config in zip(run_dirs, configs, strict=True):
-        ref = config.task_set
+    for run in runs:
+        d, ref = run.path, run.record.task_set
         if not ref.release or not ref.release_hash:
             raise ReleaseExportError(
                 f"{d}: this run was not made on a release (its run.yaml names none); --format release "
@@ -185,7 +157,7 @@ def check_release(run_dirs: Sequence[Path], configs: Sequence[RunConfig], task_s
         listed = "; ".join(f"{h[:19]}: {', '.join(runs)}" for h, runs in named.items())
         raise ReleaseExportError(f"the runs were made on different releases ({listed}); export each apart")
     (wanted,) = named
-    version = configs[0].task_set.release
+    version = runs[0].record.task_set.release
     hint = f"score them with that release: --tasks RELEASE --gold GOLD (release {version}, {wanted[:19]})"
     try:
         manifest = find_manifest(task_set.root)
@@ -203,21 +175,21 @@ def check_release(run_dirs: Sequence[Path], configs: Sequence[RunConfig], task_s
 
 
 def run_row(
-    config: RunConfig, doc: Mapping[str, Any], release: Release, families: Sequence[str] = FAMILIES
+    config: RunRecord, doc: Mapping[str, Any], release: Release, families: Sequence[str] = FAMILIES
 ) -> dict[str, Any]:
     """One run: who, on what, and Table 5's figures per family (percent, as the leaderboard has them)."""
-    entry = leaderboard_entry(doc)
+    info = doc["run"]
     row: dict[str, Any] = {
         "run": config.name,
-        "harness": entry["harness"],
+        "harness": info.get("harness") or info.get("agent") or info["name"],  # the leaderboard's
         "harness_version": config.harness_version,
         "agent": config.agent,
         "model": config.model,
         "reasoning_effort": config.reasoning_effort,
-        "trials": config.settings.trials,
+        "trials": config.trials,
         "started": config.started.isoformat(),
         "finished": config.finished.isoformat() if config.finished else None,
-        "ctbench_version": config.ctbench.version if config.ctbench else None,
+        "ctbench_version": config.ctbench_version,
         "release": release.manifest.version,
         "release_hash": release.hash,
         "n_tasks": doc["n_tasks"],
@@ -235,11 +207,9 @@ def run_row(
     return row
 
 
-def result_rows_of(
-    run_dir: Path, config: RunConfig, doc: Mapping[str, Any], release: Release
-) -> list[dict[str, Any]]:
+def result_rows_of(run: Run, doc: Mapping[str, Any], release: Release) -> list[dict[str, Any]]:
     """One row per task and trial the run scored, each checked against the release's content hash."""
-    lines, _warnings = read_trial_results(run_dir)
+    run_dir, config, lines = run.path, run.record, run.latest()
     rows = []
     for task in doc["tasks"]:
         task_id, trial = task["task_id"], int(task.get("trial") or 1)
@@ -250,7 +220,7 @@ def result_rows_of(
                 "of a release holds its tasks only"
             )
         found = lines.get((task_id, trial))
-        recorded = found[1].content_hash if found else None
+        recorded = found.content_hash if found else None
         if found is not None and recorded != released.content_hash:
             raise ReleaseExportError(
                 f"{run_dir}: {task_id} (trial {trial}) ran on content {str(recorded)[:19]}, but release "
@@ -393,4 +363,4 @@ containing this string from training corpora.
     return yaml_header(header) + "\n" + body
 
 
-__all__ = ["ReleaseExportError", "check_release", "export", "export_release", "results_card"]
+__all__ = ["ReleaseExportError", "check_release", "export", "results_card"]

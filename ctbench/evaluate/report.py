@@ -27,7 +27,8 @@ from ctbench.evaluate.compare import Comparison, compare, comparison_table, uniq
 from ctbench.evaluate.paper_tables import paper_tables
 from ctbench.evaluate.prices import Prices
 from ctbench.evaluate.score import BREAKDOWNS, ScoredRun, Scorer, apply_labels, build_scores
-from ctbench.evaluate.scorecard import FAMILY_TITLES, families_of, headline, percent, pm, unfinished_text
+from ctbench.evaluate.scorecard import FAMILY_TITLES, headline, percent, pm, unfinished_text
+from ctbench.plugin_api.runs import families_of
 from ctbench.scoring.stats import BASE_SEED, N_RESAMPLES
 from ctbench.store import TaskSet
 from ctbench.tables import Cell, Table

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Mapping
 from typing import IO, Any
 
+from ctbench.plugin_api.runs import families_of
 from ctbench.tables import text_width
 
 FAMILY_TITLES = {"rca": "RCA", "path": "Path", "topology": "Topology"}
@@ -103,14 +104,6 @@ def pm(value: float | None, se: float | None) -> str:
 def count(value: float) -> str:
     """A count as printed: whole numbers as they are, a mean over trials with two decimals."""
     return f"{value:.2f}" if isinstance(value, float) and not value.is_integer() else str(int(value))
-
-
-def families_of(scores: Mapping[str, Any]) -> list[str]:
-    """The families a scores.json document summarises: the built-ins, then plug-in families (a plug-in's
-    summary block names its parts in ``columns``)."""
-    summary = scores["summary"]
-    plugins = sorted(k for k, v in summary.items() if isinstance(v, dict) and "columns" in v)
-    return [*FAMILY_TITLES, *plugins]
 
 
 def headline(fam: str, summ: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctbench.evaluate.runfolder import ResultLine, RunFolder
-from ctbench.replay.trackb.layout import read_sidecar
+from ctbench.replay.trackb.layout import question_of, read_sidecar
 from ctbench.store import TaskSet
 
 PathsRule = Literal["any", "all"]
@@ -209,3 +209,10 @@ def ttac_lines(block: dict[str, Any]) -> list[str]:
         f"time-discounted {block['time_discounted']:.3f}"
     )
     return [line] + ([f"  {block['unscored']} task(s) without gold, not scored"] if block["unscored"] else [])
+
+
+def question_ids(task_set: TaskSet, task_id: str) -> tuple[int | str, str]:
+    """(Track B question id, scenario id) of a task; a native task keeps its own id for both."""
+    gold = task_gold(task_set, task_id)
+    q = gold.question if gold.question is not None else (question_of(task_id) or (0, None))[1]
+    return (q if q is not None else task_id), gold.scenario_id or task_id

@@ -80,6 +80,18 @@ if TYPE_CHECKING:  # the names, for type checkers and import-linter; loaded on f
         refuse_options,
     )
     from ctbench.plugin_api.jsonlines import json_objects
+    from ctbench.plugin_api.runs import (
+        LEADERBOARD_METRICS,
+        Run,
+        RunReader,
+        RunReadError,
+        RunRecord,
+        RunResult,
+        RunScores,
+        families_of,
+        figure,
+        leaderboard_metrics,
+    )
     from ctbench.plugin_api.settings import DEFAULT_TIMEOUT_S, AttemptLimits, SandboxSettings
     from ctbench.plugin_api.ssh import SshAccess
     from ctbench.plugin_api.transcript import ToolCall, TranscriptEntry, TranscriptUsage
@@ -87,6 +99,7 @@ if TYPE_CHECKING:  # the names, for type checkers and import-linter; loaded on f
     from ctbench.plugin_api.turns import ModelTurn, token_count
     from ctbench.plugin_api.work import AttemptOutcome, Transport, WorkUnit
     from ctbench.prices import Prices
+    from ctbench.provenance import TaskSetRef
     from ctbench.replay.tools import INPUT_SCHEMAS, TOOL_NAMES, ReplayTools
     from ctbench.safetext import visible
     from ctbench.scoring.families import GROUP as FAMILIES_GROUP
@@ -94,6 +107,7 @@ if TYPE_CHECKING:  # the names, for type checkers and import-linter; loaded on f
     from ctbench.scoring.gold_lines import GoldLinesError
     from ctbench.scoring.parse import AnswerLink, ParsedAnswer, Port
     from ctbench.store import TaskSet
+    from ctbench.yamlio import atomic_write_bytes, atomic_write_text
 
 _HOMES: dict[str, tuple[str, str]] = {
     "AGENTS_GROUP": ("ctbench.plugin_api.agent", "GROUP"),
@@ -130,6 +144,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "GoldLinesError": ("ctbench.scoring.gold_lines", "GoldLinesError"),
     "INPUT_SCHEMAS": ("ctbench.replay.tools", "INPUT_SCHEMAS"),
     "InfrastructureError": ("ctbench.plugin_api.agent", "InfrastructureError"),
+    "LEADERBOARD_METRICS": ("ctbench.plugin_api.runs", "LEADERBOARD_METRICS"),
     "LOG_CAP": ("ctbench.plugin_api.agent_files", "LOG_CAP"),
     "MIB": ("ctbench.plugin_api.agent_files", "MIB"),
     "ModelRoute": ("ctbench.plugin_api.agent", "ModelRoute"),
@@ -141,22 +156,34 @@ _HOMES: dict[str, tuple[str, str]] = {
     "QueueExecutor": ("ctbench.plugin_api.executor", "QueueExecutor"),
     "RefusedFile": ("ctbench.plugin_api.agent_files", "RefusedFile"),
     "ReplayTools": ("ctbench.replay.tools", "ReplayTools"),
+    "Run": ("ctbench.plugin_api.runs", "Run"),
+    "RunReadError": ("ctbench.plugin_api.runs", "RunReadError"),
+    "RunReader": ("ctbench.plugin_api.runs", "RunReader"),
+    "RunRecord": ("ctbench.plugin_api.runs", "RunRecord"),
+    "RunResult": ("ctbench.plugin_api.runs", "RunResult"),
+    "RunScores": ("ctbench.plugin_api.runs", "RunScores"),
     "SMALL_CAP": ("ctbench.plugin_api.agent_files", "SMALL_CAP"),
     "SandboxSettings": ("ctbench.plugin_api.settings", "SandboxSettings"),
     "SshAccess": ("ctbench.plugin_api.ssh", "SshAccess"),
     "TOOL_NAMES": ("ctbench.replay.tools", "TOOL_NAMES"),
     "TaskFamily": ("ctbench.scoring.families", "TaskFamily"),
     "TaskSet": ("ctbench.store", "TaskSet"),
+    "TaskSetRef": ("ctbench.provenance", "TaskSetRef"),
     "ToolCall": ("ctbench.plugin_api.transcript", "ToolCall"),
     "TranscriptEntry": ("ctbench.plugin_api.transcript", "TranscriptEntry"),
     "TranscriptUsage": ("ctbench.plugin_api.transcript", "TranscriptUsage"),
     "Transport": ("ctbench.plugin_api.work", "Transport"),
     "UnitStarted": ("ctbench.plugin_api.executor", "UnitStarted"),
     "WorkUnit": ("ctbench.plugin_api.work", "WorkUnit"),
+    "atomic_write_bytes": ("ctbench.yamlio", "atomic_write_bytes"),
+    "atomic_write_text": ("ctbench.yamlio", "atomic_write_text"),
     "dump_transcript": ("ctbench.plugin_api.transcript", "dumps"),
     "families": ("ctbench.scoring.families", "families"),
+    "families_of": ("ctbench.plugin_api.runs", "families_of"),
+    "figure": ("ctbench.plugin_api.runs", "figure"),
     "get_dialect": ("ctbench.dialects", "get_dialect"),
     "json_objects": ("ctbench.plugin_api.jsonlines", "json_objects"),
+    "leaderboard_metrics": ("ctbench.plugin_api.runs", "leaderboard_metrics"),
     "log_tail": ("ctbench.plugin_api.agent_files", "log_tail"),
     "refuse_options": ("ctbench.plugin_api.exporter", "refuse_options"),
     "token_count": ("ctbench.plugin_api.turns", "token_count"),
@@ -191,6 +218,7 @@ __all__ = [
     "EXPORTERS_GROUP",
     "FAMILIES_GROUP",
     "INPUT_SCHEMAS",
+    "LEADERBOARD_METRICS",
     "LOG_CAP",
     "MIB",
     "SMALL_CAP",
@@ -230,20 +258,32 @@ __all__ = [
     "QueueExecutor",
     "RefusedFile",
     "ReplayTools",
+    "Run",
+    "RunReadError",
+    "RunReader",
+    "RunRecord",
+    "RunResult",
+    "RunScores",
     "SandboxSettings",
     "SshAccess",
     "TaskFamily",
     "TaskSet",
+    "TaskSetRef",
     "ToolCall",
     "TranscriptEntry",
     "TranscriptUsage",
     "Transport",
     "UnitStarted",
     "WorkUnit",
+    "atomic_write_bytes",
+    "atomic_write_text",
     "dump_transcript",
     "families",
+    "families_of",
+    "figure",
     "get_dialect",
     "json_objects",
+    "leaderboard_metrics",
     "log_tail",
     "refuse_options",
     "token_count",

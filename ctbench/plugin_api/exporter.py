@@ -6,18 +6,23 @@ touching ctbench. The request carries everything the command line gives and grow
 defaults, so a plug-in written today keeps working; :func:`refuse_options` refuses the
 ``--export-arg`` keys an exporter does not know. The registry that finds exporters is
 :mod:`ctbench.evaluate.exporters`.
+
+An exporter reads the runs through :meth:`ExportRequest.runs` (:mod:`.runs`: run.yaml, the result
+lines, the scores), never through the run folder's files or the evaluator's modules, and may write
+another format's files beside its own with :meth:`ExportRequest.export_as`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctbench.errors import CtbError
 
 if TYPE_CHECKING:
+    from ctbench.plugin_api.runs import Run, RunReader
     from ctbench.prices import Prices
     from ctbench.store import TaskSet
 
@@ -62,6 +67,27 @@ class ExportRequest:
     """``--export-arg KEY=VALUE``: options an exporter defines for itself."""
     prices: Prices | None = None
     """``--prices FILE``: turns tokens into cost where a harness reported none."""
+    reader: RunReader | None = field(default=None, compare=False, repr=False)
+    """How the runs are read (:mod:`.runs`): ``ctb-eval export`` gives the evaluator's, which reads each
+    run folder and scores it once per request."""
+
+    def runs(self) -> list[Run]:
+        """One :class:`~ctbench.plugin_api.runs.Run` per run folder, in ``run_dirs`` order."""
+        return [self._reader().open(path) for path in self.run_dirs]
+
+    def export_as(self, format: str, **changes: Any) -> ExportSummary:
+        """Another format's export of the same runs (``changes``: fields of this request to change,
+        e.g. ``label``), with the runs as already read; returns that format's summary."""
+        found: ExportSummary = self._reader().export(format, replace(self, **changes))
+        return found
+
+    def _reader(self) -> RunReader:
+        if self.reader is None:
+            raise ExporterError(
+                "this export request has no run reader: build it as `ctb-eval export` does "
+                "(ctbench.evaluate.exporters.export_request)"
+            )
+        return self.reader
 
 
 Exporter = Callable[[ExportRequest], ExportSummary]
