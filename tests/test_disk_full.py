@@ -39,10 +39,7 @@ pytestmark = [
     pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
 ]
 
-AGENT = """\
-import os, sys, time
-sys.stdin.read()
-if os.environ["CTBENCH_TASK_ID"] == "RCA-001":   # the filler
+FILL = """\
     try:
         with open("filler.bin", "wb") as fh:
             while True:
@@ -50,12 +47,24 @@ if os.environ["CTBENCH_TASK_ID"] == "RCA-001":   # the filler
                 fh.flush()
     except OSError:
         pass
+"""
+"""The filler's first step: write 1 MiB at a time until the disk refuses (indented for an if body)."""
+
+AGENT = (
+    """\
+import os, sys, time
+sys.stdin.read()
+if os.environ["CTBENCH_TASK_ID"] == "RCA-001":   # the filler
+"""
+    + FILL
+    + """\
     time.sleep(4)
     sys.exit(0)
 time.sleep(1.5)                                    # honest: answers once the disk is full
 with open(os.environ["CTBENCH_ANSWER_FILE"], "w") as fh:
     fh.write("CORE_SW_01;GigabitEthernet0/0/24;shutdown\\n" * 2000)
 """
+)
 
 
 @pytest.fixture
@@ -164,20 +173,17 @@ def test_protection_off_the_honest_attempts_are_blamed(
     assert any(lines[t]["error_kind"] == "agent" for t in ("RCA-002", "PATH-001", "PATH-002")), lines
 
 
-RACER = """\
+RACER = (
+    """\
 import os, sys, time
 from pathlib import Path
 sys.stdin.read()
 marks = Path({marks!r})
 task = os.environ["CTBENCH_TASK_ID"]
 if task == "RCA-001":   # the filler: holds the disk full until every honest one failed, then frees it
-    try:
-        with open("filler.bin", "wb") as fh:
-            while True:
-                fh.write(b"x" * (1 << 20))
-                fh.flush()
-    except OSError:
-        pass
+"""
+    + FILL.replace("{", "{{").replace("}", "}}")
+    + """\
     end = time.monotonic() + 30
     while len(list(marks.iterdir())) < 3 and time.monotonic() < end:
         time.sleep(0.02)
@@ -193,6 +199,7 @@ except OSError:
     time.sleep(0.5)      # by the time it exits and is judged, the filler has freed the disk
     raise
 """
+)
 """An honest agent fails to write while the disk is full; the filler frees the disk just after, so a
 look at the disk only once the honest agent has exited finds room and would blame it."""
 
