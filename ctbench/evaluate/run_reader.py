@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -43,29 +44,13 @@ def run_record(config: RunConfig) -> RunRecord:
     )
 
 
+_RESULT_FIELDS = tuple(f.name for f in fields(RunResult) if f.name != "line")
+"""RunResult's fields besides ``line``: each is the result line's field of the same name."""
+
+
 def run_result(line: int, r: ResultLine) -> RunResult:
     """A results.jsonl line as the read API's result."""
-    return RunResult(
-        line=line,
-        task_id=r.task_id,
-        family=r.family,
-        trial=r.trial,
-        status=r.status,
-        error_kind=r.error_kind,
-        error=r.error,
-        answer_text=r.answer_text,
-        rounds=r.rounds,
-        latency_s=r.latency_s,
-        input_tokens=r.input_tokens,
-        output_tokens=r.output_tokens,
-        cached_tokens=r.cached_tokens,
-        cost_usd=r.cost_usd,
-        commands=r.commands,
-        started=r.started,
-        finished=r.finished,
-        content_hash=r.content_hash,
-        harness_version=r.harness_version,
-    )
+    return RunResult(line, **{name: getattr(r, name) for name in _RESULT_FIELDS})
 
 
 class FolderRun:
