@@ -7,8 +7,6 @@ errors, paired tests) apply to Track B runs. The other direction is :mod:`.track
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import tempfile
 from pathlib import Path
@@ -16,18 +14,13 @@ from typing import Any
 
 from ctbench.errors import CtbError
 from ctbench.evaluate.ttac import question_ids
+from ctbench.replay.trackb.layout import read_csv
 from ctbench.store import TaskSet
 from ctbench.yamlio import atomic_write_text
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise CtbError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise CtbError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    rows = list(csv.reader(io.StringIO(text, newline="")))
+    rows = read_csv(path, "Track B's result.csv or submission.csv")
     if not rows:
         raise CtbError(f"{path}: empty; expected a header id,prediction or ID,Track B")
     return [c.strip() for c in rows[0]], rows[1:]

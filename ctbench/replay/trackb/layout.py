@@ -200,19 +200,25 @@ def read_vendors(path: Path) -> dict[str, str]:
     return out
 
 
+def read_csv(path: Path, what: str) -> list[list[str]]:
+    """The rows of one of Track B's CSV files (a BOM and CRLF row ends accepted, newlines inside
+    quoted cells kept); ``what`` names the file in the error when it is missing."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise CtbError(f"{path}: no such file ({what})") from None
+    except UnicodeDecodeError as exc:
+        raise CtbError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    return list(csv.reader(io.StringIO(text, newline="")))
+
+
 def read_ground_truth(path: Path) -> dict[str, str]:
     """A ground-truth CSV ``ID,Track B`` keyed by scenario id; answers with real newlines.
 
     Track B joins a multi-line answer with the two characters ``\\n``; real newlines inside quoted
     cells are read too. The BOM and CRLF row ends are accepted.
     """
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise CtbError(f"{path}: no such file (a CSV with columns ID,Track B)") from None
-    except UnicodeDecodeError as exc:
-        raise CtbError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    rows = list(csv.reader(io.StringIO(text, newline="")))
+    rows = read_csv(path, "a CSV with columns ID,Track B")
     if not rows or len(rows[0]) < 2:
         raise CtbError(f"{path}:1: expected a header ID,Track B")
     out: dict[str, str] = {}
