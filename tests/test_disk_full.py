@@ -114,6 +114,17 @@ def _args(task_set: Path, out: Path, script: Path, disk: str = "off") -> list[st
     ]
 
 
+def _ctb_eval(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    """``ctb-eval ARGS`` in a process of its own whose temp folder is ``tmp`` (the small tmpfs)."""
+    return subprocess.run(
+        [sys.executable, "-m", "ctbench.evaluate.cli", *args],
+        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
 def _lines(out: Path) -> dict[str, dict]:
     return {(d := json.loads(x))["task_id"]: d for x in (out / "results.jsonl").read_text().splitlines()}
 
@@ -124,13 +135,7 @@ def test_the_filler_fills_only_its_own_folder_and_is_blamed(
 ) -> None:
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
-    proc = subprocess.run(
-        [sys.executable, "-m", "ctbench.evaluate.cli", *_args(task_set, tmp_path / "run", script, "16M")],
-        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(small_tmp)},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    proc = _ctb_eval(_args(task_set, tmp_path / "run", script, "16M"), small_tmp)
     lines = _lines(tmp_path / "run")
     filler = lines["RCA-001"]
     assert (filler["status"], filler["error_kind"]) == ("error", "agent"), (filler, proc.stderr)
@@ -145,13 +150,7 @@ def test_honest_attempts_beside_a_disk_filler_are_retried_not_blamed(
 ) -> None:
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
-    proc = subprocess.run(
-        [sys.executable, "-m", "ctbench.evaluate.cli", *_args(task_set, tmp_path / "run", script)],
-        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(small_tmp)},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    proc = _ctb_eval(_args(task_set, tmp_path / "run", script), small_tmp)
     lines = _lines(tmp_path / "run")
     honest = [lines["RCA-002"], lines["PATH-001"], lines["PATH-002"]]
     assert all(ln["error_kind"] != "agent" for ln in honest), [(ln["status"], ln["error"]) for ln in honest]
@@ -215,13 +214,7 @@ def _race(tmp_path: Path) -> list[str]:
 def test_a_disk_freed_before_the_honest_attempt_is_judged_still_counts(
     task_set: Path, tmp_path: Path, small_tmp: Path
 ) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "ctbench.evaluate.cli", *_race(tmp_path)],
-        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(small_tmp)},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    proc = _ctb_eval(_race(tmp_path), small_tmp)
     lines = _lines(tmp_path / "run")
     honest = [lines["RCA-002"], lines["PATH-001"], lines["PATH-002"]]
     assert all(ln["status"] in ("answered", "unparsable") for ln in honest), (
