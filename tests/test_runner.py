@@ -645,7 +645,9 @@ def test_interrupt_ends_every_agent_and_resume_finishes(task_set: Path, tmp_path
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint
     )
     deadline = time.monotonic() + 30
-    while len(list(gate.parent.glob("pid-*"))) < 3:
+    # each file holds its pid once written (created first, then written: a signal between the two
+    # would leave it empty)
+    while len([f for f in gate.parent.glob("pid-*") if f.read_text().strip()]) < 3:
         assert time.monotonic() < deadline and proc.poll() is None, "agents did not start"
         time.sleep(0.02)
     proc.send_signal(sig)
