@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from ctbench.evaluate.agents.held import Hold, HoldError
-from ctbench.evaluate.agents.process import SpawnCaps, _release_held, kill_orphaned_holds
+from ctbench.evaluate.agents.process import SpawnCaps, _cap_held, kill_orphaned_holds
 from ctbench.evaluate.limits import AttemptCgroup
 from ctbench.evaluate.sandbox import find_bwrap
 from ctbench.isolation import BwrapCommand
@@ -113,7 +113,7 @@ def test_a_cap_that_cannot_be_applied_kills_the_held_sandbox(tmp_path: Path) -> 
     try:
         hold.started()
         with pytest.raises(HoldError, match="held sandbox killed"):
-            _release_held(hold, proc.pid, caps)
+            _cap_held(hold, proc.pid, caps)
     finally:
         hold.close()
     assert proc.wait(timeout=10) != 0
@@ -130,7 +130,8 @@ def test_a_held_sandbox_runs_once_let_go(tmp_path: Path) -> None:
     proc = subprocess.Popen(hold.argv(argv, 0), pass_fds=hold.pass_fds, start_new_session=True)
     try:
         hold.started()
-        _release_held(hold, proc.pid, SpawnCaps(None, None, file_size=1 << 20))
+        assert _cap_held(hold, proc.pid, SpawnCaps(None, None, file_size=1 << 20))
+        hold.let_go()
     finally:
         hold.close()
     assert proc.wait(timeout=20) == 0

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from ctbench.evaluate.sandbox import Launcher
     from ctbench.evaluate.ssh_access import SshFrontEnd
     from ctbench.model import TaskSpec
+    from ctbench.plugin_api.executor import Admission
     from ctbench.replay.engine import ReplayEngine
     from ctbench.replay.http_server import ServerHandle
     from ctbench.replay.session import Session
@@ -414,14 +415,22 @@ def _usage(result: AgentResult) -> Usage:
 
 
 async def run_attempt(
-    unit: WorkUnit, env: AttemptEnv, *, clock: Callable[[], float] = time.monotonic
+    unit: WorkUnit,
+    env: AttemptEnv,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    admission: Admission | None = None,
 ) -> AttemptOutcome:
     """Run exactly one attempt; every failure becomes an outcome (only cancellation propagates).
 
     File-system work (the log, the workspace) runs in threads so that 32 agents starting and finishing
-    at once do not stall each other on a slow disk.
+    at once do not stall each other on a slow disk. ``admission`` (a staged executor's): the attempt
+    sets up, then waits there for its running place - its agent's own process does, where the agent
+    :attr:`~ctbench.plugin_api.agent.Agent.admits_itself`, once its sandbox is made and held. The
+    wait counts neither against the time limit nor in the latency.
     """
     t0 = clock()
+    gate = _Gate(admission, clock)
     result = AgentResult()
     try:
         pieces = await asyncio.to_thread(_open_log, unit)
@@ -444,7 +453,7 @@ async def run_attempt(
         except Exception as exc:  # the backend could not serve this task
             kind, error = "infrastructure", f"replay session: {type(exc).__name__}: {exc}"
         if pieces.session is not None:
-            kind, error, result = await _solve(unit, env, pieces, result)
+            kind, error, result = await _solve(unit, env, pieces, result, gate)
         if error:
             pieces.log.line(f"[ctbench] {kind}: {error}")
     finally:
@@ -466,7 +475,7 @@ async def run_attempt(
         answer_source=result.answer_source if kind == "ok" else None,
         usage=_usage(result),
         harness_version=result.harness_version or env.agent.harness_version,
-        latency_s=clock() - t0,
+        latency_s=clock() - t0 - gate.waited,
         commands=calls,
         trajectory=trajectory,
         log=log_bytes,
@@ -475,8 +484,31 @@ async def run_attempt(
     )
 
 
+class _Gate:
+    """An attempt's way through its :class:`~ctbench.plugin_api.executor.Admission`: the time limit
+    is held while it waits for its place and starts afresh when it has one; the wait is measured."""
+
+    def __init__(self, admission: Admission | None, clock: Callable[[], float]) -> None:
+        self.admission = admission
+        self.clock = clock
+        self.waited = 0.0
+        self.deadline: asyncio.Timeout | None = None
+        self.timeout_s: float | None = None
+
+    async def __call__(self) -> None:
+        if self.admission is None or self.admission.entered:
+            return
+        t = self.clock()
+        if self.deadline is not None:
+            self.deadline.reschedule(None)  # waiting for a place is not the agent's time
+        await self.admission()
+        self.waited += self.clock() - t
+        if self.deadline is not None and self.timeout_s is not None:
+            self.deadline.reschedule(asyncio.get_running_loop().time() + self.timeout_s)
+
+
 async def _solve(
-    unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResult
+    unit: WorkUnit, env: AttemptEnv, pieces: _Pieces, result: AgentResult, gate: _Gate
 ) -> tuple[OutcomeKind, str | None, AgentResult]:
     agent = env.agent
     try:
@@ -485,8 +517,13 @@ async def _solve(
         return "infrastructure", str(exc), result
     except OSError as exc:  # no room for the attempt's folder
         return "infrastructure", f"runner: cannot make the attempt's folder: {exc.strerror or exc}", result
+    if agent.admits_itself and gate.admission is not None:
+        ctx.admit = gate  # its process waits for its place once its sandbox is made
+    else:
+        await gate()
     timeout_s = unit.settings.timeout_s
     deadline = asyncio.timeout(timeout_s)
+    gate.deadline, gate.timeout_s = deadline, timeout_s
     watch = _DiskWatch(pieces.workdir)
     try:
         async with deadline:

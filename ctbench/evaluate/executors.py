@@ -7,7 +7,8 @@ begins and its :class:`~ctbench.evaluate.work.AttemptOutcome` when it ends, ``ca
 are the runner's, built on this protocol alone, so they work the same through any executor.
 
 :class:`LocalExecutor` (the default) runs attempts in the runner's event loop, at most ``concurrency``
-at once, in submission order. Other executors (``ray``, or one of a plug-in package) are found through
+at once, in submission order; up to ``concurrency`` more set up ahead (a ``command`` agent's sandbox
+is made and held) and wait for a place (:class:`~ctbench.plugin_api.executor.Admission`). Other executors (``ray``, or one of a plug-in package) are found through
 the ``ctbench.executors`` entry-point group.
 """
 
@@ -20,6 +21,7 @@ from typing import Any, ClassVar
 from ctbench.evaluate.attempt import LocalEnv, run_attempt
 from ctbench.plugin_api import EXECUTORS_GROUP as GROUP
 from ctbench.plugin_api.executor import (
+    Admission,
     ExecutionContext,
     Executor,
     ExecutorError,
@@ -38,6 +40,7 @@ class LocalExecutor(QueueExecutor):
     """Attempts in this process's event loop, sharing one replay engine, agent and server."""
 
     name: ClassVar[str] = "local"
+    staged: ClassVar[bool] = True  # the next attempts make their sandbox while these run
 
     def __init__(self, **options: Any) -> None:
         super().__init__()
@@ -51,6 +54,10 @@ class LocalExecutor(QueueExecutor):
             ctx.task_set, ctx.settings, agent=ctx.agent, warm_tasks=ctx.task_ids, loaded=ctx.loaded
         )
         await self.env.start()
+
+    async def run_admitted(self, unit: WorkUnit, admission: Admission) -> AttemptOutcome:
+        assert self.env is not None
+        return await run_attempt(unit, self.env, admission=admission)
 
     async def run_unit(self, unit: WorkUnit) -> AttemptOutcome:
         assert self.env is not None

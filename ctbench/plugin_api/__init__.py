@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # the names, for type checkers and import-linter; loaded on f
     )
     from ctbench.plugin_api.executor import GROUP as EXECUTORS_GROUP
     from ctbench.plugin_api.executor import (
+        Admission,
         ExecutionContext,
         Executor,
         ExecutorError,
@@ -117,6 +118,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "AgentContext": ("ctbench.plugin_api.agent", "AgentContext"),
     "AgentError": ("ctbench.plugin_api.agent", "AgentError"),
     "AgentLog": ("ctbench.plugin_api.agent", "AgentLog"),
+    "Admission": ("ctbench.plugin_api.executor", "Admission"),
     "AgentOptions": ("ctbench.plugin_api.agent", "AgentOptions"),
     "AgentResult": ("ctbench.plugin_api.agent", "AgentResult"),
     "AgentSettings": ("ctbench.plugin_api.agent", "AgentSettings"),
@@ -223,6 +225,7 @@ __all__ = [
     "MIB",
     "SMALL_CAP",
     "TOOL_NAMES",
+    "Admission",
     "Agent",
     "AgentConfigError",
     "AgentContext",

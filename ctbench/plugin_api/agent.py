@@ -15,7 +15,7 @@ processes end the whole process group on cancellation.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal, Protocol
@@ -198,6 +198,10 @@ class AgentContext:
     model_route: ModelRoute | None = None
     """This attempt's route through the run's model tap (:mod:`ctbench.evaluate.model_tap`), for
     agents with :attr:`Agent.uses_model_tap`; None: the agent reaches ``--base-url`` directly."""
+    admit: Callable[[], Awaitable[None]] | None = None
+    """For agents with :attr:`Agent.admits_itself`: awaited right before the agent's process runs,
+    it waits for one of the run's running places (:class:`~ctbench.plugin_api.executor.Admission`)
+    and starts the attempt's time limit. None: the runner admitted the attempt before ``solve``."""
 
     @property
     def session_id(self) -> str:
@@ -220,6 +224,10 @@ class Agent(ABC):
     """How the agent reaches the replay; anything but in-process means a separate process (sandboxed)."""
     Options: ClassVar[type[BaseModel]] = NoOptions
     """The agent's own options, filled from ``--agent-arg KEY=VALUE`` (strings, coerced by pydantic)."""
+    admits_itself: ClassVar[bool] = False
+    """The agent awaits ``ctx.admit`` itself right before its process runs (the ``command`` agent,
+    through :func:`~ctbench.evaluate.agents.process.run_agent_process`), so its sandbox is made
+    while other attempts run; otherwise the runner admits the attempt before :meth:`solve`."""
     uses_model_tap: ClassVar[bool] = False
     """The agent reaches the model at ``ctx.base_url`` (a route through the runner's model tap), so the
     run records what the endpoint itself said: the model it named, each response's usage."""

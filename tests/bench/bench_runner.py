@@ -139,7 +139,10 @@ def _bare_attempts(tasks: Path, n: int, *, loaded: bool) -> float:
 
 
 class _LandedExecutor(LocalExecutor):
-    """The local executor as landed: its warm-up and every attempt parse task.yaml again."""
+    """The local executor as landed: its warm-up and every attempt parse task.yaml again, and no
+    attempt sets up ahead of its running place."""
+
+    staged = False
 
     async def start(self, ctx: ExecutionContext) -> None:
         await super().start(dataclasses.replace(ctx, loaded={}))

@@ -139,6 +139,7 @@ class CommandAgent(Agent):
     name = "command"
     description = "any executable: prompt on stdin, answer on stdout or in $CTBENCH_ANSWER_FILE"
     transport = "http"
+    admits_itself = True  # its process waits for a running place once its sandbox is made and held
 
     def _argv_template(self) -> list[str]:
         cmd = self.options.agent_cmd
@@ -221,6 +222,7 @@ class CommandAgent(Agent):
                 stdin=files.prompt,
                 stdout=files.stdout,
                 attempt_dir=ctx.workdir,
+                admit=getattr(ctx, "admit", None),
             )
         except ProcessStartError as exc:
             raise (InfrastructureError if exc.infrastructure else AgentError)(str(exc)) from None

@@ -41,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -651,6 +651,7 @@ async def run_agent_process(
     stdout: Path | None = None,
     attempt_dir: Path | None = None,
     grace_s: float = TERM_GRACE_S,
+    admit: Callable[[], Awaitable[None]] | None = None,
 ) -> int:
     """Run ``launch`` to completion and return its exit status (negative: killed by that signal).
 
@@ -658,8 +659,11 @@ async def run_agent_process(
     ``stdout`` (else the log), standard error to the log. On cancellation the whole process group
     is ended (SIGTERM, SIGKILL after ``grace_s``) before ``CancelledError`` propagates; after a
     normal exit, members the agent left running are killed too. ``attempt_dir`` (from
-    :func:`new_attempt_dir`) gets the group recorded for the next run's clean-up. Raises
-    :class:`ProcessStartError` when the program cannot be started.
+    :func:`new_attempt_dir`) gets the group recorded for the next run's clean-up. ``admit`` (the
+    attempt's ``ctx.admit``) is awaited before anything of the agent runs: a sandbox started held
+    is made, capped and held while it waits, so its set-up overlaps the running attempts'; any other
+    launch waits before it starts. Raises :class:`ProcessStartError` when the program cannot be
+    started.
     """
     label = (attempt_dir or launch.workspace).name
 
@@ -680,7 +684,7 @@ async def run_agent_process(
         for note in prepared.notes:
             log.line(f"[ctbench] {note}")
         try:
-            return await _run_prepared(prepared, limits, log, stdin, stdout, attempt_dir, grace_s)
+            return await _run_prepared(prepared, limits, log, stdin, stdout, attempt_dir, grace_s, admit)
         finally:  # in a thread too: the cgroup may be busy for a moment (polled) after the last exit
             await asyncio.shield(asyncio.to_thread(limits.close, log))
     finally:
@@ -696,15 +700,21 @@ async def _run_prepared(
     stdout: Path | None,
     attempt_dir: Path | None,
     grace_s: float,
+    admit: Callable[[], Awaitable[None]] | None,
 ) -> int:
-    def spawn() -> subprocess.Popen[bytes]:
+    will_hold = limits.hook is None and holds.usable(prepared.bwrap_at)
+    if admit is not None and not will_hold:
+        await admit()  # nothing can wait half-started: the place first, then the start
+
+    def spawn() -> tuple[subprocess.Popen[bytes], holds.Hold | None]:
+        """The child, started; when held, capped and still held (the second item: its hold)."""
         stdin_fh = open(stdin, "rb") if stdin is not None else open(os.devnull, "rb")  # noqa: SIM115
         stdout_fh = open(stdout, "wb") if stdout is not None else None  # noqa: SIM115
         argv, at = prepared.argv, prepared.bwrap_at
         enter: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
         if at is not None and prepared.enter is not None:
             argv, at, enter = argv[at:], 0, prepared.enter  # the thread enters, not nsenter
-        hold = holds.Hold.open() if at is not None and limits.hook is None and holds.usable(at) else None
+        hold = holds.Hold.open() if will_hold and at is not None else None
         try:
             if hold is not None and at is not None:
                 argv = hold.argv(argv, at)
@@ -722,11 +732,15 @@ async def _run_prepared(
                 )
             if hold is not None:
                 hold.started()
-                _release_held(hold, popen.pid, limits)
-            return popen
-        finally:
+                if not _cap_held(hold, popen.pid, limits):  # bubblewrap ended before making it
+                    hold.close()
+                    hold = None
+            return popen, hold
+        except BaseException:
             if hold is not None:
                 hold.close()
+            raise
+        finally:
             stdin_fh.close()
             if stdout_fh is not None:
                 stdout_fh.close()
@@ -736,7 +750,7 @@ async def _run_prepared(
     # queue behind each other in the event loop
     started = asyncio.ensure_future(asyncio.to_thread(spawn))
     try:
-        popen = await asyncio.shield(started)
+        popen, hold = await asyncio.shield(started)
     except holds.HoldError as exc:  # the caps could not be applied: nothing ran uncapped
         raise ProcessStartError(f"cannot apply the attempt's caps: {exc}", infrastructure=True) from None
     except FileNotFoundError:
@@ -751,9 +765,12 @@ async def _run_prepared(
         raise ProcessStartError(f"cannot apply the attempt's caps: {exc}", infrastructure=True) from None
     except asyncio.CancelledError:  # cancelled while starting: what started is ended before leaving
         with contextlib.suppress(Exception):
-            late = Child(await started)
+            late, late_hold = await started
+            if late_hold is not None:
+                late_hold.close()
+            child = Child(late)
             await asyncio.shield(
-                end_process_group(late, late.pid, grace_s, leader_start=start_time(late.pid))
+                end_process_group(child, child.pid, grace_s, leader_start=start_time(child.pid))
             )
         raise
     proc = Child(popen)
@@ -761,6 +778,8 @@ async def _run_prepared(
     leader_start = start_time(pgid)
     if attempt_dir is not None:
         await asyncio.to_thread(record_group, attempt_dir, proc.pid)
+    if hold is not None:
+        await _let_go(hold, proc, pgid, leader_start, admit)
     log.line(f"[ctbench] pid {proc.pid}, process group {pgid}")
     try:
         returncode = await proc.wait()
@@ -772,12 +791,40 @@ async def _run_prepared(
     return returncode
 
 
-def _release_held(hold: holds.Hold, pid: int, limits: SpawnCaps) -> None:
-    """Cap a sandbox started held (bubblewrap ``pid`` and the process it holds), then let it go on.
+async def _let_go(
+    hold: holds.Hold,
+    proc: Child,
+    pgid: int,
+    leader_start: int | None,
+    admit: Callable[[], Awaitable[None]] | None,
+) -> None:
+    """Let a capped, held sandbox go on once the attempt has its place (``admit``).
+
+    Cancelled while it waits (the run is interrupted), or unable to let it go, the held sandbox is
+    killed - nothing of the agent ran - and reaped before this returns or raises.
+    """
+    try:
+        try:
+            if admit is not None:
+                await admit()
+            hold.let_go()
+        except OSError as exc:  # the held process is gone: the machine's trouble, retried
+            raise ProcessStartError(
+                f"cannot let the held sandbox go: {exc.strerror or exc}", infrastructure=True
+            ) from None
+    except BaseException:
+        await asyncio.shield(end_process_group(proc, pgid, 0.0, leader_start=leader_start))
+        raise
+    finally:
+        hold.close()
+
+
+def _cap_held(hold: holds.Hold, pid: int, limits: SpawnCaps) -> bool:
+    """Cap a sandbox started held (bubblewrap ``pid`` and the process it holds); False when
+    bubblewrap ended before making its process (nothing to cap: its exit status and message say why).
 
     On any failure both are killed before anything of the agent ran, and :class:`~ctbench.evaluate.agents.held.HoldError`
-    is raised; when bubblewrap ended before making its process, there is nothing to cap (its exit
-    status and message say why).
+    is raised.
     """
     try:
         inner = hold.held_pid()
@@ -785,13 +832,13 @@ def _release_held(hold: holds.Hold, pid: int, limits: SpawnCaps) -> None:
         holds.kill_held(pid)
         raise holds.HoldError(exc.errno, str(exc)) from None
     if inner is None:
-        return
+        return False
     try:
         limits.apply([pid, inner])
-        hold.let_go()
     except OSError as exc:
         holds.kill_held(inner, pid)
         raise holds.HoldError(exc.errno, f"{exc.strerror or exc} (held sandbox killed)") from None
+    return True
 
 
 __all__ = [
