@@ -191,7 +191,7 @@ def table23_topology(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
 
 def plugin_families(runs: Sequence[tuple[str, ScoredRun]]) -> list[str]:
     """Plug-in families (not the built-ins) with tasks in any of the runs, in name order."""
-    return sorted({s.family for _, run in runs for s in run.scores if family_view.is_plugin(s.family)})
+    return sorted(f for f in {s.family for _, run in runs for s in run.scores} if family_view.is_plugin(f))
 
 
 def _parts(runs: Sequence[tuple[str, ScoredRun]], family: str) -> list[str]:
@@ -340,18 +340,29 @@ def table23(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
 # --------------------------------------------------------------------------- Table 24
 
 
-def disagreement(a: ScoredRun, b: ScoredRun, family: str) -> tuple[int, int, int, int, int]:
-    """(n, both right, first only, second only, neither) on the tasks of ``family`` both runs hold.
+def _exact_by_family(run: ScoredRun) -> dict[str, dict[str, bool]]:
+    """Per family, each task's "exactly right" (its mean over trials is 1): read once per run."""
+    out: dict[str, dict[str, bool]] = {}
+    for s in run.scores:
+        out.setdefault(s.family, {})[s.task_id] = s.exact == 1
+    return out
 
-    With several trials a task counts as right when every trial of it was (its mean is 1).
-    """
-    xa = {s.task_id: s.exact == 1 for s in a.scores if s.family == family}
-    xb = {s.task_id: s.exact == 1 for s in b.scores if s.family == family}
-    common = sorted(xa.keys() & xb.keys())
-    both = sum(1 for t in common if xa[t] and xb[t])
-    first = sum(1 for t in common if xa[t] and not xb[t])
-    second = sum(1 for t in common if xb[t] and not xa[t])
-    return len(common), both, first, second, len(common) - both - first - second
+
+def _disagree(xa: dict[str, bool], xb: dict[str, bool]) -> tuple[int, int, int, int, int]:
+    both = first = second = n = 0
+    for task, a in xa.items():
+        b = xb.get(task)
+        if b is None:
+            continue
+        n += 1
+        if a:
+            if b:
+                both += 1
+            else:
+                first += 1
+        elif b:
+            second += 1
+    return n, both, first, second, n - both - first - second
 
 
 def table24(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
@@ -361,9 +372,12 @@ def table24(runs: Sequence[tuple[str, ScoredRun]]) -> Table:
         columns=["Pair", "Family", "n", "Both", "First only", "Second only", "Neither"],
     )
     families = [*FAMILY_TITLES, *plugin_families(runs)]
-    for (la, ra), (lb, rb) in combinations(runs, 2):
+    # each run indexed once (not once per pair and family: 100,000 tasks x 4 runs made this table the
+    # report's slowest part)
+    exact = [_exact_by_family(run) for _, run in runs]
+    for (i, (la, _)), (j, (lb, _)) in combinations(enumerate(runs), 2):
         for fam in families:
-            n, both, first, second, neither = disagreement(ra, rb, fam)
+            n, both, first, second, neither = _disagree(exact[i].get(fam, {}), exact[j].get(fam, {}))
             if n:
                 t.add(f"{la} vs {lb}", family_view.label(fam), n, both, first, second, neither)
     t.note = (
