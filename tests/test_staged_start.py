@@ -159,6 +159,12 @@ def _sandboxes_of(marker: str, runner: int) -> list[int]:
     return found
 
 
+def _default_sigint() -> None:
+    """Ctrl-C as a terminal sends it: a suite started in the background (CI scripts often are) has
+    SIGINT ignored, and an ignored signal stays ignored across exec unless reset."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_an_interrupted_run_leaves_no_sandbox_held_or_running(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks"
     ids = clone_tasks(tasks, 4)
@@ -186,6 +192,7 @@ def test_an_interrupted_run_leaves_no_sandbox_held_or_running(tmp_path: Path) ->
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
     try:
         deadline = time.monotonic() + 60
