@@ -251,7 +251,21 @@ class Lab:
             ]  # fmt: skip
             commands.append(" ".join(shlex.quote(a) for a in argv))
         script = " && ".join(commands)
-        _run(["ip", "netns", "exec", self.ns(name), "unshare", "--uts", "sh", "-c", script], timeout=60)
+        # The start's output goes to a file, not a pipe: were `lab up` killed while a daemon starts,
+        # its first write to a pipe nobody reads would kill it (SIGPIPE) and leave the lab half up.
+        log = folder / "start.log"
+        with log.open("wb") as sink:
+            started = subprocess.run(
+                ["ip", "netns", "exec", self.ns(name), "unshare", "--uts", "sh", "-c", script],
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                timeout=60,
+                check=False,
+            )
+        if started.returncode != 0:
+            text = log.read_text(errors="replace").strip()
+            raise CtbError(f"lab: the daemons of {name} did not start ({started.returncode}): {text}")
         conf = folder / "frr.conf"
         atomic_write_text(conf, f"hostname {name}\n{router.config}")
         out = self.vtysh(name, ["-f", str(conf)])
