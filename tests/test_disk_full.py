@@ -222,7 +222,13 @@ def test_a_disk_freed_before_the_honest_attempt_is_judged_still_counts(
         proc.stderr,
     )
     retried = [r for ln in honest for r in ln.get("retries") or []]
-    assert len(retried) == 3 and all("temp disk full" in r["error"] for r in retried), retried
+    # Each honest one is retried once after its write failed; one whose own set-up ran while the disk
+    # was full (the runner's temp files: staged starts let the filler run beside set-ups) is retried
+    # for that too, first. Every retry is the full disk's, never the agent's.
+    assert len(retried) >= 3, retried
+    assert all(
+        "temp disk full" in r["error"] or "runner: No space left on device" in r["error"] for r in retried
+    ), retried
 
 
 def test_without_the_watch_the_freed_disk_blames_the_honest_attempt(
