@@ -9,8 +9,9 @@
    Printed beside it, in the same run: the bare ``run_attempt`` on the same units (no executor, no
    run folder), so the executor and the single writer's share is the difference; the runner as
    landed (``--landed REV``, main before the recorder; its ``ctbench/`` taken with ``git archive``);
-   and the runner of now with its flushes made no-ops (the disk's share). Every run of part 1 is a
-   fresh process, as ``ctb-eval run`` is.
+   the runner of now with its flushes made no-ops (the disk's share), and with its ``gc.freeze``
+   made a no-op (the collector's share). Every run of part 1 is a fresh process, as ``ctb-eval run``
+   is.
 2. Speed-up: an agent that sleeps 1 s, at concurrency 1 and 32, both as an in-process agent and as a
    real ``command`` agent (``sleep 1`` in its own process group). Target: near 32x.
 3. The ``ctb-replay mcp --connect`` proxy (what every agent CLI starts) against the direct
@@ -298,6 +299,9 @@ LANDED = "915ecfc0ac378ca105f89f4fbcbeb88fb859672c"
 NO_SYNC = "runner now, no flush"
 """Part 1's third runner: the one of now with ``fsync`` and ``syncfs`` no-ops (the disk's share)."""
 
+NO_FREEZE = "runner now, no gc freeze"
+"""Part 1's fourth runner: the one of now with ``gc.freeze`` a no-op (the collector's share)."""
+
 
 def _one_overhead(spec: dict[str, Any]) -> dict[str, Any]:
     """One run of part 1 in this fresh process: ms per task of the runner, or of the bare attempt."""
@@ -327,6 +331,10 @@ def _one_overhead(spec: dict[str, Any]) -> dict[str, Any]:
         os.fsync = lambda fd: None
         if getattr(runfolder, "_SYNCFS", None) is not None:
             runfolder._SYNCFS = lambda fd: 0  # type: ignore[attr-defined]
+    if spec["kind"] == "no-freeze":  # what the collector's walks over the run's lasting objects cost
+        import gc
+
+        gc.freeze = lambda: None
     n = runner.run().ran
     return {"ms": (time.perf_counter() - t1) / n * 1000, "n": n, "prep": t1 - t0}
 
@@ -378,6 +386,7 @@ def _overhead(tasks: Path, work: Path, n_tasks: int, repeat: int, landed: str) -
         ("runner as landed", "runner", code),
         ("runner now", "runner", None),
         (NO_SYNC, "no-sync", None),
+        (NO_FREEZE, "no-freeze", None),
         ("bare attempt now", "bare", None),
     )
     for rep in range(repeat):  # round-robin, so the machine's load falls on every path alike
@@ -423,6 +432,10 @@ def _overhead(tasks: Path, work: Path, n_tasks: int, repeat: int, landed: str) -
         f"   of the runner's cost now, the disk's (its flushes of finished attempts) is "
         f"{med['runner now'] - med[NO_SYNC]:.2f} ms/task; without it the runner is "
         f"{med[NO_SYNC] / bare:.2f}x the bare attempt"
+    )
+    print(
+        f"   the collector's walks over the run's lasting objects, by their absence (frozen now): "
+        f"{med[NO_FREEZE] - med['runner now']:.2f} ms/task"
     )
     print(
         f"   (issue 25: 8.97 ms vs 2.0 ms = 4.5x; 2.09x at load 1 before the recorder)   target < 20 ms/task: "
