@@ -8,8 +8,9 @@ are the runner's, built on this protocol alone, so they work the same through an
 
 :class:`LocalExecutor` (the default) runs attempts in the runner's event loop, at most ``concurrency``
 at once, in submission order; up to ``concurrency`` more set up ahead (a ``command`` agent's sandbox
-is made and held) and wait for a place (:class:`~ctbench.plugin_api.executor.Admission`). Other executors (``ray``, or one of a plug-in package) are found through
-the ``ctbench.executors`` entry-point group.
+is made and held) and wait for a place (:class:`~ctbench.plugin_api.executor.Admission`). Other
+executors (``ray``, or one of a plug-in package) are found through the ``ctbench.executors``
+entry-point group.
 """
 
 from __future__ import annotations

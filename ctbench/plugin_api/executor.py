@@ -192,7 +192,11 @@ class QueueExecutor:
         admission = Admission(self._sem, entered)
         try:
             try:
-                outcome = await self.run_admitted(unit, admission)
+                if self.staged:
+                    outcome = await self.run_admitted(unit, admission)
+                else:  # the place first, then the whole unit: nothing sets up ahead
+                    await admission()
+                    outcome = await self.run_unit(unit)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the executor's own failure: the harness side, worth a retry
@@ -211,7 +215,8 @@ class QueueExecutor:
             first_done()
 
     async def run_admitted(self, unit: WorkUnit, admission: Admission) -> AttemptOutcome:
-        """Run ``unit``, taking its running place through ``admission`` before its agent runs.
+        """Run ``unit``, taking its running place through ``admission`` before its agent runs
+        (called only where :attr:`staged` is set; otherwise :meth:`run_unit` runs in its place).
 
         The default takes the place first and then runs :meth:`run_unit` (no set-up ahead).
         """

@@ -70,12 +70,31 @@ def state_root() -> Path:
 
 
 def _run(
-    argv: Sequence[str], *, check: bool = True, timeout: float = 30.0
+    argv: Sequence[str], *, check: bool = True, timeout: float = 30.0, output: Path | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    proc = subprocess.run(list(argv), capture_output=True, timeout=timeout, check=False)
+    """Run ``argv``; ``output``: its standard output and error go to that file, not a pipe.
+
+    A file for what starts daemons: were `lab up` killed while one starts, its first write to a pipe
+    nobody reads any more would kill it (SIGPIPE) and leave the lab half up.
+    """
+    if output is None:
+        proc = subprocess.run(list(argv), capture_output=True, timeout=timeout, check=False)
+        err = proc.stderr
+    else:
+        with output.open("wb") as sink:
+            proc = subprocess.run(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                check=False,
+            )
+        err = output.read_bytes() if proc.returncode != 0 else b""
     if check and proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip()
-        raise CtbError(f"lab: {' '.join(argv)} failed ({proc.returncode}): {err}")
+        raise CtbError(
+            f"lab: {' '.join(argv)} failed ({proc.returncode}): {err.decode(errors='replace').strip()}"
+        )
     return proc
 
 
@@ -251,21 +270,11 @@ class Lab:
             ]  # fmt: skip
             commands.append(" ".join(shlex.quote(a) for a in argv))
         script = " && ".join(commands)
-        # The start's output goes to a file, not a pipe: were `lab up` killed while a daemon starts,
-        # its first write to a pipe nobody reads would kill it (SIGPIPE) and leave the lab half up.
-        log = folder / "start.log"
-        with log.open("wb") as sink:
-            started = subprocess.run(
-                ["ip", "netns", "exec", self.ns(name), "unshare", "--uts", "sh", "-c", script],
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                timeout=60,
-                check=False,
-            )
-        if started.returncode != 0:
-            text = log.read_text(errors="replace").strip()
-            raise CtbError(f"lab: the daemons of {name} did not start ({started.returncode}): {text}")
+        _run(
+            ["ip", "netns", "exec", self.ns(name), "unshare", "--uts", "sh", "-c", script],
+            timeout=60,
+            output=folder / "start.log",
+        )
         conf = folder / "frr.conf"
         atomic_write_text(conf, f"hostname {name}\n{router.config}")
         out = self.vtysh(name, ["-f", str(conf)])

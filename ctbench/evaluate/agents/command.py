@@ -222,7 +222,7 @@ class CommandAgent(Agent):
                 stdin=files.prompt,
                 stdout=files.stdout,
                 attempt_dir=ctx.workdir,
-                admit=getattr(ctx, "admit", None),
+                admit=ctx.admit,
             )
         except ProcessStartError as exc:
             raise (InfrastructureError if exc.infrastructure else AgentError)(str(exc)) from None
