@@ -89,8 +89,14 @@ def render_text(tables: Sequence[Table], *, width: int | None = None) -> str:
     from rich.table import Table as RichTable
 
     buf = io.StringIO()
-    console = Console(
-        file=buf, width=width or text_width(sys.stdout), force_terminal=False, color_system=None
+    console = Console(  # cells are data (a run label may read "[bold]"): no markup, emoji or highlighting
+        file=buf,
+        width=width or text_width(sys.stdout),
+        force_terminal=False,
+        color_system=None,
+        markup=False,
+        emoji=False,
+        highlight=False,
     )
     for t in tables:
         rt = RichTable(title=t.title, caption=t.note or None, title_justify="left", caption_justify="left")
