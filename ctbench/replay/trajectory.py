@@ -120,6 +120,11 @@ def iter_trajectory(path: Path) -> Iterator[TrajectoryRecord | BadLine]:
         for n, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
+            try:  # pydantic's own JSON parser: a report reads every line of every run
+                yield TrajectoryRecord.model_validate_json(raw)
+                continue
+            except ValidationError:
+                pass  # the standard parser names what is wrong, in the words of the run-folder docs
             try:
                 yield TrajectoryRecord.model_validate(json.loads(raw))
             except json.JSONDecodeError as exc:
