@@ -22,10 +22,12 @@ from __future__ import annotations
 import base64
 import gzip
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ctbench.evaluate.details import DetailLoader, TaskDetail
+from ctbench.evaluate.forked import available_cores, forked_map
 from ctbench.evaluate.transcript import describe
 
 if TYPE_CHECKING:
@@ -260,44 +262,100 @@ def _packed_cells(htmls: list[str]) -> list[str]:
     return [f' data-z="{pack_detail(html)}">' for html in htmls]
 
 
-def tasks_section(report: Report, loader: DetailLoader | None = None, *, packed: bool = True) -> str:
-    """The per-task section of the HTML report (empty when the report knows no task set); ``packed``
-    False writes the details inline, as before (the benchmark's baseline)."""
-    scorer: Any = getattr(report, "scorer", None)
-    if loader is None and scorer is None:
-        return ""
-    loader = loader or DetailLoader(scorer)
-    # zlib lets go of the GIL while it compresses: details are packed on a second thread while the next
-    # ones are read from their run folders, so packing costs the render little where a core is free
-    # (packing alone was ~1.1 s of a 4 x 234 render, reading the details ~6 s). In batches: handing the
-    # thread one detail at a time cost more in GIL hand-overs (3 s on a loaded machine) than it saved.
+_Item = tuple[int, int, Any]
+"""One task-trial's place in the table, its run's position in the report, and its scores."""
+
+
+def _render_share(
+    report: Report,
+    loader: DetailLoader,
+    results: list[dict[tuple[str, int], Any]],
+    packed: bool,
+    share: list[_Item],
+) -> list[tuple[str, str, str]]:
+    """(before, cell, after) of each task-trial of ``share``, in its order.
+
+    zlib lets go of the GIL while it compresses: details are packed on a second thread while the next
+    ones are read from their run folders (packing alone was ~1.1 s of a 4 x 234 render, reading the
+    details ~6 s). In batches: handing the thread one detail at a time cost more in GIL hand-overs (3 s
+    on a loaded machine) than it saved.
+    """
     rows: list[tuple[str, str]] = []
     cells: list[str] = []
     batches: list[Future[list[str]]] = []
     batch: list[str] = []
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctb-pack") as pool:
-        for run in report.runs:
-            results = _results(run.run.path)
-            several = run.run.info.trials > 1
-            for s in run.run.trial_scores:  # every task-trial has its own row
-                detail = loader.load(
-                    run.run.path, s.task_id, results.get((s.task_id, s.trial)), with_prompt=False, scores=s
-                )
-                label = f"{run.label} (trial {s.trial})" if several else run.label
-                rows.append(_row(label, detail, listed=len(rows) < PAGE_ROWS))
-                html = detail_html(detail)
-                if not packed:
-                    cells.append(f">{html}")
-                    continue
-                batch.append(html)
-                if len(batch) == PACK_BATCH:
-                    batches.append(pool.submit(_packed_cells, batch))
-                    batch = []
+        for index, r, s in share:
+            run = report.runs[r]
+            detail = loader.load(
+                run.run.path, s.task_id, results[r].get((s.task_id, s.trial)), with_prompt=False, scores=s
+            )
+            label = f"{run.label} (trial {s.trial})" if run.run.info.trials > 1 else run.label
+            rows.append(_row(label, detail, listed=index < PAGE_ROWS))
+            html = detail_html(detail)
+            if not packed:
+                cells.append(f">{html}")
+                continue
+            batch.append(html)
+            if len(batch) == PACK_BATCH:
+                batches.append(pool.submit(_packed_cells, batch))
+                batch = []
         if batch:
             batches.append(pool.submit(_packed_cells, batch))
         for done in batches:
             cells.extend(done.result())
-    bodies = [before + cell + after for (before, after), cell in zip(rows, cells, strict=True)]
+    return [(before, cell, after) for (before, after), cell in zip(rows, cells, strict=True)]
+
+
+def _shares(items: list[_Item], n: int) -> list[list[_Item]]:
+    """``items`` cut into at most ``n`` shares of about equal size, every trial of a task in one share.
+
+    A task's runs stay together so that each process loads a task once and replays each of its commands
+    once (what the loader caches), and so that the output is the same whatever the number of shares.
+    """
+    by_task: dict[str, list[_Item]] = {}
+    for item in items:
+        by_task.setdefault(item[2].task_id, []).append(item)
+    groups = list(by_task.values())
+    target = -(-len(items) // max(1, n))
+    shares: list[list[_Item]] = [[]]
+    for group in groups:
+        if len(shares[-1]) >= target and len(shares) < n:
+            shares.append([])
+        shares[-1].extend(group)
+    return [share for share in shares if share]
+
+
+MIN_SHARE = 64
+"""Task-trials below which a share is not worth a process (a fork costs a few milliseconds)."""
+
+
+def tasks_section(
+    report: Report, loader: DetailLoader | None = None, *, packed: bool = True, workers: int | None = None
+) -> str:
+    """The per-task section of the HTML report (empty when the report knows no task set); ``packed``
+    False writes the details inline, as before (the benchmark's baseline).
+
+    ``workers`` (default: the cores this process may use) processes share the task-trials, each a
+    group of whole tasks (:mod:`ctbench.evaluate.forked`; the same page with any number of them)."""
+    scorer: Any = getattr(report, "scorer", None)
+    if loader is None and scorer is None:
+        return ""
+    loader = loader or DetailLoader(scorer)
+    results = [_results(run.run.path) for run in report.runs]
+    in_order = [
+        (r, s) for r, run in enumerate(report.runs) for s in run.run.trial_scores
+    ]  # a row per task-trial
+    items: list[_Item] = [(i, r, s) for i, (r, s) in enumerate(in_order)]
+    workers = available_cores() if workers is None else workers
+    shares = _shares(items, max(1, min(workers, len(items) // MIN_SHARE)))
+    done = forked_map(partial(_render_share, report, loader, results, packed), shares, workers=workers)
+    by_index = {
+        item[0]: row
+        for share, rows in zip(shares, done, strict=True)
+        for item, row in zip(share, rows, strict=True)
+    }
+    bodies = ["".join(by_index[i]) for i in range(len(items))]
     head = "".join(f"<th>{escape(h)}</th>" for h in HEAD)
     return (
         '<h2 id="per-task">Tasks</h2><p class="note">Every task of every run. Click a heading to sort, a row to '
