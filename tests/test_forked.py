@@ -195,3 +195,28 @@ def test_the_html_drill_down_is_the_same_page_from_any_number_of_processes(tmp_p
     assert got["forks"] == 2
     assert got["rows"] == 6
     assert got["same"]
+
+
+def test_a_child_does_not_run_the_parents_signal_handlers(tmp_path: Path) -> None:
+    marker = tmp_path / "handled"
+    got = _script(
+        """
+        import signal
+        from pathlib import Path
+
+        parent = os.getpid()
+        marker = Path(sys.argv[1])
+        signal.signal(signal.SIGTERM, lambda *_: marker.write_text(str(os.getpid())))
+
+        def fn(x):
+            if os.getpid() != parent:
+                os.kill(os.getpid(), signal.SIGTERM)  # as `kill` would, or a terminal's Ctrl-C its SIGINT
+                time.sleep(0.5)
+            return x
+
+        print(json.dumps({"res": forked.forked_map(fn, [1, 2], workers=2)}))
+        """,
+        str(marker),
+    )
+    assert got["res"] == [1, 2]
+    assert not marker.exists()  # the parent's cleanup ran nowhere but in the parent

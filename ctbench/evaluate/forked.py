@@ -96,6 +96,8 @@ def _fork(fn: Callable[[T], R], item: T) -> tuple[int, int] | None:
         code = 1
         try:
             os.close(r)
+            for sig in (signal.SIGINT, signal.SIGTERM):  # the parent's handlers are the parent's business
+                signal.signal(sig, signal.SIG_DFL)
             data = pickle.dumps(fn(item), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(w, "wb") as out:
                 out.write(data)
