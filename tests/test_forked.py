@@ -220,3 +220,63 @@ def test_a_child_does_not_run_the_parents_signal_handlers(tmp_path: Path) -> Non
     )
     assert got["res"] == [1, 2]
     assert not marker.exists()  # the parent's cleanup ran nowhere but in the parent
+
+
+def test_ctb_eval_report_workers_sets_the_drill_downs_processes(tmp_path: Path) -> None:
+    tasks = starter_copy(tmp_path)
+    run = oracle_run(tmp_path / "oracle", tasks, agent="oracle", model="gold")
+    got = _script(
+        """
+        from ctbench.evaluate import report_tasks
+        from ctbench.evaluate.cli import main
+
+        report_tasks.MIN_SHARE = 1
+        forks = []
+        real = forked._fork
+
+        def spy(f, item):
+            forks.append(item)
+            return real(f, item)
+
+        forked._fork = spy
+        tasks, run, out = sys.argv[1:]
+        counts, pages = [], []
+        for extra in (["--workers", "1"], ["--workers", "3"]):
+            forks.clear()
+            code = main(["report", "--tasks", tasks, "--format", "html", "--resamples", "200",
+                         "--out", out, *extra, run])
+            counts.append((code, len(forks)))
+            pages.append(open(out, encoding="utf-8").read())
+        print(json.dumps({"counts": counts, "same": pages[0] == pages[1]}))
+        """,
+        str(tasks),
+        str(run),
+        str(tmp_path / "r.html"),
+    )
+    assert got["counts"] == [[0, 0], [0, 2]]  # one process, then three (the parent and two children)
+    assert got["same"]
+
+
+def test_ctb_eval_report_refuses_workers_below_one(tmp_path: Path) -> None:
+    tasks = starter_copy(tmp_path)
+    run = oracle_run(tmp_path / "oracle", tasks, agent="oracle", model="gold")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctbench.evaluate.cli",
+            "report",
+            "--tasks",
+            str(tasks),
+            "--workers",
+            "0",
+            str(run),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert out.returncode == 2
+    assert "--workers must be at least 1, not 0" in out.stderr
+    assert "Traceback" not in out.stderr

@@ -579,6 +579,13 @@ def _add_scoring(sub: Any) -> None:
         "agent+model (reasoning effort)); repeat for more runs",
     )
     p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="processes for the HTML drill-down and threads for the bootstraps (default: one per core); "
+        "1 keeps the work in this process",
+    )
+    p.add_argument(
         "--bold-best",
         action="store_true",
         help="latex: set the best value of each column in bold (highest score, lowest cost)",
@@ -763,6 +770,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ctbench.yamlio import atomic_write_text
 
     _check_resamples(args.resamples)
+    if args.workers is not None and args.workers < 1:
+        raise CtbError(f"--workers must be at least 1, not {args.workers}", exit_code=2)
     task_set = _task_set_for(args.tasks, args.run_dirs, args.gold)
     show = (lambda msg: print(msg, file=sys.stderr)) if sys.stderr.isatty() else None
     from ctbench.evaluate.score import parse_labels
@@ -774,6 +783,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         progress=show,
         label_of=parse_labels(args.label),
         prices=_prices(args.prices),
+        workers=args.workers,
     )
     if args.out and args.format == "text":  # a file: tables at their full width, whatever the terminal
         from ctbench.evaluate.report import report_tables

@@ -71,6 +71,8 @@ class Report:
     """Configured order of named levels (heterogeneity low -> high, golden tiers short -> long)."""
     scorer: Scorer | None = None
     """The scorer the runs were scored with: the HTML drill-down loads each task's detail through it."""
+    workers: int | None = None
+    """Processes the HTML drill-down may use (``ctb-eval report --workers``; None: every core it may use)."""
 
     def ordered(self, name: str, values: Sequence[str]) -> list[str]:
         """Strata values of a field in reading order: configured levels first, in their order."""
@@ -168,6 +170,7 @@ def build_report(
         category_names={c.id: c.name for c in tax.categories},
         level_order=level_order(cfg),
         scorer=scorer,
+        workers=workers,
     )
 
 

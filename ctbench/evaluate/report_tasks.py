@@ -336,7 +336,7 @@ def tasks_section(
     """The per-task section of the HTML report (empty when the report knows no task set); ``packed``
     False writes the details inline, as before (the benchmark's baseline).
 
-    ``workers`` (default: the cores this process may use) processes share the task-trials, each a
+    ``workers`` (default: the report's, else the cores this process may use) processes share the task-trials, each a
     group of whole tasks (:mod:`ctbench.evaluate.forked`; the same page with any number of them)."""
     scorer: Any = getattr(report, "scorer", None)
     if loader is None and scorer is None:
@@ -347,6 +347,7 @@ def tasks_section(
         (r, s) for r, run in enumerate(report.runs) for s in run.run.trial_scores
     ]  # a row per task-trial
     items: list[_Item] = [(i, r, s) for i, (r, s) in enumerate(in_order)]
+    workers = workers if workers is not None else getattr(report, "workers", None)
     workers = available_cores() if workers is None else workers
     shares = _shares(items, max(1, min(workers, len(items) // MIN_SHARE)))
     done = forked_map(partial(_render_share, report, loader, results, packed), shares, workers=workers)
