@@ -17,12 +17,28 @@ from pathlib import Path
 from tests.test_score_support import gold_text, oracle_run, starter_copy, write_run
 
 REPO = Path(__file__).resolve().parents[1]
+PRELUDE = textwrap.dedent(
+    """
+    import json, os, sys, threading, time
+    from ctbench.evaluate import forked
+
+    forks = []  # (item, pid) of every child forked_map starts
+    _fork = forked._fork
+
+
+    def _counted(f, item):
+        started = _fork(f, item)
+        forks.append((item, started[0] if started else None))
+        return started
+
+
+    forked._fork = _counted
+    """
+)
 
 
 def _script(body: str, *args: str) -> dict:
-    code = "import json, os, sys, threading, time\nfrom ctbench.evaluate import forked\n" + textwrap.dedent(
-        body
-    )
+    code = PRELUDE + textwrap.dedent(body)
     out = subprocess.run(
         [sys.executable, "-c", code, *args],
         capture_output=True,
@@ -115,7 +131,6 @@ def test_an_interrupted_parent_leaves_no_child_behind() -> None:
     got = _script(
         """
         parent = os.getpid()
-        pids = []
 
         def fn(x):
             if os.getpid() == parent:
@@ -123,19 +138,12 @@ def test_an_interrupted_parent_leaves_no_child_behind() -> None:
             time.sleep(60)
             return x
 
-        real = forked._fork
-
-        def spy(f, item):
-            started = real(f, item)
-            pids.append(started[0])
-            return started
-
-        forked._fork = spy
         t0 = time.monotonic()
         try:
             forked.forked_map(fn, [1, 2, 3], workers=3)
         except KeyboardInterrupt:
             pass
+        pids = [pid for _, pid in forks]
         alive = []
         for pid in pids:
             try:
@@ -174,14 +182,6 @@ def test_the_html_drill_down_is_the_same_page_from_any_number_of_processes(tmp_p
         from ctbench.store import TaskSet
 
         report_tasks.MIN_SHARE = 1  # three tasks: a share each, so that this small report forks
-        forks = []
-        real = forked._fork
-
-        def spy(f, item):
-            forks.append(item)
-            return real(f, item)
-
-        forked._fork = spy
         tasks, *runs = sys.argv[1:]
         report = build_report(runs, TaskSet.open(tasks), n_resamples=200)
         one = report_tasks.tasks_section(report, workers=1)
@@ -231,14 +231,6 @@ def test_ctb_eval_report_workers_sets_the_drill_downs_processes(tmp_path: Path) 
         from ctbench.evaluate.cli import main
 
         report_tasks.MIN_SHARE = 1
-        forks = []
-        real = forked._fork
-
-        def spy(f, item):
-            forks.append(item)
-            return real(f, item)
-
-        forked._fork = spy
         tasks, run, out = sys.argv[1:]
         counts, pages = [], []
         for extra in (["--workers", "1"], ["--workers", "3"]):

@@ -336,18 +336,17 @@ def tasks_section(
     """The per-task section of the HTML report (empty when the report knows no task set); ``packed``
     False writes the details inline, as before (the benchmark's baseline).
 
-    ``workers`` (default: the report's, else the cores this process may use) processes share the task-trials, each a
-    group of whole tasks (:mod:`ctbench.evaluate.forked`; the same page with any number of them)."""
+    ``workers`` (default: the report's, else the cores this process may use) processes share the
+    task-trials, each a group of whole tasks (:mod:`ctbench.evaluate.forked`; the same page with any
+    number of them)."""
     scorer: Any = getattr(report, "scorer", None)
     if loader is None and scorer is None:
         return ""
     loader = loader or DetailLoader(scorer)
     results = [_results(run.run.path) for run in report.runs]
-    in_order = [
-        (r, s) for r, run in enumerate(report.runs) for s in run.run.trial_scores
-    ]  # a row per task-trial
-    items: list[_Item] = [(i, r, s) for i, (r, s) in enumerate(in_order)]
-    workers = workers if workers is not None else getattr(report, "workers", None)
+    rows = ((r, s) for r, run in enumerate(report.runs) for s in run.run.trial_scores)  # one per task-trial
+    items: list[_Item] = [(i, r, s) for i, (r, s) in enumerate(rows)]
+    workers = report.workers if workers is None else workers
     workers = available_cores() if workers is None else workers
     shares = _shares(items, max(1, min(workers, len(items) // MIN_SHARE)))
     done = forked_map(partial(_render_share, report, loader, results, packed), shares, workers=workers)
