@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ctbench.collector import full_collections_deferred
 from ctbench.errors import CtbError
 from ctbench.evaluate import family_view
 from ctbench.evaluate.compare import Comparison, compare, comparison_table, unique_names
@@ -82,6 +83,7 @@ class Report:
         )
 
 
+@full_collections_deferred()  # the report keeps what it makes: see ctbench.collector
 def build_report(
     run_dirs: Sequence[Path | str],
     task_set: TaskSet,

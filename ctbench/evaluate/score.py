@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ctbench import __version__
+from ctbench.collector import full_collections_deferred
 from ctbench.errors import CtbError
 from ctbench.evaluate.prices import (
     REPORTED_CURRENCY,
@@ -344,6 +345,7 @@ class Scorer:
             prediction = result_prediction(judge, result)
         return judge.record(prediction, judge.executed(trajectory), usage)
 
+    @full_collections_deferred()  # the scores it makes all last: see ctbench.collector
     def score_folder(
         self, run_dir: Path | str, progress: Callable[[int, int], None] | None = None
     ) -> ScoredRun:
