@@ -25,18 +25,12 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from ctbench.cores import available_cores
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity, where the platform tells it)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def can_fork() -> bool:

@@ -26,8 +26,9 @@ from functools import partial
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ctbench.cores import available_cores
 from ctbench.evaluate.details import DetailLoader, TaskDetail
-from ctbench.evaluate.forked import available_cores, forked_map
+from ctbench.evaluate.forked import forked_map
 from ctbench.evaluate.transcript import describe
 
 if TYPE_CHECKING:

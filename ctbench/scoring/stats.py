@@ -46,7 +46,6 @@ below the ~200 MB ceiling (``MAX_CHUNK_BYTES``) at any task count. Chunking does
 from __future__ import annotations
 
 import math
-import os
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +55,7 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ctbench.cores import available_cores
 from ctbench.scoring.metrics import FAMILIES, FamilyName, TaskScores
 from ctbench.scoring.summary import ScoreTable, exact_bits
 
@@ -246,7 +246,7 @@ def _product(counts: FloatArray, cols: FloatArray) -> FloatArray:
 
 def _workers(jobs: int, workers: int | None) -> int:
     if workers is None:
-        workers = os.cpu_count() or 1
+        workers = available_cores()
     return max(1, min(jobs, workers))
 
 

@@ -758,7 +758,7 @@ def workload_1(tmp: FsPath, n_resamples: int, budget: float) -> None:
         f"stored parse {t_build:6.2f} s wall, {cpu_build:.2f} s CPU (medians)"
     )
     print("    output sizes: " + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes.items()))
-    from ctbench.evaluate.forked import available_cores
+    from ctbench.cores import available_cores
     from ctbench.evaluate.report_tasks import tasks_section
 
     n_details = sum(len(r.run.scores) for r in report.runs)
