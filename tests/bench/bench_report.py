@@ -67,6 +67,7 @@ from ctbench.scoring.metrics import ScoringConfig, TaskRecord, TaskScores, TaskU
 from ctbench.scoring.parse import ParsedAnswer  # noqa: E402
 from ctbench.store import TaskSet  # noqa: E402
 from ctbench.taxonomy import level_for  # noqa: E402
+from tests.test_collector import FullPasses  # noqa: E402
 
 REPO = FsPath(__file__).resolve().parents[2]
 REPEATS = 3
@@ -807,7 +808,7 @@ def workload_2(ts: TaskSet, n_tasks: int, n_resamples: int, budget: float) -> No
     # before ctbench.collector); then as build_report makes it now, the full passes put off throughout
     figures: dict[str, tuple[float, ...]] = {}
     for when in ("before", "now"):
-        passes = _FullPasses()
+        passes = FullPasses()
         with passes, full_collections_deferred() if when == "now" else contextlib.nullcontext():
             *times, report = _workload_2_report(ts, records, config, n_resamples)
         figures[when] = (*times, passes.count, passes.seconds)
@@ -830,31 +831,6 @@ def workload_2(ts: TaskSet, n_tasks: int, n_resamples: int, budget: float) -> No
     print(
         f"    peak resident memory of the process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
     )
-
-
-class _FullPasses:
-    """Counts and times the collector's full (oldest-generation) passes inside a ``with`` block."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.seconds = 0.0
-        self._began = 0.0
-
-    def _see(self, phase: str, info: dict[str, int]) -> None:
-        if info["generation"] != 2:
-            return
-        if phase == "start":
-            self._began = time.perf_counter()
-        else:
-            self.count += 1
-            self.seconds += time.perf_counter() - self._began
-
-    def __enter__(self) -> _FullPasses:
-        gc.callbacks.append(self._see)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        gc.callbacks.remove(self._see)
 
 
 def _workload_2_report(
