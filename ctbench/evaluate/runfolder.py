@@ -11,8 +11,9 @@
       logs/<ID>.log             the agent's own raw log (stdout/stderr, model exchanges)
       scores.json               written by ``ctb-eval score``
 
-Durability is the point of this module. Each result line goes to the file with a single ``write`` on
-an ``O_APPEND`` descriptor followed by ``fsync``, so a run killed with SIGKILL (or a machine that loses
+Durability is the point of this module and of the run's writer process (:mod:`.writer`), which
+appends each round of result lines with a single ``write`` on an ``O_APPEND`` descriptor followed by
+``fsync``, after the files they name are on disk, so a run killed with SIGKILL (or a machine that loses
 power) leaves, at worst, one torn last line; :meth:`RunFolder.read_results` detects it and
 :meth:`RunFolder.repair` cuts it off before the resumed run appends again. A task counts as finished
 exactly when its line is in ``results.jsonl``: anything else is rerun on resume, and its stale
@@ -23,7 +24,6 @@ trajectory is set aside by the replay session rather than mixed into the new att
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import json
 import os
@@ -32,11 +32,10 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from stat import S_ISREG
 from typing import IO, Any, Literal
 
 from pydantic import (
@@ -589,6 +588,12 @@ class RunFolder:
         (self.path / TRAJECTORIES_DIR).mkdir(exist_ok=True)
         (self.path / LOGS_DIR).mkdir(exist_ok=True)
 
+    @property
+    def lock_fd(self) -> int | None:
+        """The descriptor that holds the folder's lock (None unlocked): a writer process that inherits
+        it keeps the folder locked as long as it may still write."""
+        return None if self._lock_fh is None else self._lock_fh.fileno()
+
     def close(self) -> None:
         with self._append_lock:  # an append still running in a worker thread finishes first
             if self._results_fd is not None:
@@ -656,81 +661,6 @@ class RunFolder:
             fh.flush()
             os.fsync(fh.fileno())
         return True
-
-    def save_trajectory(self, task_id: str, trial: int, records: Iterable[Any], *, sync: bool = True) -> Path:
-        """Write an attempt's trajectory whole (temp file, fsync, rename) and return its path.
-
-        A non-empty file already there belongs to an earlier attempt at the same task and trial (an
-        infrastructure error that was retried, or a run killed before its result line): it is kept as
-        ``<name>.prev<N>``, never overwritten or mixed with the new attempt. ``sync=False`` leaves the
-        ``fsync`` to the caller's :meth:`make_durable`, which covers several files at once.
-        """
-        from ctbench.replay.trajectory import free_backup_name
-
-        path = self.trajectory_path(task_id, trial)
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            pass
-        else:
-            if S_ISREG(st.st_mode) and st.st_size > 0:
-                path.rename(free_backup_name(path))
-        body = "".join(r.model_dump_json() + "\n" for r in records).encode("utf-8")
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            _write_file(tmp, body, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, sync=sync)
-            os.replace(tmp, path)
-        except OSError:  # a full disk: no half-written file left behind
-            tmp.unlink(missing_ok=True)
-            raise
-        return path
-
-    def append_log(self, task_id: str, trial: int, data: bytes, *, sync: bool = True) -> Path:
-        """Add an attempt's log to the task's log file (every attempt of a task and trial, in order)."""
-        path = self.log_path(task_id, trial)
-        data = data if not data or data.endswith(b"\n") else data + b"\n"
-        _write_file(path, data, os.O_WRONLY | os.O_APPEND | os.O_CREAT, sync=sync)
-        return path
-
-    def make_durable(self, paths: Iterable[Path]) -> None:
-        """Put files written with ``sync=False`` on disk, with the folder entries that name them.
-
-        One ``syncfs`` of the run folder's file system where Linux has it: it flushes every file
-        and rename at once, where an ``fsync`` per file cost one journal commit each (a finished
-        attempt writes two or three files). Elsewhere an ``fsync`` of each file and of each folder
-        that holds one. Raises the first error (a full disk: ``ENOSPC``).
-        """
-        paths = list(paths)
-        if not paths:
-            return
-        if _SYNCFS is not None:
-            fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                if _SYNCFS(fd) != 0:
-                    err = ctypes.get_errno()
-                    raise OSError(err, os.strerror(err), str(self.path))
-            finally:
-                os.close(fd)
-            return
-        for p in [*paths, *dict.fromkeys(p.parent for p in paths)]:
-            fd = os.open(p, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-
-    def append_results(self, lines: Sequence[ResultLine]) -> None:
-        """Append several lines with one ``write`` and one ``fsync`` (a writer's group commit).
-
-        Raises the error of a failed write (a full disk), after cutting the batch off again."""
-        if not lines:
-            return
-        batch = [_Queued((result_json(line) + "\n").encode("utf-8")) for line in lines]
-        with self._append_lock:
-            self._write_batch(batch)
-        err = batch[0].error
-        if err is not None:
-            raise OSError(err.errno, err.strerror, err.filename)
 
     def append_result(self, line: ResultLine) -> None:
         """Append one line and ``fsync`` it; returns once it is on disk. Thread-safe.
@@ -804,38 +734,9 @@ def result_json(line: ResultLine) -> str:
         )
 
 
-def _write_file(path: Path, data: bytes, flags: int, *, sync: bool) -> None:
-    """One ``open``, the whole ``write``, an ``fsync`` if asked, ``close``: no buffered file object
-    and no folder check per file (a missing folder is made when the ``open`` says so)."""
-    try:
-        fd = os.open(path, flags, 0o666)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, flags, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _syncfs() -> Any:
-    """libc's ``syncfs`` (Linux), or None where there is none."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_SYNCFS = _syncfs()
+def trajectory_bytes(records: Iterable[Any]) -> bytes:
+    """A trajectory file's content: one JSON record a line."""
+    return "".join(r.model_dump_json() + "\n" for r in records).encode("utf-8")
 
 
 def _fsync_dir(path: Path) -> None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import functools
 import gc
 import signal
 import threading
@@ -58,11 +57,12 @@ from ctbench.evaluate.runfolder import (
     default_run_name,
     latest_by_key,
     task_set_commit,
+    trajectory_bytes,
     utc_now,
 )
 from ctbench.evaluate.selection import PlannedTask, Selection, select_tasks
 from ctbench.evaluate.settings import RunSettings
-from ctbench.evaluate.transcript import save_transcript
+from ctbench.evaluate.transcript import transcript_path
 from ctbench.evaluate.work import AttemptOutcome, WorkUnit
 from ctbench.model import HiddenSpec, TaskSpec
 from ctbench.scoring.gold_check import PluginGoldCheck
@@ -416,7 +416,7 @@ class Runner:
             except (NotImplementedError, RuntimeError):
                 pass
         assert self.folder is not None
-        # finished attempts are written by one thread of their own, never on the attempts' pool
+        # finished attempts are written by a process of their own (the recorder's writer)
         self._recorder = recorder = Recorder(self.folder, _write_error)
         try:
             return await self.execute()
@@ -435,7 +435,7 @@ class Runner:
             if installed:
                 loop.remove_signal_handler(signal.SIGTERM)
             self._recorder = None
-            recorder.close()  # every write begun has ended (the driver waited for them)
+            await recorder.aclose()  # every write begun has ended (the driver waited for them)
 
     def units(self, todo: Sequence[tuple[str, int]]) -> list[WorkUnit]:
         """The first attempt of every (task, trial) to run; the gold only for an agent entitled to it."""
@@ -657,26 +657,33 @@ class Runner:
                 await asyncio.shield(asyncio.gather(*recording, return_exceptions=True))
 
     async def _save_files(self, outcome: AttemptOutcome) -> None:
-        """The files of an attempt that gets no line (it is retried), durable, on the record thread."""
+        """The files of an attempt that gets no line (it is retried), durable, by the writer process."""
         assert self._recorder is not None
         u = outcome.unit
-        await self._recorder.record(
-            functools.partial(self._save_attempt_files, outcome), None, f"{u.task_id} (trial {u.trial})"
-        )
+        ops, _, _ = self._attempt_files(outcome)
+        await self._recorder.record(ops, None, f"{u.task_id} (trial {u.trial})")
 
-    def _save_attempt_files(self, outcome: AttemptOutcome) -> list[Path]:
-        """Trajectory, log (and transcript): written, not yet fsynced (the recorder makes them durable)."""
+    def _attempt_files(self, outcome: AttemptOutcome) -> tuple[list[tuple[Any, ...]], Path, Path]:
+        """Trajectory, log (and transcript) as the writer's operations, with the trajectory's and the
+        log's paths (the result line names them)."""
         assert self.folder is not None
         u = outcome.unit
-        try:
-            traj = self.folder.save_trajectory(u.task_id, u.trial, outcome.trajectory, sync=False)
-            log = self.folder.append_log(u.task_id, u.trial, outcome.log, sync=False)
-            transcript = save_transcript(self.folder.path, u.task_id, u.trial, outcome.transcript, sync=False)
-        except OSError as exc:
-            raise _write_error(
-                exc, f"{self.folder.path}: cannot save the trajectory or log of {u.task_id}"
-            ) from None
-        return [traj, log] if transcript is None else [traj, log, transcript]
+        traj = self.folder.trajectory_path(u.task_id, u.trial)
+        log = self.folder.log_path(u.task_id, u.trial)
+        data = outcome.log if not outcome.log or outcome.log.endswith(b"\n") else outcome.log + b"\n"
+        ops: list[tuple[Any, ...]] = [
+            ("replace", self.folder.relative(traj), trajectory_bytes(outcome.trajectory), 0o666, False),
+            ("append", self.folder.relative(log), data),
+            # a transcript already there is an earlier attempt's: kept aside even when this one has none
+            (
+                "replace",
+                self.folder.relative(transcript_path(self.folder.path, u.task_id, u.trial)),
+                outcome.transcript or None,
+                0o640,
+                True,
+            ),
+        ]
+        return ops, traj, log
 
     async def _record(
         self,
@@ -685,16 +692,12 @@ class Runner:
         retries: list[RetryRecord],
         started: datetime | None,
     ) -> ResultLine:
-        """Write the attempt's trajectory and log, then append its result line (the commit point)."""
+        """Have the writer process save the attempt's files, then its result line (the commit point)."""
         assert self._recorder is not None
         u = outcome.unit
-
-        def line(paths: list[Path]) -> ResultLine:
-            return self._result_line(outcome, parser, retries, started, paths[0], paths[1])
-
-        done = await self._recorder.record(
-            functools.partial(self._save_attempt_files, outcome), line, f"{u.task_id} (trial {u.trial})"
-        )
+        ops, traj, log = self._attempt_files(outcome)
+        line = self._result_line(outcome, parser, retries, started, traj, log)
+        done = await self._recorder.record(ops, line, f"{u.task_id} (trial {u.trial})")
         assert done is not None
         return done
 

@@ -33,38 +33,6 @@ def transcript_path(run_dir: Path, task_id: str, trial: int = 1) -> Path:
     return Path(run_dir) / TRANSCRIPTS_DIR / f"{task_id}{suffix}.jsonl"
 
 
-def save_transcript(
-    run_dir: Path, task_id: str, trial: int, data: bytes, *, sync: bool = True
-) -> Path | None:
-    """Write an attempt's transcript whole (temp file, fsync, rename), or nothing when it has none.
-
-    A file already there is an earlier attempt's (retried): it is kept as ``<name>.prev<N>`` (the
-    trajectory's rule), so the file under the task's name is always the recorded attempt's own."""
-    import os
-
-    from ctbench.replay.trajectory import free_backup_name
-
-    path = transcript_path(run_dir, task_id, trial)
-    if path.is_file():
-        path.rename(free_backup_name(path))
-    if not data:
-        return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            if sync:  # else the caller's RunFolder.make_durable does
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError:  # a full disk: no half-written file left behind
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
-
-
 def read_transcript(path: Path) -> tuple[list[TranscriptEntry], list[str]]:
     """The entries of a transcript file and a warning per unreadable line (a missing file: none)."""
     entries: list[TranscriptEntry] = []
@@ -96,7 +64,6 @@ __all__ = [
     "describe",
     "dumps",
     "read_transcript",
-    "save_transcript",
     "transcript_path",
     "when",
 ]

@@ -303,6 +303,16 @@ NO_FREEZE = "runner now, no gc freeze"
 """Part 1's fourth runner: the one of now with ``gc.freeze`` a no-op (the collector's share)."""
 
 
+NO_SYNC_WRITER = """\
+import os, runpy, sys
+os.fsync = lambda fd: None
+g = runpy.run_path(sys.argv.pop(1), run_name="ctb_writer_no_sync")
+g["_syncfs"] = lambda: None
+sys.exit(g["main"]())
+"""
+"""The run folder's writer process with its flushes taken out (``fsync`` and ``syncfs``)."""
+
+
 def _one_overhead(spec: dict[str, Any]) -> dict[str, Any]:
     """One run of part 1 in this fresh process: ms per task of the runner, or of the bare attempt."""
     n_tasks, tasks = spec["n"], Path(spec["tasks"])
@@ -326,11 +336,9 @@ def _one_overhead(spec: dict[str, Any]) -> dict[str, Any]:
     runner.prepare()
     t1 = time.perf_counter()
     if spec["kind"] == "no-sync":  # what the flushes of finished attempts cost, by their absence
-        from ctbench.evaluate import runfolder
+        from ctbench.evaluate import recorder
 
-        os.fsync = lambda fd: None
-        if getattr(runfolder, "_SYNCFS", None) is not None:
-            runfolder._SYNCFS = lambda fd: 0  # type: ignore[attr-defined]
+        recorder.WRITER_ARGV = (sys.executable, "-I", "-c", NO_SYNC_WRITER, recorder.WRITER_ARGV[-1])
     if spec["kind"] == "no-freeze":  # what the collector's walks over the run's lasting objects cost
         import gc
 
@@ -428,6 +436,13 @@ def _overhead(tasks: Path, work: Path, n_tasks: int, repeat: int, landed: str) -
             f"   runner / bare, {when:<10}{ratio:5.2f}x  (executor + writer add "
             f"{med[runner_key] - bare:.2f} ms/task){verdict}"
         )
+    # the machine's speed drifts between runs (a pure CPU loop here varies by 1.8x): a runner run set
+    # against the bare run of its own round cancels what the round shares
+    paired = [r / b for r, b in zip(rows["runner now"], rows["bare attempt now"], strict=True)]
+    print(
+        f"   runner / bare, round by round: median {statistics.median(paired):.2f}x   "
+        f"(rounds: {', '.join(f'{v:.2f}' for v in paired)})"
+    )
     print(
         f"   of the runner's cost now, the disk's (its flushes of finished attempts) is "
         f"{med['runner now'] - med[NO_SYNC]:.2f} ms/task; without it the runner is "
