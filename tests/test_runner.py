@@ -291,29 +291,8 @@ def test_sigkill_at_any_moment_then_resume_loses_and_duplicates_nothing(tmp_path
     tasks = tmp_path / "tasks"
     ids = clone_tasks(tasks, 10)
     all_ids = sorted([*ids, "PATH-001", "RCA-001", "RCA-002"])
-    cmd = agent_script(tmp_path, "slow_agent.py", SLOW_AGENT)
     out = tmp_path / "run"
-    argv = [
-        sys.executable,
-        "-m",
-        "ctbench.evaluate.cli",
-        "run",
-        "--allow-unreviewed",
-        "--agent",
-        "command",
-        "--agent-cmd",
-        cmd,
-        "--tasks",
-        str(tasks),
-        "--out",
-        str(out),
-        "--concurrency",
-        "3",
-        "--progress",
-        "plain",
-        "--no-score",
-    ]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "SLOW_AGENT_DELAY": "0.25"}
+    argv, env = slow_run(tmp_path, tasks, out, "0.25", "--concurrency", "3")
     # Kill the runner at different moments: before any result, after some, while others run.
     for kill_after_lines in (0, 2, 5):
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -341,6 +320,19 @@ def test_sigkill_at_any_moment_then_resume_loses_and_duplicates_nothing(tmp_path
     assert after[: len(before)] == before  # finished results were kept as they were, not redone
     assert all(r["status"] == "answered" or r["family"] == "path" for r in after)
     assert RunFolder(out).load_config().finished is not None
+
+
+def slow_run(
+    tmp_path: Path, tasks: Path, out: Path, delay: str, *extra: str
+) -> tuple[list[str], dict[str, str]]:
+    """``ctb-eval run`` of the slow command agent (``delay`` seconds an attempt) as a fresh process:
+    its argv and environment."""
+    argv = [
+        *(sys.executable, "-m", "ctbench.evaluate.cli", "run", "--allow-unreviewed", "--agent", "command"),
+        *("--agent-cmd", agent_script(tmp_path, "slow_agent.py", SLOW_AGENT)),
+        *("--tasks", str(tasks), "--out", str(out), "--progress", "plain", "--no-score", *extra),
+    ]
+    return argv, {**os.environ, "PYTHONPATH": str(REPO), "SLOW_AGENT_DELAY": delay}
 
 
 # --------------------------------------------------------------------------- retries and outcomes

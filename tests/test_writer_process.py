@@ -15,7 +15,6 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,8 +24,7 @@ from ctbench.errors import CtbError
 from ctbench.evaluate.recorder import Recorder
 from ctbench.evaluate.runfolder import ResultLine, RunFolder, RunFolderError
 from ctbench.evaluate.runner import _write_error
-from tests.conftest import REPO
-from tests.test_runner import SLOW_AGENT, agent_script, clone_tasks, results
+from tests.test_runner import clone_tasks, results, slow_run
 
 pytestmark = pytest.mark.xdist_group("writer-process")
 
@@ -100,25 +98,7 @@ def _run_argv(tmp_path: Path, n: int) -> tuple[list[str], dict[str, str], Path, 
     tasks = tmp_path / "tasks"
     ids = clone_tasks(tasks, n)
     out = tmp_path / "run"
-    argv = [
-        sys.executable,
-        "-m",
-        "ctbench.evaluate.cli",
-        "run",
-        "--allow-unreviewed",
-        "--agent",
-        "command",
-        "--agent-cmd",
-        agent_script(tmp_path, "slow_agent.py", SLOW_AGENT),
-        "--tasks",
-        str(tasks),
-        "--out",
-        str(out),
-        "--progress",
-        "plain",
-        "--no-score",
-    ]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "SLOW_AGENT_DELAY": "0.3"}
+    argv, env = slow_run(tmp_path, tasks, out, "0.3")
     return argv, env, out, sorted([*ids, "PATH-001", "RCA-001", "RCA-002"])
 
 

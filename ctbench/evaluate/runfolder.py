@@ -23,7 +23,6 @@ trajectory is set aside by the replay session rather than mixed into the new att
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -51,6 +50,7 @@ from pydantic_core import PydanticSerializationError
 
 from ctbench.errors import CtbError, validation_message
 from ctbench.evaluate.settings import RunSettings
+from ctbench.evaluate.writer import append_whole
 from ctbench.provenance import TaskSetRef as TaskSetRef  # run.yaml records one; re-exported
 from ctbench.provenance import task_set_commit as task_set_commit  # re-exported for the runner
 from ctbench.safetext import scrub_json
@@ -690,16 +690,7 @@ class RunFolder:
                 self._results_fd = os.open(self.results_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 if created:
                     _fsync_dir(self.path)
-            before = os.fstat(self._results_fd).st_size
-            try:
-                written = os.write(self._results_fd, data)
-                while written < len(data):  # only on exotic file systems; keeps the lines whole
-                    written += os.write(self._results_fd, data[written:])
-                os.fsync(self._results_fd)
-            except OSError:  # a full disk: cut the torn lines off, so the file stays whole lines
-                with contextlib.suppress(OSError):
-                    os.ftruncate(self._results_fd, before)
-                raise
+            append_whole(self._results_fd, data)
         except OSError as exc:
             for q in batch:
                 q.error = exc

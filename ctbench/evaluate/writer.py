@@ -110,6 +110,21 @@ def replace_file(path: Path, data: bytes | None, *, mode: int, keep_empty: bool,
     return path
 
 
+def append_whole(fd: int, data: bytes) -> None:
+    """Append ``data`` (whole lines) to the ``O_APPEND`` descriptor ``fd`` and ``fsync`` it; on a
+    failure (a full disk) cut off what was written, so the file keeps whole lines only."""
+    before = os.fstat(fd).st_size
+    try:
+        written = os.write(fd, data)
+        while written < len(data):  # only on exotic file systems; keeps the lines whole
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, before)
+        raise
+
+
 def _syncfs() -> Callable[[int], int] | None:
     """libc's ``syncfs`` (Linux), or None where there is none."""
     if not sys.platform.startswith("linux"):
@@ -204,16 +219,7 @@ class Writer:
             self._results_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             if created:
                 make_durable(self.folder, [path], None)
-        before = os.fstat(self._results_fd).st_size
-        try:
-            written = os.write(self._results_fd, data)
-            while written < len(data):  # only on exotic file systems; keeps the lines whole
-                written += os.write(self._results_fd, data[written:])
-            os.fsync(self._results_fd)
-        except OSError:  # a full disk: cut the torn lines off, so the file stays whole lines
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._results_fd, before)
-            raise
+        append_whole(self._results_fd, data)
 
 
 def _answer(job_id: int, stage: str, exc: OSError) -> Answer:
