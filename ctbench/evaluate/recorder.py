@@ -49,26 +49,15 @@ class Recorder:
     attempt waiting on it, and every later one, gets a :class:`~ctbench.errors.CtbError` that says so.
     """
 
-    def __init__(
-        self,
-        folder: RunFolder,
-        fail: Callable[[OSError, str], Exception],
-        argv: Sequence[str] | None = None,
-    ) -> None:
+    def __init__(self, folder: RunFolder, fail: Callable[[OSError, str], Exception]) -> None:
         self.folder = folder
         self._fail = fail
-        self._argv = tuple(argv or WRITER_ARGV)
         self._proc: asyncio.subprocess.Process | None = None
         self._reading: asyncio.Task[None] | None = None
         self._starting: asyncio.Lock | None = None
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
         self._dead: CtbError | None = None
-
-    @property
-    def pid(self) -> int | None:
-        """The writer process's pid while it runs (None before the first record)."""
-        return None if self._proc is None else self._proc.pid
 
     async def record(
         self, ops: Sequence[tuple[Any, ...]], line: ResultLine | None, what: str
@@ -106,7 +95,7 @@ class Recorder:
             if self._proc is None:
                 lock = self.folder.lock_fd
                 self._proc = await asyncio.create_subprocess_exec(
-                    *self._argv,
+                    *WRITER_ARGV,
                     str(self.folder.path),
                     stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,

@@ -536,10 +536,10 @@ class Runner:
     async def _drive(self, executor: Executor, units: list[WorkUnit], parser: AnswerParser) -> None:
         """Submit, retry infrastructure errors with back-off, and record each final outcome as it comes.
 
-        Outcomes are recorded by the run's :class:`~ctbench.evaluate.recorder.Recorder` (its thread
-        writes the files of every attempt that ended since its last round, makes them durable
-        together, then appends their lines), so 32 attempts that end together cost two flushes; a
-        task counts as finished once its line is written.
+        Outcomes are recorded by the run's :class:`~ctbench.evaluate.recorder.Recorder` (its writer
+        process writes the files of every attempt that arrived since its last round, makes them
+        durable together, then appends their lines), so 32 attempts that end together cost two
+        flushes; a task counts as finished once the writer says its line is written.
 
         The caller freezes the collector's view of every object that exists when the drive begins
         (the task set, the plan, the units: hundreds of thousands at 1,000 tasks) and thaws it after:
