@@ -538,8 +538,6 @@ class RunFolder:
         self._lock_fh: IO[str] | None = None
         self._results_fd: int | None = None
         self._append_lock = threading.Lock()
-        self._queue_lock = threading.Lock()
-        self._queued: list[_Queued] = []
 
     # ----------------------------------------------------------------- layout
 
@@ -663,49 +661,21 @@ class RunFolder:
         return True
 
     def append_result(self, line: ResultLine) -> None:
-        """Append one line and ``fsync`` it; returns once it is on disk. Thread-safe.
+        """Append one line and ``fsync`` it; returns once it is on disk.
 
-        Lines appended from several threads at once are written together (group commit): the thread
-        that takes the lock writes every line queued so far in one ``write`` on the ``O_APPEND``
-        descriptor and one ``fsync``, so 32 attempts ending together cost one flush, not 32. On a
-        failed write (a full disk) the batch is cut off again, the file keeps whole lines only, and
-        every caller whose line was in it gets the error.
+        For writers outside a run (``ctb-eval import-inspect`` and the like): a run's own lines go
+        through its writer process (:mod:`ctbench.evaluate.writer`), which commits a round of
+        finished attempts with one flush. On a failed write (a full disk) the line is cut off again,
+        so the file keeps whole lines only, and the error is raised.
         """
-        slot = _Queued((result_json(line) + "\n").encode("utf-8"))
-        with self._queue_lock:
-            self._queued.append(slot)
+        data = (result_json(line) + "\n").encode("utf-8")
         with self._append_lock:
-            if not slot.done:
-                with self._queue_lock:
-                    batch, self._queued = self._queued, []
-                self._write_batch(batch)
-        if slot.error is not None:
-            raise OSError(slot.error.errno, slot.error.strerror, slot.error.filename)
-
-    def _write_batch(self, batch: list[_Queued]) -> None:
-        data = b"".join(q.data for q in batch)
-        try:
             if self._results_fd is None:
                 created = not self.results_file.exists()
                 self._results_fd = os.open(self.results_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 if created:
                     _fsync_dir(self.path)
             append_whole(self._results_fd, data)
-        except OSError as exc:
-            for q in batch:
-                q.error = exc
-        finally:
-            for q in batch:
-                q.done = True
-
-
-@dataclass
-class _Queued:
-    """A result line waiting for the group commit of :meth:`RunFolder.append_result`."""
-
-    data: bytes
-    done: bool = False
-    error: OSError | None = None
 
 
 def result_json(line: ResultLine) -> str:
