@@ -35,6 +35,14 @@ alone runs the suite; ``README.md`` and ``MANIFEST.tsv`` there say where each ca
 
 STARTERS = ("rca/RCA-001", "rca/RCA-002", "path/PATH-001")
 
+# The default sandbox is bubblewrap: a test that runs an agent process with the default settings
+# needs it, and on a machine without it (README: "the tests that need them skip") says so instead
+# of failing on ctb-eval's "bubblewrap (bwrap) is not installed". `.ci/run` installs it.
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None,
+    reason="bubblewrap (bwrap) is not installed: the default sandbox needs it (apt-get install -y bubblewrap)",
+)
+
 
 def copy_starters(dst: Path) -> Path:
     """The bundled set's configuration, taxonomy, networks and its three starter tasks.

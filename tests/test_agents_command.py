@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ctbench.evaluate.runner import Runner, RunSettings
+from tests.conftest import needs_bwrap
 from tests.test_runner import agent_script, results
 
 HUNG_AGENT = """\
@@ -92,6 +93,7 @@ def test_timeout_ends_the_whole_process_group(task_set: Path, tmp_path: Path) ->
     assert "thinking..." in log and f"process group {pgid}" in log and "ended by the runner" in log
 
 
+@needs_bwrap
 def test_crashing_agent_is_an_agent_error_with_its_last_words(task_set: Path, tmp_path: Path) -> None:
     cmd = agent_script(tmp_path, "crash.py", CRASHING_AGENT)
     report = Runner(
@@ -113,6 +115,7 @@ def test_crashing_agent_is_an_agent_error_with_its_last_words(task_set: Path, tm
     assert "--- stdout ---" in log and "<answer>" in log  # the raw output is kept for inspection
 
 
+@needs_bwrap
 def test_answers_come_from_submit_then_answer_file_then_stdout(task_set: Path, tmp_path: Path) -> None:
     script = agent_script(tmp_path, "api_agent.py", API_AGENT)
     for mode, source in (("submit", "submit"), ("file", "answer_file"), ("stdout", "stdout")):
@@ -142,6 +145,7 @@ def test_answers_come_from_submit_then_answer_file_then_stdout(task_set: Path, t
         assert line["commands"] == 2
 
 
+@needs_bwrap
 def test_placeholders_and_relative_script_paths(task_set: Path, tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "echo_agent.py").write_text(
         "import sys\nsys.stdin.read()\nprint('<answer>' + ' '.join(sys.argv[1:]) + '</answer>')\n",
@@ -165,6 +169,7 @@ def test_placeholders_and_relative_script_paths(task_set: Path, tmp_path: Path, 
     assert line["status"] == "unparsable" and line["answer"]["invalid_lines"] == ["RCA-001 gpt-x"]
 
 
+@needs_bwrap
 def test_shell_agent_through_ctb_replay_exec_and_submit(task_set: Path, tmp_path: Path, monkeypatch) -> None:
     """The environment contract end to end: a shell script using the real ``ctb-replay`` client."""
     from tests.conftest import REPO

@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 
 from ctbench.yamlio import load_fast
-from tests.conftest import REPO
+from tests.conftest import REPO, needs_bwrap
 from tests.leaderboard_site_rules import check_agent_details
+
+pytestmark = needs_bwrap
 
 AGENT = """\
 import json, os, sys, time

@@ -34,7 +34,7 @@ import pytest
 
 from ctbench.evaluate.transcript import bare_tool
 from ctbench.store import TaskSet
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, needs_bwrap, run_cli
 from tests.support.harness_runs import TASK, HarnessRuns
 from tests.test_harness_agents import HARNESSES
 from tests.test_score_support import starter_copy
@@ -224,6 +224,7 @@ def test_harbor_opens_an_export_of_two_trials_as_one_job_with_a_trial_per_attemp
 
 @pytest.mark.xdist_group("harness-transcripts")  # shares the CLI runs (harness_runs) with that test
 @pytest.mark.parametrize("name", HARNESSES)
+@needs_bwrap
 def test_harbor_reads_each_cli_export_in_the_order_the_model_server_saw(
     name: str, harness_runs: HarnessRuns, harbor: Path, tmp_path: Path
 ) -> None:

@@ -25,6 +25,7 @@ from ctbench.evaluate.runner import Runner, RunSettings
 from ctbench.evaluate.score import score_run
 from ctbench.evaluate.settings import SandboxSettings
 from ctbench.store import TaskSet
+from tests.conftest import needs_bwrap
 from tests.support.model_server import CTB_TOOLS, ScriptedModelServer, scripts_for
 
 HARNESSES = ("codex", "claude-code", "hermes")
@@ -117,6 +118,7 @@ def test_base_url_is_normalised_for_each_api() -> None:
 
 
 @pytest.mark.parametrize("name", HARNESSES)
+@needs_bwrap
 def test_each_cli_scores_100_and_records_what_the_model_reported(
     name: str, task_set: Path, tmp_path: Path
 ) -> None:

@@ -32,6 +32,7 @@ from ctbench.evaluate.sandbox import find_bwrap
 from ctbench.evaluate.score import score_run
 from ctbench.replay.engine import ReplayEngine
 from ctbench.store import TaskSet
+from tests.conftest import needs_bwrap
 from tests.support.model_server import SSH_CONFIG, ScriptedModelServer, Step, TaskScript, scripts_for
 
 pytestmark = [pytest.mark.xdist_group("ssh"), pytest.mark.timeout(600)]
@@ -224,6 +225,7 @@ def test_ssh_refuses_what_it_cannot_give_safely(
     assert not (tmp_path / "r" / "results.jsonl").exists()
 
 
+@needs_bwrap
 def test_a_cli_without_a_shell_tool_is_refused_with_ssh(task_set: Path, tmp_path: Path) -> None:
     """A harness whose adapter gives no shell tool (a plug-in's, say) gets no logins it cannot use."""
     from ctbench.evaluate.agents.codex import CodexAgent

@@ -21,6 +21,7 @@ from ctbench.evaluate.cli import main as ctb_eval
 from ctbench.evaluate.transcript import TranscriptEntry, bare_tool, read_transcript, transcript_path
 from ctbench.yamlio import load_fast
 from tests.atif_check import check_atif
+from tests.conftest import needs_bwrap
 from tests.support.harness_runs import SNAPSHOT, TASK, HarnessRuns
 from tests.test_harness_agents import HARNESSES, _lines, _why
 
@@ -35,6 +36,7 @@ OWN_MODEL = {"claude-code"}
 
 
 @pytest.mark.parametrize("name", HARNESSES)
+@needs_bwrap
 def test_the_run_folder_keeps_the_conversation_and_atif_is_that_conversation(
     name: str, harness_runs: HarnessRuns, tmp_path: Path
 ) -> None:

@@ -33,7 +33,7 @@ from ctbench.evaluate.ray_executor import RayExecutor, task_bundles  # noqa: E40
 from ctbench.evaluate.runner import Runner, RunSettings  # noqa: E402
 from ctbench.evaluate.score import dumps, score_run  # noqa: E402
 from ctbench.store import TaskSet  # noqa: E402
-from tests.conftest import BUNDLED, REPO, copy_starters  # noqa: E402
+from tests.conftest import BUNDLED, REPO, copy_starters, needs_bwrap  # noqa: E402
 
 try:
     import ray
@@ -596,6 +596,7 @@ def test_executor_options_given_on_the_command_line_reach_the_hosts(cluster: Any
     assert hosts.is_dir() and list(hosts.iterdir()) == []  # the hosts' folders were there, and are gone
 
 
+@needs_bwrap
 def test_driver_sigkilled_leaves_nothing_running_and_resume_finishes(cluster: Any, tmp_path: Path) -> None:
     tasks = copy_starters(tmp_path / "tasks")
     from tests.test_runner import clone_tasks

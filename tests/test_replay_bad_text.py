@@ -26,7 +26,7 @@ import pytest
 from ctbench.evaluate.runfolder import ResultLine, RunFolder
 from ctbench.replay.http_body import MAX_DEPTH, nesting_depth, parse_json
 from ctbench.safetext import first_bad_char, scrub
-from tests.conftest import copy_starters
+from tests.conftest import copy_starters, needs_bwrap
 from tests.test_runner import agent_script, results
 
 REPO = Path(__file__).resolve().parents[1]
@@ -472,6 +472,7 @@ if sys.argv[1] == "then-good":
 
 
 @pytest.mark.parametrize("mode", ["then-good", "only-bad"])
+@needs_bwrap
 def test_run_survives_an_agent_that_sends_broken_text(tmp_path: Path, mode: str) -> None:
     tasks = copy_starters(tmp_path / "tasks")
     out = tmp_path / "run"

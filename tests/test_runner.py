@@ -35,7 +35,7 @@ from ctbench.replay.trajectory import read_trajectory
 from ctbench.scoring.metrics import TaskRecord, score_task
 from ctbench.scoring.parse import ParsedAnswer
 from ctbench.store import TaskSet
-from tests.conftest import REPO, copy_starters, run_cli
+from tests.conftest import REPO, copy_starters, needs_bwrap, run_cli
 
 # --------------------------------------------------------------------------- helpers
 
@@ -287,6 +287,7 @@ def test_resume_refused_when_the_task_set_commit_changes(task_set: Path, tmp_pat
     ).run()
 
 
+@needs_bwrap
 def test_sigkill_at_any_moment_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks"
     ids = clone_tasks(tasks, 10)

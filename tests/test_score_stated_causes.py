@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_starters
+from tests.conftest import copy_starters, needs_bwrap
 from tests.test_runner import agent_script, results
 
 REPO = Path(__file__).resolve().parents[1]
@@ -107,6 +107,7 @@ def run_and_score(tmp_path: Path, answer: str, task_id: str = "RCA-001") -> tupl
         ),
     ],
 )
+@needs_bwrap
 def test_unknown_names_are_predicted_entries(
     tmp_path: Path, answer: str, failure: str, loc: float, ident: float, unresolved: list[str]
 ) -> None:
@@ -117,6 +118,7 @@ def test_unknown_names_are_predicted_entries(
     assert task["loc"] == pytest.approx(loc) and task["ident"] == pytest.approx(ident)
 
 
+@needs_bwrap
 def test_the_gold_alone_still_scores_exactly(tmp_path: Path) -> None:
     line, task = run_and_score(tmp_path, GOLD)
     assert line["answer"]["unresolved_lines"] == []
@@ -129,6 +131,7 @@ GOLD_PATH = (
 )
 
 
+@needs_bwrap
 def test_a_stated_path_through_unknown_hops_counts(tmp_path: Path) -> None:
     line, task = run_and_score(tmp_path, f"{GOLD_PATH}\nPC_01_eth0 -> MYSTERY_BOX_eth1 -> SRV_01", "PATH-001")
     assert [u["problem"] for u in line["answer"]["unresolved_lines"]] == ["unknown hop 'MYSTERY_BOX_eth1'"]

@@ -24,6 +24,7 @@ from ctbench.errors import CtbError
 from ctbench.evaluate.recorder import Recorder
 from ctbench.evaluate.runfolder import ResultLine, RunFolder, RunFolderError
 from ctbench.evaluate.runner import _write_error
+from tests.conftest import needs_bwrap
 from tests.test_runner import clone_tasks, results, slow_run
 
 pytestmark = pytest.mark.xdist_group("writer-process")
@@ -141,6 +142,7 @@ def _gone(pid: int, within: float) -> bool:
     return False
 
 
+@needs_bwrap
 def test_a_killed_runner_leaves_no_writer_behind(tmp_path: Path) -> None:
     argv, env, out, _ = _run_argv(tmp_path, 6)
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -156,6 +158,7 @@ def test_a_killed_runner_leaves_no_writer_behind(tmp_path: Path) -> None:
     folder.close()
 
 
+@needs_bwrap
 def test_a_killed_writer_ends_the_run_in_one_line_and_the_same_command_finishes_it(tmp_path: Path) -> None:
     argv, env, out, all_ids = _run_argv(tmp_path, 8)
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
