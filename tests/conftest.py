@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ctbench.evaluate.sandbox import find_bwrap
+
 if TYPE_CHECKING:
     from tests.support.harness_runs import HarnessRuns
 
@@ -39,7 +41,7 @@ STARTERS = ("rca/RCA-001", "rca/RCA-002", "path/PATH-001")
 # needs it, and on a machine without it (README: "the tests that need them skip") says so instead
 # of failing on ctb-eval's "bubblewrap (bwrap) is not installed". `.ci/run` installs it.
 needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None,
+    find_bwrap() is None,
     reason="bubblewrap (bwrap) is not installed: the default sandbox needs it (apt-get install -y bubblewrap)",
 )
 

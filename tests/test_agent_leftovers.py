@@ -31,12 +31,11 @@ from pathlib import Path
 import pytest
 
 from ctbench.evaluate.agents.agent_files import AttemptFolder, RefusedFile, read_log
-from ctbench.evaluate.sandbox import find_bwrap
-from tests.conftest import REPO, copy_starters
+from tests.conftest import REPO, copy_starters, needs_bwrap
 
 pytestmark = [
     pytest.mark.xdist_group("agent-leftovers"),
-    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    needs_bwrap,
 ]
 
 AGENT = REPO / "tests" / "adversary" / "leave_behind.py"

@@ -22,12 +22,11 @@ from pathlib import Path
 import pytest
 
 from ctbench.evaluate.limits import can_mount_tmpfs, find_pids_root
-from ctbench.evaluate.sandbox import find_bwrap
-from tests.conftest import run_cli
+from tests.conftest import needs_bwrap, run_cli
 
 pytestmark = [
     pytest.mark.xdist_group("attempt-limits"),
-    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    needs_bwrap,
 ]
 
 FORKER = """\

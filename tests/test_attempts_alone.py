@@ -22,10 +22,9 @@ from typing import Any
 
 import pytest
 
-from ctbench.evaluate.sandbox import find_bwrap
-from tests.conftest import REPO, copy_starters, run_cli
+from tests.conftest import REPO, copy_starters, needs_bwrap, run_cli
 
-pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
+pytestmark = needs_bwrap
 
 NEIGHBOUR = REPO / "tests" / "adversary" / "neighbour.py"
 LISTEN_S = 8.0

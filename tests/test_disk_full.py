@@ -31,12 +31,11 @@ import pytest
 from ctbench.evaluate import attempt
 from ctbench.evaluate.cli import main
 from ctbench.evaluate.limits import can_mount_tmpfs
-from ctbench.evaluate.sandbox import find_bwrap
-from tests.conftest import BUNDLED, REPO
+from tests.conftest import BUNDLED, REPO, needs_bwrap
 
 pytestmark = [
     pytest.mark.xdist_group("disk-full"),
-    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    needs_bwrap,
 ]
 
 FILL = """\

@@ -23,9 +23,9 @@ pytest.importorskip("netmiko", reason="the SSH agent needs: pip install -e '.[ss
 
 from ctbench.errors import CtbError  # noqa: E402 - after the extras are known to be here
 from ctbench.evaluate.runner import Runner, RunSettings
-from ctbench.evaluate.sandbox import find_bwrap
 from ctbench.evaluate.score import score_run
 from ctbench.store import TaskSet
+from tests.conftest import needs_bwrap
 from tests.ssh_support import NETMIKO_TYPES
 from tests.test_runner import agent_script
 
@@ -149,7 +149,7 @@ def trajectory(folder: Path, line: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(t) for t in text.splitlines() if t.strip()]
 
 
-@pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
+@needs_bwrap
 def test_an_ssh_agent_scores_like_the_same_agent_over_mcp(task_set: Path, tmp_path: Path) -> None:
     mcp_run = run(task_set, tmp_path, "mcp", "mcp", sandbox="bwrap", sandbox_network="loopback")
     # the default sandbox (whatever its network is), then the host network shared with the runner

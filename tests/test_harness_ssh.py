@@ -28,7 +28,6 @@ from ctbench.errors import CtbError  # noqa: E402 - after the extra is known to 
 from ctbench.evaluate.agents import agent_class
 from ctbench.evaluate.agents.harness_base import HarnessAgent
 from ctbench.evaluate.runner import Runner, RunSettings
-from ctbench.evaluate.sandbox import find_bwrap
 from ctbench.evaluate.score import score_run
 from ctbench.replay.engine import ReplayEngine
 from ctbench.store import TaskSet
@@ -135,7 +134,7 @@ SHELLS = [
 """Each CLI that takes --ssh, the name of its shell tool and the argument that holds the command."""
 
 
-@pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
+@needs_bwrap
 @pytest.mark.parametrize(("name", "shell", "key"), SHELLS, ids=[n for n, _, _ in SHELLS])
 def test_an_agent_cli_logs_in_over_ssh_from_its_sandbox(
     name: str, shell: str, key: str, task_set: Path, tmp_path: Path

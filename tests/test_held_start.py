@@ -31,10 +31,11 @@ from ctbench.evaluate.agents.process import SpawnCaps, _cap_held, kill_orphaned_
 from ctbench.evaluate.limits import AttemptCgroup
 from ctbench.evaluate.sandbox import find_bwrap
 from ctbench.isolation import BwrapCommand
+from tests.conftest import needs_bwrap
 
 pytestmark = [
     pytest.mark.xdist_group("attempt-limits"),
-    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    needs_bwrap,
     pytest.mark.skipif(os.geteuid() != 0, reason="a held start is a root runner's"),
 ]
 

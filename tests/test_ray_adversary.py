@@ -30,8 +30,7 @@ from typing import Any
 
 import pytest
 
-from ctbench.evaluate.sandbox import find_bwrap
-from tests.conftest import REPO, copy_starters
+from tests.conftest import REPO, copy_starters, needs_bwrap
 from tests.test_agent_leftovers import AGENT, GOLD_LINE, GOLD_WHY, LINKS, SECRET, arena
 from tests.test_agent_leftovers import _run as run_in_arena
 from tests.test_attempts_alone import LISTEN_S, PAIRS, POLICIES, _found, _free_port, check_notes
@@ -39,7 +38,7 @@ from tests.test_attempts_alone import _run as run_neighbour
 
 pytestmark = [
     pytest.mark.xdist_group("ray-cluster"),
-    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    needs_bwrap,
 ]
 
 __all__ = ["arena"]  # the fixture, imported: the arena of test_agent_leftovers (task set, oracle run)

@@ -31,13 +31,12 @@ from typing import Any
 import pytest
 
 from ctbench.evaluate.limits import can_mount_tmpfs, find_pids_root
-from ctbench.evaluate.sandbox import find_bwrap
-from tests.conftest import copy_starters, run_cli
+from tests.conftest import copy_starters, needs_bwrap, run_cli
 from tests.test_ray_adversary import _ray_args, ray_head
 
 pytestmark = [
     pytest.mark.xdist_group("ray-cluster"),
-    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    needs_bwrap,
 ]
 
 __all__ = ["ray_head"]  # the fixture, imported: a Ray head of this module's own on 127.0.0.1

@@ -23,14 +23,13 @@ from pathlib import Path
 import pytest
 
 from ctbench.approval.check import approval_state
-from ctbench.evaluate.sandbox import find_bwrap
 from ctbench.store import TaskSet
-from tests.conftest import REPO
+from tests.conftest import REPO, needs_bwrap
 from tests.team_support import Team, make_keys, make_team
 
 pytestmark = [
     pytest.mark.xdist_group("review-link"),
-    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    needs_bwrap,
 ]
 
 AGENT = REPO / "tests" / "adversary" / "leave_behind.py"

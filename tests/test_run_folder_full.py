@@ -31,11 +31,11 @@ import pytest
 from ctbench.errors import CtbError
 from ctbench.evaluate import runner
 from ctbench.evaluate.cli import main
-from ctbench.evaluate.sandbox import find_bwrap
+from tests.conftest import needs_bwrap
 
 pytestmark = [
     pytest.mark.xdist_group("disk-full"),
-    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    needs_bwrap,
 ]
 
 AGENT = """\

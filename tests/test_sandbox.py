@@ -26,7 +26,6 @@ from ctbench.evaluate.agents.process import Launch, new_attempt_dir, owner_recor
 from ctbench.evaluate.sandbox import (
     NoSandbox,
     SandboxError,
-    find_bwrap,
     make_launcher,
     secret_paths_for,
 )
@@ -35,9 +34,9 @@ from ctbench.replay.engine import ReplayEngine
 from ctbench.replay.http_server import serve_in_thread
 from ctbench.store import TaskSet
 from ctbench.yamlio import load_fast
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, needs_bwrap, run_cli
 
-needs_bwrap = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
+needs_bwrap = needs_bwrap
 
 PROBE = r"""
 import json, os, sys

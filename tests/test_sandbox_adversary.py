@@ -29,16 +29,15 @@ from typing import Any
 import pytest
 
 from ctbench.evaluate.runner import Runner, RunSettings
-from ctbench.evaluate.sandbox import find_bwrap
 from ctbench.evaluate.score import score_run
 from ctbench.store import TaskSet
-from tests.conftest import BUNDLED, REPO
+from tests.conftest import BUNDLED, REPO, needs_bwrap
 
 ADVERSARY = REPO / "tests" / "adversary" / "agent.py"
 MARK = "ADVERSARY_WAS_HERE"
 CHANNELS = ("env", "proc", "traversal", "proxy", "fs", "git", "http", "writes")
 
-needs_bwrap = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
+needs_bwrap = needs_bwrap
 
 
 def git_task_set(dst: Path) -> Path:

@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from ctbench.evaluate.agents.process import Launch, run_agent_process
-from ctbench.evaluate.sandbox import ETC_FILES, BwrapSandbox, find_bwrap, make_launcher
+from ctbench.evaluate.sandbox import ETC_FILES, BwrapSandbox, make_launcher
 from ctbench.evaluate.work import SandboxSettings
+from tests.conftest import needs_bwrap
 
-pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed")
+pytestmark = needs_bwrap
 
 PROBE = """\
 import json, os, socket, ssl

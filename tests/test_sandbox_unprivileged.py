@@ -30,11 +30,10 @@ from pathlib import Path
 
 import pytest
 
-from ctbench.evaluate.sandbox import find_bwrap
-from tests.conftest import REPO, copy_starters
+from tests.conftest import REPO, copy_starters, needs_bwrap
 
 pytestmark = [
-    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    needs_bwrap,
     pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) is not installed"),
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the runner as nobody"),
 ]

@@ -26,13 +26,13 @@ from pathlib import Path
 import pytest
 
 from ctbench.evaluate.runner import Runner, RunSettings
-from ctbench.evaluate.sandbox import find_bwrap
 from ctbench.plugin_api import executor as executor_api
+from tests.conftest import needs_bwrap
 from tests.test_runner import clone_tasks, results
 
 pytestmark = [
     pytest.mark.xdist_group("attempt-limits"),
-    pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed"),
+    needs_bwrap,
 ]
 
 TIMED_AGENT = """\

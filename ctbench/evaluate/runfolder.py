@@ -30,7 +30,6 @@ import platform
 import re
 import socket
 import sys
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -537,7 +536,6 @@ class RunFolder:
         self.path = Path(path)
         self._lock_fh: IO[str] | None = None
         self._results_fd: int | None = None
-        self._append_lock = threading.Lock()
 
     # ----------------------------------------------------------------- layout
 
@@ -593,10 +591,9 @@ class RunFolder:
         return None if self._lock_fh is None else self._lock_fh.fileno()
 
     def close(self) -> None:
-        with self._append_lock:  # an append still running in a worker thread finishes first
-            if self._results_fd is not None:
-                os.close(self._results_fd)
-                self._results_fd = None
+        if self._results_fd is not None:
+            os.close(self._results_fd)
+            self._results_fd = None
         if self._lock_fh is not None:
             self._lock_fh.close()  # closing the descriptor releases the flock
             self._lock_fh = None
@@ -669,13 +666,12 @@ class RunFolder:
         so the file keeps whole lines only, and the error is raised.
         """
         data = (result_json(line) + "\n").encode("utf-8")
-        with self._append_lock:
-            if self._results_fd is None:
-                created = not self.results_file.exists()
-                self._results_fd = os.open(self.results_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                if created:
-                    _fsync_dir(self.path)
-            append_whole(self._results_fd, data)
+        if self._results_fd is None:
+            created = not self.results_file.exists()
+            self._results_fd = os.open(self.results_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            if created:
+                _fsync_dir(self.path)
+        append_whole(self._results_fd, data)
 
 
 def result_json(line: ResultLine) -> str:
