@@ -64,6 +64,21 @@ def _sandbox_argv(folder: Path, marker: Path, *, die_with_parent: bool = True) -
     return [*cmd, "--", "/bin/sh", "-c", f"echo ran > {marker}"]
 
 
+def _at_block(pid: int, timeout: float = 20) -> None:
+    """Wait until the held process sits in its read of the block (``/proc/PID/syscall``: ``read`` of
+    one byte from the ``--block-fd`` descriptor). Bubblewrap reports the pid as soon as it has cloned
+    the process, before that process has set itself up: an attack meant for the hold waits for it."""
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    block = int(argv[argv.index(b"--block-fd") + 1])
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+        if fields[:2] == ["0", hex(block)] and fields[3] == "0x1":
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the held process {pid} never reached its block: {fields}")
+
+
 def _gone(*pids: int) -> None:
     for pid in pids:
         try:
@@ -89,7 +104,7 @@ def test_a_runner_that_dies_before_letting_go_starts_nothing(tmp_path: Path, pro
     assert runner.stdout is not None
     pids = json.loads(runner.stdout.readline())
     try:
-        time.sleep(0.3)
+        _at_block(pids["held"])
         assert not marker.exists()  # held: nothing ran yet, whatever the protection
         runner.send_signal(signal.SIGKILL)
         runner.wait()
@@ -178,33 +193,68 @@ def _wait_gone(pid: int, timeout: float) -> bool:
     return not _alive(pid)
 
 
+REAPER = """\
+import ctypes, json, os, subprocess, sys
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come here
+runner = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, text=True)
+print(json.dumps({"runner": runner.pid, **json.loads(runner.stdout.readline())}), flush=True)
+while True:
+    try:
+        pid, status = os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    print(json.dumps({"pid": pid, "signal": sig, "status": status}), flush=True)
+"""
+
+
 def test_the_next_sweep_kills_a_held_sandbox_its_dead_runner_left(tmp_path: Path) -> None:
     """The runner dies holding (bubblewrap's --die-with-parent in place, as in a run): bubblewrap dies
     with it, the held process waits on forever (inert, nothing ran). The next run's sweep kills it,
-    and only it: while its runner lived the sweep left it alone."""
+    and only it: while its runner lived the sweep left it alone.
+
+    Every run as root sweeps at its start, so a run of another test worker may be the one that kills
+    it: the runner's parent is made the orphans' reaper, and what it reaps tells a held process
+    killed (SIGKILL: a sweep, this one or another run's) from one that ended by itself."""
     marker = tmp_path / "ran"
     argv = _sandbox_argv(tmp_path, marker)
     at = argv.index("--")
     argv = [*argv[:at], "--bind", "@FOLDER@", "@FOLDER@", *argv[at:]]
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    runner = subprocess.Popen(
-        [sys.executable, "-c", RUNNER_WITH_FOLDER, json.dumps(argv), str(scratch)],
+    reaper = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            REAPER,
+            sys.executable,
+            "-c",
+            RUNNER_WITH_FOLDER,
+            json.dumps(argv),
+            str(scratch),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert runner.stdout is not None
-    pids = json.loads(runner.stdout.readline())
+    assert reaper.stdout is not None
+    pids = json.loads(reaper.stdout.readline())
     try:
+        _at_block(pids["held"])
         assert pids["held"] not in kill_orphaned_holds(), "a live runner's held sandbox was killed"
         assert _alive(pids["held"])
-        runner.send_signal(signal.SIGKILL)
-        runner.wait()
+        os.kill(pids["runner"], signal.SIGKILL)
+        assert _wait_gone(pids["runner"], 5)
         assert _wait_gone(pids["bwrap"], 5), "bubblewrap outlived its runner"
         time.sleep(0.3)
-        assert _alive(pids["held"]), "the held process died by itself: nothing to sweep"
-        assert pids["held"] in kill_orphaned_holds()
+        if pids["held"] not in kill_orphaned_holds():
+            assert not _alive(pids["held"]), "the sweep left the held sandbox of a dead runner"
         assert _wait_gone(pids["held"], 5)
+        reaped = {e["pid"]: e for e in map(json.loads, reaper.communicate(timeout=20)[0].splitlines())}
+        assert reaped[pids["held"]]["signal"] == signal.SIGKILL, (
+            f"the held process ended by itself ({reaped[pids['held']]}): nothing was left to sweep"
+        )
         assert not marker.exists()
     finally:
-        _gone(pids["held"], pids["bwrap"])
+        _gone(pids["held"], pids["bwrap"], pids["runner"])
+        reaper.kill()
+        reaper.wait()
